@@ -1,0 +1,260 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Webhook event states.
+const (
+	EventPending   = "pending"
+	EventDelivered = "delivered"
+	EventFailed    = "failed" // retry schedule exhausted
+	EventGone      = "gone"   // the receiver answered 410
+)
+
+// Event is one webhook event and its place in the delivery queue. Body is
+// fixed when the event is written, so every retry sends the same bytes.
+type Event struct {
+	ID            string
+	AccountID     string
+	CampaignID    string
+	MessageID     string
+	Event         string
+	URL           string
+	Body          string
+	State         string
+	Attempts      int
+	NextAttemptAt time.Time
+	LeaseOwner    string
+	LastStatus    int
+	LastError     string
+	CreatedAt     time.Time
+	DeliveredAt   time.Time
+}
+
+const eventCols = `id, account_id, campaign_id, message_id, event, url, body, state, attempts, next_attempt_at,
+	lease_owner, last_status, last_error, created_at, delivered_at`
+
+func scanEvent(row interface{ Scan(...any) error }) (Event, error) {
+	var e Event
+	var next, created, delivered sql.NullInt64
+	err := row.Scan(&e.ID, &e.AccountID, &e.CampaignID, &e.MessageID, &e.Event, &e.URL, &e.Body, &e.State, &e.Attempts,
+		&next, &e.LeaseOwner, &e.LastStatus, &e.LastError, &created, &delivered)
+	if errors.Is(err, sql.ErrNoRows) {
+		return e, ErrNotFound
+	}
+	if err != nil {
+		return e, fmt.Errorf("scan event: %w", err)
+	}
+	e.NextAttemptAt, e.CreatedAt, e.DeliveredAt = fromMS(next), fromMS(created), fromMS(delivered)
+	return e, nil
+}
+
+func scanEvents(rows *sql.Rows, err error) ([]Event, error) {
+	if err != nil {
+		return nil, fmt.Errorf("query events: %w", err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// InsertEvents queues webhook events, in the caller's transaction.
+func (tx *Tx) InsertEvents(ctx context.Context, evs []Event) error {
+	const cols = 10
+	for start := 0; start < len(evs); start += 500 {
+		chunk := evs[start:min(start+500, len(evs))]
+		var b strings.Builder
+		b.WriteString(`INSERT INTO webhook_events (id, account_id, campaign_id, message_id, event, url, body, state,
+			next_attempt_at, created_at) VALUES `)
+		args := make([]any, 0, len(chunk)*cols)
+		for i, e := range chunk {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(" + placeholders(i*cols+1, cols) + ")")
+			args = append(args, e.ID, e.AccountID, e.CampaignID, e.MessageID, e.Event, e.URL, e.Body, EventPending,
+				ms(e.NextAttemptAt), ms(e.CreatedAt))
+		}
+		if _, err := tx.tx.ExecContext(ctx, b.String(), args...); err != nil {
+			return fmt.Errorf("insert events: %w", err)
+		}
+	}
+	return nil
+}
+
+// ClaimEvents leases up to limit due events, like ClaimDue for messages.
+func (s *Store) ClaimEvents(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]Event, error) {
+	lock := ""
+	if s.dialect == Postgres {
+		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	var out []Event
+	err := s.Write(ctx, func(tx *Tx) error {
+		var err error
+		out, err = scanEvents(tx.tx.QueryContext(ctx, `UPDATE webhook_events SET lease_owner = $1, next_attempt_at = $2
+			WHERE id IN (SELECT id FROM webhook_events WHERE next_attempt_at <= $3 ORDER BY next_attempt_at LIMIT $4`+lock+`)
+			RETURNING `+eventCols, owner, ms(now.Add(lease)), ms(now), limit))
+		return err
+	})
+	return out, err
+}
+
+// Attempt is one try at delivering an event.
+type Attempt struct {
+	ID          string
+	EventID     string
+	AttemptedAt time.Time
+	StatusCode  int // 0 when no HTTP answer came
+	Duration    time.Duration
+	Error       string
+	Response    string // truncated body of the answer
+}
+
+// AttemptOutcome is what a delivery attempt changes: the attempt's record
+// and the event's new state. NextAttemptAt is zero when the event is done.
+type AttemptOutcome struct {
+	Attempt       Attempt
+	State         string
+	NextAttemptAt time.Time
+}
+
+// RecordAttempts writes a batch of attempts and their events' new states in
+// one transaction. Only the lease owner's outcome counts: an event whose
+// lease was taken over meanwhile is left to its new owner.
+func (s *Store) RecordAttempts(ctx context.Context, owner string, outs []AttemptOutcome) error {
+	if len(outs) == 0 {
+		return nil
+	}
+	return s.Write(ctx, func(tx *Tx) error {
+		const cols = 7
+		for start := 0; start < len(outs); start += 500 {
+			chunk := outs[start:min(start+500, len(outs))]
+			var b strings.Builder
+			b.WriteString(`INSERT INTO webhook_attempts (id, event_id, attempted_at, status_code, duration_ms, error, response) VALUES `)
+			args := make([]any, 0, len(chunk)*cols)
+			for i, o := range chunk {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString("(" + placeholders(i*cols+1, cols) + ")")
+				a := o.Attempt
+				args = append(args, a.ID, a.EventID, ms(a.AttemptedAt), a.StatusCode, a.Duration.Milliseconds(), a.Error, a.Response)
+			}
+			if _, err := tx.tx.ExecContext(ctx, b.String(), args...); err != nil {
+				return fmt.Errorf("insert attempts: %w", err)
+			}
+		}
+		for _, o := range outs {
+			var delivered sql.NullInt64
+			if o.State == EventDelivered {
+				delivered = nullMS(o.Attempt.AttemptedAt)
+			}
+			if _, err := tx.tx.ExecContext(ctx, `UPDATE webhook_events SET state = $2, attempts = attempts + 1,
+				next_attempt_at = $3, lease_owner = '', last_status = $4, last_error = $5,
+				delivered_at = COALESCE($6, delivered_at) WHERE id = $1 AND lease_owner = $7`,
+				o.Attempt.EventID, o.State, nullMS(o.NextAttemptAt), o.Attempt.StatusCode, o.Attempt.Error, delivered, owner); err != nil {
+				return fmt.Errorf("update event: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// EventsForMessage lists the webhook events of a message, oldest first.
+func (s *Store) EventsForMessage(ctx context.Context, accountID, messageID string) ([]Event, error) {
+	return scanEvents(s.r.QueryContext(ctx, `SELECT `+eventCols+` FROM webhook_events WHERE account_id = $1 AND message_id = $2
+		ORDER BY id`, accountID, messageID))
+}
+
+// EventsForCampaign lists a campaign's events (replies included), oldest first.
+func (s *Store) EventsForCampaign(ctx context.Context, accountID, campaignID string, limit int) ([]Event, error) {
+	return scanEvents(s.r.QueryContext(ctx, `SELECT `+eventCols+` FROM webhook_events WHERE account_id = $1 AND campaign_id = $2
+		ORDER BY id LIMIT $3`, accountID, campaignID, limit))
+}
+
+// PendingEvents counts events not yet delivered nor given up (tests, metrics).
+func (s *Store) PendingEvents(ctx context.Context) (int, error) {
+	var n int
+	err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM webhook_events WHERE state = 'pending'`).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count pending events: %w", err)
+	}
+	return n, nil
+}
+
+// Attempts lists an event's delivery attempts, oldest first.
+func (s *Store) Attempts(ctx context.Context, eventID string) ([]Attempt, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT id, event_id, attempted_at, status_code, duration_ms, error, response
+		FROM webhook_attempts WHERE event_id = $1 ORDER BY id`, eventID)
+	if err != nil {
+		return nil, fmt.Errorf("attempts: %w", err)
+	}
+	defer rows.Close()
+	var out []Attempt
+	for rows.Next() {
+		var a Attempt
+		var at, dur int64
+		if err := rows.Scan(&a.ID, &a.EventID, &at, &a.StatusCode, &dur, &a.Error, &a.Response); err != nil {
+			return nil, fmt.Errorf("attempts: %w", err)
+		}
+		a.AttemptedAt, a.Duration = time.UnixMilli(at).UTC(), time.Duration(dur)*time.Millisecond
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// Redeliver queues an event of an account again, whatever its state.
+func (s *Store) Redeliver(ctx context.Context, accountID, eventID string, now time.Time) error {
+	res, err := s.w.ExecContext(ctx, `UPDATE webhook_events SET state = 'pending', next_attempt_at = $3, lease_owner = ''
+		WHERE id = $1 AND account_id = $2`, eventID, accountID, ms(now))
+	return affectedOne(res, err, "redeliver")
+}
+
+// Inbound is a message a recipient sent to the account.
+type Inbound struct {
+	ID         string
+	AccountID  string
+	Env        string
+	Phone      string
+	Channel    string
+	Body       string
+	CampaignID string
+	Provider   string
+	ReceivedAt time.Time
+}
+
+// InsertInbound records a reply, in the caller's transaction.
+func (tx *Tx) InsertInbound(ctx context.Context, in Inbound) error {
+	_, err := tx.tx.ExecContext(ctx, `INSERT INTO inbound_messages (id, account_id, env, phone, channel, body, campaign_id,
+		provider, received_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, in.ID, in.AccountID, in.Env, in.Phone,
+		in.Channel, in.Body, in.CampaignID, in.Provider, ms(in.ReceivedAt))
+	if err != nil {
+		return fmt.Errorf("insert inbound: %w", err)
+	}
+	return nil
+}
+
+// LastInbound is when a phone last wrote to the account on a channel (zero
+// if never): WhatsApp's conversation window opens on it.
+func (s *Store) LastInbound(ctx context.Context, accountID, env, phone, channel string) (time.Time, error) {
+	var at sql.NullInt64
+	err := s.r.QueryRowContext(ctx, `SELECT MAX(received_at) FROM inbound_messages WHERE account_id = $1 AND env = $2
+		AND phone = $3 AND channel = $4`, accountID, env, phone, channel).Scan(&at)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("last inbound: %w", err)
+	}
+	return fromMS(at), nil
+}

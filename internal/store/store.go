@@ -1,0 +1,269 @@
+// Package store keeps msgsvc's state in SQLite or PostgreSQL. Both dialects
+// run the same plain SQL (times as Unix milliseconds, money as integer
+// micro-credits, no dialect-only types); the few statements that differ are
+// chosen by Dialect. The store knows rows and transactions, not business rules.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// Dialect names the SQL engine behind a Store.
+type Dialect string
+
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+)
+
+// Sentinel errors. Only the API layer turns them into HTTP answers.
+var (
+	ErrNotFound            = errors.New("not found")
+	ErrInsufficientCredits = errors.New("insufficient credits")
+	ErrConflict            = errors.New("conflict")
+	ErrIdempotencyConflict = errors.New("idempotency key reused with a different request")
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// Store is a handle on the database. It is safe for concurrent use.
+type Store struct {
+	dialect Dialect
+	// w takes every write. On SQLite it is a single connection: SQLite has
+	// one writer anyway, and queuing in database/sql is cheaper than
+	// SQLITE_BUSY retries. r serves reads (WAL readers never block the writer).
+	w, r *sql.DB
+	now  func() time.Time
+}
+
+// Options tune Open. The zero value is fine.
+type Options struct {
+	Now func() time.Time
+	// MaxConns bounds the PostgreSQL pool (default 16).
+	MaxConns int
+}
+
+// Open connects to dsn: "postgres://…" or "postgresql://…" for PostgreSQL,
+// otherwise a SQLite file path, optionally written "sqlite:PATH". The SQLite
+// file's directory is created when missing. Open does not migrate.
+func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	s := &Store{now: o.Now}
+	var err error
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		s.dialect = Postgres
+		s.w, err = sql.Open("pgx", dsn)
+		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		n := o.MaxConns
+		if n <= 0 {
+			n = 16
+		}
+		s.w.SetMaxOpenConns(n)
+		s.w.SetMaxIdleConns(n)
+		s.w.SetConnMaxIdleTime(5 * time.Minute)
+		s.r = s.w
+	default:
+		s.dialect = SQLite
+		path := strings.TrimPrefix(dsn, "sqlite:")
+		if path == "" {
+			return nil, errors.New("open sqlite: empty path")
+		}
+		if dir := filepath.Dir(path); dir != "." {
+			if err := os.MkdirAll(dir, 0o750); err != nil {
+				return nil, fmt.Errorf("create data directory: %w", err)
+			}
+		}
+		// synchronous=NORMAL in WAL mode keeps every committed transaction
+		// across a crash of the process (the case we promise); only an OS
+		// crash or power loss may drop the last few, at a large speed gain.
+		base := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)" +
+			"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=temp_store(MEMORY)"
+		s.w, err = sql.Open("sqlite", base+"&_txlock=immediate")
+		if err != nil {
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
+		s.w.SetMaxOpenConns(1)
+		s.w.SetMaxIdleConns(1)
+		s.w.SetConnMaxLifetime(0)
+		s.r, err = sql.Open("sqlite", base)
+		if err != nil {
+			return nil, fmt.Errorf("open sqlite reader: %w", err)
+		}
+		s.r.SetMaxOpenConns(4)
+		s.r.SetMaxIdleConns(4)
+	}
+	if err := s.Ping(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Dialect reports which engine this store runs on.
+func (s *Store) Dialect() Dialect { return s.dialect }
+
+// Ping checks that the database answers; /readyz uses it.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.w.PingContext(ctx); err != nil {
+		return fmt.Errorf("ping %s: %w", s.dialect, err)
+	}
+	return nil
+}
+
+// Close releases the connections.
+func (s *Store) Close() error {
+	err := s.w.Close()
+	if s.r != s.w {
+		if e := s.r.Close(); err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+// Migrate applies every pending migration. On PostgreSQL an advisory lock
+// lets several nodes start at once without racing each other.
+func (s *Store) Migrate(ctx context.Context) error {
+	sub, err := fs.Sub(migrations, "migrations/"+string(s.dialect))
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	dialect := goose.DialectSQLite3
+	var opts []goose.ProviderOption
+	if s.dialect == Postgres {
+		dialect = goose.DialectPostgres
+		locker, err := lock.NewPostgresSessionLocker()
+		if err != nil {
+			return fmt.Errorf("migration lock: %w", err)
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	}
+	p, err := goose.NewProvider(dialect, s.w, sub, opts...)
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// Tx is a write transaction. Its methods are the store's write operations.
+type Tx struct {
+	tx *sql.Tx
+	s  *Store
+}
+
+// Write runs fn in one write transaction and commits it when fn returns nil.
+// Transient conflicts (PostgreSQL serialization failures and deadlocks,
+// SQLite busy) are retried a few times with the whole of fn.
+func (s *Store) Write(ctx context.Context, fn func(tx *Tx) error) error {
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		err = s.writeOnce(ctx, fn)
+		if err == nil || !retryable(err) || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(time.Duration(attempt+1) * 5 * time.Millisecond)
+	}
+	return err
+}
+
+func (s *Store) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {
+	sqlTx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(&Tx{tx: sqlTx, s: s}); err != nil {
+		_ = sqlTx.Rollback()
+		return err
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+func retryable(err error) bool {
+	msg := err.Error()
+	for _, m := range []string{"SQLSTATE 40001", "SQLSTATE 40P01", "SQLITE_BUSY", "database is locked"} {
+		if strings.Contains(msg, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// q is what both *sql.DB and *sql.Tx offer; read helpers take it so they run
+// inside or outside a transaction.
+type q interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// ms converts a time to the stored form.
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+// fromMS converts a stored time back; 0 and NULL mean "never".
+func fromMS(v sql.NullInt64) time.Time {
+	if !v.Valid || v.Int64 == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v.Int64).UTC()
+}
+
+func nullMS(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixMilli(), Valid: true}
+}
+
+// placeholders returns "$from, $from+1, …" for n arguments.
+func placeholders(from, n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "$%d", from+i)
+	}
+	return b.String()
+}
+
+// prefixed qualifies every column of a comma-separated list with p.
+func prefixed(p, cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, c := range parts {
+		parts[i] = p + strings.TrimSpace(c)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func splitComma(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
