@@ -91,7 +91,9 @@ CREATE TABLE messages (
 CREATE INDEX messages_due ON messages (next_attempt_at) WHERE next_attempt_at IS NOT NULL;
 CREATE INDEX messages_campaign ON messages (campaign_id, id);
 CREATE INDEX messages_phone ON messages (account_id, to_phone, id);
-CREATE INDEX messages_sent_open ON messages (provider, updated_at) WHERE status IN ('SENT', 'DELIVERED');
+-- Messages a provider may still report on (the simulator's recovery scan).
+CREATE INDEX messages_sent_open ON messages (provider, updated_at)
+    WHERE status = 'SENT' OR (status = 'DELIVERED' AND channel <> 'SMS');
 CREATE INDEX messages_provider_ref ON messages (provider, provider_ref) WHERE provider_ref <> '';
 CREATE INDEX messages_open ON messages (expires_at) WHERE status IN ('SENDING', 'SENT');
 CREATE INDEX messages_account ON messages (account_id, id);

@@ -1,0 +1,13 @@
+// Command msgsvc is the messaging gateway: server, dev installation and
+// operator tools in one binary. All of it lives in internal/app.
+package main
+
+import (
+	"os"
+
+	"msgsvc/internal/app"
+)
+
+func main() {
+	os.Exit(app.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

@@ -1,0 +1,246 @@
+package api
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"msgsvc/internal/ledger"
+	"msgsvc/internal/message"
+	"msgsvc/internal/phone"
+	"msgsvc/internal/provider"
+	"msgsvc/internal/store"
+)
+
+type balanceResponse struct {
+	Balance     float64      `json:"balance"`
+	Currency    string       `json:"currency"`
+	LastUpdated message.Time `json:"last_updated"`
+}
+
+func (s *Server) balance(w http.ResponseWriter, r *http.Request, c message.Caller) error {
+	// The account was read with the key a moment ago; read again so the
+	// balance is current even under a burst of sends.
+	a, err := s.cfg.Store.Account(r.Context(), c.Account.ID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, balanceResponse{Balance: ledger.Credits(a.Balance), Currency: a.Currency,
+		LastUpdated: message.Time(a.BalanceUpdatedAt)})
+	return nil
+}
+
+const maxIdempotencyKey = 255
+
+func idempotencyKey(r *http.Request) (string, error) {
+	k := r.Header.Get("Idempotency-Key")
+	if len(k) > maxIdempotencyKey {
+		return "", fieldError("Idempotency-Key", "must be at most 255 characters")
+	}
+	return k, nil
+}
+
+// requestHash identifies a request for idempotency: same key, same hash
+// means the same request.
+func requestHash(r *http.Request, body []byte) string {
+	h := sha256.New()
+	h.Write([]byte(r.Method + " " + r.URL.Path + "?" + r.URL.RawQuery + "\n"))
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (s *Server) send(w http.ResponseWriter, r *http.Request, c message.Caller) error {
+	idem, err := idempotencyKey(r)
+	if err != nil {
+		return err
+	}
+	dry, err := boolParam(r, "dryRun")
+	if err != nil {
+		return err
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	var req message.SendRequest
+	if err := decodeJSON(body, &req); err != nil {
+		return err
+	}
+	opt := message.SendOptions{DryRun: dry}
+	if idem != "" && !dry {
+		opt.IdempotencyKey, opt.RequestHash = idem, requestHash(r, body)
+	}
+	res, err := s.cfg.Messages.Send(r.Context(), c, req, opt)
+	if err != nil {
+		return err
+	}
+	if res.Replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	writeRaw(w, res.Status, res.Body)
+	return nil
+}
+
+func boolParam(r *http.Request, name string) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fieldError(name, "must be true or false")
+	}
+	return b, nil
+}
+
+func (s *Server) getMessage(w http.ResponseWriter, r *http.Request, c message.Caller) error {
+	v, err := s.cfg.Messages.Get(r.Context(), c.Account.ID, r.PathValue("messageId"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+func (s *Server) cancelMessage(w http.ResponseWriter, r *http.Request, c message.Caller) error {
+	v, err := s.cfg.Messages.Cancel(r.Context(), c.Account.ID, r.PathValue("messageId"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+func (s *Server) getCampaign(w http.ResponseWriter, r *http.Request, c message.Caller) error {
+	limit := 100
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return fieldError("limit", "must be a whole number from 1 to 1000")
+		}
+		limit = n
+	}
+	after := ""
+	if cur := r.URL.Query().Get("cursor"); cur != "" {
+		b, err := base64.RawURLEncoding.DecodeString(cur)
+		if err != nil || !strings.HasPrefix(string(b), "msg_") {
+			return fieldError("cursor", "is not a cursor this API returned")
+		}
+		after = string(b)
+	}
+	v, err := s.cfg.Messages.Campaign(r.Context(), c.Account.ID, r.PathValue("campaignId"), after, limit)
+	if err != nil {
+		return err
+	}
+	if v.NextCursor != nil {
+		enc := base64.RawURLEncoding.EncodeToString([]byte(*v.NextCursor))
+		v.NextCursor = &enc
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+func (s *Server) cancelCampaign(w http.ResponseWriter, r *http.Request, c message.Caller) error {
+	v, err := s.cfg.Messages.CancelCampaign(r.Context(), c.Account.ID, r.PathValue("campaignId"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+type testReplyRequest struct {
+	From    string `json:"from"`
+	Message string `json:"message"`
+	Channel string `json:"channel"`
+}
+
+
+func (s *Server) testReply(w http.ResponseWriter, r *http.Request, c message.Caller) error {
+	if !c.Test() {
+		return problem(http.StatusForbidden, "FORBIDDEN", "Test replies can only be injected with a test key (svc_test_).")
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	var req testReplyRequest
+	if err := decodeJSON(body, &req); err != nil {
+		return err
+	}
+	var fields []message.FieldError
+	if _, err := phone.Parse(req.From); err != nil {
+		fields = append(fields, message.FieldError{Field: "from", Message: err.Error()})
+	}
+	if strings.TrimSpace(req.Message) == "" || len([]rune(req.Message)) > 1000 {
+		fields = append(fields, message.FieldError{Field: "message", Message: "is required, at most 1000 characters"})
+	}
+	ch := strings.ToUpper(req.Channel)
+	if ch == "" {
+		ch = message.SMS
+	}
+	if ch != message.SMS && ch != message.WhatsApp && ch != message.RCS {
+		fields = append(fields, message.FieldError{Field: "channel", Message: "must be SMS, WHATSAPP or RCS"})
+	}
+	if len(fields) > 0 {
+		return validation("The reply is not valid.", fields...)
+	}
+	cid, err := s.cfg.Replies.Receive(r.Context(), "simulator", provider.Inbound{AccountID: c.Account.ID, Env: c.Key.Env,
+		From: req.From, Channel: ch, Body: req.Message})
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"accepted": true, "campaignId": nil}
+	if cid != "" {
+		out["campaignId"] = cid
+	}
+	writeJSON(w, http.StatusAccepted, out)
+	return nil
+}
+
+// idempotent gives any POST the Idempotency-Key behaviour. Sends do it
+// inside their own transaction; for the others the answer is remembered
+// after the handler ran, which is enough because they are safe to repeat.
+func (s *Server) idempotent(h handler) handler {
+	return func(w http.ResponseWriter, r *http.Request, c message.Caller) error {
+		key, err := idempotencyKey(r)
+		if err != nil || key == "" {
+			if err != nil {
+				return err
+			}
+			return h(w, r, c)
+		}
+		body, err := readBody(w, r)
+		if err != nil {
+			return err
+		}
+		hash := requestHash(r, body)
+		prev, err := s.cfg.Store.Idempotency(r.Context(), c.Key.ID, key)
+		switch {
+		case err == nil && prev.RequestHash != hash:
+			return toProblem(store.ErrIdempotencyConflict)
+		case err == nil:
+			w.Header().Set("Idempotent-Replayed", "true")
+			writeRaw(w, prev.StatusCode, prev.Response)
+			return nil
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+		r.Body = http.NoBody
+		rec := &captureWriter{ResponseWriter: w}
+		r2 := r.Clone(r.Context())
+		r2.Body = newBody(body)
+		if err := h(rec, r2, c); err != nil {
+			return err
+		}
+		if rec.status < 300 {
+			return s.cfg.Store.SaveIdempotency(r.Context(), store.Idempotency{KeyID: c.Key.ID, Key: key,
+				RequestHash: hash, StatusCode: rec.status, Response: rec.body, CreatedAt: s.cfg.Now().UTC()})
+		}
+		return nil
+	}
+}

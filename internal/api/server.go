@@ -1,0 +1,222 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"msgsvc/internal/api/openapi"
+	"msgsvc/internal/id"
+	"msgsvc/internal/message"
+	"msgsvc/internal/provider"
+	"msgsvc/internal/ratelimit"
+	"msgsvc/internal/store"
+)
+
+// Store is what the API reads directly (the rest goes through services).
+type Store interface {
+	KeyByHash(ctx context.Context, hash string) (store.APIKey, store.Account, error)
+	TouchKey(ctx context.Context, keyID string, at time.Time) error
+	Account(ctx context.Context, id string) (store.Account, error)
+	Idempotency(ctx context.Context, keyID, key string) (store.Idempotency, error)
+	SaveIdempotency(ctx context.Context, in store.Idempotency) error
+	UserByEmail(ctx context.Context, email string) (store.User, error)
+	CreateSession(ctx context.Context, s store.Session) error
+	Ping(ctx context.Context) error
+}
+
+// Replies records inbound messages (the test reply endpoint).
+type Replies interface {
+	Receive(ctx context.Context, providerName string, in provider.Inbound) (string, error)
+}
+
+// Config wires a Server.
+type Config struct {
+	Store    Store
+	Messages *message.Service
+	Replies  Replies
+	Limiter  ratelimit.Limiter
+	// Guard counts authentication failures per client address.
+	Guard interface {
+		ratelimit.Failures
+		ratelimit.KnownSet
+	}
+	// AuthFailuresPerMinute is the budget of failed authentications per
+	// client address (default 30).
+	AuthFailuresPerMinute int
+	Registry              *prometheus.Registry
+	Now                   func() time.Time
+	Log                   *slog.Logger
+	// Ready adds checks to /readyz beyond storage (e.g. the rate-limit
+	// backend); a non-nil error is reported as degraded, not down.
+	Ready func(ctx context.Context) map[string]string
+	// SessionTTL is the panel session idle timeout (default 12 h).
+	SessionTTL time.Duration
+}
+
+// Server is the HTTP front of the integration API.
+type Server struct {
+	cfg     Config
+	mux     *http.ServeMux
+	metrics *metrics
+	touched sync.Map // key id -> last TouchKey time
+	known   sync.Map // addr|key id -> last Remember time
+}
+
+// New builds the server and its route table.
+func New(cfg Config) *Server {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.AuthFailuresPerMinute <= 0 {
+		cfg.AuthFailuresPerMinute = 30
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = 12 * time.Hour
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newMetrics(cfg.Registry)}
+	s.routes()
+	return s
+}
+
+// Request types for the per-type rate-limit windows.
+const (
+	typeSending = "sending"
+	typeStatus  = "status"
+	typeMedia   = "media"
+	typeNone    = ""
+)
+
+func (s *Server) routes() {
+	const base = "/api/v1/integration"
+	s.mux.Handle("GET /healthz", http.HandlerFunc(s.healthz))
+	s.mux.Handle("GET /readyz", http.HandlerFunc(s.readyz))
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{}))
+	docs := openapi.Handler()
+	s.mux.Handle("GET /openapi.json", docs)
+	s.mux.Handle("GET /docs", docs)
+
+	s.integration("GET "+base+"/balance", typeNone, s.balance)
+	s.integration("GET /v1/account/balance", typeNone, s.balance)
+	s.integration("POST "+base+"/messages", typeSending, s.send)
+	s.integration("GET "+base+"/messages/{messageId}", typeStatus, s.getMessage)
+	s.integration("POST "+base+"/messages/{messageId}/cancel", typeSending, s.idempotent(s.cancelMessage))
+	s.integration("GET "+base+"/campaigns/{campaignId}", typeStatus, s.getCampaign)
+	s.integration("POST "+base+"/campaigns/{campaignId}/cancel", typeSending, s.idempotent(s.cancelCampaign))
+	s.integration("POST "+base+"/test/replies", typeNone, s.idempotent(s.testReply))
+
+	s.mux.Handle("POST /api/v1/auth/login", http.HandlerFunc(s.login))
+	s.mux.Handle("/api/v1/integration/", s.wrapAuth(typeNone, func(w http.ResponseWriter, r *http.Request, c message.Caller) error {
+		return errNotFound
+	}))
+}
+
+// handler is an integration endpoint: it gets the authenticated caller and
+// returns an error instead of writing one.
+type handler func(w http.ResponseWriter, r *http.Request, c message.Caller) error
+
+func (s *Server) integration(pattern, reqType string, h handler) {
+	s.mux.Handle(pattern, s.wrapAuth(reqType, h))
+}
+
+// ServeHTTP implements http.Handler: request id, panic safety, metrics.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rid := id.New(id.Request, s.cfg.Now())
+	w.Header().Set("X-Request-Id", rid)
+	rec := &statusRecorder{ResponseWriter: w, status: 200}
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.cfg.Log.Error("panic", "requestId", rid, "panic", v)
+			if !rec.wrote {
+				writeProblem(rec, r, s.cfg.Log, problem(500, "INTERNAL", "Something went wrong on our side."))
+			}
+		}
+		// ServeMux records the matched pattern on the request it serves.
+		s.metrics.observe(r.Method, r.Pattern, rec.status, time.Since(start))
+	}()
+	s.mux.ServeHTTP(rec, r)
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.status, r.wrote = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, 200, map[string]string{"status": "ok"})
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.cfg.Store.Ping(ctx); err != nil {
+		writeJSON(w, 503, map[string]any{"status": "unavailable", "storage": err.Error()})
+		return
+	}
+	out := map[string]any{"status": "ok", "storage": "ok"}
+	if s.cfg.Ready != nil {
+		for k, v := range s.cfg.Ready(ctx) {
+			out[k] = v
+			if v != "ok" {
+				out["status"] = "degraded"
+			}
+		}
+	}
+	writeJSON(w, 200, out)
+}
+
+type metrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+func newMetrics(reg *prometheus.Registry) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "msgsvc_http_requests_total",
+			Help: "HTTP requests by route and status code."}, []string{"route", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "msgsvc_http_request_duration_seconds",
+			Help: "HTTP request latency by route.", Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}},
+			[]string{"route"}),
+	}
+	reg.MustRegister(m.requests, m.latency)
+	return m
+}
+
+func (m *metrics) observe(method, pattern string, status int, d time.Duration) {
+	if pattern == "" {
+		pattern = method + " (unmatched)"
+	}
+	m.requests.WithLabelValues(pattern, strconv.Itoa(status)).Inc()
+	m.latency.WithLabelValues(pattern).Observe(d.Seconds())
+}

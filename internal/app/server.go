@@ -1,0 +1,211 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"msgsvc/internal/api"
+	"msgsvc/internal/config"
+	"msgsvc/internal/message"
+	"msgsvc/internal/provider"
+	"msgsvc/internal/provider/simulator"
+	"msgsvc/internal/ratelimit"
+	"msgsvc/internal/store"
+	"msgsvc/internal/webhook"
+)
+
+// Server is a running msgsvc node: HTTP front, dispatcher, webhook worker,
+// simulator and sweeper over one store.
+type Server struct {
+	cfg      config.Config
+	log      *slog.Logger
+	store    *store.Store
+	listener net.Listener
+	http     *http.Server
+	tracker  *message.Tracker
+	messages *message.Service
+	closeRL  func() error
+
+	workers []func(ctx context.Context)
+}
+
+// NewServer opens storage, applies migrations and wires every part. It
+// listens at once (so callers learn the real address of ":0") but serves
+// only when Run is called.
+func NewServer(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, error) {
+	st, err := store.Open(ctx, cfg.DB, store.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if err := st.Migrate(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: log, store: st}
+	if err := s.wire(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Server) wire(ctx context.Context) error {
+	cfg, log, st := s.cfg, s.log, s.store
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := newMetrics(reg)
+
+	var deliverer *webhook.Worker
+	var dispatcher *message.Dispatcher
+	s.tracker = message.NewTracker(message.TrackerConfig{Store: st, Events: func() { deliverer.Wake() },
+		Workers: commitWorkers(cfg)})
+	sim := simulator.New(simulator.Config{Sink: s.tracker, Stale: st, Delay: cfg.SimulatorDelay, Log: log})
+	var routes []provider.Route
+	if cfg.Dev {
+		for _, ch := range []string{message.SMS, message.WhatsApp, message.RCS} {
+			routes = append(routes, provider.Route{Channel: ch, Primary: sim})
+		}
+	}
+	if cfg.SMPPAddr != "" {
+		log.Warn("MSGSVC_SMPP_ADDR is set but the SMPP adapter is not part of this build yet; live SMS has no route")
+	}
+	router := provider.NewRouter(sim, routes)
+	s.messages = message.NewService(message.Config{Store: st, Picker: router, AllowPrivateCallbacks: cfg.WebhookAllowPrivate,
+		Wake: func() { dispatcher.Wake() }, Events: func() { deliverer.Wake() }, CommitWorkers: commitWorkers(cfg)})
+	dispatcher = message.NewDispatcher(message.DispatcherConfig{Store: st, Routes: router, Tracker: s.tracker,
+		Owner: cfg.NodeID, Workers: cfg.DispatchWorkers, Log: log})
+	deliverer = webhook.NewWorker(webhook.WorkerConfig{Store: st, Owner: cfg.NodeID, Log: log,
+		Client:   webhook.NewClient(webhook.ClientOptions{AllowPrivate: cfg.WebhookAllowPrivate, UserAgent: "msgsvc-webhooks/1"}),
+		Schedule: cfg.WebhookRetrySchedule, Observe: m.webhook})
+	sweeper := &message.Sweeper{Store: st, Tracker: s.tracker, Now: time.Now, Log: log}
+
+	backend, closeRL, err := ratelimit.Open(cfg.RateLimitBackend, "msgsvc:rl:", time.Now)
+	if err != nil {
+		return err
+	}
+	s.closeRL = closeRL
+	limiter := ratelimit.FailOpen(backend, func(err error) {
+		m.rateLimitErrors.Inc()
+		log.Warn("rate-limit backend unavailable; allowing requests", "err", err)
+	})
+	apiSrv := api.New(api.Config{Store: st, Messages: s.messages, Replies: s.tracker, Limiter: limiter, Guard: backend,
+		Registry: reg, Log: log, Ready: func(ctx context.Context) map[string]string {
+			if err := backend.Ping(ctx); err != nil {
+				return map[string]string{"rateLimit": "unreachable (failing open): " + err.Error()}
+			}
+			return map[string]string{"rateLimit": "ok"}
+		}})
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	s.listener = ln
+	s.http = &http.Server{Handler: apiSrv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
+		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	s.workers = []func(context.Context){dispatcher.Run, deliverer.Run, sim.Run, sweeper.Run}
+	return nil
+}
+
+func commitWorkers(cfg config.Config) int {
+	if cfg.CommitWorkers > 0 {
+		return cfg.CommitWorkers
+	}
+	if cfg.Postgres() {
+		return 4
+	}
+	return 1
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() string { return s.listener.Addr().String() }
+
+// Store gives commands run beside the server access to its storage.
+func (s *Server) Store() *store.Store { return s.store }
+
+// Run serves until ctx ends, then stops gracefully: it stops taking
+// requests, lets requests in flight finish, lets workers finish the
+// batches they claimed, and closes storage. Work not yet claimed stays in
+// the database for the next start (or another node).
+func (s *Server) Run(ctx context.Context) error {
+	workCtx, stopWork := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, w := range s.workers {
+		wg.Add(1)
+		go func(w func(context.Context)) {
+			defer wg.Done()
+			w(workCtx)
+		}(w)
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- s.http.Serve(s.listener) }()
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-serveErr:
+	}
+	s.log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	if e := s.http.Shutdown(sctx); e != nil && err == nil {
+		err = e
+	}
+	stopWork()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-sctx.Done():
+		s.log.Warn("workers did not stop in time; their leases will lapse and other nodes take over")
+	}
+	s.messages.Close()
+	s.tracker.Close()
+	if s.closeRL != nil {
+		_ = s.closeRL()
+	}
+	if e := s.store.Close(); e != nil && err == nil {
+		err = e
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+type metrics struct {
+	webhookAttempts *prometheus.CounterVec
+	webhookLatency  prometheus.Histogram
+	rateLimitErrors prometheus.Counter
+}
+
+func newMetrics(reg *prometheus.Registry) *metrics {
+	m := &metrics{
+		webhookAttempts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "msgsvc_webhook_attempts_total",
+			Help: "Webhook delivery attempts by outcome."}, []string{"outcome"}),
+		webhookLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "msgsvc_webhook_attempt_duration_seconds",
+			Help: "Duration of webhook delivery attempts.", Buckets: prometheus.DefBuckets}),
+		rateLimitErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "msgsvc_ratelimit_backend_errors_total",
+			Help: "Rate-limit checks that failed open because the backend was unreachable."}),
+	}
+	reg.MustRegister(m.webhookAttempts, m.webhookLatency, m.rateLimitErrors)
+	return m
+}
+
+func (m *metrics) webhook(_ store.Event, _ int, d time.Duration, delivered bool) {
+	outcome := "failed"
+	if delivered {
+		outcome = "delivered"
+	}
+	m.webhookAttempts.WithLabelValues(outcome).Inc()
+	m.webhookLatency.Observe(d.Seconds())
+}

@@ -1,0 +1,117 @@
+// Package config reads msgsvc's settings from flags, then MSGSVC_*
+// environment variables, then defaults — in that order of precedence.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"msgsvc/internal/webhook"
+)
+
+// Config is the whole configuration of a server process.
+type Config struct {
+	Dev     bool
+	DataDir string
+	DB      string
+	Addr    string
+	Config  string // provider configuration file
+
+	WebhookRetrySchedule webhook.Schedule
+	WebhookAllowPrivate  bool
+	SimulatorDelay       time.Duration
+	RateLimitBackend     string
+
+	SMPPAddr     string
+	SMPPSystemID string
+	SMPPPassword string
+
+	NodeID          string
+	LogLevel        string
+	DispatchWorkers int
+	CommitWorkers   int
+	ShutdownTimeout time.Duration
+}
+
+// Flags registers the server flags on fs and returns a function that
+// finishes loading once fs was parsed. dev selects dev-mode defaults.
+func Flags(fs *flag.FlagSet, dev bool) func() (Config, error) {
+	env := func(name, def string) string {
+		if v, ok := os.LookupEnv("MSGSVC_" + name); ok {
+			return v
+		}
+		return def
+	}
+	var (
+		dataDir   = fs.String("data", env("DATA", "./msgsvc-data"), "data directory (SQLite file, media) [MSGSVC_DATA]")
+		db        = fs.String("db", env("DB", ""), "database: a SQLite path, sqlite:PATH or postgres://… (default DATA/msgsvc.db) [MSGSVC_DB]")
+		addr      = fs.String("addr", env("ADDR", "127.0.0.1:8080"), "listen address [MSGSVC_ADDR]")
+		cfgFile   = fs.String("config", env("CONFIG", ""), "provider configuration file [MSGSVC_CONFIG]")
+		schedule  = fs.String("webhook-retry-schedule", env("WEBHOOK_RETRY_SCHEDULE", ""), "webhook retry delays, e.g. 1s,2s,4s [MSGSVC_WEBHOOK_RETRY_SCHEDULE]")
+		private   = fs.String("webhook-allow-private", env("WEBHOOK_ALLOW_PRIVATE", strconv.FormatBool(dev)), "allow http and private callback addresses [MSGSVC_WEBHOOK_ALLOW_PRIVATE]")
+		simDelay  = fs.String("simulator-delay", env("SIMULATOR_DELAY", "300ms"), "delay between simulated status steps [MSGSVC_SIMULATOR_DELAY]")
+		rlBackend = fs.String("rate-limit-backend", env("RATE_LIMIT_BACKEND", "memory"), "memory or redis://… [MSGSVC_RATE_LIMIT_BACKEND]")
+		smppAddr  = fs.String("smpp-addr", env("SMPP_ADDR", ""), "SMSC host:port for live SMS [MSGSVC_SMPP_ADDR]")
+		smppID    = fs.String("smpp-system-id", env("SMPP_SYSTEM_ID", ""), "SMPP system_id [MSGSVC_SMPP_SYSTEM_ID]")
+		smppPass  = fs.String("smpp-password", env("SMPP_PASSWORD", ""), "SMPP password [MSGSVC_SMPP_PASSWORD]")
+		nodeID    = fs.String("node-id", env("NODE_ID", ""), "this node's name in leases (default host-pid) [MSGSVC_NODE_ID]")
+		logLevel  = fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error [MSGSVC_LOG_LEVEL]")
+		dispatch  = fs.String("dispatch-workers", env("DISPATCH_WORKERS", "2"), "parallel dispatch loops [MSGSVC_DISPATCH_WORKERS]")
+		commits   = fs.String("commit-workers", env("COMMIT_WORKERS", "0"), "parallel group-commit loops (0: 1 on SQLite, 4 on PostgreSQL) [MSGSVC_COMMIT_WORKERS]")
+		shutdown  = fs.String("shutdown-timeout", env("SHUTDOWN_TIMEOUT", "15s"), "how long a graceful stop may take [MSGSVC_SHUTDOWN_TIMEOUT]")
+	)
+	return func() (Config, error) {
+		c := Config{Dev: dev, DataDir: *dataDir, DB: *db, Addr: *addr, Config: *cfgFile, RateLimitBackend: *rlBackend,
+			SMPPAddr: *smppAddr, SMPPSystemID: *smppID, SMPPPassword: *smppPass, NodeID: *nodeID, LogLevel: *logLevel}
+		var errs []error
+		if c.DB == "" {
+			c.DB = filepath.Join(c.DataDir, "msgsvc.db")
+		}
+		var err error
+		if c.WebhookAllowPrivate, err = strconv.ParseBool(*private); err != nil {
+			errs = append(errs, fmt.Errorf("webhook-allow-private: %w", err))
+		}
+		if *schedule != "" {
+			if c.WebhookRetrySchedule, err = webhook.ParseSchedule(*schedule); err != nil {
+				errs = append(errs, fmt.Errorf("webhook-retry-schedule: %w", err))
+			}
+		} else {
+			c.WebhookRetrySchedule = webhook.DefaultSchedule()
+		}
+		if c.SimulatorDelay, err = time.ParseDuration(*simDelay); err != nil || c.SimulatorDelay < 0 {
+			errs = append(errs, fmt.Errorf("simulator-delay: %q is not a duration", *simDelay))
+		}
+		if c.ShutdownTimeout, err = time.ParseDuration(*shutdown); err != nil || c.ShutdownTimeout <= 0 {
+			errs = append(errs, fmt.Errorf("shutdown-timeout: %q is not a duration", *shutdown))
+		}
+		if c.DispatchWorkers, err = strconv.Atoi(*dispatch); err != nil || c.DispatchWorkers < 1 {
+			errs = append(errs, fmt.Errorf("dispatch-workers: must be a positive number"))
+		}
+		if c.CommitWorkers, err = strconv.Atoi(*commits); err != nil || c.CommitWorkers < 0 {
+			errs = append(errs, fmt.Errorf("commit-workers: must be 0 or more"))
+		}
+		if c.RateLimitBackend != "memory" && c.RateLimitBackend != "" && !strings.HasPrefix(c.RateLimitBackend, "redis://") &&
+			!strings.HasPrefix(c.RateLimitBackend, "rediss://") {
+			errs = append(errs, fmt.Errorf("rate-limit-backend: must be memory or a redis:// URL"))
+		}
+		if (c.SMPPAddr != "") != (c.SMPPSystemID != "") {
+			errs = append(errs, errors.New("smpp: set both MSGSVC_SMPP_ADDR and MSGSVC_SMPP_SYSTEM_ID"))
+		}
+		if c.NodeID == "" {
+			host, _ := os.Hostname()
+			c.NodeID = fmt.Sprintf("%s-%d", host, os.Getpid())
+		}
+		return c, errors.Join(errs...)
+	}
+}
+
+// Postgres reports whether the database is PostgreSQL.
+func (c Config) Postgres() bool {
+	return strings.HasPrefix(c.DB, "postgres://") || strings.HasPrefix(c.DB, "postgresql://")
+}

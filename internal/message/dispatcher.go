@@ -1,0 +1,219 @@
+package message
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"msgsvc/internal/provider"
+	"msgsvc/internal/store"
+)
+
+// Claimer is what the Dispatcher needs from storage.
+type Claimer interface {
+	ClaimDue(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]store.Message, error)
+}
+
+// Routes finds providers (provider.Router does).
+type Routes interface {
+	Pick(env, channel, countryCode string) provider.Provider
+	ByName(name string) provider.Provider
+}
+
+// Dispatcher hands due messages to providers. Messages are claimed in
+// batches under a lease, so several dispatchers, on one node or many,
+// never hand the same message over twice while they live, and a dead
+// one's messages come due again when its lease runs out.
+type Dispatcher struct {
+	store   Claimer
+	routes  Routes
+	tracker *Tracker
+	owner   string
+	lease   time.Duration
+	batch   int
+	workers int
+	poll    time.Duration
+	now     func() time.Time
+	log     *slog.Logger
+	wake    chan struct{}
+}
+
+// DispatcherConfig sets up a Dispatcher.
+type DispatcherConfig struct {
+	Store   Claimer
+	Routes  Routes
+	Tracker *Tracker
+	Owner   string        // unique per process, e.g. the node id
+	Lease   time.Duration // default 30 s
+	Batch   int           // default 256
+	Workers int           // parallel claim loops, default 2
+	Poll    time.Duration // idle re-check for scheduled messages and lapsed leases, default 1 s
+	Now     func() time.Time
+	Log     *slog.Logger
+}
+
+// NewDispatcher builds a Dispatcher; Run starts it.
+func NewDispatcher(c DispatcherConfig) *Dispatcher {
+	d := &Dispatcher{store: c.Store, routes: c.Routes, tracker: c.Tracker, owner: c.Owner, lease: c.Lease,
+		batch: c.Batch, workers: c.Workers, poll: c.Poll, now: c.Now, log: c.Log, wake: make(chan struct{}, 1)}
+	if d.lease <= 0 {
+		d.lease = 30 * time.Second
+	}
+	if d.batch <= 0 {
+		d.batch = 256
+	}
+	if d.workers <= 0 {
+		d.workers = 2
+	}
+	if d.poll <= 0 {
+		d.poll = time.Second
+	}
+	if d.now == nil {
+		d.now = time.Now
+	}
+	if d.log == nil {
+		d.log = slog.Default()
+	}
+	return d
+}
+
+// Wake tells the dispatcher that messages became due.
+func (d *Dispatcher) Wake() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run dispatches until ctx ends. A batch already claimed is finished
+// before Run returns, so a graceful stop leaves nothing half-handed.
+func (d *Dispatcher) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for i := 0; i < d.workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.loop(ctx)
+		}()
+	}
+	wg.Wait()
+}
+
+func (d *Dispatcher) loop(ctx context.Context) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		n, err := d.RunOnce(ctx)
+		if err != nil && ctx.Err() == nil {
+			d.log.Error("dispatch", "err", err)
+		}
+		if n == d.batch {
+			if ctx.Err() != nil {
+				return
+			}
+			continue // more may be waiting
+		}
+		timer.Reset(d.poll)
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// RunOnce claims one batch, hands it over and records the outcome. It
+// returns the number of messages claimed.
+func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
+	if ctx.Err() != nil {
+		return 0, ctx.Err()
+	}
+	msgs, err := d.store.ClaimDue(ctx, d.owner, d.now(), d.lease, d.batch)
+	if err != nil || len(msgs) == 0 {
+		return 0, err
+	}
+	// The claim is ours now: finish it even if shutdown begins.
+	work := context.WithoutCancel(ctx)
+	groups := map[provider.Provider][]store.Message{}
+	var reports []Report
+	now := d.now().UTC()
+	for _, m := range msgs {
+		if !m.ExpiresAt.After(now) {
+			reports = append(reports, Report{Kind: Expire, MessageID: m.ID, At: now})
+			continue
+		}
+		p := d.routes.ByName(m.Provider)
+		if p == nil {
+			p = d.routes.Pick(m.Env, m.Channel, m.CountryCode)
+		}
+		if p == nil {
+			reports = append(reports, Report{Kind: Rejected, MessageID: m.ID, ErrorCode: CodeNoRoute, At: now, LeaseOwner: d.owner})
+			continue
+		}
+		groups[p] = append(groups[p], m)
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for p, ms := range groups {
+		wg.Add(1)
+		go func(p provider.Provider, ms []store.Message) {
+			defer wg.Done()
+			out := d.submit(work, p, ms)
+			mu.Lock()
+			reports = append(reports, out...)
+			mu.Unlock()
+		}(p, ms)
+	}
+	wg.Wait()
+	return len(msgs), d.tracker.Apply(work, reports)
+}
+
+func (d *Dispatcher) submit(ctx context.Context, p provider.Provider, msgs []store.Message) []Report {
+	outs := make([]provider.Outbound, len(msgs))
+	for i, m := range msgs {
+		outs[i] = provider.Outbound{ID: m.ID, Env: m.Env, To: m.To, CountryCode: m.CountryCode, Channel: m.Channel,
+			Body: m.Body, Content: m.Content, ExpiresAt: m.ExpiresAt}
+	}
+	results := p.Submit(ctx, outs)
+	now := d.now().UTC()
+	reports := make([]Report, len(msgs))
+	for i, m := range msgs {
+		r := Report{MessageID: m.ID, Provider: p.Name(), At: now, LeaseOwner: d.owner}
+		var res provider.Result
+		if i < len(results) {
+			res = results[i]
+		} else {
+			res.Err = &provider.Error{Code: CodeProviderError, Message: "no answer from provider", Temporary: true}
+		}
+		switch {
+		case res.Err == nil:
+			r.Kind, r.Ref = Accepted, res.Ref
+		case res.Err.Temporary:
+			r.Kind, r.ErrorCode, r.ErrorMessage = Retry, res.Err.Code, res.Err.Message
+			r.RetryAt = now.Add(retryDelay(m.Attempts))
+			if !r.RetryAt.Before(m.ExpiresAt) {
+				r.Kind, r.ErrorCode, r.ErrorMessage = Expire, CodeExpired, ""
+			}
+		default:
+			r.Kind, r.ErrorCode, r.ErrorMessage = Rejected, res.Err.Code, res.Err.Message
+		}
+		reports[i] = r
+	}
+	return reports
+}
+
+// retryDelay spaces out hand-over retries: 5 s, 30 s, 2 min, then every
+// 10 min until the validity ends.
+func retryDelay(attempts int) time.Duration {
+	switch {
+	case attempts <= 1:
+		return 5 * time.Second
+	case attempts == 2:
+		return 30 * time.Second
+	case attempts == 3:
+		return 2 * time.Minute
+	}
+	return 10 * time.Minute
+}

@@ -1,0 +1,76 @@
+package message
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// SweepStore is what the Sweeper needs from storage.
+type SweepStore interface {
+	ExpiredMessageIDs(ctx context.Context, now time.Time, limit int) ([]string, error)
+	DeleteIdempotencyBefore(ctx context.Context, t time.Time) (int64, error)
+}
+
+// IdempotencyRetention is how long idempotency keys are remembered (the
+// contract asks for at least 72 hours).
+const IdempotencyRetention = 96 * time.Hour
+
+// Sweeper ends messages whose validity ran out and forgets old
+// idempotency keys. Running it on every node is safe: expiry goes through
+// the Tracker, which never moves a message twice.
+type Sweeper struct {
+	Store    SweepStore
+	Tracker  *Tracker
+	Now      func() time.Time
+	Interval time.Duration
+	Log      *slog.Logger
+}
+
+// Run sweeps until ctx ends.
+func (s *Sweeper) Run(ctx context.Context) {
+	interval := s.Interval
+	if interval <= 0 {
+		interval = time.Second
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	lastCleanup := time.Time{}
+	for {
+		if err := s.Expire(ctx); err != nil && ctx.Err() == nil {
+			s.Log.Error("expire messages", "err", err)
+		}
+		if now := s.Now(); now.Sub(lastCleanup) > time.Hour {
+			lastCleanup = now
+			if _, err := s.Store.DeleteIdempotencyBefore(ctx, now.Add(-IdempotencyRetention)); err != nil && ctx.Err() == nil {
+				s.Log.Error("clean idempotency keys", "err", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Expire fails every message whose validity has ended.
+func (s *Sweeper) Expire(ctx context.Context) error {
+	for {
+		now := s.Now().UTC()
+		ids, err := s.Store.ExpiredMessageIDs(ctx, now, 500)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		reports := make([]Report, len(ids))
+		for i, mid := range ids {
+			reports[i] = Report{Kind: Expire, MessageID: mid, At: now}
+		}
+		if err := s.Tracker.Apply(ctx, reports); err != nil {
+			return err
+		}
+		if len(ids) < 500 {
+			return nil
+		}
+	}
+}

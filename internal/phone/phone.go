@@ -1,0 +1,45 @@
+// Package phone validates recipient numbers against libphonenumber's
+// metadata: a number must be dialable in its country, not merely digits.
+package phone
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/nyaruka/phonenumbers"
+)
+
+// Number is a validated international number.
+type Number struct {
+	Digits      string // E.164 without the plus: country code first
+	CountryCode string // calling code, e.g. "55"
+	Region      string // ISO region, e.g. "BR"
+}
+
+// Errors name what is wrong in words an integrator can act on.
+var (
+	ErrFormat  = errors.New("must be 8 to 15 digits, country code first, without + or spaces")
+	ErrInvalid = errors.New("is not a valid phone number for its country")
+)
+
+// Parse checks digits-only E.164 input and that the number exists in the
+// numbering plan of its country.
+func Parse(digits string) (Number, error) {
+	if len(digits) < 8 || len(digits) > 15 || digits[0] == '0' {
+		return Number{}, ErrFormat
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return Number{}, ErrFormat
+		}
+	}
+	n, err := phonenumbers.Parse("+"+digits, "")
+	if err != nil || !phonenumbers.IsValidNumber(n) {
+		return Number{}, ErrInvalid
+	}
+	return Number{
+		Digits:      digits,
+		CountryCode: strconv.Itoa(int(n.GetCountryCode())),
+		Region:      phonenumbers.GetRegionCodeForNumber(n),
+	}, nil
+}

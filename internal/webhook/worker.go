@@ -1,0 +1,273 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"msgsvc/internal/id"
+	"msgsvc/internal/store"
+)
+
+// RotationGrace is how long a rotated-out secret keeps signing, so that
+// receivers can switch to the new one without dropping events.
+const RotationGrace = 24 * time.Hour
+
+// responseSnippet bounds what is kept of a receiver's answer per attempt.
+const responseSnippet = 1024
+
+// Store is what the Worker needs from storage.
+type Store interface {
+	ClaimEvents(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]store.Event, error)
+	RecordAttempts(ctx context.Context, owner string, outs []store.AttemptOutcome) error
+	Account(ctx context.Context, id string) (store.Account, error)
+}
+
+// Observer is told the outcome of every attempt (metrics).
+type Observer func(ev store.Event, statusCode int, d time.Duration, delivered bool)
+
+// Worker delivers webhook events: it claims due events in batches under a
+// lease, posts them concurrently over pooled keep-alive connections, and
+// records every attempt. An event whose outcome was not recorded (a crash)
+// is delivered again when its lease runs out: at least once.
+type Worker struct {
+	cfg     WorkerConfig
+	wake    chan struct{}
+	secrets sync.Map // account id -> cachedKeys
+}
+
+// WorkerConfig sets up a Worker.
+type WorkerConfig struct {
+	Store       Store
+	Client      *http.Client
+	Schedule    Schedule
+	Owner       string
+	Concurrency int           // deliveries in flight, default 128
+	Lease       time.Duration // default 60 s
+	Poll        time.Duration // idle re-check, default 1 s
+	Now         func() time.Time
+	Rand        func() float64
+	Log         *slog.Logger
+	Observe     Observer
+}
+
+type cachedKeys struct {
+	keys    [][]byte
+	fetched time.Time
+}
+
+// NewWorker builds a Worker; Run starts it.
+func NewWorker(c WorkerConfig) *Worker {
+	if c.Concurrency <= 0 {
+		c.Concurrency = 128
+	}
+	if c.Lease <= 0 {
+		c.Lease = 60 * time.Second
+	}
+	if c.Poll <= 0 {
+		c.Poll = time.Second
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Rand == nil {
+		c.Rand = rand.Float64
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	if c.Schedule == nil {
+		c.Schedule = DefaultSchedule()
+	}
+	if c.Observe == nil {
+		c.Observe = func(store.Event, int, time.Duration, bool) {}
+	}
+	return &Worker{cfg: c, wake: make(chan struct{}, 1)}
+}
+
+// Wake tells the worker that events were queued.
+func (w *Worker) Wake() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run delivers until ctx ends, then waits for the attempts in flight and
+// records them.
+func (w *Worker) Run(ctx context.Context) {
+	results := make(chan store.AttemptOutcome, w.cfg.Concurrency)
+	recorded := make(chan struct{})
+	go func() {
+		defer close(recorded)
+		w.record(results)
+	}()
+	sem := make(chan struct{}, w.cfg.Concurrency)
+	var inflight sync.WaitGroup
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for ctx.Err() == nil {
+		free := cap(sem) - len(sem)
+		n := 0
+		// Claim in batches: while most slots are busy, wait for some to
+		// free up rather than claiming one event per finished delivery.
+		if free > 0 && (free >= cap(sem)/4 || free == cap(sem)) {
+			evs, err := w.cfg.Store.ClaimEvents(ctx, w.cfg.Owner, w.cfg.Now(), w.cfg.Lease, min(free, 256))
+			if err != nil && ctx.Err() == nil {
+				w.cfg.Log.Error("claim webhook events", "err", err)
+			}
+			n = len(evs)
+			for _, ev := range evs {
+				sem <- struct{}{}
+				inflight.Add(1)
+				go func(ev store.Event) {
+					defer func() { <-sem; inflight.Done(); w.Wake() }()
+					results <- w.deliver(context.WithoutCancel(ctx), ev)
+				}(ev)
+			}
+		}
+		if n > 0 && n == min(free, 256) {
+			continue
+		}
+		timer.Reset(w.cfg.Poll)
+		select {
+		case <-ctx.Done():
+		case <-w.wake:
+		case <-timer.C:
+		}
+	}
+	inflight.Wait()
+	close(results)
+	<-recorded
+}
+
+// record writes outcomes in batches: whatever arrived while the previous
+// batch was being written.
+func (w *Worker) record(results <-chan store.AttemptOutcome) {
+	buf := make([]store.AttemptOutcome, 0, 512)
+	for o := range results {
+		buf = append(buf[:0], o)
+	drain:
+		for len(buf) < cap(buf) {
+			select {
+			case o, ok := <-results:
+				if !ok {
+					break drain
+				}
+				buf = append(buf, o)
+			default:
+				break drain
+			}
+		}
+		for attempt := 0; ; attempt++ {
+			err := w.cfg.Store.RecordAttempts(context.Background(), w.cfg.Owner, buf)
+			if err == nil {
+				break
+			}
+			w.cfg.Log.Error("record webhook attempts", "err", err, "attempt", attempt)
+			if attempt >= 5 {
+				break // the leases run out and the events are delivered again
+			}
+			time.Sleep(time.Duration(attempt+1) * 100 * time.Millisecond)
+		}
+	}
+}
+
+func (w *Worker) keys(ctx context.Context, accountID string) ([][]byte, error) {
+	now := w.cfg.Now()
+	if v, ok := w.secrets.Load(accountID); ok && now.Sub(v.(cachedKeys).fetched) < 5*time.Second {
+		return v.(cachedKeys).keys, nil
+	}
+	a, err := w.cfg.Store.Account(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	k, err := DecodeSecret(a.WebhookSecret)
+	if err != nil {
+		return nil, err
+	}
+	keys := [][]byte{k}
+	if a.WebhookSecretPrev != "" && now.Sub(a.SecretRotatedAt) < RotationGrace {
+		if p, err := DecodeSecret(a.WebhookSecretPrev); err == nil {
+			keys = append(keys, p)
+		}
+	}
+	w.secrets.Store(accountID, cachedKeys{keys: keys, fetched: now})
+	return keys, nil
+}
+
+// deliver makes one attempt and decides what happens next.
+func (w *Worker) deliver(ctx context.Context, ev store.Event) store.AttemptOutcome {
+	start := w.cfg.Now()
+	att := store.Attempt{ID: id.New(id.Attempt, start), EventID: ev.ID, AttemptedAt: start.UTC()}
+	code, snippet, err := w.post(ctx, ev, start)
+	att.Duration = w.cfg.Now().Sub(start)
+	att.StatusCode, att.Response = code, snippet
+	if err != nil {
+		att.Error = err.Error()
+	}
+	out := store.AttemptOutcome{Attempt: att}
+	delivered := err == nil && code >= 200 && code < 300
+	switch {
+	case delivered:
+		out.State = store.EventDelivered
+	case code == http.StatusGone:
+		out.State = store.EventGone
+	default:
+		if d, ok := w.cfg.Schedule.Delay(ev.Attempts+1, w.cfg.Rand); ok {
+			out.State, out.NextAttemptAt = store.EventPending, w.cfg.Now().Add(d)
+		} else {
+			out.State = store.EventFailed
+		}
+		if att.Error == "" {
+			att.Error = "receiver answered " + strconv.Itoa(code)
+			out.Attempt.Error = att.Error
+		}
+	}
+	w.cfg.Observe(ev, code, att.Duration, delivered)
+	return out
+}
+
+func (w *Worker) post(ctx context.Context, ev store.Event, now time.Time) (int, string, error) {
+	keys, err := w.keys(ctx, ev.AccountID)
+	if err != nil {
+		return 0, "", errors.New("signing secret unavailable: " + err.Error())
+	}
+	body := []byte(ev.Body)
+	ts := now.Unix()
+	sig := SignatureHeader(keys, ev.ID, ts, body)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ev.URL, bytes.NewReader(body))
+	if err != nil {
+		return 0, "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("webhook-id", ev.ID)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
+	req.Header.Set("webhook-signature", sig)
+	req.Header.Set("X-Service-Signature", sig)
+	resp, err := w.cfg.Client.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	head, _ := io.ReadAll(io.LimitReader(resp.Body, responseSnippet))
+	// Drain a little more so the connection can be reused; give up on
+	// receivers that answer with large bodies.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	return resp.StatusCode, validUTF8(head), nil
+}
+
+func validUTF8(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	return string(bytes.ToValidUTF8(b, []byte("?")))
+}
