@@ -159,7 +159,6 @@ type testReplyRequest struct {
 	Channel string `json:"channel"`
 }
 
-
 func (s *Server) testReply(w http.ResponseWriter, r *http.Request, c message.Caller) error {
 	if !c.Test() {
 		return problem(http.StatusForbidden, "FORBIDDEN", "Test replies can only be injected with a test key (svc_test_).")
