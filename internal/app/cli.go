@@ -101,7 +101,7 @@ func runServer(ctx context.Context, dev bool, args []string, stdout, stderr io.W
 		return err
 	}
 	log := newLogger(stderr, cfg.LogLevel, dev)
-	srv, err := NewServer(ctx, cfg, log)
+	srv, err := NewServer(ctx, cfg, log, Options{})
 	if err != nil {
 		return err
 	}

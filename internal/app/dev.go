@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"time"
 )
 
 // devWelcome creates the demo account on the first start of a dev
@@ -23,7 +22,7 @@ func devWelcome(ctx context.Context, srv *Server, w io.Writer) error {
 			"  go run ./cmd/msgsvc key create --account %s --env test\n\n", base, base, accts[0].ID)
 		return nil
 	}
-	now := time.Now().UTC()
+	now := srv.now().UTC()
 	a, err := CreateAccount(ctx, st, NewAccount{Name: "Demo", Tier: "enterprise", Credits: 1000, Currency: "USD", Country: "1"}, now)
 	if err != nil {
 		return err

@@ -36,13 +36,23 @@ type Server struct {
 	closeRL  func() error
 
 	workers []func(ctx context.Context)
+	now     func() time.Time
+}
+
+// Options are the parts of a server that tests replace.
+type Options struct {
+	// Now is the clock of every component (default time.Now).
+	Now func() time.Time
 }
 
 // NewServer opens storage, applies migrations and wires every part. It
 // listens at once (so callers learn the real address of ":0") but serves
 // only when Run is called.
-func NewServer(ctx context.Context, cfg config.Config, log *slog.Logger) (*Server, error) {
-	st, err := store.Open(ctx, cfg.DB, store.Options{})
+func NewServer(ctx context.Context, cfg config.Config, log *slog.Logger, opt Options) (*Server, error) {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	st, err := store.Open(ctx, cfg.DB, store.Options{Now: opt.Now})
 	if err != nil {
 		return nil, err
 	}
@@ -50,16 +60,16 @@ func NewServer(ctx context.Context, cfg config.Config, log *slog.Logger) (*Serve
 		st.Close()
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, store: st}
-	if err := s.wire(ctx); err != nil {
+	s := &Server{cfg: cfg, log: log, store: st, now: opt.Now}
+	if err := s.wire(); err != nil {
 		st.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Server) wire(ctx context.Context) error {
-	cfg, log, st := s.cfg, s.log, s.store
+func (s *Server) wire() error {
+	cfg, log, st, now := s.cfg, s.log, s.store, s.now
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := newMetrics(reg)
@@ -67,8 +77,8 @@ func (s *Server) wire(ctx context.Context) error {
 	var deliverer *webhook.Worker
 	var dispatcher *message.Dispatcher
 	s.tracker = message.NewTracker(message.TrackerConfig{Store: st, Events: func() { deliverer.Wake() },
-		Workers: commitWorkers(cfg)})
-	sim := simulator.New(simulator.Config{Sink: s.tracker, Stale: st, Delay: cfg.SimulatorDelay, Log: log})
+		Workers: commitWorkers(cfg), Now: now})
+	sim := simulator.New(simulator.Config{Sink: s.tracker, Stale: st, Delay: cfg.SimulatorDelay, Log: log, Now: now})
 	var routes []provider.Route
 	if cfg.Dev {
 		for _, ch := range []string{message.SMS, message.WhatsApp, message.RCS} {
@@ -80,15 +90,15 @@ func (s *Server) wire(ctx context.Context) error {
 	}
 	router := provider.NewRouter(sim, routes)
 	s.messages = message.NewService(message.Config{Store: st, Picker: router, AllowPrivateCallbacks: cfg.WebhookAllowPrivate,
-		Wake: func() { dispatcher.Wake() }, Events: func() { deliverer.Wake() }, CommitWorkers: commitWorkers(cfg)})
+		Wake: func() { dispatcher.Wake() }, Events: func() { deliverer.Wake() }, CommitWorkers: commitWorkers(cfg), Now: now})
 	dispatcher = message.NewDispatcher(message.DispatcherConfig{Store: st, Routes: router, Tracker: s.tracker,
-		Owner: cfg.NodeID, Workers: cfg.DispatchWorkers, Log: log})
+		Owner: cfg.NodeID, Workers: cfg.DispatchWorkers, Log: log, Now: now})
 	deliverer = webhook.NewWorker(webhook.WorkerConfig{Store: st, Owner: cfg.NodeID, Log: log,
 		Client:   webhook.NewClient(webhook.ClientOptions{AllowPrivate: cfg.WebhookAllowPrivate, UserAgent: "msgsvc-webhooks/1"}),
-		Schedule: cfg.WebhookRetrySchedule, Observe: m.webhook})
-	sweeper := &message.Sweeper{Store: st, Tracker: s.tracker, Now: time.Now, Log: log}
+		Schedule: cfg.WebhookRetrySchedule, Observe: m.webhook, Now: now})
+	sweeper := &message.Sweeper{Store: st, Tracker: s.tracker, Now: now, Log: log}
 
-	backend, closeRL, err := ratelimit.Open(cfg.RateLimitBackend, "msgsvc:rl:", time.Now)
+	backend, closeRL, err := ratelimit.Open(cfg.RateLimitBackend, "msgsvc:rl:", now)
 	if err != nil {
 		return err
 	}
@@ -98,7 +108,7 @@ func (s *Server) wire(ctx context.Context) error {
 		log.Warn("rate-limit backend unavailable; allowing requests", "err", err)
 	})
 	apiSrv := api.New(api.Config{Store: st, Messages: s.messages, Replies: s.tracker, Limiter: limiter, Guard: backend,
-		Registry: reg, Log: log, Ready: func(ctx context.Context) map[string]string {
+		Registry: reg, Log: log, Now: now, Ready: func(ctx context.Context) map[string]string {
 			if err := backend.Ping(ctx); err != nil {
 				return map[string]string{"rateLimit": "unreachable (failing open): " + err.Error()}
 			}

@@ -59,3 +59,33 @@ func encode(b [16]byte) []byte {
 	}
 	return out
 }
+
+// Sequence returns n ids made at the same instant that sort in the order
+// they are returned: the random part of the first is incremented for each
+// next one. The messages of a batch list in the order they were sent.
+func Sequence(prefix string, now time.Time, n int) []string {
+	var raw [16]byte
+	binary.BigEndian.PutUint64(raw[:8], uint64(now.UnixMilli())<<16)
+	if _, err := rand.Read(raw[6:]); err != nil {
+		panic(err)
+	}
+	// Keep headroom so that adding n never carries into the time bits.
+	raw[6] &= 0x7f
+	out := make([]string, n)
+	lo := binary.BigEndian.Uint64(raw[8:])
+	for i := range out {
+		binary.BigEndian.PutUint64(raw[8:], lo)
+		b := make([]byte, 0, len(prefix)+27)
+		b = append(b, prefix...)
+		b = append(b, '_')
+		out[i] = string(append(b, encode(raw)...))
+		lo++
+		if lo == 0 { // carry into the upper random bits
+			raw[7]++
+			if raw[7] == 0 {
+				raw[6]++
+			}
+		}
+	}
+	return out
+}

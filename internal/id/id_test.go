@@ -25,3 +25,16 @@ func TestNewIsTimeOrderedAndUnique(t *testing.T) {
 		prev = v
 	}
 }
+
+func TestSequenceIsOrdered(t *testing.T) {
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	ids := Sequence(Message, now, 1000)
+	for i := 1; i < len(ids); i++ {
+		if ids[i] <= ids[i-1] || len(ids[i]) != 30 {
+			t.Fatalf("not ordered at %d: %q %q", i, ids[i-1], ids[i])
+		}
+	}
+	if later := New(Message, now.Add(time.Millisecond)); later <= ids[len(ids)-1] {
+		t.Fatalf("a later id sorts before the sequence: %q", later)
+	}
+}

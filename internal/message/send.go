@@ -343,6 +343,7 @@ func (s *Service) plan(caller Caller, req SendRequest, now time.Time) (sendPlan,
 		Env: caller.Key.Env, Type: typ, CallbackURL: req.CallbackURL, Total: len(numbers), CreatedAt: now}
 	plan := sendPlan{campaign: campaign, dueNow: scheduled.IsZero()}
 	plan.messages = make([]store.Message, len(numbers))
+	ids := id.Sequence(id.Message, now, len(numbers))
 	for i, n := range numbers {
 		price := s.price(prices, typ, n.CountryCode, caller.Account.CountryCode, segments)
 		charged := price
@@ -354,7 +355,7 @@ func (s *Service) plan(caller Caller, req SendRequest, now time.Time) (sendPlan,
 			provider = s.picker.PickName(caller.Key.Env, typ, n.CountryCode)
 		}
 		plan.messages[i] = store.Message{
-			ID: id.New(id.Message, now), CampaignID: campaign.ID, AccountID: caller.Account.ID, Env: caller.Key.Env,
+			ID: ids[i], CampaignID: campaign.ID, AccountID: caller.Account.ID, Env: caller.Key.Env,
 			To: n.Digits, CountryCode: n.CountryCode, Type: typ, Channel: typ, Body: req.Message, Content: content,
 			Status: Sending, Segments: segments, Encoding: enc, Credits: price, Charged: charged, Provider: provider,
 			Reference: req.Reference, CallbackURL: req.CallbackURL, CreatedAt: now, UpdatedAt: now,

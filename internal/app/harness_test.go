@@ -1,0 +1,270 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"msgsvc/internal/config"
+	"msgsvc/internal/store"
+	"msgsvc/internal/store/storetest"
+	"msgsvc/internal/webhook"
+)
+
+// clock is time.Now plus an offset that a test can push forward, so that
+// validity expiry and retry schedules are tested without sleeping through
+// them while the real timers of the workers keep running.
+type clock struct{ offset atomic.Int64 }
+
+func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *clock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
+
+// env is a running msgsvc node on a fresh database, with a demo account,
+// a test key, a live key and a webhook receiver.
+type env struct {
+	t       *testing.T
+	srv     *Server
+	st      *store.Store
+	base    string
+	clock   *clock
+	account store.Account
+	testKey string
+	liveKey string
+	hooks   *receiver
+	stop    func()
+}
+
+type envOptions struct {
+	allowPrivate  *bool
+	noLiveRoutes  bool
+	credits       float64
+	retrySchedule string
+}
+
+func newEnv(t *testing.T, dialect string, o envOptions) *env {
+	t.Helper()
+	dsn := storetest.DSN(t, dialect)
+	allow := true
+	if o.allowPrivate != nil {
+		allow = *o.allowPrivate
+	}
+	sched := webhook.Schedule{50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond}
+	if o.retrySchedule != "" {
+		var err error
+		if sched, err = webhook.ParseSchedule(o.retrySchedule); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := config.Config{Dev: !o.noLiveRoutes, DB: dsn, Addr: "127.0.0.1:0", WebhookAllowPrivate: allow, SimulatorDelay: 30 * time.Millisecond,
+		WebhookRetrySchedule: sched, RateLimitBackend: "memory", NodeID: "test-node", DispatchWorkers: 2,
+		ShutdownTimeout: 5 * time.Second, LogLevel: "error"}
+	clk := &clock{}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := NewServer(context.Background(), cfg, log, Options{Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	e := &env{t: t, srv: srv, st: srv.Store(), base: "http://" + srv.Addr(), clock: clk, hooks: newReceiver(t)}
+	stopped := false
+	e.stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("server stopped with %v", err)
+		}
+	}
+	t.Cleanup(e.stop)
+	credits := o.credits
+	if credits == 0 {
+		credits = 1000
+	}
+	now := clk.Now()
+	if e.account, err = CreateAccount(context.Background(), e.st, NewAccount{Name: "Acme", Tier: "enterprise", Credits: credits,
+		Currency: "USD", Country: "55"}, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.st.SetLimits(context.Background(), e.account.ID, store.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	tk, _, err := CreateKey(context.Background(), e.st, e.account.ID, "test", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lk, _, err := CreateKey(context.Background(), e.st, e.account.ID, "live", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.testKey, e.liveKey = tk.Secret, lk.Secret
+	e.hooks.secret = e.account.WebhookSecret
+	return e
+}
+
+// forEachDialect runs a test on SQLite and, when configured, PostgreSQL.
+func forEachDialect(t *testing.T, fn func(t *testing.T, dialect string)) {
+	for _, d := range storetest.Dialects() {
+		t.Run(d, func(t *testing.T) { fn(t, d) })
+	}
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("response is not JSON (%d): %s", r.status, r.body)
+	}
+	return m
+}
+
+// do sends a request with the key in X-API-KEY (or none when key is "").
+func (e *env) do(method, path, key string, body any, headers ...string) response {
+	e.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, e.base+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("X-API-KEY", key)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return response{status: resp.StatusCode, header: resp.Header, body: raw}
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// receiver is an integrator's webhook endpoint that verifies every
+// signature with the Standard Webhooks reference library.
+type receiver struct {
+	t      *testing.T
+	srv    *httptest.Server
+	secret string
+
+	mu       sync.Mutex
+	events   []hook
+	failNext int // answer 500 to this many requests
+	status   int // answer with this status when set (e.g. 410)
+	badSigs  int
+}
+
+type hook struct {
+	id      string
+	payload map[string]any
+	raw     []byte
+	header  http.Header
+}
+
+func newReceiver(t *testing.T) *receiver {
+	r := &receiver{t: t}
+	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *receiver) url() string { return r.srv.URL + "/hooks" }
+
+func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
+	body, _ := io.ReadAll(req.Body)
+	wh, err := standardwebhooks.NewWebhook(r.secret)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil || wh.Verify(body, req.Header) != nil || req.Header.Get("X-Service-Signature") != req.Header.Get("webhook-signature") {
+		r.badSigs++
+		w.WriteHeader(400)
+		return
+	}
+	if r.failNext > 0 {
+		r.failNext--
+		w.WriteHeader(500)
+		return
+	}
+	if r.status != 0 {
+		w.WriteHeader(r.status)
+		return
+	}
+	var p map[string]any
+	_ = json.Unmarshal(body, &p)
+	r.events = append(r.events, hook{id: req.Header.Get("webhook-id"), payload: p, raw: body, header: req.Header.Clone()})
+	w.WriteHeader(204)
+}
+
+// forMessage returns the statuses received for a message, in order.
+func (r *receiver) forMessage(id string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, h := range r.events {
+		if h.payload["messageId"] == id {
+			out = append(out, h.payload["status"].(string))
+		}
+	}
+	return out
+}
+
+func (r *receiver) all() []hook {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]hook(nil), r.events...)
+}
+
+func (r *receiver) set(f func(r *receiver)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f(r)
+}

@@ -1,0 +1,144 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"msgsvc/internal/id"
+	"msgsvc/internal/store"
+)
+
+// t0 is the fixed "now" of every test: the store never reads the wall clock
+// for anything the tests assert.
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// credit is one credit in micro-credits.
+const credit int64 = 1_000_000
+
+// at returns t0 plus d; it keeps the tables short.
+func at(d time.Duration) time.Time { return t0.Add(d) }
+
+// newAccount creates an account and tops it up with balance micro-credits
+// through AddCredits, so that its ledger explains the balance.
+func newAccount(t *testing.T, st *store.Store, balance int64) store.Account {
+	t.Helper()
+	ctx := context.Background()
+	a := store.Account{
+		ID: id.New(id.Account, t0), Name: "Acme", Tier: "standard", Currency: "EUR", CountryCode: "ES",
+		WebhookSecret: "whsec_first", Limits: store.Limits{TierRPM: 600, SendRPM: 300, StatusRPM: 1200, MediaRPM: 60},
+		WAQualityTier: 1, CreatedAt: t0,
+	}
+	if err := st.CreateAccount(ctx, a); err != nil {
+		t.Fatalf("create account: %v", err)
+	}
+	if balance > 0 {
+		if _, err := st.AddCredits(ctx, a.ID, balance, store.LedgerTopUp, "opening"); err != nil {
+			t.Fatalf("top up: %v", err)
+		}
+	}
+	got, err := st.Account(ctx, a.ID)
+	if err != nil {
+		t.Fatalf("read account: %v", err)
+	}
+	return got
+}
+
+// newCampaign returns an unsaved campaign of n messages.
+func newCampaign(acc store.Account, env string, created time.Time, n int) store.Campaign {
+	return store.Campaign{
+		ID: id.New(id.Campaign, created), AccountID: acc.ID, KeyID: "key_test", Env: env, Type: "SMS",
+		CallbackURL: "https://hooks.example.com/cb", Total: n, CreatedAt: created,
+	}
+}
+
+// newMessage returns an unsaved message of c that waits for dispatch from
+// its creation time. Its id is made from created, so messages made at
+// increasing times sort in that order.
+func newMessage(c store.Campaign, to string, charged int64, created time.Time) store.Message {
+	return store.Message{
+		ID: id.New(id.Message, created), CampaignID: c.ID, AccountID: c.AccountID, Env: c.Env, To: to,
+		CountryCode: "ES", Type: "SMS", Channel: "SMS", Body: "hello", Status: "SENDING", Segments: 1,
+		Encoding: "GSM7", Credits: charged, Charged: charged, CallbackURL: c.CallbackURL,
+		CreatedAt: created, UpdatedAt: created, ExpiresAt: created.Add(24 * time.Hour), NextAttemptAt: created,
+	}
+}
+
+// newSend bundles a campaign with n messages charged `each` micro-credits,
+// made one millisecond apart from the campaign's creation.
+func newSend(acc store.Account, env string, created time.Time, each int64, n int) store.Send {
+	c := newCampaign(acc, env, created, n)
+	msgs := make([]store.Message, n)
+	for i := range msgs {
+		msgs[i] = newMessage(c, fmt.Sprintf("346%08d", i), each, created.Add(time.Duration(i)*time.Millisecond))
+	}
+	return store.Send{Campaign: c, Messages: msgs}
+}
+
+// withIdem attaches an idempotency key to a send.
+func withIdem(s store.Send, key, hash string) store.Send {
+	s.Idem = &store.Idempotency{KeyID: s.Campaign.KeyID, Key: key, RequestHash: hash, StatusCode: 202,
+		Response: []byte(`{"campaignId":"` + s.Campaign.ID + `"}`), CreatedAt: s.Campaign.CreatedAt}
+	return s
+}
+
+// insertMessages writes messages (and their campaign) without charging.
+func insertMessages(t *testing.T, st *store.Store, c store.Campaign, msgs ...store.Message) {
+	t.Helper()
+	for i := range msgs {
+		msgs[i].Charged = 0
+	}
+	res, err := st.CommitSends(context.Background(), []store.Send{{Campaign: c, Messages: msgs}})
+	if err != nil {
+		t.Fatalf("commit sends: %v", err)
+	}
+	if res[0].Err != nil || res[0].Replay != nil {
+		t.Fatalf("commit sends: unexpected result %+v", res[0])
+	}
+}
+
+// write runs fn in a write transaction and fails the test on error.
+func write(t *testing.T, st *store.Store, fn func(ctx context.Context, tx *store.Tx) error) {
+	t.Helper()
+	ctx := context.Background()
+	if err := st.Write(ctx, func(tx *store.Tx) error { return fn(ctx, tx) }); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+}
+
+// checkBalance asserts the invariant of the money model: the balance is
+// the sum of the ledger and never negative.
+func checkBalance(t *testing.T, st *store.Store, accountID string, want int64) {
+	t.Helper()
+	ctx := context.Background()
+	a, err := st.Account(ctx, accountID)
+	if err != nil {
+		t.Fatalf("read account: %v", err)
+	}
+	sum, err := st.LedgerSum(ctx, accountID)
+	if err != nil {
+		t.Fatalf("ledger sum: %v", err)
+	}
+	if a.Balance != want || sum != want || a.Balance < 0 {
+		t.Fatalf("balance %d, ledger sum %d; want both %d", a.Balance, sum, want)
+	}
+}
+
+// wantErr compares an error with an expected sentinel (nil meaning none).
+func wantErr(t *testing.T, what string, got, want error) {
+	t.Helper()
+	if want == nil && got != nil || want != nil && !errors.Is(got, want) {
+		t.Fatalf("%s: error %v, want %v", what, got, want)
+	}
+}
+
+// ids lists the ids of messages.
+func ids(msgs []store.Message) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.ID
+	}
+	return out
+}

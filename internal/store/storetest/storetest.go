@@ -1,0 +1,100 @@
+// Package storetest opens fresh stores for tests: a temporary SQLite file,
+// and, when MSGSVC_TEST_POSTGRES_URL is set, a private schema in that
+// PostgreSQL database that is dropped when the test ends.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"msgsvc/internal/store"
+)
+
+// PostgresEnv names the variable that enables the PostgreSQL runs.
+const PostgresEnv = "MSGSVC_TEST_POSTGRES_URL"
+
+// Dialects are the engines a test can run on: "sqlite", plus "postgres"
+// when PostgresEnv is set.
+func Dialects() []string {
+	if os.Getenv(PostgresEnv) != "" {
+		return []string{"sqlite", "postgres"}
+	}
+	return []string{"sqlite"}
+}
+
+// Each runs fn as a subtest on every available dialect with a fresh,
+// migrated store (and its DSN, for starting processes on it).
+func Each(t *testing.T, fn func(t *testing.T, st *store.Store, dsn string)) {
+	t.Helper()
+	if os.Getenv(PostgresEnv) == "" {
+		t.Logf("PostgreSQL runs skipped: set %s (e.g. postgres://postgres@127.0.0.1:5432/test) to run them", PostgresEnv)
+	}
+	for _, d := range Dialects() {
+		t.Run(d, func(t *testing.T) {
+			dsn := DSN(t, d)
+			fn(t, Open(t, dsn), dsn)
+		})
+	}
+}
+
+// DSN makes a fresh database for a dialect and returns its DSN; it is
+// removed when the test ends.
+func DSN(t testing.TB, dialect string) string {
+	t.Helper()
+	if dialect == "sqlite" {
+		return filepath.Join(t.TempDir(), "msgsvc.db")
+	}
+	base := os.Getenv(PostgresEnv)
+	if base == "" {
+		t.Skipf("set %s to run PostgreSQL tests", PostgresEnv)
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "t_" + hex.EncodeToString(b)
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		admin.Close()
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, _ = admin.ExecContext(ctx, "DROP SCHEMA "+schema+" CASCADE")
+		admin.Close()
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// Open opens and migrates a store at dsn, closed when the test ends.
+func Open(t testing.TB, dsn string) *store.Store {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, dsn, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
