@@ -32,6 +32,7 @@ Usage:
   msgsvc key create     --account ID --env test|live
   msgsvc credits add    --account ID --amount N [--note TEXT]
   msgsvc user create    --account ID --email E --role owner|admin|developer|viewer [--password-stdin]
+  msgsvc bench    [flags]   load-test a node (one it starts, or --url) and report throughput and latency
 
 Every command takes --db (MSGSVC_DB) and the bootstrap commands print JSON with --json.
 Run "msgsvc COMMAND -h" for a command's flags.
@@ -57,6 +58,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			break
 		}
 		err = runAdmin(ctx, cmd+" "+args[1], args[2:], stdin, stdout)
+	case "bench":
+		err = runBench(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"time"
 
@@ -158,6 +159,9 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- s.http.Serve(s.listener) }()
+	if s.cfg.PprofAddr != "" {
+		go s.servePprof()
+	}
 
 	var err error
 	select {
@@ -190,6 +194,21 @@ func (s *Server) Run(ctx context.Context) error {
 		err = nil
 	}
 	return err
+}
+
+// servePprof exposes the Go profiler on its own (operator-chosen, usually
+// loopback) address, never on the API listener.
+func (s *Server) servePprof() {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	srv := &http.Server{Addr: s.cfg.PprofAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if err := srv.ListenAndServe(); err != nil {
+		s.log.Warn("pprof listener stopped", "err", err)
+	}
 }
 
 type metrics struct {

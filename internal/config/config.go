@@ -32,6 +32,7 @@ type Config struct {
 	SMPPSystemID string
 	SMPPPassword string
 
+	PprofAddr       string
 	NodeID          string
 	LogLevel        string
 	DispatchWorkers int
@@ -60,6 +61,7 @@ func Flags(fs *flag.FlagSet, dev bool) func() (Config, error) {
 		smppAddr  = fs.String("smpp-addr", env("SMPP_ADDR", ""), "SMSC host:port for live SMS [MSGSVC_SMPP_ADDR]")
 		smppID    = fs.String("smpp-system-id", env("SMPP_SYSTEM_ID", ""), "SMPP system_id [MSGSVC_SMPP_SYSTEM_ID]")
 		smppPass  = fs.String("smpp-password", env("SMPP_PASSWORD", ""), "SMPP password [MSGSVC_SMPP_PASSWORD]")
+		pprofAddr = fs.String("pprof-addr", env("PPROF_ADDR", ""), "serve Go profiling endpoints on this address (off when empty) [MSGSVC_PPROF_ADDR]")
 		nodeID    = fs.String("node-id", env("NODE_ID", ""), "this node's name in leases (default host-pid) [MSGSVC_NODE_ID]")
 		logLevel  = fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error [MSGSVC_LOG_LEVEL]")
 		dispatch  = fs.String("dispatch-workers", env("DISPATCH_WORKERS", "2"), "parallel dispatch loops [MSGSVC_DISPATCH_WORKERS]")
@@ -68,7 +70,7 @@ func Flags(fs *flag.FlagSet, dev bool) func() (Config, error) {
 	)
 	return func() (Config, error) {
 		c := Config{Dev: dev, DataDir: *dataDir, DB: *db, Addr: *addr, Config: *cfgFile, RateLimitBackend: *rlBackend,
-			SMPPAddr: *smppAddr, SMPPSystemID: *smppID, SMPPPassword: *smppPass, NodeID: *nodeID, LogLevel: *logLevel}
+			SMPPAddr: *smppAddr, SMPPSystemID: *smppID, SMPPPassword: *smppPass, PprofAddr: *pprofAddr, NodeID: *nodeID, LogLevel: *logLevel}
 		var errs []error
 		if c.DB == "" {
 			c.DB = filepath.Join(c.DataDir, "msgsvc.db")

@@ -65,7 +65,9 @@ func TestAccountSettings(t *testing.T) {
 			wantErr error
 		}{
 			{"set limits",
-				func() error { return st.SetLimits(ctx, acc.ID, store.Limits{TierRPM: 10, SendRPM: 20, StatusRPM: 30, MediaRPM: 0}) },
+				func() error {
+					return st.SetLimits(ctx, acc.ID, store.Limits{TierRPM: 10, SendRPM: 20, StatusRPM: 30, MediaRPM: 0})
+				},
 				func(a store.Account) bool {
 					return a.Limits == store.Limits{TierRPM: 10, SendRPM: 20, StatusRPM: 30, MediaRPM: 0}
 				}, nil},

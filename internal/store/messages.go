@@ -523,9 +523,14 @@ func (s *Store) ExpiredMessageIDs(ctx context.Context, now time.Time, limit int)
 // Numbers ending in skipSuffix are left out (the simulator's "never
 // answers" numbers would otherwise fill every page).
 func (s *Store) StaleMessages(ctx context.Context, provider string, before time.Time, skipSuffix string, limit int) ([]Message, error) {
+	// An empty suffix skips nothing; as a pattern ("%") it would skip all.
+	skip, args := "", []any{provider, ms(before), limit}
+	if skipSuffix != "" {
+		skip, args = ` AND to_phone NOT LIKE $4`, append(args, "%"+skipSuffix)
+	}
 	return scanMessages(s.r.QueryContext(ctx, `SELECT `+messageCols+` FROM messages
-		WHERE (status = 'SENT' OR (status = 'DELIVERED' AND channel <> 'SMS')) AND provider = $1 AND updated_at < $2 AND to_phone NOT LIKE $3 ORDER BY updated_at LIMIT $4`,
-		provider, ms(before), "%"+skipSuffix, limit))
+		WHERE (status = 'SENT' OR (status = 'DELIVERED' AND channel <> 'SMS')) AND provider = $1 AND updated_at < $2`+skip+`
+		ORDER BY updated_at LIMIT $3`, args...))
 }
 
 // LatestMessageTo finds the newest message an account sent to a phone in an

@@ -88,12 +88,19 @@ func TestClaimDueConcurrentOwners(t *testing.T) {
 		ctx := context.Background()
 		const total, owners = 200, 2
 		acc := newAccount(t, st, 0)
-		c := newCampaign(acc, "live", at(-time.Hour), total)
-		msgs := make([]store.Message, total)
-		for i := range msgs {
-			msgs[i] = newMessage(c, fmt.Sprintf("3462%07d", i), 0, at(-time.Hour+time.Duration(i)*time.Millisecond))
+		// Campaigns of 25: one multi-row INSERT of 200 messages costs
+		// seconds on SQLite under -race (see insertMessages' chunk size).
+		var msgs []store.Message
+		for len(msgs) < total {
+			c := newCampaign(acc, "live", at(-time.Hour+time.Duration(len(msgs))*time.Millisecond), 25)
+			batch := make([]store.Message, 25)
+			for i := range batch {
+				n := len(msgs) + i
+				batch[i] = newMessage(c, fmt.Sprintf("3462%07d", n), 0, at(-time.Hour+time.Duration(n)*time.Millisecond))
+			}
+			insertMessages(t, st, c, batch...)
+			msgs = append(msgs, batch...)
 		}
-		insertMessages(t, st, c, msgs...)
 
 		claimed := make([][]store.Message, owners)
 		errs := make([]error, owners)

@@ -1,0 +1,257 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"msgsvc/internal/bench"
+	"msgsvc/internal/store"
+)
+
+// runBench is `msgsvc bench`: against --url, or against a node it starts
+// itself (this same binary, `dev` mode so live keys reach the simulator)
+// on a temporary SQLite database or a fresh schema of --db postgres://….
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		target   = fs.String("url", "", "base URL of a running node (default: start one)")
+		key      = fs.String("key", "", "API key for --url")
+		pid      = fs.Int("pid", 0, "process id of the node at --url, to measure its CPU and memory")
+		db       = fs.String("db", "", "for a started node: postgres://… (a fresh schema is made and dropped) or empty for a temporary SQLite")
+		n        = fs.Int("n", 20000, "messages to send")
+		c        = fs.Int("c", 32, "concurrent connections")
+		batch    = fs.Int("batch", 1, "recipients per request")
+		typ      = fs.String("type", "SMS", "SMS, WHATSAPP or RCS")
+		simDelay = fs.Duration("sim-delay", 100*time.Millisecond, "simulator delay between status steps (started node)")
+		wait     = fs.Duration("wait", 60*time.Second, "how long to wait for the last webhooks")
+		asJSON   = fs.Bool("json", false, "print the result as JSON")
+		keep     = fs.Bool("keep", false, "keep the temporary database")
+		extra    = fs.String("node-args", "", "extra flags for the started node, space-separated")
+		nodes    = fs.Int("nodes", 1, "started nodes sharing the database (PostgreSQL only for more than one)")
+	)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	opts := bench.Options{URL: strings.TrimRight(*target, "/"), Key: *key, N: *n, C: *c, Type: strings.ToUpper(*typ),
+		Wait: *wait, PID: *pid, BatchSize: *batch}
+	var stop func()
+	if opts.URL == "" {
+		if *nodes > 1 && !strings.HasPrefix(*db, "postgres") {
+			return errors.New("several nodes need --db postgres://…")
+		}
+		started, err := startBenchNodes(ctx, *db, *simDelay, *keep, *nodes, strings.Fields(*extra), stderr)
+		if err != nil {
+			return err
+		}
+		stop = started.stop
+		defer stop()
+		opts.URL, opts.Key, opts.PIDs = started.urls[0], started.key, started.pids
+		opts.URLs = started.urls
+	} else if opts.Key == "" {
+		return errors.New("--key is required with --url")
+	}
+	res, err := bench.Run(ctx, opts)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		printBench(stdout, res)
+	}
+	if res.Missing > 0 {
+		return fmt.Errorf("%d accepted messages never got their final webhook", res.Missing)
+	}
+	return nil
+}
+
+func printBench(w io.Writer, r bench.Result) {
+	fmt.Fprintf(w, "messages %d (%d requests, %d connections), accepted %d, refused %d\n", r.Messages, r.Requests, r.Concurrency, r.Accepted, r.Refused)
+	fmt.Fprintf(w, "accepted sends/s      %.0f   (send phase %.2fs)\n", r.AcceptedPerSec, r.SendSeconds)
+	fmt.Fprintf(w, "accept latency        p50 %.2f ms  p90 %.2f ms  p99 %.2f ms\n", r.AcceptP50ms, r.AcceptP90ms, r.AcceptP99ms)
+	fmt.Fprintf(w, "end-to-end msgs/s     %.0f   (first send to last final webhook %.2fs)\n", r.EndToEndPerSec, r.EndToEndSeconds)
+	fmt.Fprintf(w, "status latency        p50 %.1f ms  p99 %.1f ms\n", r.StatusP50ms, r.StatusP99ms)
+	if r.ServiceCPUSecs > 0 {
+		fmt.Fprintf(w, "service CPU           %.0f µs/message (%.2fs)\n", r.CPUMicrosPerMsg, r.ServiceCPUSecs)
+		fmt.Fprintf(w, "service memory        peak %.0f MiB, now %.0f MiB\n", r.PeakRSSMiB, r.FinalRSSMiB)
+	}
+	fmt.Fprintf(w, "bench CPU             %.2fs\n", r.BenchCPUSecs)
+	fmt.Fprintf(w, "webhooks %d, missing final events %d, duplicate events %d\n", r.Webhooks, r.Missing, r.Duplicates)
+	if r.FirstErrorSample != "" {
+		fmt.Fprintf(w, "first error: %s\n", r.FirstErrorSample)
+	}
+}
+
+type benchNodes struct {
+	urls []string
+	pids []int
+	key  string
+	stop func()
+}
+
+// startBenchNodes bootstraps an account with unlimited rate limits and a
+// live key, then starts the nodes and waits until they are ready.
+func startBenchNodes(ctx context.Context, db string, simDelay time.Duration, keep bool, count int, extra []string, stderr io.Writer) (*benchNodes, error) {
+	dir, err := os.MkdirTemp("", "msgsvc-bench-")
+	if err != nil {
+		return nil, err
+	}
+	var cleanups []func()
+	cleanup := func() {
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
+		}
+	}
+	if !keep {
+		cleanups = append(cleanups, func() { os.RemoveAll(dir) })
+	}
+	dsn := filepath.Join(dir, "msgsvc.db")
+	if db != "" {
+		dsn, err = freshSchema(ctx, db, keep, &cleanups)
+		if err != nil {
+			cleanup()
+			return nil, err
+		}
+	}
+	st, err := openStore(ctx, dsn)
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	now := time.Now().UTC()
+	a, err := CreateAccount(ctx, st, NewAccount{Name: "Bench", Tier: "enterprise", Credits: 100_000_000, Currency: "USD", Country: "55"}, now)
+	if err == nil {
+		err = st.SetLimits(ctx, a.ID, store.Limits{})
+	}
+	var k string
+	if err == nil {
+		var kk = struct{ Secret string }{}
+		key, _, kerr := CreateKey(ctx, st, a.ID, "live", now)
+		kk.Secret, err = key.Secret, kerr
+		k = kk.Secret
+	}
+	st.Close()
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	out := &benchNodes{key: k}
+	for i := 0; i < count; i++ {
+		port, err := freePort()
+		if err != nil {
+			cleanup()
+			return nil, err
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		args := append([]string{"dev", "--data", dir, "--db", dsn, "--addr", addr, "--node-id", fmt.Sprintf("bench-%d", i)}, extra...)
+		cmd := exec.Command(exe, args...)
+		cmd.Env = append(os.Environ(), "MSGSVC_SIMULATOR_DELAY="+simDelay.String(), "MSGSVC_LOG_LEVEL=warn")
+		cmd.Stdout = io.Discard
+		cmd.Stderr = stderr
+		if err := cmd.Start(); err != nil {
+			cleanup()
+			return nil, err
+		}
+		cleanups = append(cleanups, func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+		})
+		base := "http://" + addr
+		if err := waitReady(ctx, base, 30*time.Second); err != nil {
+			cleanup()
+			return nil, err
+		}
+		out.urls = append(out.urls, base)
+		out.pids = append(out.pids, cmd.Process.Pid)
+	}
+	out.stop = cleanup
+	return out, nil
+}
+
+func freshSchema(ctx context.Context, base string, keep bool, cleanups *[]func()) (string, error) {
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	schema := "bench_" + hex.EncodeToString(b)
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		return "", err
+	}
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		admin.Close()
+		return "", fmt.Errorf("create schema: %w", err)
+	}
+	*cleanups = append(*cleanups, func() {
+		if !keep {
+			_, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		}
+		admin.Close()
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", err
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+func waitReady(ctx context.Context, base string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		resp, err := http.Get(base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("node at %s not ready after %s", base, timeout)
+}

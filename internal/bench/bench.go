@@ -1,0 +1,411 @@
+// Package bench is msgsvc's load generator: it sends N messages over C
+// keep-alive connections to a msgsvc node (one it starts itself, or one
+// already running), receives the webhooks itself, and reports throughput,
+// latencies, the node's CPU time and memory, and any missing or duplicate
+// events.
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options describe one run.
+type Options struct {
+	URL         string        // base URL of the node
+	URLs        []string      // several nodes: requests are spread over them
+	PIDs        []int         // the nodes' process ids
+	Key         string        // API key (live keys exercise the ledger)
+	N           int           // messages to send
+	C           int           // concurrent connections
+	Type        string        // SMS, WHATSAPP or RCS
+	Text        string        // message text
+	Wait        time.Duration // how long to wait for the last webhooks
+	PID         int           // the node's process id, for CPU and memory (0: unknown)
+	CallbackTo  string        // address the webhook receiver listens on
+	Timeout     time.Duration // bound on the send phase
+	WantFinal   int           // statuses that end a message for this type
+	Progress    io.Writer
+	BatchSize   int // recipients per request (1: one message per request)
+	ExtraFields map[string]any
+}
+
+// Result is what a run measured.
+type Result struct {
+	Messages         int     `json:"messages"`
+	Requests         int     `json:"requests"`
+	Concurrency      int     `json:"concurrency"`
+	Accepted         int     `json:"accepted"`
+	Refused          int     `json:"refused"`
+	SendSeconds      float64 `json:"sendSeconds"`
+	AcceptedPerSec   float64 `json:"acceptedPerSec"`
+	AcceptP50ms      float64 `json:"acceptLatencyP50ms"`
+	AcceptP90ms      float64 `json:"acceptLatencyP90ms"`
+	AcceptP99ms      float64 `json:"acceptLatencyP99ms"`
+	EndToEndSeconds  float64 `json:"endToEndSeconds"`
+	EndToEndPerSec   float64 `json:"endToEndPerSec"`
+	StatusP50ms      float64 `json:"statusLatencyP50ms"`
+	StatusP99ms      float64 `json:"statusLatencyP99ms"`
+	Webhooks         int     `json:"webhooks"`
+	Missing          int     `json:"missingFinalEvents"`
+	Duplicates       int     `json:"duplicateEvents"`
+	CPUMicrosPerMsg  float64 `json:"serviceCpuMicrosPerMessage,omitempty"`
+	ServiceCPUSecs   float64 `json:"serviceCpuSeconds,omitempty"`
+	PeakRSSMiB       float64 `json:"servicePeakRssMiB,omitempty"`
+	FinalRSSMiB      float64 `json:"serviceRssMiB,omitempty"`
+	BenchCPUSecs     float64 `json:"benchCpuSeconds"`
+	FirstErrorSample string  `json:"firstError,omitempty"`
+}
+
+// receiver collects webhooks: the first final status per message, and
+// duplicates by webhook-id.
+type receiver struct {
+	mu       sync.Mutex
+	seen     map[string]struct{} // webhook-id
+	final    map[string]time.Time
+	dups     int
+	total    int
+	finals   map[string]bool
+	finished chan struct{}
+	want     int
+	done     bool
+}
+
+type payload struct {
+	Event     string `json:"event"`
+	MessageID string `json:"messageId"`
+	Status    string `json:"status"`
+}
+
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		w.WriteHeader(400)
+		return
+	}
+	now := time.Now()
+	var p payload
+	_ = json.Unmarshal(body, &p)
+	wid := r.Header.Get("webhook-id")
+	rc.mu.Lock()
+	rc.total++
+	if _, dup := rc.seen[wid]; dup {
+		rc.dups++
+	} else {
+		rc.seen[wid] = struct{}{}
+	}
+	if rc.finals[p.Status] {
+		if _, ok := rc.final[p.MessageID]; !ok {
+			rc.final[p.MessageID] = now
+			if !rc.done && rc.want > 0 && len(rc.final) >= rc.want {
+				rc.done = true
+				close(rc.finished)
+			}
+		}
+	}
+	rc.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// finalStatuses are the statuses after which a message of a type has told
+// its whole story.
+func finalStatuses(typ string) map[string]bool {
+	if typ == "WHATSAPP" || typ == "RCS" {
+		return map[string]bool{"READ": true, "FAILED": true, "CANCELED": true}
+	}
+	return map[string]bool{"DELIVERED": true, "READ": true, "FAILED": true, "CANCELED": true}
+}
+
+// Run performs one benchmark run.
+func Run(ctx context.Context, o Options) (Result, error) {
+	if o.N <= 0 || o.C <= 0 {
+		return Result{}, errors.New("n and c must be positive")
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = 1
+	}
+	if o.Type == "" {
+		o.Type = "SMS"
+	}
+	if o.Text == "" {
+		o.Text = "Your verification code is 123456"
+	}
+	if o.Wait <= 0 {
+		o.Wait = 60 * time.Second
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Minute
+	}
+	if o.CallbackTo == "" {
+		o.CallbackTo = "127.0.0.1:0"
+	}
+	rc := &receiver{seen: map[string]struct{}{}, final: map[string]time.Time{}, finals: finalStatuses(o.Type), finished: make(chan struct{})}
+	ln, err := net.Listen("tcp", o.CallbackTo)
+	if err != nil {
+		return Result{}, fmt.Errorf("webhook receiver: %w", err)
+	}
+	hsrv := &http.Server{Handler: rc, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = hsrv.Serve(ln) }()
+	defer hsrv.Close()
+	callback := "http://" + ln.Addr().String() + "/hooks"
+
+	requests := (o.N + o.BatchSize - 1) / o.BatchSize
+	transport := &http.Transport{MaxIdleConnsPerHost: o.C, MaxConnsPerHost: o.C, IdleConnTimeout: time.Minute}
+	client := &http.Client{Transport: transport, Timeout: 30 * time.Second}
+	defer transport.CloseIdleConnections()
+
+	type sent struct {
+		at  time.Time
+		ids []string
+	}
+	var (
+		next      atomic.Int64
+		mu        sync.Mutex
+		latencies = make([]time.Duration, 0, requests)
+		sentAt    = make(map[string]time.Time, o.N)
+		refused   int
+		firstErr  string
+	)
+	if len(o.PIDs) == 0 && o.PID > 0 {
+		o.PIDs = []int{o.PID}
+	}
+	cpu0, _ := procCPU(os.Getpid())
+	svcCPU0 := sumCPU(o.PIDs)
+	sendCtx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < o.C; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for sendCtx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= requests {
+					return
+				}
+				body := o.body(i, callback)
+				base := o.URL
+				if len(o.URLs) > 1 {
+					base = o.URLs[i%len(o.URLs)]
+				}
+				t0 := time.Now()
+				ids, err := post(sendCtx, client, base, o.Key, body)
+				d := time.Since(t0)
+				mu.Lock()
+				if err != nil {
+					refused++
+					if firstErr == "" {
+						firstErr = err.Error()
+					}
+				} else {
+					latencies = append(latencies, d)
+					for _, id := range ids {
+						sentAt[id] = t0
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	sendDur := time.Since(start)
+	accepted := len(sentAt)
+
+	rc.mu.Lock()
+	rc.want = accepted
+	if len(rc.final) >= accepted && !rc.done {
+		rc.done = true
+		close(rc.finished)
+	}
+	rc.mu.Unlock()
+	select {
+	case <-rc.finished:
+	case <-time.After(o.Wait):
+	case <-ctx.Done():
+	}
+	// A moment for late duplicates to show.
+	time.Sleep(200 * time.Millisecond)
+
+	res := Result{Messages: o.N, Requests: requests, Concurrency: o.C, Accepted: accepted, Refused: refused,
+		SendSeconds: sendDur.Seconds(), FirstErrorSample: firstErr}
+	if sendDur > 0 {
+		res.AcceptedPerSec = float64(accepted) / sendDur.Seconds()
+	}
+	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
+	res.AcceptP50ms, res.AcceptP90ms, res.AcceptP99ms = pct(latencies, 50), pct(latencies, 90), pct(latencies, 99)
+
+	rc.mu.Lock()
+	var statusLat []time.Duration
+	var last time.Time
+	for id, t0 := range sentAt {
+		if t, ok := rc.final[id]; ok {
+			statusLat = append(statusLat, t.Sub(t0))
+			if t.After(last) {
+				last = t
+			}
+		} else {
+			res.Missing++
+		}
+	}
+	res.Webhooks, res.Duplicates = rc.total, rc.dups
+	rc.mu.Unlock()
+	sort.Slice(statusLat, func(i, j int) bool { return statusLat[i] < statusLat[j] })
+	res.StatusP50ms, res.StatusP99ms = pct(statusLat, 50), pct(statusLat, 99)
+	if !last.IsZero() {
+		res.EndToEndSeconds = last.Sub(start).Seconds()
+		res.EndToEndPerSec = float64(len(statusLat)) / res.EndToEndSeconds
+	}
+	if cpu1, err := procCPU(os.Getpid()); err == nil {
+		res.BenchCPUSecs = (cpu1 - cpu0).Seconds()
+	}
+	if len(o.PIDs) > 0 && accepted > 0 {
+		used := sumCPU(o.PIDs) - svcCPU0
+		res.ServiceCPUSecs = used.Seconds()
+		res.CPUMicrosPerMsg = float64(used.Microseconds()) / float64(accepted)
+		for _, pid := range o.PIDs {
+			peak, cur := procMem(pid)
+			res.PeakRSSMiB = max(res.PeakRSSMiB, peak)
+			res.FinalRSSMiB += cur
+		}
+	}
+	return res, nil
+}
+
+// body builds request i: one recipient or a batch, numbers that the
+// simulator delivers (never ending in 0001–0005).
+func (o Options) body(i int, callback string) []byte {
+	m := map[string]any{"message": o.Text, "type": o.Type, "callbackUrl": callback}
+	for k, v := range o.ExtraFields {
+		m[k] = v
+	}
+	if o.BatchSize == 1 {
+		m["to"] = number(i)
+	} else {
+		rs := make([]string, 0, o.BatchSize)
+		for j := 0; j < o.BatchSize && i*o.BatchSize+j < o.N; j++ {
+			rs = append(rs, number(i*o.BatchSize+j))
+		}
+		m["recipients"] = rs
+	}
+	b, _ := json.Marshal(m)
+	return b
+}
+
+// number spreads recipients over Brazilian mobile numbers whose last four
+// digits avoid the simulator's special endings.
+func number(i int) string {
+	last := 1000 + i%9000 // 1000..9999
+	block := i / 9000
+	return fmt.Sprintf("55119%04d%04d", block%10000, last)
+}
+
+func post(ctx context.Context, c *http.Client, base, key string, body []byte) ([]string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v1/integration/messages", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-API-KEY", key)
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusAccepted {
+		return nil, fmt.Errorf("status %d: %.200s", resp.StatusCode, raw)
+	}
+	var out struct {
+		Messages []struct {
+			MessageID string `json:"messageId"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(out.Messages))
+	for i, m := range out.Messages {
+		ids[i] = m.MessageID
+	}
+	return ids, nil
+}
+
+func pct(d []time.Duration, p int) float64 {
+	if len(d) == 0 {
+		return 0
+	}
+	i := (len(d)*p + 99) / 100
+	if i > 0 {
+		i--
+	}
+	return float64(d[i].Microseconds()) / 1000
+}
+
+// procCPU reads a process's user+system CPU time from /proc (Linux).
+func procCPU(pid int) (time.Duration, error) {
+	if pid <= 0 {
+		return 0, errors.New("no pid")
+	}
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	s := string(raw)
+	// Fields after the command name, which is in parentheses and may
+	// contain spaces.
+	s = s[strings.LastIndexByte(s, ')')+2:]
+	f := strings.Fields(s)
+	if len(f) < 13 {
+		return 0, errors.New("short stat")
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	const ticks = 100 // USER_HZ on Linux
+	return time.Duration(ut+st) * time.Second / ticks, nil
+}
+
+func sumCPU(pids []int) time.Duration {
+	var total time.Duration
+	for _, p := range pids {
+		if d, err := procCPU(p); err == nil {
+			total += d
+		}
+	}
+	return total
+}
+
+// procMem reads peak and current resident memory in MiB.
+func procMem(pid int) (peak, cur float64) {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(f[1], 64)
+		switch f[0] {
+		case "VmHWM:":
+			peak = kb / 1024
+		case "VmRSS:":
+			cur = kb / 1024
+		}
+	}
+	return peak, cur
+}

@@ -1,0 +1,160 @@
+package store_test
+
+import (
+	"context"
+	"reflect"
+	"sort"
+	"testing"
+	"time"
+
+	"msgsvc/internal/id"
+	"msgsvc/internal/store"
+	"msgsvc/internal/store/storetest"
+)
+
+func newEvent(acc store.Account, campaignID, messageID, kind string, due time.Time) store.Event {
+	return store.Event{
+		ID: id.New(id.Event, due), AccountID: acc.ID, CampaignID: campaignID, MessageID: messageID, Event: kind,
+		URL: "https://hooks.example.com/cb", Body: `{"event":"` + kind + `"}`, State: store.EventPending,
+		NextAttemptAt: due, CreatedAt: due,
+	}
+}
+
+func newAttempt(eventID string, when time.Time, status int, errText string) store.Attempt {
+	return store.Attempt{ID: id.New(id.Attempt, when), EventID: eventID, AttemptedAt: when, StatusCode: status,
+		Duration: 120 * time.Millisecond, Error: errText, Response: "ok"}
+}
+
+func TestEventQueue(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
+		ctx := context.Background()
+		acc := newAccount(t, st, 0)
+		other := newAccount(t, st, 0)
+		sent := newEvent(acc, "cmp_1", "msg_1", "message.sent", at(-2*time.Second))
+		delivered := newEvent(acc, "cmp_1", "msg_1", "message.delivered", at(-time.Second))
+		future := newEvent(acc, "cmp_1", "msg_2", "message.sent", at(time.Hour))
+		foreign := newEvent(other, "cmp_2", "msg_1", "message.sent", at(time.Hour+time.Second))
+		write(t, st, func(ctx context.Context, tx *store.Tx) error {
+			return tx.InsertEvents(ctx, []store.Event{sent, delivered, future, foreign})
+		})
+		pending(t, st, 4)
+
+		// Leasing works like ClaimDue.
+		const lease = 30 * time.Second
+		claims := []struct {
+			name, owner string
+			now         time.Time
+			want        []store.Event
+		}{
+			{"due events", "a", t0, []store.Event{sent, delivered}},
+			{"leased events are taken", "b", t0.Add(lease - time.Millisecond), nil},
+		}
+		for _, c := range claims {
+			got, err := st.ClaimEvents(ctx, c.owner, c.now, lease, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []store.Event
+			for _, e := range c.want {
+				e.LeaseOwner, e.NextAttemptAt = c.owner, c.now.Add(lease)
+				want = append(want, e)
+			}
+			sortEvents(got)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s:\n got %+v\nwant %+v", c.name, got, want)
+			}
+		}
+
+		// Owner a delivers one and reschedules the other.
+		okAttempt := newAttempt(sent.ID, at(time.Second), 200, "")
+		failAttempt := newAttempt(delivered.ID, at(time.Second), 500, "server error")
+		if err := st.RecordAttempts(ctx, "a", []store.AttemptOutcome{
+			{Attempt: okAttempt, State: store.EventDelivered},
+			{Attempt: failAttempt, State: store.EventPending, NextAttemptAt: at(5 * time.Minute)},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		sent.State, sent.Attempts, sent.NextAttemptAt, sent.LastStatus, sent.DeliveredAt = store.EventDelivered, 1, time.Time{}, 200, at(time.Second)
+		delivered.Attempts, delivered.NextAttemptAt, delivered.LastStatus, delivered.LastError = 1, at(5*time.Minute), 500, "server error"
+		checkEvents(t, st, acc.ID, "msg_1", sent, delivered)
+		pending(t, st, 3)
+
+		// Owner a's lease on the retry runs out and b takes it over; a's
+		// late outcome is recorded as an attempt but leaves the event to b.
+		if got, err := st.ClaimEvents(ctx, "a", at(5*time.Minute), lease, 100); err != nil || len(got) != 1 {
+			t.Fatalf("reclaim by a: %v %v", got, err)
+		}
+		got, err := st.ClaimEvents(ctx, "b", at(5*time.Minute).Add(lease), lease, 100)
+		if err != nil || len(got) != 1 || got[0].ID != delivered.ID {
+			t.Fatalf("takeover by b: %+v %v", got, err)
+		}
+		late := newAttempt(delivered.ID, at(6*time.Minute), 200, "")
+		if err := st.RecordAttempts(ctx, "a", []store.AttemptOutcome{{Attempt: late, State: store.EventDelivered}}); err != nil {
+			t.Fatal(err)
+		}
+		delivered.LeaseOwner, delivered.NextAttemptAt = "b", at(5*time.Minute).Add(2*lease)
+		checkEvents(t, st, acc.ID, "msg_1", sent, delivered)
+		if err := st.RecordAttempts(ctx, "a", nil); err != nil {
+			t.Errorf("empty batch: %v", err)
+		}
+
+		attempts, err := st.Attempts(ctx, delivered.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(attempts, []store.Attempt{failAttempt, late}) {
+			t.Errorf("attempts:\n got %+v\nwant %+v", attempts, []store.Attempt{failAttempt, late})
+		}
+
+		redeliveries := []struct {
+			name, account, event string
+			wantErr              error
+		}{
+			{"other account's event", other.ID, sent.ID, store.ErrNotFound},
+			{"unknown event", acc.ID, "evt_missing", store.ErrNotFound},
+			{"delivered event", acc.ID, sent.ID, nil},
+		}
+		for _, r := range redeliveries {
+			wantErr(t, r.name, st.Redeliver(ctx, r.account, r.event, at(10*time.Minute)), r.wantErr)
+		}
+		sent.State, sent.NextAttemptAt = store.EventPending, at(10*time.Minute)
+		checkEvents(t, st, acc.ID, "msg_1", sent, delivered)
+		pending(t, st, 4)
+		// The redelivered event is due again, as is b's retry whose lease ran out.
+		got, err = st.ClaimEvents(ctx, "c", at(10*time.Minute), lease, 100)
+		sortEvents(got)
+		if err != nil || len(got) != 2 || got[0].ID != sent.ID || got[1].ID != delivered.ID {
+			t.Errorf("claim after redelivery: %+v %v", got, err)
+		}
+
+		byCampaign, err := st.EventsForCampaign(ctx, acc.ID, "cmp_1", 2)
+		if err != nil || len(byCampaign) != 2 || byCampaign[0].ID != sent.ID || byCampaign[1].ID != delivered.ID {
+			t.Errorf("events for campaign (limit 2): %+v %v", byCampaign, err)
+		}
+		checkEvents(t, st, other.ID, "msg_1", foreign)
+	})
+}
+
+func pending(t *testing.T, st *store.Store, want int) {
+	t.Helper()
+	n, err := st.PendingEvents(context.Background())
+	if err != nil || n != want {
+		t.Errorf("pending events %d (%v), want %d", n, err, want)
+	}
+}
+
+// checkEvents compares a message's events, oldest first, with want.
+func checkEvents(t *testing.T, st *store.Store, accountID, messageID string, want ...store.Event) {
+	t.Helper()
+	got, err := st.EventsForMessage(context.Background(), accountID, messageID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("events of %s:\n got %+v\nwant %+v", messageID, got, want)
+	}
+}
+
+func sortEvents(evs []store.Event) {
+	sort.Slice(evs, func(i, j int) bool { return evs[i].ID < evs[j].ID })
+}

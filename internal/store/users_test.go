@@ -1,0 +1,89 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"msgsvc/internal/id"
+	"msgsvc/internal/store"
+	"msgsvc/internal/store/storetest"
+)
+
+func TestUsersAndSessions(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
+		ctx := context.Background()
+		acc := newAccount(t, st, 0)
+		ana := store.User{ID: id.New(id.User, t0), AccountID: acc.ID, Email: "Ana@Example.com", Role: "owner",
+			PasswordHash: "$argon2id$x", CreatedAt: t0}
+		creates := []struct {
+			name    string
+			user    store.User
+			wantErr error
+		}{
+			{"new user", ana, nil},
+			{"same email, other case", store.User{ID: id.New(id.User, at(1e6)), AccountID: acc.ID,
+				Email: "ana@EXAMPLE.COM", Role: "viewer", PasswordHash: "h", CreatedAt: t0}, store.ErrConflict},
+			{"second user", store.User{ID: id.New(id.User, at(2e6)), AccountID: acc.ID,
+				Email: "bob@example.com", Role: "developer", PasswordHash: "h", CreatedAt: t0}, nil},
+		}
+		for _, tc := range creates {
+			wantErr(t, tc.name, st.CreateUser(ctx, tc.user), tc.wantErr)
+		}
+		if err := st.CreateUser(ctx, store.User{ID: id.New(id.User, at(3e6)), AccountID: acc.ID,
+			Email: "eve@example.com", Role: "root", PasswordHash: "h", CreatedAt: t0}); err == nil {
+			t.Error("a user with an unknown role was accepted")
+		}
+
+		stored := ana
+		stored.Email = "ana@example.com" // emails are kept in lower case
+		lookups := []struct {
+			email   string
+			wantErr error
+		}{
+			{"ana@example.com", nil},
+			{"ANA@example.COM", nil},
+			{"nobody@example.com", store.ErrNotFound},
+		}
+		for _, tc := range lookups {
+			u, err := st.UserByEmail(ctx, tc.email)
+			wantErr(t, tc.email, err, tc.wantErr)
+			if err == nil && u != stored {
+				t.Errorf("%s: %+v, want %+v", tc.email, u, stored)
+			}
+		}
+
+		sess := store.Session{TokenHash: "tok-1", UserID: ana.ID, CreatedAt: t0, LastSeenAt: t0, ExpiresAt: at(time.Hour)}
+		if err := st.CreateSession(ctx, sess); err != nil {
+			t.Fatal(err)
+		}
+		extended := sess
+		extended.LastSeenAt, extended.ExpiresAt = at(30*time.Minute), at(90*time.Minute)
+		steps := []struct {
+			name    string
+			op      func() error
+			want    store.Session
+			wantErr error
+		}{
+			{"created", func() error { return nil }, sess, nil},
+			{"extended", func() error { return st.ExtendSession(ctx, sess.TokenHash, extended.LastSeenAt, extended.ExpiresAt) }, extended, nil},
+			{"deleted", func() error { return st.DeleteSession(ctx, sess.TokenHash) }, store.Session{}, store.ErrNotFound},
+		}
+		for _, s := range steps {
+			if err := s.op(); err != nil {
+				t.Fatalf("%s: %v", s.name, err)
+			}
+			got, u, err := st.SessionUser(ctx, sess.TokenHash)
+			wantErr(t, s.name, err, s.wantErr)
+			if err != nil {
+				continue
+			}
+			if got != s.want || u != stored {
+				t.Errorf("%s: session %+v user %+v; want %+v and %+v", s.name, got, u, s.want, stored)
+			}
+		}
+		if _, _, err := st.SessionUser(ctx, "tok-missing"); err != store.ErrNotFound {
+			t.Errorf("unknown session: %v", err)
+		}
+	})
+}
