@@ -33,6 +33,8 @@ type Config struct {
 	SMPPPassword string
 
 	PprofAddr       string
+	DispatchLease   time.Duration
+	WebhookLease    time.Duration
 	NodeID          string
 	LogLevel        string
 	DispatchWorkers int
@@ -61,6 +63,8 @@ func Flags(fs *flag.FlagSet, dev bool) func() (Config, error) {
 		smppAddr  = fs.String("smpp-addr", env("SMPP_ADDR", ""), "SMSC host:port for live SMS [MSGSVC_SMPP_ADDR]")
 		smppID    = fs.String("smpp-system-id", env("SMPP_SYSTEM_ID", ""), "SMPP system_id [MSGSVC_SMPP_SYSTEM_ID]")
 		smppPass  = fs.String("smpp-password", env("SMPP_PASSWORD", ""), "SMPP password [MSGSVC_SMPP_PASSWORD]")
+		dLease    = fs.String("dispatch-lease", env("DISPATCH_LEASE", "30s"), "how long a node holds messages it claimed before another may take them [MSGSVC_DISPATCH_LEASE]")
+		wLease    = fs.String("webhook-lease", env("WEBHOOK_LEASE", "60s"), "how long a node holds webhook events it claimed (more than the 5 s timeout) [MSGSVC_WEBHOOK_LEASE]")
 		pprofAddr = fs.String("pprof-addr", env("PPROF_ADDR", ""), "serve Go profiling endpoints on this address (off when empty) [MSGSVC_PPROF_ADDR]")
 		nodeID    = fs.String("node-id", env("NODE_ID", ""), "this node's name in leases (default host-pid) [MSGSVC_NODE_ID]")
 		logLevel  = fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error [MSGSVC_LOG_LEVEL]")
@@ -88,6 +92,12 @@ func Flags(fs *flag.FlagSet, dev bool) func() (Config, error) {
 		}
 		if c.SimulatorDelay, err = time.ParseDuration(*simDelay); err != nil || c.SimulatorDelay < 0 {
 			errs = append(errs, fmt.Errorf("simulator-delay: %q is not a duration", *simDelay))
+		}
+		if c.DispatchLease, err = time.ParseDuration(*dLease); err != nil || c.DispatchLease < time.Second {
+			errs = append(errs, fmt.Errorf("dispatch-lease: %q must be a duration of at least 1s", *dLease))
+		}
+		if c.WebhookLease, err = time.ParseDuration(*wLease); err != nil || c.WebhookLease < 6*time.Second {
+			errs = append(errs, fmt.Errorf("webhook-lease: %q must be a duration of at least 6s (longer than the 5 s delivery timeout)", *wLease))
 		}
 		if c.ShutdownTimeout, err = time.ParseDuration(*shutdown); err != nil || c.ShutdownTimeout <= 0 {
 			errs = append(errs, fmt.Errorf("shutdown-timeout: %q is not a duration", *shutdown))

@@ -91,10 +91,14 @@ func childEnv(extra ...string) []string {
 // runCLI runs one msgsvc command and returns its standard output.
 func runCLI(ctx context.Context, t testing.TB, args ...string) []byte {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, needBinary(t), args...)
 	cmd.Env = childEnv()
+	// A command that hangs is asked for its goroutine dump (SIGQUIT makes
+	// the Go runtime print one) before it is killed.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
+	cmd.WaitDelay = 5 * time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -147,10 +151,11 @@ type server struct {
 	waitErr error // set before exited closes
 }
 
-// startServer starts "msgsvc serve" on dsn at a free loopback port, with
-// extra environment settings, and waits until it listens. The process is
-// killed when the test ends if it is still running.
-func startServer(ctx context.Context, t testing.TB, dsn string, env ...string) *server {
+// startServer starts "msgsvc serve" on dsn, with dataDir as its data
+// directory (media; never the working directory), at a free loopback port
+// and with extra environment settings, and waits until it listens. The
+// process is killed when the test ends if it is still running.
+func startServer(ctx context.Context, t testing.TB, dsn, dataDir string, env ...string) *server {
 	t.Helper()
 	logPath := filepath.Join(t.TempDir(), "serve.log")
 	f, err := os.Create(logPath)
@@ -158,7 +163,7 @@ func startServer(ctx context.Context, t testing.TB, dsn string, env ...string) *
 		t.Fatal(err)
 	}
 	sink := &logSink{file: f, addr: make(chan string, 1)}
-	cmd := exec.Command(needBinary(t), "serve", "--db", dsn, "--addr", "127.0.0.1:0")
+	cmd := exec.Command(needBinary(t), "serve", "--db", dsn, "--data", dataDir, "--addr", "127.0.0.1:0")
 	cmd.Env = childEnv(env...)
 	cmd.Stdout = io.Discard
 	cmd.Stderr = sink
@@ -221,9 +226,15 @@ func (s *server) Stop(t testing.TB, timeout time.Duration) int {
 	case <-s.exited:
 		return s.cmd.ProcessState.ExitCode()
 	case <-time.After(timeout):
-		t.Fatalf("msgsvc did not exit within %v of SIGTERM:\n%s", timeout, s.logs.tail(40))
-		return -1
 	}
+	// Ask for a goroutine dump to show what blocked the shutdown.
+	_ = s.cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-s.exited:
+	case <-time.After(5 * time.Second):
+	}
+	t.Fatalf("msgsvc did not exit within %v of SIGTERM:\n%s", timeout, s.logs.tail(400))
+	return -1
 }
 
 // Logs returns the lines the process has logged so far.

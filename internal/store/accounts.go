@@ -63,7 +63,7 @@ func scanAccount(row interface{ Scan(...any) error }) (Account, error) {
 // CreateAccount inserts a new account with a zero balance; opening credits
 // go through AddCredits so that the ledger explains them.
 func (s *Store) CreateAccount(ctx context.Context, a Account) error {
-	_, err := s.w.ExecContext(ctx, `INSERT INTO accounts (`+accountCols+`)
+	_, err := s.wexec(ctx, `INSERT INTO accounts (`+accountCols+`)
 		VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
 		a.ID, a.Name, a.Tier, a.Currency, a.CountryCode, ms(a.CreatedAt), a.WebhookSecret, a.WebhookSecretPrev,
 		ms(a.SecretRotatedAt), a.Limits.TierRPM, a.Limits.SendRPM, a.Limits.StatusRPM, a.Limits.MediaRPM,
@@ -76,12 +76,12 @@ func (s *Store) CreateAccount(ctx context.Context, a Account) error {
 
 // Account reads one account.
 func (s *Store) Account(ctx context.Context, id string) (Account, error) {
-	return scanAccount(s.r.QueryRowContext(ctx, `SELECT `+accountCols+` FROM accounts WHERE id = $1`, id))
+	return scanAccount(s.rqueryRow(ctx, `SELECT `+accountCols+` FROM accounts WHERE id = $1`, id))
 }
 
 // Accounts lists every account, oldest first (operators' tools).
 func (s *Store) Accounts(ctx context.Context) ([]Account, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+accountCols+` FROM accounts ORDER BY created_at, id`)
+	rows, err := s.rquery(ctx, `SELECT `+accountCols+` FROM accounts ORDER BY created_at, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list accounts: %w", err)
 	}
@@ -99,14 +99,14 @@ func (s *Store) Accounts(ctx context.Context) ([]Account, error) {
 
 // SetLimits replaces an account's rate limits.
 func (s *Store) SetLimits(ctx context.Context, accountID string, l Limits) error {
-	res, err := s.w.ExecContext(ctx, `UPDATE accounts SET tier_rpm = $2, send_rpm = $3, status_rpm = $4, media_rpm = $5
+	res, err := s.wexec(ctx, `UPDATE accounts SET tier_rpm = $2, send_rpm = $3, status_rpm = $4, media_rpm = $5
 		WHERE id = $1`, accountID, l.TierRPM, l.SendRPM, l.StatusRPM, l.MediaRPM)
 	return affectedOne(res, err, "set limits")
 }
 
 // UpdateAccountSettings replaces the settings an owner can change.
 func (s *Store) UpdateAccountSettings(ctx context.Context, accountID string, allowlist []string, rcsFallback bool, waTier int) error {
-	res, err := s.w.ExecContext(ctx, `UPDATE accounts SET ip_allowlist = $2, rcs_fallback = $3, wa_quality_tier = $4 WHERE id = $1`,
+	res, err := s.wexec(ctx, `UPDATE accounts SET ip_allowlist = $2, rcs_fallback = $3, wa_quality_tier = $4 WHERE id = $1`,
 		accountID, strings.Join(allowlist, ","), boolInt(rcsFallback), waTier)
 	return affectedOne(res, err, "update account")
 }
@@ -114,7 +114,7 @@ func (s *Store) UpdateAccountSettings(ctx context.Context, accountID string, all
 // RotateSecret makes next the signing secret and keeps the old one for the
 // rotation grace period, during which webhooks carry both signatures.
 func (s *Store) RotateSecret(ctx context.Context, accountID, next string, at time.Time) error {
-	res, err := s.w.ExecContext(ctx, `UPDATE accounts SET webhook_secret_prev = webhook_secret, webhook_secret = $2,
+	res, err := s.wexec(ctx, `UPDATE accounts SET webhook_secret_prev = webhook_secret, webhook_secret = $2,
 		secret_rotated_at = $3 WHERE id = $1`, accountID, next, ms(at))
 	return affectedOne(res, err, "rotate secret")
 }
@@ -143,10 +143,10 @@ func (s *Store) AddCredits(ctx context.Context, accountID string, amount int64, 
 // non-negative under concurrent sends on every dialect.
 func (tx *Tx) adjustBalance(ctx context.Context, accountID string, delta int64) (int64, error) {
 	var balance int64
-	err := tx.tx.QueryRowContext(ctx, `UPDATE accounts SET balance = balance + $2, balance_updated_at = $3
+	err := tx.queryRow(ctx, `UPDATE accounts SET balance = balance + $2, balance_updated_at = $3
 		WHERE id = $1 AND balance + $2 >= 0 RETURNING balance`, accountID, delta, ms(tx.s.now())).Scan(&balance)
 	if errors.Is(err, sql.ErrNoRows) {
-		if _, err := scanAccount(tx.tx.QueryRowContext(ctx, `SELECT `+accountCols+` FROM accounts WHERE id = $1`, accountID)); err != nil {
+		if _, err := scanAccount(tx.queryRow(ctx, `SELECT `+accountCols+` FROM accounts WHERE id = $1`, accountID)); err != nil {
 			return 0, err
 		}
 		return 0, ErrInsufficientCredits

@@ -88,7 +88,7 @@ func (tx *Tx) InsertEvents(ctx context.Context, evs []Event) error {
 			args = append(args, e.ID, e.AccountID, e.CampaignID, e.MessageID, e.Event, e.URL, e.Body, EventPending,
 				ms(e.NextAttemptAt), ms(e.CreatedAt))
 		}
-		if _, err := tx.tx.ExecContext(ctx, b.String(), args...); err != nil {
+		if _, err := tx.exec(ctx, b.String(), args...); err != nil {
 			return fmt.Errorf("insert events: %w", err)
 		}
 	}
@@ -104,7 +104,7 @@ func (s *Store) ClaimEvents(ctx context.Context, owner string, now time.Time, le
 	var out []Event
 	err := s.Write(ctx, func(tx *Tx) error {
 		var err error
-		out, err = scanEvents(tx.tx.QueryContext(ctx, `UPDATE webhook_events SET lease_owner = $1, next_attempt_at = $2
+		out, err = scanEvents(tx.query(ctx, `UPDATE webhook_events SET lease_owner = $1, next_attempt_at = $2
 			WHERE id IN (SELECT id FROM webhook_events WHERE next_attempt_at <= $3 ORDER BY next_attempt_at LIMIT $4`+lock+`)
 			RETURNING `+eventCols, owner, ms(now.Add(lease)), ms(now), limit))
 		return err
@@ -153,7 +153,7 @@ func (s *Store) RecordAttempts(ctx context.Context, owner string, outs []Attempt
 				a := o.Attempt
 				args = append(args, a.ID, a.EventID, ms(a.AttemptedAt), a.StatusCode, a.Duration.Milliseconds(), a.Error, a.Response)
 			}
-			if _, err := tx.tx.ExecContext(ctx, b.String(), args...); err != nil {
+			if _, err := tx.exec(ctx, b.String(), args...); err != nil {
 				return fmt.Errorf("insert attempts: %w", err)
 			}
 		}
@@ -162,7 +162,7 @@ func (s *Store) RecordAttempts(ctx context.Context, owner string, outs []Attempt
 			if o.State == EventDelivered {
 				delivered = nullMS(o.Attempt.AttemptedAt)
 			}
-			if _, err := tx.tx.ExecContext(ctx, `UPDATE webhook_events SET state = $2, attempts = attempts + 1,
+			if _, err := tx.exec(ctx, `UPDATE webhook_events SET state = $2, attempts = attempts + 1,
 				next_attempt_at = $3, lease_owner = '', last_status = $4, last_error = $5,
 				delivered_at = COALESCE($6, delivered_at) WHERE id = $1 AND lease_owner = $7`,
 				o.Attempt.EventID, o.State, nullMS(o.NextAttemptAt), o.Attempt.StatusCode, o.Attempt.Error, delivered, owner); err != nil {
@@ -175,20 +175,20 @@ func (s *Store) RecordAttempts(ctx context.Context, owner string, outs []Attempt
 
 // EventsForMessage lists the webhook events of a message, oldest first.
 func (s *Store) EventsForMessage(ctx context.Context, accountID, messageID string) ([]Event, error) {
-	return scanEvents(s.r.QueryContext(ctx, `SELECT `+eventCols+` FROM webhook_events WHERE account_id = $1 AND message_id = $2
+	return scanEvents(s.rquery(ctx, `SELECT `+eventCols+` FROM webhook_events WHERE account_id = $1 AND message_id = $2
 		ORDER BY id`, accountID, messageID))
 }
 
 // EventsForCampaign lists a campaign's events (replies included), oldest first.
 func (s *Store) EventsForCampaign(ctx context.Context, accountID, campaignID string, limit int) ([]Event, error) {
-	return scanEvents(s.r.QueryContext(ctx, `SELECT `+eventCols+` FROM webhook_events WHERE account_id = $1 AND campaign_id = $2
+	return scanEvents(s.rquery(ctx, `SELECT `+eventCols+` FROM webhook_events WHERE account_id = $1 AND campaign_id = $2
 		ORDER BY id LIMIT $3`, accountID, campaignID, limit))
 }
 
 // PendingEvents counts events not yet delivered nor given up (tests, metrics).
 func (s *Store) PendingEvents(ctx context.Context) (int, error) {
 	var n int
-	err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM webhook_events WHERE state = 'pending'`).Scan(&n)
+	err := s.rqueryRow(ctx, `SELECT COUNT(*) FROM webhook_events WHERE state = 'pending'`).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count pending events: %w", err)
 	}
@@ -197,7 +197,7 @@ func (s *Store) PendingEvents(ctx context.Context) (int, error) {
 
 // Attempts lists an event's delivery attempts, oldest first.
 func (s *Store) Attempts(ctx context.Context, eventID string) ([]Attempt, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT id, event_id, attempted_at, status_code, duration_ms, error, response
+	rows, err := s.rquery(ctx, `SELECT id, event_id, attempted_at, status_code, duration_ms, error, response
 		FROM webhook_attempts WHERE event_id = $1 ORDER BY id`, eventID)
 	if err != nil {
 		return nil, fmt.Errorf("attempts: %w", err)
@@ -218,7 +218,7 @@ func (s *Store) Attempts(ctx context.Context, eventID string) ([]Attempt, error)
 
 // Redeliver queues an event of an account again, whatever its state.
 func (s *Store) Redeliver(ctx context.Context, accountID, eventID string, now time.Time) error {
-	res, err := s.w.ExecContext(ctx, `UPDATE webhook_events SET state = 'pending', next_attempt_at = $3, lease_owner = ''
+	res, err := s.wexec(ctx, `UPDATE webhook_events SET state = 'pending', next_attempt_at = $3, lease_owner = ''
 		WHERE id = $1 AND account_id = $2`, eventID, accountID, ms(now))
 	return affectedOne(res, err, "redeliver")
 }
@@ -238,7 +238,7 @@ type Inbound struct {
 
 // InsertInbound records a reply, in the caller's transaction.
 func (tx *Tx) InsertInbound(ctx context.Context, in Inbound) error {
-	_, err := tx.tx.ExecContext(ctx, `INSERT INTO inbound_messages (id, account_id, env, phone, channel, body, campaign_id,
+	_, err := tx.exec(ctx, `INSERT INTO inbound_messages (id, account_id, env, phone, channel, body, campaign_id,
 		provider, received_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, in.ID, in.AccountID, in.Env, in.Phone,
 		in.Channel, in.Body, in.CampaignID, in.Provider, ms(in.ReceivedAt))
 	if err != nil {
@@ -251,7 +251,7 @@ func (tx *Tx) InsertInbound(ctx context.Context, in Inbound) error {
 // if never): WhatsApp's conversation window opens on it.
 func (s *Store) LastInbound(ctx context.Context, accountID, env, phone, channel string) (time.Time, error) {
 	var at sql.NullInt64
-	err := s.r.QueryRowContext(ctx, `SELECT MAX(received_at) FROM inbound_messages WHERE account_id = $1 AND env = $2
+	err := s.rqueryRow(ctx, `SELECT MAX(received_at) FROM inbound_messages WHERE account_id = $1 AND env = $2
 		AND phone = $3 AND channel = $4`, accountID, env, phone, channel).Scan(&at)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("last inbound: %w", err)

@@ -39,7 +39,7 @@ func scanKey(row interface{ Scan(...any) error }, extra ...any) (APIKey, error) 
 
 // CreateKey stores a new key.
 func (s *Store) CreateKey(ctx context.Context, k APIKey) error {
-	_, err := s.w.ExecContext(ctx, `INSERT INTO api_keys (id, account_id, env, prefix, hash, name, created_at)
+	_, err := s.wexec(ctx, `INSERT INTO api_keys (id, account_id, env, prefix, hash, name, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`, k.ID, k.AccountID, k.Env, k.Prefix, k.Hash, k.Name, ms(k.CreatedAt))
 	if err != nil {
 		return fmt.Errorf("create key: %w", err)
@@ -50,7 +50,7 @@ func (s *Store) CreateKey(ctx context.Context, k APIKey) error {
 // KeyByHash finds an active or revoked key by its hash, with its account, in
 // one read: authentication happens on every request.
 func (s *Store) KeyByHash(ctx context.Context, hash string) (APIKey, Account, error) {
-	row := s.r.QueryRowContext(ctx, `SELECT `+keyCols+`, `+prefixed("a.", accountCols)+`
+	row := s.rqueryRow(ctx, `SELECT `+keyCols+`, `+prefixed("a.", accountCols)+`
 		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1`, hash)
 	var a Account
 	var balUpd, rotated, created sql.NullInt64
@@ -72,7 +72,7 @@ func (s *Store) KeyByHash(ctx context.Context, hash string) (APIKey, Account, er
 
 // Keys lists an account's keys, newest first.
 func (s *Store) Keys(ctx context.Context, accountID string) ([]APIKey, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+keyCols+` FROM api_keys k WHERE k.account_id = $1 ORDER BY k.id DESC`, accountID)
+	rows, err := s.rquery(ctx, `SELECT `+keyCols+` FROM api_keys k WHERE k.account_id = $1 ORDER BY k.id DESC`, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("list keys: %w", err)
 	}
@@ -90,7 +90,7 @@ func (s *Store) Keys(ctx context.Context, accountID string) ([]APIKey, error) {
 
 // RevokeKey marks a key revoked; it stops working at once.
 func (s *Store) RevokeKey(ctx context.Context, accountID, keyID string, at time.Time) error {
-	res, err := s.w.ExecContext(ctx, `UPDATE api_keys SET revoked_at = $3 WHERE id = $1 AND account_id = $2 AND revoked_at IS NULL`,
+	res, err := s.wexec(ctx, `UPDATE api_keys SET revoked_at = $3 WHERE id = $1 AND account_id = $2 AND revoked_at IS NULL`,
 		keyID, accountID, ms(at))
 	return affectedOne(res, err, "revoke key")
 }
@@ -98,7 +98,7 @@ func (s *Store) RevokeKey(ctx context.Context, accountID, keyID string, at time.
 // TouchKey records that a key was used. Callers throttle it: a write per
 // request would cost more than the request.
 func (s *Store) TouchKey(ctx context.Context, keyID string, at time.Time) error {
-	_, err := s.w.ExecContext(ctx, `UPDATE api_keys SET last_used_at = $2 WHERE id = $1`, keyID, ms(at))
+	_, err := s.wexec(ctx, `UPDATE api_keys SET last_used_at = $2 WHERE id = $1`, keyID, ms(at))
 	if err != nil {
 		return fmt.Errorf("touch key: %w", err)
 	}

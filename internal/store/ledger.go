@@ -48,7 +48,7 @@ func (tx *Tx) InsertLedger(ctx context.Context, entries []LedgerEntry) error {
 			b.WriteString("(" + placeholders(i*cols+1, cols) + ")")
 			args = append(args, e.ID, e.AccountID, e.Amount, e.BalanceAfter, e.Kind, e.MessageID, e.CampaignID, e.Note, ms(e.CreatedAt))
 		}
-		if _, err := tx.tx.ExecContext(ctx, b.String(), args...); err != nil {
+		if _, err := tx.exec(ctx, b.String(), args...); err != nil {
 			return fmt.Errorf("insert ledger: %w", err)
 		}
 	}
@@ -82,7 +82,7 @@ func (s *Store) Ledger(ctx context.Context, accountID, before string, limit int)
 	if before != "" {
 		args = append(args, before)
 	}
-	rows, err := s.r.QueryContext(ctx, query, args...)
+	rows, err := s.rquery(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
@@ -104,7 +104,7 @@ func (s *Store) Ledger(ctx context.Context, accountID, before string, limit int)
 // with the balance.
 func (s *Store) LedgerSum(ctx context.Context, accountID string) (int64, error) {
 	var sum int64
-	err := s.r.QueryRowContext(ctx, `SELECT COALESCE(SUM(amount), 0) FROM ledger WHERE account_id = $1`, accountID).Scan(&sum)
+	err := s.rqueryRow(ctx, `SELECT COALESCE(SUM(amount), 0) FROM ledger WHERE account_id = $1`, accountID).Scan(&sum)
 	if err != nil {
 		return 0, fmt.Errorf("ledger sum: %w", err)
 	}

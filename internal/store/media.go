@@ -42,7 +42,7 @@ func scanMedia(row interface{ Scan(...any) error }) (Media, error) {
 func (s *Store) SaveMedia(ctx context.Context, m Media) (Media, error) {
 	// ON CONFLICT DO NOTHING means the same on both dialects, and a
 	// concurrent upload of the same file cannot fail on the unique key.
-	_, err := s.w.ExecContext(ctx, `INSERT INTO media (`+mediaCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7)
+	_, err := s.wexec(ctx, `INSERT INTO media (`+mediaCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (account_id, sha256) DO NOTHING`,
 		m.ID, m.AccountID, m.SHA256, m.MIME, m.Size, m.Kind, ms(m.CreatedAt))
 	if err != nil {
@@ -55,5 +55,5 @@ func (s *Store) SaveMedia(ctx context.Context, m Media) (Media, error) {
 
 // Media reads one of an account's files; another account's id is ErrNotFound.
 func (s *Store) Media(ctx context.Context, accountID, id string) (Media, error) {
-	return scanMedia(s.r.QueryRowContext(ctx, `SELECT `+mediaCols+` FROM media WHERE id = $1 AND account_id = $2`, id, accountID))
+	return scanMedia(s.rqueryRow(ctx, `SELECT `+mediaCols+` FROM media WHERE id = $1 AND account_id = $2`, id, accountID))
 }

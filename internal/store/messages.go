@@ -128,11 +128,15 @@ type Send struct {
 	Campaign Campaign
 	Messages []Message
 	Idem     *Idempotency
+	// Conversations are the WhatsApp conversations the send opens; the
+	// daily limit is checked with the debit, atomically (see channels.go).
+	Conversations *Conversations
 }
 
 // SendResult tells how one Send of a batch ended. Replay is set when the
 // idempotency key was already used for the same request; Err is
-// ErrInsufficientCredits, ErrIdempotencyConflict or a database error.
+// ErrInsufficientCredits, a *DailyLimitError, ErrIdempotencyConflict or a
+// database error.
 type SendResult struct {
 	Replay *Idempotency
 	Err    error
@@ -172,6 +176,9 @@ func (tx *Tx) commitSend(ctx context.Context, snd Send) (SendResult, error) {
 			return SendResult{Replay: &prev}, nil
 		}
 	}
+	if err := tx.reserveConversations(ctx, snd.Conversations); err != nil {
+		return tx.refuseSend(ctx, snd, err)
+	}
 	var total int64
 	for _, m := range snd.Messages {
 		total += m.Charged
@@ -181,10 +188,13 @@ func (tx *Tx) commitSend(ctx context.Context, snd Send) (SendResult, error) {
 		var err error
 		balance, err = tx.adjustBalance(ctx, snd.Campaign.AccountID, -total)
 		if errors.Is(err, ErrInsufficientCredits) {
+			if err := tx.releaseConversations(ctx, snd.Conversations); err != nil {
+				return SendResult{}, err
+			}
 			if snd.Idem != nil {
 				// A refused send is not remembered: the client may top up and
 				// retry with the same key.
-				if _, err := tx.tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE key_id = $1 AND idem_key = $2`,
+				if _, err := tx.exec(ctx, `DELETE FROM idempotency_keys WHERE key_id = $1 AND idem_key = $2`,
 					snd.Idem.KeyID, snd.Idem.Key); err != nil {
 					return SendResult{}, fmt.Errorf("forget idempotency key: %w", err)
 				}
@@ -195,8 +205,11 @@ func (tx *Tx) commitSend(ctx context.Context, snd Send) (SendResult, error) {
 			return SendResult{}, err
 		}
 	}
+	if err := tx.recordConversations(ctx, snd.Conversations); err != nil {
+		return SendResult{}, err
+	}
 	c := snd.Campaign
-	if _, err := tx.tx.ExecContext(ctx, `INSERT INTO campaigns (id, account_id, key_id, env, type, callback_url, total, created_at)
+	if _, err := tx.exec(ctx, `INSERT INTO campaigns (id, account_id, key_id, env, type, callback_url, total, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, c.ID, c.AccountID, c.KeyID, c.Env, c.Type, c.CallbackURL, c.Total, ms(c.CreatedAt)); err != nil {
 		return SendResult{}, fmt.Errorf("insert campaign: %w", err)
 	}
@@ -225,7 +238,7 @@ func (tx *Tx) commitSend(ctx context.Context, snd Send) (SendResult, error) {
 // PostgreSQL a concurrent insert of the same key waits for the first
 // transaction, so two racing requests never both send.
 func (tx *Tx) claimIdempotency(ctx context.Context, in Idempotency) (Idempotency, bool, error) {
-	res, err := tx.tx.ExecContext(ctx, `INSERT INTO idempotency_keys (key_id, idem_key, request_hash, status_code, response, created_at)
+	res, err := tx.exec(ctx, `INSERT INTO idempotency_keys (key_id, idem_key, request_hash, status_code, response, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (key_id, idem_key) DO NOTHING`,
 		in.KeyID, in.Key, in.RequestHash, in.StatusCode, string(in.Response), ms(in.CreatedAt))
 	if err != nil {
@@ -234,15 +247,15 @@ func (tx *Tx) claimIdempotency(ctx context.Context, in Idempotency) (Idempotency
 	if n, _ := res.RowsAffected(); n == 1 {
 		return in, true, nil
 	}
-	prev, err := idempotency(ctx, tx.tx, in.KeyID, in.Key)
+	prev, err := idempotency(ctx, tx.queryRow, in.KeyID, in.Key)
 	return prev, false, err
 }
 
-func idempotency(ctx context.Context, db q, keyID, key string) (Idempotency, error) {
+func idempotency(ctx context.Context, queryRow func(context.Context, string, ...any) *sql.Row, keyID, key string) (Idempotency, error) {
 	var out Idempotency
 	var resp string
 	var at int64
-	err := db.QueryRowContext(ctx, `SELECT key_id, idem_key, request_hash, status_code, response, created_at
+	err := queryRow(ctx, `SELECT key_id, idem_key, request_hash, status_code, response, created_at
 		FROM idempotency_keys WHERE key_id = $1 AND idem_key = $2`, keyID, key).
 		Scan(&out.KeyID, &out.Key, &out.RequestHash, &out.StatusCode, &resp, &at)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -257,13 +270,13 @@ func idempotency(ctx context.Context, db q, keyID, key string) (Idempotency, err
 
 // Idempotency reads a remembered response.
 func (s *Store) Idempotency(ctx context.Context, keyID, key string) (Idempotency, error) {
-	return idempotency(ctx, s.r, keyID, key)
+	return idempotency(ctx, s.rqueryRow, keyID, key)
 }
 
 // SaveIdempotency remembers a response outside a send (cancel, upload, …).
 // The first writer wins; a concurrent duplicate is dropped.
 func (s *Store) SaveIdempotency(ctx context.Context, in Idempotency) error {
-	_, err := s.w.ExecContext(ctx, `INSERT INTO idempotency_keys (key_id, idem_key, request_hash, status_code, response, created_at)
+	_, err := s.wexec(ctx, `INSERT INTO idempotency_keys (key_id, idem_key, request_hash, status_code, response, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (key_id, idem_key) DO NOTHING`,
 		in.KeyID, in.Key, in.RequestHash, in.StatusCode, string(in.Response), ms(in.CreatedAt))
 	if err != nil {
@@ -274,7 +287,7 @@ func (s *Store) SaveIdempotency(ctx context.Context, in Idempotency) error {
 
 // DeleteIdempotencyBefore drops remembered responses older than t.
 func (s *Store) DeleteIdempotencyBefore(ctx context.Context, t time.Time) (int64, error) {
-	res, err := s.w.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1`, ms(t))
+	res, err := s.wexec(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1`, ms(t))
 	if err != nil {
 		return 0, fmt.Errorf("delete idempotency keys: %w", err)
 	}
@@ -295,7 +308,7 @@ func (tx *Tx) insertMessages(ctx context.Context, msgs []Message) error {
 			b.WriteString("(" + placeholders(i*messageColCount+1, messageColCount) + ")")
 			args = append(args, messageArgs(m)...)
 		}
-		if _, err := tx.tx.ExecContext(ctx, b.String(), args...); err != nil {
+		if _, err := tx.exec(ctx, b.String(), args...); err != nil {
 			return fmt.Errorf("insert messages: %w", err)
 		}
 	}
@@ -304,7 +317,7 @@ func (tx *Tx) insertMessages(ctx context.Context, msgs []Message) error {
 
 // Message reads one message of an account.
 func (s *Store) Message(ctx context.Context, accountID, messageID string) (Message, error) {
-	return scanMessage(s.r.QueryRowContext(ctx, `SELECT `+messageCols+` FROM messages WHERE id = $1 AND account_id = $2`,
+	return scanMessage(s.rqueryRow(ctx, `SELECT `+messageCols+` FROM messages WHERE id = $1 AND account_id = $2`,
 		messageID, accountID))
 }
 
@@ -312,7 +325,7 @@ func (s *Store) Message(ctx context.Context, accountID, messageID string) (Messa
 func (s *Store) Campaign(ctx context.Context, accountID, campaignID string) (Campaign, error) {
 	var c Campaign
 	var at int64
-	err := s.r.QueryRowContext(ctx, `SELECT id, account_id, key_id, env, type, callback_url, total, created_at
+	err := s.rqueryRow(ctx, `SELECT id, account_id, key_id, env, type, callback_url, total, created_at
 		FROM campaigns WHERE id = $1 AND account_id = $2`, campaignID, accountID).
 		Scan(&c.ID, &c.AccountID, &c.KeyID, &c.Env, &c.Type, &c.CallbackURL, &c.Total, &at)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -327,7 +340,7 @@ func (s *Store) Campaign(ctx context.Context, accountID, campaignID string) (Cam
 
 // CampaignCounts counts a campaign's messages per status.
 func (s *Store) CampaignCounts(ctx context.Context, campaignID string) (map[string]int, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT status, COUNT(*) FROM messages WHERE campaign_id = $1 GROUP BY status`, campaignID)
+	rows, err := s.rquery(ctx, `SELECT status, COUNT(*) FROM messages WHERE campaign_id = $1 GROUP BY status`, campaignID)
 	if err != nil {
 		return nil, fmt.Errorf("campaign counts: %w", err)
 	}
@@ -347,7 +360,7 @@ func (s *Store) CampaignCounts(ctx context.Context, campaignID string) (map[stri
 // CampaignMessages pages through a campaign's messages in id order, after
 // the given id.
 func (s *Store) CampaignMessages(ctx context.Context, campaignID, after string, limit int) ([]Message, error) {
-	return scanMessages(s.r.QueryContext(ctx, `SELECT `+messageCols+` FROM messages
+	return scanMessages(s.rquery(ctx, `SELECT `+messageCols+` FROM messages
 		WHERE campaign_id = $1 AND id > $2 ORDER BY id LIMIT $3`, campaignID, after, limit))
 }
 
@@ -393,7 +406,7 @@ func (s *Store) SearchMessages(ctx context.Context, f MessageFilter) ([]Message,
 	}
 	args = append(args, f.Limit)
 	query += fmt.Sprintf(" ORDER BY id DESC LIMIT $%d", len(args))
-	return scanMessages(s.r.QueryContext(ctx, query, args...))
+	return scanMessages(s.rquery(ctx, query, args...))
 }
 
 // ClaimDue leases up to limit messages that are due for dispatch. The lease
@@ -407,7 +420,7 @@ func (s *Store) ClaimDue(ctx context.Context, owner string, now time.Time, lease
 	var out []Message
 	err := s.Write(ctx, func(tx *Tx) error {
 		var err error
-		out, err = scanMessages(tx.tx.QueryContext(ctx, `UPDATE messages SET lease_owner = $1, next_attempt_at = $2,
+		out, err = scanMessages(tx.query(ctx, `UPDATE messages SET lease_owner = $1, next_attempt_at = $2,
 			attempts = attempts + 1 WHERE id IN (SELECT id FROM messages WHERE next_attempt_at <= $3
 			ORDER BY next_attempt_at LIMIT $4`+lock+`) RETURNING `+messageCols,
 			owner, ms(now.Add(lease)), ms(now), limit))
@@ -435,7 +448,7 @@ func (tx *Tx) LockMessages(ctx context.Context, ids []string) (map[string]Messag
 		for i, v := range chunk {
 			args[i] = v
 		}
-		msgs, err := scanMessages(tx.tx.QueryContext(ctx, `SELECT `+messageCols+` FROM messages WHERE id IN (`+
+		msgs, err := scanMessages(tx.query(ctx, `SELECT `+messageCols+` FROM messages WHERE id IN (`+
 			placeholders(1, len(chunk))+`)`+lock, args...))
 		if err != nil {
 			return nil, err
@@ -458,7 +471,7 @@ func (tx *Tx) MessageIDsByProviderRef(ctx context.Context, provider string, refs
 		for _, r := range chunk {
 			args = append(args, r)
 		}
-		rows, err := tx.tx.QueryContext(ctx, `SELECT provider_ref, id FROM messages WHERE provider = $1 AND provider_ref IN (`+
+		rows, err := tx.query(ctx, `SELECT provider_ref, id FROM messages WHERE provider = $1 AND provider_ref IN (`+
 			placeholders(2, len(chunk))+`)`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("messages by provider ref: %w", err)
@@ -479,7 +492,7 @@ func (tx *Tx) MessageIDsByProviderRef(ctx context.Context, provider string, refs
 // UpdateMessage writes a message's mutable fields (status, channel,
 // timestamps, queue position, money) back.
 func (tx *Tx) UpdateMessage(ctx context.Context, m Message) error {
-	_, err := tx.tx.ExecContext(ctx, `UPDATE messages SET status = $2, channel = $3, provider = $4, provider_ref = $5,
+	_, err := tx.exec(ctx, `UPDATE messages SET status = $2, channel = $3, provider = $4, provider_ref = $5,
 		error_code = $6, error_message = $7, updated_at = $8, sent_at = $9, delivered_at = $10, read_at = $11,
 		failed_at = $12, canceled_at = $13, next_attempt_at = $14, lease_owner = $15, charged = $16, credits = $17,
 		segments = $18, encoding = $19, attempts = $20 WHERE id = $1`,
@@ -495,7 +508,7 @@ func (tx *Tx) UpdateMessage(ctx context.Context, m Message) error {
 // CancelableMessageIDs lists a campaign's messages that still wait for
 // dispatch.
 func (s *Store) CancelableMessageIDs(ctx context.Context, campaignID string) ([]string, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT id FROM messages WHERE campaign_id = $1 AND status = 'SENDING' ORDER BY id`, campaignID)
+	rows, err := s.rquery(ctx, `SELECT id FROM messages WHERE campaign_id = $1 AND status = 'SENDING' ORDER BY id`, campaignID)
 	if err != nil {
 		return nil, fmt.Errorf("cancelable messages: %w", err)
 	}
@@ -528,7 +541,7 @@ func (s *Store) StaleMessages(ctx context.Context, provider string, before time.
 	if skipSuffix != "" {
 		skip, args = ` AND to_phone NOT LIKE $4`, append(args, "%"+skipSuffix)
 	}
-	return scanMessages(s.r.QueryContext(ctx, `SELECT `+messageCols+` FROM messages
+	return scanMessages(s.rquery(ctx, `SELECT `+messageCols+` FROM messages
 		WHERE (status = 'SENT' OR (status = 'DELIVERED' AND channel <> 'SMS')) AND provider = $1 AND updated_at < $2`+skip+`
 		ORDER BY updated_at LIMIT $3`, args...))
 }
@@ -536,12 +549,12 @@ func (s *Store) StaleMessages(ctx context.Context, provider string, before time.
 // LatestMessageTo finds the newest message an account sent to a phone in an
 // environment since a time: replies are routed to its campaign.
 func (s *Store) LatestMessageTo(ctx context.Context, accountID, env, phone string, since time.Time) (Message, error) {
-	return scanMessage(s.r.QueryRowContext(ctx, `SELECT `+messageCols+` FROM messages WHERE account_id = $1 AND to_phone = $2
+	return scanMessage(s.rqueryRow(ctx, `SELECT `+messageCols+` FROM messages WHERE account_id = $1 AND to_phone = $2
 		AND env = $3 AND created_at >= $4 ORDER BY id DESC LIMIT 1`, accountID, phone, env, ms(since)))
 }
 
 func (s *Store) ids(ctx context.Context, query string, args ...any) ([]string, error) {
-	rows, err := s.r.QueryContext(ctx, query, args...)
+	rows, err := s.rquery(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("query ids: %w", err)
 	}
@@ -559,5 +572,5 @@ func (s *Store) ids(ctx context.Context, query string, args ...any) ([]string, e
 
 // MessageByID reads a message whatever its account (internal callers only).
 func (s *Store) MessageByID(ctx context.Context, messageID string) (Message, error) {
-	return scanMessage(s.r.QueryRowContext(ctx, `SELECT `+messageCols+` FROM messages WHERE id = $1`, messageID))
+	return scanMessage(s.rqueryRow(ctx, `SELECT `+messageCols+` FROM messages WHERE id = $1`, messageID))
 }

@@ -47,8 +47,9 @@ type Store struct {
 	// w takes every write. On SQLite it is a single connection: SQLite has
 	// one writer anyway, and queuing in database/sql is cheaper than
 	// SQLITE_BUSY retries. r serves reads (WAL readers never block the writer).
-	w, r *sql.DB
-	now  func() time.Time
+	w, r  *sql.DB
+	now   func() time.Time
+	stmts stmtCache
 }
 
 // Options tune Open. The zero value is fine.
@@ -65,7 +66,7 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	s := &Store{now: o.Now}
+	s := &Store{now: o.Now, stmts: stmtCache{m: map[string]*stmt{}}}
 	var err error
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
@@ -179,6 +180,7 @@ type Tx struct {
 // SQLite busy) are retried a few times with the whole of fn.
 func (s *Store) Write(ctx context.Context, fn func(tx *Tx) error) error {
 	var err error
+	defer s.preparePending(ctx)
 	for attempt := 0; attempt < 5; attempt++ {
 		err = s.writeOnce(ctx, fn)
 		if err == nil || !retryable(err) || ctx.Err() != nil {
@@ -214,13 +216,6 @@ func retryable(err error) bool {
 	return false
 }
 
-// q is what both *sql.DB and *sql.Tx offer; read helpers take it so they run
-// inside or outside a transaction.
-type q interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
 
 // ms converts a time to the stored form.
 func ms(t time.Time) int64 { return t.UnixMilli() }

@@ -54,7 +54,7 @@ func (s *Store) CreateTemplate(ctx context.Context, t Template) error {
 	if err != nil {
 		return fmt.Errorf("create template: %w", err)
 	}
-	_, err = s.w.ExecContext(ctx, `INSERT INTO templates (`+templateCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+	_, err = s.wexec(ctx, `INSERT INTO templates (`+templateCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 		t.AccountID, t.Name, t.Language, t.Category, t.Status, t.Body, string(raw), ms(t.CreatedAt))
 	if err != nil {
 		if isUniqueViolation(err) {
@@ -67,13 +67,13 @@ func (s *Store) CreateTemplate(ctx context.Context, t Template) error {
 
 // Template reads one template of an account.
 func (s *Store) Template(ctx context.Context, accountID, name, language string) (Template, error) {
-	return scanTemplate(s.r.QueryRowContext(ctx, `SELECT `+templateCols+` FROM templates
+	return scanTemplate(s.rqueryRow(ctx, `SELECT `+templateCols+` FROM templates
 		WHERE account_id = $1 AND name = $2 AND language = $3`, accountID, name, language))
 }
 
 // Templates lists an account's templates by name, then language.
 func (s *Store) Templates(ctx context.Context, accountID string) ([]Template, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+templateCols+` FROM templates WHERE account_id = $1`, accountID)
+	rows, err := s.rquery(ctx, `SELECT `+templateCols+` FROM templates WHERE account_id = $1`, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("list templates: %w", err)
 	}

@@ -21,7 +21,7 @@ type User struct {
 
 // CreateUser stores a user; a taken email is ErrConflict.
 func (s *Store) CreateUser(ctx context.Context, u User) error {
-	_, err := s.w.ExecContext(ctx, `INSERT INTO users (id, account_id, email, role, password_hash, created_at)
+	_, err := s.wexec(ctx, `INSERT INTO users (id, account_id, email, role, password_hash, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6)`, u.ID, u.AccountID, strings.ToLower(u.Email), u.Role, u.PasswordHash, ms(u.CreatedAt))
 	if err != nil {
 		if isUniqueViolation(err) {
@@ -34,7 +34,7 @@ func (s *Store) CreateUser(ctx context.Context, u User) error {
 
 // UserByEmail finds a user by email, case-insensitively.
 func (s *Store) UserByEmail(ctx context.Context, email string) (User, error) {
-	return scanUser(s.r.QueryRowContext(ctx, `SELECT id, account_id, email, role, password_hash, created_at FROM users
+	return scanUser(s.rqueryRow(ctx, `SELECT id, account_id, email, role, password_hash, created_at FROM users
 		WHERE email = $1`, strings.ToLower(email)))
 }
 
@@ -63,7 +63,7 @@ type Session struct {
 
 // CreateSession stores a new session.
 func (s *Store) CreateSession(ctx context.Context, ss Session) error {
-	_, err := s.w.ExecContext(ctx, `INSERT INTO sessions (token_hash, user_id, created_at, last_seen_at, expires_at)
+	_, err := s.wexec(ctx, `INSERT INTO sessions (token_hash, user_id, created_at, last_seen_at, expires_at)
 		VALUES ($1, $2, $3, $4, $5)`, ss.TokenHash, ss.UserID, ms(ss.CreatedAt), ms(ss.LastSeenAt), ms(ss.ExpiresAt))
 	if err != nil {
 		return fmt.Errorf("create session: %w", err)
@@ -76,7 +76,7 @@ func (s *Store) SessionUser(ctx context.Context, tokenHash string) (Session, Use
 	var ss Session
 	var u User
 	var created, seen, expires, ucreated int64
-	err := s.r.QueryRowContext(ctx, `SELECT s.token_hash, s.user_id, s.created_at, s.last_seen_at, s.expires_at,
+	err := s.rqueryRow(ctx, `SELECT s.token_hash, s.user_id, s.created_at, s.last_seen_at, s.expires_at,
 		u.id, u.account_id, u.email, u.role, u.password_hash, u.created_at
 		FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1`, tokenHash).
 		Scan(&ss.TokenHash, &ss.UserID, &created, &seen, &expires, &u.ID, &u.AccountID, &u.Email, &u.Role, &u.PasswordHash, &ucreated)
@@ -93,7 +93,7 @@ func (s *Store) SessionUser(ctx context.Context, tokenHash string) (Session, Use
 
 // ExtendSession slides a session's idle expiry.
 func (s *Store) ExtendSession(ctx context.Context, tokenHash string, seen, expires time.Time) error {
-	_, err := s.w.ExecContext(ctx, `UPDATE sessions SET last_seen_at = $2, expires_at = $3 WHERE token_hash = $1`,
+	_, err := s.wexec(ctx, `UPDATE sessions SET last_seen_at = $2, expires_at = $3 WHERE token_hash = $1`,
 		tokenHash, ms(seen), ms(expires))
 	if err != nil {
 		return fmt.Errorf("extend session: %w", err)
@@ -103,7 +103,7 @@ func (s *Store) ExtendSession(ctx context.Context, tokenHash string, seen, expir
 
 // DeleteSession ends a session (logout).
 func (s *Store) DeleteSession(ctx context.Context, tokenHash string) error {
-	if _, err := s.w.ExecContext(ctx, `DELETE FROM sessions WHERE token_hash = $1`, tokenHash); err != nil {
+	if _, err := s.wexec(ctx, `DELETE FROM sessions WHERE token_hash = $1`, tokenHash); err != nil {
 		return fmt.Errorf("delete session: %w", err)
 	}
 	return nil

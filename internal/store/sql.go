@@ -1,0 +1,201 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"strconv"
+	"sync"
+)
+
+// The queries are written once with PostgreSQL's numbered placeholders
+// ($1, $2, …). On SQLite they are rewritten to anonymous "?" with the
+// arguments reordered to match: SQLite resolves named and numbered
+// parameters through a list it scans linearly for every bound value, which
+// makes a multi-row INSERT quadratic in its parameter count, while
+// anonymous parameters skip that list altogether. SQLite statements are
+// also prepared once and reused, because parsing was the largest single
+// cost of a send. (pgx caches prepared statements by itself.)
+
+// stmt is a query ready for the store's dialect.
+type stmt struct {
+	sql   string
+	order  []int // SQLite: for each "?", the index of the argument it takes
+	w, r   *sql.Stmt
+	queued bool
+}
+
+// maxCachedStmts bounds the statement cache; the few query shapes built
+// at run time (multi-row inserts, search filters) stay far below it.
+const maxCachedStmts = 4096
+
+type stmtCache struct {
+	mu      sync.Mutex
+	m       map[string]*stmt
+	pending []*stmt // write statements first seen inside a transaction
+}
+
+// prep finds or makes the statement for query. SQLite's writer is a single
+// connection: a statement first met inside a transaction cannot be
+// prepared on it (the transaction holds it), so it runs unprepared this
+// time and is prepared after the transaction ends (preparePending).
+func (s *Store) prep(ctx context.Context, query string, write bool) *stmt {
+	return s.prepare(ctx, query, write, false)
+}
+
+func (s *Store) prepTx(ctx context.Context, query string) *stmt {
+	return s.prepare(ctx, query, true, true)
+}
+
+// preparePending prepares the statements queued by transactions.
+func (s *Store) preparePending(ctx context.Context) {
+	if s.dialect != SQLite {
+		return
+	}
+	s.stmts.mu.Lock()
+	todo := s.stmts.pending
+	s.stmts.pending = nil
+	s.stmts.mu.Unlock()
+	for _, st := range todo {
+		if p, err := s.w.PrepareContext(ctx, st.sql); err == nil {
+			s.stmts.mu.Lock()
+			if st.w == nil {
+				st.w = p
+			} else {
+				p.Close()
+			}
+			s.stmts.mu.Unlock()
+		}
+	}
+}
+
+func (s *Store) prepare(ctx context.Context, query string, write, inTx bool) *stmt {
+	if s.dialect != SQLite {
+		return &stmt{sql: query}
+	}
+	s.stmts.mu.Lock()
+	st, ok := s.stmts.m[query]
+	if !ok {
+		st = rewrite(query)
+		if len(s.stmts.m) < maxCachedStmts {
+			s.stmts.m[query] = st
+			ok = true // cached: worth preparing
+		}
+	}
+	if inTx {
+		if st.w == nil && !st.queued && ok {
+			st.queued = true
+			s.stmts.pending = append(s.stmts.pending, st)
+		}
+		s.stmts.mu.Unlock()
+		return st
+	}
+	s.stmts.mu.Unlock()
+	// Preparing outside the lock is fine: a race only prepares twice.
+	if write && st.w == nil {
+		if p, err := s.w.PrepareContext(ctx, st.sql); err == nil {
+			s.stmts.mu.Lock()
+			if st.w == nil {
+				st.w = p
+			} else {
+				p.Close()
+			}
+			s.stmts.mu.Unlock()
+		}
+	}
+	if !write && st.r == nil {
+		if p, err := s.r.PrepareContext(ctx, st.sql); err == nil {
+			s.stmts.mu.Lock()
+			if st.r == nil {
+				st.r = p
+			} else {
+				p.Close()
+			}
+			s.stmts.mu.Unlock()
+		}
+	}
+	return st
+}
+
+// rewrite turns $N placeholders into "?" and records the argument order.
+func rewrite(query string) *stmt {
+	out := make([]byte, 0, len(query))
+	var order []int
+	for i := 0; i < len(query); i++ {
+		c := query[i]
+		if c == '$' && i+1 < len(query) && query[i+1] >= '0' && query[i+1] <= '9' {
+			j := i + 1
+			for j < len(query) && query[j] >= '0' && query[j] <= '9' {
+				j++
+			}
+			n, _ := strconv.Atoi(query[i+1 : j])
+			order = append(order, n-1)
+			out = append(out, '?')
+			i = j - 1
+			continue
+		}
+		out = append(out, c)
+	}
+	return &stmt{sql: string(out), order: order}
+}
+
+func (st *stmt) args(args []any) []any {
+	if st.order == nil {
+		return args
+	}
+	out := make([]any, len(st.order))
+	for i, idx := range st.order {
+		if idx >= 0 && idx < len(args) {
+			out[i] = args[idx]
+		}
+	}
+	return out
+}
+
+func (tx *Tx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st := tx.s.prepTx(ctx, query)
+	if st.w != nil {
+		return tx.tx.StmtContext(ctx, st.w).ExecContext(ctx, st.args(args)...)
+	}
+	return tx.tx.ExecContext(ctx, st.sql, st.args(args)...)
+}
+
+func (tx *Tx) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st := tx.s.prepTx(ctx, query)
+	if st.w != nil {
+		return tx.tx.StmtContext(ctx, st.w).QueryContext(ctx, st.args(args)...)
+	}
+	return tx.tx.QueryContext(ctx, st.sql, st.args(args)...)
+}
+
+func (tx *Tx) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	st := tx.s.prepTx(ctx, query)
+	if st.w != nil {
+		return tx.tx.StmtContext(ctx, st.w).QueryRowContext(ctx, st.args(args)...)
+	}
+	return tx.tx.QueryRowContext(ctx, st.sql, st.args(args)...)
+}
+
+// wexec runs a single write statement outside an explicit transaction.
+func (s *Store) wexec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st := s.prep(ctx, query, true)
+	if st.w != nil {
+		return st.w.ExecContext(ctx, st.args(args)...)
+	}
+	return s.w.ExecContext(ctx, st.sql, st.args(args)...)
+}
+
+func (s *Store) rquery(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st := s.prep(ctx, query, false)
+	if st.r != nil {
+		return st.r.QueryContext(ctx, st.args(args)...)
+	}
+	return s.r.QueryContext(ctx, st.sql, st.args(args)...)
+}
+
+func (s *Store) rqueryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	st := s.prep(ctx, query, false)
+	if st.r != nil {
+		return st.r.QueryRowContext(ctx, st.args(args)...)
+	}
+	return s.r.QueryRowContext(ctx, st.sql, st.args(args)...)
+}
