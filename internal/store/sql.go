@@ -18,7 +18,7 @@ import (
 
 // stmt is a query ready for the store's dialect.
 type stmt struct {
-	sql   string
+	sql    string
 	order  []int // SQLite: for each "?", the index of the argument it takes
 	w, r   *sql.Stmt
 	queued bool

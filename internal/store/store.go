@@ -216,7 +216,6 @@ func retryable(err error) bool {
 	return false
 }
 
-
 // ms converts a time to the stored form.
 func ms(t time.Time) int64 { return t.UnixMilli() }
 
