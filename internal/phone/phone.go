@@ -5,6 +5,7 @@ package phone
 import (
 	"errors"
 	"strconv"
+	"sync"
 
 	"github.com/nyaruka/phonenumbers"
 )
@@ -25,6 +26,10 @@ var (
 // Parse checks digits-only E.164 input and that the number exists in the
 // numbering plan of its country.
 func Parse(digits string) (Number, error) {
+	return parse(digits)
+}
+
+func parse(digits string) (Number, error) {
 	if len(digits) < 8 || len(digits) > 15 || digits[0] == '0' {
 		return Number{}, ErrFormat
 	}
@@ -42,4 +47,42 @@ func Parse(digits string) (Number, error) {
 		CountryCode: strconv.Itoa(int(n.GetCountryCode())),
 		Region:      phonenumbers.GetRegionCodeForNumber(n),
 	}, nil
+}
+
+// Validator is Parse with a memory of recent answers: libphonenumber's
+// regular expressions cost tens of microseconds per number, and
+// integrators send to the same numbers again and again.
+type Validator struct {
+	mu    sync.Mutex
+	cache map[string]result
+	max   int
+}
+
+type result struct {
+	n   Number
+	err error
+}
+
+// NewValidator remembers up to max numbers (the cache is simply emptied
+// when full: cheap, and bounded).
+func NewValidator(max int) *Validator {
+	return &Validator{cache: make(map[string]result, 1024), max: max}
+}
+
+// Parse is phone.Parse, cached.
+func (v *Validator) Parse(digits string) (Number, error) {
+	v.mu.Lock()
+	r, ok := v.cache[digits]
+	v.mu.Unlock()
+	if ok {
+		return r.n, r.err
+	}
+	n, err := parse(digits)
+	v.mu.Lock()
+	if len(v.cache) >= v.max {
+		clear(v.cache)
+	}
+	v.cache[digits] = result{n, err}
+	v.mu.Unlock()
+	return n, err
 }

@@ -36,3 +36,19 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+func TestValidatorMatchesParse(t *testing.T) {
+	v := NewValidator(3)
+	for round := 0; round < 2; round++ {
+		for _, in := range []string{"5511999990000", "12ab", "5500000000000", "447911123456", "14155552671"} {
+			want, werr := Parse(in)
+			got, gerr := v.Parse(in)
+			if got != want || !errors.Is(gerr, werr) {
+				t.Fatalf("%s: cached %v %v, direct %v %v", in, got, gerr, want, werr)
+			}
+		}
+	}
+	if len(v.cache) > 3 {
+		t.Fatalf("cache grew past its bound: %d", len(v.cache))
+	}
+}

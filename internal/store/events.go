@@ -84,7 +84,7 @@ func (tx *Tx) InsertEvents(ctx context.Context, evs []Event) error {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString("(" + placeholders(i*cols+1, cols) + ")")
+			b.WriteString("(" + tx.s.placeholders(i*cols+1, cols) + ")")
 			args = append(args, e.ID, e.AccountID, e.CampaignID, e.MessageID, e.Event, e.URL, e.Body, EventPending,
 				ms(e.NextAttemptAt), ms(e.CreatedAt))
 		}
@@ -149,7 +149,7 @@ func (s *Store) RecordAttempts(ctx context.Context, owner string, outs []Attempt
 				if i > 0 {
 					b.WriteString(", ")
 				}
-				b.WriteString("(" + placeholders(i*cols+1, cols) + ")")
+				b.WriteString("(" + tx.s.placeholders(i*cols+1, cols) + ")")
 				a := o.Attempt
 				args = append(args, a.ID, a.EventID, ms(a.AttemptedAt), a.StatusCode, a.Duration.Milliseconds(), a.Error, a.Response)
 			}

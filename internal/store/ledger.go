@@ -45,7 +45,7 @@ func (tx *Tx) InsertLedger(ctx context.Context, entries []LedgerEntry) error {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString("(" + placeholders(i*cols+1, cols) + ")")
+			b.WriteString("(" + tx.s.placeholders(i*cols+1, cols) + ")")
 			args = append(args, e.ID, e.AccountID, e.Amount, e.BalanceAfter, e.Kind, e.MessageID, e.CampaignID, e.Note, ms(e.CreatedAt))
 		}
 		if _, err := tx.exec(ctx, b.String(), args...); err != nil {

@@ -305,7 +305,7 @@ func (tx *Tx) insertMessages(ctx context.Context, msgs []Message) error {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString("(" + placeholders(i*messageColCount+1, messageColCount) + ")")
+			b.WriteString("(" + tx.s.placeholders(i*messageColCount+1, messageColCount) + ")")
 			args = append(args, messageArgs(m)...)
 		}
 		if _, err := tx.exec(ctx, b.String(), args...); err != nil {
@@ -449,7 +449,7 @@ func (tx *Tx) LockMessages(ctx context.Context, ids []string) (map[string]Messag
 			args[i] = v
 		}
 		msgs, err := scanMessages(tx.query(ctx, `SELECT `+messageCols+` FROM messages WHERE id IN (`+
-			placeholders(1, len(chunk))+`)`+lock, args...))
+			tx.s.placeholders(1, len(chunk))+`)`+lock, args...))
 		if err != nil {
 			return nil, err
 		}
@@ -472,7 +472,7 @@ func (tx *Tx) MessageIDsByProviderRef(ctx context.Context, provider string, refs
 			args = append(args, r)
 		}
 		rows, err := tx.query(ctx, `SELECT provider_ref, id FROM messages WHERE provider = $1 AND provider_ref IN (`+
-			placeholders(2, len(chunk))+`)`, args...)
+			tx.s.placeholders(2, len(chunk))+`)`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("messages by provider ref: %w", err)
 		}

@@ -13,7 +13,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
@@ -50,6 +52,7 @@ type Store struct {
 	w, r  *sql.DB
 	now   func() time.Time
 	stmts stmtCache
+	phs   sync.Map // [2]int{from, n} -> placeholder list
 }
 
 // Options tune Open. The zero value is fine.
@@ -234,16 +237,24 @@ func nullMS(t time.Time) sql.NullInt64 {
 	return sql.NullInt64{Int64: t.UnixMilli(), Valid: true}
 }
 
-// placeholders returns "$from, $from+1, …" for n arguments.
-func placeholders(from, n int) string {
+// placeholders returns "($from, $from+1, …)" for n arguments. Multi-row
+// inserts call it for every row, so the strings are built once.
+func (s *Store) placeholders(from, n int) string {
+	key := [2]int{from, n}
+	if v, ok := s.phs.Load(key); ok {
+		return v.(string)
+	}
 	var b strings.Builder
 	for i := 0; i < n; i++ {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "$%d", from+i)
+		b.WriteByte('$')
+		b.WriteString(strconv.Itoa(from + i))
 	}
-	return b.String()
+	v := b.String()
+	s.phs.Store(key, v)
+	return v
 }
 
 // prefixed qualifies every column of a comma-separated list with p.
