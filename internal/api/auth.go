@@ -57,17 +57,6 @@ func (s *Server) wrapAuth(reqType string, h handler) http.Handler {
 		addr := clientAddr(r)
 		addrKey := "ip:" + addr.String()
 		raw := keyFrom(r)
-
-		// A client address that failed authentication too often is refused
-		// before its key is even looked at, so guessing is slow. Keys that
-		// already worked from this address keep working.
-		if s.cfg.Guard != nil {
-			d, err := s.cfg.Guard.Exceeded(ctx, addrKey, s.cfg.AuthFailuresPerMinute)
-			if err == nil && !d.Allowed && !s.knownHere(r, addrKey, raw) {
-				s.refuse(w, r, d)
-				return
-			}
-		}
 		if raw == "" {
 			s.authFailure(w, r, addrKey, errMissingKey)
 			return
@@ -75,6 +64,13 @@ func (s *Server) wrapAuth(reqType string, h handler) http.Handler {
 		key, acct, err := s.lookup(r, raw)
 		if err != nil {
 			s.authFailure(w, r, addrKey, err)
+			return
+		}
+		// Checked before the allow-list: a locked-out address must get the
+		// same answer for a valid key as for a guess, or the lock-out would
+		// tell a guesser which key is right.
+		if d, locked := s.lockedOut(r, addrKey, key.ID); locked {
+			s.refuse(w, r, d)
 			return
 		}
 		if !allowed(acct.IPAllowlist, addr) {
@@ -85,9 +81,11 @@ func (s *Server) wrapAuth(reqType string, h handler) http.Handler {
 		s.touch(r, key.ID)
 
 		if s.cfg.Limiter != nil {
-			d, err := s.cfg.Limiter.Allow(ctx, ratelimit.Request{Key: acct.ID, TierLimit: acct.Limits.TierRPM,
-				Type: reqType, TypeLimit: typeLimit(acct.Limits, reqType)})
+			req := ratelimit.Request{Key: acct.ID, TierLimit: acct.Limits.TierRPM,
+				Type: reqType, TypeLimit: typeLimit(acct.Limits, reqType)}
+			d, err := s.cfg.Limiter.Allow(ctx, req)
 			if err != nil {
+				setRateHeaders(w.Header(), ratelimit.Untouched(req, s.cfg.Now()))
 				writeProblem(w, r, s.cfg.Log, err)
 				return
 			}
@@ -96,6 +94,9 @@ func (s *Server) wrapAuth(reqType string, h handler) http.Handler {
 				s.refuse(w, r, d)
 				return
 			}
+		} else {
+			// No limiter: nothing limits the request, which Limit 0 says.
+			setRateHeaders(w.Header(), ratelimit.Untouched(ratelimit.Request{Key: acct.ID}, s.cfg.Now()))
 		}
 		if err := h(w, r, message.Caller{Account: acct, Key: key}); err != nil {
 			writeProblem(w, r, s.cfg.Log, err)
@@ -122,28 +123,52 @@ func (s *Server) lookup(r *http.Request, raw string) (store.APIKey, store.Accoun
 }
 
 // authFailure counts a failed authentication against the client address
-// and answers with the failure (or 429 once the budget is spent). The
-// answer carries the address's window in both header families: there is
-// no account to describe.
+// and answers with the failure, or with 429 once the address has used up
+// its budget (the count refuses without counting then). The answer carries
+// the address's failure window in both header families: there is no account
+// to describe.
 func (s *Server) authFailure(w http.ResponseWriter, r *http.Request, addrKey string, fail error) {
 	var p *Problem
 	if !errors.As(fail, &p) {
+		// Storage failed, not the client: report the window, count nothing.
+		setRateHeaders(w.Header(), s.addrWindow(r, addrKey, false))
 		writeProblem(w, r, s.cfg.Log, fail)
 		return
 	}
-	if s.cfg.Guard != nil {
-		d, err := s.cfg.Guard.Count(r.Context(), addrKey, s.cfg.AuthFailuresPerMinute)
-		if err == nil {
-			setRateHeaders(w.Header(), d)
-			if !d.Allowed {
-				s.refuse(w, r, d)
-				return
-			}
-		}
+	d := s.addrWindow(r, addrKey, true)
+	setRateHeaders(w.Header(), d)
+	if !d.Allowed {
+		s.refuse(w, r, d)
+		return
 	}
 	writeProblem(w, r, s.cfg.Log, fail)
 }
 
+// addrWindow reads (or, with count, counts one failure in) the address's
+// failure window. Without a guard nothing limits failures (Limit 0); if the
+// guard's backend fails, the window is reported untouched and the failure
+// goes uncounted rather than turning an outage into refusals.
+func (s *Server) addrWindow(r *http.Request, addrKey string, count bool) ratelimit.Decision {
+	if s.cfg.Guard == nil {
+		return ratelimit.Untouched(ratelimit.Request{Key: addrKey}, s.cfg.Now())
+	}
+	limit := s.cfg.AuthFailuresPerMinute
+	var d ratelimit.Decision
+	var err error
+	if count {
+		d, err = s.cfg.Guard.Count(r.Context(), addrKey, limit)
+	} else {
+		d, err = s.cfg.Guard.Exceeded(r.Context(), addrKey, limit)
+	}
+	if err != nil {
+		s.cfg.Log.Warn("auth failure window unavailable", "err", err)
+		return ratelimit.Untouched(ratelimit.Request{Key: addrKey, TierLimit: limit}, s.cfg.Now())
+	}
+	return d
+}
+
+// refuse answers 429 RATE_LIMITED with both header families and
+// Retry-After: whole seconds, rounded up, until the exhausted window resets.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, d ratelimit.Decision) {
 	setRateHeaders(w.Header(), d)
 	secs := int((d.RetryAfter + time.Second - 1) / time.Second)
@@ -155,21 +180,26 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, d ratelimit.Deci
 		"Too many requests; retry after "+strconv.Itoa(secs)+" seconds."))
 }
 
-// knownHere reports whether raw is a key that already authenticated from
-// this address (so a lock-out of the address does not lock it out).
-func (s *Server) knownHere(r *http.Request, addrKey, raw string) bool {
-	if raw == "" {
-		return false
+// lockedOut reports whether the address has used up its failure budget and
+// the (valid) key has not authenticated from it within the last 24 hours.
+// Keys already in use there keep working, so a guesser sharing an address
+// with an integration cannot lock it out. A valid key new to the address
+// waits for the window like a guess: letting it through would make the
+// lock-out an oracle for guesses. A key remembered by this node within the
+// hour skips the check, which keeps the backend off the hot path.
+func (s *Server) lockedOut(r *http.Request, addrKey, keyID string) (ratelimit.Decision, bool) {
+	if s.cfg.Guard == nil {
+		return ratelimit.Decision{}, false
 	}
-	if _, err := apikey.Parse(raw); err != nil {
-		return false
+	if v, ok := s.known.Load(addrKey + "|" + keyID); ok && s.cfg.Now().Sub(v.(time.Time)) < time.Hour {
+		return ratelimit.Decision{}, false
 	}
-	key, _, err := s.cfg.Store.KeyByHash(r.Context(), apikey.Hash(raw))
-	if err != nil {
-		return false
+	d, err := s.cfg.Guard.Exceeded(r.Context(), addrKey, s.cfg.AuthFailuresPerMinute)
+	if err != nil || d.Allowed {
+		return d, false
 	}
-	ok, err := s.cfg.Guard.Known(r.Context(), addrKey, key.ID)
-	return err == nil && ok
+	known, err := s.cfg.Guard.Known(r.Context(), addrKey, keyID)
+	return d, err == nil && !known
 }
 
 // remember records that a key works from an address, at most once an hour
@@ -235,12 +265,22 @@ func typeLimit(l store.Limits, reqType string) int {
 }
 
 // setRateHeaders writes both header families: X-RateLimit-* for the tier
-// window and RateLimit-* for the request-type window.
+// window and RateLimit-* for the request-type window (the tier window for a
+// request with no type). A family whose window is unlimited shows the other
+// window instead, so that either family alone names what can refuse the
+// request; Limit 0 (with Remaining 0) remains only when nothing can.
 func setRateHeaders(h http.Header, d ratelimit.Decision) {
-	h.Set("X-RateLimit-Limit", strconv.Itoa(d.Tier.Limit))
-	h.Set("X-RateLimit-Remaining", strconv.Itoa(d.Tier.Remaining))
-	h.Set("X-RateLimit-Reset", strconv.FormatInt(d.Tier.Reset.Unix(), 10))
-	h.Set("RateLimit-Limit", strconv.Itoa(d.Type.Limit))
-	h.Set("RateLimit-Remaining", strconv.Itoa(d.Type.Remaining))
-	h.Set("RateLimit-Reset", strconv.FormatInt(d.Type.Reset.Unix(), 10))
+	tier, typ := d.Tier, d.Type
+	if typ.Limit == 0 {
+		typ = d.Tier
+	}
+	if tier.Limit == 0 {
+		tier = d.Type
+	}
+	h.Set("X-RateLimit-Limit", strconv.Itoa(tier.Limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(tier.Remaining))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(tier.Reset.Unix(), 10))
+	h.Set("RateLimit-Limit", strconv.Itoa(typ.Limit))
+	h.Set("RateLimit-Remaining", strconv.Itoa(typ.Remaining))
+	h.Set("RateLimit-Reset", strconv.FormatInt(typ.Reset.Unix(), 10))
 }

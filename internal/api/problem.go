@@ -59,6 +59,9 @@ func toProblem(err error) *Problem {
 		}
 		return validation(detail, v.Fields...)
 	}
+	if rf := (*message.Refusal)(nil); errors.As(err, &rf) { // OUTSIDE_CONVERSATION_WINDOW, DAILY_LIMIT_REACHED
+		return &Problem{Type: "about:blank", Title: http.StatusText(rf.Status), Status: rf.Status, Code: rf.Code, Detail: rf.Detail, Errors: rf.Fields}
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return errNotFound

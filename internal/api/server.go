@@ -13,10 +13,12 @@ import (
 
 	"msgsvc/internal/api/openapi"
 	"msgsvc/internal/id"
+	"msgsvc/internal/media"
 	"msgsvc/internal/message"
 	"msgsvc/internal/provider"
 	"msgsvc/internal/ratelimit"
 	"msgsvc/internal/store"
+	"msgsvc/internal/template"
 )
 
 // Store is what the API reads directly (the rest goes through services).
@@ -58,6 +60,10 @@ type Config struct {
 	Ready func(ctx context.Context) map[string]string
 	// SessionTTL is the panel session idle timeout (default 12 h).
 	SessionTTL time.Duration
+	// Media stores uploads (POST media); nil answers 404.
+	Media *media.Store
+	// Templates lists WhatsApp templates (GET templates); nil answers 404.
+	Templates *template.Service
 }
 
 // Server is the HTTP front of the integration API.
@@ -116,6 +122,9 @@ func (s *Server) routes() {
 	s.integration("GET "+base+"/campaigns/{campaignId}", typeStatus, s.getCampaign)
 	s.integration("POST "+base+"/campaigns/{campaignId}/cancel", typeSending, s.idempotent(s.cancelCampaign))
 	s.integration("POST "+base+"/test/replies", typeNone, s.idempotent(s.testReply))
+	s.integration("POST "+base+"/media", typeMedia, s.uploadMedia) // keeps Idempotency-Key itself
+	s.integration("GET "+base+"/templates", typeNone, s.listTemplates)
+	s.integration("GET "+base+"/limits", typeNone, s.limits)
 
 	s.mux.Handle("POST /api/v1/auth/login", http.HandlerFunc(s.login))
 	s.mux.Handle("/api/v1/integration/", s.wrapAuth(typeNone, func(w http.ResponseWriter, r *http.Request, c message.Caller) error {

@@ -348,6 +348,11 @@ func TestLifeCycleAndWebhooks(t *testing.T) {
 			{"5511999990012", "RCS", []string{"SENT", "DELIVERED", "READ"}, ""},
 			{"5511999990003", "RCS", []string{"FAILED"}, "RCS_NOT_SUPPORTED"},
 		}
+		// Free-form WhatsApp needs an open conversation window: 0011 wrote
+		// first, in both environments.
+		for _, keyEnv := range []string{"test", "live"} {
+			inbound(t, e, keyEnv, "5511999990011", "WHATSAPP")
+		}
 		for _, key := range []string{e.testKey, e.liveKey} {
 			for _, c := range cases {
 				r := send(t, e, key, map[string]any{"to": c.to, "message": "hello", "type": c.typ, "callbackUrl": e.hooks.url()})
@@ -391,8 +396,9 @@ func TestLifeCycleAndWebhooks(t *testing.T) {
 		// live INVALID_NUMBER and RCS_NOT_SUPPORTED sends cost nothing in the end.
 		a, _ := e.st.Account(ctx, e.account.ID)
 		sum, _ := e.st.LedgerSum(ctx, e.account.ID)
-		// Live charges kept: SMS 1+1 (0010, 0002), WhatsApp 2, RCS 1 = 5 credits.
-		if a.Balance != 995_000000 || sum != a.Balance {
+		// Live charges kept: SMS 1+1 (0010, 0002), WhatsApp 0 (inside the
+		// window), RCS 1 = 3 credits.
+		if a.Balance != 997_000000 || sum != a.Balance {
 			t.Fatalf("balance %d ledger %d", a.Balance, sum)
 		}
 		e.hooks.mu.Lock()
@@ -459,7 +465,8 @@ func TestRepliesRouteToLatestCampaign(t *testing.T) {
 		}
 		// Injected replies go to the most recent campaign to that number.
 		send(t, e, e.testKey, map[string]any{"to": "5511999990020", "message": "first", "type": "SMS", "callbackUrl": e.hooks.url() + "?c=1"})
-		r2 := send(t, e, e.testKey, map[string]any{"to": "5511999990020", "message": "second", "type": "WHATSAPP", "callbackUrl": e.hooks.url() + "?c=2"})
+		r2 := send(t, e, e.testKey, map[string]any{"to": "5511999990020", "template": map[string]any{"name": "second", "language": "en"},
+			"type": "WHATSAPP", "callbackUrl": e.hooks.url() + "?c=2"})
 		cid2 := r2.json(t)["campaignId"].(string)
 		ir := e.do("POST", "/api/v1/integration/test/replies", e.testKey, map[string]any{"from": "5511999990020", "message": "STOP", "channel": "whatsapp"})
 		if ir.status != 202 || ir.json(t)["campaignId"] != cid2 {
@@ -684,4 +691,29 @@ func TestLiveWithoutRouteIsRefunded(t *testing.T) {
 	// Test keys still reach the simulator.
 	r = send(t, e, e.testKey, map[string]any{"to": "5511999990060", "message": "x", "type": "SMS"})
 	finalStatus(t, e, e.testKey, r.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string), "DELIVERED")
+}
+
+func TestTemplatesAndMediaOnSends(t *testing.T) {
+	e := newEnv(t, "sqlite", envOptions{})
+	cases := []struct {
+		name  string
+		body  map[string]any
+		field string
+	}{
+		{"unknown template", map[string]any{"to": "5511999990070", "type": "WHATSAPP", "template": map[string]any{"name": "nope", "language": "en"}}, "template.name"},
+		{"pending template", map[string]any{"to": "5511999990070", "type": "WHATSAPP", "template": map[string]any{"name": "draft", "language": "en"}}, "template.name"},
+		{"missing parameter", map[string]any{"to": "5511999990070", "type": "WHATSAPP", "template": map[string]any{"name": "order", "language": "en", "parameters": []string{"42"}}}, "template.parameters"},
+		{"unknown media", map[string]any{"to": "5511999990070", "type": "RCS", "message": "pic", "media": map[string]any{"mediaId": "med_nothing"}}, "media.mediaId"},
+		{"private media URL", map[string]any{"to": "5511999990070", "type": "RCS", "message": "pic", "media": map[string]any{"url": "http://10.0.0.1/a.png"}}, "media.url"},
+	}
+	for _, c := range cases {
+		r := send(t, e, e.testKey, c.body)
+		if r.status != 400 || !strings.Contains(string(r.body), `"field":"`+c.field) {
+			t.Fatalf("%s: %d %s", c.name, r.status, r.body)
+		}
+	}
+	r := send(t, e, e.testKey, map[string]any{"to": "5511999990070", "type": "WHATSAPP", "template": map[string]any{"name": "order", "language": "en", "parameters": []string{"42", "on its way"}}})
+	if r.status != 202 {
+		t.Fatalf("template send: %d %s", r.status, r.body)
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"msgsvc/internal/apikey"
 	"msgsvc/internal/bench"
 	"msgsvc/internal/store"
 )
@@ -146,10 +147,9 @@ func startBenchNodes(ctx context.Context, db string, simDelay time.Duration, kee
 	}
 	var k string
 	if err == nil {
-		var kk = struct{ Secret string }{}
-		key, _, kerr := CreateKey(ctx, st, a.ID, "live", now)
-		kk.Secret, err = key.Secret, kerr
-		k = kk.Secret
+		var key apikey.Key
+		key, _, err = CreateKey(ctx, st, a.ID, "live", now)
+		k = key.Secret
 	}
 	st.Close()
 	if err != nil {

@@ -18,7 +18,9 @@ import (
 
 	"msgsvc/internal/config"
 	"msgsvc/internal/ledger"
+	"msgsvc/internal/message"
 	"msgsvc/internal/store"
+	"msgsvc/internal/template"
 )
 
 const usage = `msgsvc — a self-hostable messaging gateway (SMS, WhatsApp, RCS)
@@ -29,9 +31,12 @@ Usage:
   msgsvc migrate  [--db D]  apply database migrations
   msgsvc account create --name NAME [--tier free|basic|pro|enterprise] [--credits N] [--currency USD] [--country CC]
   msgsvc account limits --account ID [--tier-rpm N] [--send-rpm N] [--status-rpm N] [--media-rpm N]
+  msgsvc account prices --account ID [--set '{"home":{...},"abroad":{...},"countries":{"44":{...}}}']
   msgsvc key create     --account ID --env test|live
   msgsvc credits add    --account ID --amount N [--note TEXT]
   msgsvc user create    --account ID --email E --role owner|admin|developer|viewer [--password-stdin]
+  msgsvc template create --account ID --name N --language en --category MARKETING|UTILITY|AUTHENTICATION --body "Hi {{1}}"
+                        [--status APPROVED|PENDING|REJECTED] [--parameters "label 1,label 2"]
   msgsvc bench    [flags]   load-test a node (one it starts, or --url) and report throughput and latency
 
 Every command takes --db (MSGSVC_DB) and the bootstrap commands print JSON with --json.
@@ -52,7 +57,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runServer(ctx, cmd == "dev", args[1:], stdout, stderr)
 	case "migrate":
 		err = runMigrate(ctx, args[1:], stdout)
-	case "account", "key", "credits", "user":
+	case "account", "key", "credits", "user", "template":
 		if len(args) < 2 {
 			err = fmt.Errorf("%s needs a subcommand; see msgsvc -h", cmd)
 			break
@@ -179,6 +184,8 @@ func runAdmin(ctx context.Context, cmd string, args []string, stdin io.Reader, s
 		tierRPM, sendRPM, statusRPM, mediaRPM                            *int
 		pwStdin                                                          *bool
 	)
+	var language, category, tplStatus, tplBody, tplParams *string // template create
+	var prices *string                                            // account prices
 	switch cmd {
 	case "account create":
 		name = fs.String("name", "", "account name (required)")
@@ -192,6 +199,10 @@ func runAdmin(ctx context.Context, cmd string, args []string, stdin io.Reader, s
 		sendRPM = fs.Int("send-rpm", -1, "sending requests per minute (0 = unlimited)")
 		statusRPM = fs.Int("status-rpm", -1, "status queries per minute (0 = unlimited)")
 		mediaRPM = fs.Int("media-rpm", -1, "media uploads per minute (0 = unlimited)")
+	case "account prices":
+		accountID = fs.String("account", "", "account id (required)")
+		prices = fs.String("set", "", `price table in credits, e.g. {"home":{"smsSegment":1},"countries":{"44":{"smsSegment":3}}}; `+
+			`rates: smsSegment, rcsMessage, waConversation, waInWindow; "{}" restores the defaults; without it the table is shown`)
 	case "key create":
 		accountID = fs.String("account", "", "account id (required)")
 		env = fs.String("env", "test", "test or live")
@@ -204,6 +215,14 @@ func runAdmin(ctx context.Context, cmd string, args []string, stdin io.Reader, s
 		email = fs.String("email", "", "login email (required)")
 		role = fs.String("role", "developer", "owner, admin, developer or viewer")
 		pwStdin = fs.Bool("password-stdin", false, "read the password from standard input (else one is generated)")
+	case "template create":
+		accountID = fs.String("account", "", "account id (required)")
+		name = fs.String("name", "", "template name: lower-case letters, digits and _ (required)")
+		language = fs.String("language", "en", "language code, e.g. en or pt_BR")
+		category = fs.String("category", "", "MARKETING, UTILITY or AUTHENTICATION (required)")
+		tplStatus = fs.String("status", template.Approved, "review status: APPROVED, PENDING or REJECTED")
+		tplBody = fs.String("body", "", "text with {{1}}, {{2}}, … placeholders (required)")
+		tplParams = fs.String("parameters", "", "comma-separated labels of the placeholders (default {{1}}, {{2}}, …)")
 	default:
 		return fmt.Errorf("unknown command %q", cmd)
 	}
@@ -251,6 +270,28 @@ func runAdmin(ctx context.Context, cmd string, args []string, stdin io.Reader, s
 		out = accountJSON(a)
 		human = fmt.Sprintf("limits of %s: tier %d/min, sending %d/min, status %d/min, media %d/min (0 = unlimited)\n",
 			a.ID, l.TierRPM, l.SendRPM, l.StatusRPM, l.MediaRPM)
+	case "account prices":
+		a, err := st.Account(ctx, *accountID)
+		if err != nil {
+			return fmt.Errorf("account %s: %w", *accountID, err)
+		}
+		table, err := ledger.Parse(a.Prices)
+		if err != nil {
+			return fmt.Errorf("account %s: %w", a.ID, err)
+		}
+		if *prices != "" {
+			var stored string
+			if stored, table, err = message.ParsePriceTable([]byte(*prices), a.CountryCode); err != nil {
+				return err
+			}
+			if err := st.SetPrices(ctx, a.ID, stored); err != nil {
+				return err
+			}
+		}
+		shown := message.PriceTableJSON(table)
+		out = map[string]any{"accountId": a.ID, "country": a.CountryCode, "prices": shown}
+		raw, _ := json.MarshalIndent(shown, "", "  ")
+		human = fmt.Sprintf("prices of %s (home calling code %s), in credits:\n%s\n", a.ID, a.CountryCode, raw)
 	case "key create":
 		k, rec, err := CreateKey(ctx, st, *accountID, *env, now)
 		if err != nil {
@@ -296,6 +337,26 @@ func runAdmin(ctx context.Context, cmd string, args []string, stdin io.Reader, s
 			human += "password (shown only now): " + password + "\n"
 		}
 		out = res
+	case "template create":
+		var labels []string
+		if *tplParams != "" {
+			labels = strings.Split(*tplParams, ",")
+			for i := range labels {
+				labels[i] = strings.TrimSpace(labels[i])
+			}
+		}
+		if _, err := st.Account(ctx, *accountID); err != nil {
+			return fmt.Errorf("account %s: %w", *accountID, err)
+		}
+		t, err := template.New(st, nil).Create(ctx, *accountID, template.NewTemplate{Name: *name, Language: *language,
+			Category: *category, Status: *tplStatus, Body: *tplBody, Parameters: labels})
+		if err != nil {
+			return err
+		}
+		out = map[string]any{"accountId": *accountID, "name": t.Name, "language": t.Language, "category": t.Category,
+			"status": t.Status, "body": t.Body, "parameters": t.Parameters}
+		human = fmt.Sprintf("template %s (%s) created for %s, %s, %d parameters\n", t.Name, t.Language, *accountID,
+			t.Status, len(t.Parameters))
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

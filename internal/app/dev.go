@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+
+	"msgsvc/internal/template"
 )
 
 // devWelcome creates the demo account on the first start of a dev
@@ -38,6 +40,17 @@ func devWelcome(ctx context.Context, srv *Server, w io.Writer) error {
 	u, pw, err := CreateUser(ctx, st, a.ID, "demo@msgsvc.local", "owner", "", now)
 	if err != nil {
 		return err
+	}
+	tpls := template.New(st, srv.now)
+	for _, t := range []template.NewTemplate{
+		{Name: "welcome", Language: "en", Category: template.Utility, Body: "Hello {{1}}, welcome to {{2}}!",
+			Parameters: []string{"customer name", "company name"}},
+		{Name: "order_update", Language: "en", Category: template.Utility, Body: "Your order {{1}} is {{2}}.",
+			Parameters: []string{"order number", "order status"}},
+	} {
+		if _, err := tpls.Create(ctx, a.ID, t); err != nil {
+			return fmt.Errorf("demo template %s: %w", t.Name, err)
+		}
 	}
 	fmt.Fprintf(w, `
 msgsvc dev is running at %[1]s — API reference: %[1]s/docs

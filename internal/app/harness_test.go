@@ -19,6 +19,7 @@ import (
 	"msgsvc/internal/config"
 	"msgsvc/internal/store"
 	"msgsvc/internal/store/storetest"
+	"msgsvc/internal/template"
 	"msgsvc/internal/webhook"
 )
 
@@ -42,12 +43,14 @@ type env struct {
 	testKey string
 	liveKey string
 	hooks   *receiver
+	client  *http.Client
 	stop    func()
 }
 
 type envOptions struct {
 	allowPrivate  *bool
 	noLiveRoutes  bool
+	noTemplates   bool
 	credits       float64
 	retrySchedule string
 }
@@ -66,7 +69,7 @@ func newEnv(t *testing.T, dialect string, o envOptions) *env {
 			t.Fatal(err)
 		}
 	}
-	cfg := config.Config{Dev: !o.noLiveRoutes, DB: dsn, Addr: "127.0.0.1:0", WebhookAllowPrivate: allow, SimulatorDelay: 30 * time.Millisecond,
+	cfg := config.Config{Dev: !o.noLiveRoutes, DB: dsn, DataDir: t.TempDir(), Addr: "127.0.0.1:0", WebhookAllowPrivate: allow, SimulatorDelay: 30 * time.Millisecond,
 		WebhookRetrySchedule: sched, RateLimitBackend: "memory", NodeID: "test-node", DispatchWorkers: 2,
 		ShutdownTimeout: 5 * time.Second, LogLevel: "error"}
 	clk := &clock{}
@@ -78,13 +81,17 @@ func newEnv(t *testing.T, dialect string, o envOptions) *env {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()
-	e := &env{t: t, srv: srv, st: srv.Store(), base: "http://" + srv.Addr(), clock: clk, hooks: newReceiver(t)}
+	e := &env{t: t, srv: srv, st: srv.Store(), base: "http://" + srv.Addr(), clock: clk, hooks: newReceiver(t),
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	stopped := false
 	e.stop = func() {
 		if stopped {
 			return
 		}
 		stopped = true
+		// Connections the client opened but never used would hold up the
+		// server's graceful shutdown.
+		e.client.CloseIdleConnections()
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("server stopped with %v", err)
@@ -112,6 +119,27 @@ func newEnv(t *testing.T, dialect string, o envOptions) *env {
 		t.Fatal(err)
 	}
 	e.testKey, e.liveKey = tk.Secret, lk.Secret
+	tpls := template.New(e.st, clk.Now)
+	seed := []template.NewTemplate{
+		{Name: "a", Language: "en", Body: "Hi there"},
+		{Name: "second", Language: "en", Body: "A second campaign"},
+		{Name: "order", Language: "en", Body: "Order {{1}} is {{2}}"},
+		{Name: "order_shipped", Language: "en", Body: "Hi {{1}}, your order shipped"},
+		{Name: "order_shipped", Language: "pt_BR", Body: "Olá {{1}}, o pedido {{2}} foi enviado"},
+		{Name: "promo", Language: "en", Body: "Big sale today", Category: template.Marketing},
+		{Name: "draft", Language: "en", Body: "Not approved yet", Status: "PENDING"},
+	}
+	if o.noTemplates {
+		seed = nil
+	}
+	for _, nt := range seed {
+		if nt.Category == "" {
+			nt.Category = template.Utility
+		}
+		if _, err := tpls.Create(context.Background(), e.account.ID, nt); err != nil {
+			t.Fatalf("template %s: %v", nt.Name, err)
+		}
+	}
 	e.hooks.secret = e.account.WebhookSecret
 	return e
 }
@@ -168,7 +196,7 @@ func (e *env) do(method, path, key string, body any, headers ...string) response
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := e.client.Do(req)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -8,6 +8,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,11 +19,13 @@ import (
 
 	"msgsvc/internal/api"
 	"msgsvc/internal/config"
+	"msgsvc/internal/media"
 	"msgsvc/internal/message"
 	"msgsvc/internal/provider"
 	"msgsvc/internal/provider/simulator"
 	"msgsvc/internal/ratelimit"
 	"msgsvc/internal/store"
+	"msgsvc/internal/template"
 	"msgsvc/internal/webhook"
 )
 
@@ -90,11 +95,19 @@ func (s *Server) wire() error {
 		log.Warn("MSGSVC_SMPP_ADDR is set but the SMPP adapter is not part of this build yet; live SMS has no route")
 	}
 	router := provider.NewRouter(sim, routes)
+	mediaStore, err := media.New(context.Background(), media.Config{Repo: st, Dir: mediaDir(cfg), Now: now})
+	if err != nil {
+		return err
+	}
+	templates := template.New(st, now)
+	sendMedia := sendMedia{files: mediaStore, urls: media.NewURLChecker(media.URLOptions{AllowPrivate: cfg.WebhookAllowPrivate,
+		NoProbe: !cfg.MediaURLProbe})}
 	s.messages = message.NewService(message.Config{Store: st, Picker: router, AllowPrivateCallbacks: cfg.WebhookAllowPrivate,
+		Media: sendMedia, Templates: sendTemplates{svc: templates},
 		Wake: func() { dispatcher.Wake() }, Events: func() { deliverer.Wake() }, CommitWorkers: commitWorkers(cfg), Now: now})
 	dispatcher = message.NewDispatcher(message.DispatcherConfig{Store: st, Routes: router, Tracker: s.tracker,
-		Owner: cfg.NodeID, Workers: cfg.DispatchWorkers, Log: log, Now: now})
-	deliverer = webhook.NewWorker(webhook.WorkerConfig{Store: st, Owner: cfg.NodeID, Log: log,
+		Owner: cfg.NodeID, Workers: cfg.DispatchWorkers, Lease: cfg.DispatchLease, Log: log, Now: now})
+	deliverer = webhook.NewWorker(webhook.WorkerConfig{Store: st, Owner: cfg.NodeID, Log: log, Lease: cfg.WebhookLease,
 		Client:   webhook.NewClient(webhook.ClientOptions{AllowPrivate: cfg.WebhookAllowPrivate, UserAgent: "msgsvc-webhooks/1"}),
 		Schedule: cfg.WebhookRetrySchedule, Observe: m.webhook, Now: now})
 	sweeper := &message.Sweeper{Store: st, Tracker: s.tracker, Now: now, Log: log}
@@ -109,6 +122,7 @@ func (s *Server) wire() error {
 		log.Warn("rate-limit backend unavailable; allowing requests", "err", err)
 	})
 	apiSrv := api.New(api.Config{Store: st, Messages: s.messages, Replies: s.tracker, Limiter: limiter, Guard: backend,
+		Media: mediaStore, Templates: templates,
 		Registry: reg, Log: log, Now: now, Ready: func(ctx context.Context) map[string]string {
 			if err := backend.Ping(ctx); err != nil {
 				return map[string]string{"rateLimit": "unreachable (failing open): " + err.Error()}
@@ -135,6 +149,19 @@ func commitWorkers(cfg config.Config) int {
 		return 4
 	}
 	return 1
+}
+
+// mediaDir is <data>/media. A config built in code (tests) may leave
+// DataDir empty; the SQLite file's directory is the data directory then.
+func mediaDir(cfg config.Config) string {
+	dir := cfg.DataDir
+	if dir == "" && !cfg.Postgres() {
+		dir = filepath.Dir(strings.TrimPrefix(cfg.DB, "sqlite:"))
+	}
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "msgsvc-data")
+	}
+	return filepath.Join(dir, "media")
 }
 
 // Addr is the address the server listens on.

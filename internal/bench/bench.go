@@ -167,10 +167,6 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	client := &http.Client{Transport: transport, Timeout: 30 * time.Second}
 	defer transport.CloseIdleConnections()
 
-	type sent struct {
-		at  time.Time
-		ids []string
-	}
 	var (
 		next      atomic.Int64
 		mu        sync.Mutex

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"msgsvc/internal/channel/rcs"
 	"msgsvc/internal/provider"
 	"msgsvc/internal/store"
 )
@@ -37,6 +38,8 @@ type Dispatcher struct {
 	now     func() time.Time
 	log     *slog.Logger
 	wake    chan struct{}
+	caps    CapabilityCache
+	capTTL  time.Duration
 }
 
 // DispatcherConfig sets up a Dispatcher.
@@ -51,12 +54,25 @@ type DispatcherConfig struct {
 	Poll    time.Duration // idle re-check for scheduled messages and lapsed leases, default 1 s
 	Now     func() time.Time
 	Log     *slog.Logger
+	// Capabilities caches providers' answers about RCS devices; nil uses
+	// Store when it implements CapabilityCache, else nothing is cached.
+	Capabilities CapabilityCache
+	// CapabilityTTL is how long a cached answer is trusted (default
+	// rcs.CapabilityTTL).
+	CapabilityTTL time.Duration
 }
 
 // NewDispatcher builds a Dispatcher; Run starts it.
 func NewDispatcher(c DispatcherConfig) *Dispatcher {
 	d := &Dispatcher{store: c.Store, routes: c.Routes, tracker: c.Tracker, owner: c.Owner, lease: c.Lease,
-		batch: c.Batch, workers: c.Workers, poll: c.Poll, now: c.Now, log: c.Log, wake: make(chan struct{}, 1)}
+		batch: c.Batch, workers: c.Workers, poll: c.Poll, now: c.Now, log: c.Log, wake: make(chan struct{}, 1),
+		caps: c.Capabilities, capTTL: c.CapabilityTTL}
+	if d.caps == nil {
+		d.caps, _ = c.Store.(CapabilityCache)
+	}
+	if d.capTTL <= 0 {
+		d.capTTL = rcs.CapabilityTTL
+	}
 	if d.lease <= 0 {
 		d.lease = 30 * time.Second
 	}
@@ -138,6 +154,7 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	work := context.WithoutCancel(ctx)
 	groups := map[provider.Provider][]store.Message{}
 	var reports []Report
+	var rich []routed
 	now := d.now().UTC()
 	for _, m := range msgs {
 		if !m.ExpiresAt.After(now) {
@@ -152,7 +169,18 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 			reports = append(reports, Report{Kind: Rejected, MessageID: m.ID, ErrorCode: CodeNoRoute, At: now, LeaseOwner: d.owner})
 			continue
 		}
+		if m.Channel == RCS {
+			rich = append(rich, routed{m, p})
+			continue
+		}
 		groups[p] = append(groups[p], m)
+	}
+	if len(rich) > 0 {
+		send, screened := d.screenRCS(work, rich, now)
+		reports = append(reports, screened...)
+		for _, it := range send {
+			groups[it.p] = append(groups[it.p], it.m)
+		}
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -167,14 +195,22 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 		}(p, ms)
 	}
 	wg.Wait()
-	return len(msgs), d.tracker.Apply(work, reports)
+	if err := d.tracker.Apply(work, reports); err != nil {
+		return len(msgs), err
+	}
+	for _, r := range reports {
+		if r.Kind == Fallback {
+			d.Wake() // the fallback SMS are due now
+			break
+		}
+	}
+	return len(msgs), nil
 }
 
 func (d *Dispatcher) submit(ctx context.Context, p provider.Provider, msgs []store.Message) []Report {
 	outs := make([]provider.Outbound, len(msgs))
 	for i, m := range msgs {
-		outs[i] = provider.Outbound{ID: m.ID, Env: m.Env, To: m.To, CountryCode: m.CountryCode, Channel: m.Channel,
-			Body: m.Body, Content: m.Content, ExpiresAt: m.ExpiresAt}
+		outs[i] = outbound(m)
 	}
 	results := p.Submit(ctx, outs)
 	now := d.now().UTC()
@@ -195,6 +231,13 @@ func (d *Dispatcher) submit(ctx context.Context, p provider.Provider, msgs []sto
 			r.RetryAt = now.Add(retryDelay(m.Attempts))
 			if !r.RetryAt.Before(m.ExpiresAt) {
 				r.Kind, r.ErrorCode, r.ErrorMessage = Expire, CodeExpired, ""
+			}
+		case res.Err.Code == CodeRCSNotSupported && m.Channel == RCS:
+			// The provider knew better than the cache, or could not be asked.
+			d.remember(ctx, m.Env, map[string]bool{m.To: false}, now)
+			r = d.notCapable(routed{m, p}, now)
+			if r.Kind == Rejected {
+				r.ErrorMessage = res.Err.Message
 			}
 		default:
 			r.Kind, r.ErrorCode, r.ErrorMessage = Rejected, res.Err.Code, res.Err.Message

@@ -10,7 +10,9 @@ import (
 	"unicode/utf8"
 
 	"msgsvc/internal/batch"
+	"msgsvc/internal/channel/rcs"
 	"msgsvc/internal/channel/sms"
+	"msgsvc/internal/channel/whatsapp"
 	"msgsvc/internal/id"
 	"msgsvc/internal/ledger"
 	"msgsvc/internal/phone"
@@ -21,7 +23,7 @@ import (
 // Limits of a send request.
 const (
 	MaxRecipients   = 1000
-	MaxTextChars    = 1000 // WhatsApp and RCS
+	MaxTextChars    = whatsapp.MaxText // WhatsApp and RCS (rcs.MaxText) alike
 	MaxReference    = 128
 	MinValidity     = 60
 	MaxValidity     = 259200
@@ -104,6 +106,16 @@ type SentMessage struct {
 	Segments  int     `json:"segments"`
 	Encoding  string  `json:"encoding"`
 	Credits   float64 `json:"credits"`
+
+	// Dry runs only. WhatsApp: whether the 24-hour window for free-form
+	// messages is "open" or "closed", and whether the message would start a
+	// new (charged) conversation.
+	ConversationWindow string `json:"conversationWindow,omitempty"`
+	NewConversation    *bool  `json:"newConversation,omitempty"`
+	// RCS, when the device's capability is known from an earlier send:
+	// whether it takes RCS, and whether the message would go out as SMS.
+	RCSCapable *bool `json:"rcsCapable,omitempty"`
+	Fallback   *bool `json:"fallback,omitempty"`
 }
 
 type sendResponse struct {
@@ -127,18 +139,22 @@ type Sends interface {
 // Service accepts sends. Concurrent sends are written together, one
 // transaction per batch.
 type Service struct {
-	store        Store
-	commits      *batch.Batcher[store.Send, store.SendResult]
-	picker       Picker
-	now          func() time.Time
-	allowPrivate bool
-	wake         func()
-	events       func()
+	store         Store
+	commits       *batch.Batcher[store.Send, store.SendResult]
+	picker        Picker
+	media         MediaChecker
+	templates     Templates
+	capabilityTTL time.Duration
+	now           func() time.Time
+	allowPrivate  bool
+	wake          func()
+	events        func()
 }
 
 // Store is everything the message service reads and writes.
 type Store interface {
 	Sends
+	ChannelStore
 	Message(ctx context.Context, accountID, messageID string) (store.Message, error)
 	Campaign(ctx context.Context, accountID, campaignID string) (store.Campaign, error)
 	CampaignCounts(ctx context.Context, campaignID string) (map[string]int, error)
@@ -162,6 +178,15 @@ type Config struct {
 	// CommitWorkers is the number of parallel group-commit loops (1 suits
 	// SQLite's single writer; PostgreSQL gains from a few).
 	CommitWorkers int
+	// Media checks uploaded files and their fit to the channel; nil checks
+	// the shape of media references only.
+	Media MediaChecker
+	// Templates renders WhatsApp templates; nil accepts any well-formed
+	// template name (its text is then unknown to msgsvc).
+	Templates Templates
+	// CapabilityTTL is how long a cached RCS capability counts in dry runs
+	// (default rcs.CapabilityTTL, as the dispatcher).
+	CapabilityTTL time.Duration
 }
 
 // NewService starts a Service; Close stops it.
@@ -178,7 +203,11 @@ func NewService(c Config) *Service {
 	if c.CommitWorkers <= 0 {
 		c.CommitWorkers = 1
 	}
-	s := &Service{store: c.Store, picker: c.Picker, now: c.Now, allowPrivate: c.AllowPrivateCallbacks, wake: c.Wake, events: c.Events}
+	if c.CapabilityTTL <= 0 {
+		c.CapabilityTTL = rcs.CapabilityTTL
+	}
+	s := &Service{store: c.Store, picker: c.Picker, media: c.Media, templates: c.Templates, capabilityTTL: c.CapabilityTTL,
+		now: c.Now, allowPrivate: c.AllowPrivateCallbacks, wake: c.Wake, events: c.Events}
 	s.commits = batch.New(c.Store.CommitSends, 128, c.CommitWorkers)
 	return s
 }
@@ -197,16 +226,18 @@ var (
 // nothing.
 func (s *Service) Send(ctx context.Context, caller Caller, req SendRequest, opt SendOptions) (SendResult, error) {
 	now := s.now().UTC()
-	plan, err := s.plan(caller, req, now)
+	plan, err := s.plan(ctx, caller, req, now, opt.DryRun)
 	if err != nil {
 		return SendResult{}, err
 	}
 	resp := sendResponse{Status: Sending, DryRun: opt.DryRun}
 	var total int64
-	for _, m := range plan.messages {
+	for i, m := range plan.messages {
 		total += m.Credits
 		sm := SentMessage{To: m.To, Status: Sending, Segments: m.Segments, Encoding: m.Encoding, Credits: ledger.Credits(m.Credits)}
-		if !opt.DryRun {
+		if opt.DryRun {
+			plan.explain(&sm, i)
+		} else {
 			mid := m.ID
 			sm.MessageID = &mid
 		}
@@ -217,6 +248,16 @@ func (s *Service) Send(ctx context.Context, caller Caller, req SendRequest, opt 
 		if !caller.Test() && total > caller.Account.Balance {
 			return SendResult{}, ErrInsufficientCredits
 		}
+		if c := plan.conversations; c != nil && c.Limit > 0 {
+			used, err := s.store.ConversationsOn(ctx, c.AccountID, c.Env, c.Day)
+			if err != nil {
+				return SendResult{}, err
+			}
+			if used+len(c.Phones) > c.Limit {
+				return SendResult{}, dailyLimitRefusal(&store.DailyLimitError{Day: store.DayKey(c.Day), Limit: c.Limit,
+					Used: used, Asked: len(c.Phones)}, caller.Account.WAQualityTier)
+			}
+		}
 		body, err := json.Marshal(resp)
 		return SendResult{Status: 200, Body: body}, err
 	}
@@ -226,7 +267,7 @@ func (s *Service) Send(ctx context.Context, caller Caller, req SendRequest, opt 
 	if err != nil {
 		return SendResult{}, fmt.Errorf("encode response: %w", err)
 	}
-	snd := store.Send{Campaign: plan.campaign, Messages: plan.messages}
+	snd := store.Send{Campaign: plan.campaign, Messages: plan.messages, Conversations: plan.conversations}
 	if opt.IdempotencyKey != "" {
 		snd.Idem = &store.Idempotency{KeyID: caller.Key.ID, Key: opt.IdempotencyKey, RequestHash: opt.RequestHash,
 			StatusCode: 202, Response: body, CreatedAt: now}
@@ -234,6 +275,9 @@ func (s *Service) Send(ctx context.Context, caller Caller, req SendRequest, opt 
 	res, err := s.commits.Do(ctx, snd)
 	if err != nil {
 		return SendResult{}, fmt.Errorf("accept send: %w", err)
+	}
+	if errors.Is(res.Err, store.ErrDailyLimit) {
+		return SendResult{}, dailyLimitRefusal(res.Err, caller.Account.WAQualityTier)
 	}
 	if res.Err != nil {
 		return SendResult{}, res.Err
@@ -248,13 +292,39 @@ func (s *Service) Send(ctx context.Context, caller Caller, req SendRequest, opt 
 }
 
 type sendPlan struct {
-	campaign store.Campaign
-	messages []store.Message
-	dueNow   bool
+	campaign      store.Campaign
+	messages      []store.Message
+	conversations *store.Conversations // WhatsApp conversations the send opens
+	dueNow        bool
+
+	// What a dry run tells about each message.
+	typ     string
+	start   time.Time
+	aud     audience
+	hasFall bool
+}
+
+// explain adds what a dry run tells about message i beyond its price.
+func (p sendPlan) explain(sm *SentMessage, i int) {
+	to := p.messages[i].To
+	switch p.typ {
+	case WhatsApp:
+		sm.ConversationWindow = "closed"
+		if p.aud.windowOpen(to, p.start) {
+			sm.ConversationWindow = "open"
+		}
+		fresh := p.aud.newConversation(to, p.start)
+		sm.NewConversation = &fresh
+	case RCS:
+		if capable, known := p.aud.rcsCapable[to]; known {
+			fb := !capable && p.hasFall
+			sm.RCSCapable, sm.Fallback = &capable, &fb
+		}
+	}
 }
 
 // plan validates the request and builds the rows it will write.
-func (s *Service) plan(caller Caller, req SendRequest, now time.Time) (sendPlan, error) {
+func (s *Service) plan(ctx context.Context, caller Caller, req SendRequest, now time.Time, dry bool) (sendPlan, error) {
 	verr := &ValidationError{}
 	typ := strings.ToUpper(strings.TrimSpace(req.Type))
 	switch typ {
@@ -297,7 +367,14 @@ func (s *Service) plan(caller Caller, req SendRequest, now time.Time) (sendPlan,
 		seen[r] = i
 		numbers = append(numbers, n)
 	}
-	content, enc, segments := s.checkContent(verr, typ, req)
+	chk, err := s.checkContent(ctx, verr, caller, typ, req)
+	if err != nil {
+		return sendPlan{}, err
+	}
+	fbText, fbBody, hasFallback := sms.Analysis{}, "", false
+	if typ == RCS {
+		fbText, fbBody, hasFallback = fallbackText(verr, caller.Account, req, chk)
+	}
 	if req.CallbackURL != "" {
 		if err := webhook.ValidateCallbackURL(req.CallbackURL, s.allowPrivate); err != nil {
 			verr.add("callbackUrl", "%v", err)
@@ -339,13 +416,62 @@ func (s *Service) plan(caller Caller, req SendRequest, now time.Time) (sendPlan,
 	if !scheduled.IsZero() {
 		start = scheduled
 	}
+	phones := make([]string, len(numbers))
+	for i, n := range numbers {
+		phones[i] = n.Digits
+	}
+	aud, err := s.lookAudience(ctx, caller, typ, phones, start, dry)
+	if err != nil {
+		return sendPlan{}, fmt.Errorf("read recipients' channel state: %w", err)
+	}
+	if typ == WhatsApp && !chk.template {
+		var closed []int
+		for i, p := range phones {
+			if !aud.windowOpen(p, start) {
+				closed = append(closed, i)
+			}
+		}
+		if len(closed) > 0 {
+			field := func(i int) string {
+				if req.To != "" {
+					return "to"
+				}
+				return fmt.Sprintf("recipients[%d]", i)
+			}
+			return sendPlan{}, windowRefusal(closed, field, phones, aud.lastInbound)
+		}
+	}
 	campaign := store.Campaign{ID: id.New(id.Campaign, now), AccountID: caller.Account.ID, KeyID: caller.Key.ID,
 		Env: caller.Key.Env, Type: typ, CallbackURL: req.CallbackURL, Total: len(numbers), CreatedAt: now}
-	plan := sendPlan{campaign: campaign, dueNow: scheduled.IsZero()}
+	plan := sendPlan{campaign: campaign, dueNow: scheduled.IsZero(), typ: typ, start: start, aud: aud, hasFall: hasFallback}
 	plan.messages = make([]store.Message, len(numbers))
 	ids := id.Sequence(id.Message, now, len(numbers))
+	var opened []string
+	shared := chk.content(nil)
 	for i, n := range numbers {
-		price := s.price(prices, typ, n.CountryCode, caller.Account.CountryCode, segments)
+		dest, home := n.CountryCode, caller.Account.CountryCode
+		content := shared
+		var price int64
+		switch typ {
+		case SMS:
+			price = prices.SMS(dest, home, chk.segments)
+		case WhatsApp:
+			fresh := aud.newConversation(n.Digits, start)
+			if fresh {
+				opened = append(opened, n.Digits)
+			}
+			price = prices.WhatsApp(dest, home, fresh)
+		case RCS:
+			price = prices.RCS(dest, home)
+			if hasFallback {
+				// The larger price is reserved; the difference to the
+				// channel actually used is refunded when it is known.
+				fb := &fallbackPlan{Type: SMS, Message: fbBody, Segments: fbText.Segments, Encoding: string(fbText.Encoding),
+					SMSCredits: prices.SMS(dest, home, fbText.Segments), RCSCredits: price}
+				price = max(price, fb.SMSCredits)
+				content = chk.content(fb)
+			}
+		}
 		charged := price
 		if caller.Test() {
 			charged = 0 // test keys show the cost but never pay it
@@ -356,33 +482,25 @@ func (s *Service) plan(caller Caller, req SendRequest, now time.Time) (sendPlan,
 		}
 		plan.messages[i] = store.Message{
 			ID: ids[i], CampaignID: campaign.ID, AccountID: caller.Account.ID, Env: caller.Key.Env,
-			To: n.Digits, CountryCode: n.CountryCode, Type: typ, Channel: typ, Body: req.Message, Content: content,
-			Status: Sending, Segments: segments, Encoding: enc, Credits: price, Charged: charged, Provider: provider,
+			To: n.Digits, CountryCode: n.CountryCode, Type: typ, Channel: typ, Body: chk.body, Content: content,
+			Status: Sending, Segments: chk.segments, Encoding: chk.encoding, Credits: price, Charged: charged, Provider: provider,
 			Reference: req.Reference, CallbackURL: req.CallbackURL, CreatedAt: now, UpdatedAt: now,
 			ScheduledAt: scheduled, ExpiresAt: start.Add(time.Duration(validity) * time.Second), NextAttemptAt: start,
 		}
 	}
+	if len(opened) > 0 {
+		plan.conversations = &store.Conversations{AccountID: caller.Account.ID, Env: caller.Key.Env, Phones: opened,
+			At: start, Day: now, Limit: whatsapp.DailyLimit(caller.Account.WAQualityTier)}
+	}
 	return plan, nil
 }
 
-func (s *Service) price(p ledger.Prices, typ, dest, home string, segments int) int64 {
-	switch typ {
-	case SMS:
-		return p.SMS(dest, home, segments)
-	case RCS:
-		return p.RCS(dest, home)
-	default:
-		// Every WhatsApp send outside an open window starts a conversation.
-		return p.WhatsApp(dest, home, true)
-	}
-}
-
-// checkContent applies the channel's text rules and returns the stored
-// rich content, the encoding and the segment count.
-func (s *Service) checkContent(verr *ValidationError, typ string, req SendRequest) (string, string, int) {
-	if req.Message == "" && len(req.Template) == 0 {
+// checkContent applies the channel's rules to the text and rich fields.
+// Field problems go to verr; an error is a failure of a checker.
+func (s *Service) checkContent(ctx context.Context, verr *ValidationError, caller Caller, typ string, req SendRequest) (checked, error) {
+	out := checked{body: req.Message, encoding: "UTF-8", segments: 1}
+	if req.Message == "" && !present(req.Template) {
 		verr.add("message", "is required")
-		return "", "", 0
 	}
 	switch typ {
 	case SMS:
@@ -390,9 +508,12 @@ func (s *Service) checkContent(verr *ValidationError, typ string, req SendReques
 			name string
 			raw  json.RawMessage
 		}{{"media", req.Media}, {"buttons", req.Buttons}, {"list", req.List}, {"cards", req.Cards}, {"template", req.Template}, {"fallback", req.Fallback}} {
-			if len(f.raw) > 0 && string(f.raw) != "null" {
+			if present(f.raw) {
 				verr.add(f.name, "is not available on SMS")
 			}
+		}
+		if req.Message == "" {
+			return out, nil
 		}
 		a := sms.Analyze(req.Message)
 		if a.Segments > sms.MaxSegments {
@@ -403,16 +524,16 @@ func (s *Service) checkContent(verr *ValidationError, typ string, req SendReques
 			}
 			verr.add("message", "%s", msg)
 		}
-		return "", string(a.Encoding), a.Segments
-	default:
-		if n := utf8.RuneCountInString(req.Message); n > MaxTextChars {
-			verr.add("message", "must be at most %d characters on %s, got %d", MaxTextChars, typ, n)
-		}
-		if typ == "" {
-			return "", "", 1
-		}
-		return richContent(req), "UTF-8", 1
+		out.encoding, out.segments = string(a.Encoding), a.Segments
+		return out, nil
+	case WhatsApp:
+		out.parts = richParts(req)
+		return out, s.checkWhatsApp(ctx, verr, caller.Account.ID, req, &out)
+	case RCS:
+		out.parts = richParts(req)
+		return out, s.checkRCS(ctx, verr, caller.Account.ID, req, &out)
 	}
+	return out, nil
 }
 
 func perPart(e sms.Encoding) int {
@@ -427,23 +548,6 @@ func limit(s []string, n int) []string {
 		return s[:n]
 	}
 	return s
-}
-
-// richContent keeps the rich parts of a request as the provider will need
-// them; plain text stores nothing.
-func richContent(req SendRequest) string {
-	parts := map[string]json.RawMessage{}
-	for k, v := range map[string]json.RawMessage{"media": req.Media, "buttons": req.Buttons, "list": req.List,
-		"cards": req.Cards, "template": req.Template, "fallback": req.Fallback} {
-		if len(v) > 0 && string(v) != "null" {
-			parts[k] = v
-		}
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	b, _ := json.Marshal(parts)
-	return string(b)
 }
 
 // IsValidation reports whether err is a validation error.

@@ -28,6 +28,9 @@ const (
 	Expire
 	// Cancel: the integrator canceled it.
 	Cancel
+	// Fallback: the device cannot take RCS; the message goes out as SMS
+	// through Provider (its SMS route), at the SMS price.
+	Fallback
 )
 
 // Report is one thing that happened to a message.
@@ -219,8 +222,9 @@ func transition(m *store.Message, r Report, at time.Time) ([]string, money) {
 		}
 		m.Provider, m.ProviderRef = r.Provider, r.Ref
 		m.NextAttemptAt, m.LeaseOwner = time.Time{}, ""
+		refund := settle(m)
 		stamp(m, Sent, at)
-		return []string{Sent}, money{}
+		return []string{Sent}, refund
 	case Retry:
 		if !owned || m.Status != Sending {
 			return nil, money{}
@@ -238,6 +242,22 @@ func transition(m *store.Message, r Report, at time.Time) ([]string, money) {
 		return fail(m, r.ErrorCode, r.ErrorMessage, at)
 	case Expire:
 		return fail(m, CodeExpired, "the message was not delivered within its validity period", at)
+	case Fallback:
+		if !owned || m.Status != Sending || m.Channel != RCS {
+			return nil, money{}
+		}
+		plan, ok := fallbackOf(*m)
+		if !ok {
+			return fail(m, CodeRCSNotSupported, "", at)
+		}
+		// Queued again, due at once, as an SMS: the dispatcher hands it to
+		// the SMS route on its next claim.
+		m.Channel, m.Segments, m.Encoding = SMS, plan.Segments, plan.Encoding
+		m.Provider, m.ProviderRef, m.ErrorCode, m.ErrorMessage = r.Provider, "", "", ""
+		m.NextAttemptAt, m.LeaseOwner, m.Attempts, m.UpdatedAt = at, "", 0, at
+		refund := lower(m, plan.SMSCredits, "the device does not support RCS: sent as SMS, difference to the SMS price refunded")
+		refund.requeued = true
+		return nil, refund
 	case Cancel:
 		if m.Status != Sending {
 			return nil, money{}
@@ -256,17 +276,44 @@ func transition(m *store.Message, r Report, at time.Time) ([]string, money) {
 	if len(steps) == 0 {
 		return nil, money{}
 	}
+	var refund money
 	if m.Status == Sending {
 		// A report can overtake the submission's own answer.
 		m.NextAttemptAt, m.LeaseOwner = time.Time{}, ""
 		if r.Ref != "" {
 			m.ProviderRef = r.Ref
 		}
+		refund = settle(m)
 	}
 	for _, st := range steps {
 		stamp(m, st, at)
 	}
-	return steps, money{}
+	return steps, refund
+}
+
+// settle brings an RCS message's reserve for an SMS fallback down to the
+// RCS price once a provider took it as RCS.
+func settle(m *store.Message) money {
+	if m.Channel != RCS {
+		return money{}
+	}
+	plan, ok := fallbackOf(*m)
+	if !ok {
+		return money{}
+	}
+	return lower(m, plan.RCSCredits, "sent as RCS: the reserve for an SMS fallback refunded")
+}
+
+// lower sets the price of a message to the channel actually used and
+// returns the refund of what was charged beyond it.
+func lower(m *store.Message, price int64, note string) money {
+	m.Credits = price
+	if m.Charged <= price {
+		return money{}
+	}
+	refund := money{amount: m.Charged - price, note: note}
+	m.Charged = price
+	return refund
 }
 
 // fail ends a message in FAILED. Credits come back when no provider ever

@@ -22,6 +22,8 @@ func FailOpen(l Limiter, onError func(error)) Limiter {
 	return &failOpen{l: l, onError: onError, now: now}
 }
 
+var _ Inspector = (*failOpen)(nil)
+
 type failOpen struct {
 	l       Limiter
 	onError func(error)
@@ -36,7 +38,21 @@ func (f *failOpen) Allow(ctx context.Context, r Request) (Decision, error) {
 	if f.onError != nil {
 		f.onError(err)
 	}
-	r = r.normalized()
-	now := f.now()
-	return r.decision(true, 0, 0, now, windowReset(windowID(now))), nil
+	return Untouched(r, f.now()), nil
+}
+
+// Usage reads through to the wrapped limiter when it can; on error, or when
+// it keeps no readable counts, the windows are reported untouched, matching
+// what Allow reports while failing open.
+func (f *failOpen) Usage(ctx context.Context, key string, tierLimit int, typeLimits map[string]int) (Usage, error) {
+	if in, ok := f.l.(Inspector); ok {
+		u, err := in.Usage(ctx, key, tierLimit, typeLimits)
+		if err == nil {
+			return u, nil
+		}
+		if f.onError != nil {
+			f.onError(err)
+		}
+	}
+	return Unused(f.now(), tierLimit, typeLimits), nil
 }

@@ -100,6 +100,22 @@ func (m *Memory) Allow(_ context.Context, r Request) (Decision, error) {
 	return r.decision(ok, tierUsed, typeUsed, now, windowReset(id)), nil
 }
 
+// Usage reports key's windows without counting.
+func (m *Memory) Usage(_ context.Context, key string, tierLimit int, typeLimits map[string]int) (Usage, error) {
+	if err := checkKey(key); err != nil {
+		return Usage{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	reset := windowReset(m.advance(m.now()))
+	u := Usage{Tier: window(max(tierLimit, 0), m.counts[counterKey{kind: kindTier, key: key}], reset),
+		Types: make(map[string]Window, len(typeLimits))}
+	for typ, limit := range typeLimits {
+		u.Types[typ] = window(max(limit, 0), m.counts[counterKey{kind: kindType, key: key, typ: typ}], reset)
+	}
+	return u, nil
+}
+
 // Count records one failure for key unless limit is already reached.
 func (m *Memory) Count(_ context.Context, key string, limit int) (Decision, error) {
 	return m.failure(key, limit, true)

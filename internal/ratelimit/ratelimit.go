@@ -75,10 +75,27 @@ type KnownSet interface {
 	Known(ctx context.Context, addrKey, keyID string) (bool, error)
 }
 
+// Usage is an account's windows as they stand, read without counting.
+type Usage struct {
+	Tier Window
+	// Types holds one window per request type asked for.
+	Types map[string]Window
+}
+
+// Inspector reads windows without counting, for a client asking about its
+// own limits.
+type Inspector interface {
+	// Usage reports key's tier window (limit tierLimit) and, for every entry
+	// of typeLimits, that request type's window in the current minute.
+	// Limits of 0 or less are unlimited and reported as Limit 0.
+	Usage(ctx context.Context, key string, tierLimit int, typeLimits map[string]int) (Usage, error)
+}
+
 // Backend is everything a rate-limit backend provides; Memory and Redis both
 // implement it.
 type Backend interface {
 	Limiter
+	Inspector
 	Failures
 	KnownSet
 	// Ping reports whether the backend can serve requests (for readiness).
@@ -164,4 +181,23 @@ func window(limit, used int, reset time.Time) Window {
 // failure counter shares the limiter's arithmetic.
 func failureRequest(key string, limit int) Request {
 	return Request{Key: key, TierLimit: limit}.normalized()
+}
+
+// Untouched is the decision reporting r's windows as if nothing had been
+// counted in the minute containing now: what a caller shows when no backend
+// could be asked (fail-open, or no limiter configured).
+func Untouched(r Request, now time.Time) Decision {
+	r = r.normalized()
+	return r.decision(true, 0, 0, now, windowReset(windowID(now)))
+}
+
+// Unused is the Usage of an account nothing has been counted for in the
+// minute containing now.
+func Unused(now time.Time, tierLimit int, typeLimits map[string]int) Usage {
+	reset := windowReset(windowID(now))
+	u := Usage{Tier: window(max(tierLimit, 0), 0, reset), Types: make(map[string]Window, len(typeLimits))}
+	for typ, limit := range typeLimits {
+		u.Types[typ] = window(max(limit, 0), 0, reset)
+	}
+	return u
 }

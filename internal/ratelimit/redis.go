@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -39,8 +40,18 @@ end
 return {ok, unpack(counts)}
 `
 
+// breakerCooldown is how long Redis answers ErrUnavailable without asking
+// the server after a round trip failed. A server that accepts connections
+// but does not answer would otherwise cost every request a full timeout;
+// with the breaker only one request per cooldown pays it.
+const breakerCooldown = time.Second
+
+// ErrUnavailable is returned without a round trip while the Redis backend
+// is cooling down after a failure to reach the server.
+var ErrUnavailable = errors.New("ratelimit: redis unavailable after a recent failure")
+
 // Redis is a backend shared by every node using the same server and prefix.
-// Each Allow, Count, Exceeded, Remember and Known is one round trip.
+// Each Allow, Usage, Count, Exceeded, Remember and Known is one round trip.
 //
 // Keys are prefix + "{" + key + "}" + suffix; the braces form a cluster hash
 // tag, so the tier and type counters of one account share a slot and the
@@ -50,6 +61,9 @@ type Redis struct {
 	prefix string
 	now    func() time.Time
 	script *redis.Script
+	// downUntil is the Unix nanosecond time until which the breaker is open;
+	// 0 when closed.
+	downUntil atomic.Int64
 }
 
 var _ Backend = (*Redis)(nil)
@@ -129,7 +143,11 @@ func (r *Redis) run(ctx context.Context, keys []string, args []any) (bool, []int
 		return true, nil, nil
 	}
 	args = append(args, int64(counterTTL/time.Second))
-	res, err := r.script.Run(ctx, r.c, keys, args...).Int64Slice()
+	var res []int64
+	err := r.guarded(ctx, func() (err error) {
+		res, err = r.script.Run(ctx, r.c, keys, args...).Int64Slice()
+		return err
+	})
 	if err != nil {
 		return false, nil, err
 	}
@@ -172,8 +190,15 @@ func (r *Redis) Exceeded(ctx context.Context, key string, limit int) (Decision, 
 	if req.TierLimit == 0 {
 		return req.decision(true, 0, 0, now, windowReset(id)), nil
 	}
-	used, err := r.c.Get(ctx, r.failureKey(key, id)).Int()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	var used int
+	err := r.guarded(ctx, func() (err error) {
+		used, err = r.c.Get(ctx, r.failureKey(key, id)).Int()
+		if errors.Is(err, redis.Nil) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
 		return Decision{}, fmt.Errorf("ratelimit: read failures %q: %w", key, err)
 	}
 	return req.decision(req.admits(used, 0), used, 0, now, windowReset(id)), nil
@@ -184,7 +209,9 @@ func (r *Redis) Remember(ctx context.Context, addrKey, keyID string) error {
 	if err := checkKey(addrKey); err != nil {
 		return err
 	}
-	if err := r.c.Set(ctx, r.knownKey(addrKey, keyID), 1, knownTTL).Err(); err != nil {
+	if err := r.guarded(ctx, func() error {
+		return r.c.Set(ctx, r.knownKey(addrKey, keyID), 1, knownTTL).Err()
+	}); err != nil {
 		return fmt.Errorf("ratelimit: remember key at %q: %w", addrKey, err)
 	}
 	return nil
@@ -196,17 +223,97 @@ func (r *Redis) Known(ctx context.Context, addrKey, keyID string) (bool, error) 
 	if err := checkKey(addrKey); err != nil {
 		return false, err
 	}
-	n, err := r.c.Exists(ctx, r.knownKey(addrKey, keyID)).Result()
+	var n int64
+	err := r.guarded(ctx, func() (err error) {
+		n, err = r.c.Exists(ctx, r.knownKey(addrKey, keyID)).Result()
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("ratelimit: check known key at %q: %w", addrKey, err)
 	}
 	return n == 1, nil
 }
 
-// Ping checks that the server answers, for readiness probes.
+// Ping checks that the server answers, for readiness probes. It asks even
+// while the breaker is open, and its outcome opens or closes the breaker.
 func (r *Redis) Ping(ctx context.Context) error {
-	if err := r.c.Ping(ctx).Err(); err != nil {
+	err := r.c.Ping(ctx).Err()
+	r.observe(ctx, err)
+	if err != nil {
 		return fmt.Errorf("ratelimit: redis ping: %w", err)
 	}
 	return nil
+}
+
+// Usage reports key's windows without counting, in one round trip.
+func (r *Redis) Usage(ctx context.Context, key string, tierLimit int, typeLimits map[string]int) (Usage, error) {
+	if err := checkKey(key); err != nil {
+		return Usage{}, err
+	}
+	now := r.now()
+	id := windowID(now)
+	u := Unused(now, tierLimit, typeLimits)
+	// Only limited windows are stored, so only they are read.
+	var keys []string
+	var fill []func(used int)
+	if tierLimit > 0 {
+		keys = append(keys, r.tierKey(key, id))
+		fill = append(fill, func(used int) { u.Tier = window(tierLimit, used, u.Tier.Reset) })
+	}
+	for typ, limit := range typeLimits {
+		if limit > 0 {
+			keys = append(keys, r.typeKey(key, typ, id))
+			fill = append(fill, func(used int) { u.Types[typ] = window(limit, used, u.Tier.Reset) })
+		}
+	}
+	if len(keys) == 0 {
+		return u, nil
+	}
+	var vals []any
+	err := r.guarded(ctx, func() (err error) {
+		vals, err = r.c.MGet(ctx, keys...).Result()
+		return err
+	})
+	if err != nil {
+		return Usage{}, fmt.Errorf("ratelimit: usage %q: %w", key, err)
+	}
+	for i, v := range vals {
+		used := 0
+		if sv, ok := v.(string); ok {
+			if used, err = strconv.Atoi(sv); err != nil {
+				return Usage{}, fmt.Errorf("ratelimit: usage %q: counter %q: %w", key, keys[i], err)
+			}
+		}
+		fill[i](used)
+	}
+	return u, nil
+}
+
+// guarded runs one round trip unless the breaker is open, and lets its
+// outcome open or close the breaker.
+func (r *Redis) guarded(ctx context.Context, op func() error) error {
+	if until := r.downUntil.Load(); until != 0 && r.now().UnixNano() < until {
+		return ErrUnavailable
+	}
+	err := op()
+	r.observe(ctx, err)
+	return err
+}
+
+// observe opens the breaker when err says the server could not be reached
+// or did not answer, and closes it on success. A reply error (a script
+// error, NOSCRIPT, READONLY) proves the server answered, and a caller that
+// gave up proves nothing about the server; neither changes the breaker.
+func (r *Redis) observe(ctx context.Context, err error) {
+	var reply redis.Error
+	switch {
+	case err == nil:
+		// Loading first keeps the hot path free of writes to a shared word.
+		if r.downUntil.Load() != 0 {
+			r.downUntil.Store(0)
+		}
+	case errors.As(err, &reply) || ctx.Err() != nil:
+	default:
+		r.downUntil.Store(r.now().Add(breakerCooldown).UnixNano())
+	}
 }

@@ -71,14 +71,17 @@ func scanEvents(rows *sql.Rows, err error) ([]Event, error) {
 	return out, rows.Err()
 }
 
-// InsertEvents queues webhook events, in the caller's transaction.
+// InsertEvents queues webhook events, in the caller's transaction. An
+// event written with a LeaseOwner and a NextAttemptAt in the future is
+// already claimed by that owner (handed over in memory); if the owner dies
+// the event becomes due when the lease runs out.
 func (tx *Tx) InsertEvents(ctx context.Context, evs []Event) error {
-	const cols = 10
+	const cols = 11
 	for start := 0; start < len(evs); start += 500 {
 		chunk := evs[start:min(start+500, len(evs))]
 		var b strings.Builder
 		b.WriteString(`INSERT INTO webhook_events (id, account_id, campaign_id, message_id, event, url, body, state,
-			next_attempt_at, created_at) VALUES `)
+			next_attempt_at, created_at, lease_owner) VALUES `)
 		args := make([]any, 0, len(chunk)*cols)
 		for i, e := range chunk {
 			if i > 0 {
@@ -86,7 +89,7 @@ func (tx *Tx) InsertEvents(ctx context.Context, evs []Event) error {
 			}
 			b.WriteString("(" + tx.s.placeholders(i*cols+1, cols) + ")")
 			args = append(args, e.ID, e.AccountID, e.CampaignID, e.MessageID, e.Event, e.URL, e.Body, EventPending,
-				ms(e.NextAttemptAt), ms(e.CreatedAt))
+				ms(e.NextAttemptAt), ms(e.CreatedAt), e.LeaseOwner)
 		}
 		if _, err := tx.exec(ctx, b.String(), args...); err != nil {
 			return fmt.Errorf("insert events: %w", err)

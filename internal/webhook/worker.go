@@ -40,9 +40,14 @@ type Observer func(ev store.Event, statusCode int, d time.Duration, delivered bo
 // is delivered again when its lease runs out: at least once.
 type Worker struct {
 	cfg     WorkerConfig
-	wake    chan struct{}
-	secrets sync.Map // account id -> cachedKeys
+	wake    chan struct{}    // events may be due in the database
+	ready   chan struct{}    // events were enqueued, or a delivery slot freed up
+	direct  chan store.Event // events leased to us at creation
+	secrets sync.Map         // account id -> cachedKeys
 }
+
+// directQueue bounds the events waiting in memory (a few MB at most).
+const directQueue = 1 << 14
 
 // WorkerConfig sets up a Worker.
 type WorkerConfig struct {
@@ -57,6 +62,7 @@ type WorkerConfig struct {
 	Rand        func() float64
 	Log         *slog.Logger
 	Observe     Observer
+	UserAgent   string
 }
 
 type cachedKeys struct {
@@ -90,13 +96,39 @@ func NewWorker(c WorkerConfig) *Worker {
 	if c.Observe == nil {
 		c.Observe = func(store.Event, int, time.Duration, bool) {}
 	}
-	return &Worker{cfg: c, wake: make(chan struct{}, 1)}
+	return &Worker{cfg: c, wake: make(chan struct{}, 1), ready: make(chan struct{}, 1), direct: make(chan store.Event, directQueue)}
 }
 
 // Wake tells the worker that events were queued.
 func (w *Worker) Wake() {
 	select {
 	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Enqueue hands the worker events that are already leased to it (written
+// with this worker's Owner and a lease), so they are delivered at once
+// without a round trip through the database. Events that do not fit the
+// queue are left to their lease: when it runs out they are claimed from
+// the database like any other. It returns how many were taken.
+func (w *Worker) Enqueue(evs []store.Event) int {
+	n := 0
+	for _, ev := range evs {
+		select {
+		case w.direct <- ev:
+			n++
+		default:
+			return n
+		}
+	}
+	w.kick()
+	return n
+}
+
+func (w *Worker) kick() {
+	select {
+	case w.ready <- struct{}{}:
 	default:
 	}
 }
@@ -112,36 +144,53 @@ func (w *Worker) Run(ctx context.Context) {
 	}()
 	sem := make(chan struct{}, w.cfg.Concurrency)
 	var inflight sync.WaitGroup
+	start := func(ev store.Event) {
+		sem <- struct{}{}
+		inflight.Add(1)
+		go func() {
+			defer func() { <-sem; inflight.Done(); w.kick() }()
+			results <- w.deliver(context.WithoutCancel(ctx), ev)
+		}()
+	}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	claimDB := true // at start: events left by a previous run
 	for ctx.Err() == nil {
+		// Events handed over in memory first: they are ours already.
+	direct:
+		for len(sem) < cap(sem) {
+			select {
+			case ev := <-w.direct:
+				start(ev)
+			default:
+				break direct
+			}
+		}
 		free := cap(sem) - len(sem)
-		n := 0
 		// Claim in batches: while most slots are busy, wait for some to
 		// free up rather than claiming one event per finished delivery.
-		if free > 0 && (free >= cap(sem)/4 || free == cap(sem)) {
+		if claimDB && free >= max(1, cap(sem)/4) {
 			evs, err := w.cfg.Store.ClaimEvents(ctx, w.cfg.Owner, w.cfg.Now(), w.cfg.Lease, min(free, 256))
 			if err != nil && ctx.Err() == nil {
 				w.cfg.Log.Error("claim webhook events", "err", err)
 			}
-			n = len(evs)
 			for _, ev := range evs {
-				sem <- struct{}{}
-				inflight.Add(1)
-				go func(ev store.Event) {
-					defer func() { <-sem; inflight.Done(); w.Wake() }()
-					results <- w.deliver(context.WithoutCancel(ctx), ev)
-				}(ev)
+				start(ev)
 			}
-		}
-		if n > 0 && n == min(free, 256) {
-			continue
+			// A full batch means more may be due.
+			claimDB = len(evs) == min(free, 256) && len(evs) > 0
+			if claimDB {
+				continue
+			}
 		}
 		timer.Reset(w.cfg.Poll)
 		select {
 		case <-ctx.Done():
 		case <-w.wake:
+			claimDB = true
 		case <-timer.C:
+			claimDB = true
+		case <-w.ready:
 		}
 	}
 	inflight.Wait()
@@ -167,9 +216,19 @@ func (w *Worker) record(results <-chan store.AttemptOutcome) {
 				break drain
 			}
 		}
+		var retryAt time.Time
+		for _, o := range buf {
+			if o.State == store.EventPending && (retryAt.IsZero() || o.NextAttemptAt.Before(retryAt)) {
+				retryAt = o.NextAttemptAt
+			}
+		}
 		for attempt := 0; ; attempt++ {
 			err := w.cfg.Store.RecordAttempts(context.Background(), w.cfg.Owner, buf)
 			if err == nil {
+				if !retryAt.IsZero() {
+					// Look at the database again when the first retry is due.
+					time.AfterFunc(max(0, retryAt.Sub(w.cfg.Now())), w.Wake)
+				}
 				break
 			}
 			w.cfg.Log.Error("record webhook attempts", "err", err, "attempt", attempt)
@@ -253,6 +312,9 @@ func (w *Worker) post(ctx context.Context, ev store.Event, now time.Time) (int, 
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
 	req.Header.Set("webhook-signature", sig)
 	req.Header.Set("X-Service-Signature", sig)
+	if w.cfg.UserAgent != "" {
+		req.Header.Set("User-Agent", w.cfg.UserAgent)
+	}
 	resp, err := w.cfg.Client.Do(req)
 	if err != nil {
 		return 0, "", err

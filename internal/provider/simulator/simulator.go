@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"msgsvc/internal/provider"
@@ -49,6 +50,8 @@ type Simulator struct {
 	mu    sync.Mutex
 	queue timeline
 	wake  chan struct{}
+
+	capCalls, capNumbers atomic.Int64
 }
 
 // New builds a Simulator; Run plays the scheduled reports.
@@ -88,6 +91,24 @@ func (s *Simulator) Submit(ctx context.Context, msgs []provider.Outbound) []prov
 	}
 	s.schedule(later)
 	return out
+}
+
+// Capabilities tells which numbers can receive RCS: every one but the
+// numbers ending in EndNoRCS (a phone without RCS).
+func (s *Simulator) Capabilities(ctx context.Context, numbers []string) map[string]bool {
+	s.capCalls.Add(1)
+	s.capNumbers.Add(int64(len(numbers)))
+	out := make(map[string]bool, len(numbers))
+	for _, n := range numbers {
+		out[n] = !strings.HasSuffix(n, EndNoRCS)
+	}
+	return out
+}
+
+// CapabilityChecks reports how often Capabilities was asked, and about how
+// many numbers in all (tests check that answers are cached).
+func (s *Simulator) CapabilityChecks() (calls, numbers int64) {
+	return s.capCalls.Load(), s.capNumbers.Load()
 }
 
 // story returns the steps that follow a message's current status.

@@ -1,0 +1,144 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+
+	"msgsvc/internal/media"
+	"msgsvc/internal/message"
+	"msgsvc/internal/store"
+)
+
+// maxMultipartOverhead is what the form around the file may add: part
+// headers and boundaries, plus small extra fields a client might send.
+const maxMultipartOverhead = 64 << 10
+
+var (
+	errMediaTooLarge = problem(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE",
+		fmt.Sprintf("The file is larger than %d MB (%d bytes).", media.MaxSize/media.MB, media.MaxSize))
+	errNotMultipart = problem(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE",
+		`Send the file as multipart/form-data in the field "file".`)
+)
+
+type mediaResponse struct {
+	MediaID  string `json:"mediaId"`
+	MIMEType string `json:"mimeType"`
+	Size     int64  `json:"size"`
+	SHA256   string `json:"sha256"`
+}
+
+// uploadMedia streams the "file" part to the media store. It does not use
+// s.idempotent, which buffers a JSON body of at most 1 MiB; it keeps the
+// Idempotency-Key promise itself, with the file's SHA-256 standing for the
+// body (a retried multipart body may well use another boundary).
+func (s *Server) uploadMedia(w http.ResponseWriter, r *http.Request, c message.Caller) error {
+	if s.cfg.Media == nil {
+		return errNotFound
+	}
+	idem, err := idempotencyKey(r)
+	if err != nil {
+		return err
+	}
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+		return errNotMultipart
+	}
+	if r.ContentLength > media.MaxSize+maxMultipartOverhead {
+		return errMediaTooLarge
+	}
+	body := http.MaxBytesReader(w, r.Body, media.MaxSize+maxMultipartOverhead)
+	blob, err := s.ingestFile(r, multipart.NewReader(body, params["boundary"]))
+	if err != nil {
+		return err
+	}
+
+	hash := requestHash(r, []byte("file sha256 "+blob.SHA256))
+	if idem != "" {
+		prev, err := s.cfg.Store.Idempotency(r.Context(), c.Key.ID, idem)
+		switch {
+		case err == nil && prev.RequestHash != hash:
+			return toProblem(store.ErrIdempotencyConflict)
+		case err == nil:
+			w.Header().Set("Idempotent-Replayed", "true")
+			writeRaw(w, prev.StatusCode, prev.Response)
+			return nil
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+	}
+	it, err := s.cfg.Media.Register(r.Context(), c.Account.ID, blob)
+	if err != nil {
+		return err
+	}
+	out, err := json.Marshal(mediaResponse{MediaID: it.ID, MIMEType: it.MIME, Size: it.Size, SHA256: it.SHA256})
+	if err != nil {
+		return err
+	}
+	if idem != "" {
+		if err := s.cfg.Store.SaveIdempotency(r.Context(), store.Idempotency{KeyID: c.Key.ID, Key: idem, RequestHash: hash,
+			StatusCode: http.StatusCreated, Response: append(out, '\n'), CreatedAt: s.cfg.Now().UTC()}); err != nil {
+			return err
+		}
+	}
+	writeRaw(w, http.StatusCreated, append(out, '\n'))
+	return nil
+}
+
+// ingestFile finds the "file" part and stores it; other fields are skipped.
+func (s *Server) ingestFile(r *http.Request, mr *multipart.Reader) (media.Blob, error) {
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			return media.Blob{}, fieldError("file", "is required: send the file as multipart/form-data in the field \"file\"")
+		}
+		if err != nil {
+			return media.Blob{}, uploadReadError(err)
+		}
+		if part.FormName() != "file" {
+			if _, err := io.Copy(io.Discard, part); err != nil {
+				return media.Blob{}, uploadReadError(err)
+			}
+			continue
+		}
+		blob, err := s.cfg.Media.Ingest(r.Context(), part)
+		switch {
+		case errors.Is(err, media.ErrTooLarge):
+			return media.Blob{}, problem(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "The "+err.Error()+".")
+		case errors.Is(err, media.ErrEmpty):
+			return media.Blob{}, fieldError("file", "is empty")
+		case errors.Is(err, media.ErrUnsupported):
+			return media.Blob{}, problem(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE",
+				"No channel accepts this file: "+unsupportedDetail(err)+".")
+		case err != nil:
+			if r.Context().Err() != nil {
+				return media.Blob{}, err
+			}
+			return media.Blob{}, uploadReadError(err)
+		}
+		return blob, nil
+	}
+}
+
+func uploadReadError(err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return errMediaTooLarge
+	}
+	return validation("The multipart body could not be read: " + err.Error() + ".")
+}
+
+// unsupportedDetail drops the sentinel's own words from the sniffer's
+// message, leaving what the content is and what is accepted.
+func unsupportedDetail(err error) string {
+	msg := err.Error()
+	prefix := media.ErrUnsupported.Error() + ": "
+	if len(msg) > len(prefix) && msg[:len(prefix)] == prefix {
+		return msg[len(prefix):]
+	}
+	return msg
+}

@@ -1,0 +1,185 @@
+// Package rcs holds the rules of the RCS Business Messaging channel: the
+// seed's limits (text, suggestion buttons, carousel size) and the
+// platform's own ones (suggestion text and card lengths), so that a send is
+// refused at once, naming the field, instead of failing after acceptance.
+package rcs
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"msgsvc/internal/phone"
+)
+
+// Limits. The first group is the seed's table; the rest are RCS Business
+// Messaging's limits.
+const (
+	MaxText        = 1000
+	MaxSuggestions = 3 // per message
+	MaxCards       = 10
+
+	// MaxCardSuggestions is RBM's limit of suggestions on one rich card;
+	// the seed's 3 is about the message's own suggestion chips.
+	MaxCardSuggestions = 4
+	MaxSuggestionText  = 25
+	MaxPostback        = 2048
+	MaxURL             = 2048
+	MaxCardTitle       = 200
+	MaxCardDescription = 2000
+)
+
+// CapabilityTTL is how long a device's answer to "does it support RCS" is
+// trusted: phones change rarely, and asking costs a request per number.
+const CapabilityTTL = 7 * 24 * time.Hour
+
+// Problem is one refused field.
+type Problem struct {
+	Field   string
+	Message string
+}
+
+// Button is a suggested reply (type reply), an open-URL action (url) or a
+// dial action (call).
+type Button struct {
+	Type    string `json:"type"`
+	Title   string `json:"title"`
+	Payload string `json:"payload"`
+	URL     string `json:"url"`
+	Phone   string `json:"phone"`
+}
+
+// Card is one rich card of a carousel.
+type Card struct {
+	Title       string
+	Description string
+	HasMedia    bool // the reference itself is checked by the caller
+	Buttons     []Button
+}
+
+// Message is an RCS send as the integrator asked for it. A nil Buttons or
+// Cards means the field was not given.
+type Message struct {
+	Text     string
+	HasMedia bool
+	Buttons  []Button
+	Cards    []Card
+}
+
+// Check applies every rule to m and returns the problems, in field order.
+func Check(m Message) []Problem {
+	var c checker
+	if n := utf8.RuneCountInString(m.Text); n > MaxText {
+		c.add("message", "must be at most %d characters on RCS, got %d", MaxText, n)
+	}
+	if m.Buttons != nil {
+		if len(m.Buttons) == 0 {
+			c.add("buttons", "must list 1 to %d buttons when given", MaxSuggestions)
+		}
+		c.buttons("buttons", m.Buttons, MaxSuggestions)
+	}
+	if m.Cards != nil {
+		if m.HasMedia {
+			c.add("media", "cannot be combined with cards: put the media inside a card")
+		}
+		switch {
+		case len(m.Cards) == 0:
+			c.add("cards", "must list 1 to %d cards when given", MaxCards)
+		case len(m.Cards) > MaxCards:
+			c.add("cards", "must list at most %d cards, got %d", MaxCards, len(m.Cards))
+		}
+		for i, card := range m.Cards {
+			if i >= MaxCards {
+				break
+			}
+			c.card(fmt.Sprintf("cards[%d]", i), card)
+		}
+	}
+	return c.out
+}
+
+type checker struct{ out []Problem }
+
+func (c *checker) add(field, format string, args ...any) {
+	c.out = append(c.out, Problem{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+func (c *checker) text(field, v string, required bool, max int) {
+	n := utf8.RuneCountInString(v)
+	switch {
+	case strings.TrimSpace(v) == "" && required:
+		c.add(field, "is required")
+	case n > max:
+		c.add(field, "must be at most %d characters, got %d", max, n)
+	}
+}
+
+func (c *checker) card(p string, card Card) {
+	if strings.TrimSpace(card.Title) == "" && strings.TrimSpace(card.Description) == "" && !card.HasMedia {
+		c.add(p, "needs a title, a description or media")
+	}
+	c.text(p+".title", card.Title, false, MaxCardTitle)
+	c.text(p+".description", card.Description, false, MaxCardDescription)
+	if card.Buttons != nil {
+		c.buttons(p+".buttons", card.Buttons, MaxCardSuggestions)
+	}
+}
+
+func (c *checker) buttons(field string, bs []Button, max int) {
+	if len(bs) > max {
+		c.add(field, "must list at most %d buttons, got %d", max, len(bs))
+		return
+	}
+	for i, b := range bs {
+		p := fmt.Sprintf("%s[%d]", field, i)
+		c.text(p+".title", b.Title, true, MaxSuggestionText)
+		switch b.Type {
+		case "reply":
+			c.text(p+".payload", b.Payload, true, MaxPostback)
+			c.absent(p, "url", b.URL, b.Type)
+			c.absent(p, "phone", b.Phone, b.Type)
+		case "url":
+			if msg := checkURL(b.URL); msg != "" {
+				c.add(p+".url", "%s", msg)
+			}
+			c.absent(p, "payload", b.Payload, b.Type)
+			c.absent(p, "phone", b.Phone, b.Type)
+		case "call":
+			if b.Phone == "" {
+				c.add(p+".phone", "is required")
+			} else if _, err := phone.Parse(b.Phone); err != nil {
+				c.add(p+".phone", "%v", err)
+			}
+			c.absent(p, "payload", b.Payload, b.Type)
+			c.absent(p, "url", b.URL, b.Type)
+		case "":
+			c.add(p+".type", "is required: reply, url or call")
+		default:
+			c.add(p+".type", "must be reply, url or call")
+		}
+	}
+}
+
+func (c *checker) absent(prefix, field, v, typ string) {
+	if v != "" {
+		c.add(prefix+"."+field, "is not used by a %s button", typ)
+	}
+}
+
+// checkURL describes what is wrong with a link a suggestion opens, or
+// returns "". Plain http is allowed: the recipient's phone opens it.
+func checkURL(v string) string {
+	if v == "" {
+		return "is required"
+	}
+	if len(v) > MaxURL {
+		return fmt.Sprintf("must be at most %d characters", MaxURL)
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return "must be an absolute http or https URL"
+	}
+	return ""
+}
