@@ -82,8 +82,13 @@ func (s *Server) wire() error {
 
 	var deliverer *webhook.Worker
 	var dispatcher *message.Dispatcher
+	webhookLease := cfg.WebhookLease
+	if webhookLease <= 0 {
+		webhookLease = time.Minute
+	}
 	s.tracker = message.NewTracker(message.TrackerConfig{Store: st, Events: func() { deliverer.Wake() },
-		Workers: commitWorkers(cfg), Now: now})
+		Workers: commitWorkers(cfg), Now: now, Handoff: &message.Handoff{Owner: cfg.NodeID, Lease: webhookLease,
+			Enqueue: func(evs []store.Event) int { return deliverer.Enqueue(evs) }, Release: st.ReleaseEvents}})
 	sim := simulator.New(simulator.Config{Sink: s.tracker, Stale: st, Delay: cfg.SimulatorDelay, Log: log, Now: now})
 	var routes []provider.Route
 	if cfg.Dev {
@@ -107,8 +112,8 @@ func (s *Server) wire() error {
 		Wake: func() { dispatcher.Wake() }, Events: func() { deliverer.Wake() }, CommitWorkers: commitWorkers(cfg), Now: now})
 	dispatcher = message.NewDispatcher(message.DispatcherConfig{Store: st, Routes: router, Tracker: s.tracker,
 		Owner: cfg.NodeID, Workers: cfg.DispatchWorkers, Lease: cfg.DispatchLease, Log: log, Now: now})
-	deliverer = webhook.NewWorker(webhook.WorkerConfig{Store: st, Owner: cfg.NodeID, Log: log, Lease: cfg.WebhookLease,
-		Client:   webhook.NewClient(webhook.ClientOptions{AllowPrivate: cfg.WebhookAllowPrivate, UserAgent: "msgsvc-webhooks/1"}),
+	deliverer = webhook.NewWorker(webhook.WorkerConfig{Store: st, Owner: cfg.NodeID, Log: log, Lease: webhookLease,
+		Client: webhook.NewClient(webhook.ClientOptions{AllowPrivate: cfg.WebhookAllowPrivate}), UserAgent: "msgsvc-webhooks/1",
 		Schedule: cfg.WebhookRetrySchedule, Observe: m.webhook, Now: now})
 	sweeper := &message.Sweeper{Store: st, Tracker: s.tracker, Now: now, Log: log}
 

@@ -105,7 +105,7 @@ func (s *Service) CancelCampaign(ctx context.Context, accountID, campaignID stri
 
 func (s *Service) cancel(ctx context.Context, ids []string) ([]store.Message, error) {
 	var canceled []store.Message
-	queued := 0
+	var queued []store.Event
 	now := s.now().UTC()
 	err := s.store.Write(ctx, func(tx *store.Tx) error {
 		canceled = canceled[:0]
@@ -119,7 +119,7 @@ func (s *Service) cancel(ctx context.Context, ids []string) ([]store.Message, er
 				reports = append(reports, Report{Kind: Cancel, MessageID: mid, At: now})
 			}
 		}
-		if queued, err = applyReports(ctx, tx, reports, now); err != nil {
+		if queued, err = applyReports(ctx, tx, reports, now, eventLease{}); err != nil {
 			return err
 		}
 		after, err := tx.LockMessages(ctx, ids)
@@ -134,7 +134,7 @@ func (s *Service) cancel(ctx context.Context, ids []string) ([]store.Message, er
 	if err != nil {
 		return nil, err
 	}
-	if queued > 0 {
+	if len(queued) > 0 {
 		s.events()
 	}
 	return canceled, nil

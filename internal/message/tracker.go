@@ -56,6 +56,7 @@ type Tracker struct {
 	reports *batch.Batcher[[]Report, struct{}]
 	now     func() time.Time
 	events  func() // called after events were written
+	handoff *Handoff
 }
 
 // TrackerStore is what the Tracker needs from storage.
@@ -74,6 +75,29 @@ type TrackerConfig struct {
 	Events func()
 	// Workers is the number of parallel transaction loops.
 	Workers int
+	// Handoff, when set, gives the status events straight to a webhook
+	// worker of this node instead of through a database claim.
+	Handoff *Handoff
+}
+
+// Handoff passes new webhook events to a local deliverer in memory. The
+// events are written already leased to Owner for Lease, so no other node
+// takes them while this one delivers them; if this node dies, the lease
+// runs out and any node claims them from the database.
+type Handoff struct {
+	Owner string
+	Lease time.Duration
+	// Enqueue takes the events it has room for, in order, and returns how
+	// many; the rest are released to the database queue at once.
+	Enqueue func(evs []store.Event) int
+	Release func(ctx context.Context, owner string, ids []string, now time.Time) error
+}
+
+// eventLease is how new events are written: unleased (zero) or leased to
+// a local deliverer.
+type eventLease struct {
+	owner string
+	until time.Time
 }
 
 // NewTracker starts a Tracker; Close stops it.
@@ -87,7 +111,7 @@ func NewTracker(c TrackerConfig) *Tracker {
 	if c.Workers <= 0 {
 		c.Workers = 1
 	}
-	t := &Tracker{store: c.Store, now: c.Now, events: c.Events}
+	t := &Tracker{store: c.Store, now: c.Now, events: c.Events, handoff: c.Handoff}
 	t.reports = batch.New(t.apply, 64, c.Workers)
 	return t
 }
@@ -119,24 +143,53 @@ func (t *Tracker) apply(ctx context.Context, groups [][]Report) ([]struct{}, err
 	for _, g := range groups {
 		all = append(all, g...)
 	}
-	queued := 0
+	var queued []store.Event
+	now := t.now().UTC()
+	var lease eventLease
+	if t.handoff != nil {
+		lease = eventLease{owner: t.handoff.Owner, until: now.Add(t.handoff.Lease)}
+	}
 	err := t.store.Write(ctx, func(tx *store.Tx) error {
 		var err error
-		queued, err = applyReports(ctx, tx, all, t.now().UTC())
+		queued, err = applyReports(ctx, tx, all, now, lease)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if queued > 0 {
-		t.events()
-	}
+	t.deliver(ctx, queued, lease)
 	return make([]struct{}, len(groups)), nil
 }
 
-// applyReports applies reports inside tx and returns how many webhook
-// events it queued.
-func applyReports(ctx context.Context, tx *store.Tx, reports []Report, now time.Time) (int, error) {
+// deliver gets newly written events going: in memory when they were
+// leased to the local deliverer, else by waking it.
+func (t *Tracker) deliver(ctx context.Context, evs []store.Event, lease eventLease) {
+	if len(evs) == 0 {
+		return
+	}
+	if lease.owner == "" {
+		t.events()
+		return
+	}
+	n := t.handoff.Enqueue(evs)
+	if n == len(evs) {
+		return
+	}
+	rest := make([]string, 0, len(evs)-n)
+	for _, ev := range evs[n:] {
+		rest = append(rest, ev.ID)
+	}
+	// The deliverer is saturated: hand the rest to the database queue now
+	// rather than when their lease runs out.
+	if err := t.handoff.Release(context.WithoutCancel(ctx), lease.owner, rest, t.now()); err != nil {
+		return // they are delivered when the lease runs out
+	}
+	t.events()
+}
+
+// applyReports applies reports inside tx and returns the webhook events it
+// queued, written under lease (when one is given).
+func applyReports(ctx context.Context, tx *store.Tx, reports []Report, now time.Time, lease eventLease) ([]store.Event, error) {
 	// Reports that name only the provider's reference are resolved first.
 	byRef := map[string][]string{}
 	for _, r := range reports {
@@ -148,7 +201,7 @@ func applyReports(ctx context.Context, tx *store.Tx, reports []Report, now time.
 	for p, rs := range byRef {
 		m, err := tx.MessageIDsByProviderRef(ctx, p, rs)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		refs[p] = m
 	}
@@ -163,7 +216,7 @@ func applyReports(ctx context.Context, tx *store.Tx, reports []Report, now time.
 	}
 	msgs, err := tx.LockMessages(ctx, ids)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	changed := map[string]bool{}
 	var events []store.Event
@@ -182,26 +235,30 @@ func applyReports(ctx context.Context, tx *store.Tx, reports []Report, now time.
 		}
 		if refund.amount > 0 {
 			if err := tx.Refund(ctx, m.AccountID, m.CampaignID, m.ID, refund.amount, refund.note); err != nil {
-				return 0, err
+				return nil, err
 			}
 		}
 		msgs[m.ID] = m
 		changed[m.ID] = true
 		if m.CallbackURL != "" {
 			for _, st := range steps {
-				events = append(events, statusEvent(m, st, at))
+				ev := statusEvent(m, st, at)
+				if lease.owner != "" {
+					ev.LeaseOwner, ev.NextAttemptAt = lease.owner, lease.until
+				}
+				events = append(events, ev)
 			}
 		}
 	}
 	for mid := range changed {
 		if err := tx.UpdateMessage(ctx, msgs[mid]); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
 	if err := tx.InsertEvents(ctx, events); err != nil {
-		return 0, err
+		return nil, err
 	}
-	return len(events), nil
+	return events, nil
 }
 
 type money struct {

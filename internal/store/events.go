@@ -115,6 +115,25 @@ func (s *Store) ClaimEvents(ctx context.Context, owner string, now time.Time, le
 	return out, err
 }
 
+// ReleaseEvents gives up an owner's lease on events it cannot deliver now,
+// making them due at once for any node.
+func (s *Store) ReleaseEvents(ctx context.Context, owner string, ids []string, now time.Time) error {
+	return s.Write(ctx, func(tx *Tx) error {
+		for start := 0; start < len(ids); start += 500 {
+			chunk := ids[start:min(start+500, len(ids))]
+			args := []any{owner, ms(now)}
+			for _, id := range chunk {
+				args = append(args, id)
+			}
+			if _, err := tx.exec(ctx, `UPDATE webhook_events SET lease_owner = '', next_attempt_at = $2
+				WHERE lease_owner = $1 AND state = 'pending' AND id IN (`+tx.s.placeholders(3, len(chunk))+`)`, args...); err != nil {
+				return fmt.Errorf("release events: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
 // Attempt is one try at delivering an event.
 type Attempt struct {
 	ID          string

@@ -38,11 +38,11 @@ type stmtCache struct {
 // connection: a statement first met inside a transaction cannot be
 // prepared on it (the transaction holds it), so it runs unprepared this
 // time and is prepared after the transaction ends (preparePending).
-func (s *Store) prep(ctx context.Context, query string, write bool) *stmt {
+func (s *Store) prep(ctx context.Context, query string, write bool) stmt {
 	return s.prepare(ctx, query, write, false)
 }
 
-func (s *Store) prepTx(ctx context.Context, query string) *stmt {
+func (s *Store) prepTx(ctx context.Context, query string) stmt {
 	return s.prepare(ctx, query, true, true)
 }
 
@@ -68,9 +68,9 @@ func (s *Store) preparePending(ctx context.Context) {
 	}
 }
 
-func (s *Store) prepare(ctx context.Context, query string, write, inTx bool) *stmt {
+func (s *Store) prepare(ctx context.Context, query string, write, inTx bool) stmt {
 	if s.dialect != SQLite {
-		return &stmt{sql: query}
+		return stmt{sql: query}
 	}
 	s.stmts.mu.Lock()
 	st, ok := s.stmts.m[query]
@@ -81,39 +81,41 @@ func (s *Store) prepare(ctx context.Context, query string, write, inTx bool) *st
 			ok = true // cached: worth preparing
 		}
 	}
-	if inTx {
-		if st.w == nil && !st.queued && ok {
-			st.queued = true
-			s.stmts.pending = append(s.stmts.pending, st)
-		}
-		s.stmts.mu.Unlock()
-		return st
+	if inTx && st.w == nil && !st.queued && ok {
+		st.queued = true
+		s.stmts.pending = append(s.stmts.pending, st)
 	}
+	snap := *st // callers read this copy; the cached entry may change
 	s.stmts.mu.Unlock()
+	if inTx {
+		return snap
+	}
 	// Preparing outside the lock is fine: a race only prepares twice.
-	if write && st.w == nil {
-		if p, err := s.w.PrepareContext(ctx, st.sql); err == nil {
+	if write && snap.w == nil {
+		if p, err := s.w.PrepareContext(ctx, snap.sql); err == nil {
 			s.stmts.mu.Lock()
 			if st.w == nil {
 				st.w = p
 			} else {
 				p.Close()
 			}
+			snap.w = st.w
 			s.stmts.mu.Unlock()
 		}
 	}
-	if !write && st.r == nil {
-		if p, err := s.r.PrepareContext(ctx, st.sql); err == nil {
+	if !write && snap.r == nil {
+		if p, err := s.r.PrepareContext(ctx, snap.sql); err == nil {
 			s.stmts.mu.Lock()
 			if st.r == nil {
 				st.r = p
 			} else {
 				p.Close()
 			}
+			snap.r = st.r
 			s.stmts.mu.Unlock()
 		}
 	}
-	return st
+	return snap
 }
 
 // rewrite turns $N placeholders into "?" and records the argument order.
@@ -138,7 +140,7 @@ func rewrite(query string) *stmt {
 	return &stmt{sql: string(out), order: order}
 }
 
-func (st *stmt) args(args []any) []any {
+func (st stmt) args(args []any) []any {
 	if st.order == nil {
 		return args
 	}

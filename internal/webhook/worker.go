@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -26,6 +27,7 @@ const responseSnippet = 1024
 
 // Store is what the Worker needs from storage.
 type Store interface {
+	ReleaseEvents(ctx context.Context, owner string, ids []string, now time.Time) error
 	ClaimEvents(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]store.Event, error)
 	RecordAttempts(ctx context.Context, owner string, outs []store.AttemptOutcome) error
 	Account(ctx context.Context, id string) (store.Account, error)
@@ -44,6 +46,7 @@ type Worker struct {
 	ready   chan struct{}    // events were enqueued, or a delivery slot freed up
 	direct  chan store.Event // events leased to us at creation
 	secrets sync.Map         // account id -> cachedKeys
+	stopped atomic.Bool      // Run has returned: Enqueue takes nothing
 }
 
 // directQueue bounds the events waiting in memory (a few MB at most).
@@ -113,6 +116,9 @@ func (w *Worker) Wake() {
 // queue are left to their lease: when it runs out they are claimed from
 // the database like any other. It returns how many were taken.
 func (w *Worker) Enqueue(evs []store.Event) int {
+	if w.stopped.Load() {
+		return 0
+	}
 	n := 0
 	for _, ev := range evs {
 		select {
@@ -196,6 +202,31 @@ func (w *Worker) Run(ctx context.Context) {
 	inflight.Wait()
 	close(results)
 	<-recorded
+	w.stopped.Store(true)
+	w.releaseQueued()
+}
+
+// releaseQueued hands events still waiting in memory back to the database
+// queue on shutdown, so they need not wait for their lease to run out.
+func (w *Worker) releaseQueued() {
+	var ids []string
+	for {
+		select {
+		case ev := <-w.direct:
+			ids = append(ids, ev.ID)
+			continue
+		default:
+		}
+		break
+	}
+	if len(ids) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := w.cfg.Store.ReleaseEvents(ctx, w.cfg.Owner, ids, w.cfg.Now()); err != nil {
+		w.cfg.Log.Warn("release queued webhook events; they are delivered when their lease runs out", "err", err, "events", len(ids))
+	}
 }
 
 // record writes outcomes in batches: whatever arrived while the previous
