@@ -89,7 +89,11 @@ func (s *Server) wire() error {
 	s.tracker = message.NewTracker(message.TrackerConfig{Store: st, Events: func() { deliverer.Wake() },
 		Workers: commitWorkers(cfg), Now: now, Handoff: &message.Handoff{Owner: cfg.NodeID, Lease: webhookLease,
 			Enqueue: func(evs []store.Event) int { return deliverer.Enqueue(evs) }, Release: st.ReleaseEvents}})
-	sim := simulator.New(simulator.Config{Sink: s.tracker, Stale: st, Delay: cfg.SimulatorDelay, Log: log, Now: now})
+	simCfg := simulator.Config{Sink: s.tracker, Stale: st, Delay: cfg.SimulatorDelay, Log: log, Now: now, Node: cfg.NodeID}
+	if cfg.SimJournal {
+		simCfg.Journal = st
+	}
+	sim := simulator.New(simCfg)
 	var routes []provider.Route
 	if cfg.Dev {
 		for _, ch := range []string{message.SMS, message.WhatsApp, message.RCS} {

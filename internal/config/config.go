@@ -34,6 +34,7 @@ type Config struct {
 
 	PprofAddr       string
 	MediaURLProbe   bool
+	SimJournal      bool
 	DispatchLease   time.Duration
 	WebhookLease    time.Duration
 	NodeID          string
@@ -66,6 +67,7 @@ func Flags(fs *flag.FlagSet, dev bool) func() (Config, error) {
 		smppPass  = fs.String("smpp-password", env("SMPP_PASSWORD", ""), "SMPP password [MSGSVC_SMPP_PASSWORD]")
 		dLease    = fs.String("dispatch-lease", env("DISPATCH_LEASE", "30s"), "how long a node holds messages it claimed before another may take them [MSGSVC_DISPATCH_LEASE]")
 		wLease    = fs.String("webhook-lease", env("WEBHOOK_LEASE", "60s"), "how long a node holds webhook events it claimed (more than the 5 s timeout) [MSGSVC_WEBHOOK_LEASE]")
+		journal   = fs.String("simulator-journal", env("SIMULATOR_JOURNAL", "false"), "keep the simulated carrier's record of hand-overs in the database (multi-node tests) [MSGSVC_SIMULATOR_JOURNAL]")
 		probe     = fs.String("media-url-probe", env("MEDIA_URL_PROBE", "true"), "check media.url sends with a HEAD request to the (public) address [MSGSVC_MEDIA_URL_PROBE]")
 		pprofAddr = fs.String("pprof-addr", env("PPROF_ADDR", ""), "serve Go profiling endpoints on this address (off when empty) [MSGSVC_PPROF_ADDR]")
 		nodeID    = fs.String("node-id", env("NODE_ID", ""), "this node's name in leases (default host-pid) [MSGSVC_NODE_ID]")
@@ -94,6 +96,9 @@ func Flags(fs *flag.FlagSet, dev bool) func() (Config, error) {
 		}
 		if c.SimulatorDelay, err = time.ParseDuration(*simDelay); err != nil || c.SimulatorDelay < 0 {
 			errs = append(errs, fmt.Errorf("simulator-delay: %q is not a duration", *simDelay))
+		}
+		if c.SimJournal, err = strconv.ParseBool(*journal); err != nil {
+			errs = append(errs, fmt.Errorf("simulator-journal: %w", err))
 		}
 		if c.MediaURLProbe, err = strconv.ParseBool(*probe); err != nil {
 			errs = append(errs, fmt.Errorf("media-url-probe: %w", err))

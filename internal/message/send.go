@@ -142,6 +142,7 @@ type Service struct {
 	store         Store
 	commits       *batch.Batcher[store.Send, store.SendResult]
 	picker        Picker
+	phones        *phone.Validator
 	media         MediaChecker
 	templates     Templates
 	capabilityTTL time.Duration
@@ -206,7 +207,7 @@ func NewService(c Config) *Service {
 	if c.CapabilityTTL <= 0 {
 		c.CapabilityTTL = rcs.CapabilityTTL
 	}
-	s := &Service{store: c.Store, picker: c.Picker, media: c.Media, templates: c.Templates, capabilityTTL: c.CapabilityTTL,
+	s := &Service{phones: phone.NewValidator(100_000), store: c.Store, picker: c.Picker, media: c.Media, templates: c.Templates, capabilityTTL: c.CapabilityTTL,
 		now: c.Now, allowPrivate: c.AllowPrivateCallbacks, wake: c.Wake, events: c.Events}
 	s.commits = batch.New(c.Store.CommitSends, 128, c.CommitWorkers)
 	return s
@@ -355,7 +356,7 @@ func (s *Service) plan(ctx context.Context, caller Caller, req SendRequest, now 
 		if req.To == "" {
 			field = fmt.Sprintf("recipients[%d]", i)
 		}
-		n, err := phone.Parse(r)
+		n, err := s.phones.Parse(r)
 		if err != nil {
 			verr.add(field, "%v", err)
 			continue

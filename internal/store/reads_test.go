@@ -248,3 +248,18 @@ func TestStaleMessages(t *testing.T) {
 		}
 	})
 }
+
+func TestJournalSubmissions(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store, dsn string) {
+		ctx := context.Background()
+		at := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+		fresh, err := st.JournalSubmissions(ctx, "node-a", []string{"m1", "m2"}, at)
+		if err != nil || !fresh["m1"] || !fresh["m2"] {
+			t.Fatalf("first hand-over: %v %v", fresh, err)
+		}
+		fresh, err = st.JournalSubmissions(ctx, "node-b", []string{"m2", "m3"}, at)
+		if err != nil || fresh["m2"] || !fresh["m3"] {
+			t.Fatalf("second hand-over: %v %v", fresh, err)
+		}
+	})
+}

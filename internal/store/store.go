@@ -22,6 +22,8 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"msgsvc/internal/batch"
 )
 
 // Dialect names the SQL engine behind a Store.
@@ -49,10 +51,11 @@ type Store struct {
 	// w takes every write. On SQLite it is a single connection: SQLite has
 	// one writer anyway, and queuing in database/sql is cheaper than
 	// SQLITE_BUSY retries. r serves reads (WAL readers never block the writer).
-	w, r  *sql.DB
-	now   func() time.Time
-	stmts stmtCache
-	phs   sync.Map // [2]int{from, n} -> placeholder list
+	w, r   *sql.DB
+	now    func() time.Time
+	stmts  stmtCache
+	phs    sync.Map // [2]int{from, n} -> placeholder list
+	writes *batch.Batcher[func(tx *Tx) error, error]
 }
 
 // Options tune Open. The zero value is fine.
@@ -60,6 +63,9 @@ type Options struct {
 	Now func() time.Time
 	// MaxConns bounds the PostgreSQL pool (default 16).
 	MaxConns int
+	// Writers is the number of transactions that group concurrent writes
+	// (default: 1 on SQLite, which has one writer; 4 on PostgreSQL).
+	Writers int
 }
 
 // Open connects to dsn: "postgres://…" or "postgresql://…" for PostgreSQL,
@@ -117,9 +123,20 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 		s.r.SetMaxIdleConns(4)
 	}
 	if err := s.Ping(ctx); err != nil {
-		s.Close()
+		s.w.Close()
+		if s.r != s.w {
+			s.r.Close()
+		}
 		return nil, err
 	}
+	writers := o.Writers
+	if writers <= 0 {
+		writers = 1
+		if s.dialect == Postgres {
+			writers = 4
+		}
+	}
+	s.writes = batch.New(s.writeGroup, 64, writers)
 	return s, nil
 }
 
@@ -134,8 +151,9 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close releases the connections.
+// Close waits for the writes under way and releases the connections.
 func (s *Store) Close() error {
+	s.writes.Close()
 	err := s.w.Close()
 	if s.r != s.w {
 		if e := s.r.Close(); err == nil {
@@ -178,35 +196,84 @@ type Tx struct {
 	s  *Store
 }
 
-// Write runs fn in one write transaction and commits it when fn returns nil.
+// Write runs fn in a write transaction and returns once it is committed
+// (or fn's error, with fn's writes undone). Concurrent calls share one
+// transaction: each fn runs inside its own savepoint, so a failing fn
+// undoes only its own writes, and the whole group pays for one commit.
+// Every write path of the service (sends, status reports, claims, webhook
+// outcomes) meets here, which is what lets one SQLite writer keep up.
 // Transient conflicts (PostgreSQL serialization failures and deadlocks,
-// SQLite busy) are retried a few times with the whole of fn.
+// SQLite busy) re-run the group.
 func (s *Store) Write(ctx context.Context, fn func(tx *Tx) error) error {
-	var err error
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// Once queued, wait for the outcome even if ctx ends: callers read
+	// what fn wrote into their variables, so fn must be finished first.
+	res, err := s.writes.Do(context.WithoutCancel(ctx), fn)
+	if err != nil {
+		return err
+	}
+	return res
+}
+
+// writeGroup runs a group of write functions in one transaction.
+func (s *Store) writeGroup(ctx context.Context, fns []func(tx *Tx) error) ([]error, error) {
 	defer s.preparePending(ctx)
+	var results []error
+	var err error
 	for attempt := 0; attempt < 5; attempt++ {
-		err = s.writeOnce(ctx, fn)
-		if err == nil || !retryable(err) || ctx.Err() != nil {
-			return err
+		results, err = s.writeOnce(ctx, fns)
+		if err == nil || !retryable(err) {
+			return results, err
 		}
 		time.Sleep(time.Duration(attempt+1) * 5 * time.Millisecond)
 	}
-	return err
+	return results, err
 }
 
-func (s *Store) writeOnce(ctx context.Context, fn func(tx *Tx) error) error {
+func (s *Store) writeOnce(ctx context.Context, fns []func(tx *Tx) error) ([]error, error) {
 	sqlTx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("begin: %w", err)
+		return nil, fmt.Errorf("begin: %w", err)
 	}
-	if err := fn(&Tx{tx: sqlTx, s: s}); err != nil {
-		_ = sqlTx.Rollback()
-		return err
+	tx := &Tx{tx: sqlTx, s: s}
+	results := make([]error, len(fns))
+	if len(fns) == 1 {
+		// Alone in the transaction: no savepoint needed.
+		if results[0] = fns[0](tx); results[0] != nil {
+			_ = sqlTx.Rollback()
+			if retryable(results[0]) {
+				return nil, results[0]
+			}
+			return results, nil
+		}
+	} else {
+		for i, fn := range fns {
+			if _, err := sqlTx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+				_ = sqlTx.Rollback()
+				return nil, fmt.Errorf("savepoint: %w", err)
+			}
+			if results[i] = fn(tx); results[i] != nil {
+				if retryable(results[i]) {
+					_ = sqlTx.Rollback()
+					return nil, results[i]
+				}
+				if _, err := sqlTx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT w"); err != nil {
+					_ = sqlTx.Rollback()
+					return nil, fmt.Errorf("rollback to savepoint: %w", err)
+				}
+			}
+			if _, err := sqlTx.ExecContext(ctx, "RELEASE SAVEPOINT w"); err != nil {
+				_ = sqlTx.Rollback()
+				return nil, fmt.Errorf("release savepoint: %w", err)
+			}
+		}
 	}
 	if err := sqlTx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
+		return nil, fmt.Errorf("commit: %w", err)
 	}
-	return nil
+	return results, nil
 }
 
 func retryable(err error) bool {

@@ -42,6 +42,17 @@ type Config struct {
 	Delay time.Duration
 	Now   func() time.Time
 	Log   *slog.Logger
+	// Journal, when set, keeps the carrier's side of every hand-over in
+	// storage (MSGSVC_SIMULATOR_JOURNAL), so tests with several nodes can
+	// see what the carrier received and from which node.
+	Journal Journal
+	// Node names this process in the journal.
+	Node string
+}
+
+// Journal records hand-overs; it returns the ids seen for the first time.
+type Journal interface {
+	JournalSubmissions(ctx context.Context, node string, ids []string, at time.Time) (map[string]bool, error)
 }
 
 // Simulator is a provider.Provider.
@@ -89,8 +100,44 @@ func (s *Simulator) Submit(ctx context.Context, msgs []provider.Outbound) []prov
 		out[i].Ref = m.ID
 		later = append(later, story(m.ID, m.To, m.Channel, "SENT", now, s.cfg.Delay)...)
 	}
+	if s.cfg.Journal != nil {
+		if err := s.journal(ctx, msgs, out, now); err != nil {
+			// Like a carrier that did not answer: nothing was taken.
+			for i := range out {
+				if out[i].Err == nil {
+					out[i] = provider.Result{Err: &provider.Error{Code: "PROVIDER_ERROR", Message: "journal: " + err.Error(), Temporary: true}}
+				}
+			}
+			return out
+		}
+	}
 	s.schedule(later)
 	return out
+}
+
+// journal records the accepted hand-overs. A message seen before was
+// handed over by a node that died before recording the carrier's answer;
+// the carrier deduplicates it by our message id and answers as before.
+func (s *Simulator) journal(ctx context.Context, msgs []provider.Outbound, out []provider.Result, now time.Time) error {
+	var ids []string
+	for i, m := range msgs {
+		if out[i].Err == nil {
+			ids = append(ids, m.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	fresh, err := s.cfg.Journal.JournalSubmissions(ctx, s.cfg.Node, ids, now)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if !fresh[id] {
+			s.cfg.Log.Info("simulator deduplicated a resubmitted message", "message", id, "node", s.cfg.Node)
+		}
+	}
+	return nil
 }
 
 // Capabilities tells which numbers can receive RCS: every one but the
