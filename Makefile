@@ -4,7 +4,7 @@ STATICCHECK_VERSION ?= v0.8.2
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: test test-services lint verify run build staticcheck
+.PHONY: test test-services lint verify run build staticcheck bench
 
 run:
 	$(GO) run ./cmd/msgsvc dev
@@ -34,3 +34,7 @@ lint: staticcheck
 verify:
 	$(GO) mod verify
 	$(GO) build ./...
+
+# The benchmark of docs/benchmarks.md (a node on a temporary SQLite database).
+bench: build
+	./bin/msgsvc bench --n 20000 --c 32

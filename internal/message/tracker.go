@@ -250,10 +250,12 @@ func applyReports(ctx context.Context, tx *store.Tx, reports []Report, now time.
 			}
 		}
 	}
+	updates := make([]store.Message, 0, len(changed))
 	for mid := range changed {
-		if err := tx.UpdateMessage(ctx, msgs[mid]); err != nil {
-			return nil, err
-		}
+		updates = append(updates, msgs[mid])
+	}
+	if err := tx.UpdateMessages(ctx, updates); err != nil {
+		return nil, err
 	}
 	if err := tx.InsertEvents(ctx, events); err != nil {
 		return nil, err

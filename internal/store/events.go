@@ -179,16 +179,31 @@ func (s *Store) RecordAttempts(ctx context.Context, owner string, outs []Attempt
 				return fmt.Errorf("insert attempts: %w", err)
 			}
 		}
-		for _, o := range outs {
-			var delivered sql.NullInt64
-			if o.State == EventDelivered {
-				delivered = nullMS(o.Attempt.AttemptedAt)
+		// One UPDATE … FROM VALUES per chunk rather than one per event.
+		for start := 0; start < len(outs); start += 300 {
+			chunk := outs[start:min(start+300, len(outs))]
+			var b strings.Builder
+			b.WriteString(`UPDATE webhook_events SET state = v.column2, attempts = attempts + 1,
+				next_attempt_at = v.column3, lease_owner = '', last_status = v.column4, last_error = v.column5,
+				delivered_at = COALESCE(v.column6, delivered_at) FROM (VALUES `)
+			args := make([]any, 0, len(chunk)*6+1)
+			args = append(args, owner)
+			for i, o := range chunk {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				n := 2 + i*6
+				fmt.Fprintf(&b, "(CAST($%d AS TEXT), CAST($%d AS TEXT), CAST($%d AS BIGINT), CAST($%d AS INTEGER), CAST($%d AS TEXT), CAST($%d AS BIGINT))",
+					n, n+1, n+2, n+3, n+4, n+5)
+				var delivered sql.NullInt64
+				if o.State == EventDelivered {
+					delivered = nullMS(o.Attempt.AttemptedAt)
+				}
+				args = append(args, o.Attempt.EventID, o.State, nullMS(o.NextAttemptAt), o.Attempt.StatusCode, o.Attempt.Error, delivered)
 			}
-			if _, err := tx.exec(ctx, `UPDATE webhook_events SET state = $2, attempts = attempts + 1,
-				next_attempt_at = $3, lease_owner = '', last_status = $4, last_error = $5,
-				delivered_at = COALESCE($6, delivered_at) WHERE id = $1 AND lease_owner = $7`,
-				o.Attempt.EventID, o.State, nullMS(o.NextAttemptAt), o.Attempt.StatusCode, o.Attempt.Error, delivered, owner); err != nil {
-				return fmt.Errorf("update event: %w", err)
+			b.WriteString(`) AS v WHERE webhook_events.id = v.column1 AND webhook_events.lease_owner = $1`)
+			if _, err := tx.exec(ctx, b.String(), args...); err != nil {
+				return fmt.Errorf("update events: %w", err)
 			}
 		}
 		return nil

@@ -489,6 +489,61 @@ func (tx *Tx) MessageIDsByProviderRef(ctx context.Context, provider string, refs
 	return out, nil
 }
 
+// UpdateMessages writes many messages' mutable fields in one statement per
+// chunk (UPDATE … FROM VALUES): on PostgreSQL a statement per message
+// would cost a network round trip each.
+func (tx *Tx) UpdateMessages(ctx context.Context, msgs []Message) error {
+	const cols = 20
+	for start := 0; start < len(msgs); start += 200 {
+		chunk := msgs[start:min(start+200, len(msgs))]
+		var b strings.Builder
+		b.WriteString(`UPDATE messages SET status = v.column2, channel = v.column3, provider = v.column4,
+			provider_ref = v.column5, error_code = v.column6, error_message = v.column7, updated_at = v.column8,
+			sent_at = v.column9, delivered_at = v.column10, read_at = v.column11, failed_at = v.column12,
+			canceled_at = v.column13, next_attempt_at = v.column14, lease_owner = v.column15, charged = v.column16,
+			credits = v.column17, segments = v.column18, encoding = v.column19, attempts = v.column20 FROM (VALUES `)
+		args := make([]any, 0, len(chunk)*cols)
+		for i, m := range chunk {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(tx.s.updateRow(i * cols))
+			args = append(args, m.ID, m.Status, m.Channel, m.Provider, m.ProviderRef, m.ErrorCode, m.ErrorMessage,
+				ms(m.UpdatedAt), nullMS(m.SentAt), nullMS(m.DeliveredAt), nullMS(m.ReadAt), nullMS(m.FailedAt),
+				nullMS(m.CanceledAt), nullMS(m.NextAttemptAt), m.LeaseOwner, m.Charged, m.Credits, m.Segments,
+				m.Encoding, m.Attempts)
+		}
+		b.WriteString(`) AS v WHERE messages.id = v.column1`)
+		if _, err := tx.exec(ctx, b.String(), args...); err != nil {
+			return fmt.Errorf("update messages: %w", err)
+		}
+	}
+	return nil
+}
+
+// updateRow is one VALUES row of UpdateMessages. PostgreSQL types the
+// parameters of a VALUES list as text unless told, hence the casts.
+func (s *Store) updateRow(from int) string {
+	key := [2]int{-1, from}
+	if v, ok := s.phs.Load(key); ok {
+		return v.(string)
+	}
+	types := []string{"TEXT", "TEXT", "TEXT", "TEXT", "TEXT", "TEXT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "BIGINT",
+		"BIGINT", "BIGINT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "INTEGER", "TEXT", "INTEGER"}
+	var b strings.Builder
+	b.WriteByte('(')
+	for i, t := range types {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "CAST($%d AS %s)", from+i+1, t)
+	}
+	b.WriteByte(')')
+	v := b.String()
+	s.phs.Store(key, v)
+	return v
+}
+
 // UpdateMessage writes a message's mutable fields (status, channel,
 // timestamps, queue position, money) back.
 func (tx *Tx) UpdateMessage(ctx context.Context, m Message) error {

@@ -61,10 +61,10 @@ type Store struct {
 // Options tune Open. The zero value is fine.
 type Options struct {
 	Now func() time.Time
-	// MaxConns bounds the PostgreSQL pool (default 16).
+	// MaxConns bounds the PostgreSQL pool (default 24).
 	MaxConns int
 	// Writers is the number of transactions that group concurrent writes
-	// (default: 1 on SQLite, which has one writer; 4 on PostgreSQL).
+	// (default: 1 on SQLite, which has one writer; 8 on PostgreSQL).
 	Writers int
 }
 
@@ -86,7 +86,7 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 		}
 		n := o.MaxConns
 		if n <= 0 {
-			n = 16
+			n = 24 // three nodes stay well under PostgreSQL's default 100
 		}
 		s.w.SetMaxOpenConns(n)
 		s.w.SetMaxIdleConns(n)
@@ -133,7 +133,9 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 	if writers <= 0 {
 		writers = 1
 		if s.dialect == Postgres {
-			writers = 4
+			// PostgreSQL runs transactions in parallel and each statement
+			// is a network round trip: more, smaller groups keep it busy.
+			writers = 8
 		}
 	}
 	s.writes = batch.New(s.writeGroup, 64, writers)
