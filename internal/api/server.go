@@ -73,6 +73,8 @@ type Server struct {
 	metrics *metrics
 	touched sync.Map // key id -> last TouchKey time
 	known   sync.Map // addr|key id -> last Remember time
+	// patterns lists the routes, in registration order.
+	patterns []string
 }
 
 // New builds the server and its route table.
@@ -107,12 +109,12 @@ const (
 
 func (s *Server) routes() {
 	const base = "/api/v1/integration"
-	s.mux.Handle("GET /healthz", http.HandlerFunc(s.healthz))
-	s.mux.Handle("GET /readyz", http.HandlerFunc(s.readyz))
-	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{}))
+	s.handle("GET /healthz", http.HandlerFunc(s.healthz))
+	s.handle("GET /readyz", http.HandlerFunc(s.readyz))
+	s.handle("GET /metrics", promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{}))
 	docs := openapi.Handler()
-	s.mux.Handle("GET /openapi.json", docs)
-	s.mux.Handle("GET /docs", docs)
+	s.handle("GET /openapi.json", docs)
+	s.handle("GET /docs", docs)
 
 	s.integration("GET "+base+"/balance", typeNone, s.balance)
 	s.integration("GET /v1/account/balance", typeNone, s.balance)
@@ -126,18 +128,28 @@ func (s *Server) routes() {
 	s.integration("GET "+base+"/templates", typeNone, s.listTemplates)
 	s.integration("GET "+base+"/limits", typeNone, s.limits)
 
-	s.mux.Handle("POST /api/v1/auth/login", http.HandlerFunc(s.login))
+	s.handle("POST /api/v1/auth/login", http.HandlerFunc(s.login))
 	s.mux.Handle("/api/v1/integration/", s.wrapAuth(typeNone, func(w http.ResponseWriter, r *http.Request, c message.Caller) error {
 		return errNotFound
 	}))
 }
+
+// handle registers a route and remembers its pattern (Routes).
+func (s *Server) handle(pattern string, h http.Handler) {
+	s.patterns = append(s.patterns, pattern)
+	s.mux.Handle(pattern, h)
+}
+
+// Routes lists the "METHOD /path" patterns served; tests compare them
+// with the operations of the OpenAPI document.
+func (s *Server) Routes() []string { return append([]string(nil), s.patterns...) }
 
 // handler is an integration endpoint: it gets the authenticated caller and
 // returns an error instead of writing one.
 type handler func(w http.ResponseWriter, r *http.Request, c message.Caller) error
 
 func (s *Server) integration(pattern, reqType string, h handler) {
-	s.mux.Handle(pattern, s.wrapAuth(reqType, h))
+	s.handle(pattern, s.wrapAuth(reqType, h))
 }
 
 // ServeHTTP implements http.Handler: request id, panic safety, metrics.
