@@ -349,7 +349,8 @@ func TestSchemaFields(t *testing.T) {
 		{"SendResponse", []string{"campaignId", "status", "credits", "messages"}, nil},
 		{"AcceptedMessage", []string{"messageId", "to", "status", "segments", "encoding", "credits"}, nil},
 		{"DryRunResponse", []string{"dryRun", "campaignId", "status", "credits", "messages"}, nil},
-		{"Message", []string{"messageId", "campaignId", "to", "type", "channel", "status", "segments", "encoding", "credits", "provider", "errorCode", "errorMessage", "reference", "createdAt", "updatedAt", "history"}, nil},
+		{"Message", []string{"messageId", "campaignId", "to", "type", "channel", "status", "segments", "encoding", "credits", "provider", "errorCode", "errorMessage", "reference", "scheduledAt", "createdAt", "updatedAt", "history"},
+			[]string{"messageId", "campaignId", "to", "type", "channel", "status", "segments", "encoding", "credits", "provider", "errorCode", "errorMessage", "reference", "createdAt", "updatedAt", "history"}},
 		{"StatusChange", []string{"status", "timestamp"}, nil},
 		{"Campaign", []string{"campaignId", "status", "type", "createdAt", "total", "counts", "messages", "nextCursor"}, nil},
 		{"StatusCounts", []string{"SENDING", "SENT", "DELIVERED", "READ", "FAILED", "CANCELED"}, nil},
@@ -405,7 +406,14 @@ func TestConstraints(t *testing.T) {
 		{"recipients min", s("SendRequest", "properties", "recipients", "minItems"), 1.0},
 		{"buttons max", s("SendRequest", "properties", "buttons", "maxItems"), 3.0},
 		{"cards max", s("SendRequest", "properties", "cards", "maxItems"), 10.0},
-		{"card buttons max", s("RichCard", "properties", "buttons", "maxItems"), 3.0},
+		{"card buttons max", s("RichCard", "properties", "buttons", "maxItems"), 4.0},
+		{"card title max", s("RichCard", "properties", "title", "maxLength"), 200.0},
+		{"card description max", s("RichCard", "properties", "description", "maxLength"), 2000.0},
+		{"template name pattern", s("TemplateRef", "properties", "name", "pattern"), "^[a-z0-9_]+$"},
+		{"dry run window", strs(t, s("DryRunResponse", "properties", "messages", "items", "properties", "conversationWindow", "enum")), []string{"open", "closed"}},
+		{"dry run new conversation", s("DryRunResponse", "properties", "messages", "items", "properties", "newConversation", "type"), "boolean"},
+		{"dry run rcs capable", s("DryRunResponse", "properties", "messages", "items", "properties", "rcsCapable", "type"), "boolean"},
+		{"dry run fallback", s("DryRunResponse", "properties", "messages", "items", "properties", "fallback", "type"), "boolean"},
 		{"list sections max", s("WhatsAppList", "properties", "sections", "maxItems"), 3.0},
 		{"list rows max", s("ListSection", "properties", "rows", "maxItems"), 10.0},
 		{"validity min", s("SendRequest", "properties", "validity", "minimum"), 60.0},
@@ -428,6 +436,11 @@ func TestConstraints(t *testing.T) {
 		{"send answer", at(t, doc, "paths", "/api/v1/integration/messages", "post", "responses", "202", "content", "application/json", "schema", "$ref"), "#/components/schemas/SendResponse"},
 		{"replayed header", at(t, doc, "paths", "/api/v1/integration/messages", "post", "responses", "202", "headers", "Idempotent-Replayed", "$ref"), "#/components/headers/Idempotent-Replayed"},
 		{"upload answer", at(t, doc, "paths", "/api/v1/integration/media", "post", "responses", "201", "content", "application/json", "schema", "$ref"), "#/components/schemas/Media"},
+		{"upload too large", at(t, doc, "paths", "/api/v1/integration/media", "post", "responses", "413", "$ref"), "#/components/responses/MediaTooLarge"},
+		{"upload unsupported", at(t, doc, "paths", "/api/v1/integration/media", "post", "responses", "415", "$ref"), "#/components/responses/UnsupportedMediaType"},
+		{"send invalid", at(t, doc, "paths", "/api/v1/integration/messages", "post", "responses", "400", "$ref"), "#/components/responses/SendValidationError"},
+		{"send outside window", at(t, doc, "paths", "/api/v1/integration/messages", "post", "responses", "422", "$ref"), "#/components/responses/OutsideConversationWindow"},
+		{"send too many", at(t, doc, "paths", "/api/v1/integration/messages", "post", "responses", "429", "$ref"), "#/components/responses/SendTooManyRequests"},
 		{"test reply answer", at(t, doc, "paths", "/api/v1/integration/test/replies", "post", "responses", "202", "content", "application/json", "schema", "$ref"), "#/components/schemas/TestReplyAccepted"},
 		{"login rejects", at(t, doc, "paths", "/api/v1/auth/login", "post", "responses", "401", "$ref"), "#/components/responses/InvalidCredentials"},
 	}
@@ -439,7 +452,7 @@ func TestConstraints(t *testing.T) {
 		})
 	}
 	// Every timestamp of every response is the UTC-with-milliseconds kind.
-	for _, name := range []string{"Message.createdAt", "Message.updatedAt", "StatusChange.timestamp", "Campaign.createdAt", "Balance.last_updated", "LimitWindow.reset", "LoginResponse.expiresAt", "DeliveryStatusEvent.timestamp", "MessageReceivedEvent.receivedAt"} {
+	for _, name := range []string{"Message.createdAt", "Message.updatedAt", "Message.scheduledAt", "StatusChange.timestamp", "Campaign.createdAt", "Balance.last_updated", "LimitWindow.reset", "LoginResponse.expiresAt", "DeliveryStatusEvent.timestamp", "MessageReceivedEvent.receivedAt"} {
 		schema, field, _ := strings.Cut(name, ".")
 		if got := s(schema, "properties", field, "$ref"); got != "#/components/schemas/Timestamp" {
 			t.Errorf("%s is %v, want a Timestamp", name, got)

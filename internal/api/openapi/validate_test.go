@@ -223,6 +223,11 @@ func TestValidatorRejects(t *testing.T) {
 		{"problem with unknown code", ref("Problem"), `{"status":400,"code":"OOPS"}`, false},
 		{"webhook with wrong event", ref("MessageReceivedEvent"), `{"event":"delivery_status","campaignId":"c","phone":"5511999990000","message":"OK","receivedAt":"2026-11-21T10:00:00.000Z","channel":"SMS"}`, false},
 		{"dry run without flag", ref("DryRunResponse"), `{"campaignId":null,"status":"SENDING","credits":1,"messages":[]}`, false},
+		{"dry run window unknown", ref("DryRunResponse"), `{"dryRun":true,"campaignId":null,"status":"SENDING","credits":0,"messages":[{"messageId":null,"to":"5511999990000","status":"SENDING","segments":1,"encoding":"UTF-8","credits":0,"conversationWindow":"maybe"}]}`, false},
+		{"dry run rcs capable as text", ref("DryRunResponse"), `{"dryRun":true,"campaignId":null,"status":"SENDING","credits":1,"messages":[{"messageId":null,"to":"5511999990000","status":"SENDING","segments":1,"encoding":"UTF-8","credits":1,"rcsCapable":"yes"}]}`, false},
+		{"card with four buttons", ref("RichCard"), `{"title":"t","buttons":[{"type":"reply","title":"a","payload":"a"},{"type":"reply","title":"b","payload":"b"},{"type":"reply","title":"c","payload":"c"},{"type":"call","title":"Call","phone":"14155552671"}]}`, true},
+		{"card with five buttons", ref("RichCard"), `{"title":"t","buttons":[{"type":"reply","title":"a","payload":"a"},{"type":"reply","title":"b","payload":"b"},{"type":"reply","title":"c","payload":"c"},{"type":"reply","title":"d","payload":"d"},{"type":"reply","title":"e","payload":"e"}]}`, false},
+		{"template name with capitals", ref("TemplateRef"), `{"name":"Order Shipped","language":"en"}`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
