@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -30,6 +32,7 @@ Usage:
   msgsvc serve    [flags]   run the production server
   msgsvc migrate  [--db D]  apply database migrations
   msgsvc account create --name NAME [--tier free|basic|pro|enterprise] [--credits N] [--currency USD] [--country CC]
+  msgsvc account settings --account ID [--rcs-fallback true|false] [--wa-tier 1-4] [--ip-allowlist LIST]
   msgsvc account limits --account ID [--tier-rpm N] [--send-rpm N] [--status-rpm N] [--media-rpm N]
   msgsvc account prices --account ID [--set '{"home":{...},"abroad":{...},"countries":{"44":{...}}}']
   msgsvc key create     --account ID --env test|live
@@ -186,6 +189,8 @@ func runAdmin(ctx context.Context, cmd string, args []string, stdin io.Reader, s
 	)
 	var language, category, tplStatus, tplBody, tplParams *string // template create
 	var prices *string                                            // account prices
+	var rcsFallback, allowlist *string                            // account settings
+	var waTier *int                                               // account settings
 	switch cmd {
 	case "account create":
 		name = fs.String("name", "", "account name (required)")
@@ -193,6 +198,11 @@ func runAdmin(ctx context.Context, cmd string, args []string, stdin io.Reader, s
 		credits = fs.Float64("credits", 0, "opening credits")
 		currency = fs.String("currency", "USD", "currency code")
 		country = fs.String("country", "1", "home country calling code, used for pricing")
+	case "account settings":
+		accountID = fs.String("account", "", "account id (required)")
+		rcsFallback = fs.String("rcs-fallback", "", "true or false: send RCS to devices without RCS as SMS by default")
+		waTier = fs.Int("wa-tier", 0, "WhatsApp quality tier 1-4 (daily new conversations 1000, 10000, 100000, unlimited)")
+		allowlist = fs.String("ip-allowlist", "-", "comma-separated addresses and CIDR ranges allowed to use the API; empty allows all")
 	case "account limits":
 		accountID = fs.String("account", "", "account id (required)")
 		tierRPM = fs.Int("tier-rpm", -1, "tier requests per minute (0 = unlimited)")
@@ -270,6 +280,44 @@ func runAdmin(ctx context.Context, cmd string, args []string, stdin io.Reader, s
 		out = accountJSON(a)
 		human = fmt.Sprintf("limits of %s: tier %d/min, sending %d/min, status %d/min, media %d/min (0 = unlimited)\n",
 			a.ID, l.TierRPM, l.SendRPM, l.StatusRPM, l.MediaRPM)
+	case "account settings":
+		a, err := st.Account(ctx, *accountID)
+		if err != nil {
+			return fmt.Errorf("account %s: %w", *accountID, err)
+		}
+		if *rcsFallback != "" {
+			v, err := strconv.ParseBool(*rcsFallback)
+			if err != nil {
+				return fmt.Errorf("--rcs-fallback must be true or false")
+			}
+			a.RCSFallback = v
+		}
+		if *waTier != 0 {
+			if *waTier < 1 || *waTier > 4 {
+				return fmt.Errorf("--wa-tier must be 1, 2, 3 or 4")
+			}
+			a.WAQualityTier = *waTier
+		}
+		if *allowlist != "-" {
+			a.IPAllowlist = nil
+			for _, e := range strings.Split(*allowlist, ",") {
+				if e = strings.TrimSpace(e); e == "" {
+					continue
+				}
+				if _, perr := netip.ParsePrefix(e); perr != nil {
+					if _, aerr := netip.ParseAddr(e); aerr != nil {
+						return fmt.Errorf("--ip-allowlist: %q is neither an address nor a CIDR range", e)
+					}
+				}
+				a.IPAllowlist = append(a.IPAllowlist, e)
+			}
+		}
+		if err := st.UpdateAccountSettings(ctx, a.ID, a.IPAllowlist, a.RCSFallback, a.WAQualityTier); err != nil {
+			return err
+		}
+		out = map[string]any{"id": a.ID, "rcsFallback": a.RCSFallback, "waQualityTier": a.WAQualityTier, "ipAllowlist": a.IPAllowlist}
+		human = fmt.Sprintf("settings of %s: RCS fallback %v, WhatsApp quality tier %d, IP allow-list %v\n",
+			a.ID, a.RCSFallback, a.WAQualityTier, a.IPAllowlist)
 	case "account prices":
 		a, err := st.Account(ctx, *accountID)
 		if err != nil {
