@@ -95,8 +95,14 @@ func testCrashRecovery(t *testing.T, dsn string) {
 // ending 0001, the others ending 0006-9999 (plain SENT then DELIVERED).
 // Single recipients use "to", the rest "recipients".
 func crashRequestsFor(seed uint64, callback string) []sendRequest {
+	return loadRequests(seed, crashRequests, "crash test", callback)
+}
+
+// loadRequests builds n sends as crashRequestsFor describes, their text
+// numbered after label.
+func loadRequests(seed uint64, n int, label, callback string) []sendRequest {
 	rng := rand.New(rand.NewPCG(seed, 1))
-	reqs := make([]sendRequest, crashRequests)
+	reqs := make([]sendRequest, n)
 	for i := range reqs {
 		var to []string
 		for n := 1 + rng.IntN(3); len(to) < n; {
@@ -108,7 +114,7 @@ func crashRequestsFor(seed uint64, callback string) []sendRequest {
 				to = append(to, num)
 			}
 		}
-		r := sendRequest{Message: fmt.Sprintf("crash test %d", i), Type: "SMS", CallbackURL: callback}
+		r := sendRequest{Message: fmt.Sprintf("%s %d", label, i), Type: "SMS", CallbackURL: callback}
 		if len(to) == 1 {
 			r.To = to[0]
 		} else {

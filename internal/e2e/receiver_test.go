@@ -21,6 +21,7 @@ type delivery struct {
 	MessageID string
 	Status    string
 	ErrorCode string
+	Body      string
 	Acked     bool // answered 2xx, so the service may consider it delivered
 }
 
@@ -44,6 +45,10 @@ type receiver struct {
 	acked      map[string]map[string]int // messageId -> status -> 2xx answers
 	seen       map[string]map[string]int // messageId -> status -> any answer
 	badSig     []string
+	// inFlight counts the requests of each webhook-id being answered; a
+	// second one arriving meanwhile means two deliverers hold the event.
+	inFlight map[string]int
+	overlaps []string
 }
 
 // newReceiver starts a receiver for webhooks signed with secret; it stops
@@ -55,7 +60,8 @@ func newReceiver(t testing.TB, secret string, failRate float64, maxFails int, se
 		t.Fatalf("webhook secret %q: %v", secret, err)
 	}
 	r := &receiver{verifier: v, failRate: failRate, maxFails: maxFails, rng: rand.New(rand.NewPCG(seed, 0x5eed)),
-		fails: map[string]int{}, acked: map[string]map[string]int{}, seen: map[string]map[string]int{}}
+		fails: map[string]int{}, acked: map[string]map[string]int{}, seen: map[string]map[string]int{},
+		inFlight: map[string]int{}}
 	srv := httptest.NewServer(http.HandlerFunc(r.serveHTTP))
 	t.Cleanup(srv.Close)
 	r.URL = srv.URL + "/hooks/msgsvc"
@@ -69,6 +75,18 @@ func (r *receiver) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	id := req.Header.Get("webhook-id")
+	r.mu.Lock()
+	if r.inFlight[id]++; r.inFlight[id] > 1 {
+		r.overlaps = append(r.overlaps, id)
+	}
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		if r.inFlight[id]--; r.inFlight[id] == 0 {
+			delete(r.inFlight, id)
+		}
+		r.mu.Unlock()
+	}()
 	if err := r.verifier.Verify(body, req.Header); err != nil {
 		r.mu.Lock()
 		r.badSig = append(r.badSig, fmt.Sprintf("webhook-id %q: %v (signature %q, body %s)", id, err,
@@ -90,7 +108,7 @@ func (r *receiver) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "bad body", http.StatusBadRequest)
 		return
 	}
-	d := delivery{WebhookID: id, Event: p.Event, MessageID: p.MessageID, Status: p.Status}
+	d := delivery{WebhookID: id, Event: p.Event, MessageID: p.MessageID, Status: p.Status, Body: string(body)}
 	if p.ErrorCode != nil {
 		d.ErrorCode = *p.ErrorCode
 	}
@@ -156,4 +174,12 @@ func (r *receiver) snapshot() ([]delivery, []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]delivery(nil), r.deliveries...), append([]string(nil), r.badSig...)
+}
+
+// concurrent returns the webhook-ids that arrived while another request
+// with the same id was being answered.
+func (r *receiver) concurrent() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.overlaps...)
 }
