@@ -207,7 +207,7 @@ func NewService(c Config) *Service {
 	if c.CapabilityTTL <= 0 {
 		c.CapabilityTTL = rcs.CapabilityTTL
 	}
-	s := &Service{phones: phone.NewValidator(100_000), store: c.Store, picker: c.Picker, media: c.Media, templates: c.Templates, capabilityTTL: c.CapabilityTTL,
+	s := &Service{phones: phone.NewValidator(10_000), store: c.Store, picker: c.Picker, media: c.Media, templates: c.Templates, capabilityTTL: c.CapabilityTTL,
 		now: c.Now, allowPrivate: c.AllowPrivateCallbacks, wake: c.Wake, events: c.Events}
 	s.commits = batch.New(c.Store.CommitSends, 128, c.CommitWorkers)
 	return s
