@@ -218,15 +218,7 @@ func (s *Server) idempotent(h handler) handler {
 			return err
 		}
 		hash := requestHash(r, body)
-		prev, err := s.cfg.Store.Idempotency(r.Context(), c.Key.ID, key)
-		switch {
-		case err == nil && prev.RequestHash != hash:
-			return toProblem(store.ErrIdempotencyConflict)
-		case err == nil:
-			w.Header().Set("Idempotent-Replayed", "true")
-			writeRaw(w, prev.StatusCode, prev.Response)
-			return nil
-		case !errors.Is(err, store.ErrNotFound):
+		if replayed, err := s.replay(w, r, c, key, hash); replayed || err != nil {
 			return err
 		}
 		r.Body = http.NoBody
@@ -242,4 +234,22 @@ func (s *Server) idempotent(h handler) handler {
 		}
 		return nil
 	}
+}
+
+// replay answers a request whose Idempotency-Key was seen before: with the
+// remembered response when the request is the same (replayed true), or
+// with IDEMPOTENCY_CONFLICT when it differs. A new key replays nothing.
+func (s *Server) replay(w http.ResponseWriter, r *http.Request, c message.Caller, key, hash string) (bool, error) {
+	prev, err := s.cfg.Store.Idempotency(r.Context(), c.Key.ID, key)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, err
+	case prev.RequestHash != hash:
+		return false, toProblem(store.ErrIdempotencyConflict)
+	}
+	w.Header().Set("Idempotent-Replayed", "true")
+	writeRaw(w, prev.StatusCode, prev.Response)
+	return true, nil
 }

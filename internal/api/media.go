@@ -59,15 +59,7 @@ func (s *Server) uploadMedia(w http.ResponseWriter, r *http.Request, c message.C
 
 	hash := requestHash(r, []byte("file sha256 "+blob.SHA256))
 	if idem != "" {
-		prev, err := s.cfg.Store.Idempotency(r.Context(), c.Key.ID, idem)
-		switch {
-		case err == nil && prev.RequestHash != hash:
-			return toProblem(store.ErrIdempotencyConflict)
-		case err == nil:
-			w.Header().Set("Idempotent-Replayed", "true")
-			writeRaw(w, prev.StatusCode, prev.Response)
-			return nil
-		case !errors.Is(err, store.ErrNotFound):
+		if replayed, err := s.replay(w, r, c, idem, hash); replayed || err != nil {
 			return err
 		}
 	}
