@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"msgsvc/internal/channel/field"
 	"msgsvc/internal/phone"
 )
 
@@ -36,10 +37,7 @@ const (
 const CapabilityTTL = 7 * 24 * time.Hour
 
 // Problem is one refused field.
-type Problem struct {
-	Field   string
-	Message string
-}
+type Problem = field.Problem
 
 // Button is a suggested reply (type reply), an open-URL action (url) or a
 // dial action (call).
@@ -72,23 +70,23 @@ type Message struct {
 func Check(m Message) []Problem {
 	var c checker
 	if n := utf8.RuneCountInString(m.Text); n > MaxText {
-		c.add("message", "must be at most %d characters on RCS, got %d", MaxText, n)
+		c.Add("message", "must be at most %d characters on RCS, got %d", MaxText, n)
 	}
 	if m.Buttons != nil {
 		if len(m.Buttons) == 0 {
-			c.add("buttons", "must list 1 to %d buttons when given", MaxSuggestions)
+			c.Add("buttons", "must list 1 to %d buttons when given", MaxSuggestions)
 		}
 		c.buttons("buttons", m.Buttons, MaxSuggestions)
 	}
 	if m.Cards != nil {
 		if m.HasMedia {
-			c.add("media", "cannot be combined with cards: put the media inside a card")
+			c.Add("media", "cannot be combined with cards: put the media inside a card")
 		}
 		switch {
 		case len(m.Cards) == 0:
-			c.add("cards", "must list 1 to %d cards when given", MaxCards)
+			c.Add("cards", "must list 1 to %d cards when given", MaxCards)
 		case len(m.Cards) > MaxCards:
-			c.add("cards", "must list at most %d cards, got %d", MaxCards, len(m.Cards))
+			c.Add("cards", "must list at most %d cards, got %d", MaxCards, len(m.Cards))
 		}
 		for i, card := range m.Cards {
 			if i >= MaxCards {
@@ -97,31 +95,17 @@ func Check(m Message) []Problem {
 			c.card(fmt.Sprintf("cards[%d]", i), card)
 		}
 	}
-	return c.out
+	return c.Problems
 }
 
-type checker struct{ out []Problem }
-
-func (c *checker) add(field, format string, args ...any) {
-	c.out = append(c.out, Problem{Field: field, Message: fmt.Sprintf(format, args...)})
-}
-
-func (c *checker) text(field, v string, required bool, max int) {
-	n := utf8.RuneCountInString(v)
-	switch {
-	case strings.TrimSpace(v) == "" && required:
-		c.add(field, "is required")
-	case n > max:
-		c.add(field, "must be at most %d characters, got %d", max, n)
-	}
-}
+type checker struct{ field.Checker }
 
 func (c *checker) card(p string, card Card) {
 	if strings.TrimSpace(card.Title) == "" && strings.TrimSpace(card.Description) == "" && !card.HasMedia {
-		c.add(p, "needs a title, a description or media")
+		c.Add(p, "needs a title, a description or media")
 	}
-	c.text(p+".title", card.Title, false, MaxCardTitle)
-	c.text(p+".description", card.Description, false, MaxCardDescription)
+	c.Text(p+".title", card.Title, false, MaxCardTitle)
+	c.Text(p+".description", card.Description, false, MaxCardDescription)
 	if card.Buttons != nil {
 		c.buttons(p+".buttons", card.Buttons, MaxCardSuggestions)
 	}
@@ -129,42 +113,42 @@ func (c *checker) card(p string, card Card) {
 
 func (c *checker) buttons(field string, bs []Button, max int) {
 	if len(bs) > max {
-		c.add(field, "must list at most %d buttons, got %d", max, len(bs))
+		c.Add(field, "must list at most %d buttons, got %d", max, len(bs))
 		return
 	}
 	for i, b := range bs {
 		p := fmt.Sprintf("%s[%d]", field, i)
-		c.text(p+".title", b.Title, true, MaxSuggestionText)
+		c.Text(p+".title", b.Title, true, MaxSuggestionText)
 		switch b.Type {
 		case "reply":
-			c.text(p+".payload", b.Payload, true, MaxPostback)
+			c.Text(p+".payload", b.Payload, true, MaxPostback)
 			c.absent(p, "url", b.URL, b.Type)
 			c.absent(p, "phone", b.Phone, b.Type)
 		case "url":
 			if msg := checkURL(b.URL); msg != "" {
-				c.add(p+".url", "%s", msg)
+				c.Add(p+".url", "%s", msg)
 			}
 			c.absent(p, "payload", b.Payload, b.Type)
 			c.absent(p, "phone", b.Phone, b.Type)
 		case "call":
 			if b.Phone == "" {
-				c.add(p+".phone", "is required")
+				c.Add(p+".phone", "is required")
 			} else if _, err := phone.Parse(b.Phone); err != nil {
-				c.add(p+".phone", "%v", err)
+				c.Add(p+".phone", "%v", err)
 			}
 			c.absent(p, "payload", b.Payload, b.Type)
 			c.absent(p, "url", b.URL, b.Type)
 		case "":
-			c.add(p+".type", "is required: reply, url or call")
+			c.Add(p+".type", "is required: reply, url or call")
 		default:
-			c.add(p+".type", "must be reply, url or call")
+			c.Add(p+".type", "must be reply, url or call")
 		}
 	}
 }
 
 func (c *checker) absent(prefix, field, v, typ string) {
 	if v != "" {
-		c.add(prefix+"."+field, "is not used by a %s button", typ)
+		c.Add(prefix+"."+field, "is not used by a %s button", typ)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"msgsvc/internal/channel/field"
 	"msgsvc/internal/phone"
 )
 
@@ -61,10 +62,7 @@ func DailyLimit(tier int) int {
 }
 
 // Problem is one refused field.
-type Problem struct {
-	Field   string
-	Message string
-}
+type Problem = field.Problem
 
 // Button is a quick reply (type reply), a link (url) or a call button.
 type Button struct {
@@ -121,20 +119,20 @@ func Check(m Message) []Problem {
 			present bool
 		}{{"message", m.Text != ""}, {"media", m.HasMedia}, {"buttons", m.Buttons != nil}, {"list", m.List != nil}} {
 			if f.present {
-				c.add(f.name, "cannot be combined with template: the approved template defines the whole message")
+				c.Add(f.name, "cannot be combined with template: the approved template defines the whole message")
 			}
 		}
 		c.template(*m.Template)
-		return c.out
+		return c.Problems
 	}
 	if n := utf8.RuneCountInString(m.Text); n > MaxText {
-		c.add("message", "must be at most %d characters on WHATSAPP, got %d", MaxText, n)
+		c.Add("message", "must be at most %d characters on WHATSAPP, got %d", MaxText, n)
 	}
 	if m.Buttons != nil && m.List != nil {
-		c.add("list", "cannot be combined with buttons: a WhatsApp message has either reply buttons or a list")
+		c.Add("list", "cannot be combined with buttons: a WhatsApp message has either reply buttons or a list")
 	}
 	if m.List != nil && m.HasMedia {
-		c.add("media", "cannot be combined with list: a WhatsApp list message has a text header only")
+		c.Add("media", "cannot be combined with list: a WhatsApp list message has a text header only")
 	}
 	if m.Buttons != nil {
 		c.buttons(m.Buttons)
@@ -142,49 +140,34 @@ func Check(m Message) []Problem {
 	if m.List != nil {
 		c.list(*m.List)
 	}
-	return c.out
+	return c.Problems
 }
 
-type checker struct{ out []Problem }
-
-func (c *checker) add(field, format string, args ...any) {
-	c.out = append(c.out, Problem{Field: field, Message: fmt.Sprintf(format, args...)})
-}
-
-// text checks a required or optional string's length in characters.
-func (c *checker) text(field, v string, required bool, max int) {
-	n := utf8.RuneCountInString(v)
-	switch {
-	case strings.TrimSpace(v) == "" && required:
-		c.add(field, "is required")
-	case n > max:
-		c.add(field, "must be at most %d characters, got %d", max, n)
-	}
-}
+type checker struct{ field.Checker }
 
 func (c *checker) buttons(bs []Button) {
 	if len(bs) == 0 {
-		c.add("buttons", "must list 1 to %d buttons when given", MaxButtons)
+		c.Add("buttons", "must list 1 to %d buttons when given", MaxButtons)
 		return
 	}
 	if len(bs) > MaxButtons {
-		c.add("buttons", "must list at most %d buttons on WHATSAPP, got %d", MaxButtons, len(bs))
+		c.Add("buttons", "must list at most %d buttons on WHATSAPP, got %d", MaxButtons, len(bs))
 		return
 	}
 	titles, payloads := map[string]int{}, map[string]int{}
 	for i, b := range bs {
 		p := fmt.Sprintf("buttons[%d]", i)
-		c.text(p+".title", b.Title, true, MaxButtonTitle)
+		c.Text(p+".title", b.Title, true, MaxButtonTitle)
 		if j, dup := titles[b.Title]; dup && b.Title != "" {
-			c.add(p+".title", "repeats buttons[%d].title; WhatsApp needs distinct button titles", j)
+			c.Add(p+".title", "repeats buttons[%d].title; WhatsApp needs distinct button titles", j)
 		} else {
 			titles[b.Title] = i
 		}
 		switch b.Type {
 		case "reply":
-			c.text(p+".payload", b.Payload, true, MaxButtonPayload)
+			c.Text(p+".payload", b.Payload, true, MaxButtonPayload)
 			if j, dup := payloads[b.Payload]; dup && b.Payload != "" {
-				c.add(p+".payload", "repeats buttons[%d].payload; each reply needs its own payload", j)
+				c.Add(p+".payload", "repeats buttons[%d].payload; each reply needs its own payload", j)
 			} else {
 				payloads[b.Payload] = i
 			}
@@ -193,7 +176,7 @@ func (c *checker) buttons(bs []Button) {
 		case "url", "call":
 			// WhatsApp's call-to-action messages carry exactly one button.
 			if len(bs) > 1 {
-				c.add(p+".type", "a %s button must be the only button of a WhatsApp message (call to action); use reply buttons to offer several choices", b.Type)
+				c.Add(p+".type", "a %s button must be the only button of a WhatsApp message (call to action); use reply buttons to offer several choices", b.Type)
 			}
 			if b.Type == "url" {
 				c.url(p+".url", b.URL)
@@ -204,43 +187,43 @@ func (c *checker) buttons(bs []Button) {
 			}
 			c.absent(p, "payload", b.Payload, b.Type)
 		case "":
-			c.add(p+".type", "is required: reply, url or call")
+			c.Add(p+".type", "is required: reply, url or call")
 		default:
-			c.add(p+".type", "must be reply, url or call")
+			c.Add(p+".type", "must be reply, url or call")
 		}
 	}
 }
 
 func (c *checker) absent(prefix, field, v, typ string) {
 	if v != "" {
-		c.add(prefix+"."+field, "is not used by a %s button", typ)
+		c.Add(prefix+"."+field, "is not used by a %s button", typ)
 	}
 }
 
 func (c *checker) url(field, v string) {
 	if msg := checkURL(v, MaxURL); msg != "" {
-		c.add(field, "%s", msg)
+		c.Add(field, "%s", msg)
 	}
 }
 
 func (c *checker) phone(field, v string) {
 	if v == "" {
-		c.add(field, "is required")
+		c.Add(field, "is required")
 		return
 	}
 	if _, err := phone.Parse(v); err != nil {
-		c.add(field, "%v", err)
+		c.Add(field, "%v", err)
 	}
 }
 
 func (c *checker) list(l List) {
-	c.text("list.button", l.Button, true, MaxListButton)
+	c.Text("list.button", l.Button, true, MaxListButton)
 	if len(l.Sections) == 0 {
-		c.add("list.sections", "must list 1 to %d sections", MaxListSections)
+		c.Add("list.sections", "must list 1 to %d sections", MaxListSections)
 		return
 	}
 	if len(l.Sections) > MaxListSections {
-		c.add("list.sections", "must list at most %d sections, got %d", MaxListSections, len(l.Sections))
+		c.Add("list.sections", "must list at most %d sections, got %d", MaxListSections, len(l.Sections))
 		return
 	}
 	ids := map[string]string{}
@@ -248,28 +231,28 @@ func (c *checker) list(l List) {
 	for i, s := range l.Sections {
 		p := fmt.Sprintf("list.sections[%d]", i)
 		// WhatsApp needs a heading to tell sections apart.
-		c.text(p+".title", s.Title, len(l.Sections) > 1, MaxSectionTitle)
+		c.Text(p+".title", s.Title, len(l.Sections) > 1, MaxSectionTitle)
 		switch {
 		case len(s.Rows) == 0:
-			c.add(p+".rows", "must list 1 to %d rows", MaxSectionRows)
+			c.Add(p+".rows", "must list 1 to %d rows", MaxSectionRows)
 		case len(s.Rows) > MaxSectionRows:
-			c.add(p+".rows", "must list at most %d rows per section, got %d", MaxSectionRows, len(s.Rows))
+			c.Add(p+".rows", "must list at most %d rows per section, got %d", MaxSectionRows, len(s.Rows))
 		}
 		total += len(s.Rows)
 		for j, r := range s.Rows {
 			rp := fmt.Sprintf("%s.rows[%d]", p, j)
-			c.text(rp+".id", r.ID, true, MaxRowID)
+			c.Text(rp+".id", r.ID, true, MaxRowID)
 			if prev, dup := ids[r.ID]; dup && r.ID != "" {
-				c.add(rp+".id", "repeats %s.id; row ids must be unique in the list", prev)
+				c.Add(rp+".id", "repeats %s.id; row ids must be unique in the list", prev)
 			} else {
 				ids[r.ID] = rp
 			}
-			c.text(rp+".title", r.Title, true, MaxRowTitle)
-			c.text(rp+".description", r.Description, false, MaxRowDescription)
+			c.Text(rp+".title", r.Title, true, MaxRowTitle)
+			c.Text(rp+".description", r.Description, false, MaxRowDescription)
 		}
 	}
 	if total > MaxListRows {
-		c.add("list.sections", "must hold at most %d rows in all, got %d", MaxListRows, total)
+		c.Add("list.sections", "must hold at most %d rows in all, got %d", MaxListRows, total)
 	}
 }
 
@@ -281,34 +264,34 @@ var (
 func (c *checker) template(t Template) {
 	switch {
 	case t.Name == "":
-		c.add("template.name", "is required")
+		c.Add("template.name", "is required")
 	case len(t.Name) > MaxTemplateName:
-		c.add("template.name", "must be at most %d characters", MaxTemplateName)
+		c.Add("template.name", "must be at most %d characters", MaxTemplateName)
 	case !templateName.MatchString(t.Name):
-		c.add("template.name", "must use lower-case letters, digits and underscores only, as WhatsApp template names do")
+		c.Add("template.name", "must use lower-case letters, digits and underscores only, as WhatsApp template names do")
 	}
 	switch {
 	case t.Language == "":
-		c.add("template.language", "is required, e.g. en or pt_BR")
+		c.Add("template.language", "is required, e.g. en or pt_BR")
 	case !languageCode.MatchString(t.Language):
-		c.add("template.language", "must be a WhatsApp language code such as en, en_US or pt_BR")
+		c.Add("template.language", "must be a WhatsApp language code such as en, en_US or pt_BR")
 	}
 	if len(t.Parameters) > MaxTemplateParams {
-		c.add("template.parameters", "must list at most %d values, got %d", MaxTemplateParams, len(t.Parameters))
+		c.Add("template.parameters", "must list at most %d values, got %d", MaxTemplateParams, len(t.Parameters))
 		return
 	}
 	for i, v := range t.Parameters {
 		p := fmt.Sprintf("template.parameters[%d]", i)
 		switch {
 		case strings.TrimSpace(v) == "":
-			c.add(p, "must not be empty")
+			c.Add(p, "must not be empty")
 		case utf8.RuneCountInString(v) > MaxTemplateParam:
-			c.add(p, "must be at most %d characters", MaxTemplateParam)
+			c.Add(p, "must be at most %d characters", MaxTemplateParam)
 		// WhatsApp refuses such values at delivery time (error 132018).
 		case strings.ContainsAny(v, "\n\t"):
-			c.add(p, "must not contain new lines or tabs")
+			c.Add(p, "must not contain new lines or tabs")
 		case strings.Contains(v, "     "):
-			c.add(p, "must not contain more than 4 consecutive spaces")
+			c.Add(p, "must not contain more than 4 consecutive spaces")
 		}
 	}
 }
