@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"msgsvc/internal/phone"
 )
 
 // Problem is one refused field.
@@ -31,5 +33,23 @@ func (c *Checker) Text(field, v string, required bool, max int) {
 		c.Add(field, "is required")
 	case n > max:
 		c.Add(field, "must be at most %d characters, got %d", max, n)
+	}
+}
+
+// Absent records a field given where the button type does not use it.
+func (c *Checker) Absent(prefix, field, v, typ string) {
+	if v != "" {
+		c.Add(prefix+"."+field, "is not used by a %s button", typ)
+	}
+}
+
+// Phone checks a required phone number (digits, country code first).
+func (c *Checker) Phone(field, v string) {
+	if v == "" {
+		c.Add(field, "is required")
+		return
+	}
+	if _, err := phone.Parse(v); err != nil {
+		c.Add(field, "%v", err)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"msgsvc/internal/channel/field"
-	"msgsvc/internal/phone"
 )
 
 // Limits. The first group is the seed's table; the rest are RCS Business
@@ -122,22 +121,18 @@ func (c *checker) buttons(field string, bs []Button, max int) {
 		switch b.Type {
 		case "reply":
 			c.Text(p+".payload", b.Payload, true, MaxPostback)
-			c.absent(p, "url", b.URL, b.Type)
-			c.absent(p, "phone", b.Phone, b.Type)
+			c.Absent(p, "url", b.URL, b.Type)
+			c.Absent(p, "phone", b.Phone, b.Type)
 		case "url":
 			if msg := checkURL(b.URL); msg != "" {
 				c.Add(p+".url", "%s", msg)
 			}
-			c.absent(p, "payload", b.Payload, b.Type)
-			c.absent(p, "phone", b.Phone, b.Type)
+			c.Absent(p, "payload", b.Payload, b.Type)
+			c.Absent(p, "phone", b.Phone, b.Type)
 		case "call":
-			if b.Phone == "" {
-				c.Add(p+".phone", "is required")
-			} else if _, err := phone.Parse(b.Phone); err != nil {
-				c.Add(p+".phone", "%v", err)
-			}
-			c.absent(p, "payload", b.Payload, b.Type)
-			c.absent(p, "url", b.URL, b.Type)
+			c.Phone(p+".phone", b.Phone)
+			c.Absent(p, "payload", b.Payload, b.Type)
+			c.Absent(p, "url", b.URL, b.Type)
 		case "":
 			c.Add(p+".type", "is required: reply, url or call")
 		default:
@@ -146,11 +141,6 @@ func (c *checker) buttons(field string, bs []Button, max int) {
 	}
 }
 
-func (c *checker) absent(prefix, field, v, typ string) {
-	if v != "" {
-		c.Add(prefix+"."+field, "is not used by a %s button", typ)
-	}
-}
 
 // checkURL describes what is wrong with a link a suggestion opens, or
 // returns "". Plain http is allowed: the recipient's phone opens it.

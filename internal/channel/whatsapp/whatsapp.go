@@ -17,7 +17,6 @@ import (
 	"unicode/utf8"
 
 	"msgsvc/internal/channel/field"
-	"msgsvc/internal/phone"
 )
 
 // Limits. The first group is the seed's table; the rest are WhatsApp's
@@ -171,8 +170,8 @@ func (c *checker) buttons(bs []Button) {
 			} else {
 				payloads[b.Payload] = i
 			}
-			c.absent(p, "url", b.URL, b.Type)
-			c.absent(p, "phone", b.Phone, b.Type)
+			c.Absent(p, "url", b.URL, b.Type)
+			c.Absent(p, "phone", b.Phone, b.Type)
 		case "url", "call":
 			// WhatsApp's call-to-action messages carry exactly one button.
 			if len(bs) > 1 {
@@ -180,12 +179,12 @@ func (c *checker) buttons(bs []Button) {
 			}
 			if b.Type == "url" {
 				c.url(p+".url", b.URL)
-				c.absent(p, "phone", b.Phone, b.Type)
+				c.Absent(p, "phone", b.Phone, b.Type)
 			} else {
-				c.phone(p+".phone", b.Phone)
-				c.absent(p, "url", b.URL, b.Type)
+				c.Phone(p+".phone", b.Phone)
+				c.Absent(p, "url", b.URL, b.Type)
 			}
-			c.absent(p, "payload", b.Payload, b.Type)
+			c.Absent(p, "payload", b.Payload, b.Type)
 		case "":
 			c.Add(p+".type", "is required: reply, url or call")
 		default:
@@ -194,11 +193,6 @@ func (c *checker) buttons(bs []Button) {
 	}
 }
 
-func (c *checker) absent(prefix, field, v, typ string) {
-	if v != "" {
-		c.Add(prefix+"."+field, "is not used by a %s button", typ)
-	}
-}
 
 func (c *checker) url(field, v string) {
 	if msg := checkURL(v, MaxURL); msg != "" {
@@ -206,15 +200,6 @@ func (c *checker) url(field, v string) {
 	}
 }
 
-func (c *checker) phone(field, v string) {
-	if v == "" {
-		c.Add(field, "is required")
-		return
-	}
-	if _, err := phone.Parse(v); err != nil {
-		c.Add(field, "%v", err)
-	}
-}
 
 func (c *checker) list(l List) {
 	c.Text("list.button", l.Button, true, MaxListButton)
