@@ -141,7 +141,6 @@ func (c *checker) buttons(field string, bs []Button, max int) {
 	}
 }
 
-
 // checkURL describes what is wrong with a link a suggestion opens, or
 // returns "". Plain http is allowed: the recipient's phone opens it.
 func checkURL(v string) string {

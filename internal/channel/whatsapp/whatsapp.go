@@ -193,13 +193,11 @@ func (c *checker) buttons(bs []Button) {
 	}
 }
 
-
 func (c *checker) url(field, v string) {
 	if msg := checkURL(v, MaxURL); msg != "" {
 		c.Add(field, "%s", msg)
 	}
 }
-
 
 func (c *checker) list(l List) {
 	c.Text("list.button", l.Button, true, MaxListButton)
