@@ -117,7 +117,7 @@ func (s *Server) wire() error {
 	dispatcher = message.NewDispatcher(message.DispatcherConfig{Store: st, Routes: router, Tracker: s.tracker,
 		Owner: cfg.NodeID, Workers: cfg.DispatchWorkers, Lease: cfg.DispatchLease, Log: log, Now: now})
 	deliverer = webhook.NewWorker(webhook.WorkerConfig{Store: st, Owner: cfg.NodeID, Log: log, Lease: webhookLease,
-		Client: webhook.NewClient(webhook.ClientOptions{AllowPrivate: cfg.WebhookAllowPrivate}), UserAgent: "msgsvc-webhooks/1",
+		Client:   webhook.NewClient(webhook.ClientOptions{AllowPrivate: cfg.WebhookAllowPrivate, UserAgent: "msgsvc-webhooks/1"}),
 		Schedule: cfg.WebhookRetrySchedule, Observe: m.webhook, Now: now})
 	sweeper := &message.Sweeper{Store: st, Tracker: s.tracker, Now: now, Log: log}
 

@@ -544,22 +544,6 @@ func (s *Store) updateRow(from int) string {
 	return v
 }
 
-// UpdateMessage writes a message's mutable fields (status, channel,
-// timestamps, queue position, money) back.
-func (tx *Tx) UpdateMessage(ctx context.Context, m Message) error {
-	_, err := tx.exec(ctx, `UPDATE messages SET status = $2, channel = $3, provider = $4, provider_ref = $5,
-		error_code = $6, error_message = $7, updated_at = $8, sent_at = $9, delivered_at = $10, read_at = $11,
-		failed_at = $12, canceled_at = $13, next_attempt_at = $14, lease_owner = $15, charged = $16, credits = $17,
-		segments = $18, encoding = $19, attempts = $20 WHERE id = $1`,
-		m.ID, m.Status, m.Channel, m.Provider, m.ProviderRef, m.ErrorCode, m.ErrorMessage, ms(m.UpdatedAt),
-		nullMS(m.SentAt), nullMS(m.DeliveredAt), nullMS(m.ReadAt), nullMS(m.FailedAt), nullMS(m.CanceledAt),
-		nullMS(m.NextAttemptAt), m.LeaseOwner, m.Charged, m.Credits, m.Segments, m.Encoding, m.Attempts)
-	if err != nil {
-		return fmt.Errorf("update message: %w", err)
-	}
-	return nil
-}
-
 // CancelableMessageIDs lists a campaign's messages that still wait for
 // dispatch.
 func (s *Store) CancelableMessageIDs(ctx context.Context, campaignID string) ([]string, error) {

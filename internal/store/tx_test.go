@@ -32,7 +32,7 @@ func TestUpdateMessageRoundTrip(t *testing.T) {
 		cleared := full
 		cleared.SentAt, cleared.DeliveredAt, cleared.ReadAt, cleared.FailedAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 		cleared.CanceledAt, cleared.NextAttemptAt, cleared.LeaseOwner, cleared.Charged = time.Time{}, time.Time{}, "", 0
-		// Fields UpdateMessage does not own keep their stored values.
+		// Fields UpdateMessages does not own keep their stored values.
 		immutable := cleared
 		immutable.Body, immutable.To, immutable.ExpiresAt, immutable.ScheduledAt = "changed", "34999", at(time.Minute), at(time.Minute)
 
@@ -54,7 +54,7 @@ func TestUpdateMessageRoundTrip(t *testing.T) {
 			{"immutable fields ignored", immutable, truncate(cleared)},
 		}
 		for _, tc := range tests {
-			write(t, st, func(ctx context.Context, tx *store.Tx) error { return tx.UpdateMessage(ctx, tc.in) })
+			write(t, st, func(ctx context.Context, tx *store.Tx) error { return tx.UpdateMessages(ctx, []store.Message{tc.in}) })
 			got, err := st.MessageByID(ctx, orig.ID)
 			if err != nil {
 				t.Fatal(err)

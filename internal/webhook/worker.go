@@ -65,7 +65,6 @@ type WorkerConfig struct {
 	Rand        func() float64
 	Log         *slog.Logger
 	Observe     Observer
-	UserAgent   string
 }
 
 type cachedKeys struct {
@@ -343,9 +342,6 @@ func (w *Worker) post(ctx context.Context, ev store.Event, now time.Time) (int, 
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
 	req.Header.Set("webhook-signature", sig)
 	req.Header.Set("X-Service-Signature", sig)
-	if w.cfg.UserAgent != "" {
-		req.Header.Set("User-Agent", w.cfg.UserAgent)
-	}
 	resp, err := w.cfg.Client.Do(req)
 	if err != nil {
 		return 0, "", err
