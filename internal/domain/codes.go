@@ -1,0 +1,26 @@
+package domain
+
+// Error codes of failed messages, as webhooks and status queries show them.
+const (
+	CodeInvalidNumber   = "INVALID_NUMBER"
+	CodeProviderError   = "PROVIDER_ERROR"
+	CodeRCSNotSupported = "RCS_NOT_SUPPORTED"
+	CodeExpired         = "EXPIRED"
+	CodeNoRoute         = "NO_ROUTE"
+)
+
+// ErrorText is the default explanation of an error code, used when a
+// provider gives none.
+func ErrorText(code string) string {
+	switch code {
+	case CodeInvalidNumber:
+		return "the recipient number does not exist or cannot receive messages"
+	case CodeRCSNotSupported:
+		return "the recipient's device does not support RCS"
+	case CodeExpired:
+		return "the message was not delivered within its validity period"
+	case CodeNoRoute:
+		return "no provider is configured for this channel and destination"
+	}
+	return "the provider could not deliver the message"
+}

@@ -1,0 +1,111 @@
+package domain
+
+import "time"
+
+// Campaign is one send request: one or many messages.
+type Campaign struct {
+	ID          string
+	AccountID   string
+	KeyID       string
+	Env         Environment
+	Type        Channel
+	CallbackURL string
+	Total       int
+	CreatedAt   time.Time
+}
+
+// Message is one recipient of a campaign, and its place in the dispatch
+// queue: NextAttemptAt and LeaseOwner say when it is due and who holds it.
+type Message struct {
+	ID            string
+	CampaignID    string
+	AccountID     string
+	Env           Environment
+	To            string
+	CountryCode   string
+	Type          Channel // what was asked for
+	Channel       Channel // what carries it (SMS after an RCS fallback)
+	Body          string
+	Content       Content
+	Status        Status
+	Segments      int
+	Encoding      string
+	Credits       int64 // price of the message, micro-credits
+	Charged       int64 // what was debited and not yet refunded (0 for test keys)
+	Provider      string
+	ProviderRef   string
+	ErrorCode     string
+	ErrorMessage  string
+	Reference     string
+	CallbackURL   string
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	SentAt        time.Time
+	DeliveredAt   time.Time
+	ReadAt        time.Time
+	FailedAt      time.Time
+	CanceledAt    time.Time
+	ScheduledAt   time.Time
+	ExpiresAt     time.Time
+	NextAttemptAt time.Time // zero when not waiting for dispatch
+	LeaseOwner    string
+	Attempts      int
+}
+
+// Stamp records that the message reached status at a time. The history is
+// read back from these stamps (each status is reached at most once).
+func (m *Message) Stamp(status Status, at time.Time) {
+	switch status {
+	case Sent:
+		m.SentAt = at
+	case Delivered:
+		m.DeliveredAt = at
+	case Read:
+		m.ReadAt = at
+	case Failed:
+		m.FailedAt = at
+	case Canceled:
+		m.CanceledAt = at
+	}
+	m.Status = status
+	m.UpdatedAt = at
+}
+
+// StatusAt is one step of a message's history.
+type StatusAt struct {
+	Status Status
+	At     time.Time
+}
+
+// History lists the statuses the message reached, oldest first. Progress
+// order breaks ties between steps stamped in the same millisecond (a
+// DELIVERED that came before its SENT).
+func (m Message) History() []StatusAt {
+	h := []StatusAt{{Sending, m.CreatedAt}}
+	for _, s := range []StatusAt{{Sent, m.SentAt}, {Delivered, m.DeliveredAt}, {Read, m.ReadAt}, {Failed, m.FailedAt},
+		{Canceled, m.CanceledAt}} {
+		if !s.At.IsZero() {
+			h = append(h, s)
+		}
+	}
+	for i := 1; i < len(h); i++ { // insertion sort: at most six entries
+		for j := i; j > 0 && h[j].before(h[j-1]); j-- {
+			h[j], h[j-1] = h[j-1], h[j]
+		}
+	}
+	return h
+}
+
+func (a StatusAt) before(b StatusAt) bool {
+	if !a.At.Equal(b.At) {
+		return a.At.Before(b.At)
+	}
+	return a.Status.Order() < b.Status.Order()
+}
+
+// Cancelable reports whether the message still waits for dispatch and is
+// not held by a dispatcher right now (a lease that ran out belongs to
+// nobody).
+func (m Message) Cancelable(now time.Time) bool {
+	return m.Status == Sending && (m.LeaseOwner == "" || !m.NextAttemptAt.After(now))
+}
