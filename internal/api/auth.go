@@ -17,10 +17,10 @@ import (
 )
 
 var (
-	errMissingKey = problem(http.StatusUnauthorized, "MISSING_API_KEY",
+	errMissingKey = problem("MISSING_API_KEY",
 		"Send your API key in the X-API-KEY header or as Authorization: Bearer <key>.")
-	errInvalidKey = problem(http.StatusUnauthorized, "INVALID_API_KEY", "The API key is wrong or not active.")
-	errIPBlocked  = problem(http.StatusForbidden, "IP_NOT_ALLOWED", "This address is not on the account's IP allow-list.")
+	errInvalidKey = problem("INVALID_API_KEY", "The API key is wrong or not active.")
+	errIPBlocked  = problem("IP_NOT_ALLOWED", "This address is not on the account's IP allow-list.")
 )
 
 // keyFrom reads the key from either header the contract accepts.
@@ -176,7 +176,7 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, d ratelimit.Deci
 		secs = 1
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	writeProblem(w, r, s.cfg.Log, problem(http.StatusTooManyRequests, "RATE_LIMITED",
+	writeProblem(w, r, s.cfg.Log, problem("RATE_LIMITED",
 		"Too many requests; retry after "+strconv.Itoa(secs)+" seconds."))
 }
 

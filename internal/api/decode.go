@@ -14,14 +14,14 @@ import (
 // a long text is far below it.
 const maxJSONBody = 1 << 20
 
-var errTooLarge = problem(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "The request body is larger than 1 MiB.")
+var errTooLarge = problem("PAYLOAD_TOO_LARGE", "The request body is larger than 1 MiB.")
 
 // readBody reads a JSON request body within the size limit.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return nil, problem(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json.")
+			return nil, problem("UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json.")
 		}
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"msgsvc/internal/api/view"
+	"msgsvc/internal/domain"
 	"msgsvc/internal/ledger"
 	"msgsvc/internal/message"
 	"msgsvc/internal/phone"
@@ -17,9 +19,9 @@ import (
 )
 
 type balanceResponse struct {
-	Balance     float64      `json:"balance"`
-	Currency    string       `json:"currency"`
-	LastUpdated message.Time `json:"last_updated"`
+	Balance     float64   `json:"balance"`
+	Currency    string    `json:"currency"`
+	LastUpdated view.Time `json:"last_updated"`
 }
 
 func (s *Server) balance(w http.ResponseWriter, r *http.Request, c message.Caller) error {
@@ -30,7 +32,7 @@ func (s *Server) balance(w http.ResponseWriter, r *http.Request, c message.Calle
 		return err
 	}
 	writeJSON(w, http.StatusOK, balanceResponse{Balance: ledger.Credits(a.Balance), Currency: a.Currency,
-		LastUpdated: message.Time(a.BalanceUpdatedAt)})
+		LastUpdated: view.Time(a.BalanceUpdatedAt)})
 	return nil
 }
 
@@ -66,22 +68,32 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, c message.Caller) 
 	if err != nil {
 		return err
 	}
-	var req message.SendRequest
+	var req sendWire
 	if err := decodeJSON(body, &req); err != nil {
 		return err
 	}
 	opt := message.SendOptions{DryRun: dry}
 	if idem != "" && !dry {
-		opt.IdempotencyKey, opt.RequestHash = idem, requestHash(r, body)
+		opt.Idempotency = &message.IdempotencyKey{Key: idem, RequestHash: requestHash(r, body),
+			Response: func(rc message.Receipt) (int, []byte, error) {
+				b, err := jsonBody(view.OfReceipt(rc))
+				return http.StatusAccepted, b, err
+			}}
 	}
-	res, err := s.cfg.Messages.Send(r.Context(), c, req, opt)
+	out, err := s.cfg.Messages.Send(r.Context(), c, req.draft(), opt)
 	if err != nil {
 		return err
 	}
-	if res.Replayed {
+	if out.Replay != nil {
 		w.Header().Set("Idempotent-Replayed", "true")
+		writeRaw(w, out.Replay.StatusCode, out.Replay.Response)
+		return nil
 	}
-	writeRaw(w, res.Status, res.Body)
+	status := http.StatusAccepted
+	if dry {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, view.OfReceipt(out.Receipt))
 	return nil
 }
 
@@ -98,20 +110,20 @@ func boolParam(r *http.Request, name string) (bool, error) {
 }
 
 func (s *Server) getMessage(w http.ResponseWriter, r *http.Request, c message.Caller) error {
-	v, err := s.cfg.Messages.Get(r.Context(), c.Account.ID, r.PathValue("messageId"))
+	m, err := s.cfg.Messages.Get(r.Context(), c.Account.ID, r.PathValue("messageId"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, v)
+	writeJSON(w, http.StatusOK, view.OfMessage(m))
 	return nil
 }
 
 func (s *Server) cancelMessage(w http.ResponseWriter, r *http.Request, c message.Caller) error {
-	v, err := s.cfg.Messages.Cancel(r.Context(), c.Account.ID, r.PathValue("messageId"))
+	m, err := s.cfg.Messages.Cancel(r.Context(), c.Account.ID, r.PathValue("messageId"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, v)
+	writeJSON(w, http.StatusOK, view.OfMessage(m))
 	return nil
 }
 
@@ -132,12 +144,14 @@ func (s *Server) getCampaign(w http.ResponseWriter, r *http.Request, c message.C
 		}
 		after = string(b)
 	}
-	v, err := s.cfg.Messages.Campaign(r.Context(), c.Account.ID, r.PathValue("campaignId"), after, limit)
+	p, err := s.cfg.Messages.Campaign(r.Context(), c.Account.ID, r.PathValue("campaignId"), after, limit)
 	if err != nil {
 		return err
 	}
-	if v.NextCursor != nil {
-		enc := base64.RawURLEncoding.EncodeToString([]byte(*v.NextCursor))
+	v := view.Campaign{CampaignID: p.Campaign.ID, Status: p.Status, Type: p.Campaign.Type, CreatedAt: view.Time(p.Campaign.CreatedAt),
+		Total: p.Campaign.Total, Counts: p.Counts, Messages: view.Messages(p.Messages)}
+	if p.Next != "" {
+		enc := base64.RawURLEncoding.EncodeToString([]byte(p.Next))
 		v.NextCursor = &enc
 	}
 	writeJSON(w, http.StatusOK, v)
@@ -145,11 +159,11 @@ func (s *Server) getCampaign(w http.ResponseWriter, r *http.Request, c message.C
 }
 
 func (s *Server) cancelCampaign(w http.ResponseWriter, r *http.Request, c message.Caller) error {
-	v, err := s.cfg.Messages.CancelCampaign(r.Context(), c.Account.ID, r.PathValue("campaignId"))
+	ms, err := s.cfg.Messages.CancelCampaign(r.Context(), c.Account.ID, r.PathValue("campaignId"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, v)
+	writeJSON(w, http.StatusOK, view.CampaignCancel{CampaignID: r.PathValue("campaignId"), Canceled: len(ms), Messages: view.Messages(ms)})
 	return nil
 }
 
@@ -161,7 +175,7 @@ type testReplyRequest struct {
 
 func (s *Server) testReply(w http.ResponseWriter, r *http.Request, c message.Caller) error {
 	if !c.Test() {
-		return problem(http.StatusForbidden, "FORBIDDEN", "Test replies can only be injected with a test key (svc_test_).")
+		return problem("FORBIDDEN", "Test replies can only be injected with a test key (svc_test_).")
 	}
 	body, err := readBody(w, r)
 	if err != nil {
@@ -178,12 +192,12 @@ func (s *Server) testReply(w http.ResponseWriter, r *http.Request, c message.Cal
 	if strings.TrimSpace(req.Message) == "" || len([]rune(req.Message)) > 1000 {
 		fields = append(fields, message.FieldError{Field: "message", Message: "is required, at most 1000 characters"})
 	}
-	ch := strings.ToUpper(req.Channel)
-	if ch == "" {
-		ch = message.SMS
-	}
-	if ch != message.SMS && ch != message.WhatsApp && ch != message.RCS {
-		fields = append(fields, message.FieldError{Field: "channel", Message: "must be SMS, WHATSAPP or RCS"})
+	ch := domain.SMS
+	if req.Channel != "" {
+		var err error
+		if ch, err = domain.ParseChannel(req.Channel); err != nil || strings.TrimSpace(req.Channel) != req.Channel {
+			fields = append(fields, message.FieldError{Field: "channel", Message: "must be SMS, WHATSAPP or RCS"})
+		}
 	}
 	if len(fields) > 0 {
 		return validation("The reply is not valid.", fields...)

@@ -3,14 +3,15 @@ package api
 import (
 	"net/http"
 
+	"msgsvc/internal/api/view"
 	"msgsvc/internal/message"
 	"msgsvc/internal/ratelimit"
 )
 
 type limitWindow struct {
-	Limit     int          `json:"limit"`
-	Remaining int          `json:"remaining"`
-	Reset     message.Time `json:"reset"`
+	Limit     int       `json:"limit"`
+	Remaining int       `json:"remaining"`
+	Reset     view.Time `json:"reset"`
 }
 
 type limitsResponse struct {
@@ -50,5 +51,5 @@ func (s *Server) limits(w http.ResponseWriter, r *http.Request, c message.Caller
 }
 
 func toLimitWindow(w ratelimit.Window) limitWindow {
-	return limitWindow{Limit: w.Limit, Remaining: w.Remaining, Reset: message.Time(w.Reset)}
+	return limitWindow{Limit: w.Limit, Remaining: w.Remaining, Reset: view.Time(w.Reset)}
 }

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"msgsvc/internal/message"
+	"msgsvc/internal/api/view"
 	"msgsvc/internal/store"
 	"msgsvc/internal/user"
 )
@@ -17,11 +17,11 @@ type loginRequest struct {
 }
 
 type loginResponse struct {
-	Token     string       `json:"token"`
-	ExpiresAt message.Time `json:"expiresAt"`
+	Token     string    `json:"token"`
+	ExpiresAt view.Time `json:"expiresAt"`
 }
 
-var errBadLogin = problem(http.StatusUnauthorized, "INVALID_CREDENTIALS", "The email or password is wrong.")
+var errBadLogin = problem("INVALID_CREDENTIALS", "The email or password is wrong.")
 
 // login exchanges a panel user's email and password for a session token.
 // Failed logins count against the client address like failed API keys.
@@ -70,5 +70,5 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	_ = json.NewEncoder(w).Encode(loginResponse{Token: token, ExpiresAt: message.Time(exp.Truncate(time.Millisecond))})
+	_ = json.NewEncoder(w).Encode(loginResponse{Token: token, ExpiresAt: view.Time(exp.Truncate(time.Millisecond))})
 }

@@ -19,9 +19,9 @@ import (
 const maxMultipartOverhead = 64 << 10
 
 var (
-	errMediaTooLarge = problem(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE",
+	errMediaTooLarge = problem("PAYLOAD_TOO_LARGE",
 		fmt.Sprintf("The file is larger than %d MB (%d bytes).", media.MaxSize/media.MB, media.MaxSize))
-	errNotMultipart = problem(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE",
+	errNotMultipart = problem("UNSUPPORTED_MEDIA_TYPE",
 		`Send the file as multipart/form-data in the field "file".`)
 )
 
@@ -100,11 +100,11 @@ func (s *Server) ingestFile(r *http.Request, mr *multipart.Reader) (media.Blob, 
 		blob, err := s.cfg.Media.Ingest(r.Context(), part)
 		switch {
 		case errors.Is(err, media.ErrTooLarge):
-			return media.Blob{}, problem(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "The "+err.Error()+".")
+			return media.Blob{}, problem("PAYLOAD_TOO_LARGE", "The "+err.Error()+".")
 		case errors.Is(err, media.ErrEmpty):
 			return media.Blob{}, fieldError("file", "is empty")
 		case errors.Is(err, media.ErrUnsupported):
-			return media.Blob{}, problem(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE",
+			return media.Blob{}, problem("UNSUPPORTED_MEDIA_TYPE",
 				"No channel accepts this file: "+unsupportedDetail(err)+".")
 		case err != nil:
 			if r.Context().Err() != nil {

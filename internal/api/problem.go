@@ -4,13 +4,13 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
 
 	"msgsvc/internal/message"
-	"msgsvc/internal/store"
 )
 
 // Problem is an RFC 9457 problem detail with the contract's extensions.
@@ -26,13 +26,43 @@ type Problem struct {
 
 func (p *Problem) Error() string { return p.Code + ": " + p.Detail }
 
-// problem makes a Problem for a contract code.
-func problem(status int, code, detail string) *Problem {
+// codes is the catalogue of every error code the API answers with and its
+// HTTP status (CONTRACT section 2, and the management API of section 5).
+var codes = map[string]int{
+	"MISSING_API_KEY":             http.StatusUnauthorized,
+	"INVALID_API_KEY":             http.StatusUnauthorized,
+	"INVALID_CREDENTIALS":         http.StatusUnauthorized,
+	"INVALID_TOKEN":               http.StatusUnauthorized,
+	"TOKEN_EXPIRED":               http.StatusUnauthorized,
+	"FORBIDDEN":                   http.StatusForbidden,
+	"IP_NOT_ALLOWED":              http.StatusForbidden,
+	"NOT_FOUND":                   http.StatusNotFound,
+	"METHOD_NOT_ALLOWED":          http.StatusMethodNotAllowed,
+	"VALIDATION_ERROR":            http.StatusBadRequest,
+	"INSUFFICIENT_CREDITS":        http.StatusPaymentRequired,
+	"MESSAGE_NOT_CANCELABLE":      http.StatusConflict,
+	"IDEMPOTENCY_CONFLICT":        http.StatusConflict,
+	"PAYLOAD_TOO_LARGE":           http.StatusRequestEntityTooLarge,
+	"UNSUPPORTED_MEDIA_TYPE":      http.StatusUnsupportedMediaType,
+	"OUTSIDE_CONVERSATION_WINDOW": http.StatusUnprocessableEntity,
+	"RECIPIENT_OPTED_OUT":         http.StatusUnprocessableEntity,
+	"DAILY_LIMIT_REACHED":         http.StatusTooManyRequests,
+	"RATE_LIMITED":                http.StatusTooManyRequests,
+	"INTERNAL":                    http.StatusInternalServerError,
+}
+
+// problem makes a Problem for a code of the catalogue; an unknown code is
+// a programming error and answers 500.
+func problem(code, detail string) *Problem {
+	status, ok := codes[code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
 	return &Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Code: code, Detail: detail}
 }
 
 func validation(detail string, fields ...message.FieldError) *Problem {
-	p := problem(http.StatusBadRequest, "VALIDATION_ERROR", detail)
+	p := problem("VALIDATION_ERROR", detail)
 	p.Errors = fields
 	return p
 }
@@ -42,7 +72,7 @@ func fieldError(field, msg string) *Problem {
 }
 
 var (
-	errNotFound = problem(http.StatusNotFound, "NOT_FOUND", "No such resource in this account.")
+	errNotFound = problem("NOT_FOUND", "No such resource in this account.")
 )
 
 // toProblem maps an error from any layer to the answer the client sees.
@@ -60,19 +90,21 @@ func toProblem(err error) *Problem {
 		return validation(detail, v.Fields...)
 	}
 	if rf := (*message.Refusal)(nil); errors.As(err, &rf) { // OUTSIDE_CONVERSATION_WINDOW, DAILY_LIMIT_REACHED
-		return &Problem{Type: "about:blank", Title: http.StatusText(rf.Status), Status: rf.Status, Code: rf.Code, Detail: rf.Detail, Errors: rf.Fields}
+		p := problem(rf.Code, rf.Detail)
+		p.Errors = rf.Fields
+		return p
 	}
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, message.ErrNotFound):
 		return errNotFound
-	case errors.Is(err, store.ErrInsufficientCredits):
-		return problem(http.StatusPaymentRequired, "INSUFFICIENT_CREDITS", "The balance does not cover the cost of this send.")
-	case errors.Is(err, store.ErrIdempotencyConflict):
-		return problem(http.StatusConflict, "IDEMPOTENCY_CONFLICT", "This Idempotency-Key was already used with a different request.")
+	case errors.Is(err, message.ErrInsufficientCredits):
+		return problem("INSUFFICIENT_CREDITS", "The balance does not cover the cost of this send.")
+	case errors.Is(err, message.ErrIdempotencyConflict):
+		return problem("IDEMPOTENCY_CONFLICT", "This Idempotency-Key was already used with a different request.")
 	case errors.Is(err, message.ErrNotCancelable):
-		return problem(http.StatusConflict, "MESSAGE_NOT_CANCELABLE", "The message was already handed to a provider or has ended.")
+		return problem("MESSAGE_NOT_CANCELABLE", "The message was already handed to a provider or has ended.")
 	}
-	return problem(http.StatusInternalServerError, "INTERNAL", "Something went wrong on our side; the request ID helps us find it.")
+	return problem("INTERNAL", "Something went wrong on our side; the request ID helps us find it.")
 }
 
 // writeProblem sends err as problem+json and logs server-side failures.
@@ -90,11 +122,21 @@ func writeProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger, err 
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
+	body, err := jsonBody(v)
+	if err != nil {
+		status, body = http.StatusInternalServerError, []byte(`{"status":500,"code":"INTERNAL"}`+"\n")
+	}
+	writeRaw(w, status, body)
+}
+
+// jsonBody is the one encoding of JSON answers; a remembered answer
+// replayed for an Idempotency-Key is these same bytes.
+func jsonBody(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
+	err := enc.Encode(v)
+	return b.Bytes(), err
 }
 
 func writeRaw(w http.ResponseWriter, status int, body []byte) {

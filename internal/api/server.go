@@ -165,7 +165,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			s.cfg.Log.Error("panic", "requestId", rid, "panic", v)
 			if !rec.wrote {
-				writeProblem(rec, r, s.cfg.Log, problem(500, "INTERNAL", "Something went wrong on our side."))
+				writeProblem(rec, r, s.cfg.Log, problem("INTERNAL", "Something went wrong on our side."))
 			}
 		}
 		// ServeMux records the matched pattern on the request it serves.

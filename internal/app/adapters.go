@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"msgsvc/internal/domain"
+	"msgsvc/internal/ledger"
 	"msgsvc/internal/media"
 	"msgsvc/internal/message"
+	"msgsvc/internal/store"
 	"msgsvc/internal/template"
 )
 
@@ -18,7 +22,7 @@ type sendMedia struct {
 	urls  *media.URLChecker
 }
 
-func (m sendMedia) Check(ctx context.Context, accountID, channel string, ref message.MediaRef) error {
+func (m sendMedia) Check(ctx context.Context, accountID string, channel domain.Channel, ref domain.Media) error {
 	var rule *media.RuleError
 	switch {
 	case ref.MediaID != "":
@@ -29,13 +33,13 @@ func (m sendMedia) Check(ctx context.Context, accountID, channel string, ref mes
 		if err != nil {
 			return err
 		}
-		if err := media.CheckFor(channel, it); errors.As(err, &rule) {
+		if err := media.CheckFor(string(channel), it); errors.As(err, &rule) {
 			return &message.FieldError{Field: "mediaId", Message: rule.Error()}
 		} else if err != nil {
 			return err
 		}
 	case ref.URL != "":
-		if _, err := m.urls.Check(ctx, ref.URL, channel); errors.As(err, &rule) {
+		if _, err := m.urls.Check(ctx, ref.URL, string(channel)); errors.As(err, &rule) {
 			return &message.FieldError{Field: "url", Message: rule.Error()}
 		} else if err != nil {
 			return err
@@ -64,4 +68,15 @@ func (t sendTemplates) Render(ctx context.Context, accountID, name, language str
 		return "", &message.FieldError{Field: "parameters", Message: err.Error()}
 	}
 	return text, nil
+}
+
+// addCredits records an operator's top-up or correction in the ledger.
+func addCredits(ctx context.Context, st *store.Store, accountID string, amount int64, kind ledger.Kind, note string, now time.Time) (int64, error) {
+	var balance int64
+	err := st.Write(ctx, func(tx *store.Tx) error {
+		var err error
+		balance, err = ledger.Credit(ctx, tx, accountID, amount, kind, note, now)
+		return err
+	})
+	return balance, err
 }

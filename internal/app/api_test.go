@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/store"
 )
 
@@ -350,7 +351,7 @@ func TestLifeCycleAndWebhooks(t *testing.T) {
 		}
 		// Free-form WhatsApp needs an open conversation window: 0011 wrote
 		// first, in both environments.
-		for _, keyEnv := range []string{"test", "live"} {
+		for _, keyEnv := range []domain.Environment{domain.Test, domain.Live} {
 			inbound(t, e, keyEnv, "5511999990011", "WHATSAPP")
 		}
 		for _, key := range []string{e.testKey, e.liveKey} {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"msgsvc/internal/apikey"
+	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
 	"msgsvc/internal/ledger"
 	"msgsvc/internal/store"
@@ -62,7 +63,7 @@ func CreateAccount(ctx context.Context, st *store.Store, in NewAccount, now time
 		return a, err
 	}
 	if credits > 0 {
-		if a.Balance, err = st.AddCredits(ctx, a.ID, credits, store.LedgerTopUp, "opening balance"); err != nil {
+		if a.Balance, err = addCredits(ctx, st, a.ID, credits, ledger.TopUp, "opening balance", now); err != nil {
 			return a, err
 		}
 	}
@@ -78,7 +79,7 @@ func CreateKey(ctx context.Context, st *store.Store, accountID, env string, now 
 	if err != nil {
 		return k, store.APIKey{}, err
 	}
-	rec := store.APIKey{ID: id.New(id.Key, now), AccountID: accountID, Env: env, Prefix: k.Prefix, Hash: k.Hash, CreatedAt: now}
+	rec := store.APIKey{ID: id.New(id.Key, now), AccountID: accountID, Env: domain.Environment(env), Prefix: k.Prefix, Hash: k.Hash, CreatedAt: now}
 	return k, rec, st.CreateKey(ctx, rec)
 }
 

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"msgsvc/internal/domain"
+	"msgsvc/internal/ledger"
 	"msgsvc/internal/media/mediatest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"msgsvc/internal/message"
 	"msgsvc/internal/provider"
 	"msgsvc/internal/store"
 )
@@ -28,7 +29,7 @@ func fieldsOf(t *testing.T, r response) []string {
 
 // inbound records a recipient's message to the account, as a provider
 // would report it (test replies exist for test keys only).
-func inbound(t *testing.T, e *env, keyEnv, from, channel string) {
+func inbound(t *testing.T, e *env, keyEnv domain.Environment, from string, channel domain.Channel) {
 	t.Helper()
 	if _, err := e.srv.tracker.Receive(context.Background(), "simulator", provider.Inbound{AccountID: e.account.ID,
 		Env: keyEnv, From: from, Channel: channel, Body: "hi"}); err != nil {
@@ -50,13 +51,13 @@ func balance(t *testing.T, e *env) int64 {
 }
 
 // ledgerOf lists a message's ledger lines, oldest first.
-func ledgerOf(t *testing.T, e *env, mid string) []store.LedgerEntry {
+func ledgerOf(t *testing.T, e *env, mid string) []ledger.Entry {
 	t.Helper()
 	all, err := e.st.Ledger(context.Background(), e.account.ID, "", 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []store.LedgerEntry
+	var out []ledger.Entry
 	for i := len(all) - 1; i >= 0; i-- {
 		if all[i].MessageID == mid {
 			out = append(out, all[i])
@@ -206,7 +207,7 @@ func TestChannelLimits(t *testing.T) {
 	}
 	// The largest sends each channel allows pass (the numbers have written,
 	// so free-form WhatsApp is allowed).
-	inbound(t, e, "test", to, message.WhatsApp)
+	inbound(t, e, "test", to, domain.WhatsApp)
 	up := e.uploadMedia(e.testKey, "photo.png", "image/png", mediatest.PNG())
 	if up.status != 201 {
 		t.Fatalf("upload: %d %s", up.status, up.body)
@@ -284,7 +285,7 @@ func TestWhatsAppWindowAndConversations(t *testing.T) {
 		}
 
 		// Billing on the live key: 2 per new template conversation, 0 inside.
-		inbound(t, e, "live", open, message.WhatsApp)
+		inbound(t, e, "live", open, domain.WhatsApp)
 		before := balance(t, e)
 		cases := []struct {
 			name string
@@ -303,7 +304,7 @@ func TestWhatsAppWindowAndConversations(t *testing.T) {
 				t.Fatalf("%s: credits %v, want %v", c.name, credits, c.want)
 			}
 			spent += c.want
-			if l := ledgerOf(t, e, mid); c.want > 0 && (len(l) != 1 || l[0].Amount != -int64(c.want*1e6) || l[0].Kind != store.LedgerDebit) {
+			if l := ledgerOf(t, e, mid); c.want > 0 && (len(l) != 1 || l[0].Amount != -int64(c.want*1e6) || l[0].Kind != ledger.Debit) {
 				t.Fatalf("%s: ledger %+v", c.name, l)
 			}
 		}
@@ -337,7 +338,7 @@ func TestWhatsAppWindowAndConversations(t *testing.T) {
 			t.Fatalf("new conversation after a day: %v", credits)
 		}
 		// Scheduled free-form messages need the window open when they go.
-		inbound(t, e, "live", open, message.WhatsApp)
+		inbound(t, e, "live", open, domain.WhatsApp)
 		later := e.clock.Now().Add(30 * time.Hour).UTC().Format(time.RFC3339)
 		if r := send(t, e, e.liveKey, map[string]any{"to": open, "message": "hi", "type": "WHATSAPP", "scheduledAt": later}); r.status != 422 {
 			t.Fatalf("scheduled past the window: %d %s", r.status, r.body)
@@ -470,7 +471,7 @@ func TestRCSFallback(t *testing.T) {
 		if m["channel"] != "RCS" || m["credits"] != 1.0 {
 			t.Fatalf("rcs message: %v", m)
 		}
-		if l := ledgerOf(t, e, mid); len(l) != 2 || l[0].Amount != -2_000000 || l[1].Amount != 1_000000 || l[1].Kind != store.LedgerRefund {
+		if l := ledgerOf(t, e, mid); len(l) != 2 || l[0].Amount != -2_000000 || l[1].Amount != 1_000000 || l[1].Kind != ledger.Refund {
 			t.Fatalf("rcs ledger: %+v", l)
 		}
 
@@ -499,7 +500,7 @@ func TestRCSFallback(t *testing.T) {
 			}
 		}
 		l := ledgerOf(t, e, mid)
-		if len(l) != 2 || l[0].Amount != -3_000000 || l[1].Amount != 1_000000 || l[1].Kind != store.LedgerRefund || !strings.Contains(l[1].Note, "SMS") {
+		if len(l) != 2 || l[0].Amount != -3_000000 || l[1].Amount != 1_000000 || l[1].Kind != ledger.Refund || !strings.Contains(l[1].Note, "SMS") {
 			t.Fatalf("fallback ledger: %+v", l)
 		}
 		if got := balance(t, e); got != before-2_000000 {

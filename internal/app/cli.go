@@ -20,7 +20,6 @@ import (
 
 	"msgsvc/internal/config"
 	"msgsvc/internal/ledger"
-	"msgsvc/internal/message"
 	"msgsvc/internal/store"
 	"msgsvc/internal/template"
 )
@@ -329,14 +328,14 @@ func runAdmin(ctx context.Context, cmd string, args []string, stdin io.Reader, s
 		}
 		if *prices != "" {
 			var stored string
-			if stored, table, err = message.ParsePriceTable([]byte(*prices), a.CountryCode); err != nil {
+			if stored, table, err = ledger.ParsePriceTable([]byte(*prices), a.CountryCode); err != nil {
 				return err
 			}
 			if err := st.SetPrices(ctx, a.ID, stored); err != nil {
 				return err
 			}
 		}
-		shown := message.PriceTableJSON(table)
+		shown := ledger.PriceTableJSON(table)
 		out = map[string]any{"accountId": a.ID, "country": a.CountryCode, "prices": shown}
 		raw, _ := json.MarshalIndent(shown, "", "  ")
 		human = fmt.Sprintf("prices of %s (home calling code %s), in credits:\n%s\n", a.ID, a.CountryCode, raw)
@@ -352,11 +351,11 @@ func runAdmin(ctx context.Context, cmd string, args []string, stdin io.Reader, s
 		if err != nil || micro == 0 {
 			return fmt.Errorf("--amount must be a non-zero amount with at most 6 decimals")
 		}
-		kind := store.LedgerTopUp
+		kind := ledger.TopUp
 		if micro < 0 {
-			kind = store.LedgerAdjust
+			kind = ledger.Adjust
 		}
-		bal, err := st.AddCredits(ctx, *accountID, micro, kind, *note)
+		bal, err := addCredits(ctx, st, *accountID, micro, kind, *note, now)
 		if err != nil {
 			return fmt.Errorf("credits for %s: %w", *accountID, err)
 		}

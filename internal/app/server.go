@@ -19,6 +19,7 @@ import (
 
 	"msgsvc/internal/api"
 	"msgsvc/internal/config"
+	"msgsvc/internal/domain"
 	"msgsvc/internal/media"
 	"msgsvc/internal/message"
 	"msgsvc/internal/provider"
@@ -86,7 +87,7 @@ func (s *Server) wire() error {
 	if webhookLease <= 0 {
 		webhookLease = time.Minute
 	}
-	s.tracker = message.NewTracker(message.TrackerConfig{Store: st, Events: func() { deliverer.Wake() },
+	s.tracker = message.NewTracker(message.TrackerConfig{Store: message.Storage{Store: st}, Events: func() { deliverer.Wake() },
 		Workers: commitWorkers(cfg), Now: now, Handoff: &message.Handoff{Owner: cfg.NodeID, Lease: webhookLease,
 			Enqueue: func(evs []store.Event) int { return deliverer.Enqueue(evs) }, Release: st.ReleaseEvents}})
 	simCfg := simulator.Config{Sink: s.tracker, Stale: st, Delay: cfg.SimulatorDelay, Log: log, Now: now, Node: cfg.NodeID}
@@ -96,7 +97,7 @@ func (s *Server) wire() error {
 	sim := simulator.New(simCfg)
 	var routes []provider.Route
 	if cfg.Dev {
-		for _, ch := range []string{message.SMS, message.WhatsApp, message.RCS} {
+		for _, ch := range domain.Channels {
 			routes = append(routes, provider.Route{Channel: ch, Primary: sim})
 		}
 	}
@@ -111,7 +112,7 @@ func (s *Server) wire() error {
 	templates := template.New(st, now)
 	sendMedia := sendMedia{files: mediaStore, urls: media.NewURLChecker(media.URLOptions{AllowPrivate: cfg.WebhookAllowPrivate,
 		NoProbe: !cfg.MediaURLProbe})}
-	s.messages = message.NewService(message.Config{Store: st, Picker: router, AllowPrivateCallbacks: cfg.WebhookAllowPrivate,
+	s.messages = message.NewService(message.Config{Store: message.Storage{Store: st}, Picker: router, AllowPrivateCallbacks: cfg.WebhookAllowPrivate,
 		Media: sendMedia, Templates: sendTemplates{svc: templates},
 		Wake: func() { dispatcher.Wake() }, Events: func() { deliverer.Wake() }, CommitWorkers: commitWorkers(cfg), Now: now})
 	dispatcher = message.NewDispatcher(message.DispatcherConfig{Store: st, Routes: router, Tracker: s.tracker,

@@ -1,5 +1,7 @@
 package domain
 
+import "time"
+
 // Error codes of failed messages, as webhooks and status queries show them.
 const (
 	CodeInvalidNumber   = "INVALID_NUMBER"
@@ -24,3 +26,10 @@ func ErrorText(code string) string {
 	}
 	return "the provider could not deliver the message"
 }
+
+// TimeLayout is the one timestamp format of the API and webhooks: UTC with
+// milliseconds (CONTRACT section 3).
+const TimeLayout = "2006-01-02T15:04:05.000Z"
+
+// FormatTime renders t in TimeLayout.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/provider"
-	"msgsvc/internal/store"
 )
 
 // CapabilityChecker is implemented by providers that can tell, before a
@@ -19,13 +19,13 @@ type CapabilityChecker interface {
 // CapabilityCache remembers what providers said about devices, per
 // environment (store.Store implements it).
 type CapabilityCache interface {
-	RCSCapabilities(ctx context.Context, env string, phones []string, since time.Time) (map[string]bool, error)
-	SaveRCSCapabilities(ctx context.Context, env string, caps map[string]bool, at time.Time) error
+	RCSCapabilities(ctx context.Context, env domain.Environment, phones []string, since time.Time) (map[string]bool, error)
+	SaveRCSCapabilities(ctx context.Context, env domain.Environment, caps map[string]bool, at time.Time) error
 }
 
 // routed is a claimed message and the provider chosen for it.
 type routed struct {
-	m store.Message
+	m domain.Message
 	p provider.Provider
 }
 
@@ -36,7 +36,7 @@ type routed struct {
 func (d *Dispatcher) screenRCS(ctx context.Context, items []routed, now time.Time) ([]routed, []Report) {
 	type group struct {
 		checker CapabilityChecker
-		env     string
+		env     domain.Environment
 	}
 	groups := map[group][]routed{}
 	var send []routed
@@ -65,7 +65,7 @@ func (d *Dispatcher) screenRCS(ctx context.Context, items []routed, now time.Tim
 
 // capabilities answers from the cache and asks the provider only about the
 // numbers the cache does not know (or knew too long ago).
-func (d *Dispatcher) capabilities(ctx context.Context, c CapabilityChecker, env string, its []routed, now time.Time) map[string]bool {
+func (d *Dispatcher) capabilities(ctx context.Context, c CapabilityChecker, env domain.Environment, its []routed, now time.Time) map[string]bool {
 	seen := make(map[string]bool, len(its))
 	phones := make([]string, 0, len(its))
 	for _, it := range its {
@@ -102,7 +102,7 @@ func (d *Dispatcher) capabilities(ctx context.Context, c CapabilityChecker, env 
 	return known
 }
 
-func (d *Dispatcher) remember(ctx context.Context, env string, caps map[string]bool, now time.Time) {
+func (d *Dispatcher) remember(ctx context.Context, env domain.Environment, caps map[string]bool, now time.Time) {
 	if d.caps == nil || len(caps) == 0 {
 		return
 	}
@@ -113,24 +113,24 @@ func (d *Dispatcher) remember(ctx context.Context, env string, caps map[string]b
 
 // notCapable is the report for an RCS message the device cannot take.
 func (d *Dispatcher) notCapable(it routed, now time.Time) Report {
-	if _, ok := fallbackOf(it.m); ok {
+	if _, ok := it.m.Content.SMSFallback(); ok {
 		r := Report{Kind: Fallback, MessageID: it.m.ID, At: now, LeaseOwner: d.owner}
-		if p := d.routes.Pick(it.m.Env, SMS, it.m.CountryCode); p != nil {
+		if p := d.routes.Pick(it.m.Env, domain.SMS, it.m.CountryCode); p != nil {
 			r.Provider = p.Name()
 		}
 		return r
 	}
-	return Report{Kind: Rejected, MessageID: it.m.ID, Provider: it.p.Name(), ErrorCode: CodeRCSNotSupported, At: now, LeaseOwner: d.owner}
+	return Report{Kind: Rejected, MessageID: it.m.ID, Provider: it.p.Name(), ErrorCode: domain.CodeRCSNotSupported, At: now, LeaseOwner: d.owner}
 }
 
 // outbound is a message as handed to its provider. After a fallback an RCS
 // message goes out as plain SMS with its fallback text.
-func outbound(m store.Message) provider.Outbound {
+func outbound(m domain.Message) provider.Outbound {
 	o := provider.Outbound{ID: m.ID, Env: m.Env, To: m.To, CountryCode: m.CountryCode, Channel: m.Channel,
 		Body: m.Body, Content: m.Content, ExpiresAt: m.ExpiresAt}
-	if m.Type == RCS && m.Channel == SMS {
-		o.Content = ""
-		if plan, ok := fallbackOf(m); ok {
+	if m.Type == domain.RCS && m.Channel == domain.SMS {
+		o.Content = domain.Content{}
+		if plan, ok := m.Content.SMSFallback(); ok {
 			o.Body = plan.Message
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/ledger"
 	"msgsvc/internal/provider"
 	"msgsvc/internal/provider/simulator"
@@ -18,7 +19,7 @@ import (
 	"msgsvc/internal/store/storetest"
 )
 
-// fakeProvider accepts everything; as an RCS provider it may answer
+// fakeProvider accepts everything; as an domain.RCS provider it may answer
 // capability questions (capable) or refuse devices itself (refuse).
 type fakeProvider struct {
 	name    string
@@ -38,7 +39,7 @@ func (p *fakeProvider) Submit(_ context.Context, msgs []provider.Outbound) []pro
 	for i, m := range msgs {
 		p.got = append(p.got, m)
 		if p.refuse[m.To] {
-			out[i].Err = &provider.Error{Code: CodeRCSNotSupported, Message: "no RCS on this phone"}
+			out[i].Err = &provider.Error{Code: domain.CodeRCSNotSupported, Message: "no domain.RCS on this phone"}
 			continue
 		}
 		out[i].Ref = "ref-" + m.ID
@@ -66,9 +67,11 @@ func (p checkingProvider) Capabilities(_ context.Context, numbers []string) map[
 	return out
 }
 
-type fakeRoutes map[string]provider.Provider // by channel
+type fakeRoutes map[domain.Channel]provider.Provider // by channel
 
-func (r fakeRoutes) Pick(_, channel, _ string) provider.Provider { return r[channel] }
+func (r fakeRoutes) Pick(_ domain.Environment, channel domain.Channel, _ string) provider.Provider {
+	return r[channel]
+}
 func (r fakeRoutes) ByName(name string) provider.Provider {
 	for _, p := range r {
 		if p != nil && p.Name() == name {
@@ -77,7 +80,7 @@ func (r fakeRoutes) ByName(name string) provider.Provider {
 	}
 	return nil
 }
-func (r fakeRoutes) PickName(env, channel, cc string) string {
+func (r fakeRoutes) PickName(env domain.Environment, channel domain.Channel, cc string) string {
 	if p := r.Pick(env, channel, cc); p != nil {
 		return p.Name()
 	}
@@ -106,14 +109,14 @@ func newFixture(t *testing.T, routes fakeRoutes, prices string, accountFallback 
 	if err := f.st.CreateAccount(ctx, acc); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.st.AddCredits(ctx, acc.ID, 100*ledger.Micro, store.LedgerTopUp, ""); err != nil {
+	if _, err := creditAccount(ctx, f.st, acc.ID, 100*ledger.Micro, ledger.TopUp, ""); err != nil {
 		t.Fatal(err)
 	}
 	acc, _ = f.st.Account(ctx, acc.ID)
 	f.caller = Caller{Account: acc, Key: store.APIKey{ID: "key_1", AccountID: acc.ID, Env: "live"}}
-	f.tracker = NewTracker(TrackerConfig{Store: f.st, Now: f.clock})
+	f.tracker = NewTracker(TrackerConfig{Store: Storage{Store: f.st}, Now: f.clock})
 	t.Cleanup(f.tracker.Close)
-	f.svc = NewService(Config{Store: f.st, Picker: routes, Now: f.clock, AllowPrivateCallbacks: true})
+	f.svc = NewService(Config{Store: Storage{Store: f.st}, Picker: routes, Now: f.clock, AllowPrivateCallbacks: true})
 	t.Cleanup(f.svc.Close)
 	f.disp = NewDispatcher(DispatcherConfig{Store: f.st, Routes: routes, Tracker: f.tracker, Owner: "node-1", Now: f.clock,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -121,19 +124,13 @@ func newFixture(t *testing.T, routes fakeRoutes, prices string, accountFallback 
 }
 
 // send accepts a send and returns its message id.
-func (f *fixture) send(t *testing.T, req SendRequest) string {
+func (f *fixture) send(t *testing.T, d Draft) string {
 	t.Helper()
-	res, err := f.svc.Send(context.Background(), f.caller, req, SendOptions{})
+	out, err := f.svc.Send(context.Background(), f.caller, d, SendOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var body struct {
-		Messages []struct{ MessageID string } `json:"messages"`
-	}
-	if err := json.Unmarshal(res.Body, &body); err != nil {
-		t.Fatal(err)
-	}
-	return body.Messages[0].MessageID
+	return out.Receipt.Messages[0].Message.ID
 }
 
 // dispatch runs the dispatcher until nothing is due.
@@ -151,12 +148,14 @@ func (f *fixture) dispatch(t *testing.T) {
 	t.Fatal("messages keep coming due")
 }
 
-// outcome is how an RCS send ends: its status, the channel and provider
-// that carried it, the text the SMS route got, its final price and what was
+// outcome is how an domain.RCS send ends: its status, the channel and provider
+// that carried it, the text the domain.SMS route got, its final price and what was
 // refunded of the reserve.
 type outcome struct {
-	status, channel, provider, body string
-	credits, refund                 int64
+	status          domain.Status
+	channel         domain.Channel
+	provider, body  string
+	credits, refund int64
 }
 
 func TestRCSCapabilityAndFallback(t *testing.T) {
@@ -164,28 +163,28 @@ func TestRCSCapabilityAndFallback(t *testing.T) {
 	twoSegments := strings.Repeat("a", 170)
 	cases := []struct {
 		name            string
-		checks          bool // the RCS provider answers capability questions
+		checks          bool // the domain.RCS provider answers capability questions
 		accountFallback bool
 		prices          string
 		to              string
 		fallback        string
 		want            outcome
 	}{
-		{name: "capable device goes as RCS, surplus of the reserve refunded", checks: true, to: rcsOK, fallback: `{"type":"SMS","message":"` + twoSegments + `"}`,
-			want: outcome{Sent, RCS, "rcs-co", "rich", 1 * ledger.Micro, 1 * ledger.Micro}},
-		{name: "incapable device falls back to the SMS route", checks: true, to: noRCS, fallback: `{"type":"SMS"}`,
+		{name: "capable device goes as domain.RCS, surplus of the reserve refunded", checks: true, to: rcsOK, fallback: `{"type":"SMS","message":"` + twoSegments + `"}`,
+			want: outcome{domain.Sent, domain.RCS, "rcs-co", "rich", 1 * ledger.Micro, 1 * ledger.Micro}},
+		{name: "incapable device falls back to the domain.SMS route", checks: true, to: noRCS, fallback: `{"type":"SMS"}`,
 			prices: `{"home":{"smsSegment":1000000,"rcsMessage":3000000}}`,
-			want:   outcome{Sent, SMS, "sms-co", "rich", 1 * ledger.Micro, 2 * ledger.Micro}},
+			want:   outcome{domain.Sent, domain.SMS, "sms-co", "rich", 1 * ledger.Micro, 2 * ledger.Micro}},
 		{name: "the fallback's own text is sent", checks: true, to: noRCS, fallback: `{"type":"SMS","message":"plain"}`,
-			want: outcome{Sent, SMS, "sms-co", "plain", 1 * ledger.Micro, 0}},
+			want: outcome{domain.Sent, domain.SMS, "sms-co", "plain", 1 * ledger.Micro, 0}},
 		{name: "account-level fallback", checks: true, accountFallback: true, to: noRCS,
-			want: outcome{Sent, SMS, "sms-co", "rich", 1 * ledger.Micro, 0}},
+			want: outcome{domain.Sent, domain.SMS, "sms-co", "rich", 1 * ledger.Micro, 0}},
 		{name: "no fallback: failed and refunded", checks: true, to: noRCS,
-			want: outcome{Failed, RCS, "rcs-co", "", 1 * ledger.Micro, 1 * ledger.Micro}},
+			want: outcome{domain.Failed, domain.RCS, "rcs-co", "", 1 * ledger.Micro, 1 * ledger.Micro}},
 		{name: "unknown device, provider refuses it: fallback", checks: false, to: unknown, fallback: `{"type":"SMS"}`,
-			want: outcome{Sent, SMS, "sms-co", "rich", 1 * ledger.Micro, 0}},
+			want: outcome{domain.Sent, domain.SMS, "sms-co", "rich", 1 * ledger.Micro, 0}},
 		{name: "unknown device, provider refuses it: no fallback", checks: false, to: unknown,
-			want: outcome{Failed, RCS, "rcs-co", "", 1 * ledger.Micro, 1 * ledger.Micro}},
+			want: outcome{domain.Failed, domain.RCS, "rcs-co", "", 1 * ledger.Micro, 1 * ledger.Micro}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -195,11 +194,18 @@ func TestRCSCapabilityAndFallback(t *testing.T) {
 				rcsP = checkingProvider{base}
 			}
 			smsP := &fakeProvider{name: "sms-co"}
-			f := newFixture(t, fakeRoutes{RCS: rcsP, SMS: smsP}, c.prices, c.accountFallback)
+			f := newFixture(t, fakeRoutes{domain.RCS: rcsP, domain.SMS: smsP}, c.prices, c.accountFallback)
 			ctx := context.Background()
-			req := SendRequest{To: c.to, Message: "rich", Type: "RCS", CallbackURL: "http://127.0.0.1:9/hooks"}
+			req := Draft{To: c.to, Text: "rich", Type: "RCS", CallbackURL: "http://127.0.0.1:9/hooks"}
 			if c.fallback != "" {
-				req.Fallback = json.RawMessage(c.fallback)
+				var fb struct {
+					Type    string
+					Message *string
+				}
+				if err := json.Unmarshal([]byte(c.fallback), &fb); err != nil {
+					t.Fatal(err)
+				}
+				req.Fallback = &FallbackRequest{Type: fb.Type, Message: fb.Message}
 			}
 			mid := f.send(t, req)
 			f.dispatch(t)
@@ -210,22 +216,22 @@ func TestRCSCapabilityAndFallback(t *testing.T) {
 			if m.Status != c.want.status || m.Channel != c.want.channel || m.Provider != c.want.provider || m.Credits != c.want.credits {
 				t.Fatalf("message: status %s channel %s provider %s credits %d", m.Status, m.Channel, m.Provider, m.Credits)
 			}
-			if c.want.status == Failed && m.ErrorCode != CodeRCSNotSupported {
+			if c.want.status == domain.Failed && m.ErrorCode != domain.CodeRCSNotSupported {
 				t.Fatalf("error code %q", m.ErrorCode)
 			}
-			// The SMS route got the SMS, as plain text.
+			// The domain.SMS route got the domain.SMS, as plain text.
 			var smsBodies []string
 			for _, o := range smsP.submitted() {
-				if o.Content != "" || o.Channel != SMS {
+				if !o.Content.Empty() || o.Channel != domain.SMS {
 					t.Fatalf("fallback outbound: %+v", o)
 				}
 				smsBodies = append(smsBodies, o.Body)
 			}
-			if c.want.channel == SMS && (len(smsBodies) != 1 || smsBodies[0] != c.want.body) {
-				t.Fatalf("SMS route got %q", smsBodies)
+			if c.want.channel == domain.SMS && (len(smsBodies) != 1 || smsBodies[0] != c.want.body) {
+				t.Fatalf("domain.SMS route got %q", smsBodies)
 			}
-			if c.want.channel == RCS && len(smsBodies) != 0 {
-				t.Fatalf("SMS route got %q", smsBodies)
+			if c.want.channel == domain.RCS && len(smsBodies) != 0 {
+				t.Fatalf("domain.SMS route got %q", smsBodies)
 			}
 			// Webhooks name the provider that carried it.
 			evs, err := f.st.EventsForMessage(ctx, f.caller.Account.ID, mid)
@@ -233,7 +239,7 @@ func TestRCSCapabilityAndFallback(t *testing.T) {
 				t.Fatalf("events: %v %v", evs, err)
 			}
 			for _, ev := range evs {
-				var p statusPayload
+				var p struct{ Provider string }
 				_ = json.Unmarshal([]byte(ev.Body), &p)
 				if p.Provider != c.want.provider {
 					t.Fatalf("webhook provider %q, want %q", p.Provider, c.want.provider)
@@ -247,9 +253,9 @@ func TestRCSCapabilityAndFallback(t *testing.T) {
 					continue
 				}
 				switch e.Kind {
-				case store.LedgerRefund:
+				case ledger.Refund:
 					refunds += e.Amount
-				case store.LedgerDebit:
+				case ledger.Debit:
 					debits -= e.Amount
 				}
 			}
@@ -264,8 +270,8 @@ func TestCapabilityCachedPerNumber(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, nil, "", false)
 	sim := simulator.New(simulator.Config{Sink: f.tracker, Now: f.clock, Delay: time.Hour})
-	routes := fakeRoutes{RCS: sim, SMS: sim}
-	f.svc = NewService(Config{Store: f.st, Picker: routes, Now: f.clock})
+	routes := fakeRoutes{domain.RCS: sim, domain.SMS: sim}
+	f.svc = NewService(Config{Store: Storage{Store: f.st}, Picker: routes, Now: f.clock})
 	t.Cleanup(f.svc.Close)
 	f.disp = NewDispatcher(DispatcherConfig{Store: f.st, Routes: routes, Tracker: f.tracker, Owner: "node-1", Now: f.clock})
 	steps := []struct {
@@ -281,9 +287,8 @@ func TestCapabilityCachedPerNumber(t *testing.T) {
 	}
 	for i, s := range steps {
 		f.now.Add(s.advance.Milliseconds())
-		res, err := f.svc.Send(ctx, f.caller, SendRequest{Recipients: s.to, Message: "x", Type: "RCS"}, SendOptions{})
-		if err != nil || res.Status != 202 {
-			t.Fatalf("step %d: %v %s", i, err, res.Body)
+		if _, err := f.svc.Send(ctx, f.caller, Draft{Recipients: s.to, Text: "x", Type: "RCS"}, SendOptions{}); err != nil {
+			t.Fatalf("step %d: %v", i, err)
 		}
 		f.dispatch(t)
 		if calls, nums := sim.CapabilityChecks(); calls != s.wantCalls || nums != s.wantNums {
@@ -294,27 +299,28 @@ func TestCapabilityCachedPerNumber(t *testing.T) {
 
 func TestTransitionFallbackAndSettle(t *testing.T) {
 	at := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
-	plan := `{"fallback":{"type":"SMS","message":"t","segments":2,"encoding":"GSM-7","smsCredits":2000000,"rcsCredits":1000000}}`
-	rcsMsg := func(charged int64, content string) store.Message {
-		return store.Message{ID: "m", Type: RCS, Channel: RCS, Status: Sending, Credits: 2_000000, Charged: charged,
+	plan := domain.Content{Fallback: &domain.Fallback{Channel: domain.SMS, Message: "t", Segments: 2, Encoding: "GSM-7",
+		SMSCredits: 2_000000, RCSCredits: 1_000000}}
+	rcsMsg := func(charged int64, content domain.Content) domain.Message {
+		return domain.Message{ID: "m", Type: domain.RCS, Channel: domain.RCS, Status: domain.Sending, Credits: 2_000000, Charged: charged,
 			Content: content, LeaseOwner: "n1", NextAttemptAt: at}
 	}
 	cases := []struct {
 		name    string
-		m       store.Message
+		m       domain.Message
 		r       Report
-		status  string
-		channel string
+		status  domain.Status
+		channel domain.Channel
 		credits int64
 		refund  int64
 	}{
-		{"fallback moves to SMS and queues again", rcsMsg(2_000000, plan), Report{Kind: Fallback, Provider: "sms", LeaseOwner: "n1"}, Sending, SMS, 2_000000, 0},
-		{"fallback by another lease holder is ignored", rcsMsg(2_000000, plan), Report{Kind: Fallback, Provider: "sms", LeaseOwner: "n2"}, Sending, RCS, 2_000000, 0},
-		{"fallback without a plan fails", rcsMsg(2_000000, ""), Report{Kind: Fallback, LeaseOwner: "n1"}, Failed, RCS, 2_000000, 2_000000},
-		{"accepted as RCS settles to the RCS price", rcsMsg(2_000000, plan), Report{Kind: Accepted, Provider: "rcs", LeaseOwner: "n1"}, Sent, RCS, 1_000000, 1_000000},
-		{"a delivery report overtaking the answer settles too", rcsMsg(2_000000, plan), Report{Kind: Progress, Status: Delivered}, Delivered, RCS, 1_000000, 1_000000},
-		{"test keys are never refunded", rcsMsg(0, plan), Report{Kind: Accepted, LeaseOwner: "n1"}, Sent, RCS, 1_000000, 0},
-		{"no plan, nothing to settle", rcsMsg(2_000000, ""), Report{Kind: Accepted, LeaseOwner: "n1"}, Sent, RCS, 2_000000, 0},
+		{"fallback moves to domain.SMS and queues again", rcsMsg(2_000000, plan), Report{Kind: Fallback, Provider: "sms", LeaseOwner: "n1"}, domain.Sending, domain.SMS, 2_000000, 0},
+		{"fallback by another lease holder is ignored", rcsMsg(2_000000, plan), Report{Kind: Fallback, Provider: "sms", LeaseOwner: "n2"}, domain.Sending, domain.RCS, 2_000000, 0},
+		{"fallback without a plan fails", rcsMsg(2_000000, domain.Content{}), Report{Kind: Fallback, LeaseOwner: "n1"}, domain.Failed, domain.RCS, 2_000000, 2_000000},
+		{"accepted as domain.RCS settles to the domain.RCS price", rcsMsg(2_000000, plan), Report{Kind: Accepted, Provider: "rcs", LeaseOwner: "n1"}, domain.Sent, domain.RCS, 1_000000, 1_000000},
+		{"a delivery report overtaking the answer settles too", rcsMsg(2_000000, plan), Report{Kind: Progress, Status: domain.Delivered}, domain.Delivered, domain.RCS, 1_000000, 1_000000},
+		{"test keys are never refunded", rcsMsg(0, plan), Report{Kind: Accepted, LeaseOwner: "n1"}, domain.Sent, domain.RCS, 1_000000, 0},
+		{"no plan, nothing to settle", rcsMsg(2_000000, domain.Content{}), Report{Kind: Accepted, LeaseOwner: "n1"}, domain.Sent, domain.RCS, 2_000000, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -323,7 +329,7 @@ func TestTransitionFallbackAndSettle(t *testing.T) {
 			if m.Status != c.status || m.Channel != c.channel || m.Credits != c.credits || money.amount != c.refund {
 				t.Fatalf("status %s channel %s credits %d refund %d", m.Status, m.Channel, m.Credits, money.amount)
 			}
-			if c.channel == SMS && (m.Segments != 2 || m.Encoding != "GSM-7" || m.Provider != "sms" || !m.NextAttemptAt.Equal(at) || m.LeaseOwner != "" || !money.requeued) {
+			if c.channel == domain.SMS && (m.Segments != 2 || m.Encoding != "GSM-7" || m.Provider != "sms" || !m.NextAttemptAt.Equal(at) || m.LeaseOwner != "" || !money.requeued) {
 				t.Fatalf("fallback message: %+v %+v", m, money)
 			}
 		})

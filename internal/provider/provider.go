@@ -6,17 +6,20 @@ package provider
 import (
 	"context"
 	"time"
+
+	"msgsvc/internal/domain"
 )
 
 // Outbound is a message handed to a provider.
 type Outbound struct {
 	ID          string
-	Env         string // "test" or "live"
+	Env         domain.Environment
 	To          string
 	CountryCode string
-	Channel     string // SMS, WHATSAPP, RCS
-	Body        string
-	Content     string // JSON of rich content, empty for plain text
+	From        string // the sender; empty for the provider's default
+	Channel     domain.Channel
+	Body        string         // the text; a rendered template's text on WhatsApp
+	Content     domain.Content // rich content, empty for plain text
 	ExpiresAt   time.Time
 }
 
@@ -34,7 +37,11 @@ func (e *Error) Error() string { return e.Code + ": " + e.Message }
 // the message, used to match its later reports.
 type Result struct {
 	Ref string
-	Err *Error
+	// Parts are the provider's ids of every part when it took the message
+	// in several (SMPP segments), in order; Ref is the first. Reports may
+	// name any of them.
+	Parts []string
+	Err   *Error
 }
 
 // Provider hands messages to a channel. Submit returns one result per
@@ -46,9 +53,9 @@ type Provider interface {
 
 // Status is a provider's delivery report.
 type Status struct {
-	MessageID    string // when the provider knows our id
-	Ref          string // otherwise its own id from Result.Ref
-	Status       string // SENT, DELIVERED, READ, FAILED
+	MessageID    string        // when the provider knows our id
+	Ref          string        // otherwise its own id from Result.Ref
+	Status       domain.Status // SENT, DELIVERED, READ, FAILED
 	ErrorCode    string
 	ErrorMessage string
 	At           time.Time
@@ -58,9 +65,10 @@ type Status struct {
 type Inbound struct {
 	ReplyTo   string // our message id, when the provider threads replies
 	AccountID string // else the account and environment it was sent to
-	Env       string
+	Env       domain.Environment
 	From      string
-	Channel   string
+	To        string // the number, sender or agent it was sent to
+	Channel   domain.Channel
 	Body      string
 	At        time.Time
 }

@@ -1,12 +1,15 @@
 package provider
 
-import "sync"
+import (
+	"msgsvc/internal/domain"
+	"sync"
+)
 
 // Route selects providers for a channel and destination calling code.
 // CountryCode "" matches every destination. Secondary is used while the
 // primary is marked down.
 type Route struct {
-	Channel     string
+	Channel     domain.Channel
 	CountryCode string
 	Primary     Provider
 	Secondary   Provider
@@ -29,8 +32,8 @@ func NewRouter(test Provider, routes []Route) *Router {
 
 // Pick returns the provider for a message, or nil when no route matches.
 // A route for the exact calling code wins over a catch-all one.
-func (r *Router) Pick(env, channel, countryCode string) Provider {
-	if env != "live" {
+func (r *Router) Pick(env domain.Environment, channel domain.Channel, countryCode string) Provider {
+	if !env.Live() {
 		return r.test
 	}
 	var best *Route
@@ -79,7 +82,7 @@ func (r *Router) SetDown(name string, down bool) {
 }
 
 // PickName is Pick for callers that only record the provider's name.
-func (r *Router) PickName(env, channel, countryCode string) string {
+func (r *Router) PickName(env domain.Environment, channel domain.Channel, countryCode string) string {
 	if p := r.Pick(env, channel, countryCode); p != nil {
 		return p.Name()
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"msgsvc/internal/ledger"
 	"strings"
 	"time"
 )
@@ -119,37 +120,18 @@ func (s *Store) RotateSecret(ctx context.Context, accountID, next string, at tim
 	return affectedOne(res, err, "rotate secret")
 }
 
-// AddCredits credits (amount > 0) or debits (amount < 0) an account by an
-// operator's action and records it in the ledger. A debit larger than the
-// balance fails with ErrInsufficientCredits.
-func (s *Store) AddCredits(ctx context.Context, accountID string, amount int64, kind, note string) (int64, error) {
-	var balance int64
-	err := s.Write(ctx, func(tx *Tx) error {
-		var err error
-		balance, err = tx.adjustBalance(ctx, accountID, amount)
-		if err != nil {
-			return err
-		}
-		return tx.InsertLedger(ctx, []LedgerEntry{{
-			ID: newLedgerID(s.now()), AccountID: accountID, Amount: amount, BalanceAfter: balance,
-			Kind: kind, Note: note, CreatedAt: s.now(),
-		}})
-	})
-	return balance, err
-}
-
-// adjustBalance adds delta to the balance, refusing to go below zero, and
-// returns the new balance. The conditional UPDATE is what keeps the balance
-// non-negative under concurrent sends on every dialect.
-func (tx *Tx) adjustBalance(ctx context.Context, accountID string, delta int64) (int64, error) {
+// AddBalance adds delta to the balance, refusing to go below zero, and
+// returns the new balance (ledger.Tx). The conditional UPDATE is what keeps
+// the balance non-negative under concurrent sends on every dialect.
+func (tx *Tx) AddBalance(ctx context.Context, accountID string, delta int64, at time.Time) (int64, error) {
 	var balance int64
 	err := tx.queryRow(ctx, `UPDATE accounts SET balance = balance + $2, balance_updated_at = $3
-		WHERE id = $1 AND balance + $2 >= 0 RETURNING balance`, accountID, delta, ms(tx.s.now())).Scan(&balance)
+		WHERE id = $1 AND balance + $2 >= 0 RETURNING balance`, accountID, delta, ms(at)).Scan(&balance)
 	if errors.Is(err, sql.ErrNoRows) {
 		if _, err := scanAccount(tx.queryRow(ctx, `SELECT `+accountCols+` FROM accounts WHERE id = $1`, accountID)); err != nil {
 			return 0, err
 		}
-		return 0, ErrInsufficientCredits
+		return 0, ledger.ErrInsufficientCredits
 	}
 	if err != nil {
 		return 0, fmt.Errorf("adjust balance: %w", err)

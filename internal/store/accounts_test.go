@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"msgsvc/internal/id"
+	"msgsvc/internal/ledger"
 	"msgsvc/internal/store"
 	"msgsvc/internal/store/storetest"
 )
@@ -119,20 +120,20 @@ func TestAddCredits(t *testing.T) {
 			name    string
 			account string
 			amount  int64
-			kind    string
+			kind    ledger.Kind
 			wantErr error
 			want    int64 // balance afterwards
 		}{
-			{"top up", acc.ID, 10 * credit, store.LedgerTopUp, nil, 10 * credit},
-			{"partial debit", acc.ID, -3 * credit, store.LedgerAdjust, nil, 7 * credit},
-			{"debit larger than the balance", acc.ID, -7*credit - 1, store.LedgerAdjust, store.ErrInsufficientCredits, 7 * credit},
-			{"debit to exactly zero", acc.ID, -7 * credit, store.LedgerAdjust, nil, 0},
-			{"any debit of an empty account", acc.ID, -1, store.LedgerAdjust, store.ErrInsufficientCredits, 0},
-			{"fractional top up", acc.ID, 1, store.LedgerTopUp, nil, 1},
-			{"unknown account", "acc_missing", credit, store.LedgerTopUp, store.ErrNotFound, 1},
+			{"top up", acc.ID, 10 * credit, ledger.TopUp, nil, 10 * credit},
+			{"partial debit", acc.ID, -3 * credit, ledger.Adjust, nil, 7 * credit},
+			{"debit larger than the balance", acc.ID, -7*credit - 1, ledger.Adjust, store.ErrInsufficientCredits, 7 * credit},
+			{"debit to exactly zero", acc.ID, -7 * credit, ledger.Adjust, nil, 0},
+			{"any debit of an empty account", acc.ID, -1, ledger.Adjust, store.ErrInsufficientCredits, 0},
+			{"fractional top up", acc.ID, 1, ledger.TopUp, nil, 1},
+			{"unknown account", "acc_missing", credit, ledger.TopUp, store.ErrNotFound, 1},
 		}
 		for _, tc := range tests {
-			bal, err := st.AddCredits(ctx, tc.account, tc.amount, tc.kind, tc.name)
+			bal, err := creditAccount(ctx, st, tc.account, tc.amount, tc.kind, tc.name)
 			wantErr(t, tc.name, err, tc.wantErr)
 			if err == nil && bal != tc.want {
 				t.Errorf("%s: returned balance %d, want %d", tc.name, bal, tc.want)
@@ -155,7 +156,7 @@ func TestAddCredits(t *testing.T) {
 			}
 		}
 		// Paging with the cursor yields the same lines in the same order.
-		var paged []store.LedgerEntry
+		var paged []ledger.Entry
 		for before := ""; ; {
 			page, err := st.Ledger(ctx, acc.ID, before, 3)
 			if err != nil {

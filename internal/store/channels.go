@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"msgsvc/internal/domain"
 	"strings"
 	"time"
 )
@@ -32,7 +33,7 @@ func (e *DailyLimitError) Is(target error) bool { return target == ErrDailyLimit
 // phone, counted against the limit of the UTC day of Day.
 type Conversations struct {
 	AccountID string
-	Env       string
+	Env       domain.Environment
 	Phones    []string
 	At        time.Time // when they open
 	Day       time.Time // the day they count for
@@ -49,29 +50,17 @@ const conversationMS = int64(24 * time.Hour / time.Millisecond)
 // day's count would pass the limit. The count is one conditional upsert,
 // so concurrent sends can never overshoot it.
 func (tx *Tx) StartConversations(ctx context.Context, c Conversations) error {
-	if err := tx.reserveConversations(ctx, &c); err != nil {
+	if err := tx.ReserveConversations(ctx, &c); err != nil {
 		return err
 	}
-	return tx.recordConversations(ctx, &c)
+	return tx.RecordConversations(ctx, &c)
 }
 
-// refuseSend ends commitSend for a send over the daily limit: the refusal
-// is its result, and its idempotency key is forgotten so that the client
-// may retry once the limit allows. Other errors fail the transaction.
-func (tx *Tx) refuseSend(ctx context.Context, snd Send, err error) (SendResult, error) {
-	if !errors.Is(err, ErrDailyLimit) {
-		return SendResult{}, err
-	}
-	if snd.Idem != nil {
-		if _, err := tx.exec(ctx, `DELETE FROM idempotency_keys WHERE key_id = $1 AND idem_key = $2`,
-			snd.Idem.KeyID, snd.Idem.Key); err != nil {
-			return SendResult{}, fmt.Errorf("forget idempotency key: %w", err)
-		}
-	}
-	return SendResult{Err: err}, nil
-}
-
-func (tx *Tx) reserveConversations(ctx context.Context, c *Conversations) error {
+// ReserveConversations counts the conversations a send opens against the
+// day's limit, refusing with a *DailyLimitError (nothing written) when the
+// count would pass it. The count is one conditional upsert, so concurrent
+// sends can never overshoot it.
+func (tx *Tx) ReserveConversations(ctx context.Context, c *Conversations) error {
 	if c == nil || len(c.Phones) == 0 {
 		return nil
 	}
@@ -103,7 +92,7 @@ func (tx *Tx) reserveConversations(ctx context.Context, c *Conversations) error 
 
 // releaseConversations gives back what reserveConversations counted, when
 // the send is refused for another reason in the same transaction.
-func (tx *Tx) releaseConversations(ctx context.Context, c *Conversations) error {
+func (tx *Tx) ReleaseConversations(ctx context.Context, c *Conversations) error {
 	if c == nil || len(c.Phones) == 0 {
 		return nil
 	}
@@ -115,7 +104,7 @@ func (tx *Tx) releaseConversations(ctx context.Context, c *Conversations) error 
 	return nil
 }
 
-func (tx *Tx) recordConversations(ctx context.Context, c *Conversations) error {
+func (tx *Tx) RecordConversations(ctx context.Context, c *Conversations) error {
 	if c == nil {
 		return nil
 	}
@@ -143,7 +132,7 @@ func (tx *Tx) recordConversations(ctx context.Context, c *Conversations) error {
 	return nil
 }
 
-func conversationsOn(ctx context.Context, queryRow func(context.Context, string, ...any) *sql.Row, accountID, env, day string) (int, error) {
+func conversationsOn(ctx context.Context, queryRow func(context.Context, string, ...any) *sql.Row, accountID string, env domain.Environment, day string) (int, error) {
 	var n int
 	err := queryRow(ctx, `SELECT opened FROM wa_conversation_days WHERE account_id = $1 AND env = $2 AND day = $3`,
 		accountID, env, day).Scan(&n)
@@ -158,13 +147,13 @@ func conversationsOn(ctx context.Context, queryRow func(context.Context, string,
 
 // ConversationsOn is how many conversations an account opened in an
 // environment on the UTC day of t.
-func (s *Store) ConversationsOn(ctx context.Context, accountID, env string, t time.Time) (int, error) {
+func (s *Store) ConversationsOn(ctx context.Context, accountID string, env domain.Environment, t time.Time) (int, error) {
 	return conversationsOn(ctx, s.rqueryRow, accountID, env, DayKey(t))
 }
 
 // OpenConversations maps each phone with a template conversation opened
 // in (since, until] to when it opened.
-func (s *Store) OpenConversations(ctx context.Context, accountID, env string, phones []string, since, until time.Time) (map[string]time.Time, error) {
+func (s *Store) OpenConversations(ctx context.Context, accountID string, env domain.Environment, phones []string, since, until time.Time) (map[string]time.Time, error) {
 	out := make(map[string]time.Time)
 	err := inChunks(phones, func(chunk []any) error {
 		rows, err := s.rquery(ctx, `SELECT phone, opened_at FROM wa_conversations WHERE account_id = $1 AND env = $2
@@ -180,7 +169,7 @@ func (s *Store) OpenConversations(ctx context.Context, accountID, env string, ph
 
 // LastInbounds maps each phone that ever wrote to the account on a channel
 // to when it last did: LastInbound for a whole batch in a few queries.
-func (s *Store) LastInbounds(ctx context.Context, accountID, env, channel string, phones []string) (map[string]time.Time, error) {
+func (s *Store) LastInbounds(ctx context.Context, accountID string, env domain.Environment, channel domain.Channel, phones []string) (map[string]time.Time, error) {
 	out := make(map[string]time.Time)
 	err := inChunks(phones, func(chunk []any) error {
 		rows, err := s.rquery(ctx, `SELECT phone, MAX(received_at) FROM inbound_messages WHERE account_id = $1
@@ -196,7 +185,7 @@ func (s *Store) LastInbounds(ctx context.Context, accountID, env, channel string
 
 // RCSCapabilities maps each phone whose RCS capability was learnt after
 // since to whether it supports RCS. Phones not in the map are unknown.
-func (s *Store) RCSCapabilities(ctx context.Context, env string, phones []string, since time.Time) (map[string]bool, error) {
+func (s *Store) RCSCapabilities(ctx context.Context, env domain.Environment, phones []string, since time.Time) (map[string]bool, error) {
 	out := make(map[string]bool)
 	err := inChunks(phones, func(chunk []any) error {
 		rows, err := s.rquery(ctx, `SELECT phone, capable FROM rcs_capabilities WHERE env = $1 AND checked_at > $2
@@ -222,7 +211,7 @@ func (s *Store) RCSCapabilities(ctx context.Context, env string, phones []string
 }
 
 // SaveRCSCapabilities remembers providers' answers about devices.
-func (s *Store) SaveRCSCapabilities(ctx context.Context, env string, caps map[string]bool, at time.Time) error {
+func (s *Store) SaveRCSCapabilities(ctx context.Context, env domain.Environment, caps map[string]bool, at time.Time) error {
 	if len(caps) == 0 {
 		return nil
 	}

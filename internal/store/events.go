@@ -3,8 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
+	"msgsvc/internal/domain"
 	"strings"
 	"time"
 )
@@ -37,59 +37,45 @@ type Event struct {
 	DeliveredAt   time.Time
 }
 
-const eventCols = `id, account_id, campaign_id, message_id, event, url, body, state, attempts, next_attempt_at,
-	lease_owner, last_status, last_error, created_at, delivered_at`
+var events = newTable("webhook_events",
+	textCol("id", func(e *Event) *string { return &e.ID }),
+	textCol("account_id", func(e *Event) *string { return &e.AccountID }),
+	textCol("campaign_id", func(e *Event) *string { return &e.CampaignID }),
+	textCol("message_id", func(e *Event) *string { return &e.MessageID }),
+	textCol("event", func(e *Event) *string { return &e.Event }),
+	textCol("url", func(e *Event) *string { return &e.URL }),
+	textCol("body", func(e *Event) *string { return &e.Body }),
+	textCol("state", func(e *Event) *string { return &e.State }),
+	intCol("attempts", func(e *Event) *int { return &e.Attempts }),
+	timeCol("next_attempt_at", func(e *Event) *time.Time { return &e.NextAttemptAt }),
+	textCol("lease_owner", func(e *Event) *string { return &e.LeaseOwner }),
+	intCol("last_status", func(e *Event) *int { return &e.LastStatus }),
+	textCol("last_error", func(e *Event) *string { return &e.LastError }),
+	timeCol("created_at", func(e *Event) *time.Time { return &e.CreatedAt }),
+	timeCol("delivered_at", func(e *Event) *time.Time { return &e.DeliveredAt }),
+)
 
-func scanEvent(row interface{ Scan(...any) error }) (Event, error) {
-	var e Event
-	var next, created, delivered sql.NullInt64
-	err := row.Scan(&e.ID, &e.AccountID, &e.CampaignID, &e.MessageID, &e.Event, &e.URL, &e.Body, &e.State, &e.Attempts,
-		&next, &e.LeaseOwner, &e.LastStatus, &e.LastError, &created, &delivered)
-	if errors.Is(err, sql.ErrNoRows) {
-		return e, ErrNotFound
-	}
-	if err != nil {
-		return e, fmt.Errorf("scan event: %w", err)
-	}
-	e.NextAttemptAt, e.CreatedAt, e.DeliveredAt = fromMS(next), fromMS(created), fromMS(delivered)
-	return e, nil
-}
-
-func scanEvents(rows *sql.Rows, err error) ([]Event, error) {
-	if err != nil {
-		return nil, fmt.Errorf("query events: %w", err)
-	}
-	defer rows.Close()
-	var out []Event
-	for rows.Next() {
-		e, err := scanEvent(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
-}
+var eventCols = events.list
 
 // InsertEvents queues webhook events, in the caller's transaction. An
 // event written with a LeaseOwner and a NextAttemptAt in the future is
 // already claimed by that owner (handed over in memory); if the owner dies
 // the event becomes due when the lease runs out.
 func (tx *Tx) InsertEvents(ctx context.Context, evs []Event) error {
-	const cols = 11
+	cols := len(events.cols)
 	for start := 0; start < len(evs); start += 500 {
 		chunk := evs[start:min(start+500, len(evs))]
 		var b strings.Builder
-		b.WriteString(`INSERT INTO webhook_events (id, account_id, campaign_id, message_id, event, url, body, state,
-			next_attempt_at, created_at, lease_owner) VALUES `)
+		b.WriteString(`INSERT INTO webhook_events (` + events.list + `) VALUES `)
 		args := make([]any, 0, len(chunk)*cols)
-		for i, e := range chunk {
+		for i := range chunk {
 			if i > 0 {
 				b.WriteString(", ")
 			}
 			b.WriteString("(" + tx.s.placeholders(i*cols+1, cols) + ")")
-			args = append(args, e.ID, e.AccountID, e.CampaignID, e.MessageID, e.Event, e.URL, e.Body, EventPending,
-				ms(e.NextAttemptAt), ms(e.CreatedAt), e.LeaseOwner)
+			e := chunk[i]
+			e.State = EventPending
+			args = events.args(&e, args)
 		}
 		if _, err := tx.exec(ctx, b.String(), args...); err != nil {
 			return fmt.Errorf("insert events: %w", err)
@@ -107,7 +93,7 @@ func (s *Store) ClaimEvents(ctx context.Context, owner string, now time.Time, le
 	var out []Event
 	err := s.Write(ctx, func(tx *Tx) error {
 		var err error
-		out, err = scanEvents(tx.query(ctx, `UPDATE webhook_events SET lease_owner = $1, next_attempt_at = $2
+		out, err = events.scanAll(tx.query(ctx, `UPDATE webhook_events SET lease_owner = $1, next_attempt_at = $2
 			WHERE id IN (SELECT id FROM webhook_events WHERE next_attempt_at <= $3 ORDER BY next_attempt_at LIMIT $4`+lock+`)
 			RETURNING `+eventCols, owner, ms(now.Add(lease)), ms(now), limit))
 		return err
@@ -212,14 +198,14 @@ func (s *Store) RecordAttempts(ctx context.Context, owner string, outs []Attempt
 
 // EventsForMessage lists the webhook events of a message, oldest first.
 func (s *Store) EventsForMessage(ctx context.Context, accountID, messageID string) ([]Event, error) {
-	return scanEvents(s.rquery(ctx, `SELECT `+eventCols+` FROM webhook_events WHERE account_id = $1 AND message_id = $2
-		ORDER BY id`, accountID, messageID))
+	return events.scanAll(s.rquery(ctx, `SELECT `+eventCols+` FROM webhook_events WHERE account_id = $1 AND message_id = $2
+		ORDER BY `+s.seq(), accountID, messageID))
 }
 
 // EventsForCampaign lists a campaign's events (replies included), oldest first.
 func (s *Store) EventsForCampaign(ctx context.Context, accountID, campaignID string, limit int) ([]Event, error) {
-	return scanEvents(s.rquery(ctx, `SELECT `+eventCols+` FROM webhook_events WHERE account_id = $1 AND campaign_id = $2
-		ORDER BY id LIMIT $3`, accountID, campaignID, limit))
+	return events.scanAll(s.rquery(ctx, `SELECT `+eventCols+` FROM webhook_events WHERE account_id = $1 AND campaign_id = $2
+		ORDER BY `+s.seq()+` LIMIT $3`, accountID, campaignID, limit))
 }
 
 // PendingEvents counts events not yet delivered nor given up (tests, metrics).
@@ -235,7 +221,7 @@ func (s *Store) PendingEvents(ctx context.Context) (int, error) {
 // Attempts lists an event's delivery attempts, oldest first.
 func (s *Store) Attempts(ctx context.Context, eventID string) ([]Attempt, error) {
 	rows, err := s.rquery(ctx, `SELECT id, event_id, attempted_at, status_code, duration_ms, error, response
-		FROM webhook_attempts WHERE event_id = $1 ORDER BY id`, eventID)
+		FROM webhook_attempts WHERE event_id = $1 ORDER BY `+s.seq(), eventID)
 	if err != nil {
 		return nil, fmt.Errorf("attempts: %w", err)
 	}
@@ -264,9 +250,9 @@ func (s *Store) Redeliver(ctx context.Context, accountID, eventID string, now ti
 type Inbound struct {
 	ID         string
 	AccountID  string
-	Env        string
+	Env        domain.Environment
 	Phone      string
-	Channel    string
+	Channel    domain.Channel
 	Body       string
 	CampaignID string
 	Provider   string
@@ -286,7 +272,7 @@ func (tx *Tx) InsertInbound(ctx context.Context, in Inbound) error {
 
 // LastInbound is when a phone last wrote to the account on a channel (zero
 // if never): WhatsApp's conversation window opens on it.
-func (s *Store) LastInbound(ctx context.Context, accountID, env, phone, channel string) (time.Time, error) {
+func (s *Store) LastInbound(ctx context.Context, accountID string, env domain.Environment, phone string, channel domain.Channel) (time.Time, error) {
 	var at sql.NullInt64
 	err := s.rqueryRow(ctx, `SELECT MAX(received_at) FROM inbound_messages WHERE account_id = $1 AND env = $2
 		AND phone = $3 AND channel = $4`, accountID, env, phone, channel).Scan(&at)

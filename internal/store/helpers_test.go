@@ -3,11 +3,12 @@ package store_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
+	"msgsvc/internal/ledger"
 	"msgsvc/internal/store"
 )
 
@@ -35,9 +36,7 @@ func newAccount(t *testing.T, st *store.Store, balance int64) store.Account {
 		t.Fatalf("create account: %v", err)
 	}
 	if balance > 0 {
-		if _, err := st.AddCredits(ctx, a.ID, balance, store.LedgerTopUp, "opening"); err != nil {
-			t.Fatalf("top up: %v", err)
-		}
+		addCredits(t, st, a.ID, balance, ledger.TopUp, "opening")
 	}
 	got, err := st.Account(ctx, a.ID)
 	if err != nil {
@@ -46,10 +45,31 @@ func newAccount(t *testing.T, st *store.Store, balance int64) store.Account {
 	return got
 }
 
+// addCredits records a top-up or correction in the ledger, as operators do.
+func addCredits(t *testing.T, st *store.Store, accountID string, amount int64, kind ledger.Kind, note string) int64 {
+	t.Helper()
+	balance, err := creditAccount(context.Background(), st, accountID, amount, kind, note)
+	if err != nil {
+		t.Fatalf("credit: %v", err)
+	}
+	return balance
+}
+
+// creditAccount is ledger.Credit in a transaction of its own.
+func creditAccount(ctx context.Context, st *store.Store, accountID string, amount int64, kind ledger.Kind, note string) (int64, error) {
+	var balance int64
+	err := st.Write(ctx, func(tx *store.Tx) error {
+		var err error
+		balance, err = ledger.Credit(ctx, tx, accountID, amount, kind, note, t0)
+		return err
+	})
+	return balance, err
+}
+
 // newCampaign returns an unsaved campaign of n messages.
-func newCampaign(acc store.Account, env string, created time.Time, n int) store.Campaign {
+func newCampaign(acc store.Account, env domain.Environment, created time.Time, n int) store.Campaign {
 	return store.Campaign{
-		ID: id.New(id.Campaign, created), AccountID: acc.ID, KeyID: "key_test", Env: env, Type: "SMS",
+		ID: id.New(id.Campaign, created), AccountID: acc.ID, KeyID: "key_test", Env: env, Type: domain.SMS,
 		CallbackURL: "https://hooks.example.com/cb", Total: n, CreatedAt: created,
 	}
 }
@@ -60,28 +80,10 @@ func newCampaign(acc store.Account, env string, created time.Time, n int) store.
 func newMessage(c store.Campaign, to string, charged int64, created time.Time) store.Message {
 	return store.Message{
 		ID: id.New(id.Message, created), CampaignID: c.ID, AccountID: c.AccountID, Env: c.Env, To: to,
-		CountryCode: "ES", Type: "SMS", Channel: "SMS", Body: "hello", Status: "SENDING", Segments: 1,
+		CountryCode: "ES", Type: domain.SMS, Channel: domain.SMS, Body: "hello", Status: domain.Sending, Segments: 1,
 		Encoding: "GSM7", Credits: charged, Charged: charged, CallbackURL: c.CallbackURL,
 		CreatedAt: created, UpdatedAt: created, ExpiresAt: created.Add(24 * time.Hour), NextAttemptAt: created,
 	}
-}
-
-// newSend bundles a campaign with n messages charged `each` micro-credits,
-// made one millisecond apart from the campaign's creation.
-func newSend(acc store.Account, env string, created time.Time, each int64, n int) store.Send {
-	c := newCampaign(acc, env, created, n)
-	msgs := make([]store.Message, n)
-	for i := range msgs {
-		msgs[i] = newMessage(c, fmt.Sprintf("346%08d", i), each, created.Add(time.Duration(i)*time.Millisecond))
-	}
-	return store.Send{Campaign: c, Messages: msgs}
-}
-
-// withIdem attaches an idempotency key to a send.
-func withIdem(s store.Send, key, hash string) store.Send {
-	s.Idem = &store.Idempotency{KeyID: s.Campaign.KeyID, Key: key, RequestHash: hash, StatusCode: 202,
-		Response: []byte(`{"campaignId":"` + s.Campaign.ID + `"}`), CreatedAt: s.Campaign.CreatedAt}
-	return s
 }
 
 // insertMessages writes messages (and their campaign) without charging.
@@ -90,13 +92,12 @@ func insertMessages(t *testing.T, st *store.Store, c store.Campaign, msgs ...sto
 	for i := range msgs {
 		msgs[i].Charged = 0
 	}
-	res, err := st.CommitSends(context.Background(), []store.Send{{Campaign: c, Messages: msgs}})
-	if err != nil {
-		t.Fatalf("commit sends: %v", err)
-	}
-	if res[0].Err != nil || res[0].Replay != nil {
-		t.Fatalf("commit sends: unexpected result %+v", res[0])
-	}
+	write(t, st, func(ctx context.Context, tx *store.Tx) error {
+		if err := tx.InsertCampaign(ctx, c); err != nil {
+			return err
+		}
+		return tx.InsertMessages(ctx, msgs)
+	})
 }
 
 // write runs fn in a write transaction and fails the test on error.

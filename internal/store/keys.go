@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"msgsvc/internal/domain"
 	"time"
 )
 
@@ -12,7 +13,7 @@ import (
 type APIKey struct {
 	ID         string
 	AccountID  string
-	Env        string // "test" or "live"
+	Env        domain.Environment
 	Prefix     string
 	Hash       string
 	Name       string
@@ -26,7 +27,7 @@ const keyCols = `k.id, k.account_id, k.env, k.prefix, k.hash, k.name, k.created_
 func scanKey(row interface{ Scan(...any) error }, extra ...any) (APIKey, error) {
 	var k APIKey
 	var created, used, revoked sql.NullInt64
-	dest := append([]any{&k.ID, &k.AccountID, &k.Env, &k.Prefix, &k.Hash, &k.Name, &created, &used, &revoked}, extra...)
+	dest := append([]any{&k.ID, &k.AccountID, enumScanner[domain.Environment]{&k.Env}, &k.Prefix, &k.Hash, &k.Name, &created, &used, &revoked}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return k, ErrNotFound
@@ -72,7 +73,7 @@ func (s *Store) KeyByHash(ctx context.Context, hash string) (APIKey, Account, er
 
 // Keys lists an account's keys, newest first.
 func (s *Store) Keys(ctx context.Context, accountID string) ([]APIKey, error) {
-	rows, err := s.rquery(ctx, `SELECT `+keyCols+` FROM api_keys k WHERE k.account_id = $1 ORDER BY k.id DESC`, accountID)
+	rows, err := s.rquery(ctx, `SELECT `+keyCols+` FROM api_keys k WHERE k.account_id = $1 ORDER BY k.`+s.seq()+` DESC`, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("list keys: %w", err)
 	}

@@ -5,112 +5,68 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"msgsvc/internal/domain"
 	"sort"
 	"strings"
 	"time"
 )
 
-// Campaign is one send request: one or many messages.
-type Campaign struct {
-	ID          string
-	AccountID   string
-	KeyID       string
-	Env         string
-	Type        string
-	CallbackURL string
-	Total       int
-	CreatedAt   time.Time
-}
+// Campaign and Message are the domain's entities; the store maps them to
+// rows.
+type (
+	Campaign = domain.Campaign
+	Message  = domain.Message
+)
 
-// Message is one recipient of a campaign, and its place in the dispatch queue.
-type Message struct {
-	ID            string
-	CampaignID    string
-	AccountID     string
-	Env           string
-	To            string
-	CountryCode   string
-	Type          string // what was asked for
-	Channel       string // what carries it (SMS after an RCS fallback)
-	Body          string
-	Content       string // JSON of the rich content (media, buttons, …), empty for plain text
-	Status        string
-	Segments      int
-	Encoding      string
-	Credits       int64 // price of the message, micro-credits
-	Charged       int64 // what was actually debited and not yet refunded (0 for test keys)
-	Provider      string
-	ProviderRef   string
-	ErrorCode     string
-	ErrorMessage  string
-	Reference     string
-	CallbackURL   string
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
-	SentAt        time.Time
-	DeliveredAt   time.Time
-	ReadAt        time.Time
-	FailedAt      time.Time
-	CanceledAt    time.Time
-	ScheduledAt   time.Time
-	ExpiresAt     time.Time
-	NextAttemptAt time.Time // zero when not waiting for dispatch
-	LeaseOwner    string
-	Attempts      int
-}
+var campaigns = newTable("campaigns",
+	textCol("id", func(c *Campaign) *string { return &c.ID }),
+	textCol("account_id", func(c *Campaign) *string { return &c.AccountID }),
+	textCol("key_id", func(c *Campaign) *string { return &c.KeyID }),
+	enumCol("env", func(c *Campaign) *domain.Environment { return &c.Env }),
+	enumCol("type", func(c *Campaign) *domain.Channel { return &c.Type }),
+	textCol("callback_url", func(c *Campaign) *string { return &c.CallbackURL }),
+	intCol("total", func(c *Campaign) *int { return &c.Total }),
+	timeCol("created_at", func(c *Campaign) *time.Time { return &c.CreatedAt }),
+)
 
-const messageCols = `id, campaign_id, account_id, env, to_phone, country_code, type, channel, body, content, status,
-	segments, encoding, credits, charged, provider, provider_ref, error_code, error_message, reference, callback_url,
-	created_at, updated_at, sent_at, delivered_at, read_at, failed_at, canceled_at, scheduled_at, expires_at,
-	next_attempt_at, lease_owner, attempts`
+var messages = newTable("messages",
+	textCol("id", func(m *Message) *string { return &m.ID }),
+	textCol("campaign_id", func(m *Message) *string { return &m.CampaignID }),
+	textCol("account_id", func(m *Message) *string { return &m.AccountID }),
+	enumCol("env", func(m *Message) *domain.Environment { return &m.Env }),
+	textCol("to_phone", func(m *Message) *string { return &m.To }),
+	textCol("country_code", func(m *Message) *string { return &m.CountryCode }),
+	enumCol("type", func(m *Message) *domain.Channel { return &m.Type }),
+	enumCol("channel", func(m *Message) *domain.Channel { return &m.Channel }),
+	textCol("body", func(m *Message) *string { return &m.Body }),
+	contentCol("content", func(m *Message) *domain.Content { return &m.Content }),
+	enumCol("status", func(m *Message) *domain.Status { return &m.Status }),
+	intCol("segments", func(m *Message) *int { return &m.Segments }),
+	textCol("encoding", func(m *Message) *string { return &m.Encoding }),
+	int64Col("credits", func(m *Message) *int64 { return &m.Credits }),
+	int64Col("charged", func(m *Message) *int64 { return &m.Charged }),
+	textCol("provider", func(m *Message) *string { return &m.Provider }),
+	textCol("provider_ref", func(m *Message) *string { return &m.ProviderRef }),
+	textCol("error_code", func(m *Message) *string { return &m.ErrorCode }),
+	textCol("error_message", func(m *Message) *string { return &m.ErrorMessage }),
+	textCol("reference", func(m *Message) *string { return &m.Reference }),
+	textCol("callback_url", func(m *Message) *string { return &m.CallbackURL }),
+	timeCol("created_at", func(m *Message) *time.Time { return &m.CreatedAt }),
+	timeCol("updated_at", func(m *Message) *time.Time { return &m.UpdatedAt }),
+	timeCol("sent_at", func(m *Message) *time.Time { return &m.SentAt }),
+	timeCol("delivered_at", func(m *Message) *time.Time { return &m.DeliveredAt }),
+	timeCol("read_at", func(m *Message) *time.Time { return &m.ReadAt }),
+	timeCol("failed_at", func(m *Message) *time.Time { return &m.FailedAt }),
+	timeCol("canceled_at", func(m *Message) *time.Time { return &m.CanceledAt }),
+	timeCol("scheduled_at", func(m *Message) *time.Time { return &m.ScheduledAt }),
+	timeCol("expires_at", func(m *Message) *time.Time { return &m.ExpiresAt }),
+	timeCol("next_attempt_at", func(m *Message) *time.Time { return &m.NextAttemptAt }),
+	textCol("lease_owner", func(m *Message) *string { return &m.LeaseOwner }),
+	intCol("attempts", func(m *Message) *int { return &m.Attempts }),
+)
 
-const messageColCount = 33
-
-func scanMessage(row interface{ Scan(...any) error }) (Message, error) {
-	var m Message
-	var created, updated, sent, delivered, read, failed, canceled, scheduled, expires, next sql.NullInt64
-	err := row.Scan(&m.ID, &m.CampaignID, &m.AccountID, &m.Env, &m.To, &m.CountryCode, &m.Type, &m.Channel, &m.Body,
-		&m.Content, &m.Status, &m.Segments, &m.Encoding, &m.Credits, &m.Charged, &m.Provider, &m.ProviderRef,
-		&m.ErrorCode, &m.ErrorMessage, &m.Reference, &m.CallbackURL, &created, &updated, &sent, &delivered, &read,
-		&failed, &canceled, &scheduled, &expires, &next, &m.LeaseOwner, &m.Attempts)
-	if errors.Is(err, sql.ErrNoRows) {
-		return m, ErrNotFound
-	}
-	if err != nil {
-		return m, fmt.Errorf("scan message: %w", err)
-	}
-	m.CreatedAt, m.UpdatedAt, m.SentAt, m.DeliveredAt = fromMS(created), fromMS(updated), fromMS(sent), fromMS(delivered)
-	m.ReadAt, m.FailedAt, m.CanceledAt, m.ScheduledAt = fromMS(read), fromMS(failed), fromMS(canceled), fromMS(scheduled)
-	m.ExpiresAt, m.NextAttemptAt = fromMS(expires), fromMS(next)
-	return m, nil
-}
-
-func scanMessages(rows *sql.Rows, err error) ([]Message, error) {
-	if err != nil {
-		return nil, fmt.Errorf("query messages: %w", err)
-	}
-	defer rows.Close()
-	var out []Message
-	for rows.Next() {
-		m, err := scanMessage(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("query messages: %w", err)
-	}
-	return out, nil
-}
-
-func messageArgs(m Message) []any {
-	return []any{m.ID, m.CampaignID, m.AccountID, m.Env, m.To, m.CountryCode, m.Type, m.Channel, m.Body, m.Content,
-		m.Status, m.Segments, m.Encoding, m.Credits, m.Charged, m.Provider, m.ProviderRef, m.ErrorCode, m.ErrorMessage,
-		m.Reference, m.CallbackURL, ms(m.CreatedAt), ms(m.UpdatedAt), nullMS(m.SentAt), nullMS(m.DeliveredAt),
-		nullMS(m.ReadAt), nullMS(m.FailedAt), nullMS(m.CanceledAt), nullMS(m.ScheduledAt), ms(m.ExpiresAt),
-		nullMS(m.NextAttemptAt), m.LeaseOwner, m.Attempts}
-}
+// messageCols is the column list of every message read.
+var messageCols = messages.list
 
 // Idempotency is a remembered response to a POST with an Idempotency-Key.
 type Idempotency struct {
@@ -122,122 +78,28 @@ type Idempotency struct {
 	CreatedAt   time.Time
 }
 
-// Send is one accepted send request, ready to be written: the campaign, its
-// messages, the debit, and the response to remember under its idempotency key.
-type Send struct {
-	Campaign Campaign
-	Messages []Message
-	Idem     *Idempotency
-	// Conversations are the WhatsApp conversations the send opens; the
-	// daily limit is checked with the debit, atomically (see channels.go).
-	Conversations *Conversations
+// InsertCampaign writes a campaign, in the caller's transaction.
+func (tx *Tx) InsertCampaign(ctx context.Context, c Campaign) error {
+	if _, err := tx.exec(ctx, `INSERT INTO campaigns (`+campaigns.list+`) VALUES (`+tx.s.placeholders(1, len(campaigns.cols))+`)`,
+		campaigns.args(&c, nil)...); err != nil {
+		return fmt.Errorf("insert campaign: %w", err)
+	}
+	return nil
 }
 
-// SendResult tells how one Send of a batch ended. Replay is set when the
-// idempotency key was already used for the same request; Err is
-// ErrInsufficientCredits, a *DailyLimitError, ErrIdempotencyConflict or a
-// database error.
-type SendResult struct {
-	Replay *Idempotency
-	Err    error
+// ForgetIdempotency drops a key's remembered response, in the caller's
+// transaction.
+func (tx *Tx) ForgetIdempotency(ctx context.Context, keyID, key string) error {
+	if _, err := tx.exec(ctx, `DELETE FROM idempotency_keys WHERE key_id = $1 AND idem_key = $2`, keyID, key); err != nil {
+		return fmt.Errorf("forget idempotency key: %w", err)
+	}
+	return nil
 }
 
-// CommitSends writes a batch of sends in one transaction (group commit): on
-// SQLite one fsync for many requests is the difference between hundreds and
-// thousands of sends per second. A business refusal of one send (credits,
-// idempotency) does not affect the others; a database error fails the batch,
-// and the caller may retry the sends one by one.
-func (s *Store) CommitSends(ctx context.Context, sends []Send) ([]SendResult, error) {
-	var results []SendResult
-	err := s.Write(ctx, func(tx *Tx) error {
-		results = make([]SendResult, len(sends))
-		for i, snd := range sends {
-			r, err := tx.commitSend(ctx, snd)
-			if err != nil {
-				return err
-			}
-			results[i] = r
-		}
-		return nil
-	})
-	return results, err
-}
-
-func (tx *Tx) commitSend(ctx context.Context, snd Send) (SendResult, error) {
-	if snd.Idem != nil {
-		prev, fresh, err := tx.claimIdempotency(ctx, *snd.Idem)
-		if err != nil {
-			return SendResult{}, err
-		}
-		if !fresh {
-			if prev.RequestHash != snd.Idem.RequestHash {
-				return SendResult{Err: ErrIdempotencyConflict}, nil
-			}
-			return SendResult{Replay: &prev}, nil
-		}
-	}
-	if err := tx.reserveConversations(ctx, snd.Conversations); err != nil {
-		return tx.refuseSend(ctx, snd, err)
-	}
-	var total int64
-	for _, m := range snd.Messages {
-		total += m.Charged
-	}
-	var balance int64
-	if total > 0 {
-		var err error
-		balance, err = tx.adjustBalance(ctx, snd.Campaign.AccountID, -total)
-		if errors.Is(err, ErrInsufficientCredits) {
-			if err := tx.releaseConversations(ctx, snd.Conversations); err != nil {
-				return SendResult{}, err
-			}
-			if snd.Idem != nil {
-				// A refused send is not remembered: the client may top up and
-				// retry with the same key.
-				if _, err := tx.exec(ctx, `DELETE FROM idempotency_keys WHERE key_id = $1 AND idem_key = $2`,
-					snd.Idem.KeyID, snd.Idem.Key); err != nil {
-					return SendResult{}, fmt.Errorf("forget idempotency key: %w", err)
-				}
-			}
-			return SendResult{Err: ErrInsufficientCredits}, nil
-		}
-		if err != nil {
-			return SendResult{}, err
-		}
-	}
-	if err := tx.recordConversations(ctx, snd.Conversations); err != nil {
-		return SendResult{}, err
-	}
-	c := snd.Campaign
-	if _, err := tx.exec(ctx, `INSERT INTO campaigns (id, account_id, key_id, env, type, callback_url, total, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, c.ID, c.AccountID, c.KeyID, c.Env, c.Type, c.CallbackURL, c.Total, ms(c.CreatedAt)); err != nil {
-		return SendResult{}, fmt.Errorf("insert campaign: %w", err)
-	}
-	if err := tx.insertMessages(ctx, snd.Messages); err != nil {
-		return SendResult{}, err
-	}
-	if total > 0 {
-		entries := make([]LedgerEntry, 0, len(snd.Messages))
-		running := balance + total
-		for _, m := range snd.Messages {
-			if m.Charged == 0 {
-				continue
-			}
-			running -= m.Charged
-			entries = append(entries, LedgerEntry{ID: newLedgerID(c.CreatedAt), AccountID: c.AccountID, Amount: -m.Charged,
-				BalanceAfter: running, Kind: LedgerDebit, MessageID: m.ID, CampaignID: c.ID, CreatedAt: c.CreatedAt})
-		}
-		if err := tx.InsertLedger(ctx, entries); err != nil {
-			return SendResult{}, err
-		}
-	}
-	return SendResult{}, nil
-}
-
-// claimIdempotency inserts the key's row, or returns the existing one. On
-// PostgreSQL a concurrent insert of the same key waits for the first
-// transaction, so two racing requests never both send.
-func (tx *Tx) claimIdempotency(ctx context.Context, in Idempotency) (Idempotency, bool, error) {
+// ClaimIdempotency inserts the key's row, or returns the existing one
+// (fresh false). On PostgreSQL a concurrent insert of the same key waits
+// for the first transaction, so two racing requests never both send.
+func (tx *Tx) ClaimIdempotency(ctx context.Context, in Idempotency) (Idempotency, bool, error) {
 	res, err := tx.exec(ctx, `INSERT INTO idempotency_keys (key_id, idem_key, request_hash, status_code, response, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (key_id, idem_key) DO NOTHING`,
 		in.KeyID, in.Key, in.RequestHash, in.StatusCode, string(in.Response), ms(in.CreatedAt))
@@ -294,19 +156,21 @@ func (s *Store) DeleteIdempotencyBefore(ctx context.Context, t time.Time) (int64
 	return res.RowsAffected()
 }
 
-func (tx *Tx) insertMessages(ctx context.Context, msgs []Message) error {
+// InsertMessages writes messages, in the caller's transaction.
+func (tx *Tx) InsertMessages(ctx context.Context, msgs []Message) error {
 	const chunkSize = 400 // 400 × 33 parameters stays under SQLite's 32766
+	n := len(messages.cols)
 	for start := 0; start < len(msgs); start += chunkSize {
 		chunk := msgs[start:min(start+chunkSize, len(msgs))]
 		var b strings.Builder
 		b.WriteString(`INSERT INTO messages (` + messageCols + `) VALUES `)
-		args := make([]any, 0, len(chunk)*messageColCount)
-		for i, m := range chunk {
+		args := make([]any, 0, len(chunk)*n)
+		for i := range chunk {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString("(" + tx.s.placeholders(i*messageColCount+1, messageColCount) + ")")
-			args = append(args, messageArgs(m)...)
+			b.WriteString("(" + tx.s.placeholders(i*n+1, n) + ")")
+			args = messages.args(&chunk[i], args)
 		}
 		if _, err := tx.exec(ctx, b.String(), args...); err != nil {
 			return fmt.Errorf("insert messages: %w", err)
@@ -317,39 +181,28 @@ func (tx *Tx) insertMessages(ctx context.Context, msgs []Message) error {
 
 // Message reads one message of an account.
 func (s *Store) Message(ctx context.Context, accountID, messageID string) (Message, error) {
-	return scanMessage(s.rqueryRow(ctx, `SELECT `+messageCols+` FROM messages WHERE id = $1 AND account_id = $2`,
+	return messages.scan(s.rqueryRow(ctx, `SELECT `+messageCols+` FROM messages WHERE id = $1 AND account_id = $2`,
 		messageID, accountID))
 }
 
 // Campaign reads one campaign of an account.
 func (s *Store) Campaign(ctx context.Context, accountID, campaignID string) (Campaign, error) {
-	var c Campaign
-	var at int64
-	err := s.rqueryRow(ctx, `SELECT id, account_id, key_id, env, type, callback_url, total, created_at
-		FROM campaigns WHERE id = $1 AND account_id = $2`, campaignID, accountID).
-		Scan(&c.ID, &c.AccountID, &c.KeyID, &c.Env, &c.Type, &c.CallbackURL, &c.Total, &at)
-	if errors.Is(err, sql.ErrNoRows) {
-		return c, ErrNotFound
-	}
-	if err != nil {
-		return c, fmt.Errorf("read campaign: %w", err)
-	}
-	c.CreatedAt = time.UnixMilli(at).UTC()
-	return c, nil
+	return campaigns.scan(s.rqueryRow(ctx, `SELECT `+campaigns.list+` FROM campaigns WHERE id = $1 AND account_id = $2`,
+		campaignID, accountID))
 }
 
 // CampaignCounts counts a campaign's messages per status.
-func (s *Store) CampaignCounts(ctx context.Context, campaignID string) (map[string]int, error) {
+func (s *Store) CampaignCounts(ctx context.Context, campaignID string) (map[domain.Status]int, error) {
 	rows, err := s.rquery(ctx, `SELECT status, COUNT(*) FROM messages WHERE campaign_id = $1 GROUP BY status`, campaignID)
 	if err != nil {
 		return nil, fmt.Errorf("campaign counts: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]int{}
+	out := map[domain.Status]int{}
 	for rows.Next() {
-		var st string
+		var st domain.Status
 		var n int
-		if err := rows.Scan(&st, &n); err != nil {
+		if err := rows.Scan(enumScanner[domain.Status]{&st}, &n); err != nil {
 			return nil, fmt.Errorf("campaign counts: %w", err)
 		}
 		out[st] = n
@@ -360,7 +213,7 @@ func (s *Store) CampaignCounts(ctx context.Context, campaignID string) (map[stri
 // CampaignMessages pages through a campaign's messages in id order, after
 // the given id.
 func (s *Store) CampaignMessages(ctx context.Context, campaignID, after string, limit int) ([]Message, error) {
-	return scanMessages(s.rquery(ctx, `SELECT `+messageCols+` FROM messages
+	return messages.scanAll(s.rquery(ctx, `SELECT `+messageCols+` FROM messages
 		WHERE campaign_id = $1 AND id > $2 ORDER BY id LIMIT $3`, campaignID, after, limit))
 }
 
@@ -368,7 +221,8 @@ func (s *Store) CampaignMessages(ctx context.Context, campaignID, after string, 
 type MessageFilter struct {
 	AccountID  string
 	Phone      string
-	Status     string
+	Env        domain.Environment
+	Status     domain.Status
 	CampaignID string
 	From, To   time.Time
 	Before     string // cursor: ids lower than this
@@ -386,8 +240,11 @@ func (s *Store) SearchMessages(ctx context.Context, f MessageFilter) ([]Message,
 	if f.Phone != "" {
 		add("to_phone = $%d", f.Phone)
 	}
+	if f.Env != "" {
+		add("env = $%d", string(f.Env))
+	}
 	if f.Status != "" {
-		add("status = $%d", f.Status)
+		add("status = $%d", string(f.Status))
 	}
 	if f.CampaignID != "" {
 		add("campaign_id = $%d", f.CampaignID)
@@ -399,14 +256,14 @@ func (s *Store) SearchMessages(ctx context.Context, f MessageFilter) ([]Message,
 		add("created_at < $%d", ms(f.To))
 	}
 	if f.Before != "" {
-		add("id < $%d", f.Before)
+		add(s.seq()+" < (SELECT "+s.seq()+" FROM messages WHERE id = $%d)", f.Before)
 	}
 	if f.Limit <= 0 || f.Limit > 1000 {
 		f.Limit = 100
 	}
 	args = append(args, f.Limit)
-	query += fmt.Sprintf(" ORDER BY id DESC LIMIT $%d", len(args))
-	return scanMessages(s.rquery(ctx, query, args...))
+	query += fmt.Sprintf(" ORDER BY %s DESC LIMIT $%d", s.seq(), len(args))
+	return messages.scanAll(s.rquery(ctx, query, args...))
 }
 
 // ClaimDue leases up to limit messages that are due for dispatch. The lease
@@ -420,7 +277,7 @@ func (s *Store) ClaimDue(ctx context.Context, owner string, now time.Time, lease
 	var out []Message
 	err := s.Write(ctx, func(tx *Tx) error {
 		var err error
-		out, err = scanMessages(tx.query(ctx, `UPDATE messages SET lease_owner = $1, next_attempt_at = $2,
+		out, err = messages.scanAll(tx.query(ctx, `UPDATE messages SET lease_owner = $1, next_attempt_at = $2,
 			attempts = attempts + 1 WHERE id IN (SELECT id FROM messages WHERE next_attempt_at <= $3
 			ORDER BY next_attempt_at LIMIT $4`+lock+`) RETURNING `+messageCols,
 			owner, ms(now.Add(lease)), ms(now), limit))
@@ -448,7 +305,7 @@ func (tx *Tx) LockMessages(ctx context.Context, ids []string) (map[string]Messag
 		for i, v := range chunk {
 			args[i] = v
 		}
-		msgs, err := scanMessages(tx.query(ctx, `SELECT `+messageCols+` FROM messages WHERE id IN (`+
+		msgs, err := messages.scanAll(tx.query(ctx, `SELECT `+messageCols+` FROM messages WHERE id IN (`+
 			tx.s.placeholders(1, len(chunk))+`)`+lock, args...))
 		if err != nil {
 			return nil, err
@@ -508,7 +365,7 @@ func (tx *Tx) UpdateMessages(ctx context.Context, msgs []Message) error {
 				b.WriteString(", ")
 			}
 			b.WriteString(tx.s.updateRow(i * cols))
-			args = append(args, m.ID, m.Status, m.Channel, m.Provider, m.ProviderRef, m.ErrorCode, m.ErrorMessage,
+			args = append(args, m.ID, string(m.Status), string(m.Channel), m.Provider, m.ProviderRef, m.ErrorCode, m.ErrorMessage,
 				ms(m.UpdatedAt), nullMS(m.SentAt), nullMS(m.DeliveredAt), nullMS(m.ReadAt), nullMS(m.FailedAt),
 				nullMS(m.CanceledAt), nullMS(m.NextAttemptAt), m.LeaseOwner, m.Charged, m.Credits, m.Segments,
 				m.Encoding, m.Attempts)
@@ -547,7 +404,8 @@ func (s *Store) updateRow(from int) string {
 // CancelableMessageIDs lists a campaign's messages that still wait for
 // dispatch.
 func (s *Store) CancelableMessageIDs(ctx context.Context, campaignID string) ([]string, error) {
-	rows, err := s.rquery(ctx, `SELECT id FROM messages WHERE campaign_id = $1 AND status = 'SENDING' ORDER BY id`, campaignID)
+	rows, err := s.rquery(ctx, `SELECT id FROM messages WHERE campaign_id = $1 AND status = $2 ORDER BY id`, campaignID,
+		string(domain.Sending))
 	if err != nil {
 		return nil, fmt.Errorf("cancelable messages: %w", err)
 	}
@@ -565,7 +423,9 @@ func (s *Store) CancelableMessageIDs(ctx context.Context, campaignID string) ([]
 
 // ExpiredMessageIDs lists open messages whose validity has run out.
 func (s *Store) ExpiredMessageIDs(ctx context.Context, now time.Time, limit int) ([]string, error) {
-	return s.ids(ctx, `SELECT id FROM messages WHERE status IN ('SENDING', 'SENT') AND expires_at <= $1 LIMIT $2`, ms(now), limit)
+	// The literals repeat the predicate of the partial index messages_open.
+	return s.ids(ctx, `SELECT id FROM messages WHERE status IN (`+lit(domain.Sending)+`, `+lit(domain.Sent)+`)
+		AND expires_at <= $1 LIMIT $2`, ms(now), limit)
 }
 
 // StaleMessages lists a provider's messages still awaiting a report (SENT,
@@ -580,16 +440,17 @@ func (s *Store) StaleMessages(ctx context.Context, provider string, before time.
 	if skipSuffix != "" {
 		skip, args = ` AND to_phone NOT LIKE $4`, append(args, "%"+skipSuffix)
 	}
-	return scanMessages(s.rquery(ctx, `SELECT `+messageCols+` FROM messages
-		WHERE (status = 'SENT' OR (status = 'DELIVERED' AND channel <> 'SMS')) AND provider = $1 AND updated_at < $2`+skip+`
+	return messages.scanAll(s.rquery(ctx, `SELECT `+messageCols+` FROM messages
+		WHERE (status = `+lit(domain.Sent)+` OR (status = `+lit(domain.Delivered)+` AND channel <> `+lit(domain.SMS)+`))
+		AND provider = $1 AND updated_at < $2`+skip+` -- the predicate of the partial index messages_sent_open
 		ORDER BY updated_at LIMIT $3`, args...))
 }
 
 // LatestMessageTo finds the newest message an account sent to a phone in an
 // environment since a time: replies are routed to its campaign.
-func (s *Store) LatestMessageTo(ctx context.Context, accountID, env, phone string, since time.Time) (Message, error) {
-	return scanMessage(s.rqueryRow(ctx, `SELECT `+messageCols+` FROM messages WHERE account_id = $1 AND to_phone = $2
-		AND env = $3 AND created_at >= $4 ORDER BY id DESC LIMIT 1`, accountID, phone, env, ms(since)))
+func (s *Store) LatestMessageTo(ctx context.Context, accountID string, env domain.Environment, phone string, since time.Time) (Message, error) {
+	return messages.scan(s.rqueryRow(ctx, `SELECT `+messageCols+` FROM messages WHERE account_id = $1 AND to_phone = $2
+		AND env = $3 AND created_at >= $4 ORDER BY `+s.seq()+` DESC LIMIT 1`, accountID, phone, string(env), ms(since)))
 }
 
 func (s *Store) ids(ctx context.Context, query string, args ...any) ([]string, error) {
@@ -611,5 +472,5 @@ func (s *Store) ids(ctx context.Context, query string, args ...any) ([]string, e
 
 // MessageByID reads a message whatever its account (internal callers only).
 func (s *Store) MessageByID(ctx context.Context, messageID string) (Message, error) {
-	return scanMessage(s.rqueryRow(ctx, `SELECT `+messageCols+` FROM messages WHERE id = $1`, messageID))
+	return messages.scan(s.rqueryRow(ctx, `SELECT `+messageCols+` FROM messages WHERE id = $1`, messageID))
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/store"
 	"msgsvc/internal/store/storetest"
 )
@@ -30,8 +31,9 @@ func newReadFixture(t *testing.T, st *store.Store) readFixture {
 	f.acc, f.other = newAccount(t, st, 0), newAccount(t, st, 0)
 	f.a = newCampaign(f.acc, "live", t0, 5)
 	for i, s := range []struct {
-		status, phone string
-		expires       time.Duration
+		status  domain.Status
+		phone   string
+		expires time.Duration
 	}{
 		{"SENDING", phoneA, time.Hour}, {"SENT", phoneA, time.Hour}, {"DELIVERED", phoneB, time.Hour},
 		{"FAILED", phoneB, time.Hour}, {"SENDING", phoneB, 2 * time.Hour},
@@ -42,7 +44,7 @@ func newReadFixture(t *testing.T, st *store.Store) readFixture {
 	}
 	insertMessages(t, st, f.a, f.m...)
 	f.b = newCampaign(f.acc, "live", at(10*time.Minute), 2)
-	for i, status := range []string{"SENT", "SENDING"} {
+	for i, status := range []domain.Status{domain.Sent, domain.Sending} {
 		m := newMessage(f.b, phoneB, 0, at(10*time.Minute+time.Duration(i)*time.Minute))
 		m.Status = status
 		f.n = append(f.n, m)
@@ -93,11 +95,11 @@ func TestMessageAndCampaignReads(t *testing.T) {
 
 		counts := []struct {
 			campaign string
-			want     map[string]int
+			want     map[domain.Status]int
 		}{
-			{f.a.ID, map[string]int{"SENDING": 2, "SENT": 1, "DELIVERED": 1, "FAILED": 1}},
-			{f.b.ID, map[string]int{"SENT": 1, "SENDING": 1}},
-			{"cmp_missing", map[string]int{}},
+			{f.a.ID, map[domain.Status]int{"SENDING": 2, "SENT": 1, "DELIVERED": 1, "FAILED": 1}},
+			{f.b.ID, map[domain.Status]int{"SENT": 1, "SENDING": 1}},
+			{"cmp_missing", map[domain.Status]int{}},
 		}
 		for _, tc := range counts {
 			got, err := st.CampaignCounts(ctx, tc.campaign)
@@ -212,7 +214,7 @@ func TestStaleMessages(t *testing.T) {
 		ctx := context.Background()
 		acc := newAccount(t, st, 0)
 		c := newCampaign(acc, "live", t0, 7)
-		mk := func(i int, status, channel, provider, phone string, updated time.Duration) store.Message {
+		mk := func(i int, status domain.Status, channel domain.Channel, provider, phone string, updated time.Duration) store.Message {
 			m := newMessage(c, phone, 0, at(time.Duration(i)*time.Millisecond))
 			m.Status, m.Channel, m.Type, m.Provider, m.UpdatedAt = status, channel, channel, provider, at(updated)
 			return m

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
+	"msgsvc/internal/domain"
+	"msgsvc/internal/ledger"
 	"strconv"
 	"sync"
 )
@@ -141,6 +143,9 @@ func rewrite(query string) *stmt {
 }
 
 func (st stmt) args(args []any) []any {
+	for i, a := range args {
+		args[i] = plain(a)
+	}
 	if st.order == nil {
 		return args
 	}
@@ -200,4 +205,20 @@ func (s *Store) rqueryRow(ctx context.Context, query string, args ...any) *sql.R
 		return st.r.QueryRowContext(ctx, st.args(args)...)
 	}
 	return s.r.QueryRowContext(ctx, st.sql, st.args(args)...)
+}
+
+// plain turns the domain's typed strings into the text they are stored as,
+// so that queries may take them as they are whatever the driver accepts.
+func plain(v any) any {
+	switch v := v.(type) {
+	case domain.Status:
+		return string(v)
+	case domain.Channel:
+		return string(v)
+	case domain.Environment:
+		return string(v)
+	case ledger.Kind:
+		return string(v)
+	}
+	return v
 }

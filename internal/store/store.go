@@ -7,10 +7,8 @@ package store
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,11 +17,10 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
-	"github.com/pressly/goose/v3"
-	"github.com/pressly/goose/v3/lock"
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
 
 	"msgsvc/internal/batch"
+	"msgsvc/internal/ledger"
 )
 
 // Dialect names the SQL engine behind a Store.
@@ -37,13 +34,10 @@ const (
 // Sentinel errors. Only the API layer turns them into HTTP answers.
 var (
 	ErrNotFound            = errors.New("not found")
-	ErrInsufficientCredits = errors.New("insufficient credits")
+	ErrInsufficientCredits = ledger.ErrInsufficientCredits
 	ErrConflict            = errors.New("conflict")
 	ErrIdempotencyConflict = errors.New("idempotency key reused with a different request")
 )
-
-//go:embed migrations
-var migrations embed.FS
 
 // Store is a handle on the database. It is safe for concurrent use.
 type Store struct {
@@ -165,33 +159,6 @@ func (s *Store) Close() error {
 	return err
 }
 
-// Migrate applies every pending migration. On PostgreSQL an advisory lock
-// lets several nodes start at once without racing each other.
-func (s *Store) Migrate(ctx context.Context) error {
-	sub, err := fs.Sub(migrations, "migrations/"+string(s.dialect))
-	if err != nil {
-		return fmt.Errorf("migrations: %w", err)
-	}
-	dialect := goose.DialectSQLite3
-	var opts []goose.ProviderOption
-	if s.dialect == Postgres {
-		dialect = goose.DialectPostgres
-		locker, err := lock.NewPostgresSessionLocker()
-		if err != nil {
-			return fmt.Errorf("migration lock: %w", err)
-		}
-		opts = append(opts, goose.WithSessionLocker(locker))
-	}
-	p, err := goose.NewProvider(dialect, s.w, sub, opts...)
-	if err != nil {
-		return fmt.Errorf("migrations: %w", err)
-	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	return nil
-}
-
 // Tx is a write transaction. Its methods are the store's write operations.
 type Tx struct {
 	tx *sql.Tx
@@ -276,16 +243,6 @@ func (s *Store) writeOnce(ctx context.Context, fns []func(tx *Tx) error) ([]erro
 		return nil, fmt.Errorf("commit: %w", err)
 	}
 	return results, nil
-}
-
-func retryable(err error) bool {
-	msg := err.Error()
-	for _, m := range []string{"SQLSTATE 40001", "SQLSTATE 40P01", "SQLITE_BUSY", "database is locked"} {
-		if strings.Contains(msg, m) {
-			return true
-		}
-	}
-	return false
 }
 
 // ms converts a time to the stored form.

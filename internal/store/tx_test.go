@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
+	"msgsvc/internal/ledger"
 	"msgsvc/internal/store"
 	"msgsvc/internal/store/storetest"
 )
@@ -134,11 +136,14 @@ func TestRefund(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
 		ctx := context.Background()
 		acc := newAccount(t, st, 10*credit)
-		snd := newSend(acc, "live", t0, 2*credit, 2)
-		if res, err := st.CommitSends(ctx, []store.Send{snd}); err != nil || res[0].Err != nil {
-			t.Fatalf("commit: %v %+v", err, res)
-		}
-		m := snd.Messages[0]
+		c := newCampaign(acc, "live", t0, 2)
+		msgs := []store.Message{newMessage(c, "34600000000", 2*credit, t0), newMessage(c, "34600000001", 2*credit, t0)}
+		write(t, st, func(ctx context.Context, tx *store.Tx) error {
+			return ledger.Reserve(ctx, tx, acc.ID, c.ID, []ledger.Charge{{MessageID: msgs[0].ID, Amount: 2 * credit},
+				{MessageID: msgs[1].ID, Amount: 2 * credit}}, t0)
+		})
+		insertMessages(t, st, c, msgs...)
+		m := msgs[0]
 		tests := []struct {
 			name      string
 			account   string
@@ -154,7 +159,7 @@ func TestRefund(t *testing.T) {
 		}
 		for _, tc := range tests {
 			err := st.Write(ctx, func(tx *store.Tx) error {
-				return tx.Refund(ctx, tc.account, snd.Campaign.ID, m.ID, tc.amount, "canceled")
+				return ledger.Return(ctx, tx, tc.account, c.ID, m.ID, tc.amount, "canceled", t0)
 			})
 			wantErr(t, tc.name, err, tc.wantErr)
 			checkBalance(t, st, acc.ID, tc.wantBal)
@@ -162,9 +167,9 @@ func TestRefund(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var refunds []store.LedgerEntry
+			var refunds []ledger.Entry
 			for _, e := range lines {
-				if e.Kind == store.LedgerRefund {
+				if e.Kind == ledger.Refund {
 					refunds = append(refunds, e)
 				}
 			}
@@ -173,7 +178,7 @@ func TestRefund(t *testing.T) {
 			}
 			for _, e := range refunds {
 				if e.Amount != 2*credit || e.BalanceAfter != 8*credit || e.MessageID != m.ID ||
-					e.CampaignID != snd.Campaign.ID || e.Note != "canceled" || e.AccountID != acc.ID {
+					e.CampaignID != c.ID || e.Note != "canceled" || e.AccountID != acc.ID {
 					t.Errorf("%s: refund line %+v", tc.name, e)
 				}
 			}
@@ -204,8 +209,11 @@ func TestInboundAndLatestMessage(t *testing.T) {
 			return nil
 		})
 		lasts := []struct {
-			name, account, env, phone, channel string
-			want                               time.Time
+			name, account string
+			env           domain.Environment
+			phone         string
+			channel       domain.Channel
+			want          time.Time
 		}{
 			{"newest of the channel", acc.ID, "live", phone, "WHATSAPP", at(3 * time.Minute)},
 			{"other channel", acc.ID, "live", phone, "SMS", at(5 * time.Minute)},
@@ -229,9 +237,11 @@ func TestInboundAndLatestMessage(t *testing.T) {
 		testMsg := newMessage(test, phone, 0, at(3*time.Minute))
 		insertMessages(t, st, test, testMsg)
 		latest := []struct {
-			name, account, env, phone string
-			since                     time.Time
-			want                      string
+			name, account string
+			env           domain.Environment
+			phone         string
+			since         time.Time
+			want          string
 		}{
 			{"newest in the env", acc.ID, "live", phone, t0, recent.ID},
 			{"since is inclusive", acc.ID, "live", phone, at(2 * time.Minute), recent.ID},

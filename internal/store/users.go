@@ -108,8 +108,3 @@ func (s *Store) DeleteSession(ctx context.Context, tokenHash string) error {
 	}
 	return nil
 }
-
-func isUniqueViolation(err error) bool {
-	msg := err.Error()
-	return strings.Contains(msg, "UNIQUE constraint failed") || strings.Contains(msg, "SQLSTATE 23505")
-}

@@ -2,12 +2,11 @@ package openapi
 
 import (
 	"math"
+	"msgsvc/internal/api/view"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
-
-	"msgsvc/internal/message"
 )
 
 // jsonFields lists the JSON names of a struct's fields and which of them
@@ -43,10 +42,10 @@ func TestSchemasFollowGoTypes(t *testing.T) {
 		schema map[string]any
 		goType reflect.Type
 	}{
-		{"Message", schema("Message"), reflect.TypeFor[message.View]()},
-		{"Campaign", schema("Campaign"), reflect.TypeFor[message.CampaignView]()},
-		{"CampaignCancelResult", schema("CampaignCancelResult"), reflect.TypeFor[message.CampaignCancel]()},
-		{"DryRunResponse.messages[]", schema("DryRunResponse", "properties", "messages", "items"), reflect.TypeFor[message.SentMessage]()},
+		{"Message", schema("Message"), reflect.TypeFor[view.Message]()},
+		{"Campaign", schema("Campaign"), reflect.TypeFor[view.Campaign]()},
+		{"CampaignCancelResult", schema("CampaignCancelResult"), reflect.TypeFor[view.CampaignCancel]()},
+		{"DryRunResponse.messages[]", schema("DryRunResponse", "properties", "messages", "items"), reflect.TypeFor[view.Sent]()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,7 +67,7 @@ func TestSchemasFollowGoTypes(t *testing.T) {
 		})
 	}
 	// A real send's entries are the dry run's without the dry-run fields.
-	names, optional := jsonFields(reflect.TypeFor[message.SentMessage]())
+	names, optional := jsonFields(reflect.TypeFor[view.Sent]())
 	var always []string
 	for _, n := range names {
 		if !optional[n] {

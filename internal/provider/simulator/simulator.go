@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/provider"
 	"msgsvc/internal/store"
 )
@@ -91,14 +92,14 @@ func (s *Simulator) Submit(ctx context.Context, msgs []provider.Outbound) []prov
 	for i, m := range msgs {
 		switch {
 		case strings.HasSuffix(m.To, EndInvalid):
-			out[i].Err = &provider.Error{Code: "INVALID_NUMBER", Message: "the number does not exist on the network"}
+			out[i].Err = &provider.Error{Code: domain.CodeInvalidNumber, Message: "the number does not exist on the network"}
 			continue
-		case m.Channel == "RCS" && strings.HasSuffix(m.To, EndNoRCS):
-			out[i].Err = &provider.Error{Code: "RCS_NOT_SUPPORTED", Message: "the recipient's device does not support RCS"}
+		case m.Channel == domain.RCS && strings.HasSuffix(m.To, EndNoRCS):
+			out[i].Err = &provider.Error{Code: domain.CodeRCSNotSupported, Message: "the recipient's device does not support RCS"}
 			continue
 		}
 		out[i].Ref = m.ID
-		later = append(later, story(m.ID, m.To, m.Channel, "SENT", now, s.cfg.Delay)...)
+		later = append(later, story(m.ID, m.To, m.Channel, domain.Sent, now, s.cfg.Delay)...)
 	}
 	if s.cfg.Journal != nil {
 		if err := s.journal(ctx, msgs, out, now); err != nil {
@@ -159,29 +160,29 @@ func (s *Simulator) CapabilityChecks() (calls, numbers int64) {
 }
 
 // story returns the steps that follow a message's current status.
-func story(id, to, channel, status string, from time.Time, d time.Duration) []step {
-	read := channel == "WHATSAPP" || channel == "RCS"
+func story(id, to string, channel domain.Channel, status domain.Status, from time.Time, d time.Duration) []step {
+	read := channel.HasReadReceipts()
 	switch {
 	case strings.HasSuffix(to, EndSilent):
 		return nil
 	case strings.HasSuffix(to, EndProviderKO):
-		if status == "SENT" {
-			return []step{{at: from.Add(d), status: provider.Status{MessageID: id, Status: "FAILED", ErrorCode: "PROVIDER_ERROR",
+		if status == domain.Sent {
+			return []step{{at: from.Add(d), status: provider.Status{MessageID: id, Status: domain.Failed, ErrorCode: domain.CodeProviderError,
 				ErrorMessage: "the carrier could not deliver the message"}}}
 		}
 		return nil
 	}
 	var out []step
 	at := from
-	if status == "SENT" {
+	if status == domain.Sent {
 		at = at.Add(d)
-		out = append(out, step{at: at, status: provider.Status{MessageID: id, Status: "DELIVERED"}})
+		out = append(out, step{at: at, status: provider.Status{MessageID: id, Status: domain.Delivered}})
 		if strings.HasSuffix(to, EndReplies) {
 			out = append(out, step{at: at.Add(d / 2), reply: &provider.Inbound{ReplyTo: id, From: to, Channel: channel, Body: "OK"}})
 		}
 	}
-	if read && (status == "SENT" || status == "DELIVERED") {
-		out = append(out, step{at: at.Add(d), status: provider.Status{MessageID: id, Status: "READ"}})
+	if read && (status == domain.Sent || status == domain.Delivered) {
+		out = append(out, step{at: at.Add(d), status: provider.Status{MessageID: id, Status: domain.Read}})
 	}
 	return out
 }

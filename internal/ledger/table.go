@@ -1,4 +1,4 @@
-package message
+package ledger
 
 import (
 	"bytes"
@@ -7,15 +7,13 @@ import (
 	"math"
 	"sort"
 	"strings"
-
-	"msgsvc/internal/ledger"
 )
 
 // MaxUnitPrice bounds one price in a price table, in credits: a typo of a
 // few zeros should not bill a message at a fortune.
 const MaxUnitPrice = 1_000_000
 
-// priceFields are the rate names of a price table, as ledger.Rates spells
+// priceFields are the rate names of a price table, as Rates spells
 // them in JSON.
 var priceFields = []string{"smsSegment", "rcsMessage", "waConversation", "waInWindow"}
 
@@ -26,12 +24,12 @@ var priceFields = []string{"smsSegment", "rcsMessage", "waConversation", "waInWi
 //
 // home applies to the account's home calling code, abroad to every other
 // one, and countries override both for single calling codes. A rate left
-// out keeps its default (ledger.Default) for home and abroad; for a country
+// out keeps its default (Default) for home and abroad; for a country
 // it is taken from home or abroad, whichever that country would use
 // otherwise. Unknown fields, negative or absurd prices and malformed
 // calling codes are refused. It returns the table as the account stores it
-// (ledger.Prices, micro-credits), or "" when the table is empty (defaults).
-func ParsePriceTable(raw []byte, homeCountry string) (string, ledger.Prices, error) {
+// (Prices, micro-credits), or "" when the table is empty (defaults).
+func ParsePriceTable(raw []byte, homeCountry string) (string, Prices, error) {
 	var in struct {
 		Home      map[string]json.RawMessage            `json:"home"`
 		Abroad    map[string]json.RawMessage            `json:"abroad"`
@@ -40,18 +38,18 @@ func ParsePriceTable(raw []byte, homeCountry string) (string, ledger.Prices, err
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		return "", ledger.Prices{}, fmt.Errorf("price table: %w", err)
+		return "", Prices{}, fmt.Errorf("price table: %w", err)
 	}
 	if dec.More() {
-		return "", ledger.Prices{}, fmt.Errorf("price table: more than one JSON value")
+		return "", Prices{}, fmt.Errorf("price table: more than one JSON value")
 	}
-	out := ledger.Default()
+	out := Default()
 	var err error
 	if out.Home, err = rates("home", in.Home, out.Home); err != nil {
-		return "", ledger.Prices{}, err
+		return "", Prices{}, err
 	}
 	if out.Abroad, err = rates("abroad", in.Abroad, out.Abroad); err != nil {
-		return "", ledger.Prices{}, err
+		return "", Prices{}, err
 	}
 	codes := make([]string, 0, len(in.Countries))
 	for cc := range in.Countries {
@@ -60,7 +58,7 @@ func ParsePriceTable(raw []byte, homeCountry string) (string, ledger.Prices, err
 	sort.Strings(codes)
 	for _, cc := range codes {
 		if !callingCode(cc) {
-			return "", ledger.Prices{}, fmt.Errorf("countries.%s: a calling code is 1 to 3 digits, without + or a leading 0", cc)
+			return "", Prices{}, fmt.Errorf("countries.%s: a calling code is 1 to 3 digits, without + or a leading 0", cc)
 		}
 		base := out.Abroad
 		if cc == homeCountry {
@@ -68,10 +66,10 @@ func ParsePriceTable(raw []byte, homeCountry string) (string, ledger.Prices, err
 		}
 		r, err := rates("countries."+cc, in.Countries[cc], base)
 		if err != nil {
-			return "", ledger.Prices{}, err
+			return "", Prices{}, err
 		}
 		if out.Countries == nil {
-			out.Countries = map[string]ledger.Rates{}
+			out.Countries = map[string]Rates{}
 		}
 		out.Countries[cc] = r
 	}
@@ -80,13 +78,13 @@ func ParsePriceTable(raw []byte, homeCountry string) (string, ledger.Prices, err
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		return "", ledger.Prices{}, fmt.Errorf("price table: %w", err)
+		return "", Prices{}, fmt.Errorf("price table: %w", err)
 	}
 	return string(b), out, nil
 }
 
 // rates applies the given rates, in credits, over base.
-func rates(path string, in map[string]json.RawMessage, base ledger.Rates) (ledger.Rates, error) {
+func rates(path string, in map[string]json.RawMessage, base Rates) (Rates, error) {
 	for k := range in {
 		known := false
 		for _, f := range priceFields {
@@ -107,7 +105,7 @@ func rates(path string, in map[string]json.RawMessage, base ledger.Rates) (ledge
 		if err := json.Unmarshal(v, &c); err != nil || math.IsNaN(c) || c < 0 || c > MaxUnitPrice {
 			return base, fmt.Errorf("%s.%s: must be a price in credits from 0 to %d", path, f, MaxUnitPrice)
 		}
-		micro, err := ledger.FromCredits(c)
+		micro, err := FromCredits(c)
 		if err != nil {
 			return base, fmt.Errorf("%s.%s: %w", path, f, err)
 		}
@@ -130,10 +128,10 @@ func callingCode(cc string) bool {
 
 // PriceTableJSON shows a stored price table in credits, the way
 // ParsePriceTable reads it.
-func PriceTableJSON(p ledger.Prices) map[string]any {
-	show := func(r ledger.Rates) map[string]float64 {
-		return map[string]float64{"smsSegment": ledger.Credits(r.SMSSegment), "rcsMessage": ledger.Credits(r.RCSMessage),
-			"waConversation": ledger.Credits(r.WAConversation), "waInWindow": ledger.Credits(r.WAInWindow)}
+func PriceTableJSON(p Prices) map[string]any {
+	show := func(r Rates) map[string]float64 {
+		return map[string]float64{"smsSegment": Credits(r.SMSSegment), "rcsMessage": Credits(r.RCSMessage),
+			"waConversation": Credits(r.WAConversation), "waInWindow": Credits(r.WAInWindow)}
 	}
 	out := map[string]any{"home": show(p.Home), "abroad": show(p.Abroad)}
 	if len(p.Countries) > 0 {

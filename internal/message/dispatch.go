@@ -7,18 +7,18 @@ import (
 	"time"
 
 	"msgsvc/internal/channel/rcs"
+	"msgsvc/internal/domain"
 	"msgsvc/internal/provider"
-	"msgsvc/internal/store"
 )
 
 // Claimer is what the Dispatcher needs from storage.
 type Claimer interface {
-	ClaimDue(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]store.Message, error)
+	ClaimDue(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]domain.Message, error)
 }
 
 // Routes finds providers (provider.Router does).
 type Routes interface {
-	Pick(env, channel, countryCode string) provider.Provider
+	Pick(env domain.Environment, channel domain.Channel, countryCode string) provider.Provider
 	ByName(name string) provider.Provider
 }
 
@@ -152,7 +152,7 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	}
 	// The claim is ours now: finish it even if shutdown begins.
 	work := context.WithoutCancel(ctx)
-	groups := map[provider.Provider][]store.Message{}
+	groups := map[provider.Provider][]domain.Message{}
 	var reports []Report
 	var rich []routed
 	now := d.now().UTC()
@@ -166,10 +166,10 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 			p = d.routes.Pick(m.Env, m.Channel, m.CountryCode)
 		}
 		if p == nil {
-			reports = append(reports, Report{Kind: Rejected, MessageID: m.ID, ErrorCode: CodeNoRoute, At: now, LeaseOwner: d.owner})
+			reports = append(reports, Report{Kind: Rejected, MessageID: m.ID, ErrorCode: domain.CodeNoRoute, At: now, LeaseOwner: d.owner})
 			continue
 		}
-		if m.Channel == RCS {
+		if m.Channel == domain.RCS {
 			rich = append(rich, routed{m, p})
 			continue
 		}
@@ -186,7 +186,7 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	var wg sync.WaitGroup
 	for p, ms := range groups {
 		wg.Add(1)
-		go func(p provider.Provider, ms []store.Message) {
+		go func(p provider.Provider, ms []domain.Message) {
 			defer wg.Done()
 			out := d.submit(work, p, ms)
 			mu.Lock()
@@ -207,7 +207,7 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	return len(msgs), nil
 }
 
-func (d *Dispatcher) submit(ctx context.Context, p provider.Provider, msgs []store.Message) []Report {
+func (d *Dispatcher) submit(ctx context.Context, p provider.Provider, msgs []domain.Message) []Report {
 	outs := make([]provider.Outbound, len(msgs))
 	for i, m := range msgs {
 		outs[i] = outbound(m)
@@ -221,7 +221,7 @@ func (d *Dispatcher) submit(ctx context.Context, p provider.Provider, msgs []sto
 		if i < len(results) {
 			res = results[i]
 		} else {
-			res.Err = &provider.Error{Code: CodeProviderError, Message: "no answer from provider", Temporary: true}
+			res.Err = &provider.Error{Code: domain.CodeProviderError, Message: "no answer from provider", Temporary: true}
 		}
 		switch {
 		case res.Err == nil:
@@ -230,9 +230,9 @@ func (d *Dispatcher) submit(ctx context.Context, p provider.Provider, msgs []sto
 			r.Kind, r.ErrorCode, r.ErrorMessage = Retry, res.Err.Code, res.Err.Message
 			r.RetryAt = now.Add(retryDelay(m.Attempts))
 			if !r.RetryAt.Before(m.ExpiresAt) {
-				r.Kind, r.ErrorCode, r.ErrorMessage = Expire, CodeExpired, ""
+				r.Kind, r.ErrorCode, r.ErrorMessage = Expire, domain.CodeExpired, ""
 			}
-		case res.Err.Code == CodeRCSNotSupported && m.Channel == RCS:
+		case res.Err.Code == domain.CodeRCSNotSupported && m.Channel == domain.RCS:
 			// The provider knew better than the cache, or could not be asked.
 			d.remember(ctx, m.Env, map[string]bool{m.To: false}, now)
 			r = d.notCapable(routed{m, p}, now)

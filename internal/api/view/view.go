@@ -1,0 +1,151 @@
+// Package view holds the response shapes of the integration API: how a
+// message, a campaign and a send's receipt look on the wire. The message
+// service returns domain values; the API renders them with these.
+package view
+
+import (
+	"time"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/ledger"
+	"msgsvc/internal/message"
+)
+
+// Time formats as the contract's UTC timestamp with milliseconds, and as
+// null when zero.
+type Time time.Time
+
+// MarshalJSON implements json.Marshaler.
+func (t Time) MarshalJSON() ([]byte, error) {
+	tt := time.Time(t)
+	if tt.IsZero() {
+		return []byte("null"), nil
+	}
+	return []byte(`"` + domain.FormatTime(tt) + `"`), nil
+}
+
+// HistoryEntry is one step of a message's status history.
+type HistoryEntry struct {
+	Status    domain.Status `json:"status"`
+	Timestamp Time          `json:"timestamp"`
+}
+
+// Message is a message as the status query shows it.
+type Message struct {
+	MessageID    string         `json:"messageId"`
+	CampaignID   string         `json:"campaignId"`
+	To           string         `json:"to"`
+	Type         domain.Channel `json:"type"`
+	Channel      domain.Channel `json:"channel"`
+	Status       domain.Status  `json:"status"`
+	Segments     int            `json:"segments"`
+	Encoding     string         `json:"encoding"`
+	Credits      float64        `json:"credits"`
+	Provider     *string        `json:"provider"`
+	ErrorCode    *string        `json:"errorCode"`
+	ErrorMessage *string        `json:"errorMessage"`
+	Reference    *string        `json:"reference"`
+	ScheduledAt  *Time          `json:"scheduledAt,omitempty"`
+	CreatedAt    Time           `json:"createdAt"`
+	UpdatedAt    Time           `json:"updatedAt"`
+	History      []HistoryEntry `json:"history"`
+}
+
+// StrOrNil is s, or null when empty.
+func StrOrNil(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// OfMessage renders a message.
+func OfMessage(m domain.Message) Message {
+	v := Message{
+		MessageID: m.ID, CampaignID: m.CampaignID, To: m.To, Type: m.Type, Channel: m.Channel, Status: m.Status,
+		Segments: m.Segments, Encoding: m.Encoding, Credits: ledger.Credits(m.Credits), Provider: StrOrNil(m.Provider),
+		ErrorCode: StrOrNil(m.ErrorCode), ErrorMessage: StrOrNil(m.ErrorMessage), Reference: StrOrNil(m.Reference),
+		CreatedAt: Time(m.CreatedAt), UpdatedAt: Time(m.UpdatedAt),
+	}
+	for _, h := range m.History() {
+		v.History = append(v.History, HistoryEntry{h.Status, Time(h.At)})
+	}
+	if !m.ScheduledAt.IsZero() {
+		t := Time(m.ScheduledAt)
+		v.ScheduledAt = &t
+	}
+	return v
+}
+
+// Messages renders a list of messages.
+func Messages(ms []domain.Message) []Message {
+	out := make([]Message, len(ms))
+	for i, m := range ms {
+		out[i] = OfMessage(m)
+	}
+	return out
+}
+
+// Campaign is a campaign with its counts and one page of messages.
+type Campaign struct {
+	CampaignID string                `json:"campaignId"`
+	Status     string                `json:"status"`
+	Type       domain.Channel        `json:"type"`
+	CreatedAt  Time                  `json:"createdAt"`
+	Total      int                   `json:"total"`
+	Counts     map[domain.Status]int `json:"counts"`
+	Messages   []Message             `json:"messages"`
+	NextCursor *string               `json:"nextCursor"`
+}
+
+// CampaignCancel is the answer to a campaign cancel.
+type CampaignCancel struct {
+	CampaignID string    `json:"campaignId"`
+	Canceled   int       `json:"canceled"`
+	Messages   []Message `json:"messages"`
+}
+
+// Sent is one message in a send response.
+type Sent struct {
+	MessageID *string       `json:"messageId"`
+	To        string        `json:"to"`
+	Status    domain.Status `json:"status"`
+	Segments  int           `json:"segments"`
+	Encoding  string        `json:"encoding"`
+	Credits   float64       `json:"credits"`
+
+	// Dry runs only. WhatsApp: whether the 24-hour window for free-form
+	// messages is "open" or "closed", and whether the message would start a
+	// new (charged) conversation. RCS, when the device's capability is known
+	// from an earlier send: whether it takes RCS, and whether the message
+	// would go out as SMS.
+	ConversationWindow string `json:"conversationWindow,omitempty"`
+	NewConversation    *bool  `json:"newConversation,omitempty"`
+	RCSCapable         *bool  `json:"rcsCapable,omitempty"`
+	Fallback           *bool  `json:"fallback,omitempty"`
+}
+
+// SendResponse is the answer to a send.
+type SendResponse struct {
+	CampaignID *string       `json:"campaignId"`
+	Status     domain.Status `json:"status"`
+	Credits    float64       `json:"credits"`
+	DryRun     bool          `json:"dryRun,omitempty"`
+	Messages   []Sent        `json:"messages"`
+}
+
+// OfReceipt renders a send's receipt.
+func OfReceipt(rc message.Receipt) SendResponse {
+	resp := SendResponse{Status: domain.Sending, DryRun: rc.DryRun, Credits: ledger.Credits(rc.Credits),
+		Messages: make([]Sent, len(rc.Messages))}
+	if !rc.DryRun {
+		resp.CampaignID = StrOrNil(rc.Campaign.ID)
+	}
+	for i, p := range rc.Messages {
+		m := p.Message
+		resp.Messages[i] = Sent{MessageID: StrOrNil(m.ID), To: m.To, Status: m.Status, Segments: m.Segments,
+			Encoding: m.Encoding, Credits: ledger.Credits(m.Credits), ConversationWindow: p.Window,
+			NewConversation: p.NewConv, RCSCapable: p.RCSCapable, Fallback: p.Fallback}
+	}
+	return resp
+}

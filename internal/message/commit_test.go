@@ -1,0 +1,425 @@
+package message
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/id"
+	"msgsvc/internal/ledger"
+	"msgsvc/internal/store"
+	"msgsvc/internal/store/storetest"
+)
+
+// The group commit of sends (commitSends) against both storage engines:
+// refusals leave the rest of a batch alone, idempotency keys replay, and
+// the balance never goes below zero under concurrency.
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+const credit int64 = 1_000_000
+
+func at(d time.Duration) time.Time { return t0.Add(d) }
+
+// commitSendsOn commits a batch of sends as the Service does.
+func commitSendsOn(st *store.Store, ctx context.Context, sends []pendingSend) ([]sendResult, error) {
+	return (&Service{store: Storage{Store: st}}).commitSends(ctx, sends)
+}
+
+func creditAccount(ctx context.Context, st *store.Store, accountID string, amount int64, kind ledger.Kind, note string) (int64, error) {
+	var balance int64
+	err := st.Write(ctx, func(tx *store.Tx) error {
+		var err error
+		balance, err = ledger.Credit(ctx, tx, accountID, amount, kind, note, t0)
+		return err
+	})
+	return balance, err
+}
+
+func newAccount(t *testing.T, st *store.Store, balance int64) store.Account {
+	t.Helper()
+	ctx := context.Background()
+	a := store.Account{ID: id.New(id.Account, t0), Name: "Acme", Tier: "pro", Currency: "EUR", CountryCode: "34",
+		WebhookSecret: "whsec_first", WAQualityTier: 1, CreatedAt: t0}
+	if err := st.CreateAccount(ctx, a); err != nil {
+		t.Fatalf("create account: %v", err)
+	}
+	if balance > 0 {
+		if _, err := creditAccount(ctx, st, a.ID, balance, ledger.TopUp, "opening"); err != nil {
+			t.Fatalf("top up: %v", err)
+		}
+	}
+	got, err := st.Account(ctx, a.ID)
+	if err != nil {
+		t.Fatalf("read account: %v", err)
+	}
+	return got
+}
+
+// newSend bundles a campaign with n messages charged each micro-credits,
+// made one millisecond apart from the campaign's creation.
+func newSend(acc store.Account, env domain.Environment, created time.Time, each int64, n int) pendingSend {
+	c := domain.Campaign{ID: id.New(id.Campaign, created), AccountID: acc.ID, KeyID: "key_test", Env: env, Type: domain.SMS,
+		CallbackURL: "https://hooks.example.com/cb", Total: n, CreatedAt: created}
+	msgs := make([]domain.Message, n)
+	for i := range msgs {
+		at := created.Add(time.Duration(i) * time.Millisecond)
+		msgs[i] = domain.Message{ID: id.New(id.Message, at), CampaignID: c.ID, AccountID: c.AccountID, Env: env,
+			To: fmt.Sprintf("346%08d", i), CountryCode: "34", Type: domain.SMS, Channel: domain.SMS, Body: "hello",
+			Status: domain.Sending, Segments: 1, Encoding: "GSM-7", Credits: each, Charged: each, CallbackURL: c.CallbackURL,
+			CreatedAt: at, UpdatedAt: at, ExpiresAt: at.Add(24 * time.Hour), NextAttemptAt: at}
+	}
+	return pendingSend{campaign: c, messages: msgs}
+}
+
+func withIdem(s pendingSend, key, hash string) pendingSend {
+	s.idem = &store.Idempotency{KeyID: s.campaign.KeyID, Key: key, RequestHash: hash, StatusCode: 202,
+		Response: []byte(`{"campaignId":"` + s.campaign.ID + `"}`), CreatedAt: s.campaign.CreatedAt}
+	return s
+}
+
+// checkBalance asserts the invariant of the money model: the balance is
+// the sum of the ledger and never negative.
+func checkBalance(t *testing.T, st *store.Store, accountID string, want int64) {
+	t.Helper()
+	ctx := context.Background()
+	a, err := st.Account(ctx, accountID)
+	if err != nil {
+		t.Fatalf("read account: %v", err)
+	}
+	sum, err := st.LedgerSum(ctx, accountID)
+	if err != nil {
+		t.Fatalf("ledger sum: %v", err)
+	}
+	if a.Balance != want || sum != want || a.Balance < 0 {
+		t.Fatalf("balance %d, ledger sum %d; want both %d", a.Balance, sum, want)
+	}
+}
+
+func wantErr(t *testing.T, what string, got, want error) {
+	t.Helper()
+	if want == nil && got != nil || want != nil && !errors.Is(got, want) {
+		t.Fatalf("%s: error %v, want %v", what, got, want)
+	}
+}
+
+// sendCase is one send of a CommitSends batch and how it must end.
+type sendCase struct {
+	name       string
+	send       pendingSend
+	wantErr    error
+	wantReplay *store.Idempotency // the remembered response a replay returns
+}
+
+func TestCommitSends(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
+		ctx := context.Background()
+		acc := newAccount(t, st, 10*credit)
+
+		normal := newSend(acc, "live", at(time.Second), credit, 3)
+		normal.messages[1].Charged, normal.messages[1].Credits = 2*credit, 2*credit
+		normal.messages[2].Content = domain.Content{Media: &domain.Media{URL: "https://cdn.example.com/a.png"}}
+		normal.messages[2].ScheduledAt = at(time.Hour)
+		normal.messages[2].NextAttemptAt = at(time.Hour)
+		tooDear := newSend(acc, "live", at(2*time.Second), 5*credit, 2)
+		idem := withIdem(newSend(acc, "live", at(3*time.Second), credit, 1), "k1", "h1")
+		refusedIdem := withIdem(newSend(acc, "live", at(4*time.Second), 100*credit, 1), "k2", "h2")
+		free := newSend(acc, "test", at(5*time.Second), 0, 2)
+		sameBatchDup := withIdem(newSend(acc, "live", at(6*time.Second), credit, 1), "k1", "h1")
+
+		batches := []struct {
+			name   string
+			before func() // runs before the batch
+			cases  []sendCase
+		}{
+			{"mixed batch", nil, []sendCase{
+				{"normal send of 3 messages", normal, nil, nil},
+				{"charge over the balance", tooDear, store.ErrInsufficientCredits, nil},
+				{"first use of an idempotency key", idem, nil, nil},
+				{"refused send with a key", refusedIdem, store.ErrInsufficientCredits, nil},
+				{"free test send", free, nil, nil},
+				{"same key twice in one batch", sameBatchDup, nil, idem.idem},
+			}},
+			{"reuse of keys", func() {
+				if _, err := creditAccount(ctx, st, acc.ID, 100*credit, ledger.TopUp, "top up"); err != nil {
+					t.Fatal(err)
+				}
+			}, []sendCase{
+				{"same key and hash", withIdem(newSend(acc, "live", at(7*time.Second), credit, 1), "k1", "h1"), nil, idem.idem},
+				{"same key, other hash", withIdem(newSend(acc, "live", at(8*time.Second), credit, 1), "k1", "h9"),
+					store.ErrIdempotencyConflict, nil},
+				// The refused key was forgotten, so a retry after a top-up goes through.
+				{"retry of the refused key", withIdem(newSend(acc, "live", at(9*time.Second), 100*credit, 1), "k2", "h2"), nil, nil},
+			}},
+		}
+
+		balance := 10 * credit
+		debits := map[string]ledger.Entry{}
+		for _, b := range batches {
+			if b.before != nil {
+				b.before()
+				balance += 100 * credit
+			}
+			sends := make([]pendingSend, len(b.cases))
+			for i, c := range b.cases {
+				sends[i] = c.send
+			}
+			res, err := commitSendsOn(st, ctx, sends)
+			if err != nil {
+				t.Fatalf("%s: %v", b.name, err)
+			}
+			if len(res) != len(sends) {
+				t.Fatalf("%s: %d results for %d sends", b.name, len(res), len(sends))
+			}
+			for i, c := range b.cases {
+				wantErr(t, c.name, res[i].err, c.wantErr)
+				if !reflect.DeepEqual(res[i].replay, c.wantReplay) {
+					t.Errorf("%s: replay %+v, want %+v", c.name, res[i].replay, c.wantReplay)
+				}
+				written := c.wantErr == nil && c.wantReplay == nil
+				checkSendWritten(t, st, c.name, c.send, written)
+				if !written {
+					continue
+				}
+				// One debit line per charged message, each with the balance
+				// it left, in message order.
+				for _, m := range c.send.messages {
+					if m.Charged == 0 {
+						continue
+					}
+					balance -= m.Charged
+					debits[m.ID] = ledger.Entry{AccountID: acc.ID, Amount: -m.Charged, BalanceAfter: balance,
+						Kind: ledger.Debit, MessageID: m.ID, CampaignID: c.send.campaign.ID, CreatedAt: c.send.campaign.CreatedAt}
+				}
+			}
+			checkBalance(t, st, acc.ID, balance)
+		}
+
+		for _, k := range []string{"k1", "k2"} {
+			got, err := st.Idempotency(ctx, "key_test", k)
+			if err != nil {
+				t.Fatalf("idempotency %s: %v", k, err)
+			}
+			if got.RequestHash != "h"+k[1:] || got.StatusCode != 202 {
+				t.Errorf("idempotency %s = %+v", k, got)
+			}
+		}
+		if len(debits) != 5 {
+			t.Fatalf("test table accepts %d charged messages, want 5", len(debits))
+		}
+		checkDebits(t, st, acc.ID, debits)
+	})
+}
+
+// checkSendWritten asserts that a send's campaign and messages were written
+// exactly as given, or not at all.
+func checkSendWritten(t *testing.T, st *store.Store, name string, snd pendingSend, written bool) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := st.Campaign(ctx, snd.campaign.AccountID, snd.campaign.ID)
+	if !written {
+		wantErr(t, name+": campaign", err, store.ErrNotFound)
+		for _, m := range snd.messages {
+			_, err := st.MessageByID(ctx, m.ID)
+			wantErr(t, name+": message", err, store.ErrNotFound)
+		}
+		return
+	}
+	if err != nil || !reflect.DeepEqual(c, snd.campaign) {
+		t.Errorf("%s: campaign %+v (%v), want %+v", name, c, err, snd.campaign)
+	}
+	for _, want := range snd.messages {
+		got, err := st.Message(ctx, snd.campaign.AccountID, want.ID)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: message\n got %+v (%v)\nwant %+v", name, got, err, want)
+		}
+	}
+}
+
+// checkDebits asserts that the account's debit lines are exactly want,
+// keyed by message id (ledger ids are not compared: they are random).
+func checkDebits(t *testing.T, st *store.Store, accountID string, want map[string]ledger.Entry) {
+	t.Helper()
+	lines, err := st.Ledger(context.Background(), accountID, "", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]ledger.Entry{}
+	for _, e := range lines {
+		if e.Kind != ledger.Debit {
+			continue
+		}
+		if _, dup := got[e.MessageID]; dup {
+			t.Errorf("two debit lines for message %s", e.MessageID)
+		}
+		e.ID = ""
+		got[e.MessageID] = e
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("debit lines\n got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestConcurrentDebitsNeverOverdraw(t *testing.T) {
+	tests := []struct {
+		name      string
+		balance   int64
+		workers   int
+		perBatch  int   // sends in each worker's batch
+		costEach  int64 // charge of each send
+		wantSends int
+	}{
+		{"single sends", 25 * credit, 40, 1, credit, 25},
+		{"group commits", 25 * credit, 10, 4, credit, 25},
+		{"uneven costs", 10 * credit, 12, 1, 3 * credit, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
+				ctx := context.Background()
+				acc := newAccount(t, st, tc.balance)
+
+				// A watcher reads the balance throughout: it must never be
+				// seen below zero, not only at the end.
+				stop := make(chan struct{})
+				watcher := make(chan error, 1)
+				go func() {
+					for {
+						select {
+						case <-stop:
+							watcher <- nil
+							return
+						default:
+						}
+						a, err := st.Account(ctx, acc.ID)
+						if err == nil && a.Balance < 0 {
+							err = fmt.Errorf("balance seen at %d", a.Balance)
+						}
+						if err != nil {
+							watcher <- err
+							return
+						}
+					}
+				}()
+
+				var ok, refused atomic.Int64
+				var wg sync.WaitGroup
+				errs := make(chan error, tc.workers)
+				for w := 0; w < tc.workers; w++ {
+					sends := make([]pendingSend, tc.perBatch)
+					for i := range sends {
+						sends[i] = newSend(acc, "live", at(time.Duration(w*tc.perBatch+i)*time.Millisecond), tc.costEach, 1)
+					}
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						res, err := commitSendsOn(st, ctx, sends)
+						if err != nil {
+							errs <- err
+							return
+						}
+						for _, r := range res {
+							switch {
+							case r.err == nil && r.replay == nil:
+								ok.Add(1)
+							case errors.Is(r.err, store.ErrInsufficientCredits):
+								refused.Add(1)
+							default:
+								errs <- fmt.Errorf("unexpected result %+v", r)
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				close(stop)
+				if err := <-watcher; err != nil {
+					t.Error(err)
+				}
+				close(errs)
+				for err := range errs {
+					t.Error(err)
+				}
+				total := tc.workers * tc.perBatch
+				if ok.Load() != int64(tc.wantSends) || refused.Load() != int64(total-tc.wantSends) {
+					t.Errorf("accepted %d, refused %d; want %d and %d", ok.Load(), refused.Load(), tc.wantSends, total-tc.wantSends)
+				}
+				checkBalance(t, st, acc.ID, tc.balance-int64(tc.wantSends)*tc.costEach)
+			})
+		})
+	}
+}
+
+func TestConcurrentIdempotentBatches(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
+		ctx := context.Background()
+		const pairs = 8 // each pair of batches carries the same two keys
+		acc := newAccount(t, st, 100*credit)
+
+		type outcome struct {
+			key    string
+			result sendResult
+		}
+		results := make(chan outcome, 4*pairs)
+		errs := make(chan error, 2*pairs)
+		var wg sync.WaitGroup
+		for p := 0; p < pairs; p++ {
+			for dup := 0; dup < 2; dup++ {
+				keys := []string{fmt.Sprintf("k%d", 2*p), fmt.Sprintf("k%d", 2*p+1)}
+				sends := make([]pendingSend, len(keys))
+				for i, k := range keys {
+					created := at(time.Duration(p*10+dup*2+i) * time.Millisecond)
+					sends[i] = withIdem(newSend(acc, "live", created, credit, 2), k, "hash-"+k)
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					res, err := commitSendsOn(st, ctx, sends)
+					if err != nil {
+						errs <- err
+						return
+					}
+					for i, r := range res {
+						results <- outcome{keys[i], r}
+					}
+				}()
+			}
+		}
+		wg.Wait()
+		close(results)
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+
+		accepted := map[string]int{}
+		replayed := map[string]int{}
+		for o := range results {
+			switch r := o.result; {
+			case r.err == nil && r.replay == nil:
+				accepted[o.key]++
+			case r.err == nil && r.replay != nil:
+				stored, err := st.Idempotency(ctx, "key_test", o.key)
+				if err != nil || string(r.replay.Response) != string(stored.Response) {
+					t.Errorf("%s: replayed %q, stored %q (%v)", o.key, r.replay.Response, stored.Response, err)
+				}
+				replayed[o.key]++
+			default:
+				t.Errorf("%s: unexpected result %+v", o.key, r)
+			}
+		}
+		for k := 0; k < 2*pairs; k++ {
+			key := fmt.Sprintf("k%d", k)
+			if accepted[key] != 1 || replayed[key] != 1 {
+				t.Errorf("key %s: accepted %d, replayed %d; want one each", key, accepted[key], replayed[key])
+			}
+		}
+		// Each accepted send carries two messages of one credit.
+		checkBalance(t, st, acc.ID, 100*credit-int64(2*2*pairs)*credit)
+	})
+}

@@ -1,0 +1,200 @@
+package message
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"msgsvc/internal/channel/whatsapp"
+	"msgsvc/internal/domain"
+	"msgsvc/internal/id"
+	"msgsvc/internal/ledger"
+	"msgsvc/internal/phone"
+	"msgsvc/internal/store"
+)
+
+// sendPlan is a validated send turned into the rows it will write.
+type sendPlan struct {
+	campaign      domain.Campaign
+	messages      []domain.Message
+	conversations *store.Conversations // WhatsApp conversations the send opens
+	dueNow        bool
+	start         time.Time // when the messages become due
+	aud           audience
+	hasFallback   bool
+}
+
+// plan reads what the channel rules need about the recipients, refuses a
+// free-form WhatsApp message outside the conversation window, and prices
+// and builds each message.
+func (s *Service) plan(ctx context.Context, caller Caller, req request, now time.Time, dry bool) (sendPlan, error) {
+	prices, err := ledger.Parse(caller.Account.Prices)
+	if err != nil {
+		return sendPlan{}, fmt.Errorf("account %s: %w", caller.Account.ID, err)
+	}
+	p := sendPlan{start: now, dueNow: req.scheduled.IsZero(), hasFallback: req.fallback != nil}
+	if !p.dueNow {
+		p.start = req.scheduled
+	}
+	phones := make([]string, len(req.numbers))
+	for i, n := range req.numbers {
+		phones[i] = n.Digits
+	}
+	if p.aud, err = s.lookAudience(ctx, caller, req.typ, phones, p.start, dry); err != nil {
+		return sendPlan{}, fmt.Errorf("read recipients' channel state: %w", err)
+	}
+	if req.typ == domain.WhatsApp && !req.chk.template {
+		if err := p.aud.refuseClosed(req.draft, phones, p.start); err != nil {
+			return sendPlan{}, err
+		}
+	}
+	env := caller.Key.Env
+	p.campaign = domain.Campaign{ID: id.New(id.Campaign, now), AccountID: caller.Account.ID, KeyID: caller.Key.ID, Env: env,
+		Type: req.typ, CallbackURL: req.draft.CallbackURL, Total: len(req.numbers), CreatedAt: now}
+	p.messages = make([]domain.Message, len(req.numbers))
+	ids := id.Sequence(id.Message, now, len(req.numbers))
+	var opened []string
+	for i, n := range req.numbers {
+		m := s.newMessage(caller, req, p, n, now)
+		m.ID = ids[i]
+		m.Credits, m.Content.Fallback = s.price(prices, caller.Account, req, p, n, &opened)
+		m.Charged = m.Credits
+		if caller.Test() {
+			m.Charged = 0 // test keys show the cost but never pay it
+		}
+		p.messages[i] = m
+	}
+	if len(opened) > 0 {
+		p.conversations = &store.Conversations{AccountID: caller.Account.ID, Env: env, Phones: opened,
+			At: p.start, Day: now, Limit: whatsapp.DailyLimit(caller.Account.WAQualityTier)}
+	}
+	return p, nil
+}
+
+// newMessage builds the row of one recipient, unpriced.
+func (s *Service) newMessage(caller Caller, req request, p sendPlan, n phone.Number, now time.Time) domain.Message {
+	provider := ""
+	if s.picker != nil {
+		provider = s.picker.PickName(caller.Key.Env, req.typ, n.CountryCode)
+	}
+	return domain.Message{
+		CampaignID: p.campaign.ID, AccountID: caller.Account.ID, Env: caller.Key.Env, To: n.Digits,
+		CountryCode: n.CountryCode, Type: req.typ, Channel: req.typ, Body: req.chk.body, Content: req.chk.content,
+		Status: domain.Sending, Segments: req.chk.segments, Encoding: req.chk.encoding, Provider: provider,
+		Reference: req.draft.Reference, CallbackURL: req.draft.CallbackURL, CreatedAt: now, UpdatedAt: now,
+		ScheduledAt: req.scheduled, ExpiresAt: p.start.Add(req.validity), NextAttemptAt: p.start,
+	}
+}
+
+// price is what one message costs, and for RCS with a fallback the plan of
+// the fallback: the larger of the two prices is reserved, and the
+// difference to the channel actually used is refunded when it is known.
+func (s *Service) price(prices ledger.Prices, a store.Account, req request, p sendPlan, n phone.Number, opened *[]string) (int64, *domain.Fallback) {
+	dest, home := n.CountryCode, a.CountryCode
+	switch req.typ {
+	case domain.SMS:
+		return prices.SMS(dest, home, req.chk.segments), nil
+	case domain.WhatsApp:
+		fresh := p.aud.newConversation(n.Digits, p.start)
+		if fresh {
+			*opened = append(*opened, n.Digits)
+		}
+		return prices.WhatsApp(dest, home, fresh), nil
+	}
+	price := prices.RCS(dest, home)
+	if req.fallback == nil {
+		return price, nil
+	}
+	fb := &domain.Fallback{Channel: domain.SMS, Message: req.fallback.body, Segments: req.fallback.analysis.Segments,
+		Encoding: string(req.fallback.analysis.Encoding), SMSCredits: prices.SMS(dest, home, req.fallback.analysis.Segments),
+		RCSCredits: price}
+	return max(price, fb.SMSCredits), fb
+}
+
+// receipt tells what the plan does.
+func (p sendPlan) receipt(dry bool) Receipt {
+	rc := Receipt{DryRun: dry, Messages: make([]Planned, len(p.messages))}
+	if !dry {
+		rc.Campaign = p.campaign
+	}
+	for i, m := range p.messages {
+		rc.Credits += m.Credits
+		pl := Planned{Message: m}
+		if dry {
+			pl.Message.ID = ""
+			p.explain(&pl)
+		}
+		rc.Messages[i] = pl
+	}
+	return rc
+}
+
+// explain adds what a dry run tells about a message beyond its price.
+func (p sendPlan) explain(pl *Planned) {
+	to := pl.Message.To
+	switch pl.Message.Type {
+	case domain.WhatsApp:
+		pl.Window = "closed"
+		if p.aud.windowOpen(to, p.start) {
+			pl.Window = "open"
+		}
+		fresh := p.aud.newConversation(to, p.start)
+		pl.NewConv = &fresh
+	case domain.RCS:
+		if capable, known := p.aud.rcsCapable[to]; known {
+			fb := !capable && p.hasFallback
+			pl.RCSCapable, pl.Fallback = &capable, &fb
+		}
+	}
+}
+
+// dryRun checks what accepting would check, without writing.
+func (s *Service) dryRun(ctx context.Context, caller Caller, p sendPlan) (Receipt, error) {
+	rc := p.receipt(true)
+	if !caller.Test() && rc.Credits > caller.Account.Balance {
+		return Receipt{}, ErrInsufficientCredits
+	}
+	if c := p.conversations; c != nil && c.Limit > 0 {
+		used, err := s.store.ConversationsOn(ctx, c.AccountID, c.Env, c.Day)
+		if err != nil {
+			return Receipt{}, err
+		}
+		if used+len(c.Phones) > c.Limit {
+			return Receipt{}, dailyLimitRefusal(&store.DailyLimitError{Day: store.DayKey(c.Day), Limit: c.Limit,
+				Used: used, Asked: len(c.Phones)}, caller.Account.WAQualityTier)
+		}
+	}
+	return rc, nil
+}
+
+// accept writes the send, grouped with concurrent ones into one commit.
+func (s *Service) accept(ctx context.Context, caller Caller, p sendPlan, key *IdempotencyKey, now time.Time) (Outcome, error) {
+	rc := p.receipt(false)
+	snd := pendingSend{campaign: p.campaign, messages: p.messages, conversations: p.conversations}
+	if key != nil {
+		status, body, err := key.Response(rc)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("render the response to remember: %w", err)
+		}
+		snd.idem = &store.Idempotency{KeyID: caller.Key.ID, Key: key.Key, RequestHash: key.RequestHash,
+			StatusCode: status, Response: body, CreatedAt: now}
+	}
+	res, err := s.commits.Do(ctx, snd)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("accept send: %w", err)
+	}
+	if errors.Is(res.err, store.ErrDailyLimit) {
+		return Outcome{}, dailyLimitRefusal(res.err, caller.Account.WAQualityTier)
+	}
+	if res.err != nil {
+		return Outcome{}, res.err
+	}
+	if res.replay != nil {
+		return Outcome{Replay: res.replay}, nil
+	}
+	if p.dueNow {
+		s.wake()
+	}
+	return Outcome{Receipt: rc}, nil
+}

@@ -1,0 +1,134 @@
+package message
+
+import (
+	"context"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/store"
+)
+
+// Get returns one message of the account.
+func (s *Service) Get(ctx context.Context, accountID, messageID string) (domain.Message, error) {
+	return s.store.Message(ctx, accountID, messageID)
+}
+
+// CampaignPage is a campaign with its counts per status and one page of its
+// messages; Next is the cursor of the next page ("" on the last).
+type CampaignPage struct {
+	Campaign domain.Campaign
+	Status   string // SENDING while any message is open, CANCELED when all were canceled, else COMPLETED
+	Counts   map[domain.Status]int
+	Messages []domain.Message
+	Next     string
+}
+
+// Campaign returns a campaign with its counts and a page of messages
+// after the cursor (a message id).
+func (s *Service) Campaign(ctx context.Context, accountID, campaignID, cursor string, limit int) (CampaignPage, error) {
+	c, err := s.store.Campaign(ctx, accountID, campaignID)
+	if err != nil {
+		return CampaignPage{}, err
+	}
+	counts, err := s.store.CampaignCounts(ctx, campaignID)
+	if err != nil {
+		return CampaignPage{}, err
+	}
+	msgs, err := s.store.CampaignMessages(ctx, campaignID, cursor, limit+1)
+	if err != nil {
+		return CampaignPage{}, err
+	}
+	p := CampaignPage{Campaign: c, Counts: map[domain.Status]int{}, Messages: msgs}
+	for _, st := range domain.Statuses {
+		p.Counts[st] = counts[st]
+	}
+	p.Status = campaignStatus(p.Counts, c.Total)
+	if len(msgs) > limit {
+		p.Messages = msgs[:limit]
+		p.Next = msgs[limit-1].ID
+	}
+	return p, nil
+}
+
+// campaignStatus summarises a campaign.
+func campaignStatus(counts map[domain.Status]int, total int) string {
+	if counts[domain.Sending]+counts[domain.Sent] > 0 {
+		return string(domain.Sending)
+	}
+	if counts[domain.Canceled] == total && total > 0 {
+		return string(domain.Canceled)
+	}
+	return "COMPLETED"
+}
+
+// Cancel cancels one message that has not been handed to a provider.
+func (s *Service) Cancel(ctx context.Context, accountID, messageID string) (domain.Message, error) {
+	if _, err := s.store.Message(ctx, accountID, messageID); err != nil {
+		return domain.Message{}, err
+	}
+	canceled, err := s.cancel(ctx, []string{messageID})
+	if err != nil {
+		return domain.Message{}, err
+	}
+	if len(canceled) == 0 {
+		return domain.Message{}, ErrNotCancelable
+	}
+	return canceled[0], nil
+}
+
+// CancelCampaign cancels every cancelable message of a campaign and
+// returns them.
+func (s *Service) CancelCampaign(ctx context.Context, accountID, campaignID string) ([]domain.Message, error) {
+	if _, err := s.store.Campaign(ctx, accountID, campaignID); err != nil {
+		return nil, err
+	}
+	ids, err := s.store.CancelableMessageIDs(ctx, campaignID)
+	if err != nil {
+		return nil, err
+	}
+	out := []domain.Message{}
+	for start := 0; start < len(ids); start += 500 {
+		canceled, err := s.cancel(ctx, ids[start:min(start+500, len(ids))])
+		if err != nil {
+			return out, err
+		}
+		out = append(out, canceled...)
+	}
+	return out, nil
+}
+
+func (s *Service) cancel(ctx context.Context, ids []string) ([]domain.Message, error) {
+	var canceled []domain.Message
+	var queued []store.Event
+	now := s.now().UTC()
+	err := s.store.Write(ctx, func(tx Tx) error {
+		canceled = canceled[:0]
+		msgs, err := tx.LockMessages(ctx, ids)
+		if err != nil {
+			return err
+		}
+		var reports []Report
+		for _, mid := range ids {
+			if m, ok := msgs[mid]; ok && m.Cancelable(now) {
+				reports = append(reports, Report{Kind: Cancel, MessageID: mid, At: now})
+			}
+		}
+		if queued, err = applyReports(ctx, tx, reports, now, eventLease{}); err != nil {
+			return err
+		}
+		after, err := tx.LockMessages(ctx, ids)
+		if err != nil {
+			return err
+		}
+		for _, r := range reports {
+			canceled = append(canceled, after[r.MessageID])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(queued) > 0 {
+		s.events()
+	}
+	return canceled, nil
+}

@@ -1,0 +1,319 @@
+package message
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"msgsvc/internal/channel/rcs"
+	"msgsvc/internal/channel/sms"
+	"msgsvc/internal/channel/whatsapp"
+	"msgsvc/internal/domain"
+	"msgsvc/internal/store"
+)
+
+// MediaChecker checks that media suits a channel: that an uploaded file
+// exists in the account, and its type and size (CONTRACT section 2, Media).
+// Check returns nil, a *FieldError to refuse the send (its Field relative to
+// the media object: "mediaId", "url", or "" for the object itself), or any
+// other error for a failure of its own (the send fails as INTERNAL).
+type MediaChecker interface {
+	Check(ctx context.Context, accountID string, channel domain.Channel, ref domain.Media) error
+}
+
+// Templates renders an account's approved WhatsApp templates. Render
+// returns the text the recipient will read, a *FieldError to refuse the
+// send (its Field relative to the template object: "name", "language",
+// "parameters", "parameters[2]"), or any other error for a failure of its
+// own.
+type Templates interface {
+	Render(ctx context.Context, accountID, name, language string, params []string) (string, error)
+}
+
+// Limits of media references.
+const (
+	MaxMediaID  = 128
+	MaxMediaURL = 2048
+)
+
+// checked is what the content rules learnt about a request.
+type checked struct {
+	encoding string
+	segments int
+	body     string         // the text sent; a rendered template on WhatsApp
+	content  domain.Content // rich content as stored, without the fallback plan
+	template bool           // WhatsApp template message
+}
+
+// checkContent applies the channel's rules to the text and rich content.
+// Field problems go to verr; an error is a failure of a checker.
+func (s *Service) checkContent(ctx context.Context, verr *ValidationError, caller Caller, typ domain.Channel, d Draft) (checked, error) {
+	out := checked{body: d.Text, encoding: "UTF-8", segments: 1}
+	if d.Text == "" && d.Content.Template == nil {
+		verr.add("message", "is required")
+	}
+	switch typ {
+	case domain.SMS:
+		refuseOn(verr, typ, d, "media", "buttons", "list", "cards", "template", "fallback")
+		if d.Text != "" {
+			out.encoding, out.segments = checkSMS(verr, d.Text)
+		}
+		return out, nil
+	case domain.WhatsApp:
+		out.content = d.Content
+		return out, s.checkWhatsApp(ctx, verr, caller.Account.ID, d, &out)
+	case domain.RCS:
+		out.content = d.Content
+		return out, s.checkRCS(ctx, verr, caller.Account.ID, d)
+	}
+	return out, nil
+}
+
+// checkSMS counts the segments of an SMS text.
+func checkSMS(verr *ValidationError, text string) (string, int) {
+	a := sms.Analyze(text)
+	if a.Segments > sms.MaxSegments {
+		msg := fmt.Sprintf("is %d segments long; at most %d are allowed (%s, %d per segment when split)",
+			a.Segments, sms.MaxSegments, a.Encoding, perPart(string(a.Encoding)))
+		if a.Encoding == sms.UCS2 {
+			msg += "; these characters need UCS-2: " + strings.Join(a.NonGSM[:min(len(a.NonGSM), 10)], " ")
+		}
+		verr.add("message", "%s", msg)
+	}
+	return string(a.Encoding), a.Segments
+}
+
+// given reports which rich fields a request carries.
+func given(d Draft, field string) bool {
+	c := d.Content
+	switch field {
+	case "media":
+		return c.Media != nil
+	case "buttons":
+		return c.Buttons != nil
+	case "list":
+		return c.List != nil
+	case "cards":
+		return c.Cards != nil
+	case "template":
+		return c.Template != nil
+	case "fallback":
+		return d.Fallback != nil
+	}
+	return false
+}
+
+// refuseOn reports the rich fields that a channel does not have.
+func refuseOn(verr *ValidationError, typ domain.Channel, d Draft, fields ...string) {
+	for _, f := range fields {
+		if !given(d, f) {
+			continue
+		}
+		if typ == domain.SMS {
+			verr.add(f, "is not available on SMS")
+			continue
+		}
+		where := map[string]string{"list": "WHATSAPP", "template": "WHATSAPP", "cards": "RCS", "fallback": "RCS"}[f]
+		if where == "" {
+			where = "WHATSAPP and RCS"
+		}
+		verr.add(f, "is not available on %s (only on %s)", typ, where)
+	}
+}
+
+// checkWhatsApp checks the rich content of a WhatsApp send and renders its
+// template.
+func (s *Service) checkWhatsApp(ctx context.Context, verr *ValidationError, accountID string, d Draft, out *checked) error {
+	refuseOn(verr, domain.WhatsApp, d, "cards", "fallback")
+	c := d.Content
+	msg := whatsapp.Message{Text: d.Text, HasMedia: c.Media != nil, Buttons: whatsappButtons(c.Buttons)}
+	if c.List != nil {
+		l := &whatsapp.List{Button: c.List.Button, Sections: make([]whatsapp.Section, len(c.List.Sections))}
+		for i, sec := range c.List.Sections {
+			l.Sections[i] = whatsapp.Section{Title: sec.Title, Rows: make([]whatsapp.Row, len(sec.Rows))}
+			for j, r := range sec.Rows {
+				l.Sections[i].Rows[j] = whatsapp.Row{ID: r.ID, Title: r.Title, Description: r.Description}
+			}
+		}
+		msg.List = l
+	}
+	tpl := c.Template
+	if tpl != nil {
+		msg.Template = &whatsapp.Template{Name: tpl.Name, Language: tpl.Language, Parameters: tpl.Parameters}
+		out.template = true
+	}
+	for _, p := range whatsapp.Check(msg) {
+		verr.add(p.Field, "%s", p.Message)
+	}
+	if c.Media != nil && tpl == nil {
+		if err := s.checkMedia(ctx, verr, accountID, domain.WhatsApp, "media", *c.Media); err != nil {
+			return err
+		}
+	}
+	// A template is rendered only once its shape is right, so that the
+	// renderer's answer is about the template, not about a typo.
+	if tpl == nil || len(verr.Fields) > 0 || s.templates == nil {
+		return nil
+	}
+	text, err := s.templates.Render(ctx, accountID, tpl.Name, tpl.Language, tpl.Parameters)
+	if err != nil {
+		return fieldOrFailure(verr, "template", "render template", err)
+	}
+	out.body = text
+	return nil
+}
+
+func whatsappButtons(bs []domain.Button) []whatsapp.Button {
+	if bs == nil {
+		return nil
+	}
+	out := make([]whatsapp.Button, len(bs))
+	for i, b := range bs {
+		out[i] = whatsapp.Button{Type: string(b.Type), Title: b.Title, Payload: b.Payload, URL: b.URL, Phone: b.Phone}
+	}
+	return out
+}
+
+func rcsButtons(bs []domain.Button) []rcs.Button {
+	if bs == nil {
+		return nil
+	}
+	out := make([]rcs.Button, len(bs))
+	for i, b := range bs {
+		out[i] = rcs.Button{Type: string(b.Type), Title: b.Title, Payload: b.Payload, URL: b.URL, Phone: b.Phone}
+	}
+	return out
+}
+
+// checkRCS checks the rich content of an RCS send.
+func (s *Service) checkRCS(ctx context.Context, verr *ValidationError, accountID string, d Draft) error {
+	refuseOn(verr, domain.RCS, d, "list", "template")
+	c := d.Content
+	msg := rcs.Message{Text: d.Text, HasMedia: c.Media != nil, Buttons: rcsButtons(c.Buttons)}
+	type ref struct {
+		path string
+		m    domain.Media
+	}
+	var media []ref
+	if c.Media != nil {
+		media = append(media, ref{"media", *c.Media})
+	}
+	if c.Cards != nil {
+		msg.Cards = make([]rcs.Card, len(c.Cards))
+		for i, card := range c.Cards {
+			msg.Cards[i] = rcs.Card{Title: card.Title, Description: card.Description, HasMedia: card.Media != nil,
+				Buttons: rcsButtons(card.Buttons)}
+			if card.Media != nil && i < rcs.MaxCards {
+				media = append(media, ref{fmt.Sprintf("cards[%d].media", i), *card.Media})
+			}
+		}
+	}
+	for _, p := range rcs.Check(msg) {
+		verr.add(p.Field, "%s", p.Message)
+	}
+	for _, m := range media {
+		if err := s.checkMedia(ctx, verr, accountID, domain.RCS, m.path, m.m); err != nil {
+			return err
+		}
+	}
+	if fb := d.Fallback; fb != nil {
+		switch strings.ToUpper(strings.TrimSpace(fb.Type)) {
+		case string(domain.SMS):
+		case "":
+			verr.add("fallback.type", "is required: SMS")
+		default:
+			verr.add("fallback.type", "must be SMS, the only fallback channel")
+		}
+		if fb.Message != nil && strings.TrimSpace(*fb.Message) == "" {
+			verr.add("fallback.message", "must not be empty; leave it out to send the RCS message text")
+		}
+	}
+	return nil
+}
+
+// checkMedia checks a media reference's shape, then asks the MediaChecker
+// (when there is one) whether the file suits the channel.
+func (s *Service) checkMedia(ctx context.Context, verr *ValidationError, accountID string, channel domain.Channel, path string, ref domain.Media) error {
+	switch {
+	case ref.MediaID == "" && ref.URL == "":
+		verr.add(path, "must give mediaId (from the media upload) or url")
+		return nil
+	case ref.MediaID != "" && ref.URL != "":
+		verr.add(path, "must give either mediaId or url, not both")
+		return nil
+	case ref.MediaID != "" && len(ref.MediaID) > MaxMediaID:
+		verr.add(path+".mediaId", "must be at most %d characters", MaxMediaID)
+		return nil
+	case ref.URL != "":
+		if msg := mediaURLProblem(ref.URL); msg != "" {
+			verr.add(path+".url", "%s", msg)
+			return nil
+		}
+	}
+	if s.media == nil {
+		return nil
+	}
+	if err := s.media.Check(ctx, accountID, channel, ref); err != nil {
+		return fieldOrFailure(verr, path, "check "+path, err)
+	}
+	return nil
+}
+
+// fieldOrFailure reports a checker's *FieldError under path, or returns
+// any other error as the checker's own failure.
+func fieldOrFailure(verr *ValidationError, path, what string, err error) error {
+	var fe *FieldError
+	if !errors.As(err, &fe) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	field := path
+	if fe.Field != "" {
+		field += "." + fe.Field
+	}
+	verr.add(field, "%s", fe.Message)
+	return nil
+}
+
+// mediaURLProblem: the channel's platform fetches the file, so only a
+// public https address works.
+func mediaURLProblem(v string) string {
+	if len(v) > MaxMediaURL {
+		return fmt.Sprintf("must be at most %d characters", MaxMediaURL)
+	}
+	u, err := url.Parse(v)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return "must be an absolute https URL"
+	}
+	return ""
+}
+
+// fallbackText is the SMS an RCS message falls back to.
+type fallbackText struct {
+	analysis sms.Analysis
+	body     string
+}
+
+// resolveFallback decides the SMS text of an RCS send's fallback: the
+// fallback's own message, else the RCS text. It returns nil when the send
+// has no fallback (neither asked for nor the account's default).
+func resolveFallback(verr *ValidationError, account store.Account, d Draft) *fallbackText {
+	if d.Fallback == nil && !account.RCSFallback {
+		return nil
+	}
+	text, field := d.Text, "message"
+	if d.Fallback != nil && d.Fallback.Message != nil {
+		text, field = *d.Fallback.Message, "fallback.message"
+	}
+	a := sms.Analyze(text)
+	if a.Segments > sms.MaxSegments {
+		hint := ""
+		if field == "message" {
+			hint = "; give a shorter fallback.message for the SMS"
+		}
+		verr.add(field, "is %d SMS segments long (%s), too long for the SMS fallback of at most %d%s",
+			a.Segments, a.Encoding, sms.MaxSegments, hint)
+	}
+	return &fallbackText{analysis: a, body: text}
+}

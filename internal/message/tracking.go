@@ -1,0 +1,283 @@
+package message
+
+import (
+	"context"
+	"time"
+
+	"msgsvc/internal/batch"
+	"msgsvc/internal/domain"
+	"msgsvc/internal/id"
+	"msgsvc/internal/ledger"
+	"msgsvc/internal/provider"
+	"msgsvc/internal/store"
+	"msgsvc/internal/webhook"
+)
+
+// Kind tells what a report says about a message.
+type Kind int
+
+const (
+	// Accepted: a provider took the message (it becomes SENT).
+	Accepted Kind = iota
+	// Progress: a provider's delivery report (SENT, DELIVERED, READ, FAILED).
+	Progress
+	// Retry: handing over failed for now; try again at RetryAt.
+	Retry
+	// Rejected: handing over failed for good, before any provider took it.
+	Rejected
+	// Expire: the validity ran out.
+	Expire
+	// Cancel: the integrator canceled it.
+	Cancel
+	// Fallback: the device cannot take RCS; the message goes out as SMS
+	// through Provider (its SMS route), at the SMS price.
+	Fallback
+)
+
+// Report is one thing that happened to a message.
+type Report struct {
+	Kind         Kind
+	MessageID    string
+	Provider     string
+	Ref          string        // the provider's id; finds the message when MessageID is empty
+	Status       domain.Status // for Progress
+	ErrorCode    string
+	ErrorMessage string
+	At           time.Time
+	RetryAt      time.Time
+	LeaseOwner   string // for Accepted/Retry/Rejected: only the lease holder's word counts
+}
+
+// Tracker applies reports to messages: it moves statuses forward only,
+// writes the webhook events of every change and the refunds, all in the
+// same transaction, so no change can be recorded without its event.
+// Concurrent reports are grouped into one transaction.
+type Tracker struct {
+	store   TrackerStore
+	reports *batch.Batcher[[]Report, struct{}]
+	now     func() time.Time
+	events  func() // called after events were written
+	handoff *Handoff
+}
+
+// TrackerStore is what the Tracker needs from storage.
+type TrackerStore interface {
+	Writer
+	LatestMessageTo(ctx context.Context, accountID string, env domain.Environment, phone string, since time.Time) (domain.Message, error)
+	MessageByID(ctx context.Context, messageID string) (domain.Message, error)
+}
+
+// TrackerConfig sets up a Tracker.
+type TrackerConfig struct {
+	Store TrackerStore
+	Now   func() time.Time
+	// Events is called after webhook events were queued (wakes the deliverer).
+	Events func()
+	// Workers is the number of parallel transaction loops.
+	Workers int
+	// Handoff, when set, gives the status events straight to a webhook
+	// worker of this node instead of through a database claim.
+	Handoff *Handoff
+}
+
+// Handoff passes new webhook events to a local deliverer in memory. The
+// events are written already leased to Owner for Lease, so no other node
+// takes them while this one delivers them; if this node dies, the lease
+// runs out and any node claims them from the database.
+type Handoff struct {
+	Owner string
+	Lease time.Duration
+	// Enqueue takes the events it has room for, in order, and returns how
+	// many; the rest are released to the database queue at once.
+	Enqueue func(evs []store.Event) int
+	Release func(ctx context.Context, owner string, ids []string, now time.Time) error
+}
+
+// eventLease is how new events are written: unleased (zero) or leased to
+// a local deliverer.
+type eventLease struct {
+	owner string
+	until time.Time
+}
+
+// NewTracker starts a Tracker; Close stops it.
+func NewTracker(c TrackerConfig) *Tracker {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Events == nil {
+		c.Events = func() {}
+	}
+	if c.Workers <= 0 {
+		c.Workers = 1
+	}
+	t := &Tracker{store: c.Store, now: c.Now, events: c.Events, handoff: c.Handoff}
+	t.reports = batch.New(t.apply, 64, c.Workers)
+	return t
+}
+
+// Close waits for running transactions.
+func (t *Tracker) Close() { t.reports.Close() }
+
+// Apply stores reports and returns once they are committed.
+func (t *Tracker) Apply(ctx context.Context, reports []Report) error {
+	if len(reports) == 0 {
+		return nil
+	}
+	_, err := t.reports.Do(ctx, reports)
+	return err
+}
+
+// Statuses implements provider.Sink.
+func (t *Tracker) Statuses(ctx context.Context, providerName string, sts []provider.Status) error {
+	reports := make([]Report, len(sts))
+	for i, st := range sts {
+		reports[i] = Report{Kind: Progress, MessageID: st.MessageID, Provider: providerName, Ref: st.Ref, Status: st.Status,
+			ErrorCode: st.ErrorCode, ErrorMessage: st.ErrorMessage, At: st.At}
+	}
+	return t.Apply(ctx, reports)
+}
+
+func (t *Tracker) apply(ctx context.Context, groups [][]Report) ([]struct{}, error) {
+	var all []Report
+	for _, g := range groups {
+		all = append(all, g...)
+	}
+	var queued []store.Event
+	now := t.now().UTC()
+	var lease eventLease
+	if t.handoff != nil {
+		lease = eventLease{owner: t.handoff.Owner, until: now.Add(t.handoff.Lease)}
+	}
+	err := t.store.Write(ctx, func(tx Tx) error {
+		var err error
+		queued, err = applyReports(ctx, tx, all, now, lease)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.deliver(ctx, queued, lease)
+	return make([]struct{}, len(groups)), nil
+}
+
+// deliver gets newly written events going: in memory when they were
+// leased to the local deliverer, else by waking it.
+func (t *Tracker) deliver(ctx context.Context, evs []store.Event, lease eventLease) {
+	if len(evs) == 0 {
+		return
+	}
+	if lease.owner == "" {
+		t.events()
+		return
+	}
+	n := t.handoff.Enqueue(evs)
+	if n == len(evs) {
+		return
+	}
+	rest := make([]string, 0, len(evs)-n)
+	for _, ev := range evs[n:] {
+		rest = append(rest, ev.ID)
+	}
+	// The deliverer is saturated: hand the rest to the database queue now
+	// rather than when their lease runs out.
+	if err := t.handoff.Release(context.WithoutCancel(ctx), lease.owner, rest, t.now()); err != nil {
+		return // they are delivered when the lease runs out
+	}
+	t.events()
+}
+
+// applyReports applies reports inside tx and returns the webhook events it
+// queued, written under lease (when one is given).
+func applyReports(ctx context.Context, tx Tx, reports []Report, now time.Time, lease eventLease) ([]store.Event, error) {
+	if err := resolveRefs(ctx, tx, reports); err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(reports))
+	for _, r := range reports {
+		if r.MessageID != "" {
+			ids = append(ids, r.MessageID)
+		}
+	}
+	msgs, err := tx.LockMessages(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	changed := map[string]bool{}
+	var events []store.Event
+	for _, r := range reports {
+		m, ok := msgs[r.MessageID]
+		if !ok {
+			continue // unknown reference: a late report for a purged message
+		}
+		at := r.At
+		if at.IsZero() {
+			at = now
+		}
+		steps, refund := transition(&m, r, at)
+		if len(steps) == 0 && !refund.requeued {
+			continue
+		}
+		if err := ledger.Return(ctx, tx, m.AccountID, m.CampaignID, m.ID, refund.amount, refund.note, now); err != nil {
+			return nil, err
+		}
+		msgs[m.ID] = m
+		changed[m.ID] = true
+		events = append(events, statusEvents(m, steps, at, lease)...)
+	}
+	updates := make([]domain.Message, 0, len(changed))
+	for mid := range changed {
+		updates = append(updates, msgs[mid])
+	}
+	if err := tx.UpdateMessages(ctx, updates); err != nil {
+		return nil, err
+	}
+	if err := tx.InsertEvents(ctx, events); err != nil {
+		return nil, err
+	}
+	return events, nil
+}
+
+// resolveRefs fills in the message id of reports that name only the
+// provider's reference.
+func resolveRefs(ctx context.Context, tx Tx, reports []Report) error {
+	byRef := map[string][]string{}
+	for _, r := range reports {
+		if r.MessageID == "" && r.Ref != "" {
+			byRef[r.Provider] = append(byRef[r.Provider], r.Ref)
+		}
+	}
+	refs := map[string]map[string]string{}
+	for p, rs := range byRef {
+		m, err := tx.MessageIDsByProviderRef(ctx, p, rs)
+		if err != nil {
+			return err
+		}
+		refs[p] = m
+	}
+	for i := range reports {
+		if reports[i].MessageID == "" {
+			reports[i].MessageID = refs[reports[i].Provider][reports[i].Ref]
+		}
+	}
+	return nil
+}
+
+// statusEvents are the delivery_status webhooks of the steps a message
+// took, when its send asked for webhooks.
+func statusEvents(m domain.Message, steps []domain.Status, at time.Time, lease eventLease) []store.Event {
+	if m.CallbackURL == "" {
+		return nil
+	}
+	out := make([]store.Event, 0, len(steps))
+	for _, st := range steps {
+		ev := store.Event{ID: id.New(id.Event, at), AccountID: m.AccountID, CampaignID: m.CampaignID, MessageID: m.ID,
+			Event: webhook.DeliveryStatus, URL: m.CallbackURL, Body: webhook.StatusBody(m, st, at), NextAttemptAt: at,
+			CreatedAt: at}
+		if lease.owner != "" {
+			ev.LeaseOwner, ev.NextAttemptAt = lease.owner, lease.until
+		}
+		out = append(out, ev)
+	}
+	return out
+}

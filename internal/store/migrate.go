@@ -1,0 +1,107 @@
+package store
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"testing/fstest"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Migrations are one source for both dialects: migrations/common holds
+// every version whose SQL runs on both, and migrations/sqlite and
+// migrations/postgres hold only the versions that must differ, each in
+// both folders (TestMigrationSources checks the rule).
+//
+//go:embed migrations
+var migrations embed.FS
+
+// migrationFS is the migration set of one dialect: the common files plus
+// the dialect's own.
+func migrationFS(d Dialect) (fs.FS, error) {
+	out := fstest.MapFS{}
+	for _, dir := range []string{"migrations/common", "migrations/" + string(d)} {
+		entries, err := fs.ReadDir(migrations, dir)
+		if err != nil {
+			return nil, fmt.Errorf("migrations: %w", err)
+		}
+		for _, e := range entries {
+			if _, dup := out[e.Name()]; dup {
+				return nil, fmt.Errorf("migrations: %s is both common and %s-only", e.Name(), d)
+			}
+			b, err := fs.ReadFile(migrations, path.Join(dir, e.Name()))
+			if err != nil {
+				return nil, fmt.Errorf("migrations: %w", err)
+			}
+			out[e.Name()] = &fstest.MapFile{Data: b, Mode: 0o444}
+		}
+	}
+	return out, nil
+}
+
+// Migrate applies every pending migration. On PostgreSQL an advisory lock
+// lets several nodes start at once without racing each other.
+func (s *Store) Migrate(ctx context.Context) error {
+	set, err := migrationFS(s.dialect)
+	if err != nil {
+		return err
+	}
+	dialect := goose.DialectSQLite3
+	var opts []goose.ProviderOption
+	if s.dialect == Postgres {
+		dialect = goose.DialectPostgres
+		locker, err := lock.NewPostgresSessionLocker()
+		if err != nil {
+			return fmt.Errorf("migration lock: %w", err)
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	}
+	p, err := goose.NewProvider(dialect, s.w, set, opts...)
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// retryable reports whether a transaction failed only because of a
+// concurrent one and may simply run again: a PostgreSQL serialization
+// failure or deadlock, or SQLite busy or locked. It reads the drivers'
+// error codes, not their messages.
+func retryable(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code == "40001" || pg.Code == "40P01"
+	}
+	var lite *sqlite.Error
+	if errors.As(err, &lite) {
+		switch lite.Code() & 0xff { // the primary code; extended codes add high bits
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return true
+		}
+	}
+	return false
+}
+
+// isUniqueViolation reports a duplicate key, by the drivers' codes.
+func isUniqueViolation(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code == "23505"
+	}
+	var lite *sqlite.Error
+	if errors.As(err, &lite) {
+		return lite.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || lite.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	return false
+}

@@ -1,0 +1,171 @@
+package store
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"msgsvc/internal/domain"
+)
+
+// A table lists its columns once: each column knows its name, the value it
+// writes and where a scanned value goes. Inserts, selects and scans are
+// all derived from the list, so adding a column is one line here and one
+// in a migration. Values are converted to the stored forms (times as Unix
+// milliseconds, typed strings as text) on the way in and out.
+type table[T any] struct {
+	name string
+	cols []column[T]
+	list string // the column names, comma-separated, in order
+}
+
+type column[T any] struct {
+	name string
+	arg  func(*T) any // the value to write
+	dest func(*T) any // where Scan puts the value read
+}
+
+func newTable[T any](name string, cols ...column[T]) table[T] {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.name
+	}
+	return table[T]{name: name, cols: cols, list: strings.Join(names, ", ")}
+}
+
+// args returns v's column values, in column order.
+func (t table[T]) args(v *T, out []any) []any {
+	for _, c := range t.cols {
+		out = append(out, c.arg(v))
+	}
+	return out
+}
+
+// scan reads one row selected with t.list; no row is ErrNotFound.
+func (t table[T]) scan(row interface{ Scan(...any) error }) (T, error) {
+	var v T
+	dest := make([]any, len(t.cols))
+	for i, c := range t.cols {
+		dest[i] = c.dest(&v)
+	}
+	err := row.Scan(dest...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return v, ErrNotFound
+	}
+	if err != nil {
+		return v, fmt.Errorf("scan %s: %w", t.name, err)
+	}
+	return v, nil
+}
+
+// scanAll reads every row of a query selected with t.list.
+func (t table[T]) scanAll(rows *sql.Rows, err error) ([]T, error) {
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", t.name, err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := t.scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("query %s: %w", t.name, err)
+	}
+	return out, nil
+}
+
+// Column kinds.
+
+func textCol[T any](name string, f func(*T) *string) column[T] {
+	return column[T]{name, func(v *T) any { return *f(v) }, func(v *T) any { return f(v) }}
+}
+
+func intCol[T any](name string, f func(*T) *int) column[T] {
+	return column[T]{name, func(v *T) any { return *f(v) }, func(v *T) any { return f(v) }}
+}
+
+func int64Col[T any](name string, f func(*T) *int64) column[T] {
+	return column[T]{name, func(v *T) any { return *f(v) }, func(v *T) any { return f(v) }}
+}
+
+func boolCol[T any](name string, f func(*T) *bool) column[T] {
+	return column[T]{name, func(v *T) any { return boolInt(*f(v)) }, func(v *T) any { return f(v) }}
+}
+
+// timeCol stores a time as Unix milliseconds; the zero time is NULL.
+func timeCol[T any](name string, f func(*T) *time.Time) column[T] {
+	return column[T]{name, func(v *T) any { return nullMS(*f(v)) }, func(v *T) any { return msScanner{f(v)} }}
+}
+
+// enumCol stores a typed string (status, channel, environment) as text.
+func enumCol[T any, E ~string](name string, f func(*T) *E) column[T] {
+	return column[T]{name, func(v *T) any { return string(*f(v)) }, func(v *T) any { return enumScanner[E]{f(v)} }}
+}
+
+type msScanner struct{ t *time.Time }
+
+func (s msScanner) Scan(src any) error {
+	var v sql.NullInt64
+	if err := v.Scan(src); err != nil {
+		return err
+	}
+	*s.t = fromMS(v)
+	return nil
+}
+
+type enumScanner[E ~string] struct{ p *E }
+
+func (s enumScanner[E]) Scan(src any) error {
+	var v sql.NullString
+	if err := v.Scan(src); err != nil {
+		return err
+	}
+	*s.p = E(v.String)
+	return nil
+}
+
+// lit quotes a typed constant (a status, a channel) for the few statements
+// that must name one literally: a partial index is used only when the
+// query repeats its predicate word for word. It is the one place where
+// such values enter SQL text.
+func lit[E ~string](v E) string {
+	return "'" + strings.ReplaceAll(string(v), "'", "''") + "'"
+}
+
+// contentCol stores a message's rich content as JSON ("" for plain text)
+// and decodes it once, on the way out.
+func contentCol[T any](name string, f func(*T) *domain.Content) column[T] {
+	return column[T]{name, func(v *T) any { return f(v).Encode() }, func(v *T) any { return contentScanner{f(v)} }}
+}
+
+type contentScanner struct{ c *domain.Content }
+
+func (s contentScanner) Scan(src any) error {
+	var v sql.NullString
+	if err := v.Scan(src); err != nil {
+		return err
+	}
+	c, err := domain.DecodeContent(v.String)
+	if err != nil {
+		return err
+	}
+	*s.c = c
+	return nil
+}
+
+// seq is the column that orders a table's rows as they were written: the
+// rowid on SQLite (max+1 at each insert, across processes), a BIGSERIAL on
+// PostgreSQL. Ids carry a millisecond timestamp and random bits, so two
+// rows written in the same millisecond would sort at random by id.
+func (s *Store) seq() string {
+	if s.dialect == SQLite {
+		return "rowid"
+	}
+	return "seq"
+}

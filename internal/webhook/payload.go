@@ -1,0 +1,72 @@
+package webhook
+
+import (
+	"encoding/json"
+	"time"
+
+	"msgsvc/internal/domain"
+)
+
+// Event names of the webhooks (CONTRACT section 3).
+const (
+	DeliveryStatus  = "delivery_status"
+	MessageReceived = "message_received"
+)
+
+// statusPayload is the delivery_status webhook, fields exactly as the seed
+// lists them.
+type statusPayload struct {
+	Event        string        `json:"event"`
+	CampaignID   string        `json:"campaignId"`
+	MessageID    string        `json:"messageId"`
+	Phone        string        `json:"phone"`
+	Status       domain.Status `json:"status"`
+	Timestamp    string        `json:"timestamp"`
+	Provider     string        `json:"provider"`
+	ErrorCode    *string       `json:"errorCode"`
+	ErrorMessage *string       `json:"errorMessage"`
+}
+
+// StatusBody is the body of the delivery_status webhook telling that m
+// reached status at a time. It is fixed when the event is written, so every
+// retry sends the same bytes.
+func StatusBody(m domain.Message, status domain.Status, at time.Time) string {
+	p := statusPayload{Event: DeliveryStatus, CampaignID: m.CampaignID, MessageID: m.ID, Phone: m.To, Status: status,
+		Timestamp: domain.FormatTime(at), Provider: m.Provider}
+	if status == domain.Failed {
+		p.ErrorCode, p.ErrorMessage = orNull(m.ErrorCode), orNull(m.ErrorMessage)
+	}
+	return encode(p)
+}
+
+// replyPayload is the message_received webhook.
+type replyPayload struct {
+	Event      string         `json:"event"`
+	CampaignID *string        `json:"campaignId"`
+	Phone      string         `json:"phone"`
+	Message    string         `json:"message"`
+	ReceivedAt string         `json:"receivedAt"`
+	Channel    domain.Channel `json:"channel"`
+}
+
+// ReplyBody is the body of the message_received webhook for a reply; an
+// empty campaignID is null (a reply that matched no campaign).
+func ReplyBody(campaignID, phone, text string, channel domain.Channel, at time.Time) string {
+	return encode(replyPayload{Event: MessageReceived, CampaignID: orNull(campaignID), Phone: phone, Message: text,
+		ReceivedAt: domain.FormatTime(at), Channel: channel})
+}
+
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func encode(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("webhook payload: " + err.Error()) // strings only: cannot fail
+	}
+	return string(b)
+}
