@@ -35,40 +35,33 @@ type Account struct {
 	CreatedAt         time.Time
 }
 
-const accountCols = `id, name, tier, currency, country_code, balance, balance_updated_at, webhook_secret,
-	webhook_secret_prev, secret_rotated_at, tier_rpm, send_rpm, status_rpm, media_rpm, wa_quality_tier,
-	rcs_fallback, ip_allowlist, prices, created_at`
-
-func scanAccount(row interface{ Scan(...any) error }) (Account, error) {
-	var a Account
-	var balUpd, rotated, created sql.NullInt64
-	var fallback int
-	var allow string
-	err := row.Scan(&a.ID, &a.Name, &a.Tier, &a.Currency, &a.CountryCode, &a.Balance, &balUpd,
-		&a.WebhookSecret, &a.WebhookSecretPrev, &rotated, &a.Limits.TierRPM, &a.Limits.SendRPM,
-		&a.Limits.StatusRPM, &a.Limits.MediaRPM, &a.WAQualityTier, &fallback, &allow, &a.Prices, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return a, ErrNotFound
-	}
-	if err != nil {
-		return a, fmt.Errorf("scan account: %w", err)
-	}
-	a.BalanceUpdatedAt, a.SecretRotatedAt, a.CreatedAt = fromMS(balUpd), fromMS(rotated), fromMS(created)
-	a.RCSFallback = fallback != 0
-	if allow != "" {
-		a.IPAllowlist = strings.Split(allow, ",")
-	}
-	return a, nil
-}
+var accounts = newTable("accounts",
+	textCol("id", func(a *Account) *string { return &a.ID }),
+	textCol("name", func(a *Account) *string { return &a.Name }),
+	textCol("tier", func(a *Account) *string { return &a.Tier }),
+	textCol("currency", func(a *Account) *string { return &a.Currency }),
+	textCol("country_code", func(a *Account) *string { return &a.CountryCode }),
+	int64Col("balance", func(a *Account) *int64 { return &a.Balance }),
+	timeCol("balance_updated_at", func(a *Account) *time.Time { return &a.BalanceUpdatedAt }),
+	textCol("webhook_secret", func(a *Account) *string { return &a.WebhookSecret }),
+	textCol("webhook_secret_prev", func(a *Account) *string { return &a.WebhookSecretPrev }),
+	msCol("secret_rotated_at", func(a *Account) *time.Time { return &a.SecretRotatedAt }),
+	intCol("tier_rpm", func(a *Account) *int { return &a.Limits.TierRPM }),
+	intCol("send_rpm", func(a *Account) *int { return &a.Limits.SendRPM }),
+	intCol("status_rpm", func(a *Account) *int { return &a.Limits.StatusRPM }),
+	intCol("media_rpm", func(a *Account) *int { return &a.Limits.MediaRPM }),
+	intCol("wa_quality_tier", func(a *Account) *int { return &a.WAQualityTier }),
+	boolCol("rcs_fallback", func(a *Account) *bool { return &a.RCSFallback }),
+	listCol("ip_allowlist", func(a *Account) *[]string { return &a.IPAllowlist }),
+	textCol("prices", func(a *Account) *string { return &a.Prices }),
+	timeCol("created_at", func(a *Account) *time.Time { return &a.CreatedAt }),
+)
 
 // CreateAccount inserts a new account with a zero balance; opening credits
-// go through AddCredits so that the ledger explains them.
+// go through the ledger (ledger.Credit) so that it explains them.
 func (s *Store) CreateAccount(ctx context.Context, a Account) error {
-	_, err := s.wexec(ctx, `INSERT INTO accounts (`+accountCols+`)
-		VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
-		a.ID, a.Name, a.Tier, a.Currency, a.CountryCode, ms(a.CreatedAt), a.WebhookSecret, a.WebhookSecretPrev,
-		ms(a.SecretRotatedAt), a.Limits.TierRPM, a.Limits.SendRPM, a.Limits.StatusRPM, a.Limits.MediaRPM,
-		a.WAQualityTier, boolInt(a.RCSFallback), strings.Join(a.IPAllowlist, ","), a.Prices, ms(a.CreatedAt))
+	a.Balance, a.BalanceUpdatedAt = 0, a.CreatedAt
+	_, err := s.wexec(ctx, accounts.insert(s), accounts.args(&a, nil)...)
 	if err != nil {
 		return fmt.Errorf("create account: %w", err)
 	}
@@ -77,25 +70,12 @@ func (s *Store) CreateAccount(ctx context.Context, a Account) error {
 
 // Account reads one account.
 func (s *Store) Account(ctx context.Context, id string) (Account, error) {
-	return scanAccount(s.rqueryRow(ctx, `SELECT `+accountCols+` FROM accounts WHERE id = $1`, id))
+	return accounts.scan(s.rqueryRow(ctx, `SELECT `+accounts.list+` FROM accounts WHERE id = $1`, id))
 }
 
 // Accounts lists every account, oldest first (operators' tools).
 func (s *Store) Accounts(ctx context.Context) ([]Account, error) {
-	rows, err := s.rquery(ctx, `SELECT `+accountCols+` FROM accounts ORDER BY created_at, id`)
-	if err != nil {
-		return nil, fmt.Errorf("list accounts: %w", err)
-	}
-	defer rows.Close()
-	var out []Account
-	for rows.Next() {
-		a, err := scanAccount(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return accounts.scanAll(s.rquery(ctx, `SELECT `+accounts.list+` FROM accounts ORDER BY created_at, id`))
 }
 
 // SetLimits replaces an account's rate limits.
@@ -128,7 +108,7 @@ func (tx *Tx) AddBalance(ctx context.Context, accountID string, delta int64, at 
 	err := tx.queryRow(ctx, `UPDATE accounts SET balance = balance + $2, balance_updated_at = $3
 		WHERE id = $1 AND balance + $2 >= 0 RETURNING balance`, accountID, delta, ms(at)).Scan(&balance)
 	if errors.Is(err, sql.ErrNoRows) {
-		if _, err := scanAccount(tx.queryRow(ctx, `SELECT `+accountCols+` FROM accounts WHERE id = $1`, accountID)); err != nil {
+		if _, err := accounts.scan(tx.queryRow(ctx, `SELECT `+accounts.list+` FROM accounts WHERE id = $1`, accountID)); err != nil {
 			return 0, err
 		}
 		return 0, ledger.ErrInsufficientCredits

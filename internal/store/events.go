@@ -120,6 +120,28 @@ func (s *Store) ReleaseEvents(ctx context.Context, owner string, ids []string, n
 	})
 }
 
+var attempts = newTable("webhook_attempts",
+	textCol("id", func(a *Attempt) *string { return &a.ID }),
+	textCol("event_id", func(a *Attempt) *string { return &a.EventID }),
+	timeCol("attempted_at", func(a *Attempt) *time.Time { return &a.AttemptedAt }),
+	intCol("status_code", func(a *Attempt) *int { return &a.StatusCode }),
+	durationCol("duration_ms", func(a *Attempt) *time.Duration { return &a.Duration }),
+	textCol("error", func(a *Attempt) *string { return &a.Error }),
+	textCol("response", func(a *Attempt) *string { return &a.Response }),
+)
+
+var inbounds = newTable("inbound_messages",
+	textCol("id", func(in *Inbound) *string { return &in.ID }),
+	textCol("account_id", func(in *Inbound) *string { return &in.AccountID }),
+	enumCol("env", func(in *Inbound) *domain.Environment { return &in.Env }),
+	textCol("phone", func(in *Inbound) *string { return &in.Phone }),
+	enumCol("channel", func(in *Inbound) *domain.Channel { return &in.Channel }),
+	textCol("body", func(in *Inbound) *string { return &in.Body }),
+	textCol("campaign_id", func(in *Inbound) *string { return &in.CampaignID }),
+	textCol("provider", func(in *Inbound) *string { return &in.Provider }),
+	timeCol("received_at", func(in *Inbound) *time.Time { return &in.ReceivedAt }),
+)
+
 // Attempt is one try at delivering an event.
 type Attempt struct {
 	ID          string
@@ -147,19 +169,18 @@ func (s *Store) RecordAttempts(ctx context.Context, owner string, outs []Attempt
 		return nil
 	}
 	return s.Write(ctx, func(tx *Tx) error {
-		const cols = 7
+		cols := len(attempts.cols)
 		for start := 0; start < len(outs); start += 500 {
 			chunk := outs[start:min(start+500, len(outs))]
 			var b strings.Builder
-			b.WriteString(`INSERT INTO webhook_attempts (id, event_id, attempted_at, status_code, duration_ms, error, response) VALUES `)
+			b.WriteString(`INSERT INTO webhook_attempts (` + attempts.list + `) VALUES `)
 			args := make([]any, 0, len(chunk)*cols)
-			for i, o := range chunk {
+			for i := range chunk {
 				if i > 0 {
 					b.WriteString(", ")
 				}
 				b.WriteString("(" + tx.s.placeholders(i*cols+1, cols) + ")")
-				a := o.Attempt
-				args = append(args, a.ID, a.EventID, ms(a.AttemptedAt), a.StatusCode, a.Duration.Milliseconds(), a.Error, a.Response)
+				args = attempts.args(&chunk[i].Attempt, args)
 			}
 			if _, err := tx.exec(ctx, b.String(), args...); err != nil {
 				return fmt.Errorf("insert attempts: %w", err)
@@ -220,23 +241,8 @@ func (s *Store) PendingEvents(ctx context.Context) (int, error) {
 
 // Attempts lists an event's delivery attempts, oldest first.
 func (s *Store) Attempts(ctx context.Context, eventID string) ([]Attempt, error) {
-	rows, err := s.rquery(ctx, `SELECT id, event_id, attempted_at, status_code, duration_ms, error, response
-		FROM webhook_attempts WHERE event_id = $1 ORDER BY `+s.seq(), eventID)
-	if err != nil {
-		return nil, fmt.Errorf("attempts: %w", err)
-	}
-	defer rows.Close()
-	var out []Attempt
-	for rows.Next() {
-		var a Attempt
-		var at, dur int64
-		if err := rows.Scan(&a.ID, &a.EventID, &at, &a.StatusCode, &dur, &a.Error, &a.Response); err != nil {
-			return nil, fmt.Errorf("attempts: %w", err)
-		}
-		a.AttemptedAt, a.Duration = time.UnixMilli(at).UTC(), time.Duration(dur)*time.Millisecond
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return attempts.scanAll(s.rquery(ctx, `SELECT `+attempts.list+` FROM webhook_attempts WHERE event_id = $1
+		ORDER BY `+s.seq(), eventID))
 }
 
 // Redeliver queues an event of an account again, whatever its state.
@@ -261,9 +267,7 @@ type Inbound struct {
 
 // InsertInbound records a reply, in the caller's transaction.
 func (tx *Tx) InsertInbound(ctx context.Context, in Inbound) error {
-	_, err := tx.exec(ctx, `INSERT INTO inbound_messages (id, account_id, env, phone, channel, body, campaign_id,
-		provider, received_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, in.ID, in.AccountID, in.Env, in.Phone,
-		in.Channel, in.Body, in.CampaignID, in.Provider, ms(in.ReceivedAt))
+	_, err := tx.exec(ctx, inbounds.insert(tx.s), inbounds.args(&in, nil)...)
 	if err != nil {
 		return fmt.Errorf("insert inbound: %w", err)
 	}

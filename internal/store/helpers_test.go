@@ -67,8 +67,8 @@ func creditAccount(ctx context.Context, st *store.Store, accountID string, amoun
 }
 
 // newCampaign returns an unsaved campaign of n messages.
-func newCampaign(acc store.Account, env domain.Environment, created time.Time, n int) store.Campaign {
-	return store.Campaign{
+func newCampaign(acc store.Account, env domain.Environment, created time.Time, n int) domain.Campaign {
+	return domain.Campaign{
 		ID: id.New(id.Campaign, created), AccountID: acc.ID, KeyID: "key_test", Env: env, Type: domain.SMS,
 		CallbackURL: "https://hooks.example.com/cb", Total: n, CreatedAt: created,
 	}
@@ -77,8 +77,8 @@ func newCampaign(acc store.Account, env domain.Environment, created time.Time, n
 // newMessage returns an unsaved message of c that waits for dispatch from
 // its creation time. Its id is made from created, so messages made at
 // increasing times sort in that order.
-func newMessage(c store.Campaign, to string, charged int64, created time.Time) store.Message {
-	return store.Message{
+func newMessage(c domain.Campaign, to string, charged int64, created time.Time) domain.Message {
+	return domain.Message{
 		ID: id.New(id.Message, created), CampaignID: c.ID, AccountID: c.AccountID, Env: c.Env, To: to,
 		CountryCode: "ES", Type: domain.SMS, Channel: domain.SMS, Body: "hello", Status: domain.Sending, Segments: 1,
 		Encoding: "GSM7", Credits: charged, Charged: charged, CallbackURL: c.CallbackURL,
@@ -87,7 +87,7 @@ func newMessage(c store.Campaign, to string, charged int64, created time.Time) s
 }
 
 // insertMessages writes messages (and their campaign) without charging.
-func insertMessages(t *testing.T, st *store.Store, c store.Campaign, msgs ...store.Message) {
+func insertMessages(t *testing.T, st *store.Store, c domain.Campaign, msgs ...domain.Message) {
 	t.Helper()
 	for i := range msgs {
 		msgs[i].Charged = 0
@@ -136,7 +136,7 @@ func wantErr(t *testing.T, what string, got, want error) {
 }
 
 // ids lists the ids of messages.
-func ids(msgs []store.Message) []string {
+func ids(msgs []domain.Message) []string {
 	out := make([]string, len(msgs))
 	for i, m := range msgs {
 		out[i] = m.ID

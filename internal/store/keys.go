@@ -22,26 +22,21 @@ type APIKey struct {
 	RevokedAt  time.Time
 }
 
-const keyCols = `k.id, k.account_id, k.env, k.prefix, k.hash, k.name, k.created_at, k.last_used_at, k.revoked_at`
-
-func scanKey(row interface{ Scan(...any) error }, extra ...any) (APIKey, error) {
-	var k APIKey
-	var created, used, revoked sql.NullInt64
-	dest := append([]any{&k.ID, &k.AccountID, enumScanner[domain.Environment]{&k.Env}, &k.Prefix, &k.Hash, &k.Name, &created, &used, &revoked}, extra...)
-	if err := row.Scan(dest...); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return k, ErrNotFound
-		}
-		return k, fmt.Errorf("scan key: %w", err)
-	}
-	k.CreatedAt, k.LastUsedAt, k.RevokedAt = fromMS(created), fromMS(used), fromMS(revoked)
-	return k, nil
-}
+var keys = newTable("api_keys",
+	textCol("id", func(k *APIKey) *string { return &k.ID }),
+	textCol("account_id", func(k *APIKey) *string { return &k.AccountID }),
+	enumCol("env", func(k *APIKey) *domain.Environment { return &k.Env }),
+	textCol("prefix", func(k *APIKey) *string { return &k.Prefix }),
+	textCol("hash", func(k *APIKey) *string { return &k.Hash }),
+	textCol("name", func(k *APIKey) *string { return &k.Name }),
+	timeCol("created_at", func(k *APIKey) *time.Time { return &k.CreatedAt }),
+	timeCol("last_used_at", func(k *APIKey) *time.Time { return &k.LastUsedAt }),
+	timeCol("revoked_at", func(k *APIKey) *time.Time { return &k.RevokedAt }),
+)
 
 // CreateKey stores a new key.
 func (s *Store) CreateKey(ctx context.Context, k APIKey) error {
-	_, err := s.wexec(ctx, `INSERT INTO api_keys (id, account_id, env, prefix, hash, name, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, k.ID, k.AccountID, k.Env, k.Prefix, k.Hash, k.Name, ms(k.CreatedAt))
+	_, err := s.wexec(ctx, keys.insert(s), keys.args(&k, nil)...)
 	if err != nil {
 		return fmt.Errorf("create key: %w", err)
 	}
@@ -51,42 +46,24 @@ func (s *Store) CreateKey(ctx context.Context, k APIKey) error {
 // KeyByHash finds an active or revoked key by its hash, with its account, in
 // one read: authentication happens on every request.
 func (s *Store) KeyByHash(ctx context.Context, hash string) (APIKey, Account, error) {
-	row := s.rqueryRow(ctx, `SELECT `+keyCols+`, `+prefixed("a.", accountCols)+`
+	row := s.rqueryRow(ctx, `SELECT `+prefixed("k.", keys.list)+`, `+prefixed("a.", accounts.list)+`
 		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1`, hash)
+	var k APIKey
 	var a Account
-	var balUpd, rotated, created sql.NullInt64
-	var fallback int
-	var allow string
-	k, err := scanKey(row, &a.ID, &a.Name, &a.Tier, &a.Currency, &a.CountryCode, &a.Balance, &balUpd,
-		&a.WebhookSecret, &a.WebhookSecretPrev, &rotated, &a.Limits.TierRPM, &a.Limits.SendRPM,
-		&a.Limits.StatusRPM, &a.Limits.MediaRPM, &a.WAQualityTier, &fallback, &allow, &a.Prices, &created)
-	if err != nil {
-		return k, a, err
+	err := row.Scan(accounts.dests(&a, keys.dests(&k, nil))...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return k, a, ErrNotFound
 	}
-	a.BalanceUpdatedAt, a.SecretRotatedAt, a.CreatedAt = fromMS(balUpd), fromMS(rotated), fromMS(created)
-	a.RCSFallback = fallback != 0
-	if allow != "" {
-		a.IPAllowlist = splitComma(allow)
+	if err != nil {
+		return k, a, fmt.Errorf("scan key: %w", err)
 	}
 	return k, a, nil
 }
 
 // Keys lists an account's keys, newest first.
 func (s *Store) Keys(ctx context.Context, accountID string) ([]APIKey, error) {
-	rows, err := s.rquery(ctx, `SELECT `+keyCols+` FROM api_keys k WHERE k.account_id = $1 ORDER BY k.`+s.seq()+` DESC`, accountID)
-	if err != nil {
-		return nil, fmt.Errorf("list keys: %w", err)
-	}
-	defer rows.Close()
-	var out []APIKey
-	for rows.Next() {
-		k, err := scanKey(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, k)
-	}
-	return out, rows.Err()
+	return keys.scanAll(s.rquery(ctx, `SELECT `+keys.list+` FROM api_keys WHERE account_id = $1 ORDER BY `+s.seq()+` DESC`,
+		accountID))
 }
 
 // RevokeKey marks a key revoked; it stops working at once.

@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -20,21 +18,15 @@ type Media struct {
 	CreatedAt time.Time
 }
 
-const mediaCols = `id, account_id, sha256, mime, size, kind, created_at`
-
-func scanMedia(row interface{ Scan(...any) error }) (Media, error) {
-	var m Media
-	var created sql.NullInt64
-	err := row.Scan(&m.ID, &m.AccountID, &m.SHA256, &m.MIME, &m.Size, &m.Kind, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return m, ErrNotFound
-	}
-	if err != nil {
-		return m, fmt.Errorf("scan media: %w", err)
-	}
-	m.CreatedAt = fromMS(created)
-	return m, nil
-}
+var mediaFiles = newTable("media",
+	textCol("id", func(m *Media) *string { return &m.ID }),
+	textCol("account_id", func(m *Media) *string { return &m.AccountID }),
+	textCol("sha256", func(m *Media) *string { return &m.SHA256 }),
+	textCol("mime", func(m *Media) *string { return &m.MIME }),
+	int64Col("size", func(m *Media) *int64 { return &m.Size }),
+	textCol("kind", func(m *Media) *string { return &m.Kind }),
+	timeCol("created_at", func(m *Media) *time.Time { return &m.CreatedAt }),
+)
 
 // SaveMedia records m unless the account already has a file with the same
 // SHA-256, and returns the row that is stored: m itself, or the earlier
@@ -42,18 +34,16 @@ func scanMedia(row interface{ Scan(...any) error }) (Media, error) {
 func (s *Store) SaveMedia(ctx context.Context, m Media) (Media, error) {
 	// ON CONFLICT DO NOTHING means the same on both dialects, and a
 	// concurrent upload of the same file cannot fail on the unique key.
-	_, err := s.wexec(ctx, `INSERT INTO media (`+mediaCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7)
-		ON CONFLICT (account_id, sha256) DO NOTHING`,
-		m.ID, m.AccountID, m.SHA256, m.MIME, m.Size, m.Kind, ms(m.CreatedAt))
+	_, err := s.wexec(ctx, mediaFiles.insert(s)+` ON CONFLICT (account_id, sha256) DO NOTHING`, mediaFiles.args(&m, nil)...)
 	if err != nil {
 		return Media{}, fmt.Errorf("save media: %w", err)
 	}
 	// Read from the writer: a reader connection might not see the row yet.
-	return scanMedia(s.w.QueryRowContext(ctx, `SELECT `+mediaCols+` FROM media WHERE account_id = $1 AND sha256 = $2`,
+	return mediaFiles.scan(s.w.QueryRowContext(ctx, `SELECT `+mediaFiles.list+` FROM media WHERE account_id = $1 AND sha256 = $2`,
 		m.AccountID, m.SHA256))
 }
 
 // Media reads one of an account's files; another account's id is ErrNotFound.
 func (s *Store) Media(ctx context.Context, accountID, id string) (Media, error) {
-	return scanMedia(s.rqueryRow(ctx, `SELECT `+mediaCols+` FROM media WHERE id = $1 AND account_id = $2`, id, accountID))
+	return mediaFiles.scan(s.rqueryRow(ctx, `SELECT `+mediaFiles.list+` FROM media WHERE id = $1 AND account_id = $2`, id, accountID))
 }

@@ -11,58 +11,51 @@ import (
 	"time"
 )
 
-// Campaign and Message are the domain's entities; the store maps them to
-// rows.
-type (
-	Campaign = domain.Campaign
-	Message  = domain.Message
-)
-
 var campaigns = newTable("campaigns",
-	textCol("id", func(c *Campaign) *string { return &c.ID }),
-	textCol("account_id", func(c *Campaign) *string { return &c.AccountID }),
-	textCol("key_id", func(c *Campaign) *string { return &c.KeyID }),
-	enumCol("env", func(c *Campaign) *domain.Environment { return &c.Env }),
-	enumCol("type", func(c *Campaign) *domain.Channel { return &c.Type }),
-	textCol("callback_url", func(c *Campaign) *string { return &c.CallbackURL }),
-	intCol("total", func(c *Campaign) *int { return &c.Total }),
-	timeCol("created_at", func(c *Campaign) *time.Time { return &c.CreatedAt }),
+	textCol("id", func(c *domain.Campaign) *string { return &c.ID }),
+	textCol("account_id", func(c *domain.Campaign) *string { return &c.AccountID }),
+	textCol("key_id", func(c *domain.Campaign) *string { return &c.KeyID }),
+	enumCol("env", func(c *domain.Campaign) *domain.Environment { return &c.Env }),
+	enumCol("type", func(c *domain.Campaign) *domain.Channel { return &c.Type }),
+	textCol("callback_url", func(c *domain.Campaign) *string { return &c.CallbackURL }),
+	intCol("total", func(c *domain.Campaign) *int { return &c.Total }),
+	timeCol("created_at", func(c *domain.Campaign) *time.Time { return &c.CreatedAt }),
 )
 
 var messages = newTable("messages",
-	textCol("id", func(m *Message) *string { return &m.ID }),
-	textCol("campaign_id", func(m *Message) *string { return &m.CampaignID }),
-	textCol("account_id", func(m *Message) *string { return &m.AccountID }),
-	enumCol("env", func(m *Message) *domain.Environment { return &m.Env }),
-	textCol("to_phone", func(m *Message) *string { return &m.To }),
-	textCol("country_code", func(m *Message) *string { return &m.CountryCode }),
-	enumCol("type", func(m *Message) *domain.Channel { return &m.Type }),
-	enumCol("channel", func(m *Message) *domain.Channel { return &m.Channel }),
-	textCol("body", func(m *Message) *string { return &m.Body }),
-	contentCol("content", func(m *Message) *domain.Content { return &m.Content }),
-	enumCol("status", func(m *Message) *domain.Status { return &m.Status }),
-	intCol("segments", func(m *Message) *int { return &m.Segments }),
-	textCol("encoding", func(m *Message) *string { return &m.Encoding }),
-	int64Col("credits", func(m *Message) *int64 { return &m.Credits }),
-	int64Col("charged", func(m *Message) *int64 { return &m.Charged }),
-	textCol("provider", func(m *Message) *string { return &m.Provider }),
-	textCol("provider_ref", func(m *Message) *string { return &m.ProviderRef }),
-	textCol("error_code", func(m *Message) *string { return &m.ErrorCode }),
-	textCol("error_message", func(m *Message) *string { return &m.ErrorMessage }),
-	textCol("reference", func(m *Message) *string { return &m.Reference }),
-	textCol("callback_url", func(m *Message) *string { return &m.CallbackURL }),
-	timeCol("created_at", func(m *Message) *time.Time { return &m.CreatedAt }),
-	timeCol("updated_at", func(m *Message) *time.Time { return &m.UpdatedAt }),
-	timeCol("sent_at", func(m *Message) *time.Time { return &m.SentAt }),
-	timeCol("delivered_at", func(m *Message) *time.Time { return &m.DeliveredAt }),
-	timeCol("read_at", func(m *Message) *time.Time { return &m.ReadAt }),
-	timeCol("failed_at", func(m *Message) *time.Time { return &m.FailedAt }),
-	timeCol("canceled_at", func(m *Message) *time.Time { return &m.CanceledAt }),
-	timeCol("scheduled_at", func(m *Message) *time.Time { return &m.ScheduledAt }),
-	timeCol("expires_at", func(m *Message) *time.Time { return &m.ExpiresAt }),
-	timeCol("next_attempt_at", func(m *Message) *time.Time { return &m.NextAttemptAt }),
-	textCol("lease_owner", func(m *Message) *string { return &m.LeaseOwner }),
-	intCol("attempts", func(m *Message) *int { return &m.Attempts }),
+	textCol("id", func(m *domain.Message) *string { return &m.ID }),
+	textCol("campaign_id", func(m *domain.Message) *string { return &m.CampaignID }),
+	textCol("account_id", func(m *domain.Message) *string { return &m.AccountID }),
+	enumCol("env", func(m *domain.Message) *domain.Environment { return &m.Env }),
+	textCol("to_phone", func(m *domain.Message) *string { return &m.To }),
+	textCol("country_code", func(m *domain.Message) *string { return &m.CountryCode }),
+	enumCol("type", func(m *domain.Message) *domain.Channel { return &m.Type }),
+	enumCol("channel", func(m *domain.Message) *domain.Channel { return &m.Channel }),
+	textCol("body", func(m *domain.Message) *string { return &m.Body }),
+	contentCol("content", func(m *domain.Message) *domain.Content { return &m.Content }),
+	enumCol("status", func(m *domain.Message) *domain.Status { return &m.Status }),
+	intCol("segments", func(m *domain.Message) *int { return &m.Segments }),
+	textCol("encoding", func(m *domain.Message) *string { return &m.Encoding }),
+	int64Col("credits", func(m *domain.Message) *int64 { return &m.Credits }),
+	int64Col("charged", func(m *domain.Message) *int64 { return &m.Charged }),
+	textCol("provider", func(m *domain.Message) *string { return &m.Provider }),
+	textCol("provider_ref", func(m *domain.Message) *string { return &m.ProviderRef }),
+	textCol("error_code", func(m *domain.Message) *string { return &m.ErrorCode }),
+	textCol("error_message", func(m *domain.Message) *string { return &m.ErrorMessage }),
+	textCol("reference", func(m *domain.Message) *string { return &m.Reference }),
+	textCol("callback_url", func(m *domain.Message) *string { return &m.CallbackURL }),
+	timeCol("created_at", func(m *domain.Message) *time.Time { return &m.CreatedAt }),
+	timeCol("updated_at", func(m *domain.Message) *time.Time { return &m.UpdatedAt }),
+	timeCol("sent_at", func(m *domain.Message) *time.Time { return &m.SentAt }),
+	timeCol("delivered_at", func(m *domain.Message) *time.Time { return &m.DeliveredAt }),
+	timeCol("read_at", func(m *domain.Message) *time.Time { return &m.ReadAt }),
+	timeCol("failed_at", func(m *domain.Message) *time.Time { return &m.FailedAt }),
+	timeCol("canceled_at", func(m *domain.Message) *time.Time { return &m.CanceledAt }),
+	timeCol("scheduled_at", func(m *domain.Message) *time.Time { return &m.ScheduledAt }),
+	timeCol("expires_at", func(m *domain.Message) *time.Time { return &m.ExpiresAt }),
+	timeCol("next_attempt_at", func(m *domain.Message) *time.Time { return &m.NextAttemptAt }),
+	textCol("lease_owner", func(m *domain.Message) *string { return &m.LeaseOwner }),
+	intCol("attempts", func(m *domain.Message) *int { return &m.Attempts }),
 )
 
 // messageCols is the column list of every message read.
@@ -79,7 +72,7 @@ type Idempotency struct {
 }
 
 // InsertCampaign writes a campaign, in the caller's transaction.
-func (tx *Tx) InsertCampaign(ctx context.Context, c Campaign) error {
+func (tx *Tx) InsertCampaign(ctx context.Context, c domain.Campaign) error {
 	if _, err := tx.exec(ctx, `INSERT INTO campaigns (`+campaigns.list+`) VALUES (`+tx.s.placeholders(1, len(campaigns.cols))+`)`,
 		campaigns.args(&c, nil)...); err != nil {
 		return fmt.Errorf("insert campaign: %w", err)
@@ -157,7 +150,7 @@ func (s *Store) DeleteIdempotencyBefore(ctx context.Context, t time.Time) (int64
 }
 
 // InsertMessages writes messages, in the caller's transaction.
-func (tx *Tx) InsertMessages(ctx context.Context, msgs []Message) error {
+func (tx *Tx) InsertMessages(ctx context.Context, msgs []domain.Message) error {
 	const chunkSize = 400 // 400 × 33 parameters stays under SQLite's 32766
 	n := len(messages.cols)
 	for start := 0; start < len(msgs); start += chunkSize {
@@ -179,14 +172,14 @@ func (tx *Tx) InsertMessages(ctx context.Context, msgs []Message) error {
 	return nil
 }
 
-// Message reads one message of an account.
-func (s *Store) Message(ctx context.Context, accountID, messageID string) (Message, error) {
+// domain.Message reads one message of an account.
+func (s *Store) Message(ctx context.Context, accountID, messageID string) (domain.Message, error) {
 	return messages.scan(s.rqueryRow(ctx, `SELECT `+messageCols+` FROM messages WHERE id = $1 AND account_id = $2`,
 		messageID, accountID))
 }
 
-// Campaign reads one campaign of an account.
-func (s *Store) Campaign(ctx context.Context, accountID, campaignID string) (Campaign, error) {
+// domain.Campaign reads one campaign of an account.
+func (s *Store) Campaign(ctx context.Context, accountID, campaignID string) (domain.Campaign, error) {
 	return campaigns.scan(s.rqueryRow(ctx, `SELECT `+campaigns.list+` FROM campaigns WHERE id = $1 AND account_id = $2`,
 		campaignID, accountID))
 }
@@ -212,7 +205,7 @@ func (s *Store) CampaignCounts(ctx context.Context, campaignID string) (map[doma
 
 // CampaignMessages pages through a campaign's messages in id order, after
 // the given id.
-func (s *Store) CampaignMessages(ctx context.Context, campaignID, after string, limit int) ([]Message, error) {
+func (s *Store) CampaignMessages(ctx context.Context, campaignID, after string, limit int) ([]domain.Message, error) {
 	return messages.scanAll(s.rquery(ctx, `SELECT `+messageCols+` FROM messages
 		WHERE campaign_id = $1 AND id > $2 ORDER BY id LIMIT $3`, campaignID, after, limit))
 }
@@ -230,7 +223,7 @@ type MessageFilter struct {
 }
 
 // SearchMessages lists an account's messages, newest first.
-func (s *Store) SearchMessages(ctx context.Context, f MessageFilter) ([]Message, error) {
+func (s *Store) SearchMessages(ctx context.Context, f MessageFilter) ([]domain.Message, error) {
 	query := `SELECT ` + messageCols + ` FROM messages WHERE account_id = $1`
 	args := []any{f.AccountID}
 	add := func(cond string, v any) {
@@ -269,12 +262,12 @@ func (s *Store) SearchMessages(ctx context.Context, f MessageFilter) ([]Message,
 // ClaimDue leases up to limit messages that are due for dispatch. The lease
 // is expressed by moving next_attempt_at to the end of the lease: if the
 // owner dies, the message becomes due again without any rescue job.
-func (s *Store) ClaimDue(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]Message, error) {
+func (s *Store) ClaimDue(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]domain.Message, error) {
 	lock := ""
 	if s.dialect == Postgres {
 		lock = " FOR UPDATE SKIP LOCKED"
 	}
-	var out []Message
+	var out []domain.Message
 	err := s.Write(ctx, func(tx *Tx) error {
 		var err error
 		out, err = messages.scanAll(tx.query(ctx, `UPDATE messages SET lease_owner = $1, next_attempt_at = $2,
@@ -288,8 +281,8 @@ func (s *Store) ClaimDue(ctx context.Context, owner string, now time.Time, lease
 
 // LockMessages reads messages for an update in this transaction, in id
 // order (a fixed lock order keeps concurrent batches free of deadlocks).
-func (tx *Tx) LockMessages(ctx context.Context, ids []string) (map[string]Message, error) {
-	out := make(map[string]Message, len(ids))
+func (tx *Tx) LockMessages(ctx context.Context, ids []string) (map[string]domain.Message, error) {
+	out := make(map[string]domain.Message, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
@@ -349,7 +342,7 @@ func (tx *Tx) MessageIDsByProviderRef(ctx context.Context, provider string, refs
 // UpdateMessages writes many messages' mutable fields in one statement per
 // chunk (UPDATE … FROM VALUES): on PostgreSQL a statement per message
 // would cost a network round trip each.
-func (tx *Tx) UpdateMessages(ctx context.Context, msgs []Message) error {
+func (tx *Tx) UpdateMessages(ctx context.Context, msgs []domain.Message) error {
 	const cols = 20
 	for start := 0; start < len(msgs); start += 200 {
 		chunk := msgs[start:min(start+200, len(msgs))]
@@ -434,7 +427,7 @@ func (s *Store) ExpiredMessageIDs(ctx context.Context, now time.Time, limit int)
 // to finish their story.
 // Numbers ending in skipSuffix are left out (the simulator's "never
 // answers" numbers would otherwise fill every page).
-func (s *Store) StaleMessages(ctx context.Context, provider string, before time.Time, skipSuffix string, limit int) ([]Message, error) {
+func (s *Store) StaleMessages(ctx context.Context, provider string, before time.Time, skipSuffix string, limit int) ([]domain.Message, error) {
 	// An empty suffix skips nothing; as a pattern ("%") it would skip all.
 	skip, args := "", []any{provider, ms(before), limit}
 	if skipSuffix != "" {
@@ -448,7 +441,7 @@ func (s *Store) StaleMessages(ctx context.Context, provider string, before time.
 
 // LatestMessageTo finds the newest message an account sent to a phone in an
 // environment since a time: replies are routed to its campaign.
-func (s *Store) LatestMessageTo(ctx context.Context, accountID string, env domain.Environment, phone string, since time.Time) (Message, error) {
+func (s *Store) LatestMessageTo(ctx context.Context, accountID string, env domain.Environment, phone string, since time.Time) (domain.Message, error) {
 	return messages.scan(s.rqueryRow(ctx, `SELECT `+messageCols+` FROM messages WHERE account_id = $1 AND to_phone = $2
 		AND env = $3 AND created_at >= $4 ORDER BY `+s.seq()+` DESC LIMIT 1`, accountID, phone, string(env), ms(since)))
 }
@@ -471,6 +464,6 @@ func (s *Store) ids(ctx context.Context, query string, args ...any) ([]string, e
 }
 
 // MessageByID reads a message whatever its account (internal callers only).
-func (s *Store) MessageByID(ctx context.Context, messageID string) (Message, error) {
+func (s *Store) MessageByID(ctx context.Context, messageID string) (domain.Message, error) {
 	return messages.scan(s.rqueryRow(ctx, `SELECT `+messageCols+` FROM messages WHERE id = $1`, messageID))
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/store"
 	"msgsvc/internal/store/storetest"
 )
@@ -18,7 +19,7 @@ func TestClaimDue(t *testing.T) {
 		ctx := context.Background()
 		acc := newAccount(t, st, 0)
 		c := newCampaign(acc, "live", at(-time.Hour), 7)
-		msg := func(i int, next time.Time) store.Message {
+		msg := func(i int, next time.Time) domain.Message {
 			m := newMessage(c, fmt.Sprintf("3461000000%d", i), 0, at(-time.Hour+time.Duration(i)*time.Millisecond))
 			m.NextAttemptAt = next
 			return m
@@ -32,7 +33,7 @@ func TestClaimDue(t *testing.T) {
 		muchLater.ScheduledAt = at(2 * time.Hour)
 		idle := msg(6, time.Time{})
 		idle.Status = "SENT"
-		all := []store.Message{due1, due2, due3, dueNow, later, muchLater, idle}
+		all := []domain.Message{due1, due2, due3, dueNow, later, muchLater, idle}
 		insertMessages(t, st, c, all...)
 
 		attempts := map[string]int{}
@@ -45,15 +46,15 @@ func TestClaimDue(t *testing.T) {
 			owner string
 			now   time.Time
 			limit int
-			want  []store.Message
+			want  []domain.Message
 		}{
-			{"limit takes the longest waiting", "a", t0, 3, []store.Message{due1, due2, due3}},
-			{"due exactly now", "a", t0, 100, []store.Message{dueNow}},
+			{"limit takes the longest waiting", "a", t0, 3, []domain.Message{due1, due2, due3}},
+			{"due exactly now", "a", t0, 100, []domain.Message{dueNow}},
 			{"leased messages are not due for another owner", "b", t0, 100, nil},
 			{"nor a millisecond before the lease ends", "b", t0.Add(lease - time.Millisecond), 100, nil},
-			{"claimable again once the lease passed", "b", t0.Add(lease), 100, []store.Message{due1, due2, due3, dueNow}},
-			{"scheduled messages when their time comes", "c", at(time.Hour), 100, []store.Message{due1, due2, due3, dueNow, later}},
-			{"everything due, never the idle one", "d", at(3 * time.Hour), 100, []store.Message{due1, due2, due3, dueNow, later, muchLater}},
+			{"claimable again once the lease passed", "b", t0.Add(lease), 100, []domain.Message{due1, due2, due3, dueNow}},
+			{"scheduled messages when their time comes", "c", at(time.Hour), 100, []domain.Message{due1, due2, due3, dueNow, later}},
+			{"everything due, never the idle one", "d", at(3 * time.Hour), 100, []domain.Message{due1, due2, due3, dueNow, later, muchLater}},
 		}
 		for _, s := range steps {
 			got, err := st.ClaimDue(ctx, s.owner, s.now, lease, s.limit)
@@ -90,10 +91,10 @@ func TestClaimDueConcurrentOwners(t *testing.T) {
 		acc := newAccount(t, st, 0)
 		// Campaigns of 25: one multi-row INSERT of 200 messages costs
 		// seconds on SQLite under -race (see insertMessages' chunk size).
-		var msgs []store.Message
+		var msgs []domain.Message
 		for len(msgs) < total {
 			c := newCampaign(acc, "live", at(-time.Hour+time.Duration(len(msgs))*time.Millisecond), 25)
-			batch := make([]store.Message, 25)
+			batch := make([]domain.Message, 25)
 			for i := range batch {
 				n := len(msgs) + i
 				batch[i] = newMessage(c, fmt.Sprintf("3462%07d", n), 0, at(-time.Hour+time.Duration(n)*time.Millisecond))
@@ -102,7 +103,7 @@ func TestClaimDueConcurrentOwners(t *testing.T) {
 			msgs = append(msgs, batch...)
 		}
 
-		claimed := make([][]store.Message, owners)
+		claimed := make([][]domain.Message, owners)
 		errs := make([]error, owners)
 		var wg sync.WaitGroup
 		for o := 0; o < owners; o++ {
@@ -153,7 +154,7 @@ func TestClaimDueConcurrentOwners(t *testing.T) {
 	})
 }
 
-func sortedIDs(msgs []store.Message) []string {
+func sortedIDs(msgs []domain.Message) []string {
 	out := ids(msgs)
 	sort.Strings(out)
 	if len(out) == 0 {

@@ -19,10 +19,10 @@ const (
 // readFixture is a small message history shared by the read tests.
 type readFixture struct {
 	acc, other store.Account
-	a, b, o    store.Campaign
-	m          []store.Message // campaign a, one minute apart from t0
-	n          []store.Message // campaign b, from t0+10m
-	o0         store.Message   // the other account's
+	a, b, o    domain.Campaign
+	m          []domain.Message // campaign a, one minute apart from t0
+	n          []domain.Message // campaign b, from t0+10m
+	o0         domain.Message   // the other account's
 }
 
 func newReadFixture(t *testing.T, st *store.Store) readFixture {
@@ -62,7 +62,7 @@ func TestMessageAndCampaignReads(t *testing.T) {
 		f := newReadFixture(t, st)
 		msgs := []struct {
 			name, account, id string
-			want              *store.Message
+			want              *domain.Message
 		}{
 			{"own message", f.acc.ID, f.m[2].ID, &f.m[2]},
 			{"other account's message", f.other.ID, f.m[2].ID, nil},
@@ -78,7 +78,7 @@ func TestMessageAndCampaignReads(t *testing.T) {
 		}
 		camps := []struct {
 			name, account, id string
-			want              *store.Campaign
+			want              *domain.Campaign
 		}{
 			{"own campaign", f.acc.ID, f.a.ID, &f.a},
 			{"other account's campaign", f.other.ID, f.a.ID, nil},
@@ -141,17 +141,17 @@ func TestSearchMessages(t *testing.T) {
 		tests := []struct {
 			name   string
 			filter store.MessageFilter
-			want   []store.Message
+			want   []domain.Message
 		}{
-			{"all, newest first", store.MessageFilter{}, []store.Message{n[1], n[0], m[4], m[3], m[2], m[1], m[0]}},
-			{"phone", store.MessageFilter{Phone: phoneA}, []store.Message{m[1], m[0]}},
-			{"status", store.MessageFilter{Status: "SENDING"}, []store.Message{n[1], m[4], m[0]}},
-			{"campaign", store.MessageFilter{CampaignID: f.b.ID}, []store.Message{n[1], n[0]}},
+			{"all, newest first", store.MessageFilter{}, []domain.Message{n[1], n[0], m[4], m[3], m[2], m[1], m[0]}},
+			{"phone", store.MessageFilter{Phone: phoneA}, []domain.Message{m[1], m[0]}},
+			{"status", store.MessageFilter{Status: "SENDING"}, []domain.Message{n[1], m[4], m[0]}},
+			{"campaign", store.MessageFilter{CampaignID: f.b.ID}, []domain.Message{n[1], n[0]}},
 			{"from inclusive, to exclusive", store.MessageFilter{From: at(2 * time.Minute), To: at(4 * time.Minute)},
-				[]store.Message{m[3], m[2]}},
-			{"cursor and limit", store.MessageFilter{Before: m[3].ID, Limit: 2}, []store.Message{m[2], m[1]}},
-			{"limit over the maximum falls back to the default", store.MessageFilter{Limit: 5000}, []store.Message{n[1], n[0], m[4], m[3], m[2], m[1], m[0]}},
-			{"filters combine", store.MessageFilter{Phone: phoneB, Status: "SENT"}, []store.Message{n[0]}},
+				[]domain.Message{m[3], m[2]}},
+			{"cursor and limit", store.MessageFilter{Before: m[3].ID, Limit: 2}, []domain.Message{m[2], m[1]}},
+			{"limit over the maximum falls back to the default", store.MessageFilter{Limit: 5000}, []domain.Message{n[1], n[0], m[4], m[3], m[2], m[1], m[0]}},
+			{"filters combine", store.MessageFilter{Phone: phoneB, Status: "SENT"}, []domain.Message{n[0]}},
 			{"no match", store.MessageFilter{Phone: "34999999999"}, nil},
 		}
 		for _, tc := range tests {
@@ -214,7 +214,7 @@ func TestStaleMessages(t *testing.T) {
 		ctx := context.Background()
 		acc := newAccount(t, st, 0)
 		c := newCampaign(acc, "live", t0, 7)
-		mk := func(i int, status domain.Status, channel domain.Channel, provider, phone string, updated time.Duration) store.Message {
+		mk := func(i int, status domain.Status, channel domain.Channel, provider, phone string, updated time.Duration) domain.Message {
 			m := newMessage(c, phone, 0, at(time.Duration(i)*time.Millisecond))
 			m.Status, m.Channel, m.Type, m.Provider, m.UpdatedAt = status, channel, channel, provider, at(updated)
 			return m
@@ -231,13 +231,13 @@ func TestStaleMessages(t *testing.T) {
 		tests := []struct {
 			name, skip string
 			limit      int
-			want       []store.Message
+			want       []domain.Message
 		}{
 			{"open SENT and DELIVERED with read receipts, oldest change first", "0005", 100,
-				[]store.Message{deliveredWA, sentSMS}},
-			{"limit", "0005", 1, []store.Message{deliveredWA}},
-			{"another suffix", "0001", 100, []store.Message{deliveredWA, silent}},
-			{"no suffix skips nothing", "", 100, []store.Message{deliveredWA, sentSMS, silent}},
+				[]domain.Message{deliveredWA, sentSMS}},
+			{"limit", "0005", 1, []domain.Message{deliveredWA}},
+			{"another suffix", "0001", 100, []domain.Message{deliveredWA, silent}},
+			{"no suffix skips nothing", "", 100, []domain.Message{deliveredWA, sentSMS, silent}},
 		}
 		for _, tc := range tests {
 			got, err := st.StaleMessages(ctx, "sim", at(time.Hour), tc.skip, tc.limit)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -43,14 +44,23 @@ func (t table[T]) args(v *T, out []any) []any {
 	return out
 }
 
+// dests returns where each column of a row goes in v, in column order.
+func (t table[T]) dests(v *T, out []any) []any {
+	for _, c := range t.cols {
+		out = append(out, c.dest(v))
+	}
+	return out
+}
+
+// insert is the INSERT statement of one row with every column.
+func (t table[T]) insert(s *Store) string {
+	return `INSERT INTO ` + t.name + ` (` + t.list + `) VALUES (` + s.placeholders(1, len(t.cols)) + `)`
+}
+
 // scan reads one row selected with t.list; no row is ErrNotFound.
 func (t table[T]) scan(row interface{ Scan(...any) error }) (T, error) {
 	var v T
-	dest := make([]any, len(t.cols))
-	for i, c := range t.cols {
-		dest[i] = c.dest(&v)
-	}
-	err := row.Scan(dest...)
+	err := row.Scan(t.dests(&v, make([]any, 0, len(t.cols)))...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return v, ErrNotFound
 	}
@@ -94,8 +104,20 @@ func int64Col[T any](name string, f func(*T) *int64) column[T] {
 	return column[T]{name, func(v *T) any { return *f(v) }, func(v *T) any { return f(v) }}
 }
 
+// boolCol stores a bool as 0 or 1 (SQLite has no boolean type).
 func boolCol[T any](name string, f func(*T) *bool) column[T] {
-	return column[T]{name, func(v *T) any { return boolInt(*f(v)) }, func(v *T) any { return f(v) }}
+	return column[T]{name, func(v *T) any { return boolInt(*f(v)) }, func(v *T) any { return boolScanner{f(v)} }}
+}
+
+type boolScanner struct{ p *bool }
+
+func (s boolScanner) Scan(src any) error {
+	var v sql.NullInt64
+	if err := v.Scan(src); err != nil {
+		return err
+	}
+	*s.p = v.Int64 != 0
+	return nil
 }
 
 // timeCol stores a time as Unix milliseconds; the zero time is NULL.
@@ -103,9 +125,76 @@ func timeCol[T any](name string, f func(*T) *time.Time) column[T] {
 	return column[T]{name, func(v *T) any { return nullMS(*f(v)) }, func(v *T) any { return msScanner{f(v)} }}
 }
 
+// msCol stores a time as Unix milliseconds in a NOT NULL column; the zero
+// time is 0.
+func msCol[T any](name string, f func(*T) *time.Time) column[T] {
+	return column[T]{name, func(v *T) any {
+		if f(v).IsZero() {
+			return int64(0)
+		}
+		return ms(*f(v))
+	}, func(v *T) any { return msScanner{f(v)} }}
+}
+
+// durationCol stores a duration as whole milliseconds.
+func durationCol[T any](name string, f func(*T) *time.Duration) column[T] {
+	return column[T]{name, func(v *T) any { return f(v).Milliseconds() }, func(v *T) any { return durationScanner{f(v)} }}
+}
+
+type durationScanner struct{ d *time.Duration }
+
+func (s durationScanner) Scan(src any) error {
+	var v sql.NullInt64
+	if err := v.Scan(src); err != nil {
+		return err
+	}
+	*s.d = time.Duration(v.Int64) * time.Millisecond
+	return nil
+}
+
 // enumCol stores a typed string (status, channel, environment) as text.
 func enumCol[T any, E ~string](name string, f func(*T) *E) column[T] {
 	return column[T]{name, func(v *T) any { return string(*f(v)) }, func(v *T) any { return enumScanner[E]{f(v)} }}
+}
+
+// listCol stores a list of strings as one comma-separated text.
+func listCol[T any](name string, f func(*T) *[]string) column[T] {
+	return column[T]{name, func(v *T) any { return strings.Join(*f(v), ",") }, func(v *T) any { return listScanner{f(v)} }}
+}
+
+type listScanner struct{ p *[]string }
+
+func (s listScanner) Scan(src any) error {
+	var v sql.NullString
+	if err := v.Scan(src); err != nil {
+		return err
+	}
+	*s.p = splitComma(v.String)
+	return nil
+}
+
+// jsonCol stores a value as JSON text.
+func jsonCol[T, V any](name string, f func(*T) *V) column[T] {
+	return column[T]{name, func(v *T) any {
+		b, err := json.Marshal(f(v))
+		if err != nil {
+			panic(fmt.Sprintf("store %s: %v", name, err)) // only plain data is stored this way
+		}
+		return string(b)
+	}, func(v *T) any { return jsonScanner[V]{f(v)} }}
+}
+
+type jsonScanner[V any] struct{ p *V }
+
+func (s jsonScanner[V]) Scan(src any) error {
+	var v sql.NullString
+	if err := v.Scan(src); err != nil {
+		return err
+	}
+	if !v.Valid || v.String == "" {
+		return nil
+	}
+	return json.Unmarshal([]byte(v.String), s.p)
 }
 
 type msScanner struct{ t *time.Time }

@@ -2,9 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -23,39 +20,24 @@ type Template struct {
 	CreatedAt  time.Time
 }
 
-const templateCols = `account_id, name, language, category, status, body, parameters, created_at`
-
-func scanTemplate(row interface{ Scan(...any) error }) (Template, error) {
-	var t Template
-	var params string
-	var created sql.NullInt64
-	err := row.Scan(&t.AccountID, &t.Name, &t.Language, &t.Category, &t.Status, &t.Body, &params, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return t, ErrNotFound
-	}
-	if err != nil {
-		return t, fmt.Errorf("scan template: %w", err)
-	}
-	if err := json.Unmarshal([]byte(params), &t.Parameters); err != nil {
-		return t, fmt.Errorf("template %s/%s parameters: %w", t.Name, t.Language, err)
-	}
-	t.CreatedAt = fromMS(created)
-	return t, nil
-}
+var templates = newTable("templates",
+	textCol("account_id", func(t *Template) *string { return &t.AccountID }),
+	textCol("name", func(t *Template) *string { return &t.Name }),
+	textCol("language", func(t *Template) *string { return &t.Language }),
+	textCol("category", func(t *Template) *string { return &t.Category }),
+	textCol("status", func(t *Template) *string { return &t.Status }),
+	textCol("body", func(t *Template) *string { return &t.Body }),
+	jsonCol("parameters", func(t *Template) *[]string { return &t.Parameters }),
+	timeCol("created_at", func(t *Template) *time.Time { return &t.CreatedAt }),
+)
 
 // CreateTemplate stores a template; a taken (name, language) in the same
 // account is ErrConflict.
 func (s *Store) CreateTemplate(ctx context.Context, t Template) error {
-	params := t.Parameters
-	if params == nil {
-		params = []string{}
+	if t.Parameters == nil {
+		t.Parameters = []string{}
 	}
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return fmt.Errorf("create template: %w", err)
-	}
-	_, err = s.wexec(ctx, `INSERT INTO templates (`+templateCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		t.AccountID, t.Name, t.Language, t.Category, t.Status, t.Body, string(raw), ms(t.CreatedAt))
+	_, err := s.wexec(ctx, templates.insert(s), templates.args(&t, nil)...)
 	if err != nil {
 		if isUniqueViolation(err) {
 			return ErrConflict
@@ -67,24 +49,15 @@ func (s *Store) CreateTemplate(ctx context.Context, t Template) error {
 
 // Template reads one template of an account.
 func (s *Store) Template(ctx context.Context, accountID, name, language string) (Template, error) {
-	return scanTemplate(s.rqueryRow(ctx, `SELECT `+templateCols+` FROM templates
+	return templates.scan(s.rqueryRow(ctx, `SELECT `+templates.list+` FROM templates
 		WHERE account_id = $1 AND name = $2 AND language = $3`, accountID, name, language))
 }
 
 // Templates lists an account's templates by name, then language.
 func (s *Store) Templates(ctx context.Context, accountID string) ([]Template, error) {
-	rows, err := s.rquery(ctx, `SELECT `+templateCols+` FROM templates WHERE account_id = $1`, accountID)
+	out, err := templates.scanAll(s.rquery(ctx, `SELECT `+templates.list+` FROM templates WHERE account_id = $1`, accountID))
 	if err != nil {
-		return nil, fmt.Errorf("list templates: %w", err)
-	}
-	defer rows.Close()
-	var out []Template
-	for rows.Next() {
-		t, err := scanTemplate(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
+		return nil, err
 	}
 	// Sorted here rather than in SQL: PostgreSQL's collation would order
 	// "_" differently from SQLite's byte order.
@@ -94,5 +67,5 @@ func (s *Store) Templates(ctx context.Context, accountID string) ([]Template, er
 		}
 		return out[i].Language < out[j].Language
 	})
-	return out, rows.Err()
+	return out, nil
 }

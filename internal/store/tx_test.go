@@ -38,7 +38,7 @@ func TestUpdateMessageRoundTrip(t *testing.T) {
 		immutable := cleared
 		immutable.Body, immutable.To, immutable.ExpiresAt, immutable.ScheduledAt = "changed", "34999", at(time.Minute), at(time.Minute)
 
-		truncate := func(m store.Message) store.Message {
+		truncate := func(m domain.Message) domain.Message {
 			for _, p := range []*time.Time{&m.UpdatedAt, &m.SentAt, &m.DeliveredAt, &m.ReadAt, &m.FailedAt, &m.CanceledAt, &m.NextAttemptAt} {
 				if !p.IsZero() {
 					*p = p.Truncate(time.Millisecond)
@@ -48,15 +48,15 @@ func TestUpdateMessageRoundTrip(t *testing.T) {
 		}
 		tests := []struct {
 			name string
-			in   store.Message
-			want store.Message
+			in   domain.Message
+			want domain.Message
 		}{
 			{"every mutable field", full, truncate(full)},
 			{"timestamps cleared", cleared, truncate(cleared)},
 			{"immutable fields ignored", immutable, truncate(cleared)},
 		}
 		for _, tc := range tests {
-			write(t, st, func(ctx context.Context, tx *store.Tx) error { return tx.UpdateMessages(ctx, []store.Message{tc.in}) })
+			write(t, st, func(ctx context.Context, tx *store.Tx) error { return tx.UpdateMessages(ctx, []domain.Message{tc.in}) })
 			got, err := st.MessageByID(ctx, orig.ID)
 			if err != nil {
 				t.Fatal(err)
@@ -72,7 +72,7 @@ func TestLockAndProviderRefs(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
 		acc := newAccount(t, st, 0)
 		c := newCampaign(acc, "live", t0, 4)
-		var msgs []store.Message
+		var msgs []domain.Message
 		for i, p := range []struct{ provider, ref string }{{"smpp-a", "r1"}, {"smpp-a", "r2"}, {"smpp-b", "r1"}, {"smpp-a", ""}} {
 			m := newMessage(c, fmt.Sprintf("3460000000%d", i), 0, at(time.Duration(i)*time.Millisecond))
 			m.Provider, m.ProviderRef = p.provider, p.ref
@@ -137,7 +137,7 @@ func TestRefund(t *testing.T) {
 		ctx := context.Background()
 		acc := newAccount(t, st, 10*credit)
 		c := newCampaign(acc, "live", t0, 2)
-		msgs := []store.Message{newMessage(c, "34600000000", 2*credit, t0), newMessage(c, "34600000001", 2*credit, t0)}
+		msgs := []domain.Message{newMessage(c, "34600000000", 2*credit, t0), newMessage(c, "34600000001", 2*credit, t0)}
 		write(t, st, func(ctx context.Context, tx *store.Tx) error {
 			return ledger.Reserve(ctx, tx, acc.ID, c.ID, []ledger.Charge{{MessageID: msgs[0].ID, Amount: 2 * credit},
 				{MessageID: msgs[1].ID, Amount: 2 * credit}}, t0)

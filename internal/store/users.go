@@ -19,10 +19,27 @@ type User struct {
 	CreatedAt    time.Time
 }
 
+var users = newTable("users",
+	textCol("id", func(u *User) *string { return &u.ID }),
+	textCol("account_id", func(u *User) *string { return &u.AccountID }),
+	textCol("email", func(u *User) *string { return &u.Email }),
+	textCol("role", func(u *User) *string { return &u.Role }),
+	textCol("password_hash", func(u *User) *string { return &u.PasswordHash }),
+	timeCol("created_at", func(u *User) *time.Time { return &u.CreatedAt }),
+)
+
+var sessions = newTable("sessions",
+	textCol("token_hash", func(s *Session) *string { return &s.TokenHash }),
+	textCol("user_id", func(s *Session) *string { return &s.UserID }),
+	timeCol("created_at", func(s *Session) *time.Time { return &s.CreatedAt }),
+	timeCol("last_seen_at", func(s *Session) *time.Time { return &s.LastSeenAt }),
+	timeCol("expires_at", func(s *Session) *time.Time { return &s.ExpiresAt }),
+)
+
 // CreateUser stores a user; a taken email is ErrConflict.
 func (s *Store) CreateUser(ctx context.Context, u User) error {
-	_, err := s.wexec(ctx, `INSERT INTO users (id, account_id, email, role, password_hash, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, u.ID, u.AccountID, strings.ToLower(u.Email), u.Role, u.PasswordHash, ms(u.CreatedAt))
+	u.Email = strings.ToLower(u.Email)
+	_, err := s.wexec(ctx, users.insert(s), users.args(&u, nil)...)
 	if err != nil {
 		if isUniqueViolation(err) {
 			return ErrConflict
@@ -34,22 +51,7 @@ func (s *Store) CreateUser(ctx context.Context, u User) error {
 
 // UserByEmail finds a user by email, case-insensitively.
 func (s *Store) UserByEmail(ctx context.Context, email string) (User, error) {
-	return scanUser(s.rqueryRow(ctx, `SELECT id, account_id, email, role, password_hash, created_at FROM users
-		WHERE email = $1`, strings.ToLower(email)))
-}
-
-func scanUser(row *sql.Row) (User, error) {
-	var u User
-	var at int64
-	err := row.Scan(&u.ID, &u.AccountID, &u.Email, &u.Role, &u.PasswordHash, &at)
-	if errors.Is(err, sql.ErrNoRows) {
-		return u, ErrNotFound
-	}
-	if err != nil {
-		return u, fmt.Errorf("scan user: %w", err)
-	}
-	u.CreatedAt = time.UnixMilli(at).UTC()
-	return u, nil
+	return users.scan(s.rqueryRow(ctx, `SELECT `+users.list+` FROM users WHERE email = $1`, strings.ToLower(email)))
 }
 
 // Session is a panel login.
@@ -63,8 +65,7 @@ type Session struct {
 
 // CreateSession stores a new session.
 func (s *Store) CreateSession(ctx context.Context, ss Session) error {
-	_, err := s.wexec(ctx, `INSERT INTO sessions (token_hash, user_id, created_at, last_seen_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5)`, ss.TokenHash, ss.UserID, ms(ss.CreatedAt), ms(ss.LastSeenAt), ms(ss.ExpiresAt))
+	_, err := s.wexec(ctx, sessions.insert(s), sessions.args(&ss, nil)...)
 	if err != nil {
 		return fmt.Errorf("create session: %w", err)
 	}
@@ -75,19 +76,15 @@ func (s *Store) CreateSession(ctx context.Context, ss Session) error {
 func (s *Store) SessionUser(ctx context.Context, tokenHash string) (Session, User, error) {
 	var ss Session
 	var u User
-	var created, seen, expires, ucreated int64
-	err := s.rqueryRow(ctx, `SELECT s.token_hash, s.user_id, s.created_at, s.last_seen_at, s.expires_at,
-		u.id, u.account_id, u.email, u.role, u.password_hash, u.created_at
+	err := s.rqueryRow(ctx, `SELECT `+prefixed("s.", sessions.list)+`, `+prefixed("u.", users.list)+`
 		FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1`, tokenHash).
-		Scan(&ss.TokenHash, &ss.UserID, &created, &seen, &expires, &u.ID, &u.AccountID, &u.Email, &u.Role, &u.PasswordHash, &ucreated)
+		Scan(users.dests(&u, sessions.dests(&ss, nil))...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ss, u, ErrNotFound
 	}
 	if err != nil {
 		return ss, u, fmt.Errorf("read session: %w", err)
 	}
-	ss.CreatedAt, ss.LastSeenAt, ss.ExpiresAt = time.UnixMilli(created).UTC(), time.UnixMilli(seen).UTC(), time.UnixMilli(expires).UTC()
-	u.CreatedAt = time.UnixMilli(ucreated).UTC()
 	return ss, u, nil
 }
 

@@ -14,7 +14,6 @@ import (
 
 	"msgsvc/internal/domain"
 	"msgsvc/internal/provider"
-	"msgsvc/internal/store"
 )
 
 // Name is the provider name the simulator reports in webhooks.
@@ -32,7 +31,7 @@ const (
 // Stale is what recovery reads: messages this simulator took but whose
 // story did not finish, because the process stopped in between.
 type Stale interface {
-	StaleMessages(ctx context.Context, provider string, before time.Time, skipSuffix string, limit int) ([]store.Message, error)
+	StaleMessages(ctx context.Context, provider string, before time.Time, skipSuffix string, limit int) ([]domain.Message, error)
 }
 
 // Config sets up a Simulator.
