@@ -195,7 +195,7 @@ func (s *Store) CampaignCounts(ctx context.Context, campaignID string) (map[doma
 	for rows.Next() {
 		var st domain.Status
 		var n int
-		if err := rows.Scan(enumScanner[domain.Status]{&st}, &n); err != nil {
+		if err := rows.Scan(&st, &n); err != nil {
 			return nil, fmt.Errorf("campaign counts: %w", err)
 		}
 		out[st] = n

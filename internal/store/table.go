@@ -106,23 +106,27 @@ func int64Col[T any](name string, f func(*T) *int64) column[T] {
 
 // boolCol stores a bool as 0 or 1 (SQLite has no boolean type).
 func boolCol[T any](name string, f func(*T) *bool) column[T] {
-	return column[T]{name, func(v *T) any { return boolInt(*f(v)) }, func(v *T) any { return boolScanner{f(v)} }}
+	return column[T]{name, func(v *T) any { return boolInt(*f(v)) }, func(v *T) any { return (*intBool)(f(v)) }}
 }
 
-type boolScanner struct{ p *bool }
+// The scanners below are pointer types converted from the field's own
+// pointer, so handing one to Scan allocates nothing: a row of messages has
+// seventeen such columns, and rows are scanned on the hot path.
 
-func (s boolScanner) Scan(src any) error {
+type intBool bool
+
+func (p *intBool) Scan(src any) error {
 	var v sql.NullInt64
 	if err := v.Scan(src); err != nil {
 		return err
 	}
-	*s.p = v.Int64 != 0
+	*p = v.Int64 != 0
 	return nil
 }
 
 // timeCol stores a time as Unix milliseconds; the zero time is NULL.
 func timeCol[T any](name string, f func(*T) *time.Time) column[T] {
-	return column[T]{name, func(v *T) any { return nullMS(*f(v)) }, func(v *T) any { return msScanner{f(v)} }}
+	return column[T]{name, func(v *T) any { return nullMS(*f(v)) }, func(v *T) any { return (*msTime)(f(v)) }}
 }
 
 // msCol stores a time as Unix milliseconds in a NOT NULL column; the zero
@@ -133,43 +137,44 @@ func msCol[T any](name string, f func(*T) *time.Time) column[T] {
 			return int64(0)
 		}
 		return ms(*f(v))
-	}, func(v *T) any { return msScanner{f(v)} }}
+	}, func(v *T) any { return (*msTime)(f(v)) }}
 }
 
 // durationCol stores a duration as whole milliseconds.
 func durationCol[T any](name string, f func(*T) *time.Duration) column[T] {
-	return column[T]{name, func(v *T) any { return f(v).Milliseconds() }, func(v *T) any { return durationScanner{f(v)} }}
+	return column[T]{name, func(v *T) any { return f(v).Milliseconds() }, func(v *T) any { return (*msDuration)(f(v)) }}
 }
 
-type durationScanner struct{ d *time.Duration }
+type msDuration time.Duration
 
-func (s durationScanner) Scan(src any) error {
+func (p *msDuration) Scan(src any) error {
 	var v sql.NullInt64
 	if err := v.Scan(src); err != nil {
 		return err
 	}
-	*s.d = time.Duration(v.Int64) * time.Millisecond
+	*p = msDuration(time.Duration(v.Int64) * time.Millisecond)
 	return nil
 }
 
-// enumCol stores a typed string (status, channel, environment) as text.
+// enumCol stores a typed string (status, channel, environment) as text;
+// database/sql scans text into any string type.
 func enumCol[T any, E ~string](name string, f func(*T) *E) column[T] {
-	return column[T]{name, func(v *T) any { return string(*f(v)) }, func(v *T) any { return enumScanner[E]{f(v)} }}
+	return column[T]{name, func(v *T) any { return string(*f(v)) }, func(v *T) any { return f(v) }}
 }
 
 // listCol stores a list of strings as one comma-separated text.
 func listCol[T any](name string, f func(*T) *[]string) column[T] {
-	return column[T]{name, func(v *T) any { return strings.Join(*f(v), ",") }, func(v *T) any { return listScanner{f(v)} }}
+	return column[T]{name, func(v *T) any { return strings.Join(*f(v), ",") }, func(v *T) any { return (*commaList)(f(v)) }}
 }
 
-type listScanner struct{ p *[]string }
+type commaList []string
 
-func (s listScanner) Scan(src any) error {
+func (p *commaList) Scan(src any) error {
 	var v sql.NullString
 	if err := v.Scan(src); err != nil {
 		return err
 	}
-	*s.p = splitComma(v.String)
+	*p = splitComma(v.String)
 	return nil
 }
 
@@ -197,27 +202,17 @@ func (s jsonScanner[V]) Scan(src any) error {
 	return json.Unmarshal([]byte(v.String), s.p)
 }
 
-type msScanner struct{ t *time.Time }
+type msTime time.Time
 
-func (s msScanner) Scan(src any) error {
+func (p *msTime) Scan(src any) error {
 	var v sql.NullInt64
 	if err := v.Scan(src); err != nil {
 		return err
 	}
-	*s.t = fromMS(v)
+	*p = msTime(fromMS(v))
 	return nil
 }
 
-type enumScanner[E ~string] struct{ p *E }
-
-func (s enumScanner[E]) Scan(src any) error {
-	var v sql.NullString
-	if err := v.Scan(src); err != nil {
-		return err
-	}
-	*s.p = E(v.String)
-	return nil
-}
 
 // lit quotes a typed constant (a status, a channel) for the few statements
 // that must name one literally: a partial index is used only when the
@@ -230,21 +225,27 @@ func lit[E ~string](v E) string {
 // contentCol stores a message's rich content as JSON ("" for plain text)
 // and decodes it once, on the way out.
 func contentCol[T any](name string, f func(*T) *domain.Content) column[T] {
-	return column[T]{name, func(v *T) any { return f(v).Encode() }, func(v *T) any { return contentScanner{f(v)} }}
+	return column[T]{name, func(v *T) any { return f(v).Encode() }, func(v *T) any { return (*contentJSON)(f(v)) }}
 }
 
-type contentScanner struct{ c *domain.Content }
+type contentJSON domain.Content
 
-func (s contentScanner) Scan(src any) error {
-	var v sql.NullString
-	if err := v.Scan(src); err != nil {
-		return err
+func (p *contentJSON) Scan(src any) error {
+	var text string
+	switch v := src.(type) {
+	case nil:
+	case string:
+		text = v
+	case []byte:
+		text = string(v)
+	default:
+		return fmt.Errorf("content: unexpected %T", src)
 	}
-	c, err := domain.DecodeContent(v.String)
+	c, err := domain.DecodeContent(text)
 	if err != nil {
 		return err
 	}
-	*s.c = c
+	*p = contentJSON(c)
 	return nil
 }
 
