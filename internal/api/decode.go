@@ -41,6 +41,9 @@ func decodeJSON(body []byte, v any) error {
 	if len(strings.TrimSpace(string(body))) == 0 {
 		return validation("The request body is empty; send a JSON object.")
 	}
+	if err := checkStrict(body); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -110,7 +110,7 @@ func boolParam(r *http.Request, name string) (bool, error) {
 }
 
 func (s *Server) getMessage(w http.ResponseWriter, r *http.Request, c message.Caller) error {
-	m, err := s.cfg.Messages.Get(r.Context(), c.Account.ID, r.PathValue("messageId"))
+	m, err := s.cfg.Messages.Get(r.Context(), c.Scope(), r.PathValue("messageId"))
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func (s *Server) getMessage(w http.ResponseWriter, r *http.Request, c message.Ca
 }
 
 func (s *Server) cancelMessage(w http.ResponseWriter, r *http.Request, c message.Caller) error {
-	m, err := s.cfg.Messages.Cancel(r.Context(), c.Account.ID, r.PathValue("messageId"))
+	m, err := s.cfg.Messages.Cancel(r.Context(), c.Scope(), r.PathValue("messageId"))
 	if err != nil {
 		return err
 	}
@@ -144,7 +144,7 @@ func (s *Server) getCampaign(w http.ResponseWriter, r *http.Request, c message.C
 		}
 		after = string(b)
 	}
-	p, err := s.cfg.Messages.Campaign(r.Context(), c.Account.ID, r.PathValue("campaignId"), after, limit)
+	p, err := s.cfg.Messages.Campaign(r.Context(), c.Scope(), r.PathValue("campaignId"), after, limit)
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func (s *Server) getCampaign(w http.ResponseWriter, r *http.Request, c message.C
 }
 
 func (s *Server) cancelCampaign(w http.ResponseWriter, r *http.Request, c message.Caller) error {
-	ms, err := s.cfg.Messages.CancelCampaign(r.Context(), c.Account.ID, r.PathValue("campaignId"))
+	ms, err := s.cfg.Messages.CancelCampaign(r.Context(), c.Scope(), r.PathValue("campaignId"))
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -74,7 +75,8 @@ type Server struct {
 	touched sync.Map // key id -> last TouchKey time
 	known   sync.Map // addr|key id -> last Remember time
 	// patterns lists the routes, in registration order.
-	patterns []string
+	patterns   []string
+	unknownAPI http.Handler
 }
 
 // New builds the server and its route table.
@@ -129,9 +131,51 @@ func (s *Server) routes() {
 	s.integration("GET "+base+"/limits", typeNone, s.limits)
 
 	s.handle("POST /api/v1/auth/login", http.HandlerFunc(s.login))
-	s.mux.Handle("/api/v1/integration/", s.wrapAuth(typeNone, func(w http.ResponseWriter, r *http.Request, c message.Caller) error {
+	// An unknown path under the integration API asks for a key first, so
+	// that it tells nothing to a caller without one.
+	s.unknownAPI = s.wrapAuth(typeNone, func(w http.ResponseWriter, r *http.Request, c message.Caller) error {
 		return errNotFound
-	}))
+	})
+}
+
+// unmatched answers a request no route takes, as problem+json: 405 with
+// Allow when the path exists with other methods, else 404.
+func (s *Server) unmatched(w http.ResponseWriter, r *http.Request, mux http.Handler) {
+	probe := &headerProbe{header: http.Header{}}
+	mux.ServeHTTP(probe, r) // the mux's own answer: 404, or 405 with Allow
+	if probe.status == http.StatusMethodNotAllowed {
+		w.Header().Set("Allow", probe.header.Get("Allow"))
+		writeProblem(w, r, s.cfg.Log, problem("METHOD_NOT_ALLOWED",
+			"This path does not take "+r.Method+"; it takes "+probe.header.Get("Allow")+"."))
+		return
+	}
+	if strings.HasPrefix(r.URL.Path, "/api/v1/integration/") {
+		s.unknownAPI.ServeHTTP(w, r)
+		return
+	}
+	writeProblem(w, r, s.cfg.Log, problem("NOT_FOUND", "No such path; the API is described at /docs."))
+}
+
+// headerProbe records the status and headers a handler writes, and drops
+// its body.
+type headerProbe struct {
+	header http.Header
+	status int
+}
+
+func (p *headerProbe) Header() http.Header { return p.header }
+
+func (p *headerProbe) WriteHeader(code int) {
+	if p.status == 0 {
+		p.status = code
+	}
+}
+
+func (p *headerProbe) Write(b []byte) (int, error) {
+	if p.status == 0 {
+		p.status = http.StatusOK
+	}
+	return len(b), nil
 }
 
 // handle registers a route and remembers its pattern (Routes).
@@ -171,6 +215,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// ServeMux records the matched pattern on the request it serves.
 		s.metrics.observe(r.Method, r.Pattern, rec.status, time.Since(start))
 	}()
+	if h, pattern := s.mux.Handler(r); pattern == "" {
+		s.unmatched(rec, r, h)
+		return
+	}
 	s.mux.ServeHTTP(rec, r)
 }
 

@@ -222,7 +222,7 @@ func TestCommitSends(t *testing.T) {
 func checkSendWritten(t *testing.T, st *store.Store, name string, snd pendingSend, written bool) {
 	t.Helper()
 	ctx := context.Background()
-	c, err := st.Campaign(ctx, snd.campaign.AccountID, snd.campaign.ID)
+	c, err := st.Campaign(ctx, snd.campaign.AccountID, snd.campaign.Env, snd.campaign.ID)
 	if !written {
 		wantErr(t, name+": campaign", err, store.ErrNotFound)
 		for _, m := range snd.messages {
@@ -235,7 +235,7 @@ func checkSendWritten(t *testing.T, st *store.Store, name string, snd pendingSen
 		t.Errorf("%s: campaign %+v (%v), want %+v", name, c, err, snd.campaign)
 	}
 	for _, want := range snd.messages {
-		got, err := st.Message(ctx, snd.campaign.AccountID, want.ID)
+		got, err := st.Message(ctx, snd.campaign.AccountID, snd.campaign.Env, want.ID)
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: message\n got %+v (%v)\nwant %+v", name, got, err, want)
 		}

@@ -209,7 +209,7 @@ func TestRCSCapabilityAndFallback(t *testing.T) {
 			}
 			mid := f.send(t, req)
 			f.dispatch(t)
-			m, err := f.st.Message(ctx, f.caller.Account.ID, mid)
+			m, err := f.st.Message(ctx, f.caller.Account.ID, f.caller.Key.Env, mid)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -102,8 +102,8 @@ type Picker interface {
 type Store interface {
 	Writer
 	ChannelStore
-	Message(ctx context.Context, accountID, messageID string) (domain.Message, error)
-	Campaign(ctx context.Context, accountID, campaignID string) (domain.Campaign, error)
+	Message(ctx context.Context, accountID string, env domain.Environment, messageID string) (domain.Message, error)
+	Campaign(ctx context.Context, accountID string, env domain.Environment, campaignID string) (domain.Campaign, error)
 	CampaignCounts(ctx context.Context, campaignID string) (map[domain.Status]int, error)
 	CampaignMessages(ctx context.Context, campaignID, after string, limit int) ([]domain.Message, error)
 	CancelableMessageIDs(ctx context.Context, campaignID string) ([]string, error)

@@ -7,9 +7,20 @@ import (
 	"msgsvc/internal/store"
 )
 
-// Get returns one message of the account.
-func (s *Service) Get(ctx context.Context, accountID, messageID string) (domain.Message, error) {
-	return s.store.Message(ctx, accountID, messageID)
+// Scope is what a caller may see: one account's messages in one
+// environment. Test and live are separate worlds: the other environment's
+// ids are not found.
+type Scope struct {
+	AccountID string
+	Env       domain.Environment
+}
+
+// Scope is the caller's.
+func (c Caller) Scope() Scope { return Scope{AccountID: c.Account.ID, Env: c.Key.Env} }
+
+// Get returns one message of the scope.
+func (s *Service) Get(ctx context.Context, sc Scope, messageID string) (domain.Message, error) {
+	return s.store.Message(ctx, sc.AccountID, sc.Env, messageID)
 }
 
 // CampaignPage is a campaign with its counts per status and one page of its
@@ -24,8 +35,8 @@ type CampaignPage struct {
 
 // Campaign returns a campaign with its counts and a page of messages
 // after the cursor (a message id).
-func (s *Service) Campaign(ctx context.Context, accountID, campaignID, cursor string, limit int) (CampaignPage, error) {
-	c, err := s.store.Campaign(ctx, accountID, campaignID)
+func (s *Service) Campaign(ctx context.Context, sc Scope, campaignID, cursor string, limit int) (CampaignPage, error) {
+	c, err := s.store.Campaign(ctx, sc.AccountID, sc.Env, campaignID)
 	if err != nil {
 		return CampaignPage{}, err
 	}
@@ -61,8 +72,8 @@ func campaignStatus(counts map[domain.Status]int, total int) string {
 }
 
 // Cancel cancels one message that has not been handed to a provider.
-func (s *Service) Cancel(ctx context.Context, accountID, messageID string) (domain.Message, error) {
-	if _, err := s.store.Message(ctx, accountID, messageID); err != nil {
+func (s *Service) Cancel(ctx context.Context, sc Scope, messageID string) (domain.Message, error) {
+	if _, err := s.store.Message(ctx, sc.AccountID, sc.Env, messageID); err != nil {
 		return domain.Message{}, err
 	}
 	canceled, err := s.cancel(ctx, []string{messageID})
@@ -77,8 +88,8 @@ func (s *Service) Cancel(ctx context.Context, accountID, messageID string) (doma
 
 // CancelCampaign cancels every cancelable message of a campaign and
 // returns them.
-func (s *Service) CancelCampaign(ctx context.Context, accountID, campaignID string) ([]domain.Message, error) {
-	if _, err := s.store.Campaign(ctx, accountID, campaignID); err != nil {
+func (s *Service) CancelCampaign(ctx context.Context, sc Scope, campaignID string) ([]domain.Message, error) {
+	if _, err := s.store.Campaign(ctx, sc.AccountID, sc.Env, campaignID); err != nil {
 		return nil, err
 	}
 	ids, err := s.store.CancelableMessageIDs(ctx, campaignID)

@@ -51,8 +51,11 @@ type checked struct {
 // Field problems go to verr; an error is a failure of a checker.
 func (s *Service) checkContent(ctx context.Context, verr *ValidationError, caller Caller, typ domain.Channel, d Draft) (checked, error) {
 	out := checked{body: d.Text, encoding: "UTF-8", segments: 1}
-	if d.Text == "" && d.Content.Template == nil {
+	switch {
+	case d.Text == "" && d.Content.Template == nil:
 		verr.add("message", "is required")
+	case d.Text != "" && strings.TrimSpace(d.Text) == "":
+		verr.add("message", "must not be only whitespace")
 	}
 	switch typ {
 	case domain.SMS:

@@ -172,16 +172,17 @@ func (tx *Tx) InsertMessages(ctx context.Context, msgs []domain.Message) error {
 	return nil
 }
 
-// domain.Message reads one message of an account.
-func (s *Store) Message(ctx context.Context, accountID, messageID string) (domain.Message, error) {
-	return messages.scan(s.rqueryRow(ctx, `SELECT `+messageCols+` FROM messages WHERE id = $1 AND account_id = $2`,
-		messageID, accountID))
+// Message reads one message of an account's environment; another
+// account's or environment's id is ErrNotFound.
+func (s *Store) Message(ctx context.Context, accountID string, env domain.Environment, messageID string) (domain.Message, error) {
+	return messages.scan(s.rqueryRow(ctx, `SELECT `+messageCols+` FROM messages WHERE id = $1 AND account_id = $2 AND env = $3`,
+		messageID, accountID, env))
 }
 
-// domain.Campaign reads one campaign of an account.
-func (s *Store) Campaign(ctx context.Context, accountID, campaignID string) (domain.Campaign, error) {
-	return campaigns.scan(s.rqueryRow(ctx, `SELECT `+campaigns.list+` FROM campaigns WHERE id = $1 AND account_id = $2`,
-		campaignID, accountID))
+// Campaign reads one campaign of an account's environment.
+func (s *Store) Campaign(ctx context.Context, accountID string, env domain.Environment, campaignID string) (domain.Campaign, error) {
+	return campaigns.scan(s.rqueryRow(ctx, `SELECT `+campaigns.list+` FROM campaigns WHERE id = $1 AND account_id = $2 AND env = $3`,
+		campaignID, accountID, env))
 }
 
 // CampaignCounts counts a campaign's messages per status.

@@ -61,15 +61,18 @@ func TestMessageAndCampaignReads(t *testing.T) {
 		ctx := context.Background()
 		f := newReadFixture(t, st)
 		msgs := []struct {
-			name, account, id string
-			want              *domain.Message
+			name, account string
+			env           domain.Environment
+			id            string
+			want          *domain.Message
 		}{
-			{"own message", f.acc.ID, f.m[2].ID, &f.m[2]},
-			{"other account's message", f.other.ID, f.m[2].ID, nil},
-			{"unknown", f.acc.ID, "msg_missing", nil},
+			{"own message", f.acc.ID, domain.Live, f.m[2].ID, &f.m[2]},
+			{"other account's message", f.other.ID, domain.Live, f.m[2].ID, nil},
+			{"other environment's message", f.acc.ID, domain.Test, f.m[2].ID, nil},
+			{"unknown", f.acc.ID, domain.Live, "msg_missing", nil},
 		}
 		for _, tc := range msgs {
-			got, err := st.Message(ctx, tc.account, tc.id)
+			got, err := st.Message(ctx, tc.account, tc.env, tc.id)
 			if tc.want == nil {
 				wantErr(t, tc.name, err, store.ErrNotFound)
 			} else if err != nil || !reflect.DeepEqual(got, *tc.want) {
@@ -77,15 +80,18 @@ func TestMessageAndCampaignReads(t *testing.T) {
 			}
 		}
 		camps := []struct {
-			name, account, id string
-			want              *domain.Campaign
+			name, account string
+			env           domain.Environment
+			id            string
+			want          *domain.Campaign
 		}{
-			{"own campaign", f.acc.ID, f.a.ID, &f.a},
-			{"other account's campaign", f.other.ID, f.a.ID, nil},
-			{"unknown", f.acc.ID, "cmp_missing", nil},
+			{"own campaign", f.acc.ID, domain.Live, f.a.ID, &f.a},
+			{"other account's campaign", f.other.ID, domain.Live, f.a.ID, nil},
+			{"other environment's campaign", f.acc.ID, domain.Test, f.a.ID, nil},
+			{"unknown", f.acc.ID, domain.Live, "cmp_missing", nil},
 		}
 		for _, tc := range camps {
-			got, err := st.Campaign(ctx, tc.account, tc.id)
+			got, err := st.Campaign(ctx, tc.account, tc.env, tc.id)
 			if tc.want == nil {
 				wantErr(t, tc.name, err, store.ErrNotFound)
 			} else if err != nil || got != *tc.want {
