@@ -213,7 +213,6 @@ func (p *msTime) Scan(src any) error {
 	return nil
 }
 
-
 // lit quotes a typed constant (a status, a channel) for the few statements
 // that must name one literally: a partial index is used only when the
 // query repeats its predicate word for word. It is the one place where
