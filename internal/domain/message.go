@@ -23,6 +23,7 @@ type Message struct {
 	Env           Environment
 	To            string
 	CountryCode   string
+	From          string  // the sender it goes out with; "" for the route's own
 	Type          Channel // what was asked for
 	Channel       Channel // what carries it (SMS after an RCS fallback)
 	Body          string

@@ -225,7 +225,7 @@ func (d *Dispatcher) submit(ctx context.Context, p provider.Provider, msgs []dom
 		}
 		switch {
 		case res.Err == nil:
-			r.Kind, r.Ref = Accepted, res.Ref
+			r.Kind, r.Ref, r.Parts = Accepted, res.Ref, res.Parts
 		case res.Err.Temporary:
 			r.Kind, r.ErrorCode, r.ErrorMessage = Retry, res.Err.Code, res.Err.Message
 			r.RetryAt = now.Add(retryDelay(m.Attempts))

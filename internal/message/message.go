@@ -103,6 +103,11 @@ type Tx interface {
 	ReserveConversations(ctx context.Context, c *store.Conversations) error
 	ReleaseConversations(ctx context.Context, c *store.Conversations) error
 	RecordConversations(ctx context.Context, c *store.Conversations) error
+	InsertParts(ctx context.Context, ps []store.Part) error
+	PartsByRef(ctx context.Context, provider string, refs []string) (map[string]store.Part, error)
+	SetPartStatus(ctx context.Context, provider, ref string, status domain.Status) ([]store.Part, error)
+	ParkReports(ctx context.Context, rs []store.PendingReport) error
+	TakePendingReports(ctx context.Context, provider string, refs []string) ([]store.PendingReport, error)
 }
 
 // Writer runs a function in a write transaction and returns once it is

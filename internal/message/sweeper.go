@@ -10,7 +10,12 @@ import (
 type SweepStore interface {
 	ExpiredMessageIDs(ctx context.Context, now time.Time, limit int) ([]string, error)
 	DeleteIdempotencyBefore(ctx context.Context, t time.Time) (int64, error)
+	DeletePendingReportsBefore(ctx context.Context, t time.Time) (int64, error)
 }
+
+// PendingReportRetention is how long a report for a provider id that no
+// message carries is kept, waiting for the answer to its submission.
+const PendingReportRetention = 72 * time.Hour
 
 // IdempotencyRetention is how long idempotency keys are remembered (the
 // contract asks for at least 72 hours).
@@ -44,6 +49,9 @@ func (s *Sweeper) Run(ctx context.Context) {
 			lastCleanup = now
 			if _, err := s.Store.DeleteIdempotencyBefore(ctx, now.Add(-IdempotencyRetention)); err != nil && ctx.Err() == nil {
 				s.Log.Error("clean idempotency keys", "err", err)
+			}
+			if _, err := s.Store.DeletePendingReportsBefore(ctx, now.Add(-PendingReportRetention)); err != nil && ctx.Err() == nil {
+				s.Log.Error("clean pending reports", "err", err)
 			}
 		}
 		select {

@@ -40,6 +40,7 @@ type Report struct {
 	MessageID    string
 	Provider     string
 	Ref          string        // the provider's id; finds the message when MessageID is empty
+	Parts        []string      // Accepted: the provider's id of every part, when it took the message in several
 	Status       domain.Status // for Progress
 	ErrorCode    string
 	ErrorMessage string
@@ -190,14 +191,13 @@ func (t *Tracker) deliver(ctx context.Context, evs []store.Event, lease eventLea
 // applyReports applies reports inside tx and returns the webhook events it
 // queued, written under lease (when one is given).
 func applyReports(ctx context.Context, tx Tx, reports []Report, now time.Time, lease eventLease) ([]store.Event, error) {
-	if err := resolveRefs(ctx, tx, reports); err != nil {
+	reports, err := resolveRefs(ctx, tx, reports, now)
+	if err != nil {
 		return nil, err
 	}
 	ids := make([]string, 0, len(reports))
 	for _, r := range reports {
-		if r.MessageID != "" {
-			ids = append(ids, r.MessageID)
-		}
+		ids = append(ids, r.MessageID)
 	}
 	msgs, err := tx.LockMessages(ctx, ids)
 	if err != nil {
@@ -208,7 +208,7 @@ func applyReports(ctx context.Context, tx Tx, reports []Report, now time.Time, l
 	for _, r := range reports {
 		m, ok := msgs[r.MessageID]
 		if !ok {
-			continue // unknown reference: a late report for a purged message
+			continue // unknown message: a late report for a purged one
 		}
 		at := r.At
 		if at.IsZero() {
@@ -235,32 +235,145 @@ func applyReports(ctx context.Context, tx Tx, reports []Report, now time.Time, l
 	if err := tx.InsertEvents(ctx, events); err != nil {
 		return nil, err
 	}
-	return events, nil
+	later, err := recordRefs(ctx, tx, reports, changed)
+	if err != nil || len(later) == 0 {
+		return events, err
+	}
+	// Receipts that overtook these submissions' answers, now that the ids
+	// are known. They name no new ids, so this goes one level deep.
+	more, err := applyReports(ctx, tx, later, now, lease)
+	return append(events, more...), err
 }
 
-// resolveRefs fills in the message id of reports that name only the
-// provider's reference.
-func resolveRefs(ctx context.Context, tx Tx, reports []Report) error {
-	byRef := map[string][]string{}
+// resolveRefs fills in the message of reports that name only the
+// provider's id. A receipt for one part of a long message becomes a report
+// for the whole message once its parts decide it; a report for an id that
+// no message carries yet is parked until the answer to its submission
+// records the id. Reports left without a message are dropped from the
+// result.
+func resolveRefs(ctx context.Context, tx Tx, reports []Report, now time.Time) ([]Report, error) {
+	byProvider := map[string][]string{}
 	for _, r := range reports {
 		if r.MessageID == "" && r.Ref != "" {
-			byRef[r.Provider] = append(byRef[r.Provider], r.Ref)
+			byProvider[r.Provider] = append(byProvider[r.Provider], r.Ref)
 		}
 	}
-	refs := map[string]map[string]string{}
-	for p, rs := range byRef {
-		m, err := tx.MessageIDsByProviderRef(ctx, p, rs)
+	if len(byProvider) == 0 {
+		return reports, nil
+	}
+	partsOf := map[string]map[string]store.Part{}
+	ids := map[string]map[string]string{}
+	for p, refs := range byProvider {
+		var err error
+		if partsOf[p], err = tx.PartsByRef(ctx, p, refs); err != nil {
+			return nil, err
+		}
+		if ids[p], err = tx.MessageIDsByProviderRef(ctx, p, refs); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]Report, 0, len(reports))
+	var park []store.PendingReport
+	for _, r := range reports {
+		if r.MessageID != "" || r.Ref == "" {
+			out = append(out, r)
+			continue
+		}
+		if part, ok := partsOf[r.Provider][r.Ref]; ok {
+			whole, decided, err := partReport(ctx, tx, r, part)
+			if err != nil {
+				return nil, err
+			}
+			if decided {
+				out = append(out, whole)
+			}
+			continue
+		}
+		if mid := ids[r.Provider][r.Ref]; mid != "" {
+			r.MessageID = mid
+			out = append(out, r)
+			continue
+		}
+		if r.Kind == Progress {
+			park = append(park, store.PendingReport{Provider: r.Provider, Ref: r.Ref, Status: r.Status, ErrorCode: r.ErrorCode,
+				ErrorMessage: r.ErrorMessage, ReportedAt: orNow(r.At, now), ReceivedAt: now})
+		}
+	}
+	return out, tx.ParkReports(ctx, park)
+}
+
+// partReport records a receipt for one part and says what it means for the
+// message: DELIVERED once every part is, FAILED as soon as one part fails;
+// anything else decides nothing yet.
+func partReport(ctx context.Context, tx Tx, r Report, part store.Part) (Report, bool, error) {
+	status := r.Status
+	if status == domain.Read {
+		status = domain.Delivered
+	}
+	all, err := tx.SetPartStatus(ctx, r.Provider, r.Ref, status)
+	if err != nil {
+		return Report{}, false, err
+	}
+	r.MessageID, r.Ref = part.MessageID, ""
+	switch status {
+	case domain.Failed:
+		return r, true, nil
+	case domain.Delivered:
+		for _, p := range all {
+			if p.Status != domain.Delivered {
+				return Report{}, false, nil
+			}
+		}
+		return r, len(all) == part.Parts, nil
+	}
+	return r, true, nil
+}
+
+// recordRefs records the parts of messages that providers took in several
+// pieces, and takes the reports parked for the ids the accepted reports
+// name.
+func recordRefs(ctx context.Context, tx Tx, reports []Report, changed map[string]bool) ([]Report, error) {
+	var ps []store.Part
+	byProvider := map[string][]string{}
+	for _, r := range reports {
+		if r.Kind != Accepted || !changed[r.MessageID] {
+			continue
+		}
+		if r.Ref != "" {
+			byProvider[r.Provider] = append(byProvider[r.Provider], r.Ref)
+		}
+		if len(r.Parts) < 2 {
+			continue
+		}
+		for i, ref := range r.Parts {
+			ps = append(ps, store.Part{Provider: r.Provider, Ref: ref, MessageID: r.MessageID, Part: i + 1, Parts: len(r.Parts)})
+			if i > 0 {
+				byProvider[r.Provider] = append(byProvider[r.Provider], ref)
+			}
+		}
+	}
+	if err := tx.InsertParts(ctx, ps); err != nil {
+		return nil, err
+	}
+	var later []Report
+	for p, refs := range byProvider {
+		parked, err := tx.TakePendingReports(ctx, p, refs)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		refs[p] = m
-	}
-	for i := range reports {
-		if reports[i].MessageID == "" {
-			reports[i].MessageID = refs[reports[i].Provider][reports[i].Ref]
+		for _, pr := range parked {
+			later = append(later, Report{Kind: Progress, Provider: p, Ref: pr.Ref, Status: pr.Status, ErrorCode: pr.ErrorCode,
+				ErrorMessage: pr.ErrorMessage, At: pr.ReportedAt})
 		}
 	}
-	return nil
+	return later, nil
+}
+
+func orNow(t, now time.Time) time.Time {
+	if t.IsZero() {
+		return now
+	}
+	return t
 }
 
 // statusEvents are the delivery_status webhooks of the steps a message

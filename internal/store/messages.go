@@ -29,6 +29,7 @@ var messages = newTable("messages",
 	enumCol("env", func(m *domain.Message) *domain.Environment { return &m.Env }),
 	textCol("to_phone", func(m *domain.Message) *string { return &m.To }),
 	textCol("country_code", func(m *domain.Message) *string { return &m.CountryCode }),
+	textCol("from_addr", func(m *domain.Message) *string { return &m.From }),
 	enumCol("type", func(m *domain.Message) *domain.Channel { return &m.Type }),
 	enumCol("channel", func(m *domain.Message) *domain.Channel { return &m.Channel }),
 	textCol("body", func(m *domain.Message) *string { return &m.Body }),
@@ -151,7 +152,7 @@ func (s *Store) DeleteIdempotencyBefore(ctx context.Context, t time.Time) (int64
 
 // InsertMessages writes messages, in the caller's transaction.
 func (tx *Tx) InsertMessages(ctx context.Context, msgs []domain.Message) error {
-	const chunkSize = 400 // 400 × 33 parameters stays under SQLite's 32766
+	const chunkSize = 400 // 400 × 34 parameters stays under SQLite's 32766
 	n := len(messages.cols)
 	for start := 0; start < len(msgs); start += chunkSize {
 		chunk := msgs[start:min(start+chunkSize, len(msgs))]

@@ -1,0 +1,172 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"msgsvc/internal/domain"
+)
+
+// Part is one piece of a message a provider took in several (an SMPP
+// segment), named by the provider's id for it.
+type Part struct {
+	Provider  string
+	Ref       string
+	MessageID string
+	Part      int // 1-based
+	Parts     int
+	Status    domain.Status // "" until a receipt names it
+}
+
+var parts = newTable("message_parts",
+	textCol("provider", func(p *Part) *string { return &p.Provider }),
+	textCol("ref", func(p *Part) *string { return &p.Ref }),
+	textCol("message_id", func(p *Part) *string { return &p.MessageID }),
+	intCol("part", func(p *Part) *int { return &p.Part }),
+	intCol("parts", func(p *Part) *int { return &p.Parts }),
+	enumCol("status", func(p *Part) *domain.Status { return &p.Status }),
+)
+
+// InsertParts records the parts of messages, in the caller's transaction.
+// A part already recorded (a resubmission) keeps its row.
+func (tx *Tx) InsertParts(ctx context.Context, ps []Part) error {
+	cols := len(parts.cols)
+	for start := 0; start < len(ps); start += 500 {
+		chunk := ps[start:min(start+500, len(ps))]
+		var b strings.Builder
+		b.WriteString(`INSERT INTO message_parts (` + parts.list + `) VALUES `)
+		args := make([]any, 0, len(chunk)*cols)
+		for i := range chunk {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(" + tx.s.placeholders(i*cols+1, cols) + ")")
+			args = parts.args(&chunk[i], args)
+		}
+		b.WriteString(` ON CONFLICT (provider, ref) DO NOTHING`)
+		if _, err := tx.exec(ctx, b.String(), args...); err != nil {
+			return fmt.Errorf("insert parts: %w", err)
+		}
+	}
+	return nil
+}
+
+// PartsByRef finds the parts a provider's ids name, by id.
+func (tx *Tx) PartsByRef(ctx context.Context, provider string, refs []string) (map[string]Part, error) {
+	out := map[string]Part{}
+	for start := 0; start < len(refs); start += 500 {
+		chunk := refs[start:min(start+500, len(refs))]
+		args := make([]any, 0, len(chunk)+1)
+		args = append(args, provider)
+		for _, r := range chunk {
+			args = append(args, r)
+		}
+		ps, err := parts.scanAll(tx.query(ctx, `SELECT `+parts.list+` FROM message_parts WHERE provider = $1 AND ref IN (`+
+			tx.s.placeholders(2, len(chunk))+`)`, args...))
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			out[p.Ref] = p
+		}
+	}
+	return out, nil
+}
+
+// SetPartStatus records a receipt for one part and returns every part of
+// its message as they now stand.
+func (tx *Tx) SetPartStatus(ctx context.Context, provider, ref string, status domain.Status) ([]Part, error) {
+	var messageID string
+	err := tx.queryRow(ctx, `UPDATE message_parts SET status = $3 WHERE provider = $1 AND ref = $2 RETURNING message_id`,
+		provider, ref, status).Scan(&messageID)
+	if err != nil {
+		return nil, fmt.Errorf("set part status: %w", err)
+	}
+	return parts.scanAll(tx.query(ctx, `SELECT `+parts.list+` FROM message_parts WHERE message_id = $1 ORDER BY part`, messageID))
+}
+
+// PendingReport is a report for a provider id that no message carried
+// when it arrived.
+type PendingReport struct {
+	Provider     string
+	Ref          string
+	Status       domain.Status
+	ErrorCode    string
+	ErrorMessage string
+	ReportedAt   time.Time
+	ReceivedAt   time.Time
+}
+
+var pendingReports = newTable("pending_reports",
+	textCol("provider", func(p *PendingReport) *string { return &p.Provider }),
+	textCol("ref", func(p *PendingReport) *string { return &p.Ref }),
+	enumCol("status", func(p *PendingReport) *domain.Status { return &p.Status }),
+	textCol("error_code", func(p *PendingReport) *string { return &p.ErrorCode }),
+	textCol("error_message", func(p *PendingReport) *string { return &p.ErrorMessage }),
+	timeCol("reported_at", func(p *PendingReport) *time.Time { return &p.ReportedAt }),
+	timeCol("received_at", func(p *PendingReport) *time.Time { return &p.ReceivedAt }),
+)
+
+// ParkReports keeps reports whose provider id is not known yet, in the
+// caller's transaction. The same report twice is kept once.
+func (tx *Tx) ParkReports(ctx context.Context, rs []PendingReport) error {
+	cols := len(pendingReports.cols)
+	for start := 0; start < len(rs); start += 500 {
+		chunk := rs[start:min(start+500, len(rs))]
+		var b strings.Builder
+		b.WriteString(`INSERT INTO pending_reports (` + pendingReports.list + `) VALUES `)
+		args := make([]any, 0, len(chunk)*cols)
+		for i := range chunk {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(" + tx.s.placeholders(i*cols+1, cols) + ")")
+			args = pendingReports.args(&chunk[i], args)
+		}
+		b.WriteString(` ON CONFLICT (provider, ref, status) DO NOTHING`)
+		if _, err := tx.exec(ctx, b.String(), args...); err != nil {
+			return fmt.Errorf("park reports: %w", err)
+		}
+	}
+	return nil
+}
+
+// TakePendingReports removes and returns the parked reports for these
+// provider ids, oldest first.
+func (tx *Tx) TakePendingReports(ctx context.Context, provider string, refs []string) ([]PendingReport, error) {
+	var out []PendingReport
+	for start := 0; start < len(refs); start += 500 {
+		chunk := refs[start:min(start+500, len(refs))]
+		args := make([]any, 0, len(chunk)+1)
+		args = append(args, provider)
+		for _, r := range chunk {
+			args = append(args, r)
+		}
+		in := tx.s.placeholders(2, len(chunk))
+		rs, err := pendingReports.scanAll(tx.query(ctx, `SELECT `+pendingReports.list+` FROM pending_reports
+			WHERE provider = $1 AND ref IN (`+in+`) ORDER BY reported_at`, args...))
+		if err != nil {
+			return nil, err
+		}
+		if len(rs) == 0 {
+			continue
+		}
+		if _, err := tx.exec(ctx, `DELETE FROM pending_reports WHERE provider = $1 AND ref IN (`+in+`)`, args...); err != nil {
+			return nil, fmt.Errorf("take pending reports: %w", err)
+		}
+		out = append(out, rs...)
+	}
+	return out, nil
+}
+
+// DeletePendingReportsBefore drops parked reports received before t: their
+// submission's answer never came.
+func (s *Store) DeletePendingReportsBefore(ctx context.Context, t time.Time) (int64, error) {
+	res, err := s.wexec(ctx, `DELETE FROM pending_reports WHERE received_at < $1`, ms(t))
+	if err != nil {
+		return 0, fmt.Errorf("delete pending reports: %w", err)
+	}
+	return res.RowsAffected()
+}

@@ -1,0 +1,68 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"msgsvc/internal/domain"
+)
+
+// Sender is an approved sender of an account on a channel: an alphanumeric
+// sender ID or a number (SMS), a business number (WhatsApp), an agent (RCS).
+type Sender struct {
+	ID        string
+	AccountID string
+	Channel   domain.Channel
+	Value     string
+	Default   bool
+	CreatedAt time.Time
+}
+
+var senders = newTable("senders",
+	textCol("id", func(s *Sender) *string { return &s.ID }),
+	textCol("account_id", func(s *Sender) *string { return &s.AccountID }),
+	enumCol("channel", func(s *Sender) *domain.Channel { return &s.Channel }),
+	textCol("value", func(s *Sender) *string { return &s.Value }),
+	boolCol("is_default", func(s *Sender) *bool { return &s.Default }),
+	timeCol("created_at", func(s *Sender) *time.Time { return &s.CreatedAt }),
+)
+
+// AddSender approves a sender; when it is the default, any other default of
+// the account's channel stops being one. A value the account already has on
+// that channel is ErrConflict.
+func (s *Store) AddSender(ctx context.Context, in Sender) error {
+	return s.Write(ctx, func(tx *Tx) error {
+		if in.Default {
+			if _, err := tx.exec(ctx, `UPDATE senders SET is_default = 0 WHERE account_id = $1 AND channel = $2`,
+				in.AccountID, in.Channel); err != nil {
+				return fmt.Errorf("add sender: %w", err)
+			}
+		}
+		if _, err := tx.exec(ctx, senders.insert(s), senders.args(&in, nil)...); err != nil {
+			if isUniqueViolation(err) {
+				return ErrConflict
+			}
+			return fmt.Errorf("add sender: %w", err)
+		}
+		return nil
+	})
+}
+
+// RemoveSender withdraws a sender of an account.
+func (s *Store) RemoveSender(ctx context.Context, accountID, id string) error {
+	res, err := s.wexec(ctx, `DELETE FROM senders WHERE id = $1 AND account_id = $2`, id, accountID)
+	return affectedOne(res, err, "remove sender")
+}
+
+// Senders lists an account's senders by channel, then value.
+func (s *Store) Senders(ctx context.Context, accountID string) ([]Sender, error) {
+	return senders.scanAll(s.rquery(ctx, `SELECT `+senders.list+` FROM senders WHERE account_id = $1
+		ORDER BY channel, value`, accountID))
+}
+
+// SenderOwners lists the accounts that have a value as an approved sender
+// on a channel: an inbound message sent to that value belongs to them.
+func (s *Store) SenderOwners(ctx context.Context, channel domain.Channel, value string) ([]string, error) {
+	return s.ids(ctx, `SELECT account_id FROM senders WHERE channel = $1 AND value = $2 ORDER BY account_id`, channel, value)
+}
