@@ -1,0 +1,93 @@
+package routing
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"msgsvc/internal/domain"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+// The example shipped in the repository must stay valid.
+func TestExampleFile(t *testing.T) {
+	secrets := env(map[string]string{"CARRIER_A_PASSWORD": "a", "CARRIER_B_PASSWORD": "b", "WHATSAPP_TOKEN": "t",
+		"WHATSAPP_APP_SECRET": "s", "WHATSAPP_VERIFY_TOKEN": "v", "RBM_CLIENT_TOKEN": "c"})
+	c, err := Load("../../msgsvc.example.yaml", secrets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Providers) != 4 || len(c.Routes) != 4 || c.Providers[0].SMPP.Password != "a" || c.Providers[0].line != 11 {
+		t.Fatalf("example read as %+v", c)
+	}
+	if u := c.Unrouted(); len(u) != 0 {
+		t.Fatalf("unrouted %v", u)
+	}
+}
+
+func TestProblemsNameLineAndKey(t *testing.T) {
+	cases := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"unknown key", "providers:\n  - name: a\n    type: smpp\n    smpp:\n      adr: x:1\n", []string{"line 5", "adr"}},
+		{"wrong type", "providers:\n  - name: a\n    type: smpp\n    smpp:\n      window: many\n", []string{"line 5"}},
+		{"unknown provider in a route", "providers:\n  - name: a\n    type: smpp\n    smpp: {addr: 'h:1', systemId: s}\n" +
+			"routes:\n  - channel: sms\n    primary: b\n", []string{"cfg.yaml:6", "routes[0].primary", `no provider is named "b"`}},
+		{"provider of another channel", "providers:\n  - name: a\n    type: smpp\n    smpp: {addr: 'h:1', systemId: s}\n" +
+			"routes:\n  - channel: RCS\n    primary: a\n", []string{"routes[0].primary", "does not carry RCS"}},
+		{"bad calling code", "providers:\n  - name: a\n    type: smpp\n    smpp: {addr: 'h:1', systemId: s}\n" +
+			"routes:\n  - channel: SMS\n    countries: ['0044']\n    primary: a\n", []string{"routes[0].countries[0]"}},
+		{"missing secret", "providers:\n  - name: a\n    type: smpp\n    smpp: {addr: 'h:1', systemId: s, password: '${NOPE}'}\n",
+			[]string{"cfg.yaml:4", "${NOPE} is not set"}},
+		{"missing block", "providers:\n  - name: w\n    type: whatsapp\n", []string{"cfg.yaml:2", "providers[0].whatsapp"}},
+		{"unknown type", "providers:\n  - name: w\n    type: fax\n", []string{"providers[0].type"}},
+		{"duplicate name", "providers:\n  - {name: a, type: smpp, smpp: {addr: 'h:1', systemId: s}}\n" +
+			"  - {name: a, type: smpp, smpp: {addr: 'h:2', systemId: s}}\n", []string{"cfg.yaml:3", "used twice"}},
+		{"not YAML", "providers: [", []string{"cfg.yaml"}},
+	}
+	for _, c := range cases {
+		_, err := Parse("cfg.yaml", []byte(c.yaml), env(nil))
+		if err == nil {
+			t.Errorf("%s: accepted", c.name)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q does not say %q", c.name, err, w)
+			}
+		}
+	}
+}
+
+func TestMissingFileIsAnError(t *testing.T) {
+	if _, err := Load("does-not-exist.yaml", os.Getenv); err == nil || !strings.Contains(err.Error(), "does-not-exist.yaml") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestEnvironmentShortcut(t *testing.T) {
+	c, err := FromEnv(Config{}, env(map[string]string{"MSGSVC_SMPP_ADDR": "127.0.0.1:2775", "MSGSVC_SMPP_SYSTEM_ID": "kannel",
+		"MSGSVC_SMPP_PASSWORD": "kannel", "MSGSVC_SMPP_BINDS": "2", "MSGSVC_SMPP_TPS": "50"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Providers) != 1 || c.Providers[0].SMPP.Binds != 2 || c.Providers[0].SMPP.Window != 10 ||
+		c.Providers[0].SMPP.TPS != 50 || len(c.Routes) != 1 || c.Routes[0].Channel != domain.SMS {
+		t.Fatalf("env config %+v", c)
+	}
+	if _, err := FromEnv(Config{}, env(map[string]string{"MSGSVC_SMPP_ADDR": "x:1", "MSGSVC_SMPP_SYSTEM_ID": "s",
+		"MSGSVC_SMPP_WINDOW": "ten"})); err == nil || !strings.Contains(err.Error(), "MSGSVC_SMPP_WINDOW") {
+		t.Fatalf("bad number: %v", err)
+	}
+	// A file that routes SMS keeps its route; the env provider is added.
+	file, err := Parse("f", []byte("providers:\n  - {name: a, type: smpp, smpp: {addr: 'h:1', systemId: s}}\nroutes:\n  - {channel: SMS, primary: a}\n"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err = FromEnv(file, env(map[string]string{"MSGSVC_SMPP_ADDR": "x:1", "MSGSVC_SMPP_SYSTEM_ID": "s"}))
+	if err != nil || len(c.Providers) != 2 || len(c.Routes) != 1 || c.Routes[0].Primary != "a" {
+		t.Fatalf("merged %+v %v", c, err)
+	}
+}
