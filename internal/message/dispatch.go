@@ -16,10 +16,11 @@ type Claimer interface {
 	ClaimDue(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]domain.Message, error)
 }
 
-// Routes finds providers (provider.Router does).
+// Routes finds providers and learns how hand-overs went (provider.Router
+// does; it fails routes over while a provider is down).
 type Routes interface {
 	Pick(env domain.Environment, channel domain.Channel, countryCode string) provider.Provider
-	ByName(name string) provider.Provider
+	Report(name string, ok bool)
 }
 
 // Dispatcher hands due messages to providers. Messages are claimed in
@@ -161,10 +162,7 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 			reports = append(reports, Report{Kind: Expire, MessageID: m.ID, At: now})
 			continue
 		}
-		p := d.routes.ByName(m.Provider)
-		if p == nil {
-			p = d.routes.Pick(m.Env, m.Channel, m.CountryCode)
-		}
+		p := d.routes.Pick(m.Env, m.Channel, m.CountryCode)
 		if p == nil {
 			reports = append(reports, Report{Kind: Rejected, MessageID: m.ID, ErrorCode: domain.CodeNoRoute, At: now, LeaseOwner: d.owner})
 			continue
@@ -213,6 +211,7 @@ func (d *Dispatcher) submit(ctx context.Context, p provider.Provider, msgs []dom
 		outs[i] = outbound(m)
 	}
 	results := p.Submit(ctx, outs)
+	d.routes.Report(p.Name(), handedOver(results, len(msgs)))
 	now := d.now().UTC()
 	reports := make([]Report, len(msgs))
 	for i, m := range msgs {
@@ -245,6 +244,22 @@ func (d *Dispatcher) submit(ctx context.Context, p provider.Provider, msgs []dom
 		reports[i] = r
 	}
 	return reports
+}
+
+// handedOver reports whether a provider was reachable and willing: every
+// message got an answer, and none was a temporary failure (down, timed
+// out, throttled). A refusal of one message for its own sake (a bad
+// number) says nothing against the provider.
+func handedOver(results []provider.Result, n int) bool {
+	if len(results) < n {
+		return false
+	}
+	for _, r := range results {
+		if r.Err != nil && r.Err.Temporary {
+			return false
+		}
+	}
+	return true
 }
 
 // retryDelay spaces out hand-over retries: 5 s, 30 s, 2 min, then every

@@ -72,14 +72,7 @@ type fakeRoutes map[domain.Channel]provider.Provider // by channel
 func (r fakeRoutes) Pick(_ domain.Environment, channel domain.Channel, _ string) provider.Provider {
 	return r[channel]
 }
-func (r fakeRoutes) ByName(name string) provider.Provider {
-	for _, p := range r {
-		if p != nil && p.Name() == name {
-			return p
-		}
-	}
-	return nil
-}
+func (r fakeRoutes) Report(string, bool) {}
 func (r fakeRoutes) PickName(env domain.Environment, channel domain.Channel, cc string) string {
 	if p := r.Pick(env, channel, cc); p != nil {
 		return p.Name()
