@@ -19,6 +19,7 @@ type sendWire struct {
 	To          string          `json:"to"`
 	Recipients  []string        `json:"recipients"`
 	Message     string          `json:"message"`
+	From        string          `json:"from"`
 	Type        string          `json:"type"`
 	CallbackURL string          `json:"callbackUrl"`
 	Media       json.RawMessage `json:"media"`
@@ -84,7 +85,7 @@ type buttonWire struct {
 // rich field that is present but malformed is left out of the content and
 // named in the draft's problems.
 func (w sendWire) draft() message.Draft {
-	d := message.Draft{To: w.To, Recipients: w.Recipients, Text: w.Message, Type: w.Type, CallbackURL: w.CallbackURL,
+	d := message.Draft{To: w.To, Recipients: w.Recipients, Text: w.Message, From: w.From, Type: w.Type, CallbackURL: w.CallbackURL,
 		ScheduledAt: w.ScheduledAt, Validity: w.Validity, Reference: w.Reference}
 	dec := &richDecoder{}
 	d.Content.Media = dec.media("media", w.Media)

@@ -28,6 +28,7 @@ const (
 	Media    = "med"
 	Request  = "req"
 	Limit    = "lim"
+	Sender   = "snd"
 )
 
 // New returns prefix + "_" + 26 characters: 48 bits of Unix milliseconds

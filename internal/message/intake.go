@@ -34,6 +34,7 @@ type Draft struct {
 	To          string
 	Recipients  []string // nil when the request gave none
 	Text        string
+	From        string // the sender asked for; "" for the account's default
 	Type        string // as given: SMS, WHATSAPP or RCS in any case
 	CallbackURL string
 	Content     domain.Content // its Fallback is never set here; see Fallback
@@ -203,6 +204,7 @@ type request struct {
 	typ       domain.Channel
 	numbers   []phone.Number
 	chk       checked
+	from      string        // the sender, resolved
 	fallback  *fallbackText // RCS with a fallback
 	validity  time.Duration
 	scheduled time.Time // zero: now
@@ -227,6 +229,9 @@ func (s *Service) validate(ctx context.Context, caller Caller, d Draft, now time
 		return request{}, err
 	}
 	req.chk = chk
+	if typ != "" {
+		req.from = resolveSender(verr, caller.Account, typ, d.From)
+	}
 	if typ == domain.RCS {
 		req.fallback = resolveFallback(verr, caller.Account, d)
 	}

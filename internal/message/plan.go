@@ -79,7 +79,7 @@ func (s *Service) newMessage(caller Caller, req request, p sendPlan, n phone.Num
 		provider = s.picker.PickName(caller.Key.Env, req.typ, n.CountryCode)
 	}
 	return domain.Message{
-		CampaignID: p.campaign.ID, AccountID: caller.Account.ID, Env: caller.Key.Env, To: n.Digits,
+		CampaignID: p.campaign.ID, AccountID: caller.Account.ID, Env: caller.Key.Env, To: n.Digits, From: req.from,
 		CountryCode: n.CountryCode, Type: req.typ, Channel: req.typ, Body: req.chk.body, Content: req.chk.content,
 		Status: domain.Sending, Segments: req.chk.segments, Encoding: req.chk.encoding, Provider: provider,
 		Reference: req.draft.Reference, CallbackURL: req.draft.CallbackURL, CreatedAt: now, UpdatedAt: now,

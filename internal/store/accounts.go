@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"msgsvc/internal/domain"
 	"msgsvc/internal/ledger"
 	"strings"
 	"time"
@@ -32,7 +33,17 @@ type Account struct {
 	RCSFallback       bool
 	IPAllowlist       []string
 	Prices            string // JSON price overrides, empty for the defaults
+	Senders           Senders
 	CreatedAt         time.Time
+}
+
+// Senders are an account's approved senders by channel.
+type Senders map[domain.Channel]ChannelSenders
+
+// ChannelSenders are the approved senders of one channel and its default.
+type ChannelSenders struct {
+	Values  []string `json:"values"`
+	Default string   `json:"default,omitempty"`
 }
 
 var accounts = newTable("accounts",
@@ -54,6 +65,7 @@ var accounts = newTable("accounts",
 	boolCol("rcs_fallback", func(a *Account) *bool { return &a.RCSFallback }),
 	listCol("ip_allowlist", func(a *Account) *[]string { return &a.IPAllowlist }),
 	textCol("prices", func(a *Account) *string { return &a.Prices }),
+	jsonCol("senders", func(a *Account) *Senders { return &a.Senders }),
 	timeCol("created_at", func(a *Account) *time.Time { return &a.CreatedAt }),
 )
 

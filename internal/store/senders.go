@@ -45,14 +45,45 @@ func (s *Store) AddSender(ctx context.Context, in Sender) error {
 			}
 			return fmt.Errorf("add sender: %w", err)
 		}
-		return nil
+		return tx.refreshSenders(ctx, in.AccountID)
 	})
 }
 
 // RemoveSender withdraws a sender of an account.
 func (s *Store) RemoveSender(ctx context.Context, accountID, id string) error {
-	res, err := s.wexec(ctx, `DELETE FROM senders WHERE id = $1 AND account_id = $2`, id, accountID)
-	return affectedOne(res, err, "remove sender")
+	return s.Write(ctx, func(tx *Tx) error {
+		res, err := tx.exec(ctx, `DELETE FROM senders WHERE id = $1 AND account_id = $2`, id, accountID)
+		if err := affectedOne(res, err, "remove sender"); err != nil {
+			return err
+		}
+		return tx.refreshSenders(ctx, accountID)
+	})
+}
+
+// refreshSenders copies an account's senders into its row (Account.Senders).
+func (tx *Tx) refreshSenders(ctx context.Context, accountID string) error {
+	list, err := senders.scanAll(tx.query(ctx, `SELECT `+senders.list+` FROM senders WHERE account_id = $1 ORDER BY channel, value`,
+		accountID))
+	if err != nil {
+		return err
+	}
+	set := Senders{}
+	for _, sd := range list {
+		cs := set[sd.Channel]
+		cs.Values = append(cs.Values, sd.Value)
+		if sd.Default {
+			cs.Default = sd.Value
+		}
+		set[sd.Channel] = cs
+	}
+	var v any = ""
+	if len(set) > 0 {
+		v = jsonText(set)
+	}
+	if _, err := tx.exec(ctx, `UPDATE accounts SET senders = $2 WHERE id = $1`, accountID, v); err != nil {
+		return fmt.Errorf("refresh senders: %w", err)
+	}
+	return nil
 }
 
 // Senders lists an account's senders by channel, then value.

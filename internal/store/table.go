@@ -180,13 +180,17 @@ func (p *commaList) Scan(src any) error {
 
 // jsonCol stores a value as JSON text.
 func jsonCol[T, V any](name string, f func(*T) *V) column[T] {
-	return column[T]{name, func(v *T) any {
-		b, err := json.Marshal(f(v))
-		if err != nil {
-			panic(fmt.Sprintf("store %s: %v", name, err)) // only plain data is stored this way
-		}
-		return string(b)
-	}, func(v *T) any { return jsonScanner[V]{f(v)} }}
+	return column[T]{name, func(v *T) any { return jsonText(f(v)) }, func(v *T) any { return jsonScanner[V]{f(v)} }}
+}
+
+// jsonText encodes plain data (maps, slices and structs of strings and
+// numbers), which cannot fail.
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("store: encode %T: %v", v, err))
+	}
+	return string(b)
 }
 
 type jsonScanner[V any] struct{ p *V }

@@ -345,12 +345,12 @@ func TestSchemaFields(t *testing.T) {
 		fields   []string
 		required []string // nil: same as fields
 	}{
-		{"SendRequest", []string{"to", "recipients", "message", "type", "callbackUrl", "media", "buttons", "list", "cards", "template", "fallback", "scheduledAt", "validity", "reference"}, []string{"type"}},
+		{"SendRequest", []string{"to", "recipients", "message", "from", "type", "callbackUrl", "media", "buttons", "list", "cards", "template", "fallback", "scheduledAt", "validity", "reference"}, []string{"type"}},
 		{"SendResponse", []string{"campaignId", "status", "credits", "messages"}, nil},
 		{"AcceptedMessage", []string{"messageId", "to", "status", "segments", "encoding", "credits"}, nil},
 		{"DryRunResponse", []string{"dryRun", "campaignId", "status", "credits", "messages"}, nil},
-		{"Message", []string{"messageId", "campaignId", "to", "type", "channel", "status", "segments", "encoding", "credits", "provider", "errorCode", "errorMessage", "reference", "scheduledAt", "createdAt", "updatedAt", "history"},
-			[]string{"messageId", "campaignId", "to", "type", "channel", "status", "segments", "encoding", "credits", "provider", "errorCode", "errorMessage", "reference", "createdAt", "updatedAt", "history"}},
+		{"Message", []string{"messageId", "campaignId", "to", "from", "type", "channel", "status", "segments", "encoding", "credits", "provider", "errorCode", "errorMessage", "reference", "scheduledAt", "createdAt", "updatedAt", "history"},
+			[]string{"messageId", "campaignId", "to", "from", "type", "channel", "status", "segments", "encoding", "credits", "provider", "errorCode", "errorMessage", "reference", "createdAt", "updatedAt", "history"}},
 		{"StatusChange", []string{"status", "timestamp"}, nil},
 		{"Campaign", []string{"campaignId", "status", "type", "createdAt", "total", "counts", "messages", "nextCursor"}, nil},
 		{"StatusCounts", []string{"SENDING", "SENT", "DELIVERED", "READ", "FAILED", "CANCELED"}, nil},

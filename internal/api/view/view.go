@@ -35,6 +35,7 @@ type Message struct {
 	MessageID    string         `json:"messageId"`
 	CampaignID   string         `json:"campaignId"`
 	To           string         `json:"to"`
+	From         *string        `json:"from"`
 	Type         domain.Channel `json:"type"`
 	Channel      domain.Channel `json:"channel"`
 	Status       domain.Status  `json:"status"`
@@ -62,7 +63,7 @@ func StrOrNil(s string) *string {
 // OfMessage renders a message.
 func OfMessage(m domain.Message) Message {
 	v := Message{
-		MessageID: m.ID, CampaignID: m.CampaignID, To: m.To, Type: m.Type, Channel: m.Channel, Status: m.Status,
+		MessageID: m.ID, CampaignID: m.CampaignID, To: m.To, From: StrOrNil(m.From), Type: m.Type, Channel: m.Channel, Status: m.Status,
 		Segments: m.Segments, Encoding: m.Encoding, Credits: ledger.Credits(m.Credits), Provider: StrOrNil(m.Provider),
 		ErrorCode: StrOrNil(m.ErrorCode), ErrorMessage: StrOrNil(m.ErrorMessage), Reference: StrOrNil(m.Reference),
 		CreatedAt: Time(m.CreatedAt), UpdatedAt: Time(m.UpdatedAt),

@@ -47,7 +47,13 @@ CREATE UNIQUE INDEX senders_value ON senders (account_id, channel, value);
 -- The sender a message goes out with, as the send gave it or the default.
 ALTER TABLE messages ADD COLUMN from_addr TEXT NOT NULL DEFAULT '';
 
+-- The account's approved senders again, as JSON by channel, kept in step
+-- with the senders table in the same transactions: the account row is read
+-- with the API key on every request, so a send checks its sender for free.
+ALTER TABLE accounts ADD COLUMN senders TEXT NOT NULL DEFAULT '';
+
 -- +goose Down
+ALTER TABLE accounts DROP COLUMN senders;
 ALTER TABLE messages DROP COLUMN from_addr;
 DROP TABLE senders;
 DROP TABLE pending_reports;
