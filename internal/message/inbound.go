@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
 	"msgsvc/internal/provider"
 	"msgsvc/internal/store"
@@ -29,18 +30,16 @@ func (t *Tracker) Receive(ctx context.Context, providerName string, in provider.
 	if in.At.IsZero() {
 		in.At = now
 	}
-	if in.ReplyTo != "" {
-		orig, err := t.store.MessageByID(ctx, in.ReplyTo)
-		if err != nil {
-			return "", fmt.Errorf("reply to %s: %w", in.ReplyTo, err)
-		}
-		in.AccountID, in.Env = orig.AccountID, orig.Env
+	if err := t.owner(ctx, providerName, &in); err != nil {
+		return "", err
 	}
 	rec := store.Inbound{ID: id.New(id.Inbound, now), AccountID: in.AccountID, Env: in.Env, Phone: in.From,
 		Channel: in.Channel, Body: in.Body, Provider: providerName, ReceivedAt: in.At}
 	var ev *store.Event
 	last, err := t.store.LatestMessageTo(ctx, in.AccountID, in.Env, in.From, in.At.Add(-ReplyWindow))
 	switch {
+	case in.AccountID == "":
+		// Unmatched: kept for operators, sent to nobody.
 	case err == nil:
 		rec.CampaignID = last.CampaignID
 		if last.CallbackURL != "" {
@@ -67,4 +66,44 @@ func (t *Tracker) Receive(ctx context.Context, providerName string, in provider.
 		t.events()
 	}
 	return rec.CampaignID, nil
+}
+
+// owner finds the account and environment an inbound message belongs to
+// (CONTRACT section 6): the account of the message it answers when the
+// provider threads replies; else the account that has the receiving
+// number or agent as an approved sender; else the account that last sent
+// to that phone through that provider in the last 30 days. Provider
+// traffic is live. Otherwise AccountID stays empty: the message is kept
+// as unmatched.
+func (t *Tracker) owner(ctx context.Context, providerName string, in *provider.Inbound) error {
+	switch {
+	case in.ReplyTo != "":
+		orig, err := t.store.MessageByID(ctx, in.ReplyTo)
+		if err != nil {
+			return fmt.Errorf("reply to %s: %w", in.ReplyTo, err)
+		}
+		in.AccountID, in.Env = orig.AccountID, orig.Env
+		return nil
+	case in.AccountID != "":
+		return nil
+	}
+	in.Env = domain.Live
+	if in.To != "" {
+		owners, err := t.store.SenderOwners(ctx, in.Channel, in.To)
+		if err != nil {
+			return fmt.Errorf("route inbound: %w", err)
+		}
+		if len(owners) == 1 {
+			in.AccountID = owners[0]
+			return nil
+		}
+	}
+	last, err := t.store.LatestMessageVia(ctx, providerName, in.From, in.At.Add(-ReplyWindow))
+	switch {
+	case err == nil:
+		in.AccountID = last.AccountID
+	case !errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("route inbound: %w", err)
+	}
+	return nil
 }

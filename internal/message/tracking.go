@@ -66,6 +66,8 @@ type TrackerStore interface {
 	Writer
 	LatestMessageTo(ctx context.Context, accountID string, env domain.Environment, phone string, since time.Time) (domain.Message, error)
 	MessageByID(ctx context.Context, messageID string) (domain.Message, error)
+	SenderOwners(ctx context.Context, channel domain.Channel, value string) ([]string, error)
+	LatestMessageVia(ctx context.Context, provider, phone string, since time.Time) (domain.Message, error)
 }
 
 // TrackerConfig sets up a Tracker.

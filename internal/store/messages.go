@@ -448,6 +448,14 @@ func (s *Store) LatestMessageTo(ctx context.Context, accountID string, env domai
 		AND env = $3 AND created_at >= $4 ORDER BY `+s.seq()+` DESC LIMIT 1`, accountID, phone, string(env), ms(since)))
 }
 
+// LatestMessageVia finds the newest live message any account sent to a
+// phone through a provider since a time: a provider's inbound message that
+// names no account belongs to that message's account.
+func (s *Store) LatestMessageVia(ctx context.Context, provider, phone string, since time.Time) (domain.Message, error) {
+	return messages.scan(s.rqueryRow(ctx, `SELECT `+messageCols+` FROM messages WHERE to_phone = $1 AND provider = $2
+		AND env = $3 AND created_at >= $4 ORDER BY `+s.seq()+` DESC LIMIT 1`, phone, provider, domain.Live, ms(since)))
+}
+
 func (s *Store) ids(ctx context.Context, query string, args ...any) ([]string, error) {
 	rows, err := s.rquery(ctx, query, args...)
 	if err != nil {
