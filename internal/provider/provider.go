@@ -18,6 +18,9 @@ type Outbound struct {
 	Body        string
 	Content     string // JSON of rich content, empty for plain text
 	ExpiresAt   time.Time
+	// From is the sender (an approved sender ID or number); empty means the
+	// provider's configured default.
+	From string
 }
 
 // Error is a provider's refusal. Temporary errors are retried; permanent
@@ -35,6 +38,10 @@ func (e *Error) Error() string { return e.Code + ": " + e.Message }
 type Result struct {
 	Ref string
 	Err *Error
+	// Parts holds the provider's id of every part of a message the provider
+	// sends in several parts (SMPP concatenation), in order; Ref is Parts[0].
+	// It is nil for providers that report one id per message.
+	Parts []string
 }
 
 // Provider hands messages to a channel. Submit returns one result per
@@ -60,9 +67,12 @@ type Inbound struct {
 	AccountID string // else the account and environment it was sent to
 	Env       string
 	From      string
-	Channel   string
-	Body      string
-	At        time.Time
+	// To is the number or sender ID the message was sent to, when the
+	// provider reports it (SMPP dest_addr).
+	To      string
+	Channel string
+	Body    string
+	At      time.Time
 }
 
 // Sink takes what providers report. It returns only when the reports are
