@@ -172,29 +172,53 @@ func splitUDH(msg []byte) (ci *concatInfo, udhLen int, rest []byte, err error) {
 	return ci, udhLen, msg[udhLen:], nil
 }
 
-// decodeText decodes user data by SMPP data_coding (§5.2.19). fill is the
-// number of padding bits before the first septet when the GSM text is
-// packed after a UDH. Codings this package does not know are read as
-// Latin-1, which at least keeps ASCII readable.
-func decodeText(dc byte, data []byte, fill int, packing GSMPacking) string {
+// alphabet is how the octets of a data_coding are read.
+type alphabet int
+
+const (
+	alphaLatin1 alphabet = iota // also the fallback for codings not known here
+	alphaGSM
+	alphaASCII
+	alphaUCS2
+)
+
+// alphabetOf reads SMPP data_coding (§5.2.19), including the GSM 03.38 coding
+// groups that some SMSCs pass through (message class, general data coding).
+// Codings this package does not know are read as Latin-1, which at least
+// keeps ASCII readable.
+func alphabetOf(dc byte) alphabet {
 	switch {
 	case dc == CodingDefault:
-		return decodeGSM(data, fill, packing)
+		return alphaGSM
 	case dc == CodingASCII:
-		return decodeASCII(data)
+		return alphaASCII
 	case dc == CodingUCS2:
-		return sms.DecodeUCS2(data)
-	case dc&0xF0 == 0xF0: // GSM message class group: bit 2 picks 8-bit data
+		return alphaUCS2
+	case dc&0xF0 == 0xF0: // message class group: bit 2 picks 8-bit data
 		if dc&0x04 == 0 {
-			return decodeGSM(data, fill, packing)
+			return alphaGSM
 		}
-	case dc >= 0x10 && dc&0xC0 == 0x00: // GSM general data coding group
+	case dc >= 0x10 && dc&0xC0 == 0x00: // general data coding group
 		switch dc & 0x0C {
 		case 0x00:
-			return decodeGSM(data, fill, packing)
+			return alphaGSM
 		case 0x08:
-			return sms.DecodeUCS2(data)
+			return alphaUCS2
 		}
+	}
+	return alphaLatin1
+}
+
+// decodeText decodes user data by data_coding. fill is the number of
+// padding bits before the first septet when GSM text is packed after a UDH.
+func decodeText(dc byte, data []byte, fill int, packing GSMPacking) string {
+	switch alphabetOf(dc) {
+	case alphaGSM:
+		return decodeGSM(data, fill, packing)
+	case alphaASCII:
+		return decodeASCII(data)
+	case alphaUCS2:
+		return sms.DecodeUCS2(data)
 	}
 	return decodeLatin1(data)
 }
