@@ -317,14 +317,14 @@ func TestSlowSMSCTimesOutAndRetries(t *testing.T) {
 		f.onSubmit = func(fc *fakeConn, p PDU, n int) bool { return n == 1 } // the first is never answered
 	})
 	cfg := testConfig(f.addr())
-	cfg.RequestTimeout = 100 * time.Millisecond
+	cfg.RequestTimeout = 250 * time.Millisecond
 	c := startClient(t, cfg, &testSink{})
 	mustOK(t, submit(t, c, outSMS("m", "5511999990000", "hello")))
-	if n := len(f.submitList()); n != 2 {
-		t.Fatalf("%d submit_sm; want the timed-out one sent again", n)
-	}
-	if h := c.Health(); h.Resubmitted != 1 || h.WindowInUse != 0 {
-		t.Fatalf("health = %+v", h)
+	// Normally two; a machine slow enough to miss the timeout on an answered
+	// one sends more, each counted.
+	n := len(f.submitList())
+	if h := c.Health(); n < 2 || h.Resubmitted != uint64(n-1) || h.WindowInUse != 0 {
+		t.Fatalf("%d submit_sm, health %+v; want the timed-out one sent again", n, h)
 	}
 }
 
@@ -371,7 +371,7 @@ func TestPermanentAndLastingErrors(t *testing.T) {
 		t.Fatalf("a permanent error was retried: %d submit_sm", n)
 	}
 	// A queue that stays full: retried until the deadline, then temporary.
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	res = c.Submit(ctx, []provider.Outbound{outSMS("m", "5511999990000", "hello")})
 	if e := res[0].Err; e == nil || !e.Temporary || !strings.Contains(e.Message, "ESME_RMSGQFUL") {
