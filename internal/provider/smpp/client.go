@@ -99,6 +99,8 @@ func (c *Client) Close(ctx context.Context) error {
 		return nil
 	}
 	c.closing = true
+	close(c.changed) // wake the Submits waiting for a bind: there will be none
+	c.changed = make(chan struct{})
 	live := make([]*session, 0, len(c.sessions))
 	for _, s := range c.sessions {
 		if s != nil {

@@ -97,6 +97,38 @@ func TestBindRefused(t *testing.T) {
 	eventually(t, "bound after the fix", func() bool { return c.Health().Ready() })
 }
 
+func TestCloseWakesWaitingSubmit(t *testing.T) {
+	f := newFakeSMSC(t)
+	f.set(func(f *fakeSMSC) { f.bindStatus = func(int) Status { return StatusBindFail } })
+	c, err := New(testConfig(f.addr()), &testSink{}, WithLogger(quietLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan provider.Result, 1)
+	go func() { done <- c.Submit(ctx, []provider.Outbound{outSMS("m", "5511999990000", "x")})[0] }()
+	eventually(t, "bind attempts", func() bool { return f.count(func(f *fakeSMSC) int { return len(f.binds) }) >= 2 })
+	if err := c.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var r provider.Result
+	eventually(t, "Submit to return after Close", func() bool {
+		select {
+		case r = <-done:
+			return true
+		default:
+			return false
+		}
+	})
+	if r.Err == nil || !r.Err.Temporary || ctx.Err() != nil {
+		t.Fatalf("result = %+v", r.Err)
+	}
+}
+
 func TestSubmitFields(t *testing.T) {
 	f := newFakeSMSC(t)
 	clk := newFakeClock()
