@@ -147,7 +147,10 @@ func (c *Client) keepBound(ctx context.Context, i int) {
 				s.close(ctx.Err())
 			}
 			c.setSession(i, nil)
-			s.wg.Wait()
+			// Its deliver_sm handlers may still be in the Sink: Close waits
+			// for them, the reconnect does not.
+			c.wg.Add(1)
+			go func() { defer c.wg.Done(); s.wg.Wait() }()
 			err = s.cause()
 		}
 		if ctx.Err() != nil || c.isClosing() {

@@ -209,11 +209,17 @@ func (s *session) write(p PDU) error {
 	if err != nil {
 		return err
 	}
+	return s.writeRaw(p.Command, b)
+}
+
+// writeRaw writes one encoded PDU; a failed write ends the session, since
+// the peer may have read part of it and the stream is then out of step.
+func (s *session) writeRaw(cmd CommandID, b []byte) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	_ = s.conn.SetWriteDeadline(time.Now().Add(s.cfg.RequestTimeout))
 	if _, err := s.conn.Write(b); err != nil {
-		s.close(fmt.Errorf("write %s: %w", p.Command, err))
+		s.close(fmt.Errorf("write %s: %w", cmd, err))
 		return fmt.Errorf("%w: %w", errConnLost, err)
 	}
 	return nil
@@ -259,7 +265,7 @@ func (s *session) call(ctx context.Context, cmd CommandID, body Body, o callOpts
 	}
 	s.pending[seq] = ch
 	s.mu.Unlock()
-	s.writeRaw(cmd, b) // on failure the session closes and ch gets errConnLost
+	_ = s.writeRaw(cmd, b) // on failure the session closes and ch gets errConnLost
 	t := time.NewTimer(s.cfg.RequestTimeout)
 	defer t.Stop()
 	select {
@@ -273,15 +279,6 @@ func (s *session) call(ctx context.Context, cmd CommandID, body Body, o callOpts
 	}
 	r := <-ch
 	return r.pdu, r.err
-}
-
-func (s *session) writeRaw(cmd CommandID, b []byte) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	_ = s.conn.SetWriteDeadline(time.Now().Add(s.cfg.RequestTimeout))
-	if _, err := s.conn.Write(b); err != nil {
-		s.close(fmt.Errorf("write %s: %w", cmd, err))
-	}
 }
 
 // keepAlive sends enquire_link when nothing was received for the interval,
