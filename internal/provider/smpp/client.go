@@ -1,0 +1,270 @@
+package smpp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"msgsvc/internal/provider"
+)
+
+// Client is an SMPP provider: it keeps Config.Binds transceiver sessions to
+// one SMSC, submits messages over them and hands receipts and replies to
+// its Sink. It implements provider.Provider.
+type Client struct {
+	cfg   Config
+	sink  provider.Sink
+	clock Clock
+	log   *slog.Logger
+	rand  func() float64
+	dial  func(ctx context.Context, network, addr string) (net.Conn, error)
+
+	bucket *bucket
+	reasm  *reassembler
+
+	ref         atomic.Uint32 // concatenation references, one per message
+	throttled   atomic.Uint64
+	resubmitted atomic.Uint64
+
+	mu        sync.Mutex
+	sessions  []*session    // by bind slot; nil while that slot is down
+	changed   chan struct{} // closed and replaced when sessions change
+	next      int           // round-robin position
+	lastErr   string
+	lastErrAt time.Time
+	started   bool
+	closing   bool
+	runCtx    context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+}
+
+var _ provider.Provider = (*Client)(nil)
+
+// New checks cfg and builds a client; Start connects it.
+func New(cfg Config, sink provider.Sink, opts ...Option) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if sink == nil {
+		return nil, errors.New("smpp: a Sink is required")
+	}
+	cfg = cfg.withDefaults()
+	o := buildOptions(opts)
+	c := &Client{
+		cfg: cfg, sink: sink, clock: o.clock, log: o.log.With("provider", cfg.Name), rand: o.rand, dial: o.dial,
+		bucket:   newBucket(cfg.TPS, o.clock),
+		reasm:    newReassembler(cfg.ReassemblyTimeout),
+		sessions: make([]*session, cfg.Binds),
+		changed:  make(chan struct{}),
+	}
+	return c, nil
+}
+
+// Name is the provider's name (Config.Name).
+func (c *Client) Name() string { return c.cfg.Name }
+
+// Start begins binding in the background and returns at once; Submit waits
+// for a bind (within its context). ctx bounds the client's life as Close
+// does, but without the polite unbind.
+func (c *Client) Start(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.started {
+		return errors.New("smpp: already started")
+	}
+	c.started = true
+	c.runCtx, c.cancel = context.WithCancel(ctx)
+	for i := range c.cfg.Binds {
+		c.wg.Add(1)
+		go func() { defer c.wg.Done(); c.keepBound(c.runCtx, i) }()
+	}
+	c.wg.Add(1)
+	go func() { defer c.wg.Done(); c.sweepReassembly(c.runCtx) }()
+	return nil
+}
+
+// Close unbinds every session politely (waiting at most until ctx ends for
+// the answers), then stops. Submits still running fail as temporary.
+func (c *Client) Close(ctx context.Context) error {
+	c.mu.Lock()
+	if !c.started || c.closing {
+		c.closing = true
+		c.mu.Unlock()
+		return nil
+	}
+	c.closing = true
+	close(c.changed) // wake the Submits waiting for a bind: there will be none
+	c.changed = make(chan struct{})
+	live := make([]*session, 0, len(c.sessions))
+	for _, s := range c.sessions {
+		if s != nil {
+			live = append(live, s)
+		}
+	}
+	c.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range live {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.unbind(ctx) }()
+	}
+	wg.Wait()
+	c.cancel()
+	done := make(chan struct{})
+	go func() { c.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("smpp: close: %w", ctx.Err())
+	}
+}
+
+// keepBound keeps bind slot i bound until ctx ends, reconnecting with
+// exponential backoff and jitter.
+func (c *Client) keepBound(ctx context.Context, i int) {
+	for attempt := 0; ; {
+		s, err := c.connect(ctx, i)
+		if err == nil && c.isClosing() {
+			// Close ran while this bind was being made: undo it politely.
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.RequestTimeout)
+			s.unbind(uctx)
+			cancel()
+			s.wg.Wait()
+			return
+		}
+		if err == nil {
+			attempt = 0
+			c.setSession(i, s)
+			select {
+			case <-s.done:
+			case <-ctx.Done():
+				s.close(ctx.Err())
+			}
+			c.setSession(i, nil)
+			// Its deliver_sm handlers may still be in the Sink: Close waits
+			// for them, the reconnect does not.
+			c.wg.Add(1)
+			go func() { defer c.wg.Done(); s.wg.Wait() }()
+			err = s.cause()
+		}
+		if ctx.Err() != nil || c.isClosing() {
+			return
+		}
+		attempt++
+		c.noteErr(err)
+		c.log.Warn("smpp: bind down, reconnecting", "bind", i, "err", err, "attempt", attempt)
+		if !c.sleep(ctx, c.backoff(attempt, c.cfg.ReconnectMin, c.cfg.ReconnectMax)) {
+			return
+		}
+	}
+}
+
+// connect dials and binds one session.
+func (c *Client) connect(ctx context.Context, i int) (*session, error) {
+	dctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	conn, err := c.dial(dctx, "tcp", c.cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", c.cfg.Addr, err)
+	}
+	s := newSession(i, &c.cfg, conn, c.log, c.handleDeliver)
+	smsc, err := s.bind(dctx)
+	if err != nil {
+		s.close(err)
+		return nil, err
+	}
+	s.run()
+	c.log.Info("smpp: bound", "bind", i, "smsc", smsc, "addr", c.cfg.Addr)
+	return s, nil
+}
+
+func (c *Client) setSession(i int, s *session) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sessions[i] = s
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// pick returns a bound session, round-robin, waiting for one while none is.
+func (c *Client) pick(ctx context.Context) (*session, error) {
+	for {
+		c.mu.Lock()
+		if c.closing {
+			c.mu.Unlock()
+			return nil, errClosed
+		}
+		n := len(c.sessions)
+		for k := range n {
+			s := c.sessions[(c.next+k)%n]
+			if s != nil && !s.isClosed() {
+				c.next = (c.next + k + 1) % n
+				c.mu.Unlock()
+				return s, nil
+			}
+		}
+		changed := c.changed
+		c.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, errNoBind
+		}
+	}
+}
+
+func (c *Client) isClosing() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closing
+}
+
+func (c *Client) noteErr(err error) {
+	if err == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lastErr, c.lastErrAt = err.Error(), c.clock.Now()
+}
+
+// backoff is the wait before attempt n (from 1): lo doubled each time up to
+// hi, with "equal jitter" (half fixed, half random) so that many binds or
+// messages that failed together do not retry together.
+func (c *Client) backoff(n int, lo, hi time.Duration) time.Duration {
+	d := lo
+	for i := 1; i < n && d < hi; i++ {
+		d *= 2
+	}
+	d = min(d, hi)
+	return d/2 + time.Duration(c.rand()*float64(d/2))
+}
+
+// sleep waits d on the client's clock; false if ctx ended first.
+func (c *Client) sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	select {
+	case <-c.clock.After(d):
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// sweepReassembly drops inbound parts whose message never completed.
+func (c *Client) sweepReassembly(ctx context.Context) {
+	every := min(c.cfg.ReassemblyTimeout/2, time.Minute)
+	for c.sleep(ctx, every) {
+		if n := c.reasm.expire(c.clock.Now()); n > 0 {
+			c.log.Warn("smpp: incomplete inbound messages dropped", "count", n)
+		}
+	}
+}

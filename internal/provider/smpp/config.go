@@ -1,0 +1,199 @@
+package smpp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"time"
+)
+
+// Config describes one SMPP provider: an SMSC account with one or more
+// transceiver binds. Zero values take the defaults noted on each field.
+type Config struct {
+	// Name is the provider's name in webhooks and metrics (default "smpp").
+	Name string
+	// Addr is the SMSC's host:port.
+	Addr string
+	// SystemID (up to 15 characters), Password (up to 8) and SystemType (up
+	// to 12, often empty) are sent in bind_transceiver.
+	SystemID   string
+	Password   string
+	SystemType string
+	// Binds is the number of transceiver sessions (default 1). Requests are
+	// spread over the bound ones round-robin.
+	Binds int
+	// Window is the number of requests one bind may have awaiting a
+	// response (default 10).
+	Window int
+	// TPS caps submit_sm per second over all binds; 0 means no cap.
+	TPS float64
+	// SourceAddr is the sender used when a message names none.
+	SourceAddr string
+	// EnquireLinkInterval is the idle time after which enquire_link checks
+	// the link (default 30s).
+	EnquireLinkInterval time.Duration
+	// RequestTimeout is how long a request waits for its response
+	// (default 10s); it also bounds dialling and binding.
+	RequestTimeout time.Duration
+	// GSMPacking is how data_coding 0 text is laid out (default Unpacked).
+	GSMPacking GSMPacking
+
+	// ReconnectMin and ReconnectMax bound the exponential backoff between
+	// bind attempts (defaults 1s and 1m).
+	ReconnectMin, ReconnectMax time.Duration
+	// RetryMin and RetryMax bound the backoff between submit attempts after
+	// a transient error (defaults 250ms and 5s).
+	RetryMin, RetryMax time.Duration
+	// SubmitTimeout bounds a Submit whose context has no deadline
+	// (default 1m).
+	SubmitTimeout time.Duration
+	// ReassemblyTimeout is how long the parts of an incomplete inbound
+	// message are kept (default 10m).
+	ReassemblyTimeout time.Duration
+	// RelativeValidity sends validity_period in the relative format instead
+	// of absolute UTC time.
+	RelativeValidity bool
+}
+
+// Validate reports every problem of c at once.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("smpp config: %s %s", field, fmt.Sprintf(format, args...)))
+	}
+	if c.Addr == "" {
+		bad("Addr", "is required (host:port of the SMSC)")
+	} else if host, port, err := net.SplitHostPort(c.Addr); err != nil || host == "" {
+		bad("Addr", "%q is not host:port", c.Addr)
+	} else if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		bad("Addr", "%q has no valid port", c.Addr)
+	}
+	if c.SystemID == "" {
+		bad("SystemID", "is required")
+	}
+	for _, f := range []struct {
+		name, value string
+		max         int
+	}{{"SystemID", c.SystemID, maxSystemID}, {"Password", c.Password, maxPassword},
+		{"SystemType", c.SystemType, maxSystemType}} {
+		if len(f.value) > f.max-1 {
+			bad(f.name, "is %d characters; SMPP allows %d", len(f.value), f.max-1)
+		}
+	}
+	if c.SourceAddr != "" {
+		if _, _, _, err := sourceAddress(c.SourceAddr); err != nil {
+			bad("SourceAddr", "%v", err)
+		}
+	}
+	if c.Binds < 0 || c.Binds > 64 {
+		bad("Binds", "is %d; use 1 to 64 (0 for the default 1)", c.Binds)
+	}
+	if c.Window < 0 || c.Window > 1000 {
+		bad("Window", "is %d; use 1 to 1000 (0 for the default 10)", c.Window)
+	}
+	if c.TPS < 0 {
+		bad("TPS", "is %v; use 0 for no cap", c.TPS)
+	}
+	switch c.GSMPacking {
+	case "", Unpacked, Packed:
+	default:
+		bad("GSMPacking", "is %q; use %q or %q", c.GSMPacking, Unpacked, Packed)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"EnquireLinkInterval", c.EnquireLinkInterval}, {"RequestTimeout", c.RequestTimeout},
+		{"ReconnectMin", c.ReconnectMin}, {"ReconnectMax", c.ReconnectMax}, {"RetryMin", c.RetryMin},
+		{"RetryMax", c.RetryMax}, {"SubmitTimeout", c.SubmitTimeout}, {"ReassemblyTimeout", c.ReassemblyTimeout}} {
+		if d.v < 0 {
+			bad(d.name, "is negative (%v)", d.v)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults fills the zero fields.
+func (c Config) withDefaults() Config {
+	def := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	if c.Name == "" {
+		c.Name = "smpp"
+	}
+	if c.Binds == 0 {
+		c.Binds = 1
+	}
+	if c.Window == 0 {
+		c.Window = 10
+	}
+	if c.GSMPacking == "" {
+		c.GSMPacking = Unpacked
+	}
+	def(&c.EnquireLinkInterval, 30*time.Second)
+	def(&c.RequestTimeout, 10*time.Second)
+	def(&c.ReconnectMin, time.Second)
+	def(&c.ReconnectMax, time.Minute)
+	def(&c.RetryMin, 250*time.Millisecond)
+	def(&c.RetryMax, 5*time.Second)
+	def(&c.SubmitTimeout, time.Minute)
+	def(&c.ReassemblyTimeout, 10*time.Minute)
+	c.ReconnectMax = max(c.ReconnectMax, c.ReconnectMin)
+	c.RetryMax = max(c.RetryMax, c.RetryMin)
+	return c
+}
+
+// Clock is the time source for rate limiting, backoff, timestamps and
+// reassembly expiry. Network deadlines (RequestTimeout, enquire_link) use
+// real time, since they race real sockets.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                         { return time.Now() }
+func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Option adjusts a Client for tests or embedding.
+type Option func(*options)
+
+type options struct {
+	clock Clock
+	log   *slog.Logger
+	rand  func() float64
+	dial  func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// WithClock replaces the real clock.
+func WithClock(c Clock) Option { return func(o *options) { o.clock = c } }
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithRand sets the source of backoff jitter, a function returning values
+// in [0, 1); tests pass a constant to make backoff deterministic.
+func WithRand(f func() float64) Option { return func(o *options) { o.rand = f } }
+
+// WithDialer replaces net.Dialer.DialContext.
+func WithDialer(d func(ctx context.Context, network, addr string) (net.Conn, error)) Option {
+	return func(o *options) { o.dial = d }
+}
+
+func buildOptions(opts []Option) options {
+	o := options{clock: realClock{}, log: slog.Default(), rand: rand.Float64}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.dial == nil {
+		var d net.Dialer
+		o.dial = d.DialContext
+	}
+	return o
+}

@@ -1,0 +1,379 @@
+package smpp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"msgsvc/internal/provider"
+)
+
+// fakeSMSC is a small SMSC built on this package's codec, for tests. It
+// records everything it receives; hooks decide how it answers.
+type fakeSMSC struct {
+	t  testing.TB
+	ln net.Listener
+
+	mu         sync.Mutex
+	conns      []*fakeConn
+	binds      []*Bind
+	submits    []fakeSubmit
+	enquires   int
+	unbinds    int
+	resps      []PDU // responses from the client (deliver_sm_resp, enquire_link_resp, generic_nack)
+	nextID     int
+	bindStatus func(n int) Status
+	// onSubmit sees the n-th submit_sm (from 1); it answers by itself and
+	// returns true, or returns false for the default: ESME_ROK, a new id.
+	onSubmit      func(fc *fakeConn, p PDU, n int) bool
+	ignoreEnquire bool
+}
+
+type fakeSubmit struct {
+	conn int
+	sm   *SM
+}
+
+type fakeConn struct {
+	f   *fakeSMSC
+	idx int
+	c   net.Conn
+	wmu sync.Mutex
+	seq atomic.Uint32
+}
+
+func newFakeSMSC(t testing.TB) *fakeSMSC {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeSMSC{t: t, ln: ln}
+	go f.accept()
+	t.Cleanup(f.close)
+	return f
+}
+
+func (f *fakeSMSC) addr() string { return f.ln.Addr().String() }
+
+func (f *fakeSMSC) close() {
+	_ = f.ln.Close()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, fc := range f.conns {
+		_ = fc.c.Close()
+	}
+}
+
+func (f *fakeSMSC) accept() {
+	for {
+		c, err := f.ln.Accept()
+		if err != nil {
+			return
+		}
+		f.mu.Lock()
+		fc := &fakeConn{f: f, idx: len(f.conns), c: c}
+		f.conns = append(f.conns, fc)
+		f.mu.Unlock()
+		go f.serve(fc)
+	}
+}
+
+func (f *fakeSMSC) serve(fc *fakeConn) {
+	defer fc.c.Close()
+	for {
+		p, err := ReadPDU(fc.c)
+		if err != nil {
+			return
+		}
+		switch p.Command {
+		case BindTransceiver:
+			if !f.bind(fc, p) {
+				return
+			}
+		case SubmitSM:
+			f.mu.Lock()
+			f.submits = append(f.submits, fakeSubmit{conn: fc.idx, sm: p.Body.(*SM)})
+			n, hook := len(f.submits), f.onSubmit
+			f.mu.Unlock()
+			if hook == nil || !hook(fc, p, n) {
+				fc.ok(p)
+			}
+		case EnquireLink:
+			f.mu.Lock()
+			f.enquires++
+			ignore := f.ignoreEnquire
+			f.mu.Unlock()
+			if !ignore {
+				fc.send(PDU{Command: EnquireLinkResp, Seq: p.Seq})
+			}
+		case Unbind:
+			f.mu.Lock()
+			f.unbinds++
+			f.mu.Unlock()
+			fc.send(PDU{Command: UnbindResp, Seq: p.Seq})
+			return
+		default:
+			f.mu.Lock()
+			f.resps = append(f.resps, p)
+			f.mu.Unlock()
+		}
+	}
+}
+
+func (f *fakeSMSC) bind(fc *fakeConn, p PDU) bool {
+	f.mu.Lock()
+	f.binds = append(f.binds, p.Body.(*Bind))
+	n, hook := len(f.binds), f.bindStatus
+	f.mu.Unlock()
+	st := StatusOK
+	if hook != nil {
+		st = hook(n)
+	}
+	if st != StatusOK {
+		fc.send(PDU{Command: BindTransceiverResp, Status: st, Seq: p.Seq})
+		return false
+	}
+	fc.send(PDU{Command: BindTransceiverResp, Seq: p.Seq, Body: &BindResp{SystemID: "FAKESMSC"}})
+	return true
+}
+
+// set changes the fake's behaviour under its lock.
+func (f *fakeSMSC) set(fn func(f *fakeSMSC)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn(f)
+}
+
+func (f *fakeSMSC) newID() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nextID++
+	return "M" + strconv.Itoa(f.nextID)
+}
+
+func (f *fakeSMSC) submitList() []fakeSubmit {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]fakeSubmit(nil), f.submits...)
+}
+
+func (f *fakeSMSC) count(what func(f *fakeSMSC) int) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return what(f)
+}
+
+func (f *fakeSMSC) conn(i int) *fakeConn {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if i < len(f.conns) {
+		return f.conns[i]
+	}
+	return nil
+}
+
+// respTo finds the client's response to a request the fake sent.
+func (f *fakeSMSC) respTo(cmd CommandID, seq uint32) (PDU, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range f.resps {
+		if p.Command == cmd && p.Seq == seq {
+			return p, true
+		}
+	}
+	return PDU{}, false
+}
+
+func (fc *fakeConn) send(p PDU) {
+	b, err := Encode(p)
+	if err != nil {
+		panic(fmt.Sprintf("fake SMSC cannot encode %v: %v", p.Command, err))
+	}
+	fc.sendRaw(b)
+}
+
+func (fc *fakeConn) sendRaw(b []byte) {
+	fc.wmu.Lock()
+	defer fc.wmu.Unlock()
+	_, _ = fc.c.Write(b)
+}
+
+// ok answers a submit_sm with a new message id.
+func (fc *fakeConn) ok(p PDU) string {
+	id := fc.f.newID()
+	fc.send(PDU{Command: SubmitSMResp, Seq: p.Seq, Body: &SMResp{MessageID: id}})
+	return id
+}
+
+// request sends a PDU from the SMSC side and returns its sequence number.
+func (fc *fakeConn) request(cmd CommandID, body Body) uint32 {
+	seq := fc.seq.Add(1) + 1000
+	fc.send(PDU{Command: cmd, Seq: seq, Body: body})
+	return seq
+}
+
+// testSink records what the client reports. failStatuses/failInbound make
+// the next calls fail.
+type testSink struct {
+	mu           sync.Mutex
+	statuses     []provider.Status
+	inbound      []provider.Inbound
+	failStatuses int
+	failInbound  int
+	onInbound    func(in provider.Inbound)
+}
+
+func (s *testSink) Statuses(_ context.Context, name string, reports []provider.Status) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if name != "smpp-test" {
+		return fmt.Errorf("provider name %q", name)
+	}
+	if s.failStatuses > 0 {
+		s.failStatuses--
+		return errors.New("storage down")
+	}
+	s.statuses = append(s.statuses, reports...)
+	return nil
+}
+
+func (s *testSink) Inbound(_ context.Context, _ string, in provider.Inbound) error {
+	s.mu.Lock()
+	hook := s.onInbound
+	fail := s.failInbound > 0
+	if fail {
+		s.failInbound--
+	}
+	s.mu.Unlock()
+	if hook != nil {
+		hook(in)
+	}
+	if fail {
+		return errors.New("storage down")
+	}
+	s.mu.Lock()
+	s.inbound = append(s.inbound, in)
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *testSink) snapshot() ([]provider.Status, []provider.Inbound) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]provider.Status(nil), s.statuses...), append([]provider.Inbound(nil), s.inbound...)
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func testConfig(addr string) Config {
+	return Config{
+		Name: "smpp-test", Addr: addr, SystemID: "msgsvc", Password: "secret", SystemType: "VMA",
+		SourceAddr: "MyShop", RequestTimeout: 3 * time.Second, EnquireLinkInterval: time.Hour,
+		ReconnectMin: time.Millisecond, ReconnectMax: 5 * time.Millisecond,
+		RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond, SubmitTimeout: 15 * time.Second,
+	}
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// startClient starts a client and waits until all its binds are up.
+func startClient(t testing.TB, cfg Config, sink provider.Sink, opts ...Option) *Client {
+	t.Helper()
+	base := []Option{WithLogger(quietLogger()), WithRand(func() float64 { return 0.5 })}
+	c, err := New(cfg, sink, append(base, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := c.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	want := max(cfg.Binds, 1)
+	eventually(t, "binds up", func() bool { return c.Health().BindsUp == want })
+	return c
+}
+
+// fakeClock is a Clock that moves only when told to.
+type fakeClock struct {
+	mu      sync.Mutex
+	now     time.Time
+	waiters []fakeWaiter
+}
+
+type fakeWaiter struct {
+	at time.Time
+	ch chan time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}
+}
+
+func (f *fakeClock) Now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+func (f *fakeClock) After(d time.Duration) <-chan time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	if d <= 0 {
+		ch <- f.now
+		return ch
+	}
+	f.waiters = append(f.waiters, fakeWaiter{at: f.now.Add(d), ch: ch})
+	return ch
+}
+
+func (f *fakeClock) Advance(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.now = f.now.Add(d)
+	kept := f.waiters[:0]
+	for _, w := range f.waiters {
+		if w.at.After(f.now) {
+			kept = append(kept, w)
+			continue
+		}
+		w.ch <- f.now
+	}
+	f.waiters = kept
+}
+
+// waiting counts the waits that end within d from now.
+func (f *fakeClock) waiting(d time.Duration) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, w := range f.waiters {
+		if !w.at.After(f.now.Add(d)) {
+			n++
+		}
+	}
+	return n
+}

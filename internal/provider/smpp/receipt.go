@@ -1,0 +1,215 @@
+package smpp
+
+import (
+	"errors"
+	"sort"
+	"strings"
+	"time"
+
+	"msgsvc/internal/provider"
+)
+
+// MessageState is the message_state TLV (SMPP 3.4 §5.3.2.35).
+type MessageState byte
+
+const (
+	StateEnroute       MessageState = 1
+	StateDelivered     MessageState = 2
+	StateExpired       MessageState = 3
+	StateDeleted       MessageState = 4
+	StateUndeliverable MessageState = 5
+	StateAccepted      MessageState = 6
+	StateUnknown       MessageState = 7
+	StateRejected      MessageState = 8
+)
+
+// receipt is a parsed delivery receipt. The text format is the de facto
+// one of SMPP 3.4 Appendix B:
+//
+//	id:IIIIIIIIII sub:SSS dlvrd:DDD submit date:YYMMDDhhmm done date:YYMMDDhhmm stat:DDDDDDD err:E text:...
+//
+// Where the receipted_message_id and message_state TLVs are present they
+// win over the text: the text's id is sometimes printed in another base than
+// the submit_sm_resp id, and its stat words vary between vendors.
+type receipt struct {
+	ID       string
+	Stat     string // the text's stat word, upper case
+	State    MessageState
+	HasState bool
+	Err      string // the text's err field
+	DoneDate string
+}
+
+// parseReceipt reads a deliver_sm that has the receipt bit of esm_class.
+func parseReceipt(sm *SM) (receipt, error) {
+	var r receipt
+	fields := receiptFields(receiptText(sm))
+	r.ID = fields["id"]
+	r.Stat = strings.ToUpper(fields["stat"])
+	r.Err = fields["err"]
+	r.DoneDate = fields["done date"]
+	if id, ok := sm.TLVs.CString(TagReceiptedMessageID); ok && id != "" {
+		r.ID = id
+	}
+	if st, ok := sm.TLVs.Byte(TagMessageState); ok {
+		r.State, r.HasState = MessageState(st), true
+	}
+	if r.ID == "" {
+		return r, errors.New("receipt without a message id (no receipted_message_id, no id: in the text)")
+	}
+	if !r.HasState && r.Stat == "" {
+		return r, errors.New("receipt without a state (no message_state, no stat: in the text)")
+	}
+	return r, nil
+}
+
+// receiptText is the receipt's text: short_message, or message_payload when
+// the SMSC used that. Receipt texts are ASCII whatever data_coding says,
+// except for the few SMSCs that send them in UCS-2.
+func receiptText(sm *SM) string {
+	b := sm.ShortMessage
+	if len(b) == 0 {
+		b, _ = sm.TLVs.Get(TagMessagePayload)
+	}
+	if sm.DataCoding == CodingUCS2 {
+		return decodeText(CodingUCS2, b, 0, Unpacked)
+	}
+	return decodeLatin1(b)
+}
+
+// receiptFields splits the text into its key:value fields (keys lower case).
+// "text" comes last: it runs to the end and may contain anything, so the
+// other keys are searched only before it.
+func receiptFields(s string) map[string]string {
+	keys := [...]string{"id", "sub", "dlvrd", "submit date", "done date", "stat", "err"}
+	lower := asciiLower(s)
+	head := len(s)
+	if i := keyAt(lower, "text", 0, head); i >= 0 {
+		head = i
+	}
+	type hit struct {
+		key      string
+		at, from int
+	}
+	var hits []hit
+	for _, k := range keys {
+		if i := keyAt(lower, k, 0, head); i >= 0 {
+			hits = append(hits, hit{key: k, at: i, from: i + len(k) + 1})
+		}
+	}
+	sort.Slice(hits, func(a, b int) bool { return hits[a].at < hits[b].at })
+	out := make(map[string]string, len(hits))
+	for i, h := range hits {
+		end := head
+		if i+1 < len(hits) {
+			end = hits[i+1].at
+		}
+		if h.from <= end {
+			out[h.key] = strings.TrimSpace(s[h.from:end])
+		}
+	}
+	return out
+}
+
+// keyAt finds "key:" in s[from:to] at the start of a word.
+func keyAt(s, key string, from, to int) int {
+	pat := key + ":"
+	for i := from; i+len(pat) <= to; {
+		j := strings.Index(s[i:to], pat)
+		if j < 0 {
+			return -1
+		}
+		at := i + j
+		if at == 0 || s[at-1] == ' ' {
+			return at
+		}
+		i = at + 1
+	}
+	return -1
+}
+
+// outcome maps a receipt to a final status. final is false for the states
+// that are not an outcome (ENROUTE, ACCEPTD): the core waits for the next
+// receipt. The mapping:
+//
+//	message_state / stat        Status     ErrorCode
+//	2 DELIVERED / DELIVRD       DELIVERED  -
+//	5 UNDELIVERABLE / UNDELIV   FAILED     UNDELIVERED
+//	3 EXPIRED / EXPIRED         FAILED     EXPIRED
+//	8 REJECTED / REJECTD        FAILED     REJECTED
+//	4 DELETED / DELETED         FAILED     DELETED
+//	7 UNKNOWN / UNKNOWN         FAILED     UNKNOWN
+//	1 ENROUTE, 6 ACCEPTED       (not final)
+//	anything else               FAILED     UNKNOWN
+func (r receipt) outcome(at time.Time) (provider.Status, bool) {
+	st := provider.Status{Ref: r.ID, At: at}
+	state := r.State
+	if !r.HasState {
+		state = stateFromStat(r.Stat)
+	}
+	switch state {
+	case StateEnroute, StateAccepted:
+		return st, false
+	case StateDelivered:
+		st.Status = "DELIVERED"
+		return st, true
+	case StateUndeliverable:
+		st.ErrorCode = "UNDELIVERED"
+	case StateExpired:
+		st.ErrorCode = "EXPIRED"
+	case StateRejected:
+		st.ErrorCode = "REJECTED"
+	case StateDeleted:
+		st.ErrorCode = "DELETED"
+	default:
+		st.ErrorCode = "UNKNOWN"
+	}
+	st.Status = "FAILED"
+	st.ErrorMessage = r.describe()
+	return st, true
+}
+
+func (r receipt) describe() string {
+	var parts []string
+	if r.Stat != "" {
+		parts = append(parts, "stat:"+r.Stat)
+	}
+	if r.Err != "" {
+		parts = append(parts, "err:"+r.Err)
+	}
+	return strings.Join(parts, " ")
+}
+
+// stateFromStat reads the stat word, accepting the long spellings some
+// SMSCs use.
+func stateFromStat(s string) MessageState {
+	switch s {
+	case "DELIVRD", "DELIVERED":
+		return StateDelivered
+	case "UNDELIV", "UNDELIVERABLE":
+		return StateUndeliverable
+	case "EXPIRED":
+		return StateExpired
+	case "REJECTD", "REJECTED":
+		return StateRejected
+	case "DELETED":
+		return StateDeleted
+	case "ENROUTE":
+		return StateEnroute
+	case "ACCEPTD", "ACCEPTED":
+		return StateAccepted
+	}
+	return StateUnknown
+}
+
+// asciiLower lower-cases ASCII letters only, so that offsets in the result
+// are offsets in s (strings.ToLower may change the length of other text).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}

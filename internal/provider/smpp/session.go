@@ -1,0 +1,352 @@
+package smpp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// maxInboundPerBind bounds the deliver_sm one bind handles at once. An SMSC
+// keeps to its own window, so this only stops a misbehaving one from
+// starting goroutines without end; past it, deliver_sm is answered with
+// ESME_RX_T_APPN and the SMSC tries again later.
+const maxInboundPerBind = 256
+
+var (
+	errUnbound     = errors.New("smpp: the SMSC unbound")
+	errClosed      = errors.New("smpp: client closed")
+	errBadResponse = errors.New("smpp: unreadable response")
+)
+
+// session is one bound transceiver connection. Requests are pipelined:
+// each holds a window slot until its response arrives, the request times
+// out, or the connection ends; responses are matched by sequence number.
+type session struct {
+	slot    int
+	cfg     *Config
+	conn    net.Conn
+	br      *bufio.Reader
+	log     *slog.Logger
+	onPDU   func(s *session, p PDU) // handles deliver_sm, in its own goroutine
+	window  chan struct{}
+	seq     atomic.Uint32
+	inbound atomic.Int32
+	wg      sync.WaitGroup // read loop, keep-alive and deliver_sm handlers
+
+	lastRead atomic.Int64 // UnixNano of the last PDU received
+
+	wmu sync.Mutex // one PDU written at a time
+
+	mu      sync.Mutex
+	pending map[uint32]chan reply
+	closed  bool
+	err     error
+	done    chan struct{}
+}
+
+type reply struct {
+	pdu PDU
+	err error
+}
+
+func newSession(slot int, cfg *Config, conn net.Conn, log *slog.Logger, onPDU func(*session, PDU)) *session {
+	s := &session{
+		slot: slot, cfg: cfg, conn: conn, br: bufio.NewReaderSize(conn, 4096),
+		log: log.With("bind", slot), onPDU: onPDU,
+		window:  make(chan struct{}, cfg.Window),
+		pending: make(map[uint32]chan reply),
+		done:    make(chan struct{}),
+	}
+	s.lastRead.Store(time.Now().UnixNano())
+	return s
+}
+
+// bind sends bind_transceiver and waits for its response before anything
+// else runs on the connection; the read loop starts only once bound.
+func (s *session) bind(ctx context.Context) (string, error) {
+	stop := context.AfterFunc(ctx, func() { _ = s.conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	_ = s.conn.SetDeadline(time.Now().Add(s.cfg.RequestTimeout))
+	defer s.conn.SetDeadline(time.Time{})
+	seq := s.nextSeq()
+	err := s.write(PDU{Command: BindTransceiver, Seq: seq, Body: &Bind{
+		SystemID: s.cfg.SystemID, Password: s.cfg.Password, SystemType: s.cfg.SystemType,
+		InterfaceVersion: InterfaceVersion,
+	}})
+	if err != nil {
+		return "", fmt.Errorf("send bind_transceiver: %w", err)
+	}
+	for {
+		p, err := ReadPDU(s.br)
+		switch {
+		case err != nil:
+			return "", fmt.Errorf("read bind_transceiver_resp: %w", err)
+		case p.Command == GenericNack && (p.Seq == seq || p.Seq == 0):
+			return "", &BindError{Status: p.Status}
+		case p.Command == EnquireLink:
+			if err := s.respond(EnquireLinkResp, StatusOK, p.Seq, nil); err != nil {
+				return "", err
+			}
+		case p.Command != BindTransceiverResp || p.Seq != seq:
+			s.log.Warn("smpp: PDU before bind_transceiver_resp ignored", "command", p.Command)
+		case p.Status != StatusOK:
+			return "", &BindError{Status: p.Status}
+		default:
+			var sysID string
+			if b, ok := p.Body.(*BindResp); ok {
+				sysID = b.SystemID
+			}
+			return sysID, nil
+		}
+	}
+}
+
+// run starts the read loop and the keep-alive.
+func (s *session) run() {
+	s.wg.Add(2)
+	go func() { defer s.wg.Done(); s.readLoop() }()
+	go func() { defer s.wg.Done(); s.keepAlive() }()
+}
+
+func (s *session) nextSeq() uint32 {
+	// Sequence numbers run from 1 to 0x7FFFFFFF (§5.1.4).
+	return s.seq.Add(1)%0x7FFFFFFF + 1
+}
+
+func (s *session) readLoop() {
+	for {
+		p, err := ReadPDU(s.br)
+		if err != nil && !errors.Is(err, ErrMalformed) {
+			s.close(fmt.Errorf("read: %w", err))
+			return
+		}
+		s.lastRead.Store(time.Now().UnixNano())
+		if err != nil {
+			s.malformed(p, err)
+			continue
+		}
+		s.dispatch(p)
+	}
+}
+
+// malformed handles a PDU that was framed correctly but did not decode. A
+// response still settles its request (it was answered: sending it again
+// could duplicate the message); a request is refused with generic_nack.
+func (s *session) malformed(p PDU, err error) {
+	s.log.Warn("smpp: malformed PDU", "command", p.Command, "seq", p.Seq, "err", err)
+	if p.Command.IsResponse() {
+		s.settle(p, fmt.Errorf("%w: %w", errBadResponse, err))
+		return
+	}
+	_ = s.respond(GenericNack, StatusInvCmdLen, p.Seq, nil)
+}
+
+func (s *session) dispatch(p PDU) {
+	switch {
+	case p.Command.IsResponse():
+		s.settle(p, nil)
+	case p.Command == EnquireLink:
+		_ = s.respond(EnquireLinkResp, StatusOK, p.Seq, nil)
+	case p.Command == DeliverSM:
+		if s.inbound.Add(1) > maxInboundPerBind {
+			s.inbound.Add(-1)
+			_ = s.respond(DeliverSMResp, StatusXTAppn, p.Seq, &SMResp{})
+			return
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer s.inbound.Add(-1)
+			s.onPDU(s, p)
+		}()
+	case p.Command == Unbind:
+		_ = s.respond(UnbindResp, StatusOK, p.Seq, nil)
+		s.close(errUnbound)
+	default:
+		_ = s.respond(GenericNack, StatusInvCmdID, p.Seq, nil)
+	}
+}
+
+// settle hands a response to the request waiting for it.
+func (s *session) settle(p PDU, err error) {
+	s.mu.Lock()
+	ch, ok := s.pending[p.Seq]
+	delete(s.pending, p.Seq)
+	s.mu.Unlock()
+	if !ok {
+		s.log.Warn("smpp: response to no pending request (late, after its timeout?)", "command", p.Command, "seq", p.Seq)
+		return
+	}
+	ch <- reply{pdu: p, err: err}
+}
+
+// forget drops a pending request; false means its response was settled
+// meanwhile and is waiting in the channel.
+func (s *session) forget(seq uint32) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.pending[seq]
+	delete(s.pending, seq)
+	return ok
+}
+
+func (s *session) respond(cmd CommandID, st Status, seq uint32, body Body) error {
+	err := s.write(PDU{Command: cmd, Status: st, Seq: seq, Body: body})
+	if err != nil {
+		s.log.Warn("smpp: cannot answer", "command", cmd, "seq", seq, "err", err)
+	}
+	return err
+}
+
+func (s *session) write(p PDU) error {
+	b, err := Encode(p)
+	if err != nil {
+		return err
+	}
+	return s.writeRaw(p.Command, b)
+}
+
+// writeRaw writes one encoded PDU; a failed write ends the session, since
+// the peer may have read part of it and the stream is then out of step.
+func (s *session) writeRaw(cmd CommandID, b []byte) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	_ = s.conn.SetWriteDeadline(time.Now().Add(s.cfg.RequestTimeout))
+	if _, err := s.conn.Write(b); err != nil {
+		s.close(fmt.Errorf("write %s: %w", cmd, err))
+		return fmt.Errorf("%w: %w", errConnLost, err)
+	}
+	return nil
+}
+
+// callOpts are the ways requests differ: submit_sm uses the window and the
+// TPS bucket; control PDUs (enquire_link, unbind) bypass both, so that a
+// full window cannot starve the keep-alive.
+type callOpts struct {
+	window bool
+	bucket *bucket
+	abort  <-chan struct{} // stops the wait for the response (Close)
+}
+
+// call sends a request and waits for its response. Once the request is on
+// the wire, ctx no longer cuts the wait short (only the request timeout,
+// the end of the connection or o.abort do), so that a cancelled Submit does
+// not leave a message in an unknown state that a retry would duplicate.
+func (s *session) call(ctx context.Context, cmd CommandID, body Body, o callOpts) (PDU, error) {
+	if o.window {
+		select {
+		case s.window <- struct{}{}:
+			defer func() { <-s.window }()
+		case <-ctx.Done():
+			return PDU{}, ctx.Err()
+		case <-s.done:
+			return PDU{}, errNotSent
+		}
+	}
+	if err := o.bucket.take(ctx, s.done); err != nil {
+		return PDU{}, err
+	}
+	seq := s.nextSeq()
+	b, err := Encode(PDU{Command: cmd, Seq: seq, Body: body})
+	if err != nil {
+		return PDU{}, err
+	}
+	ch := make(chan reply, 1)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return PDU{}, errNotSent
+	}
+	s.pending[seq] = ch
+	s.mu.Unlock()
+	_ = s.writeRaw(cmd, b) // on failure the session closes and ch gets errConnLost
+	t := time.NewTimer(s.cfg.RequestTimeout)
+	defer t.Stop()
+	select {
+	case r := <-ch:
+		return r.pdu, r.err
+	case <-t.C:
+	case <-o.abort:
+	}
+	if s.forget(seq) {
+		return PDU{}, errTimeout
+	}
+	r := <-ch
+	return r.pdu, r.err
+}
+
+// keepAlive sends enquire_link when nothing was received for the interval,
+// and drops the connection when it goes unanswered.
+func (s *session) keepAlive() {
+	iv := s.cfg.EnquireLinkInterval
+	t := time.NewTimer(iv)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+		}
+		idle := time.Since(time.Unix(0, s.lastRead.Load()))
+		if idle < iv {
+			t.Reset(iv - idle)
+			continue
+		}
+		if _, err := s.call(context.Background(), EnquireLink, nil, callOpts{abort: s.done}); err != nil {
+			s.close(fmt.Errorf("enquire_link: %w", err))
+			return
+		}
+		t.Reset(iv)
+	}
+}
+
+// unbind says goodbye politely and closes the connection.
+func (s *session) unbind(ctx context.Context) {
+	if !s.isClosed() {
+		if _, err := s.call(ctx, Unbind, nil, callOpts{abort: ctx.Done()}); err != nil {
+			s.log.Info("smpp: unbind not answered", "err", err)
+		}
+	}
+	s.close(errClosed)
+}
+
+// close ends the session once; requests still waiting learn that their
+// connection was lost.
+func (s *session) close(err error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed, s.err = true, err
+	pend := s.pending
+	s.pending = nil
+	s.mu.Unlock()
+	close(s.done)
+	_ = s.conn.Close()
+	for _, ch := range pend {
+		ch <- reply{err: errConnLost}
+	}
+}
+
+func (s *session) isClosed() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// cause is why the session ended.
+func (s *session) cause() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}

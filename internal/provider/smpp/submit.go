@@ -1,0 +1,274 @@
+package smpp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"msgsvc/internal/provider"
+)
+
+// maxRelativeValidity caps a relative validity_period: its fields are
+// calendar-like (YYMMDD...) and SMSCs disagree on days past a month. The
+// contract's longest validity is 72 hours.
+const maxRelativeValidity = 30 * 24 * time.Hour
+
+// Submit sends every message, all its parts, and returns one result per
+// message in order. Messages go out concurrently, pipelined through the
+// binds' windows; the parts of one message go one after another, so that a
+// refused part stops the rest instead of leaving more stray parts on the
+// handset.
+//
+// Transient failures (see statusError, plus timeouts and lost connections)
+// are retried with backoff while ctx lasts (Config.SubmitTimeout when it has
+// no deadline); what is still failing then comes back Temporary. A
+// request whose connection dropped before its response is sent again on
+// another bind or after the reconnect; one that got a response never is. A
+// request that timed out is sent again too, which can duplicate a message if
+// the SMSC was only slow; that is the usual SMPP trade-off.
+func (c *Client) Submit(ctx context.Context, msgs []provider.Outbound) []provider.Result {
+	out := make([]provider.Result, len(msgs))
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.cfg.SubmitTimeout)
+		defer cancel()
+	}
+	var wg sync.WaitGroup
+	for i := range msgs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = c.submitMessage(ctx, &msgs[i])
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func (c *Client) submitMessage(ctx context.Context, m *provider.Outbound) provider.Result {
+	parts, perr := c.prepare(m)
+	if perr != nil {
+		return provider.Result{Err: perr}
+	}
+	ids := make([]string, len(parts))
+	for i, sm := range parts {
+		id, perr := c.submitPart(ctx, sm)
+		if perr != nil {
+			if i > 0 {
+				c.log.Warn("smpp: message failed after some of its parts were accepted",
+					"message", m.ID, "accepted", ids[:i], "err", perr)
+			}
+			return provider.Result{Err: perr}
+		}
+		ids[i] = id
+	}
+	return provider.Result{Ref: ids[0], Parts: ids}
+}
+
+// prepare builds the submit_sm bodies of a message.
+func (c *Client) prepare(m *provider.Outbound) ([]*SM, *provider.Error) {
+	if m.Channel != "" && m.Channel != "SMS" {
+		return nil, permanent(CodeRejected, "SMPP carries SMS, not %s", m.Channel)
+	}
+	dest, err := destAddress(m.To)
+	if err != nil {
+		return nil, permanent(CodeInvalidNumber, "%v", err)
+	}
+	from := m.From
+	if from == "" {
+		from = c.cfg.SourceAddr
+	}
+	ston, snpi, src, err := sourceAddress(from)
+	if err != nil {
+		return nil, permanent(CodeInvalidSender, "%v", err)
+	}
+	validity, perr := c.validity(m.ExpiresAt)
+	if perr != nil {
+		return nil, perr
+	}
+	encoded, err := encodeText(m.Body, uint8(c.ref.Add(1)), c.cfg.GSMPacking)
+	if err != nil {
+		return nil, permanent(CodeRejected, "%v", err)
+	}
+	out := make([]*SM, len(encoded))
+	for i, p := range encoded {
+		out[i] = &SM{
+			SourceTON: ston, SourceNPI: snpi, SourceAddr: src,
+			DestTON: TONInternational, DestNPI: NPIISDN, DestAddr: dest,
+			ESMClass:           p.ESMClass,
+			ValidityPeriod:     validity,
+			RegisteredDelivery: 1, // SMSC receipt on success and failure
+			DataCoding:         p.DataCoding,
+			ShortMessage:       p.Message,
+		}
+	}
+	return out, nil
+}
+
+// submitPart sends one submit_sm until it is answered for good or ctx ends.
+func (c *Client) submitPart(ctx context.Context, sm *SM) (string, *provider.Error) {
+	var last *provider.Error
+	var lastErr error
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 && !c.waitRetry(ctx, attempt, lastErr) {
+			return "", last
+		}
+		s, err := c.pick(ctx)
+		if err != nil {
+			if last == nil {
+				last = transient(err)
+			}
+			return "", last
+		}
+		resp, err := s.call(ctx, SubmitSM, sm, callOpts{window: true, bucket: c.bucket})
+		id, perr, retry := c.judge(resp, err)
+		if !retry {
+			if perr != nil && perr.Temporary && last != nil {
+				perr = last // ctx ended: the error that kept us retrying says more
+			}
+			return id, perr
+		}
+		if errors.Is(err, errConnLost) || errors.Is(err, errTimeout) {
+			c.resubmitted.Add(1)
+		}
+		last, lastErr = perr, err
+		if err != nil {
+			c.noteErr(err)
+		}
+	}
+}
+
+// waitRetry waits before attempt n. A request lost with its connection goes
+// again at once the first time (another bind may be up); everything else
+// backs off. False if the wait would outlast ctx.
+func (c *Client) waitRetry(ctx context.Context, n int, lastErr error) bool {
+	if n == 1 && (errors.Is(lastErr, errConnLost) || errors.Is(lastErr, errNotSent)) {
+		return ctx.Err() == nil
+	}
+	d := c.backoff(n, c.cfg.RetryMin, c.cfg.RetryMax)
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+		return false
+	}
+	return c.sleep(ctx, d)
+}
+
+// judge reads the outcome of one submit_sm: the message id, or an error
+// and whether to try again.
+func (c *Client) judge(resp PDU, err error) (string, *provider.Error, bool) {
+	switch {
+	case err == nil && resp.Command == SubmitSMResp && resp.Status == StatusOK:
+		body, ok := resp.Body.(*SMResp)
+		if !ok {
+			return "", permanent(CodeProviderError, "submit_sm_resp without a body"), false
+		}
+		return body.MessageID, nil, false
+	case err == nil:
+		// An error status, in submit_sm_resp or generic_nack.
+		if resp.Status == StatusThrottled {
+			c.throttled.Add(1)
+		}
+		if resp.Status == StatusOK {
+			return "", permanent(CodeProviderError, "SMSC answered submit_sm with %s", resp.Command), false
+		}
+		pe := statusError(resp.Status)
+		return "", pe, pe.Temporary
+	case errors.Is(err, errBadResponse):
+		return "", permanent(CodeProviderError, "%v", err), false
+	case errors.Is(err, ErrMalformed):
+		return "", permanent(CodeRejected, "%v", err), false
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, errClosed):
+		return "", transient(err), false
+	}
+	return "", transient(err), true
+}
+
+// validity is the validity_period for an expiry time; empty leaves the
+// SMSC's default. A message already expired is not sent.
+func (c *Client) validity(expires time.Time) (string, *provider.Error) {
+	if expires.IsZero() {
+		return "", nil
+	}
+	left := expires.Sub(c.clock.Now())
+	if left <= 0 {
+		return "", permanent(CodeExpired, "validity ended at %s, before submission", expires.UTC().Format(time.RFC3339))
+	}
+	if c.cfg.RelativeValidity {
+		return relativeTime(left), nil
+	}
+	return absoluteTime(expires), nil
+}
+
+// absoluteTime formats t as "YYMMDDhhmmsstnnp" in UTC (§7.1.1): tenths of
+// a second, then a zero quarter-hour offset and "+".
+func absoluteTime(t time.Time) string {
+	u := t.UTC()
+	return fmt.Sprintf("%02d%02d%02d%02d%02d%02d%d00+", u.Year()%100, int(u.Month()), u.Day(),
+		u.Hour(), u.Minute(), u.Second(), u.Nanosecond()/int(100*time.Millisecond))
+}
+
+// relativeTime formats d as "YYMMDDhhmmss000R" (§7.1.2), in days, hours,
+// minutes and seconds, rounded up to a whole second.
+func relativeTime(d time.Duration) string {
+	d = min(d, maxRelativeValidity)
+	secs := int64((d + time.Second - 1) / time.Second)
+	return fmt.Sprintf("0000%02d%02d%02d%02d000R", secs/86400, secs/3600%24, secs/60%60, secs%60)
+}
+
+// destAddress checks a recipient: digits, country code first (a leading +
+// is dropped). SMPP allows 20 digits.
+func destAddress(to string) (string, error) {
+	if len(to) > 0 && to[0] == '+' {
+		to = to[1:]
+	}
+	if to == "" || len(to) > maxAddr-1 || !allDigits(to) {
+		return "", fmt.Errorf("recipient %q is not 1 to %d digits", to, maxAddr-1)
+	}
+	return to, nil
+}
+
+// sourceAddress classifies a sender: digits are an international number
+// (TON 1, NPI 1), anything else an alphanumeric sender ID (TON 5, NPI 0) of
+// up to 11 printable ASCII characters with at least one letter (the most a
+// handset shows; CONTRACT.md §2). Empty leaves the choice to the SMSC.
+func sourceAddress(from string) (ton, npi byte, addr string, err error) {
+	switch {
+	case from == "":
+		return TONUnknown, NPIUnknown, "", nil
+	case allDigits(from) || (from[0] == '+' && len(from) > 1 && allDigits(from[1:])):
+		if from[0] == '+' {
+			from = from[1:]
+		}
+		if len(from) > maxAddr-1 {
+			return 0, 0, "", fmt.Errorf("sender number %q is longer than %d digits", from, maxAddr-1)
+		}
+		return TONInternational, NPIISDN, from, nil
+	}
+	if len(from) > 11 {
+		return 0, 0, "", fmt.Errorf("alphanumeric sender %q is longer than 11 characters", from)
+	}
+	letters := 0
+	for i := 0; i < len(from); i++ {
+		ch := from[i]
+		if ch < ' ' || ch > '~' {
+			return 0, 0, "", fmt.Errorf("alphanumeric sender %q has a character outside printable ASCII", from)
+		}
+		if 'A' <= ch && ch <= 'Z' || 'a' <= ch && ch <= 'z' {
+			letters++
+		}
+	}
+	if letters == 0 {
+		return 0, 0, "", fmt.Errorf("sender %q is neither a number nor an alphanumeric ID with a letter", from)
+	}
+	return TONAlphanumeric, NPIUnknown, from, nil
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
