@@ -257,7 +257,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Ready != nil {
 		for k, v := range s.cfg.Ready(ctx) {
 			out[k] = v
-			if v != "ok" {
+			if !strings.HasPrefix(v, "ok") {
 				out["status"] = "degraded"
 			}
 		}

@@ -19,10 +19,8 @@ import (
 
 	"msgsvc/internal/api"
 	"msgsvc/internal/config"
-	"msgsvc/internal/domain"
 	"msgsvc/internal/media"
 	"msgsvc/internal/message"
-	"msgsvc/internal/provider"
 	"msgsvc/internal/provider/simulator"
 	"msgsvc/internal/ratelimit"
 	"msgsvc/internal/store"
@@ -42,8 +40,9 @@ type Server struct {
 	messages *message.Service
 	closeRL  func() error
 
-	workers []func(ctx context.Context)
-	now     func() time.Time
+	workers  []func(ctx context.Context)
+	adapters []adapter
+	now      func() time.Time
 }
 
 // Options are the parts of a server that tests replace.
@@ -95,16 +94,10 @@ func (s *Server) wire() error {
 		simCfg.Journal = st
 	}
 	sim := simulator.New(simCfg)
-	var routes []provider.Route
-	if cfg.Dev {
-		for _, ch := range domain.Channels {
-			routes = append(routes, provider.Route{Channel: ch, Primary: sim})
-		}
+	router, err := s.providers(sim, s.tracker, reg)
+	if err != nil {
+		return err
 	}
-	if cfg.SMPPAddr != "" {
-		log.Warn("MSGSVC_SMPP_ADDR is set but the SMPP adapter is not part of this build yet; live SMS has no route")
-	}
-	router := provider.NewRouter(sim, routes)
 	mediaStore, err := media.New(context.Background(), media.Config{Repo: st, Dir: mediaDir(cfg), Now: now})
 	if err != nil {
 		return err
@@ -134,10 +127,12 @@ func (s *Server) wire() error {
 	apiSrv := api.New(api.Config{Store: st, Messages: s.messages, Replies: s.tracker, Limiter: limiter, Guard: backend,
 		Media: mediaStore, Templates: templates,
 		Registry: reg, Log: log, Now: now, Ready: func(ctx context.Context) map[string]string {
+			out := s.providerHealth(router)
+			out["rateLimit"] = "ok"
 			if err := backend.Ping(ctx); err != nil {
-				return map[string]string{"rateLimit": "unreachable (failing open): " + err.Error()}
+				out["rateLimit"] = "unreachable (failing open): " + err.Error()
 			}
-			return map[string]string{"rateLimit": "ok"}
+			return out
 		}})
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -186,6 +181,12 @@ func (s *Server) Store() *store.Store { return s.store }
 // the database for the next start (or another node).
 func (s *Server) Run(ctx context.Context) error {
 	workCtx, stopWork := context.WithCancel(context.Background())
+	for _, a := range s.adapters {
+		if err := a.start(workCtx); err != nil {
+			stopWork()
+			return fmt.Errorf("start provider %s: %w", a.p.Name(), err)
+		}
+	}
 	var wg sync.WaitGroup
 	for _, w := range s.workers {
 		wg.Add(1)
@@ -218,6 +219,11 @@ func (s *Server) Run(ctx context.Context) error {
 	case <-done:
 	case <-sctx.Done():
 		s.log.Warn("workers did not stop in time; their leases will lapse and other nodes take over")
+	}
+	for _, a := range s.adapters {
+		if e := a.close(sctx); e != nil {
+			s.log.Warn("stop provider", "provider", a.p.Name(), "err", e)
+		}
 	}
 	s.messages.Close()
 	s.tracker.Close()

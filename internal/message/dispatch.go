@@ -210,7 +210,11 @@ func (d *Dispatcher) submit(ctx context.Context, p provider.Provider, msgs []dom
 	for i, m := range msgs {
 		outs[i] = outbound(m)
 	}
-	results := p.Submit(ctx, outs)
+	// A hand-over must end well inside the lease, or another node could
+	// claim the messages while this one is still handing them over.
+	sctx, cancel := context.WithTimeout(ctx, d.lease/2)
+	results := p.Submit(sctx, outs)
+	cancel()
 	d.routes.Report(p.Name(), handedOver(results, len(msgs)))
 	now := d.now().UTC()
 	reports := make([]Report, len(msgs))
