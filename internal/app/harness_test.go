@@ -53,6 +53,8 @@ type envOptions struct {
 	noTemplates   bool
 	credits       float64
 	retrySchedule string
+	// config adds to the node's configuration (e.g. an SMPP provider).
+	config func(c *config.Config)
 }
 
 func newEnv(t *testing.T, dialect string, o envOptions) *env {
@@ -72,6 +74,9 @@ func newEnv(t *testing.T, dialect string, o envOptions) *env {
 	cfg := config.Config{Dev: !o.noLiveRoutes, DB: dsn, DataDir: t.TempDir(), Addr: "127.0.0.1:0", WebhookAllowPrivate: allow, SimulatorDelay: 30 * time.Millisecond,
 		WebhookRetrySchedule: sched, RateLimitBackend: "memory", NodeID: "test-node", DispatchWorkers: 2,
 		ShutdownTimeout: 5 * time.Second, LogLevel: "error"}
+	if o.config != nil {
+		o.config(&cfg)
+	}
 	clk := &clock{}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv, err := NewServer(context.Background(), cfg, log, Options{Now: clk.Now})
