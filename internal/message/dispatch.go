@@ -1,6 +1,7 @@
 package message
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"sync"
@@ -182,14 +183,16 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	var firstErr error
 	for p, ms := range groups {
 		wg.Add(1)
 		go func(p provider.Provider, ms []domain.Message) {
 			defer wg.Done()
-			out := d.submit(work, p, ms)
-			mu.Lock()
-			reports = append(reports, out...)
-			mu.Unlock()
+			if err := d.handOver(work, p, ms); err != nil {
+				mu.Lock()
+				firstErr = cmp.Or(firstErr, err)
+				mu.Unlock()
+			}
 		}(p, ms)
 	}
 	wg.Wait()
@@ -202,7 +205,32 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 			break
 		}
 	}
-	return len(msgs), nil
+	return len(msgs), firstErr
+}
+
+// Chunker is implemented by providers that want their hand-overs recorded
+// every few messages rather than once per claimed batch: a carrier that
+// acknowledged a message this node then failed to record would get it
+// again from whichever node takes over, so the fewer messages between
+// records, the fewer such duplicates a crash can cause.
+type Chunker interface {
+	HandOverChunk() int
+}
+
+// handOver submits messages to a provider, in chunks when it asks for
+// them, recording each chunk's outcome before the next.
+func (d *Dispatcher) handOver(ctx context.Context, p provider.Provider, msgs []domain.Message) error {
+	size := len(msgs)
+	if c, ok := p.(Chunker); ok && c.HandOverChunk() > 0 {
+		size = c.HandOverChunk()
+	}
+	for start := 0; start < len(msgs); start += size {
+		out := d.submit(ctx, p, msgs[start:min(start+size, len(msgs))])
+		if err := d.tracker.Apply(ctx, out); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (d *Dispatcher) submit(ctx context.Context, p provider.Provider, msgs []domain.Message) []Report {
