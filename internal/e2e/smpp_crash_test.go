@@ -1,0 +1,178 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// smscSimEnv names the sources of the independent SMSC simulator
+// (../shared/peers/smsc-sim); the test starts its own instance of it so
+// that it can read the simulator's counters at the end.
+const smscSimEnv = "MSGSVC_TEST_SMSC_SIM_DIR"
+
+// TestCrashRecoveryOverSMPP kills serve with SIGKILL during a load of live
+// SMS going over SMPP to the independent simulator, restarts it, and
+// checks that every accepted message reaches DELIVERED with its signed
+// webhooks. The simulator counts every submit_sm: beyond one per message,
+// only hand-overs the simulator acknowledged while the killed node had not
+// yet recorded them may come again, at most one chunk per dispatch worker.
+func TestCrashRecoveryOverSMPP(t *testing.T) {
+	needBinary(t)
+	dir := os.Getenv(smscSimEnv)
+	if dir == "" {
+		t.Skip("set " + smscSimEnv + " to the SMSC simulator's folder (shared/peers/smsc-sim) to run this test")
+	}
+	ctx := t.Context()
+	sim := startSMSC(t, dir)
+	dsn := filepath.Join(t.TempDir(), "msgsvc.db")
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	acc := bootstrap(ctx, t, dsn, "live")
+	rcv := newReceiver(t, acc.WebhookSecret, receiverRefuses, 3, seed)
+	reqs := smppRequests(seed, crashRequests, rcv.URL)
+	book := newSendBook()
+	data := t.TempDir()
+	env := append(append([]string(nil), crashServeEnv...), "MSGSVC_SMPP_ADDR="+sim.addr,
+		"MSGSVC_SMPP_SYSTEM_ID=kannel", "MSGSVC_SMPP_PASSWORD=kannel", "MSGSVC_SMPP_BINDS=2")
+
+	first := startServer(ctx, t, dsn, data, env...)
+	leftover := sendUntilKill(ctx, t, first, acc.Key, reqs, book)
+	accepted, unknown := book.counts()
+	t.Logf("killed pid %d after %d accepted requests; %d requests had no answer; %d not yet sent",
+		first.cmd.Process.Pid, accepted, unknown, len(leftover))
+
+	second := startServer(ctx, t, dsn, data, env...)
+	api := newAPIClient(second.URL, acc.Key)
+	defer api.close()
+	sendAll(ctx, t, api, leftover, reqs, book)
+	msgs := book.messages()
+	settled := waitSettled(ctx, t, api, rcv, msgs, recoverWithin)
+	checkOutcomes(t, rcv, msgs, settled)
+	if code := second.Stop(t, 20*time.Second); code != 0 {
+		t.Errorf("msgsvc exited %d after SIGTERM, want 0:\n%s", code, second.logs.tail(40))
+	}
+
+	// Messages whose send got no answer may have been accepted too: the
+	// simulator may have seen them, once.
+	submits := sim.stop(t)
+	extra := submits - len(msgs)
+	const bound = 2 * 2 * 10 * 2 // workers × chunk (two windows of 10 over two binds)
+	t.Logf("simulator: %d submit_sm for %d accepted messages (%d more: resubmissions of hand-overs the killed node "+
+		"had not recorded, or sends whose answer the kill cut off)", submits, len(msgs), extra)
+	if submits < len(msgs) {
+		t.Errorf("the simulator saw %d submissions for %d accepted messages", submits, len(msgs))
+	}
+	if extra > bound+unknown*3 {
+		t.Errorf("%d submissions beyond one per message; at most %d can come from the crash", extra, bound+unknown*3)
+	}
+}
+
+// smppRequests builds n sends to Swedish numbers (the simulator delivers
+// every one), 1 to 3 recipients each.
+func smppRequests(seed uint64, n int, callback string) []sendRequest {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	reqs := make([]sendRequest, n)
+	for i := range reqs {
+		r := sendRequest{Message: fmt.Sprintf("smpp crash test %d", i), Type: "SMS", CallbackURL: callback}
+		k := 1 + rng.IntN(3)
+		for j := 0; j < k; j++ {
+			r.Recipients = append(r.Recipients, fmt.Sprintf("46700%06d", i*3+j))
+		}
+		if k == 1 {
+			r.To, r.Recipients = r.Recipients[0], nil
+		}
+		reqs[i] = r
+	}
+	return reqs
+}
+
+// smsc is a running instance of the simulator.
+type smsc struct {
+	addr string
+	cmd  *exec.Cmd
+	log  string
+}
+
+// startSMSC runs the simulator's own start script on a free port.
+func startSMSC(t *testing.T, dir string) *smsc {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	script, _ := filepath.Abs("../provider/smpp/testdata/run-peer.sh")
+	cmd := exec.Command(script)
+	cmd.Env = append(os.Environ(), "SMSC_SIM_DIR="+dir, fmt.Sprintf("SMSC_PORT=%d", port))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("start the SMSC simulator: %v\n%s", err, stderr.String())
+	}
+	var pid int
+	if _, err := fmt.Sscan(strings.TrimSpace(string(out)), &pid); err != nil {
+		t.Fatalf("simulator pid %q: %v", out, err)
+	}
+	proc, _ := os.FindProcess(pid)
+	m := regexp.MustCompile(`log (\S+)`).FindStringSubmatch(stderr.String())
+	if m == nil {
+		t.Fatalf("no simulator log in %q", stderr.String())
+	}
+	s := &smsc{addr: fmt.Sprintf("127.0.0.1:%d", port), cmd: &exec.Cmd{Process: proc}, log: m[1]}
+	t.Cleanup(func() { _ = proc.Kill() })
+	return s
+}
+
+// stop ends the simulator with SIGTERM (it prints its counters as it
+// exits) and returns how many submit_sm it answered.
+func (s *smsc) stop(t *testing.T) int {
+	t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatalf("stop the simulator: %v", err)
+	}
+	var stats struct {
+		SubmitSM int `json:"submit_sm"`
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if line := lastLine(s.log, "exiting on"); line != "" {
+			st := lastLine(s.log, " stats ")
+			if err := json.Unmarshal([]byte(st[strings.Index(st, "{"):]), &stats); err != nil {
+				t.Fatalf("simulator stats %q: %v", st, err)
+			}
+			return stats.SubmitSM
+		}
+		time.Sleep(50 * time.Millisecond) // polling the log file for the exit line
+	}
+	t.Fatal("the simulator did not exit on SIGTERM")
+	return 0
+}
+
+func lastLine(path, containing string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	last := ""
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), containing) {
+			last = sc.Text()
+		}
+	}
+	return last
+}
