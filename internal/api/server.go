@@ -136,17 +136,17 @@ func (s *Server) routes() {
 	s.unknownAPI = s.wrapAuth(typeNone, func(w http.ResponseWriter, r *http.Request, c message.Caller) error {
 		return errNotFound
 	})
+	// What no route takes: matched requests never pay for this.
+	s.mux.Handle("/", http.HandlerFunc(s.unmatched))
 }
 
 // unmatched answers a request no route takes, as problem+json: 405 with
 // Allow when the path exists with other methods, else 404.
-func (s *Server) unmatched(w http.ResponseWriter, r *http.Request, mux http.Handler) {
-	probe := &headerProbe{header: http.Header{}}
-	mux.ServeHTTP(probe, r) // the mux's own answer: 404, or 405 with Allow
-	if probe.status == http.StatusMethodNotAllowed {
-		w.Header().Set("Allow", probe.header.Get("Allow"))
+func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
+	if allow := s.allowed(r); allow != "" {
+		w.Header().Set("Allow", allow)
 		writeProblem(w, r, s.cfg.Log, problem("METHOD_NOT_ALLOWED",
-			"This path does not take "+r.Method+"; it takes "+probe.header.Get("Allow")+"."))
+			"This path does not take "+r.Method+"; it takes "+allow+"."))
 		return
 	}
 	if strings.HasPrefix(r.URL.Path, "/api/v1/integration/") {
@@ -156,26 +156,17 @@ func (s *Server) unmatched(w http.ResponseWriter, r *http.Request, mux http.Hand
 	writeProblem(w, r, s.cfg.Log, problem("NOT_FOUND", "No such path; the API is described at /docs."))
 }
 
-// headerProbe records the status and headers a handler writes, and drops
-// its body.
-type headerProbe struct {
-	header http.Header
-	status int
-}
-
-func (p *headerProbe) Header() http.Header { return p.header }
-
-func (p *headerProbe) WriteHeader(code int) {
-	if p.status == 0 {
-		p.status = code
+// allowed lists the methods that a route takes at r's path ("" for none).
+func (s *Server) allowed(r *http.Request) string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); pattern != "/" && pattern != "" {
+			out = append(out, m)
+		}
 	}
-}
-
-func (p *headerProbe) Write(b []byte) (int, error) {
-	if p.status == 0 {
-		p.status = http.StatusOK
-	}
-	return len(b), nil
+	return strings.Join(out, ", ")
 }
 
 // handle registers a route and remembers its pattern (Routes).
@@ -215,10 +206,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// ServeMux records the matched pattern on the request it serves.
 		s.metrics.observe(r.Method, r.Pattern, rec.status, time.Since(start))
 	}()
-	if h, pattern := s.mux.Handler(r); pattern == "" {
-		s.unmatched(rec, r, h)
-		return
-	}
 	s.mux.ServeHTTP(rec, r)
 }
 

@@ -341,7 +341,9 @@ func recordRefs(ctx context.Context, tx Tx, reports []Report, changed map[string
 		if r.Kind != Accepted || !changed[r.MessageID] {
 			continue
 		}
-		if r.Ref != "" {
+		// A provider whose reference is our own id reports by our id, so
+		// nothing of its is ever parked: no need to look.
+		if r.Ref != "" && r.Ref != r.MessageID {
 			byProvider[r.Provider] = append(byProvider[r.Provider], r.Ref)
 		}
 		if len(r.Parts) < 2 {
