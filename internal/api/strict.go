@@ -21,6 +21,9 @@ func checkStrict(body []byte) error {
 		off := invalidUTF8At(body)
 		return validation(fmt.Sprintf("The request body is not valid UTF-8 (at byte %d).", off))
 	}
+	if plainStrict(body) {
+		return nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	w := walker{dec: dec}

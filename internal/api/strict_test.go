@@ -1,0 +1,62 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+var strictSamples = []string{
+	`{"to":"1","message":"hi","type":"SMS"}`,
+	`{"to":"1","to":"2"}`,
+	`{"a":{"b":1,"b":2}}`,
+	`{"a":[{"x":1},{"x":2}]}`,
+	`{"a":[{"x":1,"x":2}]}`,
+	`{"t\u006f":"1","to":"2"}`,
+	`{"m":"a\u0000b"}`,
+	`{"m":"a\u001Bb"}`,
+	`{"m":"a\rb"}`,
+	`{"m":"a\n\tb"}`,
+	`{"m":"a\u000ab\u0009"}`,
+	`{"m":"a\u007fb"}`,
+	"{\"m\":\"a\u0085b\"}",
+	"{\"m\":\"a\x7fb\"}",
+	`{"m":"\\u0000 is text"}`,
+	`{"m":"é ✓ 😀"}`,
+	`[{"k":1},{"k":1}]`,
+	`{"a":1,"b":{"a":2}}`,
+	`{"k\"q":1,"k\"q":2}`,
+}
+
+// The fast pass and the detailed walk agree on every body that is JSON.
+func TestStrictFastPathAgrees(t *testing.T) {
+	for _, s := range strictSamples {
+		checkAgreement(t, []byte(s))
+	}
+}
+
+func FuzzStrictFastPathAgrees(f *testing.F) {
+	for _, s := range strictSamples {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { checkAgreement(t, b) })
+}
+
+func checkAgreement(t *testing.T, b []byte) {
+	t.Helper()
+	if !json.Valid(b) {
+		return
+	}
+	fast := plainStrict(b)
+	var slow error
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := (walker{dec: dec}).value(""); err != nil {
+		if _, ok := err.(*Problem); ok {
+			slow = err
+		}
+	}
+	if fast != (slow == nil) {
+		t.Fatalf("%q: fast pass says clean=%v, the walk says %v", b, fast, slow)
+	}
+}
