@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"msgsvc/internal/domain"
 	"msgsvc/internal/ledger"
 	"msgsvc/internal/media/mediatest"
@@ -576,8 +577,8 @@ func TestPricesPerCountry(t *testing.T) {
 		e := newEnv(t, d, envOptions{})
 		admin := func(args ...string) (string, error) {
 			var out bytes.Buffer
-			err := runAdmin(context.Background(), "account prices", append([]string{"--db", e.srv.cfg.DB, "--account", e.account.ID}, args...),
-				strings.NewReader(""), &out)
+			err := runAdmin(context.Background(), "account", append([]string{"prices", "--db", e.srv.cfg.DB, "--account", e.account.ID}, args...),
+				strings.NewReader(""), &out, io.Discard)
 			return out.String(), err
 		}
 		for _, bad := range []string{

@@ -90,3 +90,97 @@ func openTestStore(t *testing.T, db string) *store.Store {
 	t.Cleanup(func() { st.Close() })
 	return st
 }
+
+// Every command and group answers -h with its flags and exit code 0, and
+// mistakes say what to run next.
+func TestHelpAndMistakes(t *testing.T) {
+	for _, c := range adminCommands {
+		args := append(strings.Fields(c.name), "-h")
+		out, errs, code := runMain(t, args...)
+		if code != 0 || !strings.Contains(out, "-db") || !strings.Contains(out, c.summary) {
+			t.Errorf("%s -h: %d\n%s\n%s", c.name, code, out, errs)
+		}
+	}
+	for g := range adminGroups() {
+		out, _, code := runMain(t, g, "-h")
+		if code != 0 || !strings.Contains(out, "msgsvc "+g+" ") {
+			t.Errorf("%s -h: %d %s", g, code, out)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"acount"}, `run "msgsvc help"`},
+		{[]string{"account", "destroy"}, `run "msgsvc account -h"`},
+		{[]string{"key", "create"}, "--account is required: give the id that msgsvc account create printed"},
+		{[]string{"account"}, "account needs a subcommand"},
+	} {
+		_, errs, code := runMain(t, c.args...)
+		if code == 0 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: %d %q, want %q", c.args, code, errs, c.want)
+		}
+	}
+	if out, _, code := runMain(t, "help"); code != 0 || !strings.Contains(out, "msgsvc sender add") {
+		t.Errorf("help: %d %s", code, out)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, _, code := runMain(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "msgsvc "+Version) {
+		t.Fatalf("version: %d %q", code, out)
+	}
+	out, _, code = runMain(t, "version", "--json")
+	var v map[string]string
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v["version"] != Version || v["go"] == "" {
+		t.Fatalf("version --json: %d %q", code, out)
+	}
+}
+
+func TestSenderAndKeyCommands(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "msgsvc.db")
+	out, _, _ := runMain(t, "account", "create", "--db", db, "--name", "Acme", "--json")
+	var acc struct{ ID string }
+	if err := json.Unmarshal([]byte(out), &acc); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) map[string]any {
+		t.Helper()
+		out, errs, code := runMain(t, append(args, "--db", db, "--account", acc.ID, "--json")...)
+		if code != 0 {
+			t.Fatalf("%v: %d %s", args, code, errs)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(out), &m); err != nil {
+			t.Fatalf("%v printed %q", args, out)
+		}
+		return m
+	}
+	sd := run("sender", "add", "--channel", "sms", "--value", "Acme", "--default")
+	if sd["channel"] != "SMS" || sd["default"] != true {
+		t.Fatalf("sender add: %v", sd)
+	}
+	if _, errs, code := runMain(t, "sender", "add", "--db", db, "--account", acc.ID, "--value", "Acme"); code == 0 || !strings.Contains(errs, "already") {
+		t.Fatalf("duplicate sender: %d %s", code, errs)
+	}
+	if _, errs, code := runMain(t, "sender", "add", "--db", db, "--account", acc.ID, "--value", "Way too long ID"); code == 0 || !strings.Contains(errs, "1 to 11") {
+		t.Fatalf("bad sender: %d %s", code, errs)
+	}
+	if list := run("sender", "list")["senders"].([]any); len(list) != 1 {
+		t.Fatalf("sender list: %v", list)
+	}
+	run("sender", "remove", "--id", sd["id"].(string))
+	if list := run("sender", "list")["senders"].([]any); len(list) != 0 {
+		t.Fatalf("sender list after remove: %v", list)
+	}
+	k := run("key", "create", "--env", "live")
+	run("key", "revoke", "--id", k["id"].(string))
+	keys := run("key", "list")["keys"].([]any)
+	if len(keys) != 1 || keys[0].(map[string]any)["revokedAt"] == nil {
+		t.Fatalf("key list: %v", keys)
+	}
+	if r := run("account", "secret", "rotate"); !strings.HasPrefix(r["secret"].(string), "whsec_") {
+		t.Fatalf("secret rotate: %v", r)
+	}
+}

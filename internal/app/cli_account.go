@@ -1,0 +1,161 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"msgsvc/internal/ledger"
+	"msgsvc/internal/webhook"
+)
+
+var accountCreate = adminCommand{name: "account create", summary: "create an account; prints its id and webhook secret",
+	flags: func(fs *flag.FlagSet, _ *string) adminRun {
+		name := fs.String("name", "", "account name (required)")
+		tier := fs.String("tier", "free", "free, basic, pro or enterprise")
+		credits := fs.Float64("credits", 0, "opening credits")
+		currency := fs.String("currency", "USD", "currency code")
+		country := fs.String("country", "1", "home country calling code, used for pricing")
+		return func(ctx context.Context, in adminInput) (any, string, error) {
+			a, err := CreateAccount(ctx, in.st, NewAccount{Name: *name, Tier: *tier, Credits: *credits, Currency: *currency,
+				Country: *country}, in.now)
+			if err != nil {
+				return nil, "", err
+			}
+			return accountJSON(a), fmt.Sprintf("account %s created (tier %s, balance %v %s)\nwebhook signing secret: %s\n",
+				a.ID, a.Tier, ledger.Credits(a.Balance), a.Currency, a.WebhookSecret), nil
+		}
+	}}
+
+var accountLimits = adminCommand{name: "account limits", summary: "set an account's rate limits (0 = unlimited)", needsAccount: true,
+	flags: func(fs *flag.FlagSet, account *string) adminRun {
+		tierRPM := fs.Int("tier-rpm", -1, "tier requests per minute (0 = unlimited)")
+		sendRPM := fs.Int("send-rpm", -1, "sending requests per minute (0 = unlimited)")
+		statusRPM := fs.Int("status-rpm", -1, "status queries per minute (0 = unlimited)")
+		mediaRPM := fs.Int("media-rpm", -1, "media uploads per minute (0 = unlimited)")
+		return func(ctx context.Context, in adminInput) (any, string, error) {
+			a, err := in.st.Account(ctx, *account)
+			if err != nil {
+				return nil, "", fmt.Errorf("account %s: %w", *account, err)
+			}
+			l := a.Limits
+			for _, f := range []struct {
+				v   int
+				dst *int
+			}{{*tierRPM, &l.TierRPM}, {*sendRPM, &l.SendRPM}, {*statusRPM, &l.StatusRPM}, {*mediaRPM, &l.MediaRPM}} {
+				if f.v >= 0 {
+					*f.dst = f.v
+				}
+			}
+			if err := in.st.SetLimits(ctx, a.ID, l); err != nil {
+				return nil, "", err
+			}
+			a.Limits = l
+			return accountJSON(a), fmt.Sprintf("limits of %s: tier %d/min, sending %d/min, status %d/min, media %d/min (0 = unlimited)\n",
+				a.ID, l.TierRPM, l.SendRPM, l.StatusRPM, l.MediaRPM), nil
+		}
+	}}
+
+var accountSettings = adminCommand{name: "account settings", summary: "RCS fallback default, WhatsApp quality tier, IP allow-list",
+	needsAccount: true,
+	flags: func(fs *flag.FlagSet, account *string) adminRun {
+		rcsFallback := fs.String("rcs-fallback", "", "true or false: send RCS to devices without RCS as SMS by default")
+		waTier := fs.Int("wa-tier", 0, "WhatsApp quality tier 1-4 (daily new conversations 1000, 10000, 100000, unlimited)")
+		allowlist := fs.String("ip-allowlist", "-", "comma-separated addresses and CIDR ranges allowed to use the API; empty allows all")
+		return func(ctx context.Context, in adminInput) (any, string, error) {
+			a, err := in.st.Account(ctx, *account)
+			if err != nil {
+				return nil, "", fmt.Errorf("account %s: %w", *account, err)
+			}
+			if *rcsFallback != "" {
+				if a.RCSFallback, err = strconv.ParseBool(*rcsFallback); err != nil {
+					return nil, "", fmt.Errorf("--rcs-fallback must be true or false")
+				}
+			}
+			if *waTier != 0 {
+				if *waTier < 1 || *waTier > 4 {
+					return nil, "", fmt.Errorf("--wa-tier must be 1, 2, 3 or 4")
+				}
+				a.WAQualityTier = *waTier
+			}
+			if *allowlist != "-" {
+				if a.IPAllowlist, err = parseAllowlist(*allowlist); err != nil {
+					return nil, "", err
+				}
+			}
+			if err := in.st.UpdateAccountSettings(ctx, a.ID, a.IPAllowlist, a.RCSFallback, a.WAQualityTier); err != nil {
+				return nil, "", err
+			}
+			return map[string]any{"id": a.ID, "rcsFallback": a.RCSFallback, "waQualityTier": a.WAQualityTier, "ipAllowlist": a.IPAllowlist},
+				fmt.Sprintf("settings of %s: RCS fallback %v, WhatsApp quality tier %d, IP allow-list %v\n",
+					a.ID, a.RCSFallback, a.WAQualityTier, a.IPAllowlist), nil
+		}
+	}}
+
+// parseAllowlist reads a comma-separated list of addresses and CIDR ranges.
+func parseAllowlist(v string) ([]string, error) {
+	var out []string
+	for _, e := range strings.Split(v, ",") {
+		if e = strings.TrimSpace(e); e == "" {
+			continue
+		}
+		if _, perr := netip.ParsePrefix(e); perr != nil {
+			if _, aerr := netip.ParseAddr(e); aerr != nil {
+				return nil, fmt.Errorf("--ip-allowlist: %q is neither an address nor a CIDR range", e)
+			}
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+var accountPrices = adminCommand{name: "account prices", summary: "show or set an account's price table", needsAccount: true,
+	flags: func(fs *flag.FlagSet, account *string) adminRun {
+		prices := fs.String("set", "", `price table in credits, e.g. {"home":{"smsSegment":1},"countries":{"44":{"smsSegment":3}}}; `+
+			`rates: smsSegment, rcsMessage, waConversation, waInWindow; "{}" restores the defaults; without it the table is shown`)
+		return func(ctx context.Context, in adminInput) (any, string, error) {
+			a, err := in.st.Account(ctx, *account)
+			if err != nil {
+				return nil, "", fmt.Errorf("account %s: %w", *account, err)
+			}
+			table, err := ledger.Parse(a.Prices)
+			if err != nil {
+				return nil, "", fmt.Errorf("account %s: %w", a.ID, err)
+			}
+			if *prices != "" {
+				var stored string
+				if stored, table, err = ledger.ParsePriceTable([]byte(*prices), a.CountryCode); err != nil {
+					return nil, "", err
+				}
+				if err := in.st.SetPrices(ctx, a.ID, stored); err != nil {
+					return nil, "", err
+				}
+			}
+			shown := ledger.PriceTableJSON(table)
+			raw, _ := json.MarshalIndent(shown, "", "  ")
+			return map[string]any{"accountId": a.ID, "country": a.CountryCode, "prices": shown},
+				fmt.Sprintf("prices of %s (home calling code %s), in credits:\n%s\n", a.ID, a.CountryCode, raw), nil
+		}
+	}}
+
+var accountSecretRotate = adminCommand{name: "account secret rotate",
+	summary: "new webhook signing secret; for 24 hours webhooks carry both signatures", needsAccount: true,
+	flags: func(fs *flag.FlagSet, account *string) adminRun {
+		return func(ctx context.Context, in adminInput) (any, string, error) {
+			secret, err := webhook.NewSecret()
+			if err != nil {
+				return nil, "", err
+			}
+			if err := in.st.RotateSecret(ctx, *account, secret, in.now); err != nil {
+				return nil, "", fmt.Errorf("account %s: %w", *account, err)
+			}
+			until := in.now.Add(webhook.RotationGrace)
+			return map[string]any{"accountId": *account, "secret": secret, "previousValidUntil": until},
+				fmt.Sprintf("new webhook signing secret of %s: %s\nthe previous one keeps signing too until %s\n",
+					*account, secret, until.Format("2006-01-02 15:04 MST")), nil
+		}
+	}}

@@ -1,0 +1,137 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"msgsvc/internal/store"
+)
+
+// adminCommand is one "msgsvc GROUP VERB" command of the operators'
+// command line: it registers its flags and returns what runs once they
+// are parsed. Adding a command is adding an entry to adminCommands.
+type adminCommand struct {
+	name    string // "account create"
+	summary string
+	// needsAccount commands take --account, which must be given.
+	needsAccount bool
+	flags        func(fs *flag.FlagSet, account *string) adminRun
+}
+
+// adminRun does the command's work and returns its JSON and human answers.
+type adminRun func(ctx context.Context, in adminInput) (out any, human string, err error)
+
+// adminInput is what a running command works with.
+type adminInput struct {
+	st    *store.Store
+	now   time.Time
+	stdin io.Reader
+}
+
+// adminCommands lists every admin command, grouped by their first word.
+var adminCommands = []adminCommand{
+	accountCreate, accountSettings, accountLimits, accountPrices, accountSecretRotate,
+	keyCreate, keyList, keyRevoke,
+	creditsAdd,
+	userCreate,
+	templateCreate,
+	senderAdd, senderRemove, senderList,
+}
+
+// adminGroups are the first words of the admin commands.
+func adminGroups() map[string]bool {
+	out := map[string]bool{}
+	for _, c := range adminCommands {
+		out[strings.Fields(c.name)[0]] = true
+	}
+	return out
+}
+
+// runAdmin runs "msgsvc GROUP [VERB] [flags]".
+func runAdmin(ctx context.Context, group string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 || isHelp(args[0]) {
+		groupHelp(stdout, group)
+		if len(args) == 0 {
+			return fmt.Errorf("%s needs a subcommand (listed above)", group)
+		}
+		return nil
+	}
+	cmd, rest := findAdmin(group, args)
+	if cmd == nil {
+		return fmt.Errorf("unknown command \"%s %s\"; run \"msgsvc %s -h\" for the %s commands", group, args[0], group, group)
+	}
+	name := cmd.name
+	fs := flag.NewFlagSet("msgsvc "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stdout, "msgsvc %s — %s\n\nFlags:\n", name, cmd.summary)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+	}
+	db := dbFlag(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
+	var account *string
+	if cmd.needsAccount {
+		account = fs.String("account", "", "account id (required; msgsvc account create printed it)")
+	}
+	run := cmd.flags(fs, account)
+	if err := fs.Parse(rest); err != nil {
+		return err
+	}
+	if account != nil && *account == "" {
+		return errors.New("--account is required: give the id that msgsvc account create printed (acc_…)")
+	}
+	st, err := openStore(ctx, *db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	out, human, err := run(ctx, adminInput{st: st, now: time.Now().UTC(), stdin: stdin})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	_, err = io.WriteString(stdout, human)
+	return err
+}
+
+// findAdmin finds the command that the words after the group name, one
+// or two, name ("key create", "account secret rotate").
+func findAdmin(group string, args []string) (*adminCommand, []string) {
+	for n := min(2, len(args)); n >= 1; n-- {
+		name := group + " " + strings.Join(args[:n], " ")
+		for i := range adminCommands {
+			if adminCommands[i].name == name {
+				return &adminCommands[i], args[n:]
+			}
+		}
+	}
+	return nil, nil
+}
+
+func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "help" || arg == "-help" }
+
+// groupHelp lists a group's commands.
+func groupHelp(w io.Writer, group string) {
+	fmt.Fprintf(w, "msgsvc %s commands:\n", group)
+	var lines []string
+	for _, c := range adminCommands {
+		if strings.Fields(c.name)[0] == group {
+			lines = append(lines, fmt.Sprintf("  msgsvc %-22s %s", c.name, c.summary))
+		}
+	}
+	sort.Strings(lines)
+	fmt.Fprintln(w, strings.Join(lines, "\n"))
+	fmt.Fprintf(w, "\nRun \"msgsvc %s VERB -h\" for a command's flags.\n", group)
+}
