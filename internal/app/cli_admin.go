@@ -120,7 +120,9 @@ func findAdmin(group string, args []string) (*adminCommand, []string) {
 	return nil, nil
 }
 
-func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "help" || arg == "-help" }
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "--help" || arg == "help" || arg == "-help"
+}
 
 // groupHelp lists a group's commands.
 func groupHelp(w io.Writer, group string) {
