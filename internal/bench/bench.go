@@ -129,11 +129,40 @@ func finalStatuses(typ string) map[string]bool {
 	return map[string]bool{"DELIVERED": true, "READ": true, "FAILED": true, "CANCELED": true}
 }
 
-// Run performs one benchmark run.
+// Run performs one benchmark run: start a webhook receiver, send, wait for
+// the final webhooks, and measure.
 func Run(ctx context.Context, o Options) (Result, error) {
 	if o.N <= 0 || o.C <= 0 {
 		return Result{}, errors.New("n and c must be positive")
 	}
+	o = o.withDefaults()
+	rc := &receiver{seen: map[string]struct{}{}, final: map[string]time.Time{}, finals: finalStatuses(o.Type), finished: make(chan struct{})}
+	ln, err := net.Listen("tcp", o.CallbackTo)
+	if err != nil {
+		return Result{}, fmt.Errorf("webhook receiver: %w", err)
+	}
+	hsrv := &http.Server{Handler: rc, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = hsrv.Serve(ln) }()
+	defer hsrv.Close()
+	callback := "http://" + ln.Addr().String() + "/hooks"
+
+	cpu0, _ := procCPU(os.Getpid())
+	svcCPU0 := sumCPU(o.PIDs)
+	start := time.Now()
+	sent := o.send(ctx, callback)
+	rc.await(ctx, len(sent.at), o.Wait)
+
+	res := Result{Messages: o.N, Requests: sent.requests, Concurrency: o.C, Accepted: len(sent.at), Refused: sent.refused,
+		SendSeconds: sent.took.Seconds(), FirstErrorSample: sent.firstErr}
+	res.latencies(sent, rc, start)
+	if cpu1, err := procCPU(os.Getpid()); err == nil {
+		res.BenchCPUSecs = (cpu1 - cpu0).Seconds()
+	}
+	res.serviceCost(o.PIDs, svcCPU0)
+	return res, nil
+}
+
+func (o Options) withDefaults() Options {
 	if o.BatchSize <= 0 {
 		o.BatchSize = 1
 	}
@@ -152,75 +181,78 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if o.CallbackTo == "" {
 		o.CallbackTo = "127.0.0.1:0"
 	}
-	rc := &receiver{seen: map[string]struct{}{}, final: map[string]time.Time{}, finals: finalStatuses(o.Type), finished: make(chan struct{})}
-	ln, err := net.Listen("tcp", o.CallbackTo)
-	if err != nil {
-		return Result{}, fmt.Errorf("webhook receiver: %w", err)
+	if len(o.PIDs) == 0 && o.PID > 0 {
+		o.PIDs = []int{o.PID}
 	}
-	hsrv := &http.Server{Handler: rc, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = hsrv.Serve(ln) }()
-	defer hsrv.Close()
-	callback := "http://" + ln.Addr().String() + "/hooks"
+	return o
+}
 
+// sendPhase is what the send phase did.
+type sendPhase struct {
+	requests  int
+	latencies []time.Duration      // of accepted requests, sorted
+	at        map[string]time.Time // when each accepted message was sent
+	refused   int
+	firstErr  string
+	took      time.Duration
+}
+
+// send posts every request over o.C keep-alive connections.
+func (o Options) send(ctx context.Context, callback string) sendPhase {
 	requests := (o.N + o.BatchSize - 1) / o.BatchSize
 	transport := &http.Transport{MaxIdleConnsPerHost: o.C, MaxConnsPerHost: o.C, IdleConnTimeout: time.Minute}
 	client := &http.Client{Transport: transport, Timeout: 30 * time.Second}
 	defer transport.CloseIdleConnections()
-
-	var (
-		next      atomic.Int64
-		mu        sync.Mutex
-		latencies = make([]time.Duration, 0, requests)
-		sentAt    = make(map[string]time.Time, o.N)
-		refused   int
-		firstErr  string
-	)
-	if len(o.PIDs) == 0 && o.PID > 0 {
-		o.PIDs = []int{o.PID}
-	}
-	cpu0, _ := procCPU(os.Getpid())
-	svcCPU0 := sumCPU(o.PIDs)
+	out := sendPhase{requests: requests, latencies: make([]time.Duration, 0, requests), at: make(map[string]time.Time, o.N)}
+	var next atomic.Int64
+	var mu sync.Mutex
 	sendCtx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for w := 0; w < o.C; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for sendCtx.Err() == nil {
 				i := int(next.Add(1)) - 1
 				if i >= requests {
 					return
 				}
-				body := o.body(i, callback)
 				base := o.URL
 				if len(o.URLs) > 1 {
 					base = o.URLs[i%len(o.URLs)]
 				}
 				t0 := time.Now()
-				ids, err := post(sendCtx, client, base, o.Key, body)
+				ids, err := post(sendCtx, client, base, o.Key, o.body(i, callback))
 				d := time.Since(t0)
 				mu.Lock()
-				if err != nil {
-					refused++
-					if firstErr == "" {
-						firstErr = err.Error()
-					}
-				} else {
-					latencies = append(latencies, d)
-					for _, id := range ids {
-						sentAt[id] = t0
-					}
-				}
+				out.record(ids, err, t0, d)
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	sendDur := time.Since(start)
-	accepted := len(sentAt)
+	out.took = time.Since(start)
+	sort.Slice(out.latencies, func(i, j int) bool { return out.latencies[i] < out.latencies[j] })
+	return out
+}
 
+func (p *sendPhase) record(ids []string, err error, t0 time.Time, d time.Duration) {
+	if err != nil {
+		p.refused++
+		if p.firstErr == "" {
+			p.firstErr = err.Error()
+		}
+		return
+	}
+	p.latencies = append(p.latencies, d)
+	for _, id := range ids {
+		p.at[id] = t0
+	}
+}
+
+// await waits until every accepted message's final webhook arrived, or
+// wait passed.
+func (rc *receiver) await(ctx context.Context, accepted int, wait time.Duration) {
 	rc.mu.Lock()
 	rc.want = accepted
 	if len(rc.final) >= accepted && !rc.done {
@@ -230,24 +262,23 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	rc.mu.Unlock()
 	select {
 	case <-rc.finished:
-	case <-time.After(o.Wait):
+	case <-time.After(wait):
 	case <-ctx.Done():
 	}
 	// A moment for late duplicates to show.
 	time.Sleep(200 * time.Millisecond)
+}
 
-	res := Result{Messages: o.N, Requests: requests, Concurrency: o.C, Accepted: accepted, Refused: refused,
-		SendSeconds: sendDur.Seconds(), FirstErrorSample: firstErr}
-	if sendDur > 0 {
-		res.AcceptedPerSec = float64(accepted) / sendDur.Seconds()
+// latencies fills in the rates and latencies of the run.
+func (res *Result) latencies(sent sendPhase, rc *receiver, start time.Time) {
+	if sent.took > 0 {
+		res.AcceptedPerSec = float64(len(sent.at)) / sent.took.Seconds()
 	}
-	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
-	res.AcceptP50ms, res.AcceptP90ms, res.AcceptP99ms = pct(latencies, 50), pct(latencies, 90), pct(latencies, 99)
-
+	res.AcceptP50ms, res.AcceptP90ms, res.AcceptP99ms = pct(sent.latencies, 50), pct(sent.latencies, 90), pct(sent.latencies, 99)
 	rc.mu.Lock()
 	var statusLat []time.Duration
 	var last time.Time
-	for id, t0 := range sentAt {
+	for id, t0 := range sent.at {
 		if t, ok := rc.final[id]; ok {
 			statusLat = append(statusLat, t.Sub(t0))
 			if t.After(last) {
@@ -265,20 +296,21 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		res.EndToEndSeconds = last.Sub(start).Seconds()
 		res.EndToEndPerSec = float64(len(statusLat)) / res.EndToEndSeconds
 	}
-	if cpu1, err := procCPU(os.Getpid()); err == nil {
-		res.BenchCPUSecs = (cpu1 - cpu0).Seconds()
+}
+
+// serviceCost fills in the CPU and memory of the service's processes.
+func (res *Result) serviceCost(pids []int, cpu0 time.Duration) {
+	if len(pids) == 0 || res.Accepted == 0 {
+		return
 	}
-	if len(o.PIDs) > 0 && accepted > 0 {
-		used := sumCPU(o.PIDs) - svcCPU0
-		res.ServiceCPUSecs = used.Seconds()
-		res.CPUMicrosPerMsg = float64(used.Microseconds()) / float64(accepted)
-		for _, pid := range o.PIDs {
-			peak, cur := procMem(pid)
-			res.PeakRSSMiB = max(res.PeakRSSMiB, peak)
-			res.FinalRSSMiB += cur
-		}
+	used := sumCPU(pids) - cpu0
+	res.ServiceCPUSecs = used.Seconds()
+	res.CPUMicrosPerMsg = float64(used.Microseconds()) / float64(res.Accepted)
+	for _, pid := range pids {
+		peak, cur := procMem(pid)
+		res.PeakRSSMiB = max(res.PeakRSSMiB, peak)
+		res.FinalRSSMiB += cur
 	}
-	return res, nil
 }
 
 // body builds request i: one recipient or a batch, numbers that the
