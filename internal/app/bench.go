@@ -46,18 +46,26 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		keep     = fs.Bool("keep", false, "keep the temporary database")
 		extra    = fs.String("node-args", "", "extra flags for the started node, space-separated")
 		nodes    = fs.Int("nodes", 1, "started nodes sharing the database (PostgreSQL only for more than one)")
+		smscAddr = fs.String("smpp", "", "started node: send the SMS over SMPP to the SMSC at this host:port (e.g. the simulator of shared/peers/smsc-sim)")
+		smscID   = fs.String("smpp-system-id", "kannel", "SMPP system_id for --smpp")
+		smscPass = fs.String("smpp-password", "kannel", "SMPP password for --smpp")
+		peerPID  = fs.Int("peer-pid", 0, "process id of a peer (the SMSC simulator) whose CPU is reported apart")
 	)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	opts := bench.Options{URL: strings.TrimRight(*target, "/"), Key: *key, N: *n, C: *c, Type: strings.ToUpper(*typ),
-		Wait: *wait, PID: *pid, BatchSize: *batch}
+		Wait: *wait, PID: *pid, BatchSize: *batch, PeerPID: *peerPID}
+	nodeArgs := strings.Fields(*extra)
+	if *smscAddr != "" {
+		nodeArgs = append(nodeArgs, "--smpp-addr", *smscAddr, "--smpp-system-id", *smscID, "--smpp-password", *smscPass)
+	}
 	var stop func()
 	if opts.URL == "" {
 		if *nodes > 1 && !strings.HasPrefix(*db, "postgres") {
 			return errors.New("several nodes need --db postgres://…")
 		}
-		started, err := startBenchNodes(ctx, *db, *simDelay, *keep, *nodes, strings.Fields(*extra), stderr)
+		started, err := startBenchNodes(ctx, *db, *simDelay, *keep, *nodes, nodeArgs, stderr)
 		if err != nil {
 			return err
 		}
@@ -95,6 +103,9 @@ func printBench(w io.Writer, r bench.Result) {
 	fmt.Fprintf(w, "status latency        p50 %.1f ms  p99 %.1f ms\n", r.StatusP50ms, r.StatusP99ms)
 	if r.ServiceCPUSecs > 0 {
 		fmt.Fprintf(w, "service CPU           %.0f µs/message (%.2fs)\n", r.CPUMicrosPerMsg, r.ServiceCPUSecs)
+		if r.PeerCPUMicrosPerMsg > 0 {
+			fmt.Fprintf(w, "peer CPU              %.0f µs/message (not included above)\n", r.PeerCPUMicrosPerMsg)
+		}
 		fmt.Fprintf(w, "service memory        peak %.0f MiB, now %.0f MiB\n", r.PeakRSSMiB, r.FinalRSSMiB)
 	}
 	fmt.Fprintf(w, "bench CPU             %.2fs\n", r.BenchCPUSecs)

@@ -35,6 +35,7 @@ type Options struct {
 	Text        string        // message text
 	Wait        time.Duration // how long to wait for the last webhooks
 	PID         int           // the node's process id, for CPU and memory (0: unknown)
+	PeerPID     int           // a peer (an SMSC simulator) whose CPU is reported apart (0: none)
 	CallbackTo  string        // address the webhook receiver listens on
 	Timeout     time.Duration // bound on the send phase
 	WantFinal   int           // statuses that end a message for this type
@@ -45,29 +46,30 @@ type Options struct {
 
 // Result is what a run measured.
 type Result struct {
-	Messages         int     `json:"messages"`
-	Requests         int     `json:"requests"`
-	Concurrency      int     `json:"concurrency"`
-	Accepted         int     `json:"accepted"`
-	Refused          int     `json:"refused"`
-	SendSeconds      float64 `json:"sendSeconds"`
-	AcceptedPerSec   float64 `json:"acceptedPerSec"`
-	AcceptP50ms      float64 `json:"acceptLatencyP50ms"`
-	AcceptP90ms      float64 `json:"acceptLatencyP90ms"`
-	AcceptP99ms      float64 `json:"acceptLatencyP99ms"`
-	EndToEndSeconds  float64 `json:"endToEndSeconds"`
-	EndToEndPerSec   float64 `json:"endToEndPerSec"`
-	StatusP50ms      float64 `json:"statusLatencyP50ms"`
-	StatusP99ms      float64 `json:"statusLatencyP99ms"`
-	Webhooks         int     `json:"webhooks"`
-	Missing          int     `json:"missingFinalEvents"`
-	Duplicates       int     `json:"duplicateEvents"`
-	CPUMicrosPerMsg  float64 `json:"serviceCpuMicrosPerMessage,omitempty"`
-	ServiceCPUSecs   float64 `json:"serviceCpuSeconds,omitempty"`
-	PeakRSSMiB       float64 `json:"servicePeakRssMiB,omitempty"`
-	FinalRSSMiB      float64 `json:"serviceRssMiB,omitempty"`
-	BenchCPUSecs     float64 `json:"benchCpuSeconds"`
-	FirstErrorSample string  `json:"firstError,omitempty"`
+	Messages            int     `json:"messages"`
+	Requests            int     `json:"requests"`
+	Concurrency         int     `json:"concurrency"`
+	Accepted            int     `json:"accepted"`
+	Refused             int     `json:"refused"`
+	SendSeconds         float64 `json:"sendSeconds"`
+	AcceptedPerSec      float64 `json:"acceptedPerSec"`
+	AcceptP50ms         float64 `json:"acceptLatencyP50ms"`
+	AcceptP90ms         float64 `json:"acceptLatencyP90ms"`
+	AcceptP99ms         float64 `json:"acceptLatencyP99ms"`
+	EndToEndSeconds     float64 `json:"endToEndSeconds"`
+	EndToEndPerSec      float64 `json:"endToEndPerSec"`
+	StatusP50ms         float64 `json:"statusLatencyP50ms"`
+	StatusP99ms         float64 `json:"statusLatencyP99ms"`
+	Webhooks            int     `json:"webhooks"`
+	Missing             int     `json:"missingFinalEvents"`
+	Duplicates          int     `json:"duplicateEvents"`
+	CPUMicrosPerMsg     float64 `json:"serviceCpuMicrosPerMessage,omitempty"`
+	PeerCPUMicrosPerMsg float64 `json:"peerCpuMicrosPerMessage,omitempty"`
+	ServiceCPUSecs      float64 `json:"serviceCpuSeconds,omitempty"`
+	PeakRSSMiB          float64 `json:"servicePeakRssMiB,omitempty"`
+	FinalRSSMiB         float64 `json:"serviceRssMiB,omitempty"`
+	BenchCPUSecs        float64 `json:"benchCpuSeconds"`
+	FirstErrorSample    string  `json:"firstError,omitempty"`
 }
 
 // receiver collects webhooks: the first final status per message, and
@@ -148,6 +150,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 
 	cpu0, _ := procCPU(os.Getpid())
 	svcCPU0 := sumCPU(o.PIDs)
+	peerCPU0 := sumCPU(peers(o.PeerPID))
 	start := time.Now()
 	sent := o.send(ctx, callback)
 	rc.await(ctx, len(sent.at), o.Wait)
@@ -159,7 +162,17 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		res.BenchCPUSecs = (cpu1 - cpu0).Seconds()
 	}
 	res.serviceCost(o.PIDs, svcCPU0)
+	if o.PeerPID > 0 && res.Accepted > 0 {
+		res.PeerCPUMicrosPerMsg = float64((sumCPU(peers(o.PeerPID)) - peerCPU0).Microseconds()) / float64(res.Accepted)
+	}
 	return res, nil
+}
+
+func peers(pid int) []int {
+	if pid <= 0 {
+		return nil
+	}
+	return []int{pid}
 }
 
 func (o Options) withDefaults() Options {

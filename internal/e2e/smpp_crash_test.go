@@ -67,7 +67,7 @@ func TestCrashRecoveryOverSMPP(t *testing.T) {
 	// simulator may have seen them, once.
 	submits := sim.stop(t)
 	extra := submits - len(msgs)
-	const bound = 2 * 2 * 10 * 2 // workers × chunk (two windows of 10 over two binds)
+	const bound = 2 * 2 * 4 * 10 * 2 // workers × two chunks in flight × a chunk (four windows of 10 over two binds)
 	t.Logf("simulator: %d submit_sm for %d accepted messages (%d more: resubmissions of hand-overs the killed node "+
 		"had not recorded, or sends whose answer the kill cut off)", submits, len(msgs), extra)
 	if submits < len(msgs) {

@@ -218,19 +218,30 @@ type Chunker interface {
 }
 
 // handOver submits messages to a provider, in chunks when it asks for
-// them, recording each chunk's outcome before the next.
+// them. A chunk's outcome is recorded while the next one is handed over,
+// so at most two chunks are ever acknowledged by the provider and not yet
+// recorded here.
 func (d *Dispatcher) handOver(ctx context.Context, p provider.Provider, msgs []domain.Message) error {
 	size := len(msgs)
 	if c, ok := p.(Chunker); ok && c.HandOverChunk() > 0 {
 		size = c.HandOverChunk()
 	}
+	var recording chan error
+	wait := func() error {
+		if recording == nil {
+			return nil
+		}
+		return <-recording
+	}
 	for start := 0; start < len(msgs); start += size {
 		out := d.submit(ctx, p, msgs[start:min(start+size, len(msgs))])
-		if err := d.tracker.Apply(ctx, out); err != nil {
+		if err := wait(); err != nil {
 			return err
 		}
+		recording = make(chan error, 1)
+		go func() { recording <- d.tracker.Apply(ctx, out) }()
 	}
-	return nil
+	return wait()
 }
 
 func (d *Dispatcher) submit(ctx context.Context, p provider.Provider, msgs []domain.Message) []Report {

@@ -323,8 +323,10 @@ func (tx *Tx) MessageIDsByProviderRef(ctx context.Context, provider string, refs
 		for _, r := range chunk {
 			args = append(args, r)
 		}
-		rows, err := tx.query(ctx, `SELECT provider_ref, id FROM messages WHERE provider = $1 AND provider_ref IN (`+
-			tx.s.placeholders(2, len(chunk))+`)`, args...)
+		// provider_ref <> '' repeats the predicate of the partial index
+		// messages_provider_ref, without which the index is not used.
+		rows, err := tx.query(ctx, `SELECT provider_ref, id FROM messages WHERE provider = $1 AND provider_ref <> ''
+			AND provider_ref IN (`+tx.s.placeholders(2, len(chunk))+`)`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("messages by provider ref: %w", err)
 		}

@@ -269,7 +269,7 @@ func (c *Client) sweepReassembly(ctx context.Context) {
 	}
 }
 
-// HandOverChunk asks the dispatcher to record outcomes every two windows'
+// HandOverChunk asks the dispatcher to record outcomes every four windows'
 // worth of messages (message.Chunker): an SMSC acknowledgement that a
 // crash keeps from being recorded makes the message go out again.
-func (c *Client) HandOverChunk() int { return 2 * c.cfg.Window * max(c.cfg.Binds, 1) }
+func (c *Client) HandOverChunk() int { return 4 * c.cfg.Window * max(c.cfg.Binds, 1) }
