@@ -66,18 +66,10 @@ func (s *Server) wrapAuth(reqType string, h handler) http.Handler {
 			s.authFailure(w, r, addrKey, err)
 			return
 		}
-		// Checked before the allow-list: a locked-out address must get the
-		// same answer for a valid key as for a guess, or the lock-out would
-		// tell a guesser which key is right.
-		if d, locked := s.lockedOut(r, addrKey, key.ID); locked {
-			s.refuse(w, r, d)
-			return
-		}
 		if !allowed(acct.IPAllowlist, addr) {
 			s.authFailure(w, r, addrKey, errIPBlocked)
 			return
 		}
-		s.remember(r, addrKey, key.ID)
 		s.touch(r, key.ID)
 
 		if s.cfg.Limiter != nil {
@@ -178,44 +170,6 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, d ratelimit.Deci
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
 	writeProblem(w, r, s.cfg.Log, problem("RATE_LIMITED",
 		"Too many requests; retry after "+strconv.Itoa(secs)+" seconds."))
-}
-
-// lockedOut reports whether the address has used up its failure budget and
-// the (valid) key has not authenticated from it within the last 24 hours.
-// Keys already in use there keep working, so a guesser sharing an address
-// with an integration cannot lock it out. A valid key new to the address
-// waits for the window like a guess: letting it through would make the
-// lock-out an oracle for guesses. A key remembered by this node within the
-// hour skips the check, which keeps the backend off the hot path.
-func (s *Server) lockedOut(r *http.Request, addrKey, keyID string) (ratelimit.Decision, bool) {
-	if s.cfg.Guard == nil {
-		return ratelimit.Decision{}, false
-	}
-	if v, ok := s.known.Load(addrKey + "|" + keyID); ok && s.cfg.Now().Sub(v.(time.Time)) < time.Hour {
-		return ratelimit.Decision{}, false
-	}
-	d, err := s.cfg.Guard.Exceeded(r.Context(), addrKey, s.cfg.AuthFailuresPerMinute)
-	if err != nil || d.Allowed {
-		return d, false
-	}
-	known, err := s.cfg.Guard.Known(r.Context(), addrKey, keyID)
-	return d, err == nil && !known
-}
-
-// remember records that a key works from an address, at most once an hour
-// per pair: it is only needed if the address is locked out later.
-func (s *Server) remember(r *http.Request, addrKey, keyID string) {
-	if s.cfg.Guard == nil {
-		return
-	}
-	k := addrKey + "|" + keyID
-	now := s.cfg.Now()
-	if v, ok := s.known.Load(k); ok && now.Sub(v.(time.Time)) < time.Hour {
-		return
-	}
-	if err := s.cfg.Guard.Remember(r.Context(), addrKey, keyID); err == nil {
-		s.known.Store(k, now)
-	}
 }
 
 // touch records a key's last use at most once a minute: a write per

@@ -46,10 +46,7 @@ type Config struct {
 	Replies  Replies
 	Limiter  ratelimit.Limiter
 	// Guard counts authentication failures per client address.
-	Guard interface {
-		ratelimit.Failures
-		ratelimit.KnownSet
-	}
+	Guard ratelimit.Failures
 	// AuthFailuresPerMinute is the budget of failed authentications per
 	// client address (default 30).
 	AuthFailuresPerMinute int
@@ -73,7 +70,6 @@ type Server struct {
 	mux     *http.ServeMux
 	metrics *metrics
 	touched sync.Map // key id -> last TouchKey time
-	known   sync.Map // addr|key id -> last Remember time
 	// patterns lists the routes, in registration order.
 	patterns   []string
 	unknownAPI http.Handler
