@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -322,7 +323,39 @@ func (w *Worker) deliver(ctx context.Context, ev store.Event) store.AttemptOutco
 		}
 	}
 	w.cfg.Observe(ev, code, att.Duration, delivered)
+	if !delivered {
+		w.logFailure(ev, code, err, out)
+	}
 	return out
+}
+
+// logFailure tells the operator about a failed attempt: which event, which
+// receiver (its host only: paths and queries may carry the integrator's
+// tokens), what went wrong, and what happens next. Never the body or the
+// signature.
+func (w *Worker) logFailure(ev store.Event, code int, err error, out store.AttemptOutcome) {
+	host := ""
+	if u, perr := url.Parse(ev.URL); perr == nil {
+		host = u.Host
+	}
+	attrs := []any{"event", ev.ID, "type", ev.Event, "host", host, "attempt", ev.Attempts + 1}
+	var ue *url.Error
+	switch {
+	case errors.As(err, &ue):
+		attrs = append(attrs, "error", ue.Err.Error()) // without the URL it would quote
+	case err != nil:
+		attrs = append(attrs, "error", err.Error())
+	default:
+		attrs = append(attrs, "status", code)
+	}
+	switch out.State {
+	case store.EventPending:
+		w.cfg.Log.Warn("webhook delivery failed; retrying", append(attrs, "nextAttempt", out.NextAttemptAt.UTC())...)
+	case store.EventGone:
+		w.cfg.Log.Warn("webhook receiver answered 410 Gone; events queued for it are stopped", attrs...)
+	default:
+		w.cfg.Log.Error("webhook delivery failed for good: the retry schedule is used up", attrs...)
+	}
 }
 
 func (w *Worker) post(ctx context.Context, ev store.Event, now time.Time) (int, string, error) {
