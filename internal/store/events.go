@@ -159,6 +159,8 @@ type AttemptOutcome struct {
 	Attempt       Attempt
 	State         string
 	NextAttemptAt time.Time
+	// AccountID and URL name the event's receiver (a 410 stops its queue).
+	AccountID, URL string
 }
 
 // RecordAttempts writes a batch of attempts and their events' new states in
@@ -284,4 +286,16 @@ func (s *Store) LastInbound(ctx context.Context, accountID string, env domain.En
 		return time.Time{}, fmt.Errorf("last inbound: %w", err)
 	}
 	return fromMS(at), nil
+}
+
+// StopEventsForURL gives up every pending event of an account for one
+// callback URL (its receiver answered 410 Gone) and returns how many. Events
+// written later for the same URL are delivered: the receiver may come back.
+func (s *Store) StopEventsForURL(ctx context.Context, accountID, url string) (int64, error) {
+	res, err := s.wexec(ctx, `UPDATE webhook_events SET state = $3, next_attempt_at = NULL, lease_owner = ''
+		WHERE account_id = $1 AND url = $2 AND state = $4`, accountID, url, EventGone, EventPending)
+	if err != nil {
+		return 0, fmt.Errorf("stop events: %w", err)
+	}
+	return res.RowsAffected()
 }

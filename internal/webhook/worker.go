@@ -32,6 +32,7 @@ type Store interface {
 	ClaimEvents(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]store.Event, error)
 	RecordAttempts(ctx context.Context, owner string, outs []store.AttemptOutcome) error
 	Account(ctx context.Context, id string) (store.Account, error)
+	StopEventsForURL(ctx context.Context, accountID, url string) (int64, error)
 }
 
 // Observer is told the outcome of every attempt (metrics).
@@ -256,6 +257,7 @@ func (w *Worker) record(results <-chan store.AttemptOutcome) {
 		for attempt := 0; ; attempt++ {
 			err := w.cfg.Store.RecordAttempts(context.Background(), w.cfg.Owner, buf)
 			if err == nil {
+				w.stopGone(buf)
 				if !retryAt.IsZero() {
 					// Look at the database again when the first retry is due.
 					time.AfterFunc(max(0, retryAt.Sub(w.cfg.Now())), w.Wake)
@@ -267,6 +269,28 @@ func (w *Worker) record(results <-chan store.AttemptOutcome) {
 				break // the leases run out and the events are delivered again
 			}
 			time.Sleep(time.Duration(attempt+1) * 100 * time.Millisecond)
+		}
+	}
+}
+
+// stopGone stops every event still queued for a receiver that answered
+// 410 Gone: it asked for no more, so the rest of its queue goes too.
+func (w *Worker) stopGone(outs []store.AttemptOutcome) {
+	type target struct{ account, url string }
+	done := map[target]bool{}
+	for _, o := range outs {
+		t := target{o.AccountID, o.URL}
+		if o.State != store.EventGone || done[t] {
+			continue
+		}
+		done[t] = true
+		n, err := w.cfg.Store.StopEventsForURL(context.Background(), t.account, t.url)
+		if err != nil {
+			w.cfg.Log.Error("stop the events of a receiver that answered 410", "err", err)
+			continue
+		}
+		if n > 0 {
+			w.cfg.Log.Warn("stopped the events queued for a receiver that answered 410 Gone", "events", n)
 		}
 	}
 }
@@ -304,7 +328,7 @@ func (w *Worker) deliver(ctx context.Context, ev store.Event) store.AttemptOutco
 	if err != nil {
 		att.Error = err.Error()
 	}
-	out := store.AttemptOutcome{Attempt: att}
+	out := store.AttemptOutcome{Attempt: att, AccountID: ev.AccountID, URL: ev.URL}
 	delivered := err == nil && code >= 200 && code < 300
 	switch {
 	case delivered:
