@@ -180,6 +180,7 @@ func (s *Server) Store() *store.Store { return s.store }
 // batches they claimed, and closes storage. Work not yet claimed stays in
 // the database for the next start (or another node).
 func (s *Server) Run(ctx context.Context) error {
+	s.releaseLeases("took back the work a previous run of this node had claimed")
 	workCtx, stopWork := context.WithCancel(context.Background())
 	for _, a := range s.adapters {
 		if err := a.start(workCtx); err != nil {
@@ -225,6 +226,7 @@ func (s *Server) Run(ctx context.Context) error {
 			s.log.Warn("stop provider", "provider", a.p.Name(), "err", e)
 		}
 	}
+	s.releaseLeases("released claimed work for other nodes")
 	s.messages.Close()
 	s.tracker.Close()
 	if s.closeRL != nil {
@@ -237,6 +239,21 @@ func (s *Server) Run(ctx context.Context) error {
 		err = nil
 	}
 	return err
+}
+
+// releaseLeases hands back what this node holds (store.ReleaseLeases): at
+// start, what a crashed run under the same identity had claimed; at a stop,
+// what it claimed and did not finish, for the other nodes.
+func (s *Server) releaseLeases(what string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	msgs, evs, err := s.store.ReleaseLeases(ctx, s.cfg.NodeID, s.now())
+	switch {
+	case err != nil:
+		s.log.Warn("release leases; they run out by themselves", "err", err)
+	case msgs+evs > 0:
+		s.log.Info(what, "messages", msgs, "events", evs, "node", s.cfg.NodeID)
+	}
 }
 
 // servePprof exposes the Go profiler on its own (operator-chosen, usually

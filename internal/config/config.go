@@ -3,6 +3,7 @@
 package config
 
 import (
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -70,7 +71,7 @@ func Flags(fs *flag.FlagSet, dev bool) func() (Config, error) {
 		journal   = fs.String("simulator-journal", env("SIMULATOR_JOURNAL", "false"), "keep the simulated carrier's record of hand-overs in the database (multi-node tests) [MSGSVC_SIMULATOR_JOURNAL]")
 		probe     = fs.String("media-url-probe", env("MEDIA_URL_PROBE", "true"), "check media.url sends with a HEAD request to the (public) address [MSGSVC_MEDIA_URL_PROBE]")
 		pprofAddr = fs.String("pprof-addr", env("PPROF_ADDR", ""), "serve Go profiling endpoints on this address (off when empty) [MSGSVC_PPROF_ADDR]")
-		nodeID    = fs.String("node-id", env("NODE_ID", ""), "this node's name in leases (default host-pid) [MSGSVC_NODE_ID]")
+		nodeID    = fs.String("node-id", env("NODE_ID", ""), "this node's name in leases (default: kept in DATA/node-id) [MSGSVC_NODE_ID]")
 		logLevel  = fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error [MSGSVC_LOG_LEVEL]")
 		dispatch  = fs.String("dispatch-workers", env("DISPATCH_WORKERS", "2"), "parallel dispatch loops [MSGSVC_DISPATCH_WORKERS]")
 		commits   = fs.String("commit-workers", env("COMMIT_WORKERS", "0"), "parallel group-commit loops (0: 1 on SQLite, 4 on PostgreSQL) [MSGSVC_COMMIT_WORKERS]")
@@ -126,11 +127,39 @@ func Flags(fs *flag.FlagSet, dev bool) func() (Config, error) {
 			errs = append(errs, errors.New("smpp: set both MSGSVC_SMPP_ADDR and MSGSVC_SMPP_SYSTEM_ID"))
 		}
 		if c.NodeID == "" {
-			host, _ := os.Hostname()
-			c.NodeID = fmt.Sprintf("%s-%d", host, os.Getpid())
+			c.NodeID = persistentNodeID(c.DataDir)
 		}
 		return c, errors.Join(errs...)
 	}
+}
+
+// persistentNodeID is this node's name in leases: kept in DATA/node-id so
+// that it survives a restart, and a restarted node takes back at once what
+// its dead predecessor had claimed. Two processes must not share a data
+// directory (nor an id). Without a writable data directory the name is
+// host-pid, and a crashed node's claims wait for their leases to run out.
+func persistentNodeID(dataDir string) string {
+	host, _ := os.Hostname()
+	fallback := fmt.Sprintf("%s-%d", host, os.Getpid())
+	if dataDir == "" {
+		return fallback
+	}
+	path := filepath.Join(dataDir, "node-id")
+	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return strings.TrimSpace(string(b))
+	}
+	var r [4]byte
+	if _, err := rand.Read(r[:]); err != nil {
+		return fallback
+	}
+	id := fmt.Sprintf("%s-%x", host, r)
+	if err := os.MkdirAll(dataDir, 0o750); err != nil {
+		return fallback
+	}
+	if err := os.WriteFile(path, []byte(id+"\n"), 0o640); err != nil {
+		return fallback
+	}
+	return id
 }
 
 // Postgres reports whether the database is PostgreSQL.

@@ -50,12 +50,22 @@ func TestCrashRecovery(t *testing.T) {
 	needBinary(t)
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) {
-			testCrashRecovery(t, storetest.DSN(t, dialect))
+			testCrashRecovery(t, storetest.DSN(t, dialect), crashServeEnv, recoverWithin)
 		})
 	}
 }
 
-func testCrashRecovery(t *testing.T, dsn string) {
+// TestRestartTakesBackItsLeases is the crash test with production-length
+// leases (30 s and a minute): the restarted node has the dead one's
+// identity (DATA/node-id) and takes back its claims at once, so every
+// message settles well before a lease could have run out.
+func TestRestartTakesBackItsLeases(t *testing.T) {
+	needBinary(t)
+	env := append(append([]string(nil), crashServeEnv...), "MSGSVC_DISPATCH_LEASE=30s", "MSGSVC_WEBHOOK_LEASE=60s")
+	testCrashRecovery(t, storetest.DSN(t, "sqlite"), env, 25*time.Second)
+}
+
+func testCrashRecovery(t *testing.T, dsn string, serveEnv []string, within time.Duration) {
 	ctx := t.Context()
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
@@ -65,7 +75,7 @@ func testCrashRecovery(t *testing.T, dsn string) {
 	book := newSendBook()
 	data := t.TempDir()
 
-	first := startServer(ctx, t, dsn, data, crashServeEnv...)
+	first := startServer(ctx, t, dsn, data, serveEnv...)
 	leftover := sendUntilKill(ctx, t, first, acc.Key, reqs, book)
 	accepted, unknown := book.counts()
 	t.Logf("killed pid %d after %d accepted requests (%d messages); %d requests had no answer; %d not yet sent",
@@ -75,13 +85,13 @@ func testCrashRecovery(t *testing.T, dsn string) {
 	}
 
 	restarted := time.Now()
-	second := startServer(ctx, t, dsn, data, crashServeEnv...)
+	second := startServer(ctx, t, dsn, data, serveEnv...)
 	api := newAPIClient(second.URL, acc.Key)
 	defer api.close()
 	sendAll(ctx, t, api, leftover, reqs, book)
 
 	msgs := book.messages()
-	settled := waitSettled(ctx, t, api, rcv, msgs, recoverWithin)
+	settled := waitSettled(ctx, t, api, rcv, msgs, within)
 	t.Logf("%d accepted messages settled %v after the restart", len(settled), time.Since(restarted).Round(100*time.Millisecond))
 
 	checkOutcomes(t, rcv, msgs, settled)

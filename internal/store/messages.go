@@ -479,3 +479,27 @@ func (s *Store) ids(ctx context.Context, query string, args ...any) ([]string, e
 func (s *Store) MessageByID(ctx context.Context, messageID string) (domain.Message, error) {
 	return messages.scan(s.rqueryRow(ctx, `SELECT `+messageCols+` FROM messages WHERE id = $1`, messageID))
 }
+
+// ReleaseLeases hands back everything owner holds: messages it claimed and
+// did not hand over, and events leased to it and not delivered, due at
+// once. A node calls it when it stops, and when it starts with the
+// identity of a run that died, so that its work moves on at once instead
+// of waiting for the leases to run out.
+func (s *Store) ReleaseLeases(ctx context.Context, owner string, now time.Time) (messagesReleased, eventsReleased int64, err error) {
+	err = s.Write(ctx, func(tx *Tx) error {
+		res, err := tx.exec(ctx, `UPDATE messages SET lease_owner = '', next_attempt_at = $2
+			WHERE lease_owner = $1 AND next_attempt_at IS NOT NULL`, owner, ms(now))
+		if err != nil {
+			return fmt.Errorf("release messages: %w", err)
+		}
+		messagesReleased, _ = res.RowsAffected()
+		res, err = tx.exec(ctx, `UPDATE webhook_events SET lease_owner = '', next_attempt_at = $2
+			WHERE lease_owner = $1 AND state = $3`, owner, ms(now), EventPending)
+		if err != nil {
+			return fmt.Errorf("release events: %w", err)
+		}
+		eventsReleased, _ = res.RowsAffected()
+		return nil
+	})
+	return messagesReleased, eventsReleased, err
+}
