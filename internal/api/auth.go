@@ -34,13 +34,33 @@ func keyFrom(r *http.Request) string {
 	return ""
 }
 
-// clientAddr is the peer's address. msgsvc does not trust forwarding
-// headers: a proxy in front must preserve the client address at the
-// network level or the allow-list sees the proxy.
-func clientAddr(r *http.Request) netip.Addr {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+// clientAddr is the client's address: the TCP peer's, or, when the peer
+// is one of the trusted proxies, the right-most address of X-Forwarded-For
+// that is not itself a trusted proxy (each proxy appends the address it
+// saw, so everything left of that is the client's own word). A header from
+// an untrusted peer is ignored, and a malformed one leaves the peer.
+func (s *Server) clientAddr(r *http.Request) netip.Addr {
+	peer := peerAddr(r.RemoteAddr)
+	if !s.trusted(peer) {
+		return peer
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			return peer
+		}
+		if a = a.Unmap(); !s.trusted(a) {
+			return a
+		}
+	}
+	return peer
+}
+
+func peerAddr(remote string) netip.Addr {
+	host, _, err := net.SplitHostPort(remote)
 	if err != nil {
-		host = r.RemoteAddr
+		host = remote
 	}
 	a, err := netip.ParseAddr(host)
 	if err != nil {
@@ -49,12 +69,21 @@ func clientAddr(r *http.Request) netip.Addr {
 	return a.Unmap()
 }
 
+func (s *Server) trusted(a netip.Addr) bool {
+	for _, p := range s.cfg.TrustedProxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
 // wrapAuth authenticates, checks the allow-list, applies the account's rate
 // limits, sets the rate-limit headers and runs h.
 func (s *Server) wrapAuth(reqType string, h handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		addr := clientAddr(r)
+		addr := s.clientAddr(r)
 		addrKey := "ip:" + addr.String()
 		raw := keyFrom(r)
 		if raw == "" {

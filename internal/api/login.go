@@ -26,7 +26,7 @@ var errBadLogin = problem("INVALID_CREDENTIALS", "The email or password is wrong
 // login exchanges a panel user's email and password for a session token.
 // Failed logins count against the client address like failed API keys.
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
-	addrKey := "ip:" + clientAddr(r).String()
+	addrKey := "ip:" + s.clientAddr(r).String()
 	if s.cfg.Guard != nil {
 		if d, err := s.cfg.Guard.Exceeded(r.Context(), addrKey, s.cfg.AuthFailuresPerMinute); err == nil && !d.Allowed {
 			s.refuse(w, r, d)

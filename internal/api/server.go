@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,6 +48,9 @@ type Config struct {
 	Limiter  ratelimit.Limiter
 	// Guard counts authentication failures per client address.
 	Guard ratelimit.Failures
+	// TrustedProxies are the proxies whose X-Forwarded-For names the client
+	// (none by default: the TCP peer is the client).
+	TrustedProxies []netip.Prefix
 	// AuthFailuresPerMinute is the budget of failed authentications per
 	// client address (default 30).
 	AuthFailuresPerMinute int

@@ -125,7 +125,8 @@ func (s *Server) wire() error {
 		log.Warn("rate-limit backend unavailable; allowing requests", "err", err)
 	})
 	apiSrv := api.New(api.Config{Store: st, Messages: s.messages, Replies: s.tracker, Limiter: limiter, Guard: backend,
-		Media: mediaStore, Templates: templates,
+		TrustedProxies: cfg.TrustedProxies,
+		Media:          mediaStore, Templates: templates,
 		Registry: reg, Log: log, Now: now, Ready: func(ctx context.Context) map[string]string {
 			out := s.providerHealth(router)
 			out["rateLimit"] = "ok"

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -28,6 +29,7 @@ type Config struct {
 	WebhookAllowPrivate  bool
 	SimulatorDelay       time.Duration
 	RateLimitBackend     string
+	TrustedProxies       []netip.Prefix
 
 	SMPPAddr     string
 	SMPPSystemID string
@@ -62,6 +64,7 @@ func Flags(fs *flag.FlagSet, dev bool) func() (Config, error) {
 		schedule  = fs.String("webhook-retry-schedule", env("WEBHOOK_RETRY_SCHEDULE", ""), "webhook retry delays, e.g. 1s,2s,4s [MSGSVC_WEBHOOK_RETRY_SCHEDULE]")
 		private   = fs.String("webhook-allow-private", env("WEBHOOK_ALLOW_PRIVATE", strconv.FormatBool(dev)), "allow http and private callback addresses [MSGSVC_WEBHOOK_ALLOW_PRIVATE]")
 		simDelay  = fs.String("simulator-delay", env("SIMULATOR_DELAY", "300ms"), "delay between simulated status steps [MSGSVC_SIMULATOR_DELAY]")
+		proxies   = fs.String("trusted-proxies", env("TRUSTED_PROXIES", ""), "comma-separated addresses and CIDR ranges of proxies whose X-Forwarded-For names the client [MSGSVC_TRUSTED_PROXIES]")
 		rlBackend = fs.String("rate-limit-backend", env("RATE_LIMIT_BACKEND", "memory"), "memory or redis://… [MSGSVC_RATE_LIMIT_BACKEND]")
 		smppAddr  = fs.String("smpp-addr", env("SMPP_ADDR", ""), "SMSC host:port for live SMS [MSGSVC_SMPP_ADDR]")
 		smppID    = fs.String("smpp-system-id", env("SMPP_SYSTEM_ID", ""), "SMPP system_id [MSGSVC_SMPP_SYSTEM_ID]")
@@ -126,11 +129,35 @@ func Flags(fs *flag.FlagSet, dev bool) func() (Config, error) {
 		if (c.SMPPAddr != "") != (c.SMPPSystemID != "") {
 			errs = append(errs, errors.New("smpp: set both MSGSVC_SMPP_ADDR and MSGSVC_SMPP_SYSTEM_ID"))
 		}
+		if c.TrustedProxies, err = parsePrefixes(*proxies); err != nil {
+			errs = append(errs, fmt.Errorf("trusted-proxies: %w", err))
+		}
 		if c.NodeID == "" {
 			c.NodeID = persistentNodeID(c.DataDir)
 		}
 		return c, errors.Join(errs...)
 	}
+}
+
+// parsePrefixes reads comma-separated addresses (as single-address
+// ranges) and CIDR ranges.
+func parsePrefixes(v string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, e := range strings.Split(v, ",") {
+		if e = strings.TrimSpace(e); e == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(e); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(e)
+		if err != nil {
+			return nil, fmt.Errorf("%q is neither an address nor a CIDR range", e)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
 }
 
 // persistentNodeID is this node's name in leases: kept in DATA/node-id so
