@@ -81,12 +81,16 @@ func (s *Server) uploadMedia(w http.ResponseWriter, r *http.Request, c message.C
 	return nil
 }
 
-// ingestFile finds the "file" part and stores it; other fields are skipped.
+// ingestFile finds the "file" part and stores it; other fields are
+// skipped. A second file is refused: taking the first silently would hide
+// the mistake of a client that meant another.
 func (s *Server) ingestFile(r *http.Request, mr *multipart.Reader) (media.Blob, error) {
+	var blob media.Blob
+	found := false
 	for {
 		part, err := mr.NextPart()
 		if err == io.EOF {
-			return media.Blob{}, fieldError("file", "is required: send the file as multipart/form-data in the field \"file\"")
+			break
 		}
 		if err != nil {
 			return media.Blob{}, uploadReadError(err)
@@ -97,23 +101,38 @@ func (s *Server) ingestFile(r *http.Request, mr *multipart.Reader) (media.Blob, 
 			}
 			continue
 		}
-		blob, err := s.cfg.Media.Ingest(r.Context(), part)
-		switch {
-		case errors.Is(err, media.ErrTooLarge):
-			return media.Blob{}, problem("PAYLOAD_TOO_LARGE", "The "+err.Error()+".")
-		case errors.Is(err, media.ErrEmpty):
-			return media.Blob{}, fieldError("file", "is empty")
-		case errors.Is(err, media.ErrUnsupported):
-			return media.Blob{}, problem("UNSUPPORTED_MEDIA_TYPE",
-				"No channel accepts this file: "+unsupportedDetail(err)+".")
-		case err != nil:
-			if r.Context().Err() != nil {
-				return media.Blob{}, err
-			}
-			return media.Blob{}, uploadReadError(err)
+		if found {
+			return media.Blob{}, fieldError("file", "is given more than once; upload one file per request")
 		}
-		return blob, nil
+		if blob, err = s.ingestPart(r, part); err != nil {
+			return media.Blob{}, err
+		}
+		found = true
 	}
+	if !found {
+		return media.Blob{}, fieldError("file", "is required: send the file as multipart/form-data in the field \"file\"")
+	}
+	return blob, nil
+}
+
+// ingestPart stores the file of one part.
+func (s *Server) ingestPart(r *http.Request, part *multipart.Part) (media.Blob, error) {
+	blob, err := s.cfg.Media.Ingest(r.Context(), part)
+	switch {
+	case errors.Is(err, media.ErrTooLarge):
+		return media.Blob{}, problem("PAYLOAD_TOO_LARGE", "The "+err.Error()+".")
+	case errors.Is(err, media.ErrEmpty):
+		return media.Blob{}, fieldError("file", "is empty")
+	case errors.Is(err, media.ErrUnsupported):
+		return media.Blob{}, problem("UNSUPPORTED_MEDIA_TYPE",
+			"No channel accepts this file: "+unsupportedDetail(err)+".")
+	case err != nil:
+		if r.Context().Err() != nil {
+			return media.Blob{}, err
+		}
+		return media.Blob{}, uploadReadError(err)
+	}
+	return blob, nil
 }
 
 func uploadReadError(err error) error {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"mime/multipart"
@@ -51,6 +52,22 @@ func multipartFile(t *testing.T, field, filename, declared string, data []byte, 
 		t.Fatal(err)
 	}
 	return b.Bytes(), mw.FormDataContentType()
+}
+
+// twoFileParts is a multipart body with two parts named "file".
+func twoFileParts(t *testing.T, a, b []byte) ([]byte, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for i, data := range [][]byte{a, b} {
+		w, err := mw.CreateFormFile("file", fmt.Sprintf("f%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = w.Write(data)
+	}
+	_ = mw.Close()
+	return buf.Bytes(), mw.FormDataContentType()
 }
 
 func (e *env) uploadMedia(key, filename, declared string, data []byte, headers ...string) response {
@@ -169,6 +186,7 @@ func TestMediaUploadRefusals(t *testing.T) {
 	png := mediatest.PNG()
 	noFile, noFileCT := multipartFile(t, "", "", "", nil, "caption", "hello")
 	wrongField, wrongFieldCT := multipartFile(t, "upload", "a.png", "image/png", png)
+	twoFiles, twoFilesCT := twoFileParts(t, png, mediatest.PDF())
 	cases := []struct {
 		name   string
 		body   []byte
@@ -185,6 +203,7 @@ func TestMediaUploadRefusals(t *testing.T) {
 		{"empty file", nil, "", 400, "VALIDATION_ERROR", "empty"},
 		{"no file field", noFile, noFileCT, 400, "VALIDATION_ERROR", "file"},
 		{"file under another name", wrongField, wrongFieldCT, 400, "VALIDATION_ERROR", "file"},
+		{"two files", twoFiles, twoFilesCT, 400, "VALIDATION_ERROR", "more than once"},
 		{"JSON body", []byte(`{"file":"aGVsbG8="}`), "application/json", 415, "UNSUPPORTED_MEDIA_TYPE", "multipart/form-data"},
 		{"no content type", []byte("raw"), "", 415, "UNSUPPORTED_MEDIA_TYPE", "multipart/form-data"},
 		{"multipart without boundary", []byte("x"), "multipart/form-data", 415, "UNSUPPORTED_MEDIA_TYPE", "multipart"},
