@@ -110,6 +110,9 @@ func (s *Store) Ingest(ctx context.Context, r io.Reader) (Blob, error) {
 	if err != nil {
 		return Blob{}, err
 	}
+	if err := checkStructure(f, n, t); err != nil {
+		return Blob{}, err
+	}
 	if t.Kind == Image && n > MaxImageSize {
 		return Blob{}, ErrImageTooLarge
 	}
