@@ -60,3 +60,21 @@ func checkAgreement(t *testing.T, b []byte) {
 		t.Fatalf("%q: fast pass says clean=%v, the walk says %v", b, fast, slow)
 	}
 }
+
+// Any body decodes into a draft or a refusal, never a panic.
+func FuzzSendBody(f *testing.F) {
+	for _, s := range strictSamples {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(`{"to":"5511999990000","type":"WHATSAPP","buttons":[{"type":"reply","title":"a"}],"list":{"sections":[{"rows":[{}]}]},"cards":[{"media":{"url":"x"}}],"template":{"parameters":[1]},"fallback":{"type":"SMS"}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var w sendWire
+		if err := decodeJSON(b, &w); err != nil {
+			if _, ok := err.(*Problem); !ok {
+				t.Fatalf("%q: error %v is not a problem", b, err)
+			}
+			return
+		}
+		_ = w.draft()
+	})
+}
