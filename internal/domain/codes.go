@@ -9,6 +9,12 @@ const (
 	CodeRCSNotSupported = "RCS_NOT_SUPPORTED"
 	CodeExpired         = "EXPIRED"
 	CodeNoRoute         = "NO_ROUTE"
+	// From carriers' delivery receipts (SMPP).
+	CodeUndelivered   = "UNDELIVERED"
+	CodeRejected      = "REJECTED"
+	CodeDeleted       = "DELETED"
+	CodeUnknown       = "UNKNOWN"
+	CodeInvalidSender = "INVALID_SENDER"
 )
 
 // ErrorText is the default explanation of an error code, used when a
@@ -23,6 +29,16 @@ func ErrorText(code string) string {
 		return "the message was not delivered within its validity period"
 	case CodeNoRoute:
 		return "no provider is configured for this channel and destination"
+	case CodeUndelivered:
+		return "the carrier could not deliver the message to the handset"
+	case CodeRejected:
+		return "the carrier refused the message"
+	case CodeDeleted:
+		return "the carrier deleted the message before delivering it"
+	case CodeUnknown:
+		return "the carrier reported an unknown final state"
+	case CodeInvalidSender:
+		return "the carrier refused the sender"
 	}
 	return "the provider could not deliver the message"
 }
