@@ -55,6 +55,8 @@ type envOptions struct {
 	retrySchedule string
 	// config adds to the node's configuration (e.g. an SMPP provider).
 	config func(c *config.Config)
+	// log receives the node's log at debug level (default: discarded).
+	log io.Writer
 }
 
 func newEnv(t *testing.T, dialect string, o envOptions) *env {
@@ -79,6 +81,9 @@ func newEnv(t *testing.T, dialect string, o envOptions) *env {
 	}
 	clk := &clock{}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if o.log != nil {
+		log = slog.New(slog.NewTextHandler(o.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 	srv, err := NewServer(context.Background(), cfg, log, Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
