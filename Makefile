@@ -18,7 +18,7 @@ test:
 # The suites that need PostgreSQL and Redis (see .ci/run, which starts them).
 test-services:
 	MSGSVC_TEST_POSTGRES_URL=$(PG_URL) MSGSVC_TEST_REDIS_URL=$(REDIS_URL) \
-		$(GO) test -race -count=1 ./internal/store/... ./internal/message/... ./internal/app/... ./internal/e2e/... ./internal/ratelimit/...
+		$(GO) test -race -count=1 ./internal/store/... ./internal/message/... ./internal/compliance/... ./internal/app/... ./internal/e2e/... ./internal/ratelimit/...
 
 staticcheck:
 	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)

@@ -57,6 +57,10 @@ func (s *Server) clientAddr(r *http.Request) netip.Addr {
 	return peer
 }
 
+// ClientAddr is the client's address as the API sees it (the panel
+// throttles logins by it too).
+func (s *Server) ClientAddr(r *http.Request) netip.Addr { return s.clientAddr(r) }
+
 func peerAddr(remote string) netip.Addr {
 	host, _, err := net.SplitHostPort(remote)
 	if err != nil {

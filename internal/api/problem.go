@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"msgsvc/internal/manage"
 	"msgsvc/internal/message"
 )
 
@@ -33,6 +34,7 @@ var codes = map[string]int{
 	"INVALID_API_KEY":             http.StatusUnauthorized,
 	"INVALID_CREDENTIALS":         http.StatusUnauthorized,
 	"INVALID_TOKEN":               http.StatusUnauthorized,
+	"INVALID_SIGNATURE":           http.StatusUnauthorized, // providers' webhooks (internal/provider/…)
 	"TOKEN_EXPIRED":               http.StatusUnauthorized,
 	"FORBIDDEN":                   http.StatusForbidden,
 	"IP_NOT_ALLOWED":              http.StatusForbidden,
@@ -73,6 +75,7 @@ func fieldError(field, msg string) *Problem {
 
 var (
 	errNotFound = problem("NOT_FOUND", "No such resource in this account.")
+	errBadLogin = problem("INVALID_CREDENTIALS", "The email or password is wrong.")
 )
 
 // toProblem maps an error from any layer to the answer the client sees.
@@ -95,6 +98,14 @@ func toProblem(err error) *Problem {
 		return p
 	}
 	switch {
+	case errors.Is(err, manage.ErrForbidden):
+		return errForbidden
+	case errors.Is(err, manage.ErrInvalidToken):
+		return errInvalidToken
+	case errors.Is(err, manage.ErrTokenExpired):
+		return errTokenExpired
+	case errors.Is(err, manage.ErrBadCredentials):
+		return errBadLogin
 	case errors.Is(err, message.ErrNotFound):
 		return errNotFound
 	case errors.Is(err, message.ErrInsufficientCredits):

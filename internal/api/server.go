@@ -14,7 +14,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"msgsvc/internal/api/openapi"
+	"msgsvc/internal/compliance"
 	"msgsvc/internal/id"
+	"msgsvc/internal/manage"
 	"msgsvc/internal/media"
 	"msgsvc/internal/message"
 	"msgsvc/internal/provider"
@@ -62,10 +64,31 @@ type Config struct {
 	Ready func(ctx context.Context) map[string]string
 	// SessionTTL is the panel session idle timeout (default 12 h).
 	SessionTTL time.Duration
+	// Version is the binary's version, shown by /healthz.
+	Version string
+	// Manage runs the management API's actions and its sessions (login,
+	// logout); nil serves the routes but fails them.
+	Manage *manage.Service
+	// Panel is the web panel; nil serves no pages.
+	Panel Pages
 	// Media stores uploads (POST media); nil answers 404.
 	Media *media.Store
 	// Templates lists WhatsApp templates (GET templates); nil answers 404.
 	Templates *template.Service
+	// OptOuts lists the account's opt-outs (GET opt-outs); nil answers 404.
+	OptOuts *compliance.OptOuts
+	// ProviderWebhooks are the receivers of the platforms' own webhooks, by
+	// provider type ("whatsapp", "rbm"; CONTRACT section 6). They check the
+	// platform's signature themselves. A type that is not configured answers
+	// 404, so the routes exist (and are documented) whatever is configured.
+	ProviderWebhooks map[string]http.Handler
+}
+
+// Pages is the web panel: the patterns it serves, all handled by it.
+// They are not API operations, so Routes leaves them out.
+type Pages interface {
+	http.Handler
+	Patterns() []string
 }
 
 // Server is the HTTP front of the integration API.
@@ -93,9 +116,6 @@ func New(cfg Config) *Server {
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
 	}
-	if cfg.SessionTTL <= 0 {
-		cfg.SessionTTL = 12 * time.Hour
-	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newMetrics(cfg.Registry)}
 	s.routes()
 	return s
@@ -121,6 +141,8 @@ func (s *Server) routes() {
 	s.integration("GET "+base+"/balance", typeNone, s.balance)
 	s.integration("GET /v1/account/balance", typeNone, s.balance)
 	s.integration("POST "+base+"/messages", typeSending, s.send)
+	s.integration("GET "+base+"/messages", typeStatus, s.listMessages)
+	s.integration("GET "+base+"/events", typeStatus, s.listEvents)
 	s.integration("GET "+base+"/messages/{messageId}", typeStatus, s.getMessage)
 	s.integration("POST "+base+"/messages/{messageId}/cancel", typeSending, s.idempotent(s.cancelMessage))
 	s.integration("GET "+base+"/campaigns/{campaignId}", typeStatus, s.getCampaign)
@@ -129,8 +151,20 @@ func (s *Server) routes() {
 	s.integration("POST "+base+"/media", typeMedia, s.uploadMedia) // keeps Idempotency-Key itself
 	s.integration("GET "+base+"/templates", typeNone, s.listTemplates)
 	s.integration("GET "+base+"/limits", typeNone, s.limits)
+	s.integration("GET "+base+"/opt-outs", typeNone, s.listOptOuts)
+	s.integration("POST "+base+"/messages/{messageId}/redact", typeNone, s.idempotent(s.redactMessage))
 
 	s.handle("POST /api/v1/auth/login", http.HandlerFunc(s.login))
+	s.manageRoutes()
+	if s.cfg.Panel != nil {
+		for _, p := range s.cfg.Panel.Patterns() {
+			s.mux.Handle(p, s.cfg.Panel)
+		}
+	}
+
+	s.handle("GET /providers/whatsapp/webhook", s.providerWebhook("whatsapp"))
+	s.handle("POST /providers/whatsapp/webhook", s.providerWebhook("whatsapp"))
+	s.handle("POST /providers/rbm/webhook", s.providerWebhook("rbm"))
 	// An unknown path under the integration API asks for a key first, so
 	// that it tells nothing to a caller without one.
 	s.unknownAPI = s.wrapAuth(typeNone, func(w http.ResponseWriter, r *http.Request, c message.Caller) error {
@@ -138,6 +172,18 @@ func (s *Server) routes() {
 	})
 	// What no route takes: matched requests never pay for this.
 	s.mux.Handle("/", http.HandlerFunc(s.unmatched))
+}
+
+// providerWebhook hands a platform's webhook to its adapter's receiver, or
+// answers 404 when no provider of that type is configured.
+func (s *Server) providerWebhook(kind string) http.Handler {
+	h := s.cfg.ProviderWebhooks[kind]
+	if h == nil {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			writeProblem(w, r, s.cfg.Log, problem("NOT_FOUND", "No "+kind+" provider is configured on this node."))
+		})
+	}
+	return h
 }
 
 // unmatched answers a request no route takes, as problem+json: 405 with
@@ -230,7 +276,11 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, 200, map[string]string{"status": "ok"})
+	out := map[string]string{"status": "ok"}
+	if s.cfg.Version != "" {
+		out["version"] = s.cfg.Version
+	}
+	writeJSON(w, 200, out)
 }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {

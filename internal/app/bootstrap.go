@@ -7,21 +7,17 @@ import (
 	"time"
 
 	"msgsvc/internal/apikey"
-	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
 	"msgsvc/internal/ledger"
+	"msgsvc/internal/manage"
 	"msgsvc/internal/store"
-	"msgsvc/internal/user"
 	"msgsvc/internal/webhook"
 )
 
-// Default limits per tier: requests per minute for the tier window; the
-// request-type windows start at the contract's defaults for every tier.
-var tierRPM = map[string]int{"free": 10, "basic": 30, "pro": 100, "enterprise": 500}
-
 // DefaultLimits returns a tier's starting limits.
 func DefaultLimits(tier string) store.Limits {
-	return store.Limits{TierRPM: tierRPM[tier], SendRPM: 60, StatusRPM: 2000, MediaRPM: 60}
+	l, _ := manage.TierLimits(tier)
+	return l
 }
 
 // NewAccount describes an account to create.
@@ -37,7 +33,7 @@ type NewAccount struct {
 // opening credits in the ledger.
 func CreateAccount(ctx context.Context, st *store.Store, in NewAccount, now time.Time) (store.Account, error) {
 	in.Tier = strings.ToLower(in.Tier)
-	if _, ok := tierRPM[in.Tier]; !ok {
+	if _, ok := manage.TierLimits(in.Tier); !ok {
 		return store.Account{}, fmt.Errorf("tier must be free, basic, pro or enterprise")
 	}
 	if strings.TrimSpace(in.Name) == "" {
@@ -72,43 +68,17 @@ func CreateAccount(ctx context.Context, st *store.Store, in NewAccount, now time
 
 // CreateKey makes an API key for an account; the secret is returned once.
 func CreateKey(ctx context.Context, st *store.Store, accountID, env string, now time.Time) (apikey.Key, store.APIKey, error) {
-	if _, err := st.Account(ctx, accountID); err != nil {
-		return apikey.Key{}, store.APIKey{}, fmt.Errorf("account %s: %w", accountID, err)
-	}
-	k, err := apikey.Generate(env)
-	if err != nil {
-		return k, store.APIKey{}, err
-	}
-	rec := store.APIKey{ID: id.New(id.Key, now), AccountID: accountID, Env: domain.Environment(env), Prefix: k.Prefix, Hash: k.Hash, CreatedAt: now}
-	return k, rec, st.CreateKey(ctx, rec)
+	return console(st, now).CreateKey(ctx, manage.Console, accountID, env, "")
 }
 
-// CreateUser adds a panel user; an empty password is generated and returned.
+// CreateUser adds a panel user (an operator when role is "operator" and
+// accountID empty); an empty password is generated and returned.
 func CreateUser(ctx context.Context, st *store.Store, accountID, email, role, password string, now time.Time) (store.User, string, error) {
-	if !user.ValidRole(role) {
-		return store.User{}, "", fmt.Errorf("role must be owner, admin, developer or viewer")
-	}
-	if !strings.Contains(email, "@") {
-		return store.User{}, "", fmt.Errorf("email is not valid")
-	}
-	if _, err := st.Account(ctx, accountID); err != nil {
-		return store.User{}, "", fmt.Errorf("account %s: %w", accountID, err)
-	}
-	if password == "" {
-		var err error
-		if password, err = user.NewPassword(); err != nil {
-			return store.User{}, "", err
-		}
-	} else if len(password) < 10 {
-		return store.User{}, "", fmt.Errorf("password must be at least 10 characters")
-	}
-	hash, err := user.HashPassword(password)
-	if err != nil {
-		return store.User{}, "", err
-	}
-	u := store.User{ID: id.New(id.User, now), AccountID: accountID, Email: email, Role: role, PasswordHash: hash, CreatedAt: now}
-	if err := st.CreateUser(ctx, u); err != nil {
-		return u, "", fmt.Errorf("create user %s: %w", email, err)
-	}
-	return u, password, nil
+	return console(st, now).CreateUser(ctx, manage.Console, manage.NewUser{AccountID: accountID, Email: email, Role: role, Password: password})
+}
+
+// console is the management actions as the command line runs them, at a
+// fixed time.
+func console(st *store.Store, now time.Time) *manage.Service {
+	return manage.New(manage.Config{Store: st, Now: func() time.Time { return now }})
 }

@@ -4,6 +4,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,21 +25,28 @@ Usage:
   msgsvc dev      [flags]   run a complete local installation (SQLite, simulator, demo account)
   msgsvc serve    [flags]   run the production server
   msgsvc migrate  [--db D]  apply database migrations
+  msgsvc backup   --to FILE [--db D]   a consistent copy of a SQLite database, taken while msgsvc runs
   msgsvc account create --name NAME [--tier free|basic|pro|enterprise] [--credits N] [--currency USD] [--country CC]
   msgsvc account settings --account ID [--rcs-fallback true|false] [--wa-tier 1-4] [--ip-allowlist LIST]
+                        [--quiet-hours 21:00-08:00|off] [--retention-days N] [--opt-out-reply TEXT] [--opt-in-reply TEXT]
   msgsvc account limits --account ID [--tier-rpm N] [--send-rpm N] [--status-rpm N] [--media-rpm N]
   msgsvc account prices --account ID [--set '{"home":{...},"abroad":{...},"countries":{"44":{...}}}']
   msgsvc account secret rotate --account ID   new webhook signing secret (both sign for 24 h)
   msgsvc key create|list|revoke --account ID [--env test|live] [--id KEY_ID]
   msgsvc sender add|list|remove --account ID [--channel SMS --value Acme --default] [--id SENDER_ID]
+  msgsvc optout list|add|remove --account ID [--env test|live] [--phone NUMBER]
   msgsvc credits add    --account ID --amount N [--note TEXT]
   msgsvc user create    --account ID --email E --role owner|admin|developer|viewer [--password-stdin]
+  msgsvc user create    --operator --email E [--password-stdin]   an operator: every account, no account of its own
   msgsvc template create --account ID --name N --language en --category MARKETING|UTILITY|AUTHENTICATION --body "Hi {{1}}"
                         [--status APPROVED|PENDING|REJECTED] [--parameters "label 1,label 2"]
+  msgsvc send     --to N --message TEXT [--type SMS|WHATSAPP|RCS] [--wait]   send through a running node's API
+  msgsvc listen   [--secret whsec_…] [--forward-to URL]   receive, verify and print webhooks on 127.0.0.1:9000
   msgsvc bench    [flags]   load-test a node (one it starts, or --url) and report throughput and latency
   msgsvc version  [--json]  the version of this binary
 
-Every command takes --db (MSGSVC_DB) and the bootstrap commands print JSON with --json.
+The operator commands take --db (MSGSVC_DB) and print JSON with --json; send and listen talk to a
+running node like any integrator's program (--url, --key; MSGSVC_URL, MSGSVC_API_KEY, MSGSVC_WEBHOOK_SECRET).
 Run "msgsvc COMMAND -h" for a command's flags ("msgsvc account -h" lists the account commands).
 `
 
@@ -55,13 +63,19 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "dev", "serve":
 		err = runServer(ctx, cmd == "dev", args[1:], stdout, stderr)
 	case "migrate":
-		err = runMigrate(ctx, args[1:], stdout)
-	case "account", "key", "credits", "user", "template", "sender":
+		err = runMigrate(ctx, args[1:], stdout, stderr)
+	case "backup":
+		err = runBackup(ctx, args[1:], stdout, stderr)
+	case "account", "key", "credits", "user", "template", "sender", "optout":
 		err = runAdmin(ctx, cmd, args[1:], stdin, stdout, stderr)
 	case "version":
 		err = runVersion(args[1:], stdout, stderr)
 	case "bench":
 		err = runBench(ctx, args[1:], stdout, stderr)
+	case "send":
+		err = runSend(ctx, args[1:], stdout, stderr)
+	case "listen":
+		err = runListen(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -97,6 +111,13 @@ func runServer(ctx context.Context, dev bool, args []string, stdout, stderr io.W
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	if dev {
+		fs.Usage = usageOf(fs, stdout, "msgsvc dev — a complete local installation: SQLite in ./msgsvc-data, the simulator, a demo account",
+			"msgsvc dev --addr 127.0.0.1:8080")
+	} else {
+		fs.Usage = usageOf(fs, stdout, "msgsvc serve — the production server (every flag also has a MSGSVC_* environment variable)",
+			"msgsvc serve --db postgres://msgsvc@db/msgsvc --addr 0.0.0.0:8080 --config msgsvc.yaml")
+	}
 	load := config.Flags(fs, dev)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -156,8 +177,11 @@ func openStore(ctx context.Context, dsn string) (*store.Store, error) {
 	return st, nil
 }
 
-func runMigrate(ctx context.Context, args []string, stdout io.Writer) error {
+func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = usageOf(fs, stdout, "msgsvc migrate — apply the database migrations (serve and dev also do it at start)",
+		"msgsvc migrate --db postgres://msgsvc@db/msgsvc")
 	db := dbFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -168,6 +192,31 @@ func runMigrate(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	defer st.Close()
 	fmt.Fprintln(stdout, "migrations applied")
+	return nil
+}
+
+func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = usageOf(fs, stdout, "msgsvc backup — a consistent copy of a SQLite database, taken while msgsvc runs (VACUUM INTO)",
+		"msgsvc backup --to /backups/msgsvc-$(date -u +%Y%m%d-%H%M).db")
+	db := dbFlag(fs)
+	to := fs.String("to", "", "file to write; it must not exist (required)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *to == "" {
+		return errors.New("--to is required: the file to write, e.g. --to /backups/msgsvc-20300101.db")
+	}
+	st, err := openStore(ctx, *db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.Backup(ctx, *to); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "backup written to %s; copy the media directory (DATA/media) with it\n", *to)
 	return nil
 }
 

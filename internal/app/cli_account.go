@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net/netip"
 	"strconv"
 	"strings"
 
+	"msgsvc/internal/compliance"
 	"msgsvc/internal/ledger"
-	"msgsvc/internal/webhook"
+	"msgsvc/internal/manage"
 )
 
 var accountCreate = adminCommand{name: "account create", summary: "create an account; prints its id and webhook secret",
@@ -60,16 +60,21 @@ var accountLimits = adminCommand{name: "account limits", summary: "set an accoun
 		}
 	}}
 
-var accountSettings = adminCommand{name: "account settings", summary: "RCS fallback default, WhatsApp quality tier, IP allow-list",
-	needsAccount: true,
+var accountSettings = adminCommand{name: "account settings",
+	summary: "RCS fallback default, WhatsApp quality tier, IP allow-list, quiet hours, retention, opt-out replies", needsAccount: true,
 	flags: func(fs *flag.FlagSet, account *string) adminRun {
 		rcsFallback := fs.String("rcs-fallback", "", "true or false: send RCS to devices without RCS as SMS by default")
 		waTier := fs.Int("wa-tier", 0, "WhatsApp quality tier 1-4 (daily new conversations 1000, 10000, 100000, unlimited)")
 		allowlist := fs.String("ip-allowlist", "-", "comma-separated addresses and CIDR ranges allowed to use the API; empty allows all")
+		complianceOf := complianceFlags(fs)
 		return func(ctx context.Context, in adminInput) (any, string, error) {
 			a, err := in.st.Account(ctx, *account)
 			if err != nil {
 				return nil, "", fmt.Errorf("account %s: %w", *account, err)
+			}
+			settings, complianceChanged, err := complianceOf(a)
+			if err != nil {
+				return nil, "", err
 			}
 			if *rcsFallback != "" {
 				if a.RCSFallback, err = strconv.ParseBool(*rcsFallback); err != nil {
@@ -83,34 +88,36 @@ var accountSettings = adminCommand{name: "account settings", summary: "RCS fallb
 				a.WAQualityTier = *waTier
 			}
 			if *allowlist != "-" {
-				if a.IPAllowlist, err = parseAllowlist(*allowlist); err != nil {
-					return nil, "", err
+				if a.IPAllowlist, err = manage.ParseAllowlist(splitList(*allowlist)); err != nil {
+					return nil, "", fmt.Errorf("--ip-allowlist: %w", err)
 				}
 			}
 			if err := in.st.UpdateAccountSettings(ctx, a.ID, a.IPAllowlist, a.RCSFallback, a.WAQualityTier); err != nil {
 				return nil, "", err
 			}
-			return map[string]any{"id": a.ID, "rcsFallback": a.RCSFallback, "waQualityTier": a.WAQualityTier, "ipAllowlist": a.IPAllowlist},
-				fmt.Sprintf("settings of %s: RCS fallback %v, WhatsApp quality tier %d, IP allow-list %v\n",
-					a.ID, a.RCSFallback, a.WAQualityTier, a.IPAllowlist), nil
+			if complianceChanged {
+				if a.Compliance, err = compliance.SetSettings(ctx, in.st, a.ID, settings); err != nil {
+					return nil, "", err
+				}
+			}
+			c := a.Compliance
+			return map[string]any{"id": a.ID, "rcsFallback": a.RCSFallback, "waQualityTier": a.WAQualityTier, "ipAllowlist": a.IPAllowlist,
+					"quietHours": c.QuietHours, "retentionDays": c.RetentionDays, "optOutReply": c.OptOutReply, "optInReply": c.OptInReply},
+				fmt.Sprintf("settings of %s: RCS fallback %v, WhatsApp quality tier %d, IP allow-list %v\n"+
+					"quiet hours %q, retention %d days (0 keeps), opt-out reply %q, opt-in reply %q\n",
+					a.ID, a.RCSFallback, a.WAQualityTier, a.IPAllowlist, c.QuietHours, c.RetentionDays, c.OptOutReply, c.OptInReply), nil
 		}
 	}}
 
-// parseAllowlist reads a comma-separated list of addresses and CIDR ranges.
-func parseAllowlist(v string) ([]string, error) {
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(v string) []string {
 	var out []string
 	for _, e := range strings.Split(v, ",") {
-		if e = strings.TrimSpace(e); e == "" {
-			continue
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
 		}
-		if _, perr := netip.ParsePrefix(e); perr != nil {
-			if _, aerr := netip.ParseAddr(e); aerr != nil {
-				return nil, fmt.Errorf("--ip-allowlist: %q is neither an address nor a CIDR range", e)
-			}
-		}
-		out = append(out, e)
 	}
-	return out, nil
+	return out
 }
 
 var accountPrices = adminCommand{name: "account prices", summary: "show or set an account's price table", needsAccount: true,
@@ -146,16 +153,12 @@ var accountSecretRotate = adminCommand{name: "account secret rotate",
 	summary: "new webhook signing secret; for 24 hours webhooks carry both signatures", needsAccount: true,
 	flags: func(fs *flag.FlagSet, account *string) adminRun {
 		return func(ctx context.Context, in adminInput) (any, string, error) {
-			secret, err := webhook.NewSecret()
+			sec, err := in.manage().RotateSecret(ctx, manage.Console, *account)
 			if err != nil {
 				return nil, "", err
 			}
-			if err := in.st.RotateSecret(ctx, *account, secret, in.now); err != nil {
-				return nil, "", fmt.Errorf("account %s: %w", *account, err)
-			}
-			until := in.now.Add(webhook.RotationGrace)
-			return map[string]any{"accountId": *account, "secret": secret, "previousValidUntil": until},
+			return map[string]any{"accountId": *account, "secret": sec.Current, "previousValidUntil": stamp(sec.PreviousValidUntil)},
 				fmt.Sprintf("new webhook signing secret of %s: %s\nthe previous one keeps signing too until %s\n",
-					*account, secret, until.Format("2006-01-02 15:04 MST")), nil
+					*account, sec.Current, sec.PreviousValidUntil.Format("2006-01-02 15:04 MST")), nil
 		}
 	}}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"msgsvc/internal/manage"
+	"msgsvc/internal/message"
 	"msgsvc/internal/store"
 )
 
@@ -35,6 +37,9 @@ type adminInput struct {
 	stdin io.Reader
 }
 
+// manage is the panel's actions, run by the console at the command's time.
+func (in adminInput) manage() *manage.Service { return console(in.st, in.now) }
+
 // adminCommands lists every admin command, grouped by their first word.
 var adminCommands = []adminCommand{
 	accountCreate, accountSettings, accountLimits, accountPrices, accountSecretRotate,
@@ -43,6 +48,7 @@ var adminCommands = []adminCommand{
 	userCreate,
 	templateCreate,
 	senderAdd, senderRemove, senderList,
+	optOutList, optOutAdd, optOutRemove,
 }
 
 // adminGroups are the first words of the admin commands.
@@ -65,6 +71,14 @@ func runAdmin(ctx context.Context, group string, args []string, stdin io.Reader,
 	}
 	cmd, rest := findAdmin(group, args)
 	if cmd == nil {
+		// "account secret -h": the first words of longer commands.
+		if prefix := group + " " + args[0]; hasCommandsUnder(prefix) && (len(args) == 1 || isHelp(args[1])) {
+			groupHelp(stdout, prefix)
+			if len(args) == 1 {
+				return fmt.Errorf("%s needs a subcommand (listed above)", prefix)
+			}
+			return nil
+		}
 		return fmt.Errorf("unknown command \"%s %s\"; run \"msgsvc %s -h\" for the %s commands", group, args[0], group, group)
 	}
 	name := cmd.name
@@ -95,7 +109,7 @@ func runAdmin(ctx context.Context, group string, args []string, stdin io.Reader,
 	defer st.Close()
 	out, human, err := run(ctx, adminInput{st: st, now: time.Now().UTC(), stdin: stdin})
 	if err != nil {
-		return err
+		return readable(err)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -124,16 +138,42 @@ func isHelp(arg string) bool {
 	return arg == "-h" || arg == "--help" || arg == "help" || arg == "-help"
 }
 
-// groupHelp lists a group's commands.
+// hasCommandsUnder reports whether some command's name starts with the
+// words of prefix ("account secret").
+func hasCommandsUnder(prefix string) bool {
+	for _, c := range adminCommands {
+		if strings.HasPrefix(c.name, prefix+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// groupHelp lists the commands whose names start with the words of group
+// ("key", "account secret").
 func groupHelp(w io.Writer, group string) {
 	fmt.Fprintf(w, "msgsvc %s commands:\n", group)
 	var lines []string
 	for _, c := range adminCommands {
-		if strings.Fields(c.name)[0] == group {
+		if strings.HasPrefix(c.name, group+" ") {
 			lines = append(lines, fmt.Sprintf("  msgsvc %-22s %s", c.name, c.summary))
 		}
 	}
 	sort.Strings(lines)
 	fmt.Fprintln(w, strings.Join(lines, "\n"))
 	fmt.Fprintf(w, "\nRun \"msgsvc %s VERB -h\" for a command's flags.\n", group)
+}
+
+// readable spells out a validation error's fields, which the panel shows
+// beside its inputs and the command line can only list.
+func readable(err error) error {
+	v, ok := message.IsValidation(err)
+	if !ok || len(v.Fields) == 0 {
+		return err
+	}
+	var parts []string
+	for _, f := range v.Fields {
+		parts = append(parts, f.Field+" "+f.Message)
+	}
+	return errors.New(strings.Join(parts, "; "))
 }

@@ -11,18 +11,19 @@ import (
 	"time"
 
 	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
 	"msgsvc/internal/ledger"
-	"msgsvc/internal/message"
+	"msgsvc/internal/manage"
 	"msgsvc/internal/store"
 	"msgsvc/internal/template"
+	"msgsvc/internal/user"
 )
 
 var keyCreate = adminCommand{name: "key create", summary: "make an API key; the key is printed this once", needsAccount: true,
 	flags: func(fs *flag.FlagSet, account *string) adminRun {
 		env := fs.String("env", "test", "test or live")
+		name := fs.String("name", "", "a label for the key, e.g. the system that uses it")
 		return func(ctx context.Context, in adminInput) (any, string, error) {
-			k, rec, err := CreateKey(ctx, in.st, *account, *env, in.now)
+			k, rec, err := in.manage().CreateKey(ctx, manage.Console, *account, *env, *name)
 			if err != nil {
 				return nil, "", err
 			}
@@ -34,7 +35,7 @@ var keyCreate = adminCommand{name: "key create", summary: "make an API key; the 
 var keyList = adminCommand{name: "key list", summary: "an account's API keys (never the keys themselves)", needsAccount: true,
 	flags: func(fs *flag.FlagSet, account *string) adminRun {
 		return func(ctx context.Context, in adminInput) (any, string, error) {
-			keys, err := in.st.Keys(ctx, *account)
+			keys, err := in.manage().Keys(ctx, manage.Console, *account)
 			if err != nil {
 				return nil, "", err
 			}
@@ -47,7 +48,7 @@ var keyList = adminCommand{name: "key list", summary: "an account's API keys (ne
 				if !k.RevokedAt.IsZero() {
 					state = "revoked " + k.RevokedAt.Format(time.DateOnly)
 				}
-				fmt.Fprintf(&b, "%s  %s…  %-4s  %s  %s\n", k.ID, k.Prefix, k.Env, k.CreatedAt.Format(time.DateOnly), state)
+				fmt.Fprintf(&b, "%s  %s…  %-4s  %s  %s  %s\n", k.ID, k.Prefix, k.Env, k.CreatedAt.Format(time.DateOnly), state, k.Name)
 			}
 			return map[string]any{"keys": out}, b.String(), nil
 		}
@@ -57,7 +58,7 @@ var keyRevoke = adminCommand{name: "key revoke", summary: "revoke an API key: it
 	flags: func(fs *flag.FlagSet, account *string) adminRun {
 		keyID := fs.String("id", "", "the key's id (key_…, from msgsvc key list)")
 		return func(ctx context.Context, in adminInput) (any, string, error) {
-			if err := in.st.RevokeKey(ctx, *account, *keyID, in.now); err != nil {
+			if err := in.manage().RevokeKey(ctx, manage.Console, *account, *keyID); err != nil {
 				if errors.Is(err, store.ErrNotFound) {
 					return nil, "", fmt.Errorf("no active key %q in account %s; msgsvc key list shows the keys", *keyID, *account)
 				}
@@ -80,30 +81,29 @@ var creditsAdd = adminCommand{name: "credits add", summary: "top up (or, negativ
 		amount := fs.Float64("amount", 0, "credits to add (negative to deduct)")
 		note := fs.String("note", "", "why, for the ledger")
 		return func(ctx context.Context, in adminInput) (any, string, error) {
-			micro, err := ledger.FromCredits(*amount)
-			if err != nil || micro == 0 {
-				return nil, "", fmt.Errorf("--amount must be a non-zero amount with at most 6 decimals")
-			}
-			kind := ledger.TopUp
-			if micro < 0 {
-				kind = ledger.Adjust
-			}
-			bal, err := addCredits(ctx, in.st, *account, micro, kind, *note, in.now)
+			bal, err := in.manage().TopUp(ctx, manage.Console, *account, *amount, *note)
 			if err != nil {
 				return nil, "", fmt.Errorf("credits for %s: %w", *account, err)
 			}
-			return map[string]any{"accountId": *account, "amount": ledger.Credits(micro), "balance": ledger.Credits(bal)},
+			return map[string]any{"accountId": *account, "amount": *amount, "balance": ledger.Credits(bal)},
 				fmt.Sprintf("balance of %s is now %v\n", *account, ledger.Credits(bal)), nil
 		}
 	}}
 
-var userCreate = adminCommand{name: "user create", summary: "add a panel user; the password is generated unless given",
-	needsAccount: true,
-	flags: func(fs *flag.FlagSet, account *string) adminRun {
+var userCreate = adminCommand{name: "user create", summary: "add a panel user (or, with --operator, an operator); the password is generated unless given",
+	flags: func(fs *flag.FlagSet, _ *string) adminRun {
+		account := fs.String("account", "", "the user's account (acc_…); not with --operator")
 		email := fs.String("email", "", "login email (required)")
 		role := fs.String("role", "developer", "owner, admin, developer or viewer")
+		op := fs.Bool("operator", false, "an operator: no account, approves limit requests, tops up credits, sees every account")
 		pwStdin := fs.Bool("password-stdin", false, "read the password from standard input (else one is generated)")
 		return func(ctx context.Context, in adminInput) (any, string, error) {
+			if *op == (*account != "") {
+				return nil, "", errors.New("give --account ID for an account's user, or --operator (and no --account) for an operator")
+			}
+			if *op {
+				*role = user.Operator
+			}
 			pw := ""
 			if *pwStdin {
 				var err error
@@ -111,11 +111,15 @@ var userCreate = adminCommand{name: "user create", summary: "add a panel user; t
 					return nil, "", err
 				}
 			}
-			u, password, err := CreateUser(ctx, in.st, *account, *email, *role, pw, in.now)
+			u, password, err := in.manage().CreateUser(ctx, manage.Console, manage.NewUser{AccountID: *account, Email: *email, Role: *role,
+				Password: pw})
 			if err != nil {
 				return nil, "", err
 			}
 			res := map[string]any{"id": u.ID, "accountId": u.AccountID, "email": u.Email, "role": u.Role}
+			if u.AccountID == "" {
+				res["accountId"] = nil
+			}
 			human := fmt.Sprintf("user %s (%s) created\n", u.Email, u.Role)
 			if !*pwStdin {
 				res["password"] = password
@@ -173,25 +177,12 @@ var senderAdd = adminCommand{name: "sender add", summary: "approve a sender ID o
 		value := fs.String("value", "", "SMS: a sender ID (1-11 letters, digits, spaces) or a number; WhatsApp: the business number; RCS: the agent id")
 		def := fs.Bool("default", false, "use it when a send names no sender")
 		return func(ctx context.Context, in adminInput) (any, string, error) {
-			ch, err := domain.ParseChannel(*channel)
+			sd, err := in.manage().AddSender(ctx, manage.Console, *account, manage.NewSender{Channel: strings.ToUpper(*channel), Value: *value,
+				Default: *def})
 			if err != nil {
-				return nil, "", fmt.Errorf("--channel must be SMS, WHATSAPP or RCS")
-			}
-			if msg := message.SenderProblem(ch, *value); msg != "" {
-				return nil, "", fmt.Errorf("--value %s", msg)
-			}
-			if _, err := in.st.Account(ctx, *account); err != nil {
-				return nil, "", fmt.Errorf("account %s: %w", *account, err)
-			}
-			sd := store.Sender{ID: id.New(id.Sender, in.now), AccountID: *account, Channel: ch, Value: *value, Default: *def,
-				CreatedAt: in.now}
-			if err := in.st.AddSender(ctx, sd); err != nil {
-				if errors.Is(err, store.ErrConflict) {
-					return nil, "", fmt.Errorf("%s is already an approved %s sender of %s", *value, ch, *account)
-				}
 				return nil, "", err
 			}
-			return senderJSON(sd), fmt.Sprintf("sender %s (%s %s) approved for %s\n", sd.ID, ch, sd.Value, *account), nil
+			return senderJSON(sd), fmt.Sprintf("sender %s (%s %s) approved for %s\n", sd.ID, sd.Channel, sd.Value, *account), nil
 		}
 	}}
 
@@ -199,7 +190,7 @@ var senderRemove = adminCommand{name: "sender remove", summary: "withdraw an app
 	flags: func(fs *flag.FlagSet, account *string) adminRun {
 		sid := fs.String("id", "", "the sender's id (snd_…, from msgsvc sender list)")
 		return func(ctx context.Context, in adminInput) (any, string, error) {
-			if err := in.st.RemoveSender(ctx, *account, *sid); err != nil {
+			if err := in.manage().RemoveSender(ctx, manage.Console, *account, *sid); err != nil {
 				if errors.Is(err, store.ErrNotFound) {
 					return nil, "", fmt.Errorf("no sender %q in account %s; msgsvc sender list shows them", *sid, *account)
 				}
@@ -212,7 +203,7 @@ var senderRemove = adminCommand{name: "sender remove", summary: "withdraw an app
 var senderList = adminCommand{name: "sender list", summary: "an account's approved senders", needsAccount: true,
 	flags: func(fs *flag.FlagSet, account *string) adminRun {
 		return func(ctx context.Context, in adminInput) (any, string, error) {
-			list, err := in.st.Senders(ctx, *account)
+			list, err := in.manage().Senders(ctx, manage.Console, *account)
 			if err != nil {
 				return nil, "", err
 			}

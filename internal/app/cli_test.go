@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -101,6 +103,14 @@ func TestHelpAndMistakes(t *testing.T) {
 			t.Errorf("%s -h: %d\n%s\n%s", c.name, code, out, errs)
 		}
 	}
+	// The commands that are not operator commands, and the middle words of
+	// longer ones.
+	for _, args := range [][]string{{"dev"}, {"serve"}, {"migrate"}, {"backup"}, {"bench"}, {"version"}, {"send"}, {"listen"}, {"account", "secret"}} {
+		out, errs, code := runMain(t, append(args, "-h")...)
+		if code != 0 || !strings.HasPrefix(out, "msgsvc "+strings.Join(args, " ")) || errs != "" {
+			t.Errorf("%v -h: %d\n%s\n%s", args, code, out, errs)
+		}
+	}
 	for g := range adminGroups() {
 		out, _, code := runMain(t, g, "-h")
 		if code != 0 || !strings.Contains(out, "msgsvc "+g+" ") {
@@ -182,5 +192,81 @@ func TestSenderAndKeyCommands(t *testing.T) {
 	}
 	if r := run("account", "secret", "rotate"); !strings.HasPrefix(r["secret"].(string), "whsec_") {
 		t.Fatalf("secret rotate: %v", r)
+	}
+}
+
+// msgsvc backup copies a SQLite database that is in use.
+func TestBackupCommand(t *testing.T) {
+	dir := t.TempDir()
+	db, copyPath := filepath.Join(dir, "msgsvc.db"), filepath.Join(dir, "copy.db")
+	out, errs, code := runMain(t, "account", "create", "--db", db, "--name", "Acme", "--json")
+	if code != 0 {
+		t.Fatalf("account create: %s", errs)
+	}
+	_ = openTestStore(t, db) // the database stays open, as under a running node
+	if _, errs, code = runMain(t, "backup", "--db", db, "--to", copyPath); code != 0 {
+		t.Fatalf("backup: %d %s", code, errs)
+	}
+	accts, err := openTestStore(t, copyPath).Accounts(context.Background())
+	if err != nil || len(accts) != 1 || !strings.Contains(out, accts[0].ID) {
+		t.Fatalf("the copy holds %v (%v)", accts, err)
+	}
+	if _, errs, code = runMain(t, "backup", "--db", db, "--to", copyPath); code == 0 || !strings.Contains(errs, "already exists") {
+		t.Errorf("a second backup to the same file: %d %s", code, errs)
+	}
+}
+
+// The systemd unit starts serve and names only settings serve knows.
+func TestSystemdUnit(t *testing.T) {
+	unit, err := os.ReadFile("../../deploy/msgsvc.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	help, _, code := runMain(t, "serve", "-h")
+	if code != 0 {
+		t.Fatal("serve -h failed")
+	}
+	if !strings.Contains(string(unit), "\nExecStart=/usr/local/bin/msgsvc serve\n") {
+		t.Error("the unit does not start msgsvc serve")
+	}
+	for _, name := range regexp.MustCompile(`MSGSVC_[A-Z_]+`).FindAllString(string(unit), -1) {
+		if !strings.Contains(help, "["+name+"]") {
+			t.Errorf("the unit sets %s, which serve does not read", name)
+		}
+	}
+}
+
+// Operators are made by the command line only: no account, role operator,
+// and they can log in to the management API.
+func TestOperatorCommand(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "msgsvc.db")
+	out, errs, code := runMain(t, "user", "create", "--db", db, "--operator", "--email", "ops@msgsvc.example", "--json")
+	var u map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &u) != nil {
+		t.Fatalf("user create --operator: %d %s %s", code, out, errs)
+	}
+	if u["role"] != "operator" || u["accountId"] != nil || len(u["password"].(string)) < 20 {
+		t.Fatalf("operator: %v", u)
+	}
+	out, _, _ = runMain(t, "account", "create", "--db", db, "--name", "Acme", "--json")
+	var acc struct{ ID string }
+	if err := json.Unmarshal([]byte(out), &acc); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs, code := runMain(t, "user", "create", "--db", db, "--operator", "--account", acc.ID, "--email", "x@y.example"); code == 0 ||
+		!strings.Contains(errs, "--operator") {
+		t.Fatalf("an operator with an account: %d %s", code, errs)
+	}
+	if _, errs, code := runMain(t, "user", "create", "--db", db, "--account", acc.ID, "--email", "x@y.example", "--role", "boss"); code == 0 ||
+		!strings.Contains(errs, "role must be") {
+		t.Fatalf("an unknown role: %d %s", code, errs)
+	}
+	if _, errs, code := runMain(t, "user", "create", "--db", db, "--operator", "--email", "ops@msgsvc.example"); code == 0 ||
+		!strings.Contains(errs, "email already has a user") {
+		t.Fatalf("a taken email: %d %s", code, errs)
+	}
+	if out, errs, code := runMain(t, "credits", "add", "--db", db, "--account", acc.ID, "--amount", "5", "--note", "promo", "--json"); code != 0 ||
+		!strings.Contains(out, `"balance": 5`) {
+		t.Fatalf("credits add: %d %s %s", code, out, errs)
 	}
 }

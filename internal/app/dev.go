@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 
 	"msgsvc/internal/template"
 )
@@ -18,10 +22,15 @@ func devWelcome(ctx context.Context, srv *Server, w io.Writer) error {
 		return err
 	}
 	base := "http://" + srv.Addr()
+	self := selfCommand()
 	if len(accts) > 0 {
 		fmt.Fprintf(w, "\nmsgsvc dev is running at %s (docs: %s/docs)\n"+
-			"The demo keys were printed at first start. Lost them? Create one:\n"+
-			"  go run ./cmd/msgsvc key create --account %s --env test\n\n", base, base, accts[0].ID)
+			"Web panel: %s/ — log in as demo@msgsvc.local with the password printed at first start.\n"+
+			"The demo keys were printed at first start too. Lost them? Create a key, or a new panel user:\n"+
+			"  %s key create --account %s --env test\n"+
+			"  %s user create --account %s --role owner --email you@example.com\n",
+			base, base, base, self, accts[0].ID, self, accts[0].ID)
+		printListen(w, self, base, accts[0].WebhookSecret, "svc_test_…")
 		return nil
 	}
 	now := srv.now().UTC()
@@ -60,14 +69,52 @@ A demo account was created (shown only this once; save these):
   test key        %[3]s
   live key        %[4]s   (routed to the simulator in dev)
   webhook secret  %[5]s
-  panel login     %[6]s / %[7]s
+
+Web panel: %[1]s/   (keys, allow-list, webhook secret, senders, limits, messages, balance)
+  login           %[6]s
+  password        %[7]s
 
 Try it:
   curl -s %[1]s/api/v1/integration/balance -H "X-API-KEY: %[3]s"
   curl -s %[1]s/api/v1/integration/messages -H "X-API-KEY: %[3]s" \
        -H 'Content-Type: application/json' \
        -d '{"to":"5511999990000","message":"Hello from msgsvc","type":"SMS"}'
-
 `, base, a.ID, test.Secret, live.Secret, a.WebhookSecret, u.Email, pw)
+	printListen(w, self, base, a.WebhookSecret, test.Secret)
 	return nil
+}
+
+// printListen shows the shortest way to a first verified webhook: the
+// exact listen command, with the account's signing secret, and a send
+// whose webhooks go to it.
+func printListen(w io.Writer, self, base, secret, key string) {
+	fmt.Fprintf(w, `
+See your webhooks, verified with the account's signing secret (in a second terminal):
+  %[1]s listen --secret %[3]s
+then send a message whose webhooks go there:
+  %[1]s send --url %[2]s --key %[4]s --to 5511999990004 --message "Hello" --callback-url http://127.0.0.1:9000/hooks --wait
+
+`, self, base, secret, key)
+}
+
+// selfCommand is how the user can run this program again: its name when
+// that is what PATH finds, "go run ./cmd/msgsvc" when go run built it,
+// else the path it was started by.
+func selfCommand() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "msgsvc"
+	}
+	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		return "go run ./cmd/msgsvc"
+	}
+	name := filepath.Base(exe)
+	if found, err := exec.LookPath(name); err == nil {
+		if a, errA := os.Stat(found); errA == nil {
+			if b, errB := os.Stat(exe); errB == nil && os.SameFile(a, b) {
+				return name
+			}
+		}
+	}
+	return os.Args[0]
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,6 +58,9 @@ type envOptions struct {
 	config func(c *config.Config)
 	// log receives the node's log at debug level (default: discarded).
 	log io.Writer
+	// poll is how often idle workers look for due work (default 1 s); a
+	// test that moves the clock far shortens it.
+	poll time.Duration
 }
 
 func newEnv(t *testing.T, dialect string, o envOptions) *env {
@@ -84,7 +88,7 @@ func newEnv(t *testing.T, dialect string, o envOptions) *env {
 	if o.log != nil {
 		log = slog.New(slog.NewTextHandler(o.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	srv, err := NewServer(context.Background(), cfg, log, Options{Now: clk.Now})
+	srv, err := NewServer(context.Background(), cfg, log, Options{Now: clk.Now, Poll: o.poll})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +154,7 @@ func newEnv(t *testing.T, dialect string, o envOptions) *env {
 			t.Fatalf("template %s: %v", nt.Name, err)
 		}
 	}
-	e.hooks.secret = e.account.WebhookSecret
+	e.hooks.secret, e.hooks.now = e.account.WebhookSecret, clk.Now
 	return e
 }
 
@@ -233,6 +237,9 @@ type receiver struct {
 	t      *testing.T
 	srv    *httptest.Server
 	secret string
+	// now is the node's clock, which tests push ahead of the real one: the
+	// webhook-timestamp is checked against it.
+	now func() time.Time
 
 	mu       sync.Mutex
 	events   []hook
@@ -262,7 +269,8 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	wh, err := standardwebhooks.NewWebhook(r.secret)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err != nil || wh.Verify(body, req.Header) != nil || req.Header.Get("X-Service-Signature") != req.Header.Get("webhook-signature") {
+	if err != nil || wh.VerifyIgnoringTimestamp(body, req.Header) != nil || !r.recent(req.Header.Get("webhook-timestamp")) ||
+		req.Header.Get("X-Service-Signature") != req.Header.Get("webhook-signature") {
 		r.badSigs++
 		w.WriteHeader(400)
 		return
@@ -280,6 +288,21 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	_ = json.Unmarshal(body, &p)
 	r.events = append(r.events, hook{id: req.Header.Get("webhook-id"), payload: p, raw: body, header: req.Header.Clone()})
 	w.WriteHeader(204)
+}
+
+// recent reports whether a webhook-timestamp is within the Standard
+// Webhooks tolerance (5 minutes) of the node's clock.
+func (r *receiver) recent(ts string) bool {
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return false
+	}
+	now := time.Now
+	if r.now != nil {
+		now = r.now
+	}
+	d := now().Sub(time.Unix(sec, 0))
+	return d < 5*time.Minute && d > -5*time.Minute
 }
 
 // forMessage returns the statuses received for a message, in order.

@@ -3,6 +3,7 @@ package app
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // Findings of a hostile black-box test of the API, each proved fixed.
@@ -36,6 +37,25 @@ func TestEnvironmentsAreSeparate(t *testing.T) {
 			}
 			if got := e.do("GET", "/api/v1/integration/messages/"+mid, c.owner, nil); got.status != 200 {
 				t.Errorf("%s: the owner's own key got %d", c.name, got.status)
+			}
+			// Lists and the events feed: the owner's environment sees the
+			// message and its events, the other sees neither.
+			waitFor(t, c.name+": events in the owner's feed", 10*time.Second, func() bool {
+				evs, _ := readFeed(t, e, c.owner, "", 1000)
+				return len(eventsOf(evs, mid, "")) > 0
+			})
+			if evs, _ := readFeed(t, e, c.other, "", 1000); len(eventsOf(evs, mid, "")) > 0 {
+				t.Errorf("%s: the other environment's feed shows its events", c.name)
+			}
+			for _, q := range []string{"", "?campaignId=" + cid, "?to=5511999990010"} {
+				own := e.do("GET", "/api/v1/integration/messages"+q, c.owner, nil)
+				other := e.do("GET", "/api/v1/integration/messages"+q, c.other, nil)
+				if !strings.Contains(string(own.body), mid) || own.status != 200 {
+					t.Errorf("%s: the owner's list%s lacks the message: %d %s", c.name, q, own.status, own.body)
+				}
+				if strings.Contains(string(other.body), mid) || other.status != 200 {
+					t.Errorf("%s: the other environment's list%s: %d %s", c.name, q, other.status, other.body)
+				}
 			}
 		}
 	})
@@ -84,7 +104,7 @@ func TestEveryErrorIsProblemJSON(t *testing.T) {
 		code, allow       string
 	}{
 		{"DELETE", "/api/v1/integration/balance", e.testKey, 405, "METHOD_NOT_ALLOWED", "GET, HEAD"},
-		{"PUT", "/api/v1/integration/messages", e.testKey, 405, "METHOD_NOT_ALLOWED", "POST"},
+		{"PUT", "/api/v1/integration/messages", e.testKey, 405, "METHOD_NOT_ALLOWED", "GET, HEAD, POST"},
 		{"GET", "/api/v1/integration/messages/msg_x/cancel", e.testKey, 405, "METHOD_NOT_ALLOWED", "POST"},
 		{"POST", "/healthz", "", 405, "METHOD_NOT_ALLOWED", "GET, HEAD"},
 		{"GET", "/no/such/path", "", 404, "NOT_FOUND", ""},

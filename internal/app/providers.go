@@ -3,14 +3,17 @@ package app
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"msgsvc/internal/provider"
+	"msgsvc/internal/provider/rbm"
 	"msgsvc/internal/provider/simulator"
 	"msgsvc/internal/provider/smpp"
+	"msgsvc/internal/provider/whatsapp"
 	"msgsvc/internal/routing"
 )
 
@@ -20,6 +23,29 @@ type adapter struct {
 	start  func(ctx context.Context) error
 	close  func(ctx context.Context) error
 	health func() (ok bool, detail string)
+	// kind is the provider type (routing.SMPP, routing.WhatsApp, routing.RBM);
+	// webhook, when set, receives the platform's own webhook calls at
+	// /providers/<kind>/webhook.
+	kind    string
+	webhook http.Handler
+}
+
+// providerWebhooks maps each provider type to the receiver of its
+// platform's webhook (one path per type, so the first configured provider
+// of a type receives it).
+func (s *Server) providerWebhooks() map[string]http.Handler {
+	out := map[string]http.Handler{}
+	for _, a := range s.adapters {
+		if a.webhook == nil {
+			continue
+		}
+		if _, dup := out[a.kind]; dup {
+			s.log.Warn("several providers of one type: the first configured receives the platform's webhook", "type", a.kind, "ignored", a.p.Name())
+			continue
+		}
+		out[a.kind] = a.webhook
+	}
+	return out
 }
 
 // providers reads the provider configuration (the --config file, then the
@@ -86,6 +112,10 @@ func (s *Server) buildAdapter(spec routing.Provider, sink provider.Sink, reg *pr
 	switch spec.Type {
 	case routing.SMPP:
 		return s.smppAdapter(spec, sink, reg)
+	case routing.WhatsApp:
+		return s.whatsappAdapter(spec, sink, reg)
+	case routing.RBM:
+		return s.rbmAdapter(spec, sink, reg)
 	}
 	return adapter{}, fmt.Errorf("provider type %s is not part of this build", spec.Type)
 }
@@ -105,11 +135,69 @@ func (s *Server) smppAdapter(spec routing.Provider, sink provider.Sink, reg *pro
 	if err := reg.Register(client.Collector()); err != nil {
 		return adapter{}, fmt.Errorf("metrics: %w", err)
 	}
-	return adapter{p: client, start: client.Start, close: client.Close, health: func() (bool, string) {
+	return adapter{p: client, kind: routing.SMPP, start: client.Start, close: client.Close, health: func() (bool, string) {
 		h := client.Health()
 		detail := fmt.Sprintf("binds up %d/%d, window in use %d/%d, throttled %d, resubmitted %d", h.BindsUp,
 			h.BindsConfigured, h.WindowInUse, h.Window*max(h.BindsConfigured, 1), h.Throttled, h.Resubmitted)
 		if h.LastError != "" {
+			detail += ", last error: " + h.LastError
+		}
+		return h.Ready(), detail
+	}}, nil
+}
+
+func (s *Server) whatsappAdapter(spec routing.Provider, sink provider.Sink, reg *prometheus.Registry) (adapter, error) {
+	w := spec.WhatsApp
+	client, err := whatsapp.New(whatsapp.Config{Name: spec.Name, APIURL: w.APIURL, PhoneNumberID: w.PhoneNumberID, Token: w.Token,
+		AppSecret: w.AppSecret, VerifyToken: w.VerifyToken, UserAgent: whatsapp.UserAgent(Version),
+		RatePerSecond: float64(w.RatePerSecond), RequestTimeout: w.Timeout, CTAURLButtons: w.CTAURLButtons},
+		whatsapp.Deps{Sink: sink, Files: s.media, Cache: s.store}, whatsapp.WithLogger(s.log.With("provider", spec.Name)),
+		whatsapp.WithClock(s.now))
+	if err != nil {
+		return adapter{}, err
+	}
+	if err := reg.Register(client.Collector()); err != nil {
+		return adapter{}, fmt.Errorf("metrics: %w", err)
+	}
+	return adapter{p: client, kind: routing.WhatsApp, webhook: client.Webhook(), start: client.Start, close: client.Close,
+		health: func() (bool, string) {
+			h := client.Health()
+			detail := fmt.Sprintf("sent %d, refused %d, failed for now %d, retries %d, throttled %d, in flight %d, media uploaded %d, reused %d, webhooks %d, bad signatures %d",
+				h.Sent, h.Refused, h.Failed, h.Retries, h.Throttled, h.InFlight, h.Uploads, h.Reused, h.Notifications, h.BadSignatures)
+			if h.Down != "" {
+				detail = "the platform refuses the token or account (" + h.Down + "): renew the token or fix the account; messages wait and retry; " + detail
+			} else if h.LastError != "" {
+				detail += ", last error: " + h.LastError
+			}
+			return h.Ready(), detail
+		}}, nil
+}
+
+func (s *Server) rbmAdapter(spec routing.Provider, sink provider.Sink, reg *prometheus.Registry) (adapter, error) {
+	c := spec.RBM
+	key, err := os.ReadFile(c.Credentials)
+	if err != nil {
+		return adapter{}, fmt.Errorf("read the service-account key: %w", err)
+	}
+	a, err := rbm.New(rbm.Config{Name: spec.Name, AgentID: c.AgentID, Credentials: key, ClientToken: c.ClientToken, APIURL: c.APIURL,
+		RatePerSecond: float64(c.RatePerSecond), RequestTimeout: c.Timeout, FallbackAfter: c.FallbackAfter}, sink,
+		rbm.WithLogger(s.log), rbm.WithClock(s.now), rbm.WithFiles(s.media), rbm.WithMediaCache(s.store))
+	if err != nil {
+		return adapter{}, err
+	}
+	if err := reg.Register(a.Collector()); err != nil {
+		return adapter{}, fmt.Errorf("metrics: %w", err)
+	}
+	return adapter{p: a, kind: routing.RBM, webhook: a.Webhook(), start: a.Start, close: a.Close, health: func() (bool, string) {
+		h := a.Health()
+		detail := "credentials not checked yet"
+		switch {
+		case h.AuthError != "":
+			detail = "credentials refused: " + h.AuthError
+		case h.Checked:
+			detail = "credentials accepted"
+		}
+		if h.LastError != "" && h.LastError != h.AuthError {
 			detail += ", last error: " + h.LastError
 		}
 		return h.Ready(), detail

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/media/mediatest"
 )
 
@@ -43,6 +44,7 @@ func TestTenantsAreIsolated(t *testing.T) {
 			{"POST", "/api/v1/integration/messages/" + mid + "/cancel"},
 			{"GET", "/api/v1/integration/campaigns/" + cid},
 			{"POST", "/api/v1/integration/campaigns/" + cid + "/cancel"},
+			{"POST", "/api/v1/integration/messages/" + mid + "/redact"},
 		}
 		for _, key := range []struct{ name, key string }{{"other account's test key", otk.Secret},
 			{"other account's live key", olk.Secret}, {"own test key", e.testKey}} {
@@ -61,13 +63,41 @@ func TestTenantsAreIsolated(t *testing.T) {
 					t.Errorf("%s sending the first account's upload: %d %s", key.name, s.status, s.body)
 				}
 			}
+			// Lists and the feed show nothing of the first account.
+			for _, q := range []string{"", "?campaignId=" + cid, "?reference=secret-ref", "?to=5511999990010"} {
+				if got := e.do("GET", "/api/v1/integration/messages"+q, key.key, nil); got.status != 200 ||
+					strings.Contains(string(got.body), mid) || strings.Contains(string(got.body), "secret-ref") {
+					t.Errorf("%s: list%s answered %d %s", key.name, q, got.status, got.body)
+				}
+			}
+			if evs, _ := readFeed(t, e, key.key, "", 1000); len(eventsOf(evs, mid, "")) > 0 {
+				t.Errorf("%s: the events feed shows the first account's events", key.name)
+			}
 			// What an account reads of itself is its own.
 			if b := e.do("GET", "/api/v1/integration/balance", key.key, nil).json(t); key.key != e.testKey && b["currency"] != "EUR" {
 				t.Errorf("%s: balance %v is not its own", key.name, b)
 			}
 		}
-		if m := e.do("GET", "/api/v1/integration/messages/"+mid, e.liveKey, nil); m.status != 200 {
-			t.Fatalf("the owner's own read: %d", m.status)
+		if m := e.do("GET", "/api/v1/integration/messages/"+mid, e.liveKey, nil); m.status != 200 || m.json(t)["to"] != "5511999990010" {
+			t.Fatalf("the owner's own read: %d %s", m.status, m.body)
+		}
+		// Opt-outs are the account's and the environment's own.
+		reply(t, e, domain.Live, "5511999990010", "STOP", domain.SMS)
+		for _, key := range []string{otk.Secret, olk.Secret, e.testKey} {
+			if l := e.do("GET", "/api/v1/integration/opt-outs", key, nil); l.status != 200 || strings.Contains(string(l.body), "5511999990010") {
+				t.Errorf("another account's or environment's opt-out list: %d %s", l.status, l.body)
+			}
+		}
+		// The owner's feed has the events the others' lacked (so the walk
+		// above proved something).
+		waitFor(t, "the owner's events", 10*time.Second, func() bool {
+			evs, _ := readFeed(t, e, e.liveKey, "", 1000)
+			return len(eventsOf(evs, mid, "")) == 2
+		})
+		for _, key := range []string{otk.Secret, olk.Secret, e.testKey} {
+			if evs, _ := readFeed(t, e, key, "", 1000); len(eventsOf(evs, mid, "")) > 0 {
+				t.Error("another key's feed shows the first account's events")
+			}
 		}
 	})
 }

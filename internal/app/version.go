@@ -7,6 +7,8 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+
+	"msgsvc/internal/store"
 )
 
 // Version is msgsvc's version; release builds set it with
@@ -16,7 +18,7 @@ var Version = "0.5.0-dev"
 // VersionInfo describes this binary: its version, the source revision it
 // was built from (when the build recorded it) and the Go version.
 func VersionInfo() map[string]string {
-	out := map[string]string{"version": Version, "go": runtime.Version()}
+	out := map[string]string{"version": Version, "go": runtime.Version(), "sqlite": store.SQLiteDriverName}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
 			switch s.Key {
@@ -35,6 +37,7 @@ func VersionInfo() map[string]string {
 func runVersion(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("msgsvc version", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = usageOf(fs, stdout, "msgsvc version — the version of this binary, its source revision and Go version", "msgsvc version --json")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -47,6 +50,6 @@ func runVersion(args []string, stdout, stderr io.Writer) error {
 	if r := info["revision"]; r != "" {
 		rev = " (" + r[:min(12, len(r))] + ")"
 	}
-	_, err := fmt.Fprintf(stdout, "msgsvc %s%s %s\n", Version, rev, info["go"])
+	_, err := fmt.Fprintf(stdout, "msgsvc %s%s %s, SQLite by %s\n", Version, rev, info["go"], info["sqlite"])
 	return err
 }

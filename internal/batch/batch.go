@@ -42,7 +42,7 @@ func New[T, R any](fn Func[T, R], max, workers int) *Batcher[T, R] {
 	b := &Batcher[T, R]{fn: fn, max: max, in: make(chan call[T, R], max*workers), quit: make(chan struct{}), ended: make(chan struct{})}
 	done := make(chan struct{}, workers)
 	for i := 0; i < workers; i++ {
-		go func() { b.loop(); done <- struct{}{} }()
+		go func() { b.loop(i); done <- struct{}{} }()
 	}
 	go func() {
 		for i := 0; i < workers; i++ {
@@ -87,7 +87,19 @@ func (b *Batcher[T, R]) Do(ctx context.Context, item T) (R, error) {
 	}
 }
 
-func (b *Batcher[T, R]) loop() {
+// workerKey carries the index of the loop running a batch.
+type workerKey struct{}
+
+// Worker tells which of the batcher's loops (0 to workers-1) runs the batch
+// whose context this is: a loop runs one batch at a time, so per-loop
+// resources need no locks.
+func Worker(ctx context.Context) int {
+	i, _ := ctx.Value(workerKey{}).(int)
+	return i
+}
+
+func (b *Batcher[T, R]) loop(worker int) {
+	ctx := context.WithValue(context.Background(), workerKey{}, worker)
 	calls := make([]call[T, R], 0, b.max)
 	items := make([]T, 0, b.max)
 	for {
@@ -112,7 +124,7 @@ func (b *Batcher[T, R]) loop() {
 		}
 		// The batch runs to completion even during shutdown: its callers
 		// are waiting for an answer, and a half-known outcome helps nobody.
-		results, err := b.fn(context.Background(), items)
+		results, err := b.fn(ctx, items)
 		for i, c := range calls {
 			var o outcome[R]
 			if err != nil {

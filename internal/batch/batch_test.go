@@ -75,3 +75,42 @@ func TestBatcherClosed(t *testing.T) {
 		t.Fatalf("got %v, want ErrClosed", err)
 	}
 }
+
+// TestWorkerNamesTheLoop: each batch runs on one of the loops, which its
+// context names, and no two batches run on the same loop at once.
+func TestWorkerNamesTheLoop(t *testing.T) {
+	const workers = 3
+	var busy [workers]atomic.Int32
+	var bad atomic.Int32
+	b := New(func(ctx context.Context, items []int) ([]int, error) {
+		w := Worker(ctx)
+		if w < 0 || w >= workers {
+			bad.Add(1)
+			return items, nil
+		}
+		if busy[w].Add(1) != 1 {
+			bad.Add(1)
+		}
+		runtime.Gosched()
+		busy[w].Add(-1)
+		return items, nil
+	}, 4, workers)
+	defer b.Close()
+	var wg sync.WaitGroup
+	for i := 0; i < 200; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := b.Do(context.Background(), i); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := bad.Load(); n != 0 {
+		t.Errorf("%d batches ran on a loop out of range or already busy", n)
+	}
+	if Worker(context.Background()) != 0 {
+		t.Error("a context outside any batch names a loop")
+	}
+}

@@ -42,6 +42,17 @@ type Options struct {
 	Progress    io.Writer
 	BatchSize   int // recipients per request (1: one message per request)
 	ExtraFields map[string]any
+	// NoCallback sends without a callbackUrl, the way an integrator who
+	// reads the events feed sends. No webhooks come back, so Finished
+	// tells how many messages have reached a final status.
+	NoCallback bool
+	Finished   func(ctx context.Context) (int, error)
+	// DB, when set, measures the database server's CPU and lock waits
+	// (a local PostgreSQL).
+	DB DBProbe
+	// Rate paces the requests (per second, over all connections); 0 sends
+	// as fast as the connections allow.
+	Rate float64
 }
 
 // Result is what a run measured.
@@ -68,8 +79,15 @@ type Result struct {
 	ServiceCPUSecs      float64 `json:"serviceCpuSeconds,omitempty"`
 	PeakRSSMiB          float64 `json:"servicePeakRssMiB,omitempty"`
 	FinalRSSMiB         float64 `json:"serviceRssMiB,omitempty"`
-	BenchCPUSecs        float64 `json:"benchCpuSeconds"`
-	FirstErrorSample    string  `json:"firstError,omitempty"`
+	// The database server's CPU (a local PostgreSQL's processes serving
+	// the nodes), and the nodes' and the database's together.
+	DBCPUSecs            float64    `json:"databaseCpuSeconds,omitempty"`
+	DBCPUMicrosPerMsg    float64    `json:"databaseCpuMicrosPerMessage,omitempty"`
+	TotalCPUMicrosPerMsg float64    `json:"totalCpuMicrosPerMessage,omitempty"`
+	Memory               []MemPoint `json:"memory,omitempty"`
+	Locks                *LockStats `json:"databaseLockWaits,omitempty"`
+	BenchCPUSecs         float64    `json:"benchCpuSeconds"`
+	FirstErrorSample     string     `json:"firstError,omitempty"`
 }
 
 // receiver collects webhooks: the first final status per message, and
@@ -147,21 +165,69 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	go func() { _ = hsrv.Serve(ln) }()
 	defer hsrv.Close()
 	callback := "http://" + ln.Addr().String() + "/hooks"
+	if o.NoCallback {
+		if o.Finished == nil {
+			return Result{}, errors.New("without callbacks the bench needs a way to count finished messages")
+		}
+		callback = ""
+	}
 
 	cpu0, _ := procCPU(os.Getpid())
 	svcCPU0 := sumCPU(o.PIDs)
+	remote := len(o.PIDs) == 0 // nodes elsewhere: their /metrics tell their cost
+	if remote {
+		if svcCPU0, err = metricsCPU(ctx, o.nodes()); err != nil {
+			remote = false // nodes without metrics: no CPU figure
+		}
+	}
 	peerCPU0 := sumCPU(peers(o.PeerPID))
+	var db0 map[int]time.Duration
+	if o.DB != nil {
+		if db0, err = processCPU(ctx, o.DB); err != nil {
+			return Result{}, fmt.Errorf("database CPU: %w", err)
+		}
+	}
+	var accepted atomic.Int64
+	smp := newSampler(o.PIDs, o.DB, &accepted, o.N)
+	sctx, stopSampling := context.WithCancel(ctx)
+	sampled := make(chan struct{})
+	go func() { defer close(sampled); smp.run(sctx) }()
 	start := time.Now()
-	sent := o.send(ctx, callback)
-	rc.await(ctx, len(sent.at), o.Wait)
+	sent := o.send(ctx, callback, &accepted)
+	var finishedAt time.Time
+	if o.NoCallback {
+		finishedAt = poll(ctx, o.Finished, len(sent.at), o.Wait)
+	} else {
+		rc.await(ctx, len(sent.at), o.Wait)
+	}
+	stopSampling()
+	<-sampled
 
 	res := Result{Messages: o.N, Requests: sent.requests, Concurrency: o.C, Accepted: len(sent.at), Refused: sent.refused,
 		SendSeconds: sent.took.Seconds(), FirstErrorSample: sent.firstErr}
 	res.latencies(sent, rc, start)
+	if o.NoCallback {
+		res.settled(ctx, o.Finished, len(sent.at), start, finishedAt)
+	}
 	if cpu1, err := procCPU(os.Getpid()); err == nil {
 		res.BenchCPUSecs = (cpu1 - cpu0).Seconds()
 	}
 	res.serviceCost(o.PIDs, svcCPU0)
+	if remote && res.Accepted > 0 {
+		if cpu1, err := metricsCPU(ctx, o.nodes()); err == nil {
+			res.ServiceCPUSecs = (cpu1 - svcCPU0).Seconds()
+			res.CPUMicrosPerMsg = float64((cpu1 - svcCPU0).Microseconds()) / float64(res.Accepted)
+			res.FinalRSSMiB = metricsRSS(ctx, o.nodes())
+		}
+	}
+	res.Memory, _ = smp.result(ctx)
+	if o.DB != nil {
+		_, locks := smp.result(ctx)
+		res.Locks = &locks
+		if err := res.databaseCost(ctx, o.DB, db0); err != nil {
+			return res, err
+		}
+	}
 	if o.PeerPID > 0 && res.Accepted > 0 {
 		res.PeerCPUMicrosPerMsg = float64((sumCPU(peers(o.PeerPID)) - peerCPU0).Microseconds()) / float64(res.Accepted)
 	}
@@ -173,6 +239,14 @@ func peers(pid int) []int {
 		return nil
 	}
 	return []int{pid}
+}
+
+// nodes lists the base URLs of the nodes under load.
+func (o Options) nodes() []string {
+	if len(o.URLs) > 0 {
+		return o.URLs
+	}
+	return []string{o.URL}
 }
 
 func (o Options) withDefaults() Options {
@@ -210,8 +284,9 @@ type sendPhase struct {
 	took      time.Duration
 }
 
-// send posts every request over o.C keep-alive connections.
-func (o Options) send(ctx context.Context, callback string) sendPhase {
+// send posts every request over o.C keep-alive connections, counting the
+// accepted messages in accepted as it goes.
+func (o Options) send(ctx context.Context, callback string, accepted *atomic.Int64) sendPhase {
 	requests := (o.N + o.BatchSize - 1) / o.BatchSize
 	transport := &http.Transport{MaxIdleConnsPerHost: o.C, MaxConnsPerHost: o.C, IdleConnTimeout: time.Minute}
 	client := &http.Client{Transport: transport, Timeout: 30 * time.Second}
@@ -230,6 +305,14 @@ func (o Options) send(ctx context.Context, callback string) sendPhase {
 				if i >= requests {
 					return
 				}
+				if o.Rate > 0 {
+					due := start.Add(time.Duration(float64(i) / o.Rate * float64(time.Second)))
+					select {
+					case <-sendCtx.Done():
+						return
+					case <-time.After(time.Until(due)):
+					}
+				}
 				base := o.URL
 				if len(o.URLs) > 1 {
 					base = o.URLs[i%len(o.URLs)]
@@ -240,6 +323,7 @@ func (o Options) send(ctx context.Context, callback string) sendPhase {
 				mu.Lock()
 				out.record(ids, err, t0, d)
 				mu.Unlock()
+				accepted.Add(int64(len(ids)))
 			}
 		})
 	}
@@ -280,6 +364,33 @@ func (rc *receiver) await(ctx context.Context, accepted int, wait time.Duration)
 	}
 	// A moment for late duplicates to show.
 	time.Sleep(200 * time.Millisecond)
+}
+
+// poll counts finished messages every 50 ms until want have finished or
+// wait passed, and returns when the count was first reached (zero if not).
+func poll(ctx context.Context, finished func(context.Context) (int, error), want int, wait time.Duration) time.Time {
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if n, err := finished(ctx); err == nil && n >= want {
+			return time.Now()
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return time.Time{}
+}
+
+// settled fills in what a run without callbacks can tell: how many
+// messages never finished, and the end-to-end rate to the last one.
+func (res *Result) settled(ctx context.Context, finished func(context.Context) (int, error), accepted int, start, at time.Time) {
+	n, err := finished(ctx)
+	if err != nil {
+		n = 0
+	}
+	res.Missing = max(0, accepted-n)
+	if !at.IsZero() {
+		res.EndToEndSeconds = at.Sub(start).Seconds()
+		res.EndToEndPerSec = float64(accepted) / res.EndToEndSeconds
+	}
 }
 
 // latencies fills in the rates and latencies of the run.
@@ -326,10 +437,29 @@ func (res *Result) serviceCost(pids []int, cpu0 time.Duration) {
 	}
 }
 
+// databaseCost fills in the database server's CPU since before.
+func (res *Result) databaseCost(ctx context.Context, db DBProbe, before map[int]time.Duration) error {
+	after, err := processCPU(ctx, db)
+	if err != nil {
+		return fmt.Errorf("database CPU: %w", err)
+	}
+	if res.Accepted == 0 {
+		return nil
+	}
+	used := cpuDelta(before, after)
+	res.DBCPUSecs = used.Seconds()
+	res.DBCPUMicrosPerMsg = float64(used.Microseconds()) / float64(res.Accepted)
+	res.TotalCPUMicrosPerMsg = res.CPUMicrosPerMsg + res.DBCPUMicrosPerMsg
+	return nil
+}
+
 // body builds request i: one recipient or a batch, numbers that the
 // simulator delivers (never ending in 0001–0005).
 func (o Options) body(i int, callback string) []byte {
-	m := map[string]any{"message": o.Text, "type": o.Type, "callbackUrl": callback}
+	m := map[string]any{"message": o.Text, "type": o.Type}
+	if callback != "" {
+		m["callbackUrl"] = callback
+	}
 	for k, v := range o.ExtraFields {
 		m[k] = v
 	}

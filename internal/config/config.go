@@ -4,6 +4,7 @@ package config
 
 import (
 	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -30,21 +31,29 @@ type Config struct {
 	SimulatorDelay       time.Duration
 	RateLimitBackend     string
 	TrustedProxies       []netip.Prefix
+	// SessionTTL is how long a panel session may stay idle.
+	SessionTTL time.Duration
 
 	SMPPAddr     string
 	SMPPSystemID string
 	SMPPPassword string
 
-	PprofAddr       string
-	MediaURLProbe   bool
-	SimJournal      bool
-	DispatchLease   time.Duration
-	WebhookLease    time.Duration
-	NodeID          string
+	PprofAddr     string
+	MediaURLProbe bool
+	SimJournal    bool
+	DispatchLease time.Duration
+	WebhookLease  time.Duration
+	NodeID        string
+	// RedactionKey is the base64 HMAC key that hashes phone numbers for
+	// data retention (default: kept in DATA/redaction-key).
+	RedactionKey    string
 	LogLevel        string
 	DispatchWorkers int
 	CommitWorkers   int
 	ShutdownTimeout time.Duration
+	// RetentionInterval is the time between rounds of the retention sweep
+	// (default 1 minute; tests shorten it).
+	RetentionInterval time.Duration
 }
 
 // Flags registers the server flags on fs and returns a function that
@@ -75,10 +84,12 @@ func Flags(fs *flag.FlagSet, dev bool) func() (Config, error) {
 		probe     = fs.String("media-url-probe", env("MEDIA_URL_PROBE", "true"), "check media.url sends with a HEAD request to the (public) address [MSGSVC_MEDIA_URL_PROBE]")
 		pprofAddr = fs.String("pprof-addr", env("PPROF_ADDR", ""), "serve Go profiling endpoints on this address (off when empty) [MSGSVC_PPROF_ADDR]")
 		nodeID    = fs.String("node-id", env("NODE_ID", ""), "this node's name in leases (default: kept in DATA/node-id) [MSGSVC_NODE_ID]")
+		redaction = fs.String("redaction-key", env("REDACTION_KEY", ""), "base64 key (32+ bytes) of the keyed hash that replaces phone numbers past their retention; every node of a deployment needs the same (default: made once and kept in DATA/redaction-key) [MSGSVC_REDACTION_KEY]")
 		logLevel  = fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error [MSGSVC_LOG_LEVEL]")
 		dispatch  = fs.String("dispatch-workers", env("DISPATCH_WORKERS", "2"), "parallel dispatch loops [MSGSVC_DISPATCH_WORKERS]")
-		commits   = fs.String("commit-workers", env("COMMIT_WORKERS", "0"), "parallel group-commit loops (0: 1 on SQLite, 4 on PostgreSQL) [MSGSVC_COMMIT_WORKERS]")
+		commits   = fs.String("commit-workers", env("COMMIT_WORKERS", "0"), "parallel group-commit loops (0: 1 on SQLite, 2 on PostgreSQL) [MSGSVC_COMMIT_WORKERS]")
 		shutdown  = fs.String("shutdown-timeout", env("SHUTDOWN_TIMEOUT", "15s"), "how long a graceful stop may take [MSGSVC_SHUTDOWN_TIMEOUT]")
+		session   = fs.String("session-ttl", env("SESSION_TTL", "12h"), "how long a panel session may stay idle before it expires [MSGSVC_SESSION_TTL]")
 	)
 	return func() (Config, error) {
 		c := Config{Dev: dev, DataDir: *dataDir, DB: *db, Addr: *addr, Config: *cfgFile, RateLimitBackend: *rlBackend,
@@ -116,6 +127,9 @@ func Flags(fs *flag.FlagSet, dev bool) func() (Config, error) {
 		if c.ShutdownTimeout, err = time.ParseDuration(*shutdown); err != nil || c.ShutdownTimeout <= 0 {
 			errs = append(errs, fmt.Errorf("shutdown-timeout: %q is not a duration", *shutdown))
 		}
+		if c.SessionTTL, err = time.ParseDuration(*session); err != nil || c.SessionTTL < time.Minute {
+			errs = append(errs, fmt.Errorf("session-ttl: %q must be a duration of at least 1m", *session))
+		}
 		if c.DispatchWorkers, err = strconv.Atoi(*dispatch); err != nil || c.DispatchWorkers < 1 {
 			errs = append(errs, fmt.Errorf("dispatch-workers: must be a positive number"))
 		}
@@ -134,6 +148,11 @@ func Flags(fs *flag.FlagSet, dev bool) func() (Config, error) {
 		}
 		if c.NodeID == "" {
 			c.NodeID = persistentNodeID(c.DataDir)
+		}
+		if c.RedactionKey = *redaction; c.RedactionKey == "" {
+			if c.RedactionKey, err = PersistentRedactionKey(c.DataDir); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		return c, errors.Join(errs...)
 	}
@@ -187,6 +206,56 @@ func persistentNodeID(dataDir string) string {
 		return fallback
 	}
 	return id
+}
+
+// PersistentRedactionKey is the key that hashes phone numbers past their
+// retention, kept in DATA/redaction-key (mode 0600) and made at the first
+// start. It lives outside the database on purpose: a copy of the database
+// alone must not let anyone test candidate numbers against the hashes.
+// Nodes that share a database must share the key too (give every node the
+// same MSGSVC_REDACTION_KEY, or the same file), or the same number would
+// hash differently on each.
+func PersistentRedactionKey(dataDir string) (string, error) {
+	if dataDir == "" {
+		return "", errors.New("redaction key: no data directory to keep it in; set MSGSVC_REDACTION_KEY")
+	}
+	path := filepath.Join(dataDir, "redaction-key")
+	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return "", fmt.Errorf("redaction key: %w", err)
+	}
+	key := base64.StdEncoding.EncodeToString(raw)
+	if err := os.MkdirAll(dataDir, 0o750); err != nil {
+		return "", fmt.Errorf("redaction key: %w", err)
+	}
+	// Written aside (CreateTemp makes it 0600) and linked into place: of two processes starting at
+	// once, one key wins and both use it, and nobody reads half a file.
+	tmp, err := os.CreateTemp(dataDir, ".redaction-key-*")
+	if err != nil {
+		return "", fmt.Errorf("redaction key: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.WriteString(key + "\n"); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("redaction key: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("redaction key: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return "", fmt.Errorf("redaction key: %w", err)
+	}
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if b, rerr := os.ReadFile(path); rerr == nil && len(strings.TrimSpace(string(b))) > 0 {
+			return strings.TrimSpace(string(b)), nil
+		}
+		return "", fmt.Errorf("redaction key: %w", err)
+	}
+	return key, nil
 }
 
 // Postgres reports whether the database is PostgreSQL.

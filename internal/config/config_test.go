@@ -2,6 +2,8 @@ package config
 
 import (
 	"flag"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -31,5 +33,25 @@ func TestNodeIDSurvivesRestarts(t *testing.T) {
 	_ = fs.Parse([]string{"--data", other})
 	if c, _ := finish(); c.NodeID == first.NodeID {
 		t.Fatal("two data directories share a node id")
+	}
+}
+
+// The redaction key is made once and kept, readable by the owner only.
+func TestRedactionKeyIsKept(t *testing.T) {
+	dir := t.TempDir()
+	first, err := PersistentRedactionKey(dir)
+	if err != nil || first == "" {
+		t.Fatalf("first: %q %v", first, err)
+	}
+	second, err := PersistentRedactionKey(dir)
+	if err != nil || second != first {
+		t.Fatalf("second start: %q %v, want the same key", second, err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, "redaction-key"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("key file: %v %v", fi, err)
+	}
+	if _, err := PersistentRedactionKey(""); err == nil {
+		t.Error("no data directory and no key: accepted")
 	}
 }

@@ -15,6 +15,11 @@ const (
 	CodeDeleted       = "DELETED"
 	CodeUnknown       = "UNKNOWN"
 	CodeInvalidSender = "INVALID_SENDER"
+	// From messaging platforms (WhatsApp).
+	CodeOutsideWindow     = "OUTSIDE_CONVERSATION_WINDOW"
+	CodeMarketingOptedOut = "MARKETING_OPTED_OUT"
+	CodeTemplateError     = "TEMPLATE_ERROR"
+	CodeMediaError        = "MEDIA_ERROR"
 )
 
 // ErrorText is the default explanation of an error code, used when a
@@ -39,6 +44,14 @@ func ErrorText(code string) string {
 		return "the carrier reported an unknown final state"
 	case CodeInvalidSender:
 		return "the carrier refused the sender"
+	case CodeOutsideWindow:
+		return "the recipient has not written in the last 24 hours: only a template may be sent"
+	case CodeMarketingOptedOut:
+		return "the recipient has stopped marketing messages from this business"
+	case CodeTemplateError:
+		return "the platform refused the template: unknown, not approved, paused, or its parameters do not fit"
+	case CodeMediaError:
+		return "the platform could not fetch or use the media"
 	}
 	return "the provider could not deliver the message"
 }

@@ -17,6 +17,11 @@ type Content struct {
 	Cards    []Card    `json:"cards,omitempty"`    // RCS carousel
 	Template *Template `json:"template,omitempty"` // WhatsApp
 	Fallback *Fallback `json:"fallback,omitempty"` // RCS: how it goes out as SMS
+	// Quiet is the account's quiet hours when the send was accepted
+	// ("21:00-08:00"), fixed like the fallback plan, so that a message put
+	// back in the queue (a retry, a fallback) is not handed over inside
+	// them either.
+	Quiet string `json:"quiet,omitempty"`
 }
 
 // Media is an attachment: a file uploaded to msgsvc (MediaID) or a public
@@ -96,7 +101,7 @@ type Fallback struct {
 // Empty reports whether there is no rich content at all (plain text).
 func (c Content) Empty() bool {
 	return c.Media == nil && len(c.Buttons) == 0 && c.List == nil && len(c.Cards) == 0 && c.Template == nil &&
-		c.Fallback == nil
+		c.Fallback == nil && c.Quiet == ""
 }
 
 // SMSFallback returns the message's fallback plan, if it has one.

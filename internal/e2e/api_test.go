@@ -55,19 +55,28 @@ type messageView struct {
 // send posts one send. err is set only when no HTTP answer came; any
 // answer is returned with its status code and raw body.
 func (c *apiClient) send(ctx context.Context, req sendRequest) (int, sendResponse, []byte, error) {
+	code, resp, raw, _, err := c.sendOnce(ctx, req, "")
+	return code, resp, raw, err
+}
+
+// sendOnce is send with an Idempotency-Key (none when key is ""); it also
+// returns the answer's headers.
+func (c *apiClient) sendOnce(ctx context.Context, req sendRequest, key string) (code int, out sendResponse, raw []byte, h http.Header, err error) {
 	body, err := json.Marshal(req)
 	if err != nil {
-		return 0, sendResponse{}, nil, fmt.Errorf("encode send: %w", err)
+		return 0, sendResponse{}, nil, nil, fmt.Errorf("encode send: %w", err)
 	}
-	code, raw, err := c.do(ctx, http.MethodPost, "/api/v1/integration/messages", body)
+	if key != "" {
+		h = http.Header{"Idempotency-Key": {key}}
+	}
+	code, raw, h, err = c.doHeaders(ctx, http.MethodPost, "/api/v1/integration/messages", body, h)
 	if err != nil || code != http.StatusAccepted {
-		return code, sendResponse{}, raw, err
+		return code, sendResponse{}, raw, h, err
 	}
-	var out sendResponse
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return code, out, raw, fmt.Errorf("decode send answer %s: %w", raw, err)
+		return code, out, raw, h, fmt.Errorf("decode send answer %s: %w", raw, err)
 	}
-	return code, out, raw, nil
+	return code, out, raw, h, nil
 }
 
 // message reads one message's status.
@@ -87,13 +96,23 @@ func (c *apiClient) message(ctx context.Context, id string) (messageView, error)
 }
 
 func (c *apiClient) do(ctx context.Context, method, path string, body []byte) (int, []byte, error) {
+	code, raw, _, err := c.doHeaders(ctx, method, path, body, nil)
+	return code, raw, err
+}
+
+// doHeaders sends a request with extra headers and returns the answer's
+// status, body and headers.
+func (c *apiClient) doHeaders(ctx context.Context, method, path string, body []byte, extra http.Header) (int, []byte, http.Header, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
-		return 0, nil, fmt.Errorf("build request: %w", err)
+		return 0, nil, nil, fmt.Errorf("build request: %w", err)
+	}
+	for k, v := range extra {
+		req.Header[k] = v
 	}
 	req.Header.Set("X-API-KEY", c.key)
 	if body != nil {
@@ -101,14 +120,14 @@ func (c *apiClient) do(ctx context.Context, method, path string, body []byte) (i
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return 0, nil, fmt.Errorf("%s %s: %w", method, path, err)
+		return 0, nil, nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
-		return resp.StatusCode, raw, fmt.Errorf("%s %s: read answer: %w", method, path, err)
+		return resp.StatusCode, raw, resp.Header, fmt.Errorf("%s %s: read answer: %w", method, path, err)
 	}
-	return resp.StatusCode, raw, nil
+	return resp.StatusCode, raw, resp.Header, nil
 }
 
 // close drops idle connections (the server they lead to may be gone).

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -157,13 +158,25 @@ type server struct {
 // process is killed when the test ends if it is still running.
 func startServer(ctx context.Context, t testing.TB, dsn, dataDir string, env ...string) *server {
 	t.Helper()
+	return startCommand(ctx, t, "serve", dsn, dataDir, env...)
+}
+
+// startDev is startServer for "msgsvc dev", which routes live keys to the
+// simulator: the tests that check what live traffic costs use it.
+func startDev(ctx context.Context, t testing.TB, dsn, dataDir string, env ...string) *server {
+	t.Helper()
+	return startCommand(ctx, t, "dev", dsn, dataDir, env...)
+}
+
+func startCommand(ctx context.Context, t testing.TB, command, dsn, dataDir string, env ...string) *server {
+	t.Helper()
 	logPath := filepath.Join(t.TempDir(), "serve.log")
 	f, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sink := &logSink{file: f, addr: make(chan string, 1)}
-	cmd := exec.Command(needBinary(t), "serve", "--db", dsn, "--data", dataDir, "--addr", "127.0.0.1:0")
+	cmd := exec.Command(needBinary(t), command, "--db", dsn, "--data", dataDir, "--addr", "127.0.0.1:0")
 	cmd.Env = childEnv(env...)
 	cmd.Stdout = io.Discard
 	cmd.Stderr = sink
@@ -193,9 +206,9 @@ func startServer(ctx context.Context, t testing.TB, dsn, dataDir string, env ...
 	select {
 	case s.Addr = <-sink.addr:
 	case <-s.exited:
-		t.Fatalf("msgsvc serve exited before listening (%v):\n%s", s.waitErr, sink.tail(40))
+		t.Fatalf("msgsvc %s exited before listening (%v):\n%s", command, s.waitErr, sink.tail(40))
 	case <-wait.Done():
-		t.Fatalf("msgsvc serve did not log \"msgsvc listening\" in time:\n%s", sink.tail(40))
+		t.Fatalf("msgsvc %s did not log \"msgsvc listening\" in time:\n%s", command, sink.tail(40))
 	}
 	s.URL = "http://" + s.Addr
 	return s
@@ -267,17 +280,32 @@ func (l *logSink) Write(p []byte) (int, error) {
 		l.partial = l.partial[i+1:]
 		l.all = append(l.all, line)
 		if !l.found {
-			var rec struct {
-				Msg  string `json:"msg"`
-				Addr string `json:"addr"`
-			}
-			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "msgsvc listening" && rec.Addr != "" {
+			if addr := listeningAddr(line); addr != "" {
 				l.found = true
-				l.addr <- rec.Addr
+				l.addr <- addr
 			}
 		}
 	}
 	return len(p), nil
+}
+
+// textListening is the line "msgsvc listening" in dev's text log format.
+var textListening = regexp.MustCompile(`msg="msgsvc listening" addr=(\S+)`)
+
+// listeningAddr reads the address from the "msgsvc listening" line, logged
+// as JSON by serve and as text by dev; "" for any other line.
+func listeningAddr(line string) string {
+	var rec struct {
+		Msg  string `json:"msg"`
+		Addr string `json:"addr"`
+	}
+	if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "msgsvc listening" {
+		return rec.Addr
+	}
+	if m := textListening.FindStringSubmatch(line); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 func (l *logSink) lines() []string {

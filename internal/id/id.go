@@ -90,3 +90,15 @@ func Sequence(prefix string, now time.Time, n int) []string {
 	}
 	return out
 }
+
+// Floor is the smallest id of prefix that New can make at t or later: ids
+// made before t sort below it, so "id < Floor(t)" selects rows older than
+// t, and "made since t" is a range of ids, through an index on id.
+func Floor(prefix string, t time.Time) string {
+	var raw [16]byte
+	binary.BigEndian.PutUint64(raw[:8], uint64(t.UnixMilli())<<16)
+	out := make([]byte, 0, len(prefix)+1+26)
+	out = append(out, prefix...)
+	out = append(out, '_')
+	return string(append(out, encode(raw)...))
+}

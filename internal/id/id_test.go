@@ -38,3 +38,11 @@ func TestSequenceIsOrdered(t *testing.T) {
 		t.Fatalf("a later id sorts before the sequence: %q", later)
 	}
 }
+
+func TestFloor(t *testing.T) {
+	at := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	f := Floor(Message, at)
+	if !(f <= New(Message, at)) || !(f > New(Message, at.Add(-time.Millisecond))) || len(f) != len(New(Message, at)) {
+		t.Fatalf("Floor %s does not bound the ids made at %v", f, at)
+	}
+}

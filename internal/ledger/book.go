@@ -69,17 +69,90 @@ func Reserve(ctx context.Context, tx Tx, accountID, campaignID string, charges [
 	if err != nil {
 		return err
 	}
-	entries := make([]Entry, 0, len(charges))
 	running := balance + total
-	for _, c := range charges {
+	return tx.InsertLedger(ctx, debitLines(make([]Entry, 0, len(charges)), accountID,
+		Send{CampaignID: campaignID, Charges: charges, At: at}, &running))
+}
+
+// Send is one send's charges, for ReserveAll.
+type Send struct {
+	CampaignID string
+	Charges    []Charge
+	At         time.Time
+}
+
+// ReserveAll reserves several sends of one account, each all or nothing,
+// as Reserve would one after the other, in as few statements as it can:
+// when the balance covers them all, one balance update and one insert of
+// lines serve every send. Otherwise each send is tried in turn and those
+// the balance no longer covers are refused. It reports which sends were
+// charged.
+func ReserveAll(ctx context.Context, tx Tx, accountID string, debits []Send) ([]bool, error) {
+	charged := make([]bool, len(debits))
+	totals := make([]int64, len(debits))
+	var total int64
+	var last time.Time
+	for i, d := range debits {
+		for _, c := range d.Charges {
+			totals[i] += c.Amount
+		}
+		total += totals[i]
+		if d.At.After(last) {
+			last = d.At
+		}
+	}
+	if total == 0 {
+		for i := range charged {
+			charged[i] = true
+		}
+		return charged, nil
+	}
+	var entries []Entry
+	balance, err := tx.AddBalance(ctx, accountID, -total, last)
+	switch {
+	case err == nil:
+		running := balance + total
+		for i, d := range debits {
+			charged[i] = true
+			entries = debitLines(entries, accountID, d, &running)
+		}
+	case errors.Is(err, ErrInsufficientCredits):
+		for i, d := range debits {
+			if totals[i] == 0 {
+				charged[i] = true
+				continue
+			}
+			balance, err := tx.AddBalance(ctx, accountID, -totals[i], d.At)
+			if errors.Is(err, ErrInsufficientCredits) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			charged[i] = true
+			running := balance + totals[i]
+			entries = debitLines(entries, accountID, d, &running)
+		}
+	default:
+		return nil, err
+	}
+	if len(entries) == 0 {
+		return charged, nil
+	}
+	return charged, tx.InsertLedger(ctx, entries)
+}
+
+// debitLines appends a send's debit lines, each with the balance it left.
+func debitLines(out []Entry, accountID string, d Send, running *int64) []Entry {
+	for _, c := range d.Charges {
 		if c.Amount == 0 {
 			continue
 		}
-		running -= c.Amount
-		entries = append(entries, Entry{ID: id.New(id.Ledger, at), AccountID: accountID, Amount: -c.Amount, BalanceAfter: running,
-			Kind: Debit, MessageID: c.MessageID, CampaignID: campaignID, CreatedAt: at})
+		*running -= c.Amount
+		out = append(out, Entry{ID: id.New(id.Ledger, d.At), AccountID: accountID, Amount: -c.Amount, BalanceAfter: *running,
+			Kind: Debit, MessageID: c.MessageID, CampaignID: d.CampaignID, CreatedAt: d.At})
 	}
-	return tx.InsertLedger(ctx, entries)
+	return out
 }
 
 // Return gives amount back to the account for one message, with its line.

@@ -126,7 +126,7 @@ func (d *Dispatcher) notCapable(it routed, now time.Time) Report {
 // outbound is a message as handed to its provider. After a fallback an RCS
 // message goes out as plain SMS with its fallback text.
 func outbound(m domain.Message) provider.Outbound {
-	o := provider.Outbound{ID: m.ID, Env: m.Env, To: m.To, CountryCode: m.CountryCode, From: m.From, Channel: m.Channel,
+	o := provider.Outbound{ID: m.ID, AccountID: m.AccountID, Env: m.Env, To: m.To, CountryCode: m.CountryCode, From: m.From, Channel: m.Channel,
 		Body: m.Body, Content: m.Content, ExpiresAt: m.ExpiresAt}
 	if m.Type == domain.RCS && m.Channel == domain.SMS {
 		o.Content = domain.Content{}

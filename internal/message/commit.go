@@ -17,12 +17,13 @@ type pendingSend struct {
 	messages      []domain.Message
 	conversations *store.Conversations
 	idem          *store.Idempotency
+	single        bool // the request gave "to" rather than "recipients"
 }
 
 // sendResult tells how one pendingSend of a batch ended: replayed from an
 // earlier request with the same key, or refused (err is
-// ErrInsufficientCredits, a *store.DailyLimitError or
-// ErrIdempotencyConflict).
+// ErrInsufficientCredits, a *store.DailyLimitError, ErrIdempotencyConflict
+// or the *Refusal of an opted-out recipient).
 type sendResult struct {
 	replay *store.Idempotency
 	err    error
@@ -32,37 +33,169 @@ type sendResult struct {
 // SQLite one fsync for many requests is the difference between hundreds and
 // thousands of sends per second. A refusal of one send (credits, daily
 // limit, idempotency) leaves the others alone; a database error fails the
-// batch.
+// batch. Leased messages go to the local dispatcher once committed.
 func (s *Service) commitSends(ctx context.Context, sends []pendingSend) ([]sendResult, error) {
 	var results []sendResult
 	err := s.store.Write(ctx, func(tx Tx) error {
-		results = make([]sendResult, len(sends))
-		for i, snd := range sends {
-			r, err := commitSend(ctx, tx, snd)
-			if err != nil {
+		var err error
+		results, err = commitGroup(ctx, tx, sends)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Messages written leased to the local dispatcher (leaseAtInsert) are
+	// handed to it now.
+	var leased []domain.Message
+	for i, snd := range sends {
+		if results[i] != (sendResult{}) {
+			continue
+		}
+		for _, m := range snd.messages {
+			if m.LeaseOwner != "" {
+				leased = append(leased, m)
+			}
+		}
+	}
+	s.handOff(ctx, leased)
+	return results, nil
+}
+
+// commitGroup writes a batch of sends in the caller's transaction with as
+// few statements as the batch allows: one balance update per account
+// when the balance covers all of its sends, and one insert each for the
+// campaigns, the messages and the ledger lines of the whole batch (on
+// PostgreSQL every statement is a round trip). Sends that open WhatsApp
+// conversations go one by one, so that a send refused for its credits
+// never holds conversations another send of the batch needed under the
+// daily limit.
+func commitGroup(ctx context.Context, tx Tx, sends []pendingSend) ([]sendResult, error) {
+	results := make([]sendResult, len(sends))
+	going := make([]bool, len(sends))
+	for i, snd := range sends {
+		var err error
+		if snd.conversations != nil {
+			if results[i], err = commitSend(ctx, tx, snd); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if results[i], going[i], err = claimKey(ctx, tx, snd); err != nil {
+			return nil, err
+		}
+		if going[i] {
+			if results[i], going[i], err = checkOptOuts(ctx, tx, snd); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := chargeAll(ctx, tx, sends, results, going); err != nil {
+		return nil, err
+	}
+	var cs []domain.Campaign
+	var ms []domain.Message
+	for i, snd := range sends {
+		if going[i] {
+			cs = append(cs, snd.campaign)
+			ms = append(ms, snd.messages...)
+		}
+	}
+	if len(cs) == 0 {
+		return results, nil
+	}
+	if err := tx.InsertCampaigns(ctx, cs); err != nil {
+		return nil, err
+	}
+	return results, tx.InsertMessages(ctx, ms)
+}
+
+// claimKey claims a send's idempotency key; a key already used decides
+// the send (a replay or a conflict) and stops it.
+func claimKey(ctx context.Context, tx Tx, snd pendingSend) (sendResult, bool, error) {
+	if snd.idem == nil {
+		return sendResult{}, true, nil
+	}
+	prev, fresh, err := tx.ClaimIdempotency(ctx, *snd.idem)
+	if err != nil {
+		return sendResult{}, false, err
+	}
+	if fresh {
+		return sendResult{}, true, nil
+	}
+	if prev.RequestHash != snd.idem.RequestHash {
+		return sendResult{err: ErrIdempotencyConflict}, false, nil
+	}
+	return sendResult{replay: &prev}, false, nil
+}
+
+// checkOptOuts runs the opt-out check of a send whose key let it go on: a
+// send to an opted-out recipient is refused and stops.
+func checkOptOuts(ctx context.Context, tx Tx, snd pendingSend) (sendResult, bool, error) {
+	refusal, err := refuseOptedOut(ctx, tx, snd)
+	if err != nil || refusal == nil {
+		return sendResult{}, err == nil, err
+	}
+	res, err := refuse(ctx, tx, snd, refusal)
+	return res, false, err
+}
+
+// chargeAll reserves the credits of the going sends, account by account
+// (ledger.ReserveAll); a send the balance does not cover is refused and
+// stops.
+func chargeAll(ctx context.Context, tx Tx, sends []pendingSend, results []sendResult, going []bool) error {
+	byAccount := map[string][]int{}
+	var accounts []string
+	for i, snd := range sends {
+		if !going[i] {
+			continue
+		}
+		a := snd.campaign.AccountID
+		if _, ok := byAccount[a]; !ok {
+			accounts = append(accounts, a)
+		}
+		byAccount[a] = append(byAccount[a], i)
+	}
+	for _, a := range accounts {
+		idx := byAccount[a]
+		debits := make([]ledger.Send, len(idx))
+		for j, i := range idx {
+			c := sends[i].campaign
+			debits[j] = ledger.Send{CampaignID: c.ID, Charges: charges(sends[i].messages), At: c.CreatedAt}
+		}
+		charged, err := ledger.ReserveAll(ctx, tx, a, debits)
+		if err != nil {
+			return err
+		}
+		for j, i := range idx {
+			if charged[j] {
+				continue
+			}
+			going[i] = false
+			if results[i], err = refuse(ctx, tx, sends[i], ledger.ErrInsufficientCredits); err != nil {
 				return err
 			}
-			results[i] = r
 		}
-		return nil
-	})
-	return results, err
+	}
+	return nil
+}
+
+func charges(msgs []domain.Message) []ledger.Charge {
+	out := make([]ledger.Charge, len(msgs))
+	for i, m := range msgs {
+		out[i] = ledger.Charge{MessageID: m.ID, Amount: m.Charged}
+	}
+	return out
 }
 
 // commitSend writes one send. Every check that can refuse it runs before
 // its first row is written, since it shares the transaction with others.
 func commitSend(ctx context.Context, tx Tx, snd pendingSend) (sendResult, error) {
-	if snd.idem != nil {
-		prev, fresh, err := tx.ClaimIdempotency(ctx, *snd.idem)
-		if err != nil {
-			return sendResult{}, err
-		}
-		if !fresh {
-			if prev.RequestHash != snd.idem.RequestHash {
-				return sendResult{err: ErrIdempotencyConflict}, nil
-			}
-			return sendResult{replay: &prev}, nil
-		}
+	res, ok, err := claimKey(ctx, tx, snd)
+	if err != nil || !ok {
+		return res, err
+	}
+	if res, ok, err := checkOptOuts(ctx, tx, snd); err != nil || !ok {
+		return res, err
 	}
 	if err := tx.ReserveConversations(ctx, snd.conversations); err != nil {
 		if !errors.Is(err, store.ErrDailyLimit) {
@@ -71,11 +204,7 @@ func commitSend(ctx context.Context, tx Tx, snd pendingSend) (sendResult, error)
 		return refuse(ctx, tx, snd, err)
 	}
 	c := snd.campaign
-	charges := make([]ledger.Charge, len(snd.messages))
-	for i, m := range snd.messages {
-		charges[i] = ledger.Charge{MessageID: m.ID, Amount: m.Charged}
-	}
-	if err := ledger.Reserve(ctx, tx, c.AccountID, c.ID, charges, c.CreatedAt); err != nil {
+	if err := ledger.Reserve(ctx, tx, c.AccountID, c.ID, charges(snd.messages), c.CreatedAt); err != nil {
 		if !errors.Is(err, ledger.ErrInsufficientCredits) {
 			return sendResult{}, err
 		}

@@ -274,16 +274,26 @@ func TestConcurrentDebitsNeverOverdraw(t *testing.T) {
 		perBatch  int   // sends in each worker's batch
 		costEach  int64 // charge of each send
 		wantSends int
+		nodes     int // processes sharing the database, each with its balance shares (0: one without)
 	}{
-		{"single sends", 25 * credit, 40, 1, credit, 25},
-		{"group commits", 25 * credit, 10, 4, credit, 25},
-		{"uneven costs", 10 * credit, 12, 1, 3 * credit, 3},
+		{"single sends", 25 * credit, 40, 1, credit, 25, 0},
+		{"group commits", 25 * credit, 10, 4, credit, 25, 0},
+		{"uneven costs", 10 * credit, 12, 1, 3 * credit, 3, 0},
+		{"three nodes", 25 * credit, 40, 1, credit, 25, 3},
+		{"three nodes, group commits, uneven", 100 * credit, 30, 3, 7 * credit, 14, 3},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
+			storetest.Each(t, func(t *testing.T, st *store.Store, dsn string) {
 				ctx := context.Background()
 				acc := newAccount(t, st, tc.balance)
+				nodes := []*store.Store{st}
+				if tc.nodes > 0 {
+					nodes = nil
+					for i := 0; i < tc.nodes; i++ {
+						nodes = append(nodes, storetest.OpenWith(t, dsn, store.Options{Holder: fmt.Sprintf("node-%d", i)}))
+					}
+				}
 
 				// A watcher reads the balance throughout: it must never be
 				// seen below zero, not only at the end.
@@ -317,9 +327,10 @@ func TestConcurrentDebitsNeverOverdraw(t *testing.T) {
 						sends[i] = newSend(acc, "live", at(time.Duration(w*tc.perBatch+i)*time.Millisecond), tc.costEach, 1)
 					}
 					wg.Add(1)
+					node := nodes[w%len(nodes)]
 					go func() {
 						defer wg.Done()
-						res, err := commitSendsOn(st, ctx, sends)
+						res, err := commitSendsOn(node, ctx, sends)
 						if err != nil {
 							errs <- err
 							return

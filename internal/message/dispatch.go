@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"msgsvc/internal/channel/rcs"
@@ -22,6 +23,8 @@ type Claimer interface {
 type Routes interface {
 	Pick(env domain.Environment, channel domain.Channel, countryCode string) provider.Provider
 	Report(name string, ok bool)
+	// ByName finds the provider that took a message, or nil.
+	ByName(name string) provider.Provider
 }
 
 // Dispatcher hands due messages to providers. Messages are claimed in
@@ -42,7 +45,13 @@ type Dispatcher struct {
 	wake    chan struct{}
 	caps    CapabilityCache
 	capTTL  time.Duration
+	direct  chan domain.Message // messages leased to us at insert
+	ready   chan struct{}       // messages were enqueued
+	stopped atomic.Bool         // Run has returned: Enqueue takes nothing
 }
+
+// directQueue bounds the messages waiting in memory for hand-over.
+const directQueue = 1 << 14
 
 // DispatcherConfig sets up a Dispatcher.
 type DispatcherConfig struct {
@@ -68,7 +77,8 @@ type DispatcherConfig struct {
 func NewDispatcher(c DispatcherConfig) *Dispatcher {
 	d := &Dispatcher{store: c.Store, routes: c.Routes, tracker: c.Tracker, owner: c.Owner, lease: c.Lease,
 		batch: c.Batch, workers: c.Workers, poll: c.Poll, now: c.Now, log: c.Log, wake: make(chan struct{}, 1),
-		caps: c.Capabilities, capTTL: c.CapabilityTTL}
+		caps: c.Capabilities, capTTL: c.CapabilityTTL, direct: make(chan domain.Message, directQueue),
+		ready: make(chan struct{}, 1)}
 	if d.caps == nil {
 		d.caps, _ = c.Store.(CapabilityCache)
 	}
@@ -104,8 +114,38 @@ func (d *Dispatcher) Wake() {
 	}
 }
 
-// Run dispatches until ctx ends. A batch already claimed is finished
-// before Run returns, so a graceful stop leaves nothing half-handed.
+// Enqueue hands the dispatcher messages written already leased to it (see
+// DispatchHandoff), to be handed over without a claim. It returns how many
+// it took; the rest do not fit the queue and stay with their lease.
+func (d *Dispatcher) Enqueue(msgs []domain.Message) int {
+	if d.stopped.Load() {
+		return 0
+	}
+	n := 0
+	for _, m := range msgs {
+		select {
+		case d.direct <- m:
+			n++
+		default:
+			d.kick()
+			return n
+		}
+	}
+	d.kick()
+	return n
+}
+
+func (d *Dispatcher) kick() {
+	select {
+	case d.ready <- struct{}{}:
+	default:
+	}
+}
+
+// Run dispatches until ctx ends. A batch already taken is finished before
+// Run returns, so a graceful stop leaves nothing half-handed. Messages
+// still queued in memory keep their lease; the node releases its leases
+// when it stops.
 func (d *Dispatcher) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	for i := 0; i < d.workers; i++ {
@@ -116,30 +156,71 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+	d.stopped.Store(true)
 }
 
 func (d *Dispatcher) loop(ctx context.Context) {
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for {
-		n, err := d.RunOnce(ctx)
-		if err != nil && ctx.Err() == nil {
-			d.log.Error("dispatch", "err", err)
-		}
-		if n == d.batch {
-			if ctx.Err() != nil {
-				return
+	// A ticker, not a timer reset on every turn: while messages keep
+	// arriving in memory the loop never sleeps long, and the table (due
+	// retries, scheduled messages, a dead node's lapsed leases) must still
+	// be looked at every poll.
+	tick := time.NewTicker(d.poll)
+	defer tick.Stop()
+	claimDB := true // at start: whatever is due in the table
+	for ctx.Err() == nil {
+		busy := false
+		// Messages handed over in memory first: they are ours already.
+		if msgs := d.takeDirect(); len(msgs) > 0 {
+			if len(d.direct) > 0 {
+				d.kick() // let another worker take the next batch
 			}
-			continue // more may be waiting
+			if err := d.dispatch(ctx, msgs); err != nil && ctx.Err() == nil {
+				d.log.Error("dispatch", "err", err)
+			}
+			busy = true
 		}
-		timer.Reset(d.poll)
+		select {
+		case <-d.wake:
+			claimDB = true
+		case <-tick.C:
+			claimDB = true
+		default:
+		}
+		if claimDB {
+			n, err := d.RunOnce(ctx)
+			if err != nil && ctx.Err() == nil {
+				d.log.Error("dispatch", "err", err)
+			}
+			claimDB = n == d.batch // a full batch: more may be waiting
+			busy = busy || n > 0
+		}
+		if busy {
+			continue
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-d.wake:
-		case <-timer.C:
+			claimDB = true
+		case <-tick.C:
+			claimDB = true
+		case <-d.ready:
 		}
 	}
+}
+
+// takeDirect takes up to a batch of the messages queued in memory.
+func (d *Dispatcher) takeDirect() []domain.Message {
+	var out []domain.Message
+	for len(out) < d.batch {
+		select {
+		case m := <-d.direct:
+			out = append(out, m)
+		default:
+			return out
+		}
+	}
+	return out
 }
 
 // RunOnce claims one batch, hands it over and records the outcome. It
@@ -152,15 +233,25 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	if err != nil || len(msgs) == 0 {
 		return 0, err
 	}
-	// The claim is ours now: finish it even if shutdown begins.
+	return len(msgs), d.dispatch(ctx, msgs)
+}
+
+// dispatch hands over messages leased to this dispatcher and records the
+// outcome.
+func (d *Dispatcher) dispatch(ctx context.Context, msgs []domain.Message) error {
+	// The lease is ours: finish even if shutdown begins.
 	work := context.WithoutCancel(ctx)
 	groups := map[provider.Provider][]domain.Message{}
 	var reports []Report
-	var rich []routed
+	var rich, overdue []routed
 	now := d.now().UTC()
 	for _, m := range msgs {
 		if !m.ExpiresAt.After(now) {
 			reports = append(reports, Report{Kind: Expire, MessageID: m.ID, At: now})
+			continue
+		}
+		if awaitingDelivery(&m) {
+			overdue = append(overdue, routed{m, d.routes.ByName(m.Provider)})
 			continue
 		}
 		p := d.routes.Pick(m.Env, m.Channel, m.CountryCode)
@@ -173,6 +264,9 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 			continue
 		}
 		groups[p] = append(groups[p], m)
+	}
+	if len(overdue) > 0 {
+		reports = append(reports, d.revoke(work, overdue, now)...)
 	}
 	if len(rich) > 0 {
 		send, screened := d.screenRCS(work, rich, now)
@@ -197,15 +291,15 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	}
 	wg.Wait()
 	if err := d.tracker.Apply(work, reports); err != nil {
-		return len(msgs), err
+		return err
 	}
 	for _, r := range reports {
-		if r.Kind == Fallback {
+		if r.Kind == Fallback || r.Kind == Revoked {
 			d.Wake() // the fallback SMS are due now
 			break
 		}
 	}
-	return len(msgs), firstErr
+	return firstErr
 }
 
 // Chunker is implemented by providers that want their hand-overs recorded
@@ -267,7 +361,7 @@ func (d *Dispatcher) submit(ctx context.Context, p provider.Provider, msgs []dom
 		}
 		switch {
 		case res.Err == nil:
-			r.Kind, r.Ref, r.Parts = Accepted, res.Ref, res.Parts
+			r.Kind, r.Ref, r.Parts, r.FallbackAt = Accepted, res.Ref, res.Parts, res.FallbackAt
 		case res.Err.Temporary:
 			r.Kind, r.ErrorCode, r.ErrorMessage = Retry, res.Err.Code, res.Err.Message
 			r.RetryAt = now.Add(retryDelay(m.Attempts))

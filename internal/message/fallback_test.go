@@ -73,6 +73,14 @@ func (r fakeRoutes) Pick(_ domain.Environment, channel domain.Channel, _ string)
 	return r[channel]
 }
 func (r fakeRoutes) Report(string, bool) {}
+func (r fakeRoutes) ByName(name string) provider.Provider {
+	for _, p := range r {
+		if p.Name() == name {
+			return p
+		}
+	}
+	return nil
+}
 func (r fakeRoutes) PickName(env domain.Environment, channel domain.Channel, cc string) string {
 	if p := r.Pick(env, channel, cc); p != nil {
 		return p.Name()
@@ -322,9 +330,37 @@ func TestTransitionFallbackAndSettle(t *testing.T) {
 			if m.Status != c.status || m.Channel != c.channel || m.Credits != c.credits || money.amount != c.refund {
 				t.Fatalf("status %s channel %s credits %d refund %d", m.Status, m.Channel, m.Credits, money.amount)
 			}
-			if c.channel == domain.SMS && (m.Segments != 2 || m.Encoding != "GSM-7" || m.Provider != "sms" || !m.NextAttemptAt.Equal(at) || m.LeaseOwner != "" || !money.requeued) {
+			if c.channel == domain.SMS && (m.Segments != 2 || m.Encoding != "GSM-7" || m.Provider != "sms" || !m.NextAttemptAt.Equal(at) || m.LeaseOwner != "" || !money.changed) {
 				t.Fatalf("fallback message: %+v %+v", m, money)
 			}
 		})
+	}
+}
+
+// A hand-over that failed and was retried leaves its error on the message
+// while it waits ("shown while retrying"); once a provider takes the
+// message, or reports on it, the error is history and the message must not
+// read as DELIVERED with an error code.
+func TestRetryErrorClearedOnceTaken(t *testing.T) {
+	at := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	retried := func() domain.Message {
+		m := domain.Message{ID: "m", Type: domain.SMS, Channel: domain.SMS, Status: domain.Sending, LeaseOwner: "n1", NextAttemptAt: at}
+		transition(&m, Report{Kind: Retry, ErrorCode: domain.CodeProviderError, ErrorMessage: "timeout", RetryAt: at.Add(5 * time.Second),
+			LeaseOwner: "n1"}, at)
+		if m.ErrorCode != domain.CodeProviderError || m.ErrorMessage != "timeout" {
+			t.Fatalf("while retrying: %q %q, want the last error shown", m.ErrorCode, m.ErrorMessage)
+		}
+		m.LeaseOwner = "n1" // claimed again
+		return m
+	}
+	for name, r := range map[string]Report{
+		"accepted":                      {Kind: Accepted, Provider: "backup", Ref: "r1", LeaseOwner: "n1"},
+		"receipt overtaking the answer": {Kind: Progress, Status: domain.Delivered, Ref: "r1"},
+	} {
+		m := retried()
+		transition(&m, r, at.Add(6*time.Second))
+		if m.ErrorCode != "" || m.ErrorMessage != "" {
+			t.Errorf("%s: %s with error %q %q", name, m.Status, m.ErrorCode, m.ErrorMessage)
+		}
 	}
 }

@@ -18,7 +18,9 @@ const ReplyWindow = 30 * 24 * time.Hour
 
 // Inbound implements provider.Sink: it records a recipient's message and
 // routes it to the callback of the most recent campaign sent to that
-// number by the account.
+// number by the account. A stop or start word also changes the account's
+// opt-out list, in the same transaction (CONTRACT section 7): every
+// provider's inbound path comes through here.
 func (t *Tracker) Inbound(ctx context.Context, providerName string, in provider.Inbound) error {
 	_, err := t.Receive(ctx, providerName, in)
 	return err
@@ -34,24 +36,42 @@ func (t *Tracker) Receive(ctx context.Context, providerName string, in provider.
 		return "", err
 	}
 	rec := store.Inbound{ID: id.New(id.Inbound, now), AccountID: in.AccountID, Env: in.Env, Phone: in.From,
-		Channel: in.Channel, Body: in.Body, Provider: providerName, ReceivedAt: in.At}
+		Channel: in.Channel, Body: in.Body, Provider: providerName, ReceivedAt: in.At, ProviderRef: in.Ref}
 	var ev *store.Event
 	last, err := t.store.LatestMessageTo(ctx, in.AccountID, in.Env, in.From, in.At.Add(-ReplyWindow))
 	switch {
 	case in.AccountID == "":
-		// Unmatched: kept for operators, sent to nobody.
+		// No account: kept for operators, sent to nobody.
 	case err == nil:
 		rec.CampaignID = last.CampaignID
-		if last.CallbackURL != "" {
-			ev = &store.Event{ID: id.New(id.Event, now), AccountID: in.AccountID, CampaignID: last.CampaignID,
-				Event: webhook.MessageReceived, URL: last.CallbackURL, NextAttemptAt: now, CreatedAt: now,
-				Body: webhook.ReplyBody(last.CampaignID, in.From, in.Body, in.Channel, in.At)}
-		}
 	case !errors.Is(err, store.ErrNotFound):
 		return "", fmt.Errorf("route reply: %w", err)
 	}
+	dup := false
+	if in.AccountID != "" {
+		// Every reply of an account is an event of its feed; it is a
+		// webhook only when it answers a campaign sent with a callbackUrl.
+		ev = &store.Event{ID: id.New(id.Event, now), AccountID: in.AccountID, Env: in.Env, CampaignID: rec.CampaignID,
+			Event: webhook.MessageReceived, NextAttemptAt: now, CreatedAt: now,
+			Body: webhook.ReplyBody(rec.CampaignID, in.From, in.Body, in.Channel, in.At)}
+		if rec.CampaignID != "" {
+			ev.URL = last.CallbackURL
+		}
+	}
+	optOut, err := t.optOutFor(ctx, providerName, in, now)
+	if err != nil {
+		return "", err
+	}
 	err = t.store.Write(ctx, func(tx Tx) error {
-		if err := tx.InsertInbound(ctx, rec); err != nil {
+		err := tx.InsertInbound(ctx, rec)
+		// Delivered again by the provider: recorded and announced the first time.
+		if dup = errors.Is(err, store.ErrConflict); dup {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := optOut.record(ctx, tx); err != nil {
 			return err
 		}
 		if ev != nil {
@@ -62,8 +82,11 @@ func (t *Tracker) Receive(ctx context.Context, providerName string, in provider.
 	if err != nil {
 		return "", err
 	}
-	if ev != nil {
+	if ev != nil && ev.URL != "" && !dup {
 		t.events()
+	}
+	if optOut != nil && optOut.confirm != nil && !dup {
+		t.due()
 	}
 	return rec.CampaignID, nil
 }

@@ -108,6 +108,12 @@ type Store interface {
 	CampaignCounts(ctx context.Context, campaignID string) (map[domain.Status]int, error)
 	CampaignMessages(ctx context.Context, campaignID, after string, limit int) ([]domain.Message, error)
 	CancelableMessageIDs(ctx context.Context, campaignID string) ([]string, error)
+	SearchMessages(ctx context.Context, f store.MessageFilter) ([]domain.Message, error)
+	Feed(ctx context.Context, accountID string, env domain.Environment, after int64, limit int) ([]store.FeedEvent, error)
+	OptedOut(ctx context.Context, accountID string, env domain.Environment, phones []string) (map[string]bool, error)
+	// Account reads an account as it is now (a caller's account may come
+	// from a cache that does not follow its balance).
+	Account(ctx context.Context, id string) (store.Account, error)
 }
 
 // Service accepts sends. Concurrent sends are written together, one
@@ -124,6 +130,8 @@ type Service struct {
 	allowPrivate  bool
 	wake          func()
 	events        func()
+	redaction     *store.Redaction
+	dispatch      *DispatchHandoff
 }
 
 // Config sets up a Service.
@@ -136,6 +144,9 @@ type Config struct {
 	AllowPrivateCallbacks bool
 	// Wake is called after messages became due, to start the dispatcher.
 	Wake func()
+	// Dispatch, when set, hands messages due at once to a dispatcher of
+	// this node in memory instead of through a database claim.
+	Dispatch *DispatchHandoff
 	// Events is called after webhook events were queued.
 	Events func()
 	// CommitWorkers is the number of parallel group-commit loops (1 suits
@@ -150,6 +161,9 @@ type Config struct {
 	// CapabilityTTL is how long a cached RCS capability counts in dry runs
 	// (default rcs.CapabilityTTL, as the dispatcher).
 	CapabilityTTL time.Duration
+	// Redaction hashes numbers and rewrites webhook bodies for Redact; nil
+	// refuses it.
+	Redaction *store.Redaction
 }
 
 // NewService starts a Service; Close stops it.
@@ -171,7 +185,7 @@ func NewService(c Config) *Service {
 	}
 	s := &Service{phones: phone.NewValidator(10_000), store: c.Store, picker: c.Picker, media: c.Media,
 		templates: c.Templates, capabilityTTL: c.CapabilityTTL, now: c.Now, allowPrivate: c.AllowPrivateCallbacks,
-		wake: c.Wake, events: c.Events}
+		wake: c.Wake, events: c.Events, redaction: c.Redaction, dispatch: c.Dispatch}
 	s.commits = batch.New(s.commitSends, 128, c.CommitWorkers)
 	return s
 }

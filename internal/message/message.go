@@ -85,6 +85,12 @@ var (
 	ErrDailyLimit          = store.ErrDailyLimit
 	// ErrNotCancelable: the message was already handed to a provider or ended.
 	ErrNotCancelable = errors.New("message can no longer be canceled")
+	// ErrOptedOut: a recipient answered a stop word (the error of the
+	// RECIPIENT_OPTED_OUT refusal).
+	ErrOptedOut = errors.New("recipient opted out")
+	// ErrHandingOver: the message is being handed to a provider at this
+	// moment; an operation that must not race the hand-over can be retried.
+	ErrHandingOver = errors.New("message is being handed to a provider")
 )
 
 // Tx is the write transaction the message service works in; the store's
@@ -97,6 +103,7 @@ type Tx interface {
 	InsertEvents(ctx context.Context, evs []store.Event) error
 	InsertInbound(ctx context.Context, in store.Inbound) error
 	InsertCampaign(ctx context.Context, c domain.Campaign) error
+	InsertCampaigns(ctx context.Context, cs []domain.Campaign) error
 	InsertMessages(ctx context.Context, msgs []domain.Message) error
 	ClaimIdempotency(ctx context.Context, in store.Idempotency) (store.Idempotency, bool, error)
 	ForgetIdempotency(ctx context.Context, keyID, key string) error
@@ -108,6 +115,10 @@ type Tx interface {
 	SetPartStatus(ctx context.Context, provider, ref string, status domain.Status) ([]store.Part, error)
 	ParkReports(ctx context.Context, rs []store.PendingReport) error
 	TakePendingReports(ctx context.Context, provider string, refs []string) ([]store.PendingReport, error)
+	OptedOut(ctx context.Context, accountID string, env domain.Environment, phones []string) (map[string]bool, error)
+	AddOptOut(ctx context.Context, o store.OptOut) (bool, error)
+	RemoveOptOut(ctx context.Context, accountID string, env domain.Environment, phone string) (bool, error)
+	RedactMessages(ctx context.Context, ids []string, r store.Redaction) error
 }
 
 // Writer runs a function in a write transaction and returns once it is

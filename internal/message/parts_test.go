@@ -2,10 +2,12 @@ package message
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"msgsvc/internal/domain"
 	"msgsvc/internal/provider"
+	"msgsvc/internal/store"
 )
 
 // partsProvider takes every message in three parts, like an SMSC taking a
@@ -80,9 +82,58 @@ func TestReceiptBeforeItsSubmissionAnswer(t *testing.T) {
 	if m.Status != domain.Delivered || m.SentAt.IsZero() {
 		t.Fatalf("status %s after the answer, want DELIVERED with SENT before it", m.Status)
 	}
+	// The send had no callback: its events are written for the events
+	// feed, in order, and none is to be delivered.
 	evs, err := f.st.EventsForMessage(ctx, f.caller.Account.ID, mid)
-	if err != nil || len(evs) != 0 {
-		// the send had no callback: no events; the history tells the story
-		t.Fatalf("events %v %v", evs, err)
+	if err != nil || len(evs) != 2 {
+		t.Fatalf("events %v %v, want SENT and DELIVERED", evs, err)
+	}
+	for i, want := range []string{`"status":"SENT"`, `"status":"DELIVERED"`} {
+		if ev := evs[i]; !strings.Contains(ev.Body, want) || ev.State != store.EventNone || ev.URL != "" || !ev.NextAttemptAt.IsZero() {
+			t.Errorf("event %d: %+v, want %s for the feed only", i, ev, want)
+		}
+	}
+}
+
+// On PostgreSQL a receipt's transaction and its submission answer's run
+// side by side: when each looks before the other commits, the answer finds
+// no parked report and the receipt finds no message, so the receipt is
+// parked for an id that is recorded an instant later. Unpark (the sweeper
+// calls it every second) applies it; a report for an id nobody carries
+// stays parked.
+func TestParkedReportMissedByItsAnswer(t *testing.T) {
+	ctx := context.Background()
+	sms := &partsProvider{fakeProvider{name: "smsc"}}
+	f := newFixture(t, fakeRoutes{domain.SMS: sms}, "", false)
+	mid := f.send(t, Draft{To: "5511999990010", Text: "long", Type: "SMS"})
+	f.dispatch(t)
+	if err := f.tracker.Statuses(ctx, "smsc", []provider.Status{{Ref: mid + "-1", Status: domain.Delivered},
+		{Ref: mid + "-3", Status: domain.Delivered}}); err != nil {
+		t.Fatal(err)
+	}
+	// What the receipt of part 2 wrote, having looked before the answer
+	// that recorded the parts was committed; and one for an unknown id.
+	park := []store.PendingReport{
+		{Provider: "smsc", Ref: mid + "-2", Status: domain.Delivered, ReportedAt: f.clock(), ReceivedAt: f.clock()},
+		{Provider: "smsc", Ref: "nobody", Status: domain.Delivered, ReportedAt: f.clock(), ReceivedAt: f.clock()},
+	}
+	if err := f.st.Write(ctx, func(tx *store.Tx) error { return tx.ParkReports(ctx, park) }); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := f.st.Message(ctx, f.caller.Account.ID, f.caller.Key.Env, mid); m.Status != domain.Sent {
+		t.Fatalf("status %s with a part's receipt parked, want SENT", m.Status)
+	}
+	n, err := f.tracker.Unpark(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("Unpark applied %d (%v), want the one report whose id is known", n, err)
+	}
+	if m, _ := f.st.Message(ctx, f.caller.Account.ID, f.caller.Key.Env, mid); m.Status != domain.Delivered {
+		t.Fatalf("status %s after Unpark, want DELIVERED", m.Status)
+	}
+	if left, err := f.st.KnownParkedRefs(ctx, 10); err != nil || len(left) != 0 {
+		t.Fatalf("known parked refs after Unpark: %v %v", left, err)
+	}
+	if n, err := f.tracker.Unpark(ctx); err != nil || n != 0 {
+		t.Fatalf("second Unpark applied %d (%v)", n, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"msgsvc/internal/channel/whatsapp"
+	"msgsvc/internal/compliance"
 	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
 	"msgsvc/internal/ledger"
@@ -23,6 +24,7 @@ type sendPlan struct {
 	start         time.Time // when the messages become due
 	aud           audience
 	hasFallback   bool
+	single        bool // the request gave "to"
 }
 
 // plan reads what the channel rules need about the recipients, refuses a
@@ -33,7 +35,7 @@ func (s *Service) plan(ctx context.Context, caller Caller, req request, now time
 	if err != nil {
 		return sendPlan{}, fmt.Errorf("account %s: %w", caller.Account.ID, err)
 	}
-	p := sendPlan{start: now, dueNow: req.scheduled.IsZero(), hasFallback: req.fallback != nil}
+	p := sendPlan{start: now, dueNow: req.scheduled.IsZero(), hasFallback: req.fallback != nil, single: req.draft.To != ""}
 	if !p.dueNow {
 		p.start = req.scheduled
 	}
@@ -54,10 +56,16 @@ func (s *Service) plan(ctx context.Context, caller Caller, req request, now time
 		Type: req.typ, CallbackURL: req.draft.CallbackURL, Total: len(req.numbers), CreatedAt: now}
 	p.messages = make([]domain.Message, len(req.numbers))
 	ids := id.Sequence(id.Message, now, len(req.numbers))
+	quiet, err := compliance.ParseWindow(caller.Account.Compliance.QuietHours)
+	if err != nil {
+		return sendPlan{}, fmt.Errorf("account %s: %w", caller.Account.ID, err)
+	}
 	var opened []string
 	for i, n := range req.numbers {
 		m := s.newMessage(caller, req, p, n, now)
 		m.ID = ids[i]
+		holdForQuietHours(&m, quiet)
+		s.leaseAtInsert(&m, now)
 		m.Credits, m.Content.Fallback = s.price(prices, caller.Account, req, p, n, &opened)
 		m.Charged = m.Credits
 		if caller.Test() {
@@ -78,13 +86,36 @@ func (s *Service) newMessage(caller Caller, req request, p sendPlan, n phone.Num
 	if s.picker != nil {
 		provider = s.picker.PickName(caller.Key.Env, req.typ, n.CountryCode)
 	}
-	return domain.Message{
+	m := domain.Message{
 		CampaignID: p.campaign.ID, AccountID: caller.Account.ID, Env: caller.Key.Env, To: n.Digits, From: req.from,
 		CountryCode: n.CountryCode, Type: req.typ, Channel: req.typ, Body: req.chk.body, Content: req.chk.content,
 		Status: domain.Sending, Segments: req.chk.segments, Encoding: req.chk.encoding, Provider: provider,
 		Reference: req.draft.Reference, CallbackURL: req.draft.CallbackURL, CreatedAt: now, UpdatedAt: now,
 		ScheduledAt: req.scheduled, ExpiresAt: p.start.Add(req.validity), NextAttemptAt: p.start,
 	}
+	return m
+}
+
+// leaseAtInsert writes a message that is due now (not scheduled, not held
+// by quiet hours) already claimed by the local dispatcher, as a claim
+// would leave it; it is handed over in memory after the commit.
+func (s *Service) leaseAtInsert(m *domain.Message, now time.Time) {
+	if h := s.dispatch; h != nil && !m.NextAttemptAt.After(now) {
+		m.LeaseOwner, m.NextAttemptAt, m.Attempts = h.Owner, now.Add(h.Lease), 1
+	}
+}
+
+// holdForQuietHours makes a message due when the account's quiet hours
+// allow it in the recipient's local time (CONTRACT section 7): the one
+// quiet-hours check of a send. The window is kept in the message's
+// content, so that a retry or a fallback is not handed over inside it
+// either; the validity still counts from the requested time.
+func holdForQuietHours(m *domain.Message, w compliance.Window) {
+	if w.IsZero() {
+		return
+	}
+	m.Content.Quiet = w.String()
+	m.NextAttemptAt = w.Until(m.NextAttemptAt, compliance.Zones(m.To))
 }
 
 // price is what one message costs, and for RCS with a fallback the plan of
@@ -152,8 +183,25 @@ func (p sendPlan) explain(pl *Planned) {
 // dryRun checks what accepting would check, without writing.
 func (s *Service) dryRun(ctx context.Context, caller Caller, p sendPlan) (Receipt, error) {
 	rc := p.receipt(true)
-	if !caller.Test() && rc.Credits > caller.Account.Balance {
-		return Receipt{}, ErrInsufficientCredits
+	phones := make([]string, len(p.messages))
+	for i, m := range p.messages {
+		phones[i] = m.To
+	}
+	out, err := s.store.OptedOut(ctx, caller.Account.ID, caller.Key.Env, phones)
+	if err != nil {
+		return Receipt{}, err
+	}
+	if len(out) > 0 {
+		return Receipt{}, optedOutRefusal(phones, out, p.single)
+	}
+	if !caller.Test() {
+		a, err := s.store.Account(ctx, caller.Account.ID)
+		if err != nil {
+			return Receipt{}, err
+		}
+		if rc.Credits > a.Balance {
+			return Receipt{}, ErrInsufficientCredits
+		}
 	}
 	if c := p.conversations; c != nil && c.Limit > 0 {
 		used, err := s.store.ConversationsOn(ctx, c.AccountID, c.Env, c.Day)
@@ -171,7 +219,7 @@ func (s *Service) dryRun(ctx context.Context, caller Caller, p sendPlan) (Receip
 // accept writes the send, grouped with concurrent ones into one commit.
 func (s *Service) accept(ctx context.Context, caller Caller, p sendPlan, key *IdempotencyKey, now time.Time) (Outcome, error) {
 	rc := p.receipt(false)
-	snd := pendingSend{campaign: p.campaign, messages: p.messages, conversations: p.conversations}
+	snd := pendingSend{campaign: p.campaign, messages: p.messages, conversations: p.conversations, single: p.single}
 	if key != nil {
 		status, body, err := key.Response(rc)
 		if err != nil {
@@ -193,7 +241,7 @@ func (s *Service) accept(ctx context.Context, caller Caller, p sendPlan, key *Id
 	if res.replay != nil {
 		return Outcome{Replay: res.replay}, nil
 	}
-	if p.dueNow {
+	if p.dueNow && s.dispatch == nil {
 		s.wake()
 	}
 	return Outcome{Receipt: rc}, nil

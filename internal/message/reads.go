@@ -138,7 +138,7 @@ func (s *Service) cancel(ctx context.Context, ids []string) ([]domain.Message, e
 	if err != nil {
 		return nil, err
 	}
-	if len(queued) > 0 {
+	if len(deliverable(queued)) > 0 {
 		s.events()
 	}
 	return canceled, nil

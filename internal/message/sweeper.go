@@ -11,7 +11,12 @@ type SweepStore interface {
 	ExpiredMessageIDs(ctx context.Context, now time.Time, limit int) ([]string, error)
 	DeleteIdempotencyBefore(ctx context.Context, t time.Time) (int64, error)
 	DeletePendingReportsBefore(ctx context.Context, t time.Time) (int64, error)
+	DeleteEventsBefore(ctx context.Context, t time.Time, limit int) (int, error)
 }
+
+// EventRetention is how long events are kept for the events feed and the
+// panel (the contract asks for at least 30 days).
+const EventRetention = 30 * 24 * time.Hour
 
 // PendingReportRetention is how long a report for a provider id that no
 // message carries is kept, waiting for the answer to its submission.
@@ -21,8 +26,9 @@ const PendingReportRetention = 72 * time.Hour
 // contract asks for at least 72 hours).
 const IdempotencyRetention = 96 * time.Hour
 
-// Sweeper ends messages whose validity ran out and forgets old
-// idempotency keys. Running it on every node is safe: expiry goes through
+// Sweeper ends messages whose validity ran out, applies reports left
+// parked for ids that are now known, and forgets old idempotency keys and
+// events. Running it on every node is safe: expiry goes through
 // the Tracker, which never moves a message twice.
 type Sweeper struct {
 	Store    SweepStore
@@ -45,6 +51,11 @@ func (s *Sweeper) Run(ctx context.Context) {
 		if err := s.Expire(ctx); err != nil && ctx.Err() == nil {
 			s.Log.Error("expire messages", "err", err)
 		}
+		if n, err := s.Tracker.Unpark(ctx); err != nil && ctx.Err() == nil {
+			s.Log.Error("apply parked reports", "err", err)
+		} else if n > 0 {
+			s.Log.Info("applied reports parked while their submission's answer was being recorded", "reports", n)
+		}
 		if now := s.Now(); now.Sub(lastCleanup) > time.Hour {
 			lastCleanup = now
 			if _, err := s.Store.DeleteIdempotencyBefore(ctx, now.Add(-IdempotencyRetention)); err != nil && ctx.Err() == nil {
@@ -52,6 +63,9 @@ func (s *Sweeper) Run(ctx context.Context) {
 			}
 			if _, err := s.Store.DeletePendingReportsBefore(ctx, now.Add(-PendingReportRetention)); err != nil && ctx.Err() == nil {
 				s.Log.Error("clean pending reports", "err", err)
+			}
+			if err := s.DeleteOldEvents(ctx); err != nil && ctx.Err() == nil {
+				s.Log.Error("clean old events", "err", err)
 			}
 		}
 		select {
@@ -81,4 +95,18 @@ func (s *Sweeper) Expire(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// DeleteOldEvents deletes the events older than EventRetention that need
+// no more delivery, in small transactions so that sends never wait long
+// behind it.
+func (s *Sweeper) DeleteOldEvents(ctx context.Context) error {
+	before := s.Now().UTC().Add(-EventRetention)
+	for ctx.Err() == nil {
+		n, err := s.Store.DeleteEventsBefore(ctx, before, 500)
+		if err != nil || n < 500 {
+			return err
+		}
+	}
+	return ctx.Err()
 }

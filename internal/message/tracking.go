@@ -32,6 +32,13 @@ const (
 	// Fallback: the device cannot take RCS; the message goes out as SMS
 	// through Provider (its SMS route), at the SMS price.
 	Fallback
+	// Revoked: an RCS message still undelivered at its FallbackAt was taken
+	// back by its provider; it goes out as SMS like Fallback, staying SENT.
+	Revoked
+	// Unrevoked: an RCS message waiting for its delivery will not fall
+	// back (too late to take it back, or its provider cannot): it stays
+	// RCS, priced as RCS, awaiting its reports.
+	Unrevoked
 )
 
 // Report is one thing that happened to a message.
@@ -46,7 +53,9 @@ type Report struct {
 	ErrorMessage string
 	At           time.Time
 	RetryAt      time.Time
-	LeaseOwner   string // for Accepted/Retry/Rejected: only the lease holder's word counts
+	// FallbackAt, for Accepted: the provider's Result.FallbackAt.
+	FallbackAt time.Time
+	LeaseOwner string // for Accepted/Retry/Rejected/Revoked/Unrevoked: only the lease holder's word counts
 }
 
 // Tracker applies reports to messages: it moves statuses forward only,
@@ -58,6 +67,7 @@ type Tracker struct {
 	reports *batch.Batcher[[]Report, struct{}]
 	now     func() time.Time
 	events  func() // called after events were written
+	due     func() // called after messages became due (opt-out confirmations)
 	handoff *Handoff
 }
 
@@ -67,7 +77,9 @@ type TrackerStore interface {
 	LatestMessageTo(ctx context.Context, accountID string, env domain.Environment, phone string, since time.Time) (domain.Message, error)
 	MessageByID(ctx context.Context, messageID string) (domain.Message, error)
 	SenderOwners(ctx context.Context, channel domain.Channel, value string) ([]string, error)
+	Account(ctx context.Context, id string) (store.Account, error)
 	LatestMessageVia(ctx context.Context, provider, phone string, since time.Time) (domain.Message, error)
+	KnownParkedRefs(ctx context.Context, limit int) (map[string][]string, error)
 }
 
 // TrackerConfig sets up a Tracker.
@@ -76,6 +88,9 @@ type TrackerConfig struct {
 	Now   func() time.Time
 	// Events is called after webhook events were queued (wakes the deliverer).
 	Events func()
+	// Due is called after the tracker queued a message of its own (the
+	// confirmation of an opt-out), to wake the dispatcher.
+	Due func()
 	// Workers is the number of parallel transaction loops.
 	Workers int
 	// Handoff, when set, gives the status events straight to a webhook
@@ -111,10 +126,13 @@ func NewTracker(c TrackerConfig) *Tracker {
 	if c.Events == nil {
 		c.Events = func() {}
 	}
+	if c.Due == nil {
+		c.Due = func() {}
+	}
 	if c.Workers <= 0 {
 		c.Workers = 1
 	}
-	t := &Tracker{store: c.Store, now: c.Now, events: c.Events, handoff: c.Handoff}
+	t := &Tracker{store: c.Store, now: c.Now, events: c.Events, due: c.Due, handoff: c.Handoff}
 	t.reports = batch.New(t.apply, 64, c.Workers)
 	return t
 }
@@ -141,6 +159,50 @@ func (t *Tracker) Statuses(ctx context.Context, providerName string, sts []provi
 	return t.Apply(ctx, reports)
 }
 
+// Unpark applies the parked reports whose provider id a message now
+// carries (see store.KnownParkedRefs for how a report is left parked) and
+// returns how many it applied. The sweeper calls it every second.
+func (t *Tracker) Unpark(ctx context.Context) (int, error) {
+	refs, err := t.store.KnownParkedRefs(ctx, 500)
+	if err != nil || len(refs) == 0 {
+		return 0, err
+	}
+	now := t.now().UTC()
+	lease := t.eventLease(now)
+	var queued []store.Event
+	n := 0
+	err = t.store.Write(ctx, func(tx Tx) error {
+		var reports []Report
+		for p, rs := range refs {
+			parked, err := tx.TakePendingReports(ctx, p, rs)
+			if err != nil {
+				return err
+			}
+			for _, pr := range parked {
+				reports = append(reports, unparked(p, pr))
+			}
+		}
+		n = len(reports)
+		var err error
+		queued, err = applyReports(ctx, tx, reports, now, lease)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	t.deliver(ctx, queued, lease)
+	return n, nil
+}
+
+// eventLease is how events written now are leased: to the local
+// deliverer when there is one.
+func (t *Tracker) eventLease(now time.Time) eventLease {
+	if t.handoff == nil {
+		return eventLease{}
+	}
+	return eventLease{owner: t.handoff.Owner, until: now.Add(t.handoff.Lease)}
+}
+
 func (t *Tracker) apply(ctx context.Context, groups [][]Report) ([]struct{}, error) {
 	var all []Report
 	for _, g := range groups {
@@ -148,10 +210,7 @@ func (t *Tracker) apply(ctx context.Context, groups [][]Report) ([]struct{}, err
 	}
 	var queued []store.Event
 	now := t.now().UTC()
-	var lease eventLease
-	if t.handoff != nil {
-		lease = eventLease{owner: t.handoff.Owner, until: now.Add(t.handoff.Lease)}
-	}
+	lease := t.eventLease(now)
 	err := t.store.Write(ctx, func(tx Tx) error {
 		var err error
 		queued, err = applyReports(ctx, tx, all, now, lease)
@@ -167,6 +226,7 @@ func (t *Tracker) apply(ctx context.Context, groups [][]Report) ([]struct{}, err
 // deliver gets newly written events going: in memory when they were
 // leased to the local deliverer, else by waking it.
 func (t *Tracker) deliver(ctx context.Context, evs []store.Event, lease eventLease) {
+	evs = deliverable(evs)
 	if len(evs) == 0 {
 		return
 	}
@@ -217,7 +277,7 @@ func applyReports(ctx context.Context, tx Tx, reports []Report, now time.Time, l
 			at = now
 		}
 		steps, refund := transition(&m, r, at)
-		if len(steps) == 0 && !refund.requeued {
+		if len(steps) == 0 && !refund.changed {
 			continue
 		}
 		if err := ledger.Return(ctx, tx, m.AccountID, m.CampaignID, m.ID, refund.amount, refund.note, now); err != nil {
@@ -366,11 +426,16 @@ func recordRefs(ctx context.Context, tx Tx, reports []Report, changed map[string
 			return nil, err
 		}
 		for _, pr := range parked {
-			later = append(later, Report{Kind: Progress, Provider: p, Ref: pr.Ref, Status: pr.Status, ErrorCode: pr.ErrorCode,
-				ErrorMessage: pr.ErrorMessage, At: pr.ReportedAt})
+			later = append(later, unparked(p, pr))
 		}
 	}
 	return later, nil
+}
+
+// unparked is a parked report of a provider as a report again.
+func unparked(provider string, pr store.PendingReport) Report {
+	return Report{Kind: Progress, Provider: provider, Ref: pr.Ref, Status: pr.Status, ErrorCode: pr.ErrorCode,
+		ErrorMessage: pr.ErrorMessage, At: pr.ReportedAt}
 }
 
 func orNow(t, now time.Time) time.Time {
@@ -380,21 +445,31 @@ func orNow(t, now time.Time) time.Time {
 	return t
 }
 
-// statusEvents are the delivery_status webhooks of the steps a message
-// took, when its send asked for webhooks.
+// statusEvents are the delivery_status events of the steps a message
+// took. Every one is written, for the events feed; only those of a send
+// with a callbackUrl are webhooks to deliver.
 func statusEvents(m domain.Message, steps []domain.Status, at time.Time, lease eventLease) []store.Event {
-	if m.CallbackURL == "" {
-		return nil
-	}
 	out := make([]store.Event, 0, len(steps))
 	for _, st := range steps {
-		ev := store.Event{ID: id.New(id.Event, at), AccountID: m.AccountID, CampaignID: m.CampaignID, MessageID: m.ID,
+		ev := store.Event{ID: id.New(id.Event, at), AccountID: m.AccountID, Env: m.Env, CampaignID: m.CampaignID, MessageID: m.ID,
 			Event: webhook.DeliveryStatus, URL: m.CallbackURL, Body: webhook.StatusBody(m, st, at), NextAttemptAt: at,
 			CreatedAt: at}
-		if lease.owner != "" {
+		if lease.owner != "" && m.CallbackURL != "" {
 			ev.LeaseOwner, ev.NextAttemptAt = lease.owner, lease.until
 		}
 		out = append(out, ev)
+	}
+	return out
+}
+
+// deliverable keeps the events that are webhooks to deliver (their send
+// had a callbackUrl); the others exist for the events feed only.
+func deliverable(evs []store.Event) []store.Event {
+	out := evs[:0:0]
+	for _, ev := range evs {
+		if ev.URL != "" {
+			out = append(out, ev)
+		}
 	}
 	return out
 }

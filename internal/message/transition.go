@@ -3,15 +3,17 @@ package message
 import (
 	"time"
 
+	"msgsvc/internal/compliance"
 	"msgsvc/internal/domain"
 )
 
 // money is what a transition gives back to the account, and whether it
-// queued the message again.
+// changed the message without a status step (queued it again, recorded
+// its provider) so that it must be saved all the same.
 type money struct {
-	amount   int64
-	note     string
-	requeued bool
+	amount  int64
+	note    string
+	changed bool
 }
 
 // transition applies one report to a message in memory and returns the
@@ -21,21 +23,19 @@ func transition(m *domain.Message, r Report, at time.Time) ([]domain.Status, mon
 	owned := r.LeaseOwner == "" || r.LeaseOwner == m.LeaseOwner
 	switch r.Kind {
 	case Accepted:
-		if !owned || m.Status != domain.Sending {
+		if !owned || !awaitingHandOver(m) {
 			return nil, money{}
 		}
-		m.Provider, m.ProviderRef = r.Provider, r.Ref
-		m.NextAttemptAt, m.LeaseOwner = time.Time{}, ""
-		refund := settle(m)
-		m.Stamp(domain.Sent, at)
-		return []domain.Status{domain.Sent}, refund
+		return accept(m, r, at)
 	case Retry:
-		if !owned || m.Status != domain.Sending {
+		if !owned || (!awaitingHandOver(m) && !awaitingDelivery(m)) {
 			return nil, money{}
 		}
-		m.NextAttemptAt, m.LeaseOwner, m.UpdatedAt = r.RetryAt, "", at
-		m.ErrorCode, m.ErrorMessage = r.ErrorCode, r.ErrorMessage // last error, shown while retrying
-		return nil, money{requeued: true}
+		if awaitingHandOver(m) {
+			m.ErrorCode, m.ErrorMessage = r.ErrorCode, r.ErrorMessage // last error, shown while retrying
+		}
+		m.NextAttemptAt, m.LeaseOwner, m.UpdatedAt = quietDue(m, r.RetryAt), "", at
+		return nil, money{changed: true}
 	case Rejected:
 		if !owned {
 			return nil, money{}
@@ -50,7 +50,19 @@ func transition(m *domain.Message, r Report, at time.Time) ([]domain.Status, mon
 		if !owned || m.Status != domain.Sending || m.Channel != domain.RCS {
 			return nil, money{}
 		}
-		return fallBack(m, r, at)
+		return fallBack(m, r, at, "the device does not support RCS: sent as SMS, difference to the SMS price refunded")
+	case Revoked:
+		if !owned || !awaitingDelivery(m) {
+			return nil, money{}
+		}
+		return fallBack(m, r, at, "not delivered as RCS in time: taken back and sent as SMS, difference to the SMS price refunded")
+	case Unrevoked:
+		if !owned || !awaitingDelivery(m) {
+			return nil, money{}
+		}
+		refund := stopWaiting(m)
+		m.UpdatedAt, refund.changed = at, true
+		return nil, refund
 	case Cancel:
 		if m.Status != domain.Sending {
 			return nil, money{}
@@ -64,8 +76,50 @@ func transition(m *domain.Message, r Report, at time.Time) ([]domain.Status, mon
 	return progress(m, r, at)
 }
 
+// awaitingHandOver reports whether a message waits for a provider to take
+// it: a new one, or an RCS message that its provider took back and that
+// waits, still SENT, to go out as its SMS fallback.
+func awaitingHandOver(m *domain.Message) bool {
+	return m.Status == domain.Sending ||
+		(m.Status == domain.Sent && m.Type == domain.RCS && m.Channel == domain.SMS && !m.NextAttemptAt.IsZero())
+}
+
+// awaitingDelivery reports whether an RCS message that a provider took
+// waits for its delivery until NextAttemptAt: then the dispatcher asks
+// the provider to take it back (Revoker) and sends its SMS fallback.
+func awaitingDelivery(m *domain.Message) bool {
+	return m.Status == domain.Sent && m.Channel == domain.RCS && !m.NextAttemptAt.IsZero()
+}
+
+// accept records that a provider took the message. An RCS message with a
+// fallback whose provider can take it back keeps its reserve and waits
+// for its delivery until r.FallbackAt; any other is priced at once.
+func accept(m *domain.Message, r Report, at time.Time) ([]domain.Status, money) {
+	m.Provider, m.ProviderRef = r.Provider, r.Ref
+	m.NextAttemptAt, m.LeaseOwner = time.Time{}, ""
+	// An error of an earlier, failed hand-over is history now.
+	m.ErrorCode, m.ErrorMessage = "", ""
+	if m.Status == domain.Sent { // an SMS fallback handed over: no new step
+		m.UpdatedAt = at
+		return nil, money{changed: true}
+	}
+	var refund money
+	if _, ok := m.Content.SMSFallback(); ok && m.Channel == domain.RCS && !r.FallbackAt.IsZero() && r.FallbackAt.Before(m.ExpiresAt) {
+		m.NextAttemptAt = r.FallbackAt
+	} else {
+		refund = settle(m)
+	}
+	m.Stamp(domain.Sent, at)
+	return []domain.Status{domain.Sent}, refund
+}
+
 // progress applies a provider's delivery report.
 func progress(m *domain.Message, r Report, at time.Time) ([]domain.Status, money) {
+	if m.Status == domain.Sent && awaitingHandOver(m) {
+		// Taken back and queued as SMS: no SMS provider has it yet, so the
+		// report is about the revoked RCS message.
+		return nil, money{}
+	}
 	if r.Status == domain.Failed {
 		return fail(m, r.ErrorCode, r.ErrorMessage, at)
 	}
@@ -74,13 +128,17 @@ func progress(m *domain.Message, r Report, at time.Time) ([]domain.Status, money
 		return nil, money{}
 	}
 	var refund money
-	if m.Status == domain.Sending {
+	switch {
+	case m.Status == domain.Sending:
 		// A report can overtake the submission's own answer.
 		m.NextAttemptAt, m.LeaseOwner = time.Time{}, ""
+		m.ErrorCode, m.ErrorMessage = "", ""
 		if r.Ref != "" {
 			m.ProviderRef = r.Ref
 		}
 		refund = settle(m)
+	case awaitingDelivery(m):
+		refund = stopWaiting(m)
 	}
 	for _, st := range steps {
 		m.Stamp(st, at)
@@ -91,21 +149,28 @@ func progress(m *domain.Message, r Report, at time.Time) ([]domain.Status, money
 // fallBack queues an RCS message again, due at once, as an SMS: the
 // dispatcher hands it to the SMS route (r.Provider) on its next claim, and
 // the reserve above the SMS price is refunded.
-func fallBack(m *domain.Message, r Report, at time.Time) ([]domain.Status, money) {
+func fallBack(m *domain.Message, r Report, at time.Time, note string) ([]domain.Status, money) {
 	plan, ok := m.Content.SMSFallback()
 	if !ok {
 		return fail(m, domain.CodeRCSNotSupported, "", at)
 	}
 	m.Channel, m.Segments, m.Encoding = domain.SMS, plan.Segments, plan.Encoding
 	m.Provider, m.ProviderRef, m.ErrorCode, m.ErrorMessage = r.Provider, "", "", ""
-	m.NextAttemptAt, m.LeaseOwner, m.Attempts, m.UpdatedAt = at, "", 0, at
-	refund := lower(m, plan.SMSCredits, "the device does not support RCS: sent as SMS, difference to the SMS price refunded")
-	refund.requeued = true
+	m.NextAttemptAt, m.LeaseOwner, m.Attempts, m.UpdatedAt = quietDue(m, at), "", 0, at
+	refund := lower(m, plan.SMSCredits, note)
+	refund.changed = true
 	return nil, refund
 }
 
+// stopWaiting ends an RCS message's wait for its delivery: it will not
+// fall back, so it costs the RCS price.
+func stopWaiting(m *domain.Message) money {
+	m.NextAttemptAt, m.LeaseOwner = time.Time{}, ""
+	return settle(m)
+}
+
 // settle brings an RCS message's reserve for an SMS fallback down to the
-// RCS price once a provider took it as RCS.
+// RCS price once a provider took it as RCS for good.
 func settle(m *domain.Message) money {
 	if m.Channel != domain.RCS {
 		return money{}
@@ -129,16 +194,20 @@ func lower(m *domain.Message, price int64, note string) money {
 	return refund
 }
 
-// fail ends a message in FAILED. Credits come back when no provider ever
-// took the message (CONTRACT section 4).
+// fail ends a message in FAILED. Credits come back when no provider has
+// the message (CONTRACT section 4): it was never taken, or it was taken
+// back and its SMS fallback was not taken.
 func fail(m *domain.Message, code, text string, at time.Time) ([]domain.Status, money) {
 	if len(m.Status.Path(domain.Failed)) == 0 {
 		return nil, money{}
 	}
 	var refund money
-	if m.Status == domain.Sending {
+	switch {
+	case awaitingHandOver(m):
 		refund = money{amount: m.Charged, note: "failed before a provider accepted it: " + code}
 		m.Charged = 0
+	case awaitingDelivery(m):
+		refund = stopWaiting(m)
 	}
 	if code == "" {
 		code = domain.CodeProviderError
@@ -150,4 +219,10 @@ func fail(m *domain.Message, code, text string, at time.Time) ([]domain.Status, 
 	m.NextAttemptAt, m.LeaseOwner = time.Time{}, ""
 	m.Stamp(domain.Failed, at)
 	return []domain.Status{domain.Failed}, refund
+}
+
+// quietDue is when a message put back in the queue for t may go: not
+// inside the quiet hours it was accepted under.
+func quietDue(m *domain.Message, t time.Time) time.Time {
+	return compliance.QuietUntil(m.Content.Quiet, m.To, t)
 }

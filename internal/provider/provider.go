@@ -13,6 +13,7 @@ import (
 // Outbound is a message handed to a provider.
 type Outbound struct {
 	ID          string
+	AccountID   string // whose message: uploaded media (mediaId) is the account's
 	Env         domain.Environment
 	To          string
 	CountryCode string
@@ -41,7 +42,20 @@ type Result struct {
 	// in several (SMPP segments), in order; Ref is the first. Reports may
 	// name any of them.
 	Parts []string
-	Err   *Error
+	// FallbackAt, when set, is when the provider should be asked to take
+	// the message back (message.Revoker) if it is still undelivered, so
+	// that its SMS fallback goes out instead. Only for a message with a
+	// fallback, and before its validity ends.
+	FallbackAt time.Time
+	Err        *Error
+}
+
+// Revocation is the outcome of asking a provider to take back a message it
+// accepted: Revoked when it will never be delivered; false with no Err
+// when it was too late (delivered, or being delivered).
+type Revocation struct {
+	Revoked bool
+	Err     *Error
 }
 
 // Provider hands messages to a channel. Submit returns one result per
@@ -71,6 +85,9 @@ type Inbound struct {
 	Channel   domain.Channel
 	Body      string
 	At        time.Time
+	// Ref is the provider's id of the message, when it gives one: a
+	// message delivered again under the same Ref is recorded once.
+	Ref string
 }
 
 // Sink takes what providers report. It returns only when the reports are

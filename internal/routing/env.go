@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // FromEnv adds the providers that environment variables configure, one per
@@ -27,6 +28,17 @@ func FromEnv(c Config, getenv func(string) string) (Config, error) {
 		}
 		return n
 	}
+	dur := func(key string) time.Duration {
+		v := getenv(key)
+		if v == "" {
+			return 0
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			bad(key, "%q is not a duration (e.g. 10m)", v)
+		}
+		return d
+	}
 	var add []Provider
 	if addr := getenv("MSGSVC_SMPP_ADDR"); addr != "" {
 		add = append(add, Provider{Name: "smpp", Type: SMPP, SMPP: &SMPPSpec{Addr: addr, SystemID: getenv("MSGSVC_SMPP_SYSTEM_ID"),
@@ -42,7 +54,8 @@ func FromEnv(c Config, getenv func(string) string) (Config, error) {
 	if agent := getenv("MSGSVC_RBM_AGENT_ID"); agent != "" {
 		add = append(add, Provider{Name: "rbm", Type: RBM, RBM: &RBMSpec{AgentID: agent,
 			Credentials: getenv("MSGSVC_RBM_CREDENTIALS"), APIURL: getenv("MSGSVC_RBM_API_URL"),
-			ClientToken: getenv("MSGSVC_RBM_CLIENT_TOKEN")}})
+			ClientToken: getenv("MSGSVC_RBM_CLIENT_TOKEN"), RatePerSecond: num("MSGSVC_RBM_RATE_PER_SECOND", 0),
+			FallbackAfter: dur("MSGSVC_RBM_FALLBACK_AFTER")}})
 	}
 	routed := c.Channels()
 	for _, p := range add {

@@ -72,6 +72,11 @@ type WhatsAppSpec struct {
 	VerifyToken   string `yaml:"verifyToken"`
 	APIURL        string `yaml:"apiUrl"`
 	RatePerSecond int    `yaml:"ratePerSecond"`
+	// Timeout bounds one request to the platform (default 10s).
+	Timeout time.Duration `yaml:"timeout"`
+	// CTAURLButtons sends url buttons as the platform's call-to-action
+	// message instead of as text (whatsapp.Config.CTAURLButtons).
+	CTAURLButtons bool `yaml:"ctaUrlButtons"`
 }
 
 // RBMSpec is Google's RCS Business Messaging API.
@@ -81,6 +86,11 @@ type RBMSpec struct {
 	APIURL        string `yaml:"apiUrl"`
 	ClientToken   string `yaml:"clientToken"`
 	RatePerSecond int    `yaml:"ratePerSecond"`
+	// FallbackAfter is how long a message with an SMS fallback may stay
+	// undelivered before it is taken back and sent as SMS (0: 10m).
+	FallbackAfter time.Duration `yaml:"fallbackAfter"`
+	// Timeout bounds each request to the platform (0: 10s).
+	Timeout time.Duration `yaml:"timeout"`
 }
 
 // BreakerSpec: after Failures consecutive failed hand-overs the provider is

@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"msgsvc/internal/domain"
 )
@@ -42,6 +43,9 @@ func TestProblemsNameLineAndKey(t *testing.T) {
 		{"missing secret", "providers:\n  - name: a\n    type: smpp\n    smpp: {addr: 'h:1', systemId: s, password: '${NOPE}'}\n",
 			[]string{"cfg.yaml:4", "${NOPE} is not set"}},
 		{"missing block", "providers:\n  - name: w\n    type: whatsapp\n", []string{"cfg.yaml:2", "providers[0].whatsapp"}},
+		{"WhatsApp phone number instead of its id", "providers:\n  - name: w\n    type: whatsapp\n    whatsapp: {token: t, " +
+			"phoneNumberId: '+1 555 078 3881', appSecret: s, verifyToken: v, ratePerSecond: -1}\n",
+			[]string{"providers[0].whatsapp.phoneNumberId", "providers[0].whatsapp.ratePerSecond"}},
 		{"unknown type", "providers:\n  - name: w\n    type: fax\n", []string{"providers[0].type"}},
 		{"duplicate name", "providers:\n  - {name: a, type: smpp, smpp: {addr: 'h:1', systemId: s}}\n" +
 			"  - {name: a, type: smpp, smpp: {addr: 'h:2', systemId: s}}\n", []string{"cfg.yaml:3", "used twice"}},
@@ -89,5 +93,25 @@ func TestEnvironmentShortcut(t *testing.T) {
 	c, err = FromEnv(file, env(map[string]string{"MSGSVC_SMPP_ADDR": "x:1", "MSGSVC_SMPP_SYSTEM_ID": "s"}))
 	if err != nil || len(c.Providers) != 2 || len(c.Routes) != 1 || c.Routes[0].Primary != "a" {
 		t.Fatalf("merged %+v %v", c, err)
+	}
+}
+
+func TestRBMFromEnvironment(t *testing.T) {
+	c, err := FromEnv(Config{}, env(map[string]string{"MSGSVC_RBM_AGENT_ID": "acme-agent", "MSGSVC_RBM_CREDENTIALS": "/etc/sa.json",
+		"MSGSVC_RBM_CLIENT_TOKEN": "tok", "MSGSVC_RBM_RATE_PER_SECOND": "20", "MSGSVC_RBM_FALLBACK_AFTER": "90s"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Providers) != 1 || c.Providers[0].Name != "rbm" || c.Providers[0].RBM.RatePerSecond != 20 ||
+		c.Providers[0].RBM.FallbackAfter != 90*time.Second || len(c.Routes) != 1 || c.Routes[0].Channel != domain.RCS {
+		t.Fatalf("env config %+v", c)
+	}
+	if _, err := FromEnv(Config{}, env(map[string]string{"MSGSVC_RBM_AGENT_ID": "a", "MSGSVC_RBM_CREDENTIALS": "/x",
+		"MSGSVC_RBM_CLIENT_TOKEN": "t", "MSGSVC_RBM_FALLBACK_AFTER": "soon"})); err == nil || !strings.Contains(err.Error(), "MSGSVC_RBM_FALLBACK_AFTER") {
+		t.Fatalf("bad duration: %v", err)
+	}
+	if _, err := Parse("f", []byte("providers:\n  - {name: r, type: rbm, rbm: {agentId: a, credentials: /x, clientToken: t, ratePerSecond: -1}}\n"),
+		env(nil)); err == nil || !strings.Contains(err.Error(), "ratePerSecond") {
+		t.Fatalf("negative rate: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"msgsvc/internal/domain"
 )
@@ -116,6 +117,15 @@ func (p Provider) validate(source, key string) []error {
 				add(".whatsapp."+f.k, "is required")
 			}
 		}
+		if w.PhoneNumberID != "" && strings.Trim(w.PhoneNumberID, "0123456789") != "" {
+			add(".whatsapp.phoneNumberId", "must be the platform's numeric id of the phone number (WhatsApp Manager, API setup), not the number")
+		}
+		if w.RatePerSecond < 0 {
+			add(".whatsapp.ratePerSecond", "must be 0 (the platform's default, 80) or more")
+		}
+		if w.Timeout < 0 {
+			add(".whatsapp.timeout", "must not be negative")
+		}
 	case RBM:
 		if p.RBM == nil {
 			add(".rbm", "is required for type rbm")
@@ -129,6 +139,12 @@ func (p Provider) validate(source, key string) []error {
 		}
 		if p.RBM.ClientToken == "" {
 			add(".rbm.clientToken", "is required: it verifies the platform's webhook signatures")
+		}
+		if p.RBM.RatePerSecond < 0 {
+			add(".rbm.ratePerSecond", "must be 0 (no cap) or more")
+		}
+		if p.RBM.FallbackAfter < 0 || p.RBM.Timeout < 0 {
+			add(".rbm", "fallbackAfter and timeout must not be negative")
 		}
 	default:
 		add(".type", "%q is not a provider type: smpp, whatsapp or rbm", p.Type)

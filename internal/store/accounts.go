@@ -35,6 +35,16 @@ type Account struct {
 	Prices            string // JSON price overrides, empty for the defaults
 	Senders           Senders
 	CreatedAt         time.Time
+	Compliance        Compliance
+}
+
+// Compliance are an account's compliance settings (CONTRACT section 7);
+// the compliance package checks them before they are stored.
+type Compliance struct {
+	QuietHours    string // "21:00-08:00" in the recipient's local time; "" for none
+	RetentionDays int    // 0: kept until deleted
+	OptOutReply   string // confirmation sent back on a stop word; "" for none
+	OptInReply    string // confirmation sent back on a start word; "" for none
 }
 
 // Senders are an account's approved senders by channel.
@@ -67,6 +77,10 @@ var accounts = newTable("accounts",
 	textCol("prices", func(a *Account) *string { return &a.Prices }),
 	jsonCol("senders", func(a *Account) *Senders { return &a.Senders }),
 	timeCol("created_at", func(a *Account) *time.Time { return &a.CreatedAt }),
+	textCol("quiet_hours", func(a *Account) *string { return &a.Compliance.QuietHours }),
+	intCol("retention_days", func(a *Account) *int { return &a.Compliance.RetentionDays }),
+	textCol("opt_out_reply", func(a *Account) *string { return &a.Compliance.OptOutReply }),
+	textCol("opt_in_reply", func(a *Account) *string { return &a.Compliance.OptInReply }),
 )
 
 // CreateAccount inserts a new account with a zero balance; opening credits
@@ -82,12 +96,12 @@ func (s *Store) CreateAccount(ctx context.Context, a Account) error {
 
 // Account reads one account.
 func (s *Store) Account(ctx context.Context, id string) (Account, error) {
-	return accounts.scan(s.rqueryRow(ctx, `SELECT `+accounts.list+` FROM accounts WHERE id = $1`, id))
+	return accounts.scan(s.rqueryRow(ctx, `SELECT `+s.accountList("a")+` FROM accounts a WHERE a.id = $1`, id))
 }
 
 // Accounts lists every account, oldest first (operators' tools).
 func (s *Store) Accounts(ctx context.Context) ([]Account, error) {
-	return accounts.scanAll(s.rquery(ctx, `SELECT `+accounts.list+` FROM accounts ORDER BY created_at, id`))
+	return accounts.scanAll(s.rquery(ctx, `SELECT `+s.accountList("a")+` FROM accounts a ORDER BY a.created_at, a.id`))
 }
 
 // SetLimits replaces an account's rate limits.
@@ -104,6 +118,33 @@ func (s *Store) UpdateAccountSettings(ctx context.Context, accountID string, all
 	return affectedOne(res, err, "update account")
 }
 
+// SetCompliance replaces an account's compliance settings.
+func (s *Store) SetCompliance(ctx context.Context, accountID string, c Compliance) error {
+	res, err := s.wexec(ctx, `UPDATE accounts SET quiet_hours = $2, retention_days = $3, opt_out_reply = $4, opt_in_reply = $5
+		WHERE id = $1`, accountID, c.QuietHours, c.RetentionDays, c.OptOutReply, c.OptInReply)
+	return affectedOne(res, err, "set compliance settings")
+}
+
+// RetentionAccounts maps every account that keeps personal data for a
+// limited time to its number of days.
+func (s *Store) RetentionAccounts(ctx context.Context) (map[string]int, error) {
+	rows, err := s.rquery(ctx, `SELECT id, retention_days FROM accounts WHERE retention_days > 0`)
+	if err != nil {
+		return nil, fmt.Errorf("retention accounts: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var id string
+		var days int
+		if err := rows.Scan(&id, &days); err != nil {
+			return nil, fmt.Errorf("retention accounts: %w", err)
+		}
+		out[id] = days
+	}
+	return out, rows.Err()
+}
+
 // RotateSecret makes next the signing secret and keeps the old one for the
 // rotation grace period, during which webhooks carry both signatures.
 func (s *Store) RotateSecret(ctx context.Context, accountID, next string, at time.Time) error {
@@ -114,21 +155,36 @@ func (s *Store) RotateSecret(ctx context.Context, accountID, next string, at tim
 
 // AddBalance adds delta to the balance, refusing to go below zero, and
 // returns the new balance (ledger.Tx). The conditional UPDATE is what keeps
-// the balance non-negative under concurrent sends on every dialect.
+// the balance non-negative under concurrent sends on every dialect. On
+// PostgreSQL a node's writers keep shares of the balance (balance.go).
 func (tx *Tx) AddBalance(ctx context.Context, accountID string, delta int64, at time.Time) (int64, error) {
+	if tx.pg != nil {
+		return tx.addHeld(ctx, accountID, delta, at)
+	}
 	var balance int64
 	err := tx.queryRow(ctx, `UPDATE accounts SET balance = balance + $2, balance_updated_at = $3
 		WHERE id = $1 AND balance + $2 >= 0 RETURNING balance`, accountID, delta, ms(at)).Scan(&balance)
 	if errors.Is(err, sql.ErrNoRows) {
-		if _, err := accounts.scan(tx.queryRow(ctx, `SELECT `+accounts.list+` FROM accounts WHERE id = $1`, accountID)); err != nil {
-			return 0, err
-		}
-		return 0, ledger.ErrInsufficientCredits
+		return 0, tx.shortOrMissing(ctx, accountID)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("adjust balance: %w", err)
 	}
 	return balance, nil
+}
+
+// shortOrMissing tells why a debit found no balance: the account does not
+// exist (ErrNotFound), or it is short.
+func (tx *Tx) shortOrMissing(ctx context.Context, accountID string) error {
+	var one int
+	err := tx.queryRow(ctx, `SELECT 1 FROM accounts WHERE id = $1`, accountID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("read account: %w", err)
+	}
+	return ledger.ErrInsufficientCredits
 }
 
 func affectedOne(res sql.Result, err error, what string) error {

@@ -132,7 +132,7 @@ func (tx *Tx) RecordConversations(ctx context.Context, c *Conversations) error {
 	return nil
 }
 
-func conversationsOn(ctx context.Context, queryRow func(context.Context, string, ...any) *sql.Row, accountID string, env domain.Environment, day string) (int, error) {
+func conversationsOn(ctx context.Context, queryRow func(context.Context, string, ...any) rowScanner, accountID string, env domain.Environment, day string) (int, error) {
 	var n int
 	err := queryRow(ctx, `SELECT opened FROM wa_conversation_days WHERE account_id = $1 AND env = $2 AND day = $3`,
 		accountID, env, day).Scan(&n)
@@ -263,7 +263,7 @@ func inChunks(phones []string, fn func(chunk []any) error) error {
 	return nil
 }
 
-func scanPhoneTimes(rows *sql.Rows, err error, out map[string]time.Time) error {
+func scanPhoneTimes(rows rowsScanner, err error, out map[string]time.Time) error {
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,9 @@ const (
 	EventDelivered = "delivered"
 	EventFailed    = "failed" // retry schedule exhausted
 	EventGone      = "gone"   // the receiver answered 410
+	// EventNone: the send had no callbackUrl. The event is kept for the
+	// events feed only; nothing is delivered.
+	EventNone = "none"
 )
 
 // Event is one webhook event and its place in the delivery queue. Body is
@@ -22,6 +25,7 @@ const (
 type Event struct {
 	ID            string
 	AccountID     string
+	Env           domain.Environment
 	CampaignID    string
 	MessageID     string
 	Event         string
@@ -40,6 +44,7 @@ type Event struct {
 var events = newTable("webhook_events",
 	textCol("id", func(e *Event) *string { return &e.ID }),
 	textCol("account_id", func(e *Event) *string { return &e.AccountID }),
+	enumCol("env", func(e *Event) *domain.Environment { return &e.Env }),
 	textCol("campaign_id", func(e *Event) *string { return &e.CampaignID }),
 	textCol("message_id", func(e *Event) *string { return &e.MessageID }),
 	textCol("event", func(e *Event) *string { return &e.Event }),
@@ -60,11 +65,12 @@ var eventCols = events.list
 // InsertEvents queues webhook events, in the caller's transaction. An
 // event written with a LeaseOwner and a NextAttemptAt in the future is
 // already claimed by that owner (handed over in memory); if the owner dies
-// the event becomes due when the lease runs out.
+// the event becomes due when the lease runs out. An event without a URL
+// is written for the events feed alone (EventNone), never due.
 func (tx *Tx) InsertEvents(ctx context.Context, evs []Event) error {
 	cols := len(events.cols)
-	for start := 0; start < len(evs); start += 500 {
-		chunk := evs[start:min(start+500, len(evs))]
+	for _, pc := range pieces(len(evs), 256) {
+		chunk := evs[pc[0]:pc[1]]
 		var b strings.Builder
 		b.WriteString(`INSERT INTO webhook_events (` + events.list + `) VALUES `)
 		args := make([]any, 0, len(chunk)*cols)
@@ -75,9 +81,12 @@ func (tx *Tx) InsertEvents(ctx context.Context, evs []Event) error {
 			b.WriteString("(" + tx.s.placeholders(i*cols+1, cols) + ")")
 			e := chunk[i]
 			e.State = EventPending
+			if e.URL == "" {
+				e.State, e.NextAttemptAt, e.LeaseOwner = EventNone, time.Time{}, ""
+			}
 			args = events.args(&e, args)
 		}
-		if _, err := tx.exec(ctx, b.String(), args...); err != nil {
+		if err := tx.execLater(ctx, b.String(), args...); err != nil {
 			return fmt.Errorf("insert events: %w", err)
 		}
 	}
@@ -140,6 +149,7 @@ var inbounds = newTable("inbound_messages",
 	textCol("campaign_id", func(in *Inbound) *string { return &in.CampaignID }),
 	textCol("provider", func(in *Inbound) *string { return &in.Provider }),
 	timeCol("received_at", func(in *Inbound) *time.Time { return &in.ReceivedAt }),
+	textCol("provider_ref", func(in *Inbound) *string { return &in.ProviderRef }),
 )
 
 // Attempt is one try at delivering an event.
@@ -172,8 +182,8 @@ func (s *Store) RecordAttempts(ctx context.Context, owner string, outs []Attempt
 	}
 	return s.Write(ctx, func(tx *Tx) error {
 		cols := len(attempts.cols)
-		for start := 0; start < len(outs); start += 500 {
-			chunk := outs[start:min(start+500, len(outs))]
+		for _, pc := range pieces(len(outs), 256) {
+			chunk := outs[pc[0]:pc[1]]
 			var b strings.Builder
 			b.WriteString(`INSERT INTO webhook_attempts (` + attempts.list + `) VALUES `)
 			args := make([]any, 0, len(chunk)*cols)
@@ -184,13 +194,13 @@ func (s *Store) RecordAttempts(ctx context.Context, owner string, outs []Attempt
 				b.WriteString("(" + tx.s.placeholders(i*cols+1, cols) + ")")
 				args = attempts.args(&chunk[i].Attempt, args)
 			}
-			if _, err := tx.exec(ctx, b.String(), args...); err != nil {
+			if err := tx.execLater(ctx, b.String(), args...); err != nil {
 				return fmt.Errorf("insert attempts: %w", err)
 			}
 		}
 		// One UPDATE … FROM VALUES per chunk rather than one per event.
-		for start := 0; start < len(outs); start += 300 {
-			chunk := outs[start:min(start+300, len(outs))]
+		for _, pc := range pieces(len(outs), 256) {
+			chunk := outs[pc[0]:pc[1]]
 			var b strings.Builder
 			b.WriteString(`UPDATE webhook_events SET state = v.column2, attempts = attempts + 1,
 				next_attempt_at = v.column3, lease_owner = '', last_status = v.column4, last_error = v.column5,
@@ -211,7 +221,7 @@ func (s *Store) RecordAttempts(ctx context.Context, owner string, outs []Attempt
 				args = append(args, o.Attempt.EventID, o.State, nullMS(o.NextAttemptAt), o.Attempt.StatusCode, o.Attempt.Error, delivered)
 			}
 			b.WriteString(`) AS v WHERE webhook_events.id = v.column1 AND webhook_events.lease_owner = $1`)
-			if _, err := tx.exec(ctx, b.String(), args...); err != nil {
+			if err := tx.execLater(ctx, b.String(), args...); err != nil {
 				return fmt.Errorf("update events: %w", err)
 			}
 		}
@@ -247,10 +257,25 @@ func (s *Store) Attempts(ctx context.Context, eventID string) ([]Attempt, error)
 		ORDER BY `+s.seq(), eventID))
 }
 
-// Redeliver queues an event of an account again, whatever its state.
+// AccountEvent reads one webhook event of an account.
+func (s *Store) AccountEvent(ctx context.Context, accountID, eventID string) (Event, error) {
+	return events.scan(s.rqueryRow(ctx, `SELECT `+eventCols+` FROM webhook_events WHERE id = $1 AND account_id = $2`,
+		eventID, accountID))
+}
+
+// MessageAttempts lists the delivery attempts of every webhook event of a
+// message of an account, oldest first.
+func (s *Store) MessageAttempts(ctx context.Context, accountID, messageID string) ([]Attempt, error) {
+	return attempts.scanAll(s.rquery(ctx, `SELECT `+prefixed("a.", attempts.list)+` FROM webhook_attempts a
+		JOIN webhook_events e ON e.id = a.event_id
+		WHERE e.account_id = $1 AND e.message_id = $2 ORDER BY a.`+s.seq(), accountID, messageID))
+}
+
+// Redeliver queues an event of an account again, whatever its state. An
+// event whose send had no callbackUrl has nowhere to go: ErrNotFound.
 func (s *Store) Redeliver(ctx context.Context, accountID, eventID string, now time.Time) error {
 	res, err := s.wexec(ctx, `UPDATE webhook_events SET state = 'pending', next_attempt_at = $3, lease_owner = ''
-		WHERE id = $1 AND account_id = $2`, eventID, accountID, ms(now))
+		WHERE id = $1 AND account_id = $2 AND url <> ''`, eventID, accountID, ms(now))
 	return affectedOne(res, err, "redeliver")
 }
 
@@ -265,13 +290,21 @@ type Inbound struct {
 	CampaignID string
 	Provider   string
 	ReceivedAt time.Time
+	// ProviderRef is the provider's id of the message, when it gives one;
+	// a provider's id is recorded once.
+	ProviderRef string
 }
 
-// InsertInbound records a reply, in the caller's transaction.
+// InsertInbound records a reply, in the caller's transaction. A reply whose
+// ProviderRef the provider already delivered is ErrConflict, and nothing
+// is written.
 func (tx *Tx) InsertInbound(ctx context.Context, in Inbound) error {
-	_, err := tx.exec(ctx, inbounds.insert(tx.s), inbounds.args(&in, nil)...)
+	res, err := tx.exec(ctx, inbounds.insert(tx.s)+` ON CONFLICT DO NOTHING`, inbounds.args(&in, nil)...)
 	if err != nil {
 		return fmt.Errorf("insert inbound: %w", err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return ErrConflict
 	}
 	return nil
 }

@@ -46,18 +46,38 @@ func (s *Store) CreateKey(ctx context.Context, k APIKey) error {
 // KeyByHash finds an active or revoked key by its hash, with its account, in
 // one read: authentication happens on every request.
 func (s *Store) KeyByHash(ctx context.Context, hash string) (APIKey, Account, error) {
-	row := s.rqueryRow(ctx, `SELECT `+prefixed("k.", keys.list)+`, `+prefixed("a.", accounts.list)+`
-		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1`, hash)
+	k, a, _, err := s.KeyByHashVersion(ctx, hash)
+	return k, a, err
+}
+
+// KeyByHashVersion is KeyByHash with the AuthVersion its answer is as
+// of, read in the same statement: a cache that keeps the answer under that
+// version knows it is current as long as the version has not moved.
+func (s *Store) KeyByHashVersion(ctx context.Context, hash string) (APIKey, Account, int64, error) {
+	row := s.rqueryRow(ctx, `SELECT (SELECT version FROM auth_version WHERE id = 1), `+prefixed("k.", keys.list)+`, `+
+		s.accountList("a")+` FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1`, hash)
 	var k APIKey
 	var a Account
-	err := row.Scan(accounts.dests(&a, keys.dests(&k, nil))...)
+	var v int64
+	err := row.Scan(accounts.dests(&a, keys.dests(&k, []any{&v}))...)
 	if errors.Is(err, sql.ErrNoRows) {
-		return k, a, ErrNotFound
+		return k, a, 0, ErrNotFound
 	}
 	if err != nil {
-		return k, a, fmt.Errorf("scan key: %w", err)
+		return k, a, 0, fmt.Errorf("scan key: %w", err)
 	}
-	return k, a, nil
+	return k, a, v, nil
+}
+
+// AuthVersion reads the counter that moves whenever a key is revoked or an
+// account's settings change (database triggers keep it; see migration
+// 00050). Updates of the balance alone leave it as it is.
+func (s *Store) AuthVersion(ctx context.Context) (int64, error) {
+	var v int64
+	if err := s.rqueryRow(ctx, `SELECT version FROM auth_version WHERE id = 1`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("read auth version: %w", err)
+	}
+	return v, nil
 }
 
 // Keys lists an account's keys, newest first.

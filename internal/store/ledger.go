@@ -23,8 +23,8 @@ var ledgerLines = newTable("ledger",
 // InsertLedger appends entries in as few statements as possible.
 func (tx *Tx) InsertLedger(ctx context.Context, entries []ledger.Entry) error {
 	cols := len(ledgerLines.cols)
-	for start := 0; start < len(entries); start += 500 {
-		chunk := entries[start:min(start+500, len(entries))]
+	for _, pc := range pieces(len(entries), 256) {
+		chunk := entries[pc[0]:pc[1]]
 		var b strings.Builder
 		b.WriteString(`INSERT INTO ledger (` + ledgerLines.list + `) VALUES `)
 		args := make([]any, 0, len(chunk)*cols)
@@ -35,7 +35,7 @@ func (tx *Tx) InsertLedger(ctx context.Context, entries []ledger.Entry) error {
 			b.WriteString("(" + tx.s.placeholders(i*cols+1, cols) + ")")
 			args = ledgerLines.args(&chunk[i], args)
 		}
-		if _, err := tx.exec(ctx, b.String(), args...); err != nil {
+		if err := tx.execLater(ctx, b.String(), args...); err != nil {
 			return fmt.Errorf("insert ledger: %w", err)
 		}
 	}

@@ -81,6 +81,29 @@ func (tx *Tx) InsertCampaign(ctx context.Context, c domain.Campaign) error {
 	return nil
 }
 
+// InsertCampaigns writes campaigns in as few statements as possible, in
+// the caller's transaction.
+func (tx *Tx) InsertCampaigns(ctx context.Context, cs []domain.Campaign) error {
+	n := len(campaigns.cols)
+	for _, pc := range pieces(len(cs), 256) {
+		chunk := cs[pc[0]:pc[1]]
+		var b strings.Builder
+		b.WriteString(`INSERT INTO campaigns (` + campaigns.list + `) VALUES `)
+		args := make([]any, 0, len(chunk)*n)
+		for i := range chunk {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(" + tx.s.placeholders(i*n+1, n) + ")")
+			args = campaigns.args(&chunk[i], args)
+		}
+		if err := tx.execLater(ctx, b.String(), args...); err != nil {
+			return fmt.Errorf("insert campaigns: %w", err)
+		}
+	}
+	return nil
+}
+
 // ForgetIdempotency drops a key's remembered response, in the caller's
 // transaction.
 func (tx *Tx) ForgetIdempotency(ctx context.Context, keyID, key string) error {
@@ -107,7 +130,7 @@ func (tx *Tx) ClaimIdempotency(ctx context.Context, in Idempotency) (Idempotency
 	return prev, false, err
 }
 
-func idempotency(ctx context.Context, queryRow func(context.Context, string, ...any) *sql.Row, keyID, key string) (Idempotency, error) {
+func idempotency(ctx context.Context, queryRow func(context.Context, string, ...any) rowScanner, keyID, key string) (Idempotency, error) {
 	var out Idempotency
 	var resp string
 	var at int64
@@ -152,10 +175,9 @@ func (s *Store) DeleteIdempotencyBefore(ctx context.Context, t time.Time) (int64
 
 // InsertMessages writes messages, in the caller's transaction.
 func (tx *Tx) InsertMessages(ctx context.Context, msgs []domain.Message) error {
-	const chunkSize = 400 // 400 × 34 parameters stays under SQLite's 32766
 	n := len(messages.cols)
-	for start := 0; start < len(msgs); start += chunkSize {
-		chunk := msgs[start:min(start+chunkSize, len(msgs))]
+	for _, pc := range pieces(len(msgs), 256) { // 256 × 34 parameters stays under SQLite's 32766
+		chunk := msgs[pc[0]:pc[1]]
 		var b strings.Builder
 		b.WriteString(`INSERT INTO messages (` + messageCols + `) VALUES `)
 		args := make([]any, 0, len(chunk)*n)
@@ -166,7 +188,7 @@ func (tx *Tx) InsertMessages(ctx context.Context, msgs []domain.Message) error {
 			b.WriteString("(" + tx.s.placeholders(i*n+1, n) + ")")
 			args = messages.args(&chunk[i], args)
 		}
-		if _, err := tx.exec(ctx, b.String(), args...); err != nil {
+		if err := tx.execLater(ctx, b.String(), args...); err != nil {
 			return fmt.Errorf("insert messages: %w", err)
 		}
 	}
@@ -219,12 +241,14 @@ type MessageFilter struct {
 	Env        domain.Environment
 	Status     domain.Status
 	CampaignID string
+	Reference  string
 	From, To   time.Time
-	Before     string // cursor: ids lower than this
+	Before     string // cursor: messages written before this one
 	Limit      int
 }
 
-// SearchMessages lists an account's messages, newest first.
+// SearchMessages lists an account's messages, newest first (in write
+// order), at most Limit (1 to 1001, else 100).
 func (s *Store) SearchMessages(ctx context.Context, f MessageFilter) ([]domain.Message, error) {
 	query := `SELECT ` + messageCols + ` FROM messages WHERE account_id = $1`
 	args := []any{f.AccountID}
@@ -244,6 +268,9 @@ func (s *Store) SearchMessages(ctx context.Context, f MessageFilter) ([]domain.M
 	if f.CampaignID != "" {
 		add("campaign_id = $%d", f.CampaignID)
 	}
+	if f.Reference != "" {
+		add("reference = $%d", f.Reference)
+	}
 	if !f.From.IsZero() {
 		add("created_at >= $%d", ms(f.From))
 	}
@@ -253,7 +280,9 @@ func (s *Store) SearchMessages(ctx context.Context, f MessageFilter) ([]domain.M
 	if f.Before != "" {
 		add(s.seq()+" < (SELECT "+s.seq()+" FROM messages WHERE id = $%d)", f.Before)
 	}
-	if f.Limit <= 0 || f.Limit > 1000 {
+	if f.Limit <= 0 || f.Limit > 1001 {
+		// 1001: one more than the largest page, which tells whether
+		// another page follows.
 		f.Limit = 100
 	}
 	args = append(args, f.Limit)
@@ -281,6 +310,26 @@ func (s *Store) ClaimDue(ctx context.Context, owner string, now time.Time, lease
 	return out, err
 }
 
+// ReleaseMessages gives up an owner's lease on messages it cannot hand
+// over now (they were written leased to it), making them due at once for
+// any node's claim.
+func (s *Store) ReleaseMessages(ctx context.Context, owner string, ids []string, now time.Time) error {
+	return s.Write(ctx, func(tx *Tx) error {
+		for start := 0; start < len(ids); start += 500 {
+			chunk := ids[start:min(start+500, len(ids))]
+			args := []any{owner, ms(now)}
+			for _, id := range chunk {
+				args = append(args, id)
+			}
+			if _, err := tx.exec(ctx, `UPDATE messages SET lease_owner = '', next_attempt_at = $2
+				WHERE lease_owner = $1 AND next_attempt_at IS NOT NULL AND id IN (`+tx.s.placeholders(3, len(chunk))+`)`, args...); err != nil {
+				return fmt.Errorf("release messages: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
 // LockMessages reads messages for an update in this transaction, in id
 // order (a fixed lock order keeps concurrent batches free of deadlocks).
 func (tx *Tx) LockMessages(ctx context.Context, ids []string) (map[string]domain.Message, error) {
@@ -294,14 +343,20 @@ func (tx *Tx) LockMessages(ctx context.Context, ids []string) (map[string]domain
 	if tx.s.dialect == Postgres {
 		lock = " ORDER BY id FOR UPDATE"
 	}
-	for start := 0; start < len(sorted); start += 500 {
-		chunk := sorted[start:min(start+500, len(sorted))]
-		args := make([]any, len(chunk))
-		for i, v := range chunk {
-			args[i] = v
+	for start := 0; start < len(sorted); start += 512 {
+		chunk := sorted[start:min(start+512, len(sorted))]
+		// The list is padded to a power of two with its last id, so the
+		// statement has a few shapes (see pieces).
+		size := 1
+		for size < len(chunk) {
+			size *= 2
+		}
+		args := make([]any, size)
+		for i := range args {
+			args[i] = chunk[min(i, len(chunk)-1)]
 		}
 		msgs, err := messages.scanAll(tx.query(ctx, `SELECT `+messageCols+` FROM messages WHERE id IN (`+
-			tx.s.placeholders(1, len(chunk))+`)`+lock, args...))
+			tx.s.placeholders(1, size)+`)`+lock, args...))
 		if err != nil {
 			return nil, err
 		}
@@ -348,8 +403,8 @@ func (tx *Tx) MessageIDsByProviderRef(ctx context.Context, provider string, refs
 // would cost a network round trip each.
 func (tx *Tx) UpdateMessages(ctx context.Context, msgs []domain.Message) error {
 	const cols = 20
-	for start := 0; start < len(msgs); start += 200 {
-		chunk := msgs[start:min(start+200, len(msgs))]
+	for _, pc := range pieces(len(msgs), 128) {
+		chunk := msgs[pc[0]:pc[1]]
 		var b strings.Builder
 		b.WriteString(`UPDATE messages SET status = v.column2, channel = v.column3, provider = v.column4,
 			provider_ref = v.column5, error_code = v.column6, error_message = v.column7, updated_at = v.column8,
@@ -368,7 +423,7 @@ func (tx *Tx) UpdateMessages(ctx context.Context, msgs []domain.Message) error {
 				m.Encoding, m.Attempts)
 		}
 		b.WriteString(`) AS v WHERE messages.id = v.column1`)
-		if _, err := tx.exec(ctx, b.String(), args...); err != nil {
+		if err := tx.execLater(ctx, b.String(), args...); err != nil {
 			return fmt.Errorf("update messages: %w", err)
 		}
 	}

@@ -12,8 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Migrations are one source for both dialects: migrations/common holds
@@ -79,18 +77,14 @@ func (s *Store) Migrate(ctx context.Context) error {
 // failure or deadlock, or SQLite busy or locked. It reads the drivers'
 // error codes, not their messages.
 func retryable(err error) bool {
+	if errors.Is(err, errBalanceBusy) {
+		return true
+	}
 	var pg *pgconn.PgError
 	if errors.As(err, &pg) {
 		return pg.Code == "40001" || pg.Code == "40P01"
 	}
-	var lite *sqlite.Error
-	if errors.As(err, &lite) {
-		switch lite.Code() & 0xff { // the primary code; extended codes add high bits
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-			return true
-		}
-	}
-	return false
+	return sqliteBusy(err)
 }
 
 // isUniqueViolation reports a duplicate key, by the drivers' codes.
@@ -99,9 +93,5 @@ func isUniqueViolation(err error) bool {
 	if errors.As(err, &pg) {
 		return pg.Code == "23505"
 	}
-	var lite *sqlite.Error
-	if errors.As(err, &lite) {
-		return lite.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || lite.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
-	}
-	return false
+	return sqliteDuplicate(err)
 }

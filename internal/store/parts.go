@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -134,7 +135,10 @@ func (tx *Tx) ParkReports(ctx context.Context, rs []PendingReport) error {
 }
 
 // TakePendingReports removes and returns the parked reports for these
-// provider ids, oldest first.
+// provider ids, oldest first. One DELETE … RETURNING takes exactly what it
+// returns: a SELECT followed by a DELETE of the same ids would also remove
+// a report parked between the two by a transaction running beside this one
+// (PostgreSQL), and that report would be lost.
 func (tx *Tx) TakePendingReports(ctx context.Context, provider string, refs []string) ([]PendingReport, error) {
 	var out []PendingReport
 	for start := 0; start < len(refs); start += 500 {
@@ -144,21 +148,41 @@ func (tx *Tx) TakePendingReports(ctx context.Context, provider string, refs []st
 		for _, r := range chunk {
 			args = append(args, r)
 		}
-		in := tx.s.placeholders(2, len(chunk))
-		rs, err := pendingReports.scanAll(tx.query(ctx, `SELECT `+pendingReports.list+` FROM pending_reports
-			WHERE provider = $1 AND ref IN (`+in+`) ORDER BY reported_at`, args...))
+		rs, err := pendingReports.scanAll(tx.query(ctx, `DELETE FROM pending_reports WHERE provider = $1 AND ref IN (`+
+			tx.s.placeholders(2, len(chunk))+`) RETURNING `+pendingReports.list, args...))
 		if err != nil {
-			return nil, err
-		}
-		if len(rs) == 0 {
-			continue
-		}
-		if _, err := tx.exec(ctx, `DELETE FROM pending_reports WHERE provider = $1 AND ref IN (`+in+`)`, args...); err != nil {
 			return nil, fmt.Errorf("take pending reports: %w", err)
 		}
 		out = append(out, rs...)
 	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ReportedAt.Before(out[j].ReportedAt) })
 	return out, nil
+}
+
+// KnownParkedRefs lists, by provider, up to limit ids of parked reports
+// that a message or a message part now carries. Normally the transaction
+// that records an id takes the reports parked for it; but on PostgreSQL a
+// receipt's transaction and its submission answer's run side by side, and
+// when each looks before the other commits, the receipt is parked for an
+// id that is recorded an instant later, and nobody takes it.
+func (s *Store) KnownParkedRefs(ctx context.Context, limit int) (map[string][]string, error) {
+	rows, err := s.rquery(ctx, `SELECT DISTINCT p.provider, p.ref FROM pending_reports p
+		WHERE EXISTS (SELECT 1 FROM messages m WHERE m.provider = p.provider AND m.provider_ref = p.ref AND m.provider_ref <> '')
+			OR EXISTS (SELECT 1 FROM message_parts mp WHERE mp.provider = p.provider AND mp.ref = p.ref)
+		LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("known parked refs: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][]string{}
+	for rows.Next() {
+		var provider, ref string
+		if err := rows.Scan(&provider, &ref); err != nil {
+			return nil, fmt.Errorf("known parked refs: %w", err)
+		}
+		out[provider] = append(out[provider], ref)
+	}
+	return out, rows.Err()
 }
 
 // DeletePendingReportsBefore drops parked reports received before t: their

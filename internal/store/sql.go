@@ -158,7 +158,24 @@ func (st stmt) args(args []any) []any {
 	return out
 }
 
+// rowsScanner is what reading a query's rows needs: *sql.Rows, or rows
+// read from a pipeline's batch.
+type rowsScanner interface {
+	Next() bool
+	Scan(dest ...any) error
+	Close() error
+	Err() error
+}
+
+// rowScanner reads one row: *sql.Row, or the first row of a batch query.
+type rowScanner interface {
+	Scan(dest ...any) error
+}
+
 func (tx *Tx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if tx.pg != nil {
+		return tx.pg.exec(ctx, query, plainArgs(args))
+	}
 	st := tx.s.prepTx(ctx, query)
 	if st.w != nil {
 		return tx.tx.StmtContext(ctx, st.w).ExecContext(ctx, st.args(args)...)
@@ -166,7 +183,20 @@ func (tx *Tx) exec(ctx context.Context, query string, args ...any) (sql.Result, 
 	return tx.tx.ExecContext(ctx, st.sql, st.args(args)...)
 }
 
-func (tx *Tx) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+// execLater runs a write whose result nobody reads; on PostgreSQL it waits
+// to travel with the transaction's next round trip (see pipeline).
+func (tx *Tx) execLater(ctx context.Context, query string, args ...any) error {
+	if tx.pg != nil {
+		return tx.pg.execLater(ctx, query, plainArgs(args))
+	}
+	_, err := tx.exec(ctx, query, args...)
+	return err
+}
+
+func (tx *Tx) query(ctx context.Context, query string, args ...any) (rowsScanner, error) {
+	if tx.pg != nil {
+		return tx.pg.query(ctx, query, plainArgs(args))
+	}
 	st := tx.s.prepTx(ctx, query)
 	if st.w != nil {
 		return tx.tx.StmtContext(ctx, st.w).QueryContext(ctx, st.args(args)...)
@@ -174,12 +204,42 @@ func (tx *Tx) query(ctx context.Context, query string, args ...any) (*sql.Rows, 
 	return tx.tx.QueryContext(ctx, st.sql, st.args(args)...)
 }
 
-func (tx *Tx) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+func (tx *Tx) queryRow(ctx context.Context, query string, args ...any) rowScanner {
+	if tx.pg != nil {
+		return tx.pg.queryRow(ctx, query, plainArgs(args))
+	}
 	st := tx.s.prepTx(ctx, query)
 	if st.w != nil {
 		return tx.tx.StmtContext(ctx, st.w).QueryRowContext(ctx, st.args(args)...)
 	}
 	return tx.tx.QueryRowContext(ctx, st.sql, st.args(args)...)
+}
+
+// pieces cuts n rows into consecutive [start, end) pieces whose sizes are
+// powers of two no larger than max (itself a power of two). A multi-row
+// statement then comes in a handful of shapes, each prepared once and kept
+// by the driver (the statement cache here on SQLite, pgx's cache on each
+// PostgreSQL connection), instead of one text per row count, each of
+// which cost a parse (and on PostgreSQL a plan and a round trip) the first
+// time a connection met it.
+func pieces(n, max int) [][2]int {
+	var out [][2]int
+	for start := 0; start < n; {
+		size := max
+		for size > n-start {
+			size /= 2
+		}
+		out = append(out, [2]int{start, start + size})
+		start += size
+	}
+	return out
+}
+
+func plainArgs(args []any) []any {
+	for i, a := range args {
+		args[i] = plain(a)
+	}
+	return args
 }
 
 // wexec runs a single write statement outside an explicit transaction.
@@ -191,7 +251,7 @@ func (s *Store) wexec(ctx context.Context, query string, args ...any) (sql.Resul
 	return s.w.ExecContext(ctx, st.sql, st.args(args)...)
 }
 
-func (s *Store) rquery(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+func (s *Store) rquery(ctx context.Context, query string, args ...any) (rowsScanner, error) {
 	st := s.prep(ctx, query, false)
 	if st.r != nil {
 		return st.r.QueryContext(ctx, st.args(args)...)
@@ -199,7 +259,7 @@ func (s *Store) rquery(ctx context.Context, query string, args ...any) (*sql.Row
 	return s.r.QueryContext(ctx, st.sql, st.args(args)...)
 }
 
-func (s *Store) rqueryRow(ctx context.Context, query string, args ...any) *sql.Row {
+func (s *Store) rqueryRow(ctx context.Context, query string, args ...any) rowScanner {
 	st := s.prep(ctx, query, false)
 	if st.r != nil {
 		return st.r.QueryRowContext(ctx, st.args(args)...)

@@ -71,7 +71,7 @@ func (t table[T]) scan(row interface{ Scan(...any) error }) (T, error) {
 }
 
 // scanAll reads every row of a query selected with t.list.
-func (t table[T]) scanAll(rows *sql.Rows, err error) ([]T, error) {
+func (t table[T]) scanAll(rows rowsScanner, err error) ([]T, error) {
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", t.name, err)
 	}
@@ -94,6 +94,28 @@ func (t table[T]) scanAll(rows *sql.Rows, err error) ([]T, error) {
 
 func textCol[T any](name string, f func(*T) *string) column[T] {
 	return column[T]{name, func(v *T) any { return *f(v) }, func(v *T) any { return f(v) }}
+}
+
+// nullTextCol stores "" as NULL (a reference that may be absent) and reads
+// NULL back as "".
+func nullTextCol[T any](name string, f func(*T) *string) column[T] {
+	return column[T]{name, func(v *T) any {
+		if *f(v) == "" {
+			return nil
+		}
+		return *f(v)
+	}, func(v *T) any { return (*nullText)(f(v)) }}
+}
+
+type nullText string
+
+func (p *nullText) Scan(src any) error {
+	var v sql.NullString
+	if err := v.Scan(src); err != nil {
+		return err
+	}
+	*p = nullText(v.String)
+	return nil
 }
 
 func intCol[T any](name string, f func(*T) *int) column[T] {

@@ -9,7 +9,8 @@ import (
 	"time"
 )
 
-// User is a person who logs in to the panel.
+// User is a person who logs in to the panel. Operators belong to no
+// account (AccountID "") and work across all of them.
 type User struct {
 	ID           string
 	AccountID    string
@@ -21,7 +22,7 @@ type User struct {
 
 var users = newTable("users",
 	textCol("id", func(u *User) *string { return &u.ID }),
-	textCol("account_id", func(u *User) *string { return &u.AccountID }),
+	nullTextCol("account_id", func(u *User) *string { return &u.AccountID }),
 	textCol("email", func(u *User) *string { return &u.Email }),
 	textCol("role", func(u *User) *string { return &u.Role }),
 	textCol("password_hash", func(u *User) *string { return &u.PasswordHash }),
@@ -104,4 +105,46 @@ func (s *Store) DeleteSession(ctx context.Context, tokenHash string) error {
 		return fmt.Errorf("delete session: %w", err)
 	}
 	return nil
+}
+
+// SetPassword replaces a user's password hash.
+func (s *Store) SetPassword(ctx context.Context, userID, hash string) error {
+	res, err := s.wexec(ctx, `UPDATE users SET password_hash = $2 WHERE id = $1`, userID, hash)
+	return affectedOne(res, err, "set password")
+}
+
+// EndSessions ends a user's sessions but one (keep, "" for none): a changed
+// password logs out every other browser and script.
+func (s *Store) EndSessions(ctx context.Context, userID, keep string) error {
+	if _, err := s.wexec(ctx, `DELETE FROM sessions WHERE user_id = $1 AND token_hash <> $2`, userID, keep); err != nil {
+		return fmt.Errorf("end sessions: %w", err)
+	}
+	return nil
+}
+
+// DeleteExpiredSessions drops a user's sessions that expired before t; a
+// login calls it, so the table holds no more than each user's live ones
+// plus those awaiting their next login.
+func (s *Store) DeleteExpiredSessions(ctx context.Context, userID string, t time.Time) error {
+	if _, err := s.wexec(ctx, `DELETE FROM sessions WHERE user_id = $1 AND expires_at < $2`, userID, ms(t)); err != nil {
+		return fmt.Errorf("delete expired sessions: %w", err)
+	}
+	return nil
+}
+
+// Users lists an account's users by email.
+func (s *Store) Users(ctx context.Context, accountID string) ([]User, error) {
+	return users.scanAll(s.rquery(ctx, `SELECT `+users.list+` FROM users WHERE account_id = $1 ORDER BY email`, accountID))
+}
+
+// DeleteUser removes a user of an account and ends their sessions.
+func (s *Store) DeleteUser(ctx context.Context, accountID, userID string) error {
+	return s.Write(ctx, func(tx *Tx) error {
+		if _, err := tx.exec(ctx, `DELETE FROM sessions WHERE user_id IN (SELECT id FROM users WHERE id = $1 AND account_id = $2)`,
+			userID, accountID); err != nil {
+			return fmt.Errorf("delete user: %w", err)
+		}
+		res, err := tx.exec(ctx, `DELETE FROM users WHERE id = $1 AND account_id = $2`, userID, accountID)
+		return affectedOne(res, err, "delete user")
+	})
 }

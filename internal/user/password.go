@@ -15,15 +15,17 @@ import (
 	"golang.org/x/crypto/argon2"
 )
 
-// Roles, from most to least powerful.
+// Roles, from most to least powerful. Operator is the service's own
+// staff: a user of no account who works across all of them.
 const (
+	Operator  = "operator"
 	Owner     = "owner"
 	Admin     = "admin"
 	Developer = "developer"
 	Viewer    = "viewer"
 )
 
-// ValidRole reports whether r is a role.
+// ValidRole reports whether r is a role within an account.
 func ValidRole(r string) bool { return r == Owner || r == Admin || r == Developer || r == Viewer }
 
 // argon2id parameters: the RFC 9106 second recommendation (64 MiB, 3

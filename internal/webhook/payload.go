@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"msgsvc/internal/domain"
@@ -69,4 +70,34 @@ func encode(v any) string {
 		panic("webhook payload: " + err.Error()) // strings only: cannot fail
 	}
 	return string(b)
+}
+
+// RedactBody rewrites a stored webhook body for data retention: the phone
+// number becomes what redact makes of it and a reply's text is erased; the
+// other fields, and their order, stay as they were. A body of another
+// shape is returned unchanged.
+func RedactBody(body string, redact func(phone string) string) (string, error) {
+	var head struct {
+		Event string `json:"event"`
+	}
+	if err := json.Unmarshal([]byte(body), &head); err != nil {
+		return "", fmt.Errorf("redact webhook body: %w", err)
+	}
+	switch head.Event {
+	case DeliveryStatus:
+		var p statusPayload
+		if err := json.Unmarshal([]byte(body), &p); err != nil {
+			return "", fmt.Errorf("redact webhook body: %w", err)
+		}
+		p.Phone = redact(p.Phone)
+		return encode(p), nil
+	case MessageReceived:
+		var p replyPayload
+		if err := json.Unmarshal([]byte(body), &p); err != nil {
+			return "", fmt.Errorf("redact webhook body: %w", err)
+		}
+		p.Phone, p.Message = redact(p.Phone), ""
+		return encode(p), nil
+	}
+	return body, nil
 }

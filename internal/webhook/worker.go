@@ -159,8 +159,12 @@ func (w *Worker) Run(ctx context.Context) {
 			results <- w.deliver(context.WithoutCancel(ctx), ev)
 		}()
 	}
-	timer := time.NewTimer(0)
-	defer timer.Stop()
+	// A ticker, not a timer reset on every turn: events handed over in
+	// memory can keep the loop from ever sleeping a whole poll, and the
+	// table (retries due, a dead node's lapsed leases) must still be looked
+	// at every poll.
+	tick := time.NewTicker(w.cfg.Poll)
+	defer tick.Stop()
 	claimDB := true // at start: events left by a previous run
 	for ctx.Err() == nil {
 		// Events handed over in memory first: they are ours already.
@@ -172,6 +176,13 @@ func (w *Worker) Run(ctx context.Context) {
 			default:
 				break direct
 			}
+		}
+		select {
+		case <-w.wake:
+			claimDB = true
+		case <-tick.C:
+			claimDB = true
+		default:
 		}
 		free := cap(sem) - len(sem)
 		// Claim in batches: while most slots are busy, wait for some to
@@ -190,12 +201,11 @@ func (w *Worker) Run(ctx context.Context) {
 				continue
 			}
 		}
-		timer.Reset(w.cfg.Poll)
 		select {
 		case <-ctx.Done():
 		case <-w.wake:
 			claimDB = true
-		case <-timer.C:
+		case <-tick.C:
 			claimDB = true
 		case <-w.ready:
 		}

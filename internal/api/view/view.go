@@ -4,8 +4,10 @@
 package view
 
 import (
+	"encoding/json"
 	"time"
 
+	"msgsvc/internal/compliance"
 	"msgsvc/internal/domain"
 	"msgsvc/internal/ledger"
 	"msgsvc/internal/message"
@@ -47,9 +49,15 @@ type Message struct {
 	ErrorMessage *string        `json:"errorMessage"`
 	Reference    *string        `json:"reference"`
 	ScheduledAt  *Time          `json:"scheduledAt,omitempty"`
-	CreatedAt    Time           `json:"createdAt"`
-	UpdatedAt    Time           `json:"updatedAt"`
-	History      []HistoryEntry `json:"history"`
+	// DueAt is when a waiting message will be handed to a provider, when
+	// that is later than its creation: its scheduled time, the end of the
+	// recipient's quiet hours, or its next attempt after a provider's
+	// temporary failure.
+	DueAt     *Time          `json:"dueAt,omitempty"`
+	Redacted  bool           `json:"redacted,omitempty"` // text erased and number hashed (retention)
+	CreatedAt Time           `json:"createdAt"`
+	UpdatedAt Time           `json:"updatedAt"`
+	History   []HistoryEntry `json:"history"`
 }
 
 // StrOrNil is s, or null when empty.
@@ -75,7 +83,22 @@ func OfMessage(m domain.Message) Message {
 		t := Time(m.ScheduledAt)
 		v.ScheduledAt = &t
 	}
+	if m.Status == domain.Sending {
+		v.DueAt = dueAt(m)
+	}
+	v.Redacted = compliance.Redacted(m.To)
 	return v
+}
+
+// dueAt is when a message waits for, if later than its creation. A
+// leased message is in a dispatcher's hands (its next attempt time is
+// the lease's end): it waits for nothing.
+func dueAt(m domain.Message) *Time {
+	if m.LeaseOwner != "" || !m.NextAttemptAt.After(m.CreatedAt) {
+		return nil
+	}
+	t := Time(m.NextAttemptAt)
+	return &t
 }
 
 // Messages renders a list of messages.
@@ -124,6 +147,10 @@ type Sent struct {
 	NewConversation    *bool  `json:"newConversation,omitempty"`
 	RCSCapable         *bool  `json:"rcsCapable,omitempty"`
 	Fallback           *bool  `json:"fallback,omitempty"`
+
+	// DueAt is when the message goes, when not at once: its scheduled time
+	// or the end of the recipient's quiet hours.
+	DueAt *Time `json:"dueAt,omitempty"`
 }
 
 // SendResponse is the answer to a send.
@@ -146,7 +173,71 @@ func OfReceipt(rc message.Receipt) SendResponse {
 		m := p.Message
 		resp.Messages[i] = Sent{MessageID: StrOrNil(m.ID), To: m.To, Status: m.Status, Segments: m.Segments,
 			Encoding: m.Encoding, Credits: ledger.Credits(m.Credits), ConversationWindow: p.Window,
-			NewConversation: p.NewConv, RCSCapable: p.RCSCapable, Fallback: p.Fallback}
+			NewConversation: p.NewConv, RCSCapable: p.RCSCapable, Fallback: p.Fallback, DueAt: dueAt(m)}
 	}
 	return resp
+}
+
+// ListedMessage is a message as a list shows it: the fields of the status
+// query without the history (the shallower History field hides the
+// embedded one and, nil, is left out).
+type ListedMessage struct {
+	Message
+	History *struct{} `json:"history,omitempty"`
+}
+
+// Listed renders a page of listed messages.
+func Listed(ms []domain.Message) []ListedMessage {
+	out := make([]ListedMessage, len(ms))
+	for i, m := range ms {
+		out[i] = ListedMessage{Message: OfMessage(m)}
+	}
+	return out
+}
+
+// MessageList is a page of the message list.
+type MessageList struct {
+	Messages   []ListedMessage `json:"messages"`
+	NextCursor *string         `json:"nextCursor"`
+}
+
+// Event is one event of the events feed: Data is the webhook body.
+type Event struct {
+	ID        string          `json:"id"`
+	Type      string          `json:"type"`
+	CreatedAt Time            `json:"createdAt"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// EventList is a page of the events feed. NextCursor is always given:
+// passed back, it returns only newer events.
+type EventList struct {
+	Events     []Event `json:"events"`
+	NextCursor string  `json:"nextCursor"`
+}
+
+// OptOut is one entry of the opt-out list.
+type OptOut struct {
+	Phone     string          `json:"phone"`
+	Channel   *domain.Channel `json:"channel"` // null when an operator added it
+	CreatedAt Time            `json:"createdAt"`
+}
+
+// OptOutPage is a page of the opt-out list.
+type OptOutPage struct {
+	OptOuts    []OptOut `json:"optOuts"`
+	NextCursor *string  `json:"nextCursor"`
+}
+
+// OfOptOuts renders a page of opt-outs.
+func OfOptOuts(p compliance.Page) OptOutPage {
+	out := OptOutPage{OptOuts: make([]OptOut, len(p.OptOuts)), NextCursor: StrOrNil(p.Next)}
+	for i, o := range p.OptOuts {
+		out.OptOuts[i] = OptOut{Phone: o.Phone, CreatedAt: Time(o.CreatedAt)}
+		if o.Channel != "" {
+			ch := o.Channel
+			out.OptOuts[i].Channel = &ch
+		}
+	}
+	return out
 }

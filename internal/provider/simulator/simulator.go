@@ -246,27 +246,33 @@ func (s *Simulator) pop(now time.Time) ([]step, time.Time) {
 	return due, time.Time{}
 }
 
+// play reports the due steps: the statuses first, then the replies, so
+// that a reply due together with the DELIVERED it follows (a late wake-up
+// under load) is still recorded after it.
 func (s *Simulator) play(ctx context.Context, due []step) {
 	var statuses []provider.Status
+	var replies []provider.Inbound
 	now := s.cfg.Now().UTC()
 	for _, st := range due {
 		if st.reply != nil {
 			r := *st.reply
 			r.At = now
-			if err := s.cfg.Sink.Inbound(ctx, Name, r); err != nil && ctx.Err() == nil {
-				s.cfg.Log.Error("simulated reply", "err", err)
-			}
+			replies = append(replies, r)
 			continue
 		}
 		st.status.At = now
 		statuses = append(statuses, st.status)
 	}
-	if len(statuses) == 0 {
-		return
+	if len(statuses) > 0 {
+		if err := s.cfg.Sink.Statuses(ctx, Name, statuses); err != nil && ctx.Err() == nil {
+			// The stories are re-read from storage by Recover.
+			s.cfg.Log.Error("simulated reports", "err", err)
+		}
 	}
-	if err := s.cfg.Sink.Statuses(ctx, Name, statuses); err != nil && ctx.Err() == nil {
-		// The stories are re-read from storage by Recover.
-		s.cfg.Log.Error("simulated reports", "err", err)
+	for _, r := range replies {
+		if err := s.cfg.Sink.Inbound(ctx, Name, r); err != nil && ctx.Err() == nil {
+			s.cfg.Log.Error("simulated reply", "err", err)
+		}
 	}
 }
 

@@ -87,8 +87,14 @@ func DSN(t testing.TB, dialect string) string {
 // Open opens and migrates a store at dsn, closed when the test ends.
 func Open(t testing.TB, dsn string) *store.Store {
 	t.Helper()
+	return OpenWith(t, dsn, store.Options{})
+}
+
+// OpenWith is Open with options (e.g. a node's Holder).
+func OpenWith(t testing.TB, dsn string, o store.Options) *store.Store {
+	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, dsn, store.Options{})
+	st, err := store.Open(ctx, dsn, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,149 @@
+package client
+
+import (
+	"context"
+	"iter"
+	"time"
+)
+
+// Messages iterates over the message list, page after page, newest first.
+// An error ends the iteration after it is yielded.
+func (c *Client) Messages(ctx context.Context, o ListOptions) iter.Seq2[Message, error] {
+	return func(yield func(Message, error) bool) {
+		for {
+			p, err := c.ListMessages(ctx, o)
+			if err != nil {
+				yield(Message{}, err)
+				return
+			}
+			for _, m := range p.Messages {
+				if !yield(m, nil) {
+					return
+				}
+			}
+			if p.NextCursor == "" {
+				return
+			}
+			o.Cursor = p.NextCursor
+		}
+	}
+}
+
+// CampaignMessages iterates over every message of a campaign.
+func (c *Client) CampaignMessages(ctx context.Context, campaignID string) iter.Seq2[Message, error] {
+	return func(yield func(Message, error) bool) {
+		cursor := ""
+		for {
+			p, err := c.Campaign(ctx, campaignID, 1000, cursor)
+			if err != nil {
+				yield(Message{}, err)
+				return
+			}
+			for _, m := range p.Messages {
+				if !yield(m, nil) {
+					return
+				}
+			}
+			if p.NextCursor == "" {
+				return
+			}
+			cursor = p.NextCursor
+		}
+	}
+}
+
+// Feed reads the events feed from a cursor and remembers how far it got.
+// Store Cursor() where your program keeps its state and start the next
+// Feed from it: events come at least once (an iteration stopped inside a
+// page gives that page again), in the order they happened; deduplicate on
+// Event.ID. A Feed is not safe for concurrent use.
+type Feed struct {
+	c      *Client
+	cursor string
+	// PageSize is how many events each request asks for (default 100).
+	PageSize int
+}
+
+// Feed starts reading the events feed after a cursor ("" for the oldest
+// event kept).
+func (c *Client) Feed(after string) *Feed { return &Feed{c: c, cursor: after, PageSize: 100} }
+
+// Cursor is where a new Feed should start to miss nothing that this one
+// has not yielded.
+func (f *Feed) Cursor() string { return f.cursor }
+
+// Events iterates over the events after the cursor until the feed is
+// caught up. An error ends the iteration after it is yielded.
+func (f *Feed) Events(ctx context.Context) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		for {
+			n, ok := f.page(ctx, yield, false)
+			if !ok || n == 0 {
+				return
+			}
+		}
+	}
+}
+
+// Follow is Events that does not stop when caught up: it asks again every
+// poll interval (default 1 s) until ctx ends, which ends the iteration
+// without an error.
+func (f *Feed) Follow(ctx context.Context, poll time.Duration) iter.Seq2[Event, error] {
+	if poll <= 0 {
+		poll = time.Second
+	}
+	return func(yield func(Event, error) bool) {
+		for ctx.Err() == nil {
+			n, ok := f.page(ctx, yield, true)
+			if !ok {
+				return
+			}
+			if n == 0 && sleep(ctx, poll) != nil {
+				return
+			}
+		}
+	}
+}
+
+// page yields one page of events and says how many there were and whether
+// to go on. Following, the end of ctx is the way to stop, not an error.
+func (f *Feed) page(ctx context.Context, yield func(Event, error) bool, following bool) (int, bool) {
+	p, err := f.c.EventsPage(ctx, f.cursor, f.PageSize)
+	if err != nil {
+		if following && ctx.Err() != nil {
+			return 0, false
+		}
+		yield(Event{}, err)
+		return 0, false
+	}
+	for _, ev := range p.Events {
+		if !yield(ev, nil) {
+			return len(p.Events), false
+		}
+	}
+	f.cursor = p.NextCursor
+	return len(p.Events), true
+}
+
+// OptOuts iterates over every number that opted out.
+func (c *Client) OptOuts(ctx context.Context) iter.Seq2[OptOut, error] {
+	return func(yield func(OptOut, error) bool) {
+		cursor := ""
+		for {
+			p, err := c.ListOptOuts(ctx, cursor)
+			if err != nil {
+				yield(OptOut{}, err)
+				return
+			}
+			for _, o := range p.OptOuts {
+				if !yield(o, nil) {
+					return
+				}
+			}
+			if p.NextCursor == "" {
+				return
+			}
+			cursor = p.NextCursor
+		}
+	}
+}

@@ -1,0 +1,293 @@
+package api
+
+import (
+	"net/http"
+
+	"msgsvc/internal/api/view"
+	"msgsvc/internal/domain"
+	"msgsvc/internal/ledger"
+	"msgsvc/internal/manage"
+	"msgsvc/internal/user"
+)
+
+// The management API: each handler decodes, calls the one implementation
+// of its action in internal/manage and renders the answer. The account is
+// the user's own; operators name it with ?account=ID.
+
+func (s *Server) manageRoutes() {
+	const base = "/api/v1/manage"
+	s.handle("POST /api/v1/auth/logout", http.HandlerFunc(s.logout))
+	s.managed("POST /api/v1/auth/password", s.changePassword)
+
+	s.managed("GET "+base+"/keys", s.listKeys)
+	s.managed("POST "+base+"/keys", s.createKey)
+	s.managed("DELETE "+base+"/keys/{id}", s.revokeKey)
+	s.managed("GET "+base+"/security/ip-allowlist", s.getAllowlist)
+	s.managed("PUT "+base+"/security/ip-allowlist", s.putAllowlist)
+	s.managed("POST "+base+"/webhook-secret/rotate", s.rotateSecret)
+	s.managed("GET "+base+"/senders", s.listSenders)
+	s.managed("POST "+base+"/senders", s.addSender)
+	s.managed("DELETE "+base+"/senders/{id}", s.removeSender)
+	s.managed("GET "+base+"/limits", s.manageLimits)
+	s.managed("GET "+base+"/limit-requests", s.listLimitRequests)
+	s.managed("POST "+base+"/limit-requests", s.createLimitRequest)
+	s.managed("POST "+base+"/limit-requests/{id}/approve", s.approveLimitRequest)
+	s.managed("POST "+base+"/limit-requests/{id}/reject", s.rejectLimitRequest)
+	s.managed("GET "+base+"/messages", s.searchMessages)
+	s.managed("GET "+base+"/messages/{id}", s.manageMessage)
+	s.managed("GET "+base+"/messages/{id}/attempts", s.messageAttempts)
+	s.managed("POST "+base+"/events/{id}/redeliver", s.redeliver)
+	s.managed("GET "+base+"/balance", s.manageBalance)
+	s.managed("GET "+base+"/users", s.listUsers)
+	s.managed("POST "+base+"/users", s.createUser)
+	s.managed("DELETE "+base+"/users/{id}", s.removeUser)
+	s.managed("GET "+base+"/accounts", s.listAccounts)
+	s.managed("POST "+base+"/topups", s.topUp)
+}
+
+// acct is the account a request names (?account=ID; operators only).
+func acct(r *http.Request) string { return r.URL.Query().Get("account") }
+
+type keyView struct {
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Prefix      string    `json:"prefix"`
+	Environment string    `json:"environment"`
+	CreatedAt   view.Time `json:"createdAt"`
+	LastUsedAt  view.Time `json:"lastUsedAt"`
+	RevokedAt   view.Time `json:"revokedAt"`
+}
+
+type newKeyView struct {
+	keyView
+	Key string `json:"key"`
+}
+
+func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
+	keys, err := s.cfg.Manage.Keys(r.Context(), a, acct(r))
+	if err != nil {
+		return err
+	}
+	out := []keyView{}
+	for _, k := range keys {
+		out = append(out, keyView{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Environment: string(k.Env), CreatedAt: view.Time(k.CreatedAt),
+			LastUsedAt: view.Time(k.LastUsedAt), RevokedAt: view.Time(k.RevokedAt)})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"keys": out})
+	return nil
+}
+
+func (s *Server) createKey(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
+	var req struct {
+		Environment string `json:"environment"`
+		Name        string `json:"name"`
+	}
+	if err := readJSON(w, r, &req); err != nil {
+		return err
+	}
+	k, rec, err := s.cfg.Manage.CreateKey(r.Context(), a, acct(r), req.Environment, req.Name)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, newKeyView{keyView: keyView{ID: rec.ID, Name: rec.Name, Prefix: rec.Prefix,
+		Environment: string(rec.Env), CreatedAt: view.Time(rec.CreatedAt)}, Key: k.Secret})
+	return nil
+}
+
+func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
+	if err := s.cfg.Manage.RevokeKey(r.Context(), a, acct(r), r.PathValue("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+type allowlistBody struct {
+	Entries []string `json:"entries"`
+}
+
+func (s *Server) getAllowlist(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
+	list, err := s.cfg.Manage.Allowlist(r.Context(), a, acct(r))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, allowlistBody{Entries: list})
+	return nil
+}
+
+func (s *Server) putAllowlist(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
+	var req struct {
+		Entries *[]string `json:"entries"`
+	}
+	if err := readJSON(w, r, &req); err != nil {
+		return err
+	}
+	if req.Entries == nil {
+		return fieldError("entries", "is required: a list of addresses and CIDR ranges ([] lifts the restriction)")
+	}
+	list, err := s.cfg.Manage.SetAllowlist(r.Context(), a, acct(r), *req.Entries)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, allowlistBody{Entries: list})
+	return nil
+}
+
+func (s *Server) rotateSecret(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
+	sec, err := s.cfg.Manage.RotateSecret(r.Context(), a, acct(r))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"secret": sec.Current, "previousValidUntil": view.Time(sec.PreviousValidUntil)})
+	return nil
+}
+
+type senderView struct {
+	ID        string         `json:"id"`
+	Channel   domain.Channel `json:"channel"`
+	Value     string         `json:"value"`
+	Default   bool           `json:"default"`
+	CreatedAt view.Time      `json:"createdAt"`
+}
+
+func (s *Server) listSenders(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
+	list, err := s.cfg.Manage.Senders(r.Context(), a, acct(r))
+	if err != nil {
+		return err
+	}
+	out := []senderView{}
+	for _, sd := range list {
+		out = append(out, senderView{ID: sd.ID, Channel: sd.Channel, Value: sd.Value, Default: sd.Default, CreatedAt: view.Time(sd.CreatedAt)})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"senders": out})
+	return nil
+}
+
+func (s *Server) addSender(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
+	var req struct {
+		Channel string `json:"channel"`
+		Value   string `json:"value"`
+		Default bool   `json:"default"`
+	}
+	if err := readJSON(w, r, &req); err != nil {
+		return err
+	}
+	sd, err := s.cfg.Manage.AddSender(r.Context(), a, acct(r), manage.NewSender{Channel: req.Channel, Value: req.Value, Default: req.Default})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, senderView{ID: sd.ID, Channel: sd.Channel, Value: sd.Value, Default: sd.Default, CreatedAt: view.Time(sd.CreatedAt)})
+	return nil
+}
+
+func (s *Server) removeSender(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
+	if err := s.cfg.Manage.RemoveSender(r.Context(), a, acct(r), r.PathValue("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) redeliver(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
+	if err := s.cfg.Manage.Redeliver(r.Context(), a, acct(r), r.PathValue("id")); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"eventId": r.PathValue("id"), "queued": true})
+	return nil
+}
+
+type accountView struct {
+	ID        string     `json:"id"`
+	Name      string     `json:"name"`
+	Tier      string     `json:"tier"`
+	Currency  string     `json:"currency"`
+	Balance   float64    `json:"balance"`
+	Limits    limitsView `json:"limits"`
+	CreatedAt view.Time  `json:"createdAt"`
+}
+
+func (s *Server) listAccounts(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
+	list, err := s.cfg.Manage.Accounts(r.Context(), a)
+	if err != nil {
+		return err
+	}
+	out := []accountView{}
+	for _, ac := range list {
+		out = append(out, accountView{ID: ac.ID, Name: ac.Name, Tier: ac.Tier, Currency: ac.Currency, Balance: ledger.Credits(ac.Balance),
+			Limits: toLimitsView(ac.Limits), CreatedAt: view.Time(ac.CreatedAt)})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"accounts": out})
+	return nil
+}
+
+func (s *Server) topUp(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
+	var req struct {
+		Amount float64 `json:"amount"`
+		Note   string  `json:"note"`
+	}
+	if err := readJSON(w, r, &req); err != nil {
+		return err
+	}
+	bal, err := s.cfg.Manage.TopUp(r.Context(), a, acct(r), req.Amount, req.Note)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"accountId": acct(r), "amount": req.Amount, "balance": ledger.Credits(bal)})
+	return nil
+}
+
+type userView struct {
+	ID        string    `json:"id"`
+	Email     string    `json:"email"`
+	Role      string    `json:"role"`
+	CreatedAt view.Time `json:"createdAt"`
+}
+
+func (s *Server) listUsers(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
+	list, err := s.cfg.Manage.Users(r.Context(), a, acct(r))
+	if err != nil {
+		return err
+	}
+	out := []userView{}
+	for _, u := range list {
+		out = append(out, userView{ID: u.ID, Email: u.Email, Role: u.Role, CreatedAt: view.Time(u.CreatedAt)})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"users": out})
+	return nil
+}
+
+func (s *Server) createUser(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
+	var req struct {
+		Email    string `json:"email"`
+		Role     string `json:"role"`
+		Password string `json:"password"`
+	}
+	if err := readJSON(w, r, &req); err != nil {
+		return err
+	}
+	if req.Role == user.Operator {
+		return fieldError("role", "must be owner, admin, developer or viewer (operators are made with msgsvc user create --operator)")
+	}
+	u, pw, err := s.cfg.Manage.CreateUser(r.Context(), a, manage.NewUser{AccountID: acct(r), Email: req.Email, Role: req.Role,
+		Password: req.Password})
+	if err != nil {
+		return err
+	}
+	out := struct {
+		userView
+		Password *string `json:"password,omitempty"`
+	}{userView: userView{ID: u.ID, Email: u.Email, Role: u.Role, CreatedAt: view.Time(u.CreatedAt)}}
+	if req.Password == "" {
+		out.Password = &pw
+	}
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+func (s *Server) removeUser(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
+	if err := s.cfg.Manage.RemoveUser(r.Context(), a, acct(r), r.PathValue("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,425 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"msgsvc/internal/manage"
+)
+
+// End-to-end tests of the web panel in headless Chromium, driven from Go.
+// They need a Chromium binary: MSGSVC_TEST_CHROMIUM=/usr/bin/chromium
+// (Debian's chromium package). Screenshots of every page, at desktop and
+// phone widths, go to MSGSVC_TEST_SCREENSHOTS (default: a temporary
+// directory, named in the test log).
+
+const chromiumEnv = "MSGSVC_TEST_CHROMIUM"
+
+// chrome is one browser tab on a running node.
+type chrome struct {
+	t     *testing.T
+	e     *env
+	ctx   context.Context
+	shots string
+}
+
+func newChrome(t *testing.T, e *env) *chrome {
+	t.Helper()
+	path := os.Getenv(chromiumEnv)
+	if path == "" {
+		t.Skipf("browser tests skipped: set %s to a Chromium binary (e.g. /usr/bin/chromium from Debian's chromium package)", chromiumEnv)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 800),
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	// The first run starts the browser; it must not carry a deadline.
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("start %s: %v", path, err)
+	}
+	shots := os.Getenv("MSGSVC_TEST_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshots in %s", shots)
+	return &chrome{t: t, e: e, ctx: ctx, shots: shots}
+}
+
+// step bounds one browser action: a page that never comes fails the test
+// instead of hanging it.
+func (c *chrome) step() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(c.ctx, 30*time.Second)
+}
+
+func (c *chrome) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	c.t.Helper()
+	ctx, cancel := c.step()
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		c.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func (c *chrome) open(path string) {
+	c.t.Helper()
+	c.do("open "+path, chromedp.Navigate(c.e.base+path))
+}
+
+func (c *chrome) fill(sel, value string) {
+	c.t.Helper()
+	if value == "" {
+		c.do("clear "+sel, chromedp.Clear(chromedp.CSS(sel)))
+		return
+	}
+	c.do("fill "+sel, chromedp.SetValue(chromedp.CSS(sel), value))
+}
+
+// press clicks a button that sends a form and waits for the page that
+// answers; it returns that page's status.
+func (c *chrome) press(sel string) int64 {
+	c.t.Helper()
+	ctx, cancel := c.step()
+	defer cancel()
+	resp, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(sel)))
+	if err != nil {
+		c.t.Fatalf("press %s: %v", sel, err)
+	}
+	return resp.Status
+}
+
+func (c *chrome) text(sel string) string {
+	c.t.Helper()
+	ctx, cancel := c.step()
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		c.t.Fatalf("text of %s: %v", sel, err)
+	}
+	return strings.TrimSpace(s)
+}
+
+func (c *chrome) value(sel string) string {
+	c.t.Helper()
+	ctx, cancel := c.step()
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(sel)))
+	if err != nil {
+		c.t.Fatalf("value of %s: %v", sel, err)
+	}
+	return s
+}
+
+func (c *chrome) eval(expr string) bool {
+	c.t.Helper()
+	ctx, cancel := c.step()
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+	if err != nil {
+		c.t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// shot saves the whole page at desktop (1280) and phone (390) widths, and
+// checks that at either width nothing spills out of the page sideways.
+func (c *chrome) shot(name string) {
+	c.t.Helper()
+	for _, size := range []struct {
+		label string
+		width int64
+	}{{"desktop", 1280}, {"phone", 390}} {
+		ctx, cancel := c.step()
+		err := chromedp.Do(ctx, chromedp.EmulateViewport(size.width, 800))
+		var height float64
+		if err == nil {
+			height, err = chromedp.Run(ctx, chromedp.Evaluate[float64]("document.documentElement.scrollHeight"))
+		}
+		if err == nil {
+			err = chromedp.Do(ctx, chromedp.EmulateViewport(size.width, int64(height)))
+		}
+		var png []byte
+		if err == nil {
+			png, err = chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		}
+		cancel()
+		if err != nil {
+			c.t.Fatalf("screenshot %s %s: %v", name, size.label, err)
+		}
+		if err := os.WriteFile(filepath.Join(c.shots, fmt.Sprintf("%s-%s.png", name, size.label)), png, 0o644); err != nil {
+			c.t.Fatal(err)
+		}
+		if c.eval("document.documentElement.scrollWidth > window.innerWidth") {
+			c.t.Errorf("%s at %d px: the page is wider than the screen", name, size.width)
+		}
+	}
+	c.do("restore the viewport", chromedp.EmulateViewport(1280, 800))
+}
+
+// login signs in with the login form.
+func (c *chrome) login(email string) {
+	c.t.Helper()
+	c.open("/login")
+	c.fill("#email", email)
+	c.fill("#password", testPassword)
+	if st := c.press("form button[type=submit]"); st != 200 {
+		c.t.Fatalf("login as %s: %d", email, st)
+	}
+}
+
+func (c *chrome) logout() {
+	c.t.Helper()
+	c.press("header form[action='/logout'] button")
+}
+
+// TestPanelInChromium walks an owner and an operator through the panel's
+// tasks and checks each against the API: a generated key works, a revoked
+// one is refused, an allow-list refuses, an approved limit increase applies
+// at once, and a redelivered webhook arrives again with the same id.
+func TestPanelInChromium(t *testing.T) {
+	e := newEnv(t, "sqlite", envOptions{})
+	c := newChrome(t, e)
+	backfillUsage(t, e)
+	old := e.clock.Now().Add(-120 * 24 * time.Hour)
+	_, legacy, err := console(e.st, old).CreateKey(context.Background(), manage.Console, e.account.ID, "live", "legacy backend")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.st.TouchKey(context.Background(), legacy.ID, e.clock.Now().Add(-3*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	owner, op, viewer := "ana@acme.example", "ops@msgsvc.example", "vic@acme.example"
+	for _, u := range []struct{ account, email, role string }{{e.account.ID, owner, "owner"}, {"", op, "operator"},
+		{e.account.ID, viewer, "viewer"}} {
+		if _, _, err := CreateUser(context.Background(), e.st, u.account, u.email, u.role, testPassword, e.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	c.open("/login?note=expired")
+	c.shot("login")
+	c.login(owner)
+	if got := c.text("h1"); got != "API keys" {
+		t.Fatalf("after login: %q", got)
+	}
+	browserKeys(t, c)
+	browserSecurity(t, c)
+	browserSenders(t, c)
+	browserMessages(t, c)
+	c.open("/balance")
+	if !c.eval(`document.querySelectorAll("svg rect.bar").length > 0`) {
+		t.Error("the usage chart has no bars")
+	}
+	c.shot("balance")
+	c.open("/account")
+	c.shot("account")
+	c.open("/settings/users")
+	c.fill("#email", "dev@acme.example")
+	c.fill("#role", "developer")
+	if st := c.press("form[action='/settings/users'] button[type=submit]"); st != 201 {
+		t.Fatalf("add a user: %d", st)
+	}
+	if pw := c.value("#new-password"); len(pw) < 20 {
+		t.Fatalf("the new user's password: %q", pw)
+	}
+	c.shot("users")
+	c.open("/messages/msg_nope")
+	c.shot("not-found")
+	id := browserRequestLimits(t, c)
+	c.logout()
+	c.login(op)
+	browserOperator(t, c, id)
+	c.logout()
+	c.login(viewer)
+	if strings.Contains(c.text("main"), "Generate key") {
+		t.Error("a viewer is offered to generate keys")
+	}
+	c.shot("keys-viewer")
+	c.open("/operator")
+	if got := c.text("h1"); got != "Not allowed" {
+		t.Errorf("a viewer on the operator page: %q", got)
+	}
+	c.shot("forbidden")
+}
+
+// backfillUsage sends live messages over the past two weeks, so that the
+// balance page has a chart to show.
+func backfillUsage(t *testing.T, e *env) {
+	t.Helper()
+	for day := 13; day >= 0; day-- {
+		e.clock.Advance(-time.Duration(day) * 24 * time.Hour)
+		for i := 0; i < 1+(day*7)%5; i++ {
+			send(t, e, e.liveKey, map[string]any{"to": fmt.Sprintf("55119999901%02d", i), "message": "hi", "type": "SMS"})
+		}
+		if day%3 == 0 {
+			send(t, e, e.liveKey, map[string]any{"to": "5511999990150", "message": "hi", "type": "RCS"})
+		}
+		if day%4 == 1 {
+			send(t, e, e.liveKey, map[string]any{"to": "5511999990151", "type": "WHATSAPP", "template": map[string]any{"name": "a", "language": "en"}})
+		}
+		e.clock.Advance(time.Duration(day) * 24 * time.Hour)
+	}
+}
+
+func browserKeys(t *testing.T, c *chrome) {
+	c.fill("#key-env", "test")
+	c.fill("#key-name", "browser test")
+	if st := c.press("form[action='/settings/keys'] button[type=submit]"); st != 201 {
+		t.Fatalf("generate: %d", st)
+	}
+	key := c.value("#new-key-value")
+	if !strings.HasPrefix(key, "svc_test_") || len(key) != 49 {
+		t.Fatalf("the new key shown: %q", key)
+	}
+	if !c.eval(`!document.querySelector("button.copy").hidden`) {
+		t.Error("the copy button did not appear: the script did not run")
+	}
+	c.shot("keys-new")
+	if r := c.e.do("GET", "/api/v1/integration/balance", key, nil); r.status != 200 {
+		t.Fatalf("the generated key on the API: %d %s", r.status, r.body)
+	}
+	c.open("/settings/keys")
+	if strings.Contains(c.text("main"), key) {
+		t.Fatal("the key is shown again after its page")
+	}
+	if !strings.Contains(c.text("main"), "over 90 days old") {
+		t.Error("the 120-day-old key has no age warning")
+	}
+	c.shot("keys")
+	if st := c.press(fmt.Sprintf(`button[aria-label="Revoke key %s…"]`, key[:13])); st != 200 {
+		t.Fatalf("revoke: %d", st)
+	}
+	if n := c.text(".notice"); !strings.Contains(n, "revoked") {
+		t.Fatalf("after revoking: %q", n)
+	}
+	wantProblem(t, "the revoked key's next request", c.e.do("GET", "/api/v1/integration/balance", key, nil), 401, "INVALID_API_KEY")
+}
+
+func browserSecurity(t *testing.T, c *chrome) {
+	c.open("/settings/security")
+	c.fill("#entries", "203.0.113.7\n2001:db8::/32")
+	c.press("form[action='/settings/security/allowlist'] button")
+	if n := c.text(".notice"); !strings.Contains(n, "allow-list was saved") {
+		t.Fatalf("after saving the allow-list: %q", n)
+	}
+	wantProblem(t, "a request from outside the allow-list", c.e.do("GET", "/api/v1/integration/balance", c.e.testKey, nil), 403, "IP_NOT_ALLOWED")
+	c.fill("#entries", "203.0.113.7\n300.1.2.3")
+	if st := c.press("form[action='/settings/security/allowlist'] button"); st != 400 {
+		t.Fatalf("an invalid entry: %d", st)
+	}
+	if msg := c.text("#err-entries"); !strings.Contains(msg, "300.1.2.3") {
+		t.Fatalf("the invalid entry is not named: %q", msg)
+	}
+	c.shot("security-invalid")
+	c.fill("#entries", "")
+	c.press("form[action='/settings/security/allowlist'] button")
+	if r := c.e.do("GET", "/api/v1/integration/balance", c.e.testKey, nil); r.status != 200 {
+		t.Fatalf("after lifting the allow-list: %d", r.status)
+	}
+	c.press("form[action='/settings/security/secret/reveal'] button")
+	if got := c.value("#secret-value"); got != c.e.account.WebhookSecret {
+		t.Fatalf("revealed %q", got)
+	}
+	c.shot("security")
+}
+
+func browserSenders(t *testing.T, c *chrome) {
+	c.open("/settings/senders")
+	c.fill("#channel", "SMS")
+	c.fill("#value", "MyShop")
+	c.do("tick default", chromedp.Click(chromedp.CSS("#default")))
+	c.press("form[action='/settings/senders'] button[type=submit]")
+	if n := c.text(".notice"); !strings.Contains(n, "approved") {
+		t.Fatalf("after approving a sender: %q", n)
+	}
+	c.shot("senders")
+}
+
+func browserMessages(t *testing.T, c *chrome) {
+	e := c.e
+	r := send(t, e, e.testKey, map[string]any{"to": "5511988887777", "message": "Your order shipped", "type": "SMS", "callbackUrl": e.hooks.url()})
+	mid := r.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
+	waitFor(t, "its webhooks", 10*time.Second, func() bool { return len(e.hooks.forMessage(mid)) >= 2 })
+	c.open("/messages")
+	c.fill("#to", "5511988887777")
+	c.press("form.search button")
+	c.shot("messages")
+	c.press(fmt.Sprintf(`a[href="/messages/%s"]`, mid))
+	c.shot("message")
+	events, err := e.st.EventsForMessage(context.Background(), e.account.ID, mid)
+	if err != nil || len(events) == 0 {
+		t.Fatalf("events: %v %v", events, err)
+	}
+	before := countHooks(e, events[0].ID)
+	if st := c.press(fmt.Sprintf(`button[aria-label="Redeliver webhook %s"]`, events[0].ID)); st != 200 {
+		t.Fatalf("redeliver: %d", st)
+	}
+	waitFor(t, "the redelivered webhook", 10*time.Second, func() bool { return countHooks(e, events[0].ID) == before+1 })
+}
+
+// browserRequestLimits files a limit request and returns its id.
+func browserRequestLimits(t *testing.T, c *chrome) string {
+	c.open("/settings/limits")
+	c.fill("#volume", "500000")
+	c.fill("#useCase", "One-time passwords")
+	c.fill("#justification", "Launching in Brazil; logins peak at 9:00.")
+	c.press("form[action='/settings/limits'] button")
+	if n := c.text(".notice"); !strings.Contains(n, "sent to the operators") {
+		t.Fatalf("after the request: %q", n)
+	}
+	c.shot("limits")
+	reqs, err := c.e.st.LimitRequests(context.Background(), c.e.account.ID)
+	if err != nil || len(reqs) != 1 {
+		t.Fatalf("requests: %v %v", reqs, err)
+	}
+	return reqs[0].ID
+}
+
+func browserOperator(t *testing.T, c *chrome, requestID string) {
+	if got := c.text("h1"); got != "Operator" {
+		t.Fatalf("an operator's first page: %q", got)
+	}
+	c.shot("operator")
+	c.fill("#tier-"+requestID, "pro")
+	c.fill("#sendRpm-"+requestID, "150")
+	c.press(fmt.Sprintf("form[action='/operator/requests/%s/approve'] button", requestID))
+	if n := c.text(".notice"); !strings.Contains(n, "approved") {
+		t.Fatalf("after approving: %q", n)
+	}
+	b := c.e.do("GET", "/api/v1/integration/balance", c.e.testKey, nil)
+	s := send(t, c.e, c.e.testKey, map[string]any{"to": "5511999990010", "message": "hi", "type": "SMS"})
+	if b.header.Get("X-RateLimit-Limit") != "100" || s.header.Get("RateLimit-Limit") != "150" {
+		t.Fatalf("the approved limits do not apply at once: tier %s, sending %s", b.header.Get("X-RateLimit-Limit"),
+			s.header.Get("RateLimit-Limit"))
+	}
+	acct := c.e.account.ID
+	c.fill("#amount-"+acct, "250")
+	c.fill("#note-"+acct, "invoice 7")
+	c.press(fmt.Sprintf("#amount-%s ~ button", acct))
+	if n := c.text(".notice"); !strings.Contains(n, "credits were added") {
+		t.Fatalf("after the top-up: %q", n)
+	}
+	c.press(fmt.Sprintf(`a[href="/settings/keys?account=%s"]`, acct))
+	if !strings.Contains(c.text(".opbar"), "Operator view of") {
+		t.Fatal("the operator's view of an account does not say so")
+	}
+	c.shot("operator-account")
+	c.open("/balance?account=" + acct)
+	if line := c.text("section[aria-labelledby=ledger] tbody tr"); !strings.Contains(line, "by operator") || !strings.Contains(line, "invoice 7") {
+		t.Fatalf("the top-up's ledger line: %q", line)
+	}
+}

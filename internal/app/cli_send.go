@@ -1,0 +1,217 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"msgsvc/client"
+)
+
+// apiFlags are the flags of the commands that talk to a running node
+// through its public API, like an integrator's program.
+type apiFlags struct {
+	url, key *string
+}
+
+func addAPIFlags(fs *flag.FlagSet) apiFlags {
+	def := os.Getenv("MSGSVC_URL")
+	if def == "" {
+		def = "http://127.0.0.1:8080"
+	}
+	return apiFlags{
+		url: fs.String("url", def, "base URL of the running node [MSGSVC_URL]"),
+		key: fs.String("key", os.Getenv("MSGSVC_API_KEY"), "API key, svc_test_… or svc_live_… [MSGSVC_API_KEY]"),
+	}
+}
+
+func (f apiFlags) client() (*client.Client, error) {
+	if *f.key == "" {
+		return nil, errors.New("no API key: pass --key svc_test_… or set MSGSVC_API_KEY (msgsvc dev printed a test key at its " +
+			"first start; msgsvc key create --account ID --env test makes another)")
+	}
+	return client.New(*f.url, *f.key, client.WithUserAgent("msgsvc-cli/"+Version)), nil
+}
+
+// explain turns a client error into one that says what to do next.
+func explain(base string, err error) error {
+	var apiErr *client.Error
+	var netErr *net.OpError
+	// The client's errors start with its name; the command's are printed
+	// after "msgsvc: " already.
+	text := strings.TrimPrefix(err.Error(), "msgsvc: ")
+	switch {
+	case errors.As(err, &netErr):
+		return fmt.Errorf("cannot reach msgsvc at %s (%v): is `msgsvc dev` running? Point --url (or MSGSVC_URL) at it", base, netErr.Err)
+	case client.HasCode(err, client.CodeInvalidAPIKey), client.HasCode(err, client.CodeMissingAPIKey):
+		return fmt.Errorf("%s\nuse the test key msgsvc dev printed, or make one: msgsvc key create --account ID --env test", text)
+	case client.HasCode(err, client.CodeInsufficientCredits):
+		return fmt.Errorf("%s\ntop up: msgsvc credits add --account ID --amount 100 (or send with a svc_test_ key, which is never charged)", text)
+	case errors.As(err, &apiErr) && apiErr.Code == client.CodeValidation && len(apiErr.Fields) > 0:
+		var b strings.Builder
+		b.WriteString("the node refused the message:")
+		for _, f := range apiErr.Fields {
+			fmt.Fprintf(&b, "\n  --%s: %s", flagOf(f.Field), f.Message)
+		}
+		return errors.New(b.String())
+	}
+	return errors.New(text)
+}
+
+// flagOf names the flag that sets an API field.
+func flagOf(field string) string {
+	switch {
+	case field == "message":
+		return "message"
+	case field == "to" || strings.HasPrefix(field, "recipients"):
+		return "to"
+	case field == "callbackUrl":
+		return "callback-url"
+	}
+	return field
+}
+
+// runSend is `msgsvc send`: one send through the public API and, with
+// --wait, a live line that follows the messages to their final status.
+func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("msgsvc send", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	api := addAPIFlags(fs)
+	to := fs.String("to", "", "recipient, digits with the country code first (several: comma-separated) (required)")
+	text := fs.String("message", "", "the text (required)")
+	typ := fs.String("type", "SMS", "SMS, WHATSAPP or RCS")
+	from := fs.String("from", "", "sender ID or number (one of the account's approved senders)")
+	ref := fs.String("reference", "", "your own id for the message, echoed back")
+	callback := fs.String("callback-url", "", "where to post the webhooks (e.g. the URL msgsvc listen shows)")
+	wait := fs.Bool("wait", false, "follow the messages until each reaches a final status")
+	timeout := fs.Duration("timeout", 2*time.Minute, "with --wait: how long to follow")
+	asJSON := fs.Bool("json", false, "print the API's answers as JSON")
+	fs.Usage = usageOf(fs, stdout, "msgsvc send — send a message through a running node's API",
+		`msgsvc send --to 5511999990000 --message "Hello" --wait`)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *to == "" || *text == "" {
+		return errors.New("--to and --message are required, e.g. msgsvc send --to 5511999990000 --message \"Hello\"")
+	}
+	c, err := api.client()
+	if err != nil {
+		return err
+	}
+	req := client.SendRequest{Message: *text, Type: strings.ToUpper(*typ), From: *from, Reference: *ref, CallbackURL: *callback}
+	if rs := strings.Split(*to, ","); len(rs) > 1 {
+		req.Recipients = rs
+	} else {
+		req.To = *to
+	}
+	out, err := c.Send(ctx, req)
+	if err != nil {
+		return explain(*api.url, err)
+	}
+	printSent(stdout, out, *asJSON)
+	if !*wait {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	return follow(wctx, c, out, newProgress(stdout, isTerminal(stdout)), *asJSON)
+}
+
+func printSent(w io.Writer, out *client.SendResponse, asJSON bool) {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		_ = enc.Encode(out)
+		return
+	}
+	for _, m := range out.Messages {
+		fmt.Fprintf(w, "accepted %s to %s: %d segment(s), %s, %g credit(s)\n", m.MessageID, m.To, m.Segments, m.Encoding, m.Credits)
+	}
+	fmt.Fprintf(w, "campaign %s, %g credit(s) in all\n", out.CampaignID, out.Credits)
+}
+
+// follow polls the messages until each reaches a final status, showing
+// progress; it fails when one failed or was canceled, or when ctx ends.
+func follow(ctx context.Context, c *client.Client, out *client.SendResponse, p *progress, asJSON bool) error {
+	last := map[string]*client.Message{}
+	for {
+		done := 0
+		for _, s := range out.Messages {
+			if m := last[s.MessageID]; m != nil && client.Final(m.Status) {
+				done++
+				continue
+			}
+			m, err := c.Message(ctx, s.MessageID)
+			if err != nil {
+				p.end()
+				if ctx.Err() != nil {
+					return stillOpen(last, out)
+				}
+				return err
+			}
+			last[s.MessageID] = m
+			p.show(m)
+			if client.Final(m.Status) {
+				done++
+			}
+		}
+		if done == len(out.Messages) {
+			p.end()
+			return outcome(last, asJSON, p.w)
+		}
+		select {
+		case <-ctx.Done():
+			p.end()
+			return stillOpen(last, out)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// outcome prints the final messages (JSON) and fails if any did not
+// arrive.
+func outcome(msgs map[string]*client.Message, asJSON bool, w io.Writer) error {
+	var failed []string
+	for _, m := range msgs {
+		if asJSON {
+			_ = json.NewEncoder(w).Encode(m)
+		}
+		if m.Status == client.StatusFailed || m.Status == client.StatusCanceled {
+			failed = append(failed, fmt.Sprintf("%s to %s: %s %s %s", m.MessageID, m.To, m.Status, m.ErrorCode, m.ErrorMessage))
+		}
+	}
+	if len(failed) > 0 {
+		return errors.New("not delivered:\n  " + strings.Join(failed, "\n  "))
+	}
+	return nil
+}
+
+func stillOpen(msgs map[string]*client.Message, out *client.SendResponse) error {
+	var open []string
+	for _, s := range out.Messages {
+		status := "unknown"
+		if m := msgs[s.MessageID]; m != nil {
+			status = m.Status
+		}
+		if !client.Final(status) {
+			open = append(open, s.MessageID+" ("+status+")")
+		}
+	}
+	return fmt.Errorf("stopped following before a final status of %s; read it later with GET /api/v1/integration/messages/{id}",
+		strings.Join(open, ", "))
+}
+
+// usageOf prints a command's summary, an example and its flags.
+func usageOf(fs *flag.FlagSet, w io.Writer, summary, example string) func() {
+	return func() {
+		fmt.Fprintf(w, "%s\n\nExample:\n  %s\n\nFlags:\n", summary, example)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+}

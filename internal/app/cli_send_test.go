@@ -1,0 +1,162 @@
+package app
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"msgsvc/internal/webhook"
+)
+
+func runCmd(t *testing.T, run func(ctx context.Context, args []string, stdout, stderr io.Writer) error, args ...string) (string, error) {
+	t.Helper()
+	var out, errs lockedBuffer
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := run(ctx, args, &out, &errs)
+	return out.String() + errs.String(), err
+}
+
+// msgsvc send talks to a node through its API, follows the message with
+// --wait, and says what to do when something is wrong.
+func TestSendCommand(t *testing.T) {
+	e := newEnv(t, "sqlite", envOptions{})
+	api := []string{"--url", e.base, "--key", e.testKey}
+	out, err := runCmd(t, runSend, append(api, "--to", "5511999990000", "--message", "Hello", "--wait")...)
+	if err != nil || !strings.Contains(out, "accepted msg_") || !strings.Contains(out, " DELIVERED") || strings.Contains(out, "\033[") {
+		t.Fatalf("send --wait: %v\n%s", err, out)
+	}
+	out, err = runCmd(t, runSend, append(api, "--to", "5511999990001,5511999990000", "--message", "Hello", "--wait")...)
+	if err == nil || !strings.Contains(err.Error(), "INVALID_NUMBER") || strings.Count(out, "accepted msg_") != 2 {
+		t.Fatalf("a batch with a failing number: %v\n%s", err, out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--url", e.base, "--to", "5511999990000", "--message", "x", "--key", ""}, "pass --key svc_test_"},
+		{[]string{"--url", "http://127.0.0.1:1", "--key", e.testKey, "--to", "5511999990000", "--message", "x"}, "is `msgsvc dev` running?"},
+		{append(api, "--to", "123", "--message", "x"), "--to: must be"},
+		{append(api, "--to", "5511999990000"), "--to and --message are required"},
+		{[]string{"--url", e.base, "--key", "svc_test_" + strings.Repeat("x", 40), "--to", "5511999990000", "--message", "x"}, "msgsvc key create"},
+	} {
+		if _, err := runCmd(t, runSend, c.args...); err == nil || !strings.Contains(err.Error(), c.want) ||
+			strings.HasPrefix(err.Error(), "msgsvc: ") {
+			t.Errorf("%v: %v, want it to say %q", c.args, err, c.want)
+		}
+	}
+}
+
+// msgsvc listen verifies, prints and forwards the webhooks of a real send.
+func TestListenCommand(t *testing.T) {
+	e := newEnv(t, "sqlite", envOptions{})
+	app := make(chan http.Header, 10)
+	appSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		wh, _ := standardwebhooks.NewWebhook(e.account.WebhookSecret)
+		if wh.Verify(body, r.Header) != nil {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		app <- r.Header.Clone()
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer appSrv.Close()
+
+	var out lockedBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- runListen(ctx, []string{"--addr", "127.0.0.1:0", "--secret", e.account.WebhookSecret, "--forward-to", appSrv.URL}, &out, io.Discard)
+	}()
+	var hooks string
+	waitFor(t, "the listener", 5*time.Second, func() bool {
+		m := regexp.MustCompile(`http://[0-9.:]+/hooks`).FindString(out.String())
+		hooks = m
+		return m != ""
+	})
+	mid, _ := sent(t, send(t, e, e.testKey, map[string]any{"to": "5511999990000", "message": "hi", "type": "SMS", "callbackUrl": hooks}))
+	// Webhooks are posted concurrently: SENT may come after DELIVERED.
+	waitFor(t, "SENT and DELIVERED in the listener", 10*time.Second, func() bool {
+		text := out.String()
+		return strings.Contains(text, "DELIVERED") && strings.Contains(text, "SENT ")
+	})
+	text := out.String()
+	if !strings.Contains(text, mid) || !strings.Contains(text, "SENT") || !strings.Contains(text, "answered 202") || strings.Contains(text, "\033[") {
+		t.Errorf("listen printed:\n%s", text)
+	}
+	select {
+	case h := <-app:
+		if !strings.HasPrefix(h.Get("webhook-id"), "evt_") || h.Get("User-Agent") != "msgsvc/"+Version {
+			t.Errorf("forwarded headers %v", h)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("nothing was forwarded")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("listen stopped with %v", err)
+	}
+}
+
+// What the listener points out: a wrong secret, a retry of an event it
+// already has, a status that arrives after a later one.
+func TestListenerNotes(t *testing.T) {
+	secret, _ := webhook.NewSecret()
+	key, _ := webhook.DecodeSecret(secret)
+	var out lockedBuffer
+	l := newListener(&out, false, secret, "")
+	post := func(id, status string, key []byte) int {
+		body := `{"event":"delivery_status","campaignId":"cmp_1","messageId":"msg_1","phone":"5511999990000","status":"` + status +
+			`","timestamp":"2030-01-01T00:00:00.000Z","provider":"simulator","errorCode":null,"errorMessage":null}`
+		ts := time.Now().Unix()
+		r := httptest.NewRequest(http.MethodPost, "/hooks", strings.NewReader(body))
+		r.Header.Set("webhook-id", id)
+		r.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
+		r.Header.Set("webhook-signature", webhook.Sign(key, id, ts, []byte(body)))
+		w := httptest.NewRecorder()
+		l.ServeHTTP(w, r)
+		return w.Code
+	}
+	other, _ := webhook.NewSecret()
+	otherKey, _ := webhook.DecodeSecret(other)
+	for _, step := range []struct {
+		id, status string
+		key        []byte
+		code       int
+		note       string
+	}{
+		{"evt_1", "DELIVERED", key, 204, "DELIVERED"},
+		{"evt_1", "DELIVERED", key, 204, "again: a retry"},
+		{"evt_0", "SENT", key, 204, "arrived after DELIVERED"},
+		{"evt_2", "READ", otherKey, 401, "REFUSED"},
+	} {
+		before := len(out.String())
+		if code := post(step.id, step.status, step.key); code != step.code {
+			t.Errorf("%s %s: answered %d, want %d", step.id, step.status, code, step.code)
+		}
+		if line := out.String()[before:]; !strings.Contains(line, step.note) {
+			t.Errorf("%s %s: printed %q, want %q", step.id, step.status, line, step.note)
+		}
+	}
+}
+
+// dev prints the exact listen command, with the account's secret.
+func TestDevPrintsTheListenCommand(t *testing.T) {
+	e := newEnv(t, "sqlite", envOptions{})
+	var out lockedBuffer
+	if err := devWelcome(context.Background(), e.srv, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), " listen --secret "+e.account.WebhookSecret+"\n") {
+		t.Errorf("dev printed:\n%s", out.String())
+	}
+}

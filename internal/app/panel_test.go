@@ -1,0 +1,324 @@
+package app
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The web panel over plain HTTP (the browser tests drive it in Chromium):
+// security headers, cookies, forms' forgery protection, session expiry,
+// role boundaries and tenancy.
+
+// browser is a cookie-keeping client that does not follow redirects.
+type browser struct {
+	e      *env
+	client *http.Client
+}
+
+func (e *env) browser() *browser {
+	jar, _ := cookiejar.New(nil)
+	return &browser{e: e, client: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}}
+}
+
+type page struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func (b *browser) do(method, path string, form url.Values, headers ...string) page {
+	b.e.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, b.e.base+path, body)
+	if err != nil {
+		b.e.t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i] == "Host" {
+			req.Host = headers[i+1]
+			continue
+		}
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := b.client.Do(req)
+	if err != nil {
+		b.e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return page{status: resp.StatusCode, header: resp.Header, body: string(raw)}
+}
+
+func (b *browser) get(path string) page { return b.do("GET", path, nil) }
+
+func (b *browser) post(path string, form url.Values, headers ...string) page {
+	return b.do("POST", path, form, headers...)
+}
+
+// login signs in with the login form; it fails the test unless redirected.
+func (b *browser) login(email string) {
+	b.e.t.Helper()
+	p := b.post("/login", url.Values{"email": {email}, "password": {testPassword}})
+	if p.status != 303 {
+		b.e.t.Fatalf("panel login %s: %d %s", email, p.status, p.body)
+	}
+}
+
+var csrfRe = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
+
+// csrf reads the form token of a page.
+func (b *browser) csrf(path string) string {
+	b.e.t.Helper()
+	m := csrfRe.FindStringSubmatch(b.get(path).body)
+	if m == nil {
+		b.e.t.Fatalf("no form token on %s", path)
+	}
+	return m[1]
+}
+
+// user adds a user of the env's account (or an operator) and returns its email.
+func (e *env) user(role string) string {
+	e.t.Helper()
+	account := e.account.ID
+	if role == "operator" {
+		account = ""
+	}
+	email := role + "-" + strings.ToLower(e.clock.Now().Format("150405.000000000")) + "@acme.example"
+	if _, _, err := CreateUser(context.Background(), e.st, account, email, role, testPassword, e.clock.Now()); err != nil {
+		e.t.Fatal(err)
+	}
+	return email
+}
+
+func TestPanelHeadersAndCookie(t *testing.T) {
+	e := newEnv(t, "sqlite", envOptions{})
+	b := e.browser()
+	p := b.get("/login")
+	csp := p.header.Get("Content-Security-Policy")
+	if p.status != 200 || !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") ||
+		!strings.Contains(csp, "frame-ancestors 'none'") || p.header.Get("X-Frame-Options") != "DENY" ||
+		p.header.Get("Referrer-Policy") != "no-referrer" || !strings.Contains(p.body, `<label for="email">Email</label>`) {
+		t.Fatalf("login page: %d %v", p.status, p.header)
+	}
+	if strings.Contains(p.body, "<script>") || strings.Contains(p.body, " style=") || strings.Contains(p.body, "onclick") {
+		t.Fatal("the page has inline script or style")
+	}
+	email := e.user("owner")
+	p = b.post("/login", url.Values{"email": {email}, "password": {testPassword}})
+	c := p.header.Get("Set-Cookie")
+	if p.status != 303 || !strings.Contains(c, "HttpOnly") || !strings.Contains(c, "SameSite=Lax") || strings.Contains(c, "Secure") {
+		t.Fatalf("login on loopback: %d cookie %q", p.status, c)
+	}
+	p = e.browser().post("/login", url.Values{"email": {email}, "password": {testPassword}}, "Host", "panel.example.com")
+	if c := p.header.Get("Set-Cookie"); !strings.Contains(c, "Secure") || !strings.Contains(c, "HttpOnly") {
+		t.Fatalf("login on a public name: cookie %q", c)
+	}
+	if p := b.get("/settings/keys"); p.status != 200 || !strings.Contains(p.body, "Generate key") {
+		t.Fatalf("keys page: %d", p.status)
+	}
+	if p := b.get("/static/panel.css"); p.status != 200 || !strings.HasPrefix(p.header.Get("Content-Type"), "text/css") {
+		t.Fatalf("style sheet: %d %v", p.status, p.header)
+	}
+	if p := e.browser().get("/settings/keys"); p.status != 303 || p.header.Get("Location") != "/login?next=%2Fsettings%2Fkeys" {
+		t.Fatalf("signed out: %d %v", p.status, p.header.Get("Location"))
+	}
+	if p := b.post("/login", url.Values{"email": {email}, "password": {testPassword}, "next": {"//evil.example/"}}); p.header.Get("Location") != "/" {
+		t.Fatalf("a login may redirect off-site: %v", p.header.Get("Location"))
+	}
+}
+
+// Every state-changing form needs the session's token, and comes from the
+// panel's own origin.
+func TestPanelForgedForms(t *testing.T) {
+	e := newEnv(t, "sqlite", envOptions{})
+	b := e.browser()
+	b.login(e.user("owner"))
+	token := b.csrf("/settings/keys")
+	keys := func() int {
+		k, err := e.st.Keys(context.Background(), e.account.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(k)
+	}
+	before := keys()
+	form := url.Values{"environment": {"test"}, "name": {"forged"}}
+	if p := b.post("/settings/keys", form); p.status != 403 || !strings.Contains(p.body, "This form has expired") {
+		t.Fatalf("no token: %d", p.status)
+	}
+	form.Set("csrf", strings.Repeat("0", len(token)))
+	if p := b.post("/settings/keys", form); p.status != 403 {
+		t.Fatalf("a wrong token: %d", p.status)
+	}
+	form.Set("csrf", token)
+	if p := b.post("/settings/keys", form, "Sec-Fetch-Site", "cross-site"); p.status != 403 || !strings.Contains(p.body, "another site") {
+		t.Fatalf("a cross-site post with the token: %d", p.status)
+	}
+	if p := b.post("/settings/keys", form, "Origin", "https://evil.example"); p.status != 403 {
+		t.Fatalf("a post from another origin: %d", p.status)
+	}
+	if keys() != before {
+		t.Fatal("a refused form made a key")
+	}
+	if p := b.post("/settings/keys", form, "Sec-Fetch-Site", "same-origin"); p.status != 201 || !strings.Contains(p.body, "svc_test_") {
+		t.Fatalf("the real form: %d", p.status)
+	}
+	// Another session's token is not this session's.
+	other := e.browser()
+	other.login(e.user("owner"))
+	form.Set("csrf", other.csrf("/settings/keys"))
+	if p := b.post("/settings/keys", form); p.status != 403 {
+		t.Fatalf("another session's token: %d", p.status)
+	}
+}
+
+func TestPanelSessionExpiry(t *testing.T) {
+	e := newEnv(t, "sqlite", envOptions{})
+	b := e.browser()
+	b.login(e.user("admin"))
+	e.clock.Advance(12*time.Hour + time.Minute)
+	p := b.get("/settings/limits")
+	if p.status != 303 || p.header.Get("Location") != "/login?next=%2Fsettings%2Flimits&note=expired" {
+		t.Fatalf("expired session: %d %v", p.status, p.header.Get("Location"))
+	}
+	if p := b.get(p.header.Get("Location")); !strings.Contains(p.body, "Your session ended after 12 hours without activity") {
+		t.Fatalf("the login page does not say why: %s", p.body)
+	}
+	// Logging out ends the session on the server too.
+	b = e.browser()
+	b.login(e.user("admin"))
+	cookies := b.client.Jar.Cookies(mustURL(t, e.base))
+	if p := b.post("/logout", url.Values{"csrf": {b.csrf("/account")}}); p.status != 303 {
+		t.Fatalf("logout: %d", p.status)
+	}
+	replay := e.browser()
+	replay.client.Jar.SetCookies(mustURL(t, e.base), cookies)
+	if p := replay.get("/settings/keys"); p.status != 303 {
+		t.Fatalf("a logged-out cookie still works: %d", p.status)
+	}
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// The pages offer only what the role may do, and the server refuses the
+// rest with a clear page whatever the browser sends.
+func TestPanelRoles(t *testing.T) {
+	e := newEnv(t, "sqlite", envOptions{})
+	_, rec, err := CreateKey(context.Background(), e.st, e.account.ID, "test", e.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewer := e.browser()
+	viewer.login(e.user("viewer"))
+	p := viewer.get("/settings/keys")
+	if p.status != 200 || strings.Contains(p.body, "Generate key") || strings.Contains(p.body, ">Revoke<") || !strings.Contains(p.body, rec.Prefix) {
+		t.Fatalf("a viewer's keys page offers changes or hides keys: %d", p.status)
+	}
+	p = viewer.post("/settings/keys/"+rec.ID+"/revoke", url.Values{"csrf": {viewer.csrf("/settings/keys")}})
+	if p.status != 403 || !strings.Contains(p.body, "Not allowed") || !strings.Contains(p.body, "viewer") {
+		t.Fatalf("a viewer revoking: %d", p.status)
+	}
+	if k, _ := e.st.Keys(context.Background(), e.account.ID); !k[0].RevokedAt.IsZero() {
+		t.Fatal("the viewer's refused revoke revoked")
+	}
+	dev := e.browser()
+	dev.login(e.user("developer"))
+	if p := dev.get("/settings/security"); strings.Contains(p.body, "Save allow-list") || strings.Contains(p.body, "Rotate secret") {
+		t.Fatal("a developer is offered the allow-list or the secret")
+	}
+	p = dev.post("/settings/security/allowlist", url.Values{"csrf": {dev.csrf("/settings/security")}, "entries": {"203.0.113.7"}})
+	if p.status != 403 {
+		t.Fatalf("a developer setting the allow-list: %d", p.status)
+	}
+	if a, _ := e.st.Account(context.Background(), e.account.ID); len(a.IPAllowlist) != 0 {
+		t.Fatal("the refused allow-list was saved")
+	}
+	if p := dev.get("/operator"); p.status != 403 {
+		t.Fatalf("a developer on the operator page: %d", p.status)
+	}
+	if p := dev.post("/settings/security/secret/reveal", url.Values{"csrf": {dev.csrf("/settings/security")}}); p.status != 403 ||
+		strings.Contains(p.body, e.account.WebhookSecret) {
+		t.Fatalf("a developer revealing the secret: %d", p.status)
+	}
+}
+
+// One account's users never see another's data, whatever they put in the
+// address; operators choose the account.
+func TestPanelTenancy(t *testing.T) {
+	e := newEnv(t, "sqlite", envOptions{})
+	other, err := CreateAccount(context.Background(), e.st, NewAccount{Name: "Other Corp", Tier: "basic", Credits: 5, Currency: "EUR",
+		Country: "44"}, e.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, okRec, err := CreateKey(context.Background(), e.st, other.ID, "test", e.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := send(t, e, ok.Secret, map[string]any{"to": "5511999990077", "message": "theirs", "type": "SMS"})
+	theirs := s.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
+	owner := e.browser()
+	owner.login(e.user("owner"))
+	for _, path := range []string{"/settings/keys?account=" + other.ID, "/messages?account=" + other.ID, "/balance?account=" + other.ID} {
+		p := owner.get(path)
+		if p.status != 200 || strings.Contains(p.body, okRec.Prefix) || strings.Contains(p.body, theirs) || strings.Contains(p.body, "Other Corp") {
+			t.Fatalf("%s shows the other account: %d", path, p.status)
+		}
+	}
+	if p := owner.get("/messages/" + theirs); p.status != 404 {
+		t.Fatalf("their message: %d", p.status)
+	}
+	op := e.browser()
+	op.login(e.user("operator"))
+	if p := op.get("/"); p.header.Get("Location") != "/operator" {
+		t.Fatalf("an operator's home: %v", p.header.Get("Location"))
+	}
+	if p := op.get("/operator"); !strings.Contains(p.body, "Other Corp") || !strings.Contains(p.body, "Acme") {
+		t.Fatal("the operator page does not list the accounts")
+	}
+	if p := op.get("/settings/keys?account=" + other.ID); p.status != 200 || !strings.Contains(p.body, okRec.Prefix) {
+		t.Fatalf("an operator on their keys: %d", p.status)
+	}
+	if p := op.get("/messages/" + theirs + "?account=" + other.ID); p.status != 200 {
+		t.Fatalf("an operator on their message: %d", p.status)
+	}
+}
+
+func TestPanelLoginThrottle(t *testing.T) {
+	e := newEnv(t, "sqlite", envOptions{})
+	email := e.user("owner")
+	e.placeAt(time.Second)
+	b := e.browser()
+	if p := b.post("/login", url.Values{"email": {email}, "password": {"wrong horse battery"}}); p.status != 401 ||
+		!strings.Contains(p.body, "The email or password is wrong") {
+		t.Fatalf("a wrong password: %d", p.status)
+	}
+	for i := 0; i < 29; i++ {
+		e.do("GET", "/api/v1/integration/balance", "svc_test_"+strings.Repeat("x", 40), nil)
+	}
+	if p := b.post("/login", url.Values{"email": {email}, "password": {testPassword}}); p.status != 429 ||
+		!strings.Contains(p.body, "Too many failed attempts from your address") {
+		t.Fatalf("the right password from a throttled address: %d", p.status)
+	}
+}

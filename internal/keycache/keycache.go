@@ -1,0 +1,137 @@
+// Package keycache keeps authenticated API keys, with their accounts, in
+// memory, so that a request costs one read of a version counter instead of
+// a lookup of its key and account. The counter (store.AuthVersion) moves
+// in the database whenever a key is revoked or an account's settings
+// change, on whichever node or tool changed them; every request reads it,
+// so a change bites on the very next request on every node.
+package keycache
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"msgsvc/internal/store"
+)
+
+// Source is where keys and the version live (*store.Store).
+type Source interface {
+	AuthVersion(ctx context.Context) (int64, error)
+	KeyByHashVersion(ctx context.Context, hash string) (store.APIKey, store.Account, int64, error)
+}
+
+// maxEntries bounds the cache; past it the cache starts over (a deployment
+// has far fewer active keys).
+const maxEntries = 10000
+
+// Cache answers KeyByHash from memory while the version stands.
+type Cache struct {
+	src     Source
+	version fresh
+
+	mu      sync.Mutex
+	entries map[string]entry // by key hash
+}
+
+type entry struct {
+	key     store.APIKey
+	account store.Account
+	version int64
+}
+
+// New builds a Cache over src.
+func New(src Source) *Cache {
+	c := &Cache{src: src, entries: map[string]entry{}}
+	c.version.read = src.AuthVersion
+	return c
+}
+
+// KeyByHash returns the key and its account as the database has them now.
+// The account's balance is as of when the entry was read: callers that
+// need the current balance read it themselves.
+func (c *Cache) KeyByHash(ctx context.Context, hash string) (store.APIKey, store.Account, error) {
+	v, err := c.version.get(ctx)
+	if err != nil {
+		return store.APIKey{}, store.Account{}, err
+	}
+	c.mu.Lock()
+	e, ok := c.entries[hash]
+	c.mu.Unlock()
+	if ok && e.version == v {
+		return e.key, e.account, nil
+	}
+	k, a, at, err := c.src.KeyByHashVersion(ctx, hash)
+	if err != nil {
+		return k, a, err
+	}
+	c.mu.Lock()
+	if len(c.entries) >= maxEntries {
+		c.entries = map[string]entry{}
+	}
+	c.entries[hash] = entry{key: k, account: a, version: at}
+	c.mu.Unlock()
+	return k, a, nil
+}
+
+// fresh reads a value on behalf of many concurrent callers while
+// guaranteeing each of them a read that began after it asked: a read under
+// way when a caller arrives may have started before the change the caller
+// must see, so the caller waits for the next one, which starts as soon as
+// the current one ends and serves everyone who arrived meanwhile. Under
+// load, one read serves many requests; alone, a request costs one read.
+type fresh struct {
+	read func(ctx context.Context) (int64, error)
+
+	mu      sync.Mutex
+	running bool
+	next    *round // the round the next read serves; nil when no one waits
+}
+
+type round struct {
+	done    chan struct{}
+	v       int64
+	err     error
+	callers int // how many it serves
+}
+
+// readTimeout bounds one read, which serves callers whose contexts differ.
+const readTimeout = 10 * time.Second
+
+func (f *fresh) get(ctx context.Context) (int64, error) {
+	f.mu.Lock()
+	if f.next == nil {
+		f.next = &round{done: make(chan struct{})}
+	}
+	r := f.next
+	r.callers++
+	if !f.running {
+		f.running = true
+		go f.loop(context.WithoutCancel(ctx))
+	}
+	f.mu.Unlock()
+	select {
+	case <-r.done:
+		return r.v, r.err
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// loop runs rounds while callers wait for one.
+func (f *fresh) loop(ctx context.Context) {
+	for {
+		f.mu.Lock()
+		r := f.next
+		f.next = nil
+		if r == nil {
+			f.running = false
+			f.mu.Unlock()
+			return
+		}
+		f.mu.Unlock()
+		rctx, cancel := context.WithTimeout(ctx, readTimeout)
+		r.v, r.err = f.read(rctx)
+		cancel()
+		close(r.done)
+	}
+}

@@ -1,0 +1,162 @@
+package keycache
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"msgsvc/internal/store"
+)
+
+// source is a database of one key whose version the test moves.
+type source struct {
+	version atomic.Int64
+	lookups atomic.Int64
+	revoked atomic.Bool
+	// gate, when set, holds every version read until it is closed; started
+	// is told each time a read begins.
+	gate    chan struct{}
+	started chan struct{}
+}
+
+func (s *source) AuthVersion(ctx context.Context) (int64, error) {
+	v := s.version.Load() // as of when the read began
+	if s.started != nil {
+		s.started <- struct{}{}
+	}
+	if s.gate != nil {
+		<-s.gate
+	}
+	return v, nil
+}
+
+func (s *source) KeyByHashVersion(_ context.Context, hash string) (store.APIKey, store.Account, int64, error) {
+	s.lookups.Add(1)
+	if hash != "h1" {
+		return store.APIKey{}, store.Account{}, 0, store.ErrNotFound
+	}
+	k := store.APIKey{ID: "key_1", Hash: hash}
+	if s.revoked.Load() {
+		k.RevokedAt = time.Unix(1, 0)
+	}
+	return k, store.Account{ID: "acc_1"}, s.version.Load(), nil
+}
+
+func TestCacheFollowsVersion(t *testing.T) {
+	ctx := context.Background()
+	src := &source{}
+	src.version.Store(1)
+	c := New(src)
+	for i := 0; i < 5; i++ {
+		k, a, err := c.KeyByHash(ctx, "h1")
+		if err != nil || k.ID != "key_1" || a.ID != "acc_1" || !k.RevokedAt.IsZero() {
+			t.Fatalf("lookup %d: %+v %+v %v", i, k, a, err)
+		}
+	}
+	if n := src.lookups.Load(); n != 1 {
+		t.Errorf("%d lookups of an unchanged key, want 1", n)
+	}
+	// A revocation moves the version: the next lookup reads the key again.
+	src.revoked.Store(true)
+	src.version.Store(2)
+	k, _, err := c.KeyByHash(ctx, "h1")
+	if err != nil || k.RevokedAt.IsZero() {
+		t.Errorf("after the version moved: %+v %v, want the revoked key", k, err)
+	}
+	if n := src.lookups.Load(); n != 2 {
+		t.Errorf("%d lookups, want 2", n)
+	}
+	// Unknown keys are not kept: each attempt asks the database.
+	for i := 0; i < 2; i++ {
+		if _, _, err := c.KeyByHash(ctx, "h-unknown"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("unknown key: %v", err)
+		}
+	}
+	if n := src.lookups.Load(); n != 4 {
+		t.Errorf("%d lookups, want 4", n)
+	}
+}
+
+// TestFreshReadStartsAfterCaller: a caller that arrives while a version
+// read is under way must not take that read's answer (it may predate a
+// change the caller has to see) but the next read's.
+func TestFreshReadStartsAfterCaller(t *testing.T) {
+	src := &source{gate: make(chan struct{}), started: make(chan struct{}, 2)}
+	src.version.Store(1)
+	f := &fresh{read: src.AuthVersion}
+	ctx := context.Background()
+	var first, second int64
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		first, _ = f.get(ctx)
+	}()
+	<-src.started // the first read began, with version 1
+	src.version.Store(2)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		second, _ = f.get(ctx)
+	}()
+	// Wait until the second caller is queued for the next round.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		f.mu.Lock()
+		queued := f.next != nil
+		f.mu.Unlock()
+		if queued {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("second caller never queued")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(src.gate)
+	wg.Wait()
+	if first != 1 || second != 2 {
+		t.Errorf("first caller got %d (want 1), the caller that came during its read got %d (want 2)", first, second)
+	}
+}
+
+// TestFreshSharesReads: the callers that arrive during one read share the
+// next one.
+func TestFreshSharesReads(t *testing.T) {
+	src := &source{gate: make(chan struct{}), started: make(chan struct{}, 3)}
+	f := &fresh{read: src.AuthVersion}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); _, _ = f.get(ctx) }()
+	<-src.started
+	const callers = 100
+	for i := 0; i < callers; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); _, _ = f.get(ctx) }()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		f.mu.Lock()
+		n := 0
+		if f.next != nil {
+			n = f.next.callers
+		}
+		f.mu.Unlock()
+		if n == callers {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d callers queued", n, callers)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(src.gate)
+	wg.Wait()
+	if n := len(src.started); n != 1 {
+		t.Errorf("%d more reads for %d callers that arrived during one read, want 1", n, callers)
+	}
+}

@@ -1,0 +1,231 @@
+package manage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"msgsvc/internal/id"
+	"msgsvc/internal/store"
+	"msgsvc/internal/user"
+)
+
+// Session is a fresh login: the token is shown to the client this once
+// and stored only as a hash.
+type Session struct {
+	Token     string
+	ExpiresAt time.Time
+	Actor     Actor
+}
+
+// touchEvery bounds how often a session's idle expiry is pushed forward:
+// a write per request would cost more than the request.
+const touchEvery = time.Minute
+
+// Password length bounds: long enough to resist guessing, short enough
+// that hashing one costs what it should.
+const (
+	minPassword = 10
+	maxPassword = 256
+)
+
+// dummyHash is verified against when the email is unknown, so that a wrong
+// email takes as long as a wrong password and does not tell which emails
+// have users.
+var dummyHash = sync.OnceValue(func() string {
+	h, _ := user.HashPassword("no user has this password")
+	return h
+})
+
+// Login checks an email and password and opens a session.
+func (s *Service) Login(ctx context.Context, email, password string) (Session, error) {
+	u, err := s.st.UserByEmail(ctx, strings.TrimSpace(email))
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return Session{}, err
+	}
+	hash := u.PasswordHash
+	if err != nil {
+		hash = dummyHash()
+	}
+	ok, _ := user.VerifyPassword(hash, password)
+	if err != nil || !ok || len(password) > maxPassword {
+		return Session{}, ErrBadCredentials
+	}
+	token, tokenHash, err := user.NewToken()
+	if err != nil {
+		return Session{}, err
+	}
+	now := s.now().UTC()
+	exp := now.Add(s.ttl)
+	if err := s.st.DeleteExpiredSessions(ctx, u.ID, now); err != nil {
+		return Session{}, err
+	}
+	if err := s.st.CreateSession(ctx, store.Session{TokenHash: tokenHash, UserID: u.ID, CreatedAt: now, LastSeenAt: now,
+		ExpiresAt: exp}); err != nil {
+		return Session{}, err
+	}
+	return Session{Token: token, ExpiresAt: exp, Actor: actorOf(u, tokenHash)}, nil
+}
+
+func actorOf(u store.User, sessionHash string) Actor {
+	return Actor{UserID: u.ID, Email: u.Email, Role: u.Role, AccountID: u.AccountID, SessionHash: sessionHash}
+}
+
+// Authenticate finds the actor of a session token and slides the
+// session's idle expiry. A token never issued or logged out is
+// ErrInvalidToken; one idle for longer than the session lifetime is
+// ErrTokenExpired.
+func (s *Service) Authenticate(ctx context.Context, token string) (Actor, error) {
+	if !strings.HasPrefix(token, "sess_") {
+		return Actor{}, ErrInvalidToken
+	}
+	hash := user.TokenHash(token)
+	ss, u, err := s.st.SessionUser(ctx, hash)
+	if errors.Is(err, store.ErrNotFound) {
+		return Actor{}, ErrInvalidToken
+	}
+	if err != nil {
+		return Actor{}, err
+	}
+	now := s.now().UTC()
+	if !now.Before(ss.ExpiresAt) {
+		return Actor{}, ErrTokenExpired
+	}
+	if now.Sub(ss.LastSeenAt) >= touchEvery {
+		if err := s.st.ExtendSession(ctx, hash, now, now.Add(s.ttl)); err != nil {
+			return Actor{}, err
+		}
+	}
+	return actorOf(u, hash), nil
+}
+
+// Logout ends the session of a token; an unknown token is ErrInvalidToken.
+func (s *Service) Logout(ctx context.Context, token string) error {
+	if _, err := s.Authenticate(ctx, token); err != nil && !errors.Is(err, ErrTokenExpired) {
+		return err
+	}
+	return s.st.DeleteSession(ctx, user.TokenHash(token))
+}
+
+// ChangePassword replaces the actor's own password after checking the
+// current one, and ends the actor's other sessions.
+func (s *Service) ChangePassword(ctx context.Context, a Actor, current, next string) error {
+	if a.UserID == "" {
+		return ErrForbidden
+	}
+	u, err := s.st.UserByEmail(ctx, a.Email)
+	if err != nil {
+		return err
+	}
+	if ok, _ := user.VerifyPassword(u.PasswordHash, current); !ok {
+		return invalid("currentPassword", "is not your current password")
+	}
+	if msg := passwordProblem(next); msg != "" {
+		return invalid("newPassword", msg)
+	}
+	hash, err := user.HashPassword(next)
+	if err != nil {
+		return err
+	}
+	if err := s.st.SetPassword(ctx, u.ID, hash); err != nil {
+		return err
+	}
+	return s.st.EndSessions(ctx, u.ID, a.SessionHash)
+}
+
+func passwordProblem(pw string) string {
+	if n := len([]rune(pw)); n < minPassword || len(pw) > maxPassword {
+		return fmt.Sprintf("must be %d to %d characters", minPassword, maxPassword)
+	}
+	return ""
+}
+
+// NewUser describes a user to add.
+type NewUser struct {
+	AccountID string // "" for an operator
+	Email     string
+	Role      string // owner, admin, developer, viewer or operator
+	Password  string // "" generates one
+}
+
+// CreateUser adds a panel user and returns it with its password (the one
+// given, or a generated one, shown this once). Owners add users to their
+// own account; only operators add operators.
+func (s *Service) CreateUser(ctx context.Context, a Actor, in NewUser) (store.User, string, error) {
+	in.Email = strings.ToLower(strings.TrimSpace(in.Email))
+	var p problems
+	if in.Role == user.Operator {
+		if err := operator(a); err != nil {
+			return store.User{}, "", err
+		}
+		if in.AccountID != "" {
+			p.add("account", "must be empty: operators belong to no account")
+		}
+	} else if !user.ValidRole(in.Role) {
+		p.add("role", "must be owner, admin, developer or viewer")
+	}
+	if at := strings.Index(in.Email, "@"); at < 1 || at == len(in.Email)-1 || len(in.Email) > 254 {
+		p.add("email", "is not an email address")
+	}
+	if in.Password != "" {
+		if msg := passwordProblem(in.Password); msg != "" {
+			p.add("password", msg)
+		}
+	}
+	if err := p.err("The user is not valid."); err != nil {
+		return store.User{}, "", err
+	}
+	if in.Role != user.Operator {
+		acct, err := s.account(ctx, a, in.AccountID, user.Owner)
+		if err != nil {
+			return store.User{}, "", err
+		}
+		in.AccountID = acct.ID
+	}
+	password := in.Password
+	if password == "" {
+		var err error
+		if password, err = user.NewPassword(); err != nil {
+			return store.User{}, "", err
+		}
+	}
+	hash, err := user.HashPassword(password)
+	if err != nil {
+		return store.User{}, "", err
+	}
+	now := s.now().UTC()
+	u := store.User{ID: id.New(id.User, now), AccountID: in.AccountID, Email: in.Email, Role: in.Role, PasswordHash: hash, CreatedAt: now}
+	if err := s.st.CreateUser(ctx, u); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return u, "", invalid("email", "already has a user")
+		}
+		return u, "", err
+	}
+	return u, password, nil
+}
+
+// Users lists an account's users by email (owners and operators).
+func (s *Service) Users(ctx context.Context, a Actor, accountID string) ([]store.User, error) {
+	acct, err := s.account(ctx, a, accountID, user.Owner)
+	if err != nil {
+		return nil, err
+	}
+	list, err := s.st.Users(ctx, acct.ID)
+	return nonNil(list), err
+}
+
+// RemoveUser removes a user of an account and ends their sessions. Nobody
+// removes themselves: an account keeps at least the owner acting.
+func (s *Service) RemoveUser(ctx context.Context, a Actor, accountID, userID string) error {
+	acct, err := s.account(ctx, a, accountID, user.Owner)
+	if err != nil {
+		return err
+	}
+	if userID == a.UserID {
+		return invalid("id", "is you: another owner can remove you")
+	}
+	return s.st.DeleteUser(ctx, acct.ID, userID)
+}

@@ -1,0 +1,76 @@
+package message
+
+import (
+	"context"
+	"time"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/provider"
+)
+
+// Revoker is implemented by providers that can take back a message they
+// accepted and have not delivered yet (RCS Business Messaging). An RCS
+// message with an SMS fallback that such a provider took waits for its
+// delivery until its Result.FallbackAt; then it is taken back and sent as
+// SMS, so that the recipient never gets both. Revoke returns one answer
+// per message, in order.
+type Revoker interface {
+	Revoke(ctx context.Context, msgs []provider.Outbound) []provider.Revocation
+}
+
+// revoke asks the providers of RCS messages still undelivered at their
+// deadline to take them back: a message taken back falls back to SMS; one
+// delivered meanwhile, or whose provider cannot take it back, stays RCS;
+// a provider that could not answer is asked again later.
+func (d *Dispatcher) revoke(ctx context.Context, items []routed, now time.Time) []Report {
+	byProvider := map[provider.Provider][]routed{}
+	var reports []Report
+	for _, it := range items {
+		if _, ok := it.p.(Revoker); !ok {
+			// The provider left the configuration or cannot take messages
+			// back: sending the SMS as well could reach the phone twice.
+			d.log.Warn("rcs message cannot be taken back; no SMS fallback", "message", it.m.ID, "provider", it.m.Provider)
+			reports = append(reports, Report{Kind: Unrevoked, MessageID: it.m.ID, At: now, LeaseOwner: d.owner})
+			continue
+		}
+		byProvider[it.p] = append(byProvider[it.p], it)
+	}
+	for p, its := range byProvider {
+		outs := make([]provider.Outbound, len(its))
+		for i, it := range its {
+			outs[i] = outbound(it.m)
+		}
+		// Like a hand-over, it must end well inside the lease.
+		rctx, cancel := context.WithTimeout(ctx, d.lease/2)
+		answers := p.(Revoker).Revoke(rctx, outs)
+		cancel()
+		for i, it := range its {
+			reports = append(reports, d.revocationReport(it, answers, i, now))
+		}
+	}
+	return reports
+}
+
+func (d *Dispatcher) revocationReport(it routed, answers []provider.Revocation, i int, now time.Time) Report {
+	r := Report{MessageID: it.m.ID, At: now, LeaseOwner: d.owner}
+	a := provider.Revocation{Err: &provider.Error{Message: "no answer from provider", Temporary: true}}
+	if i < len(answers) {
+		a = answers[i]
+	}
+	switch {
+	case a.Err != nil && a.Err.Temporary:
+		r.Kind, r.RetryAt = Retry, now.Add(retryDelay(it.m.Attempts))
+	case a.Err != nil:
+		d.log.Warn("rcs message could not be taken back; no SMS fallback", "message", it.m.ID, "provider", it.m.Provider,
+			"code", a.Err.Code, "err", a.Err.Message)
+		r.Kind = Unrevoked
+	case a.Revoked:
+		r.Kind = Revoked
+		if sms := d.routes.Pick(it.m.Env, domain.SMS, it.m.CountryCode); sms != nil {
+			r.Provider = sms.Name()
+		}
+	default:
+		r.Kind = Unrevoked // delivered meanwhile: its report follows
+	}
+	return r
+}

@@ -1,0 +1,73 @@
+package panel
+
+import (
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/store"
+)
+
+func TestUsageChart(t *testing.T) {
+	since := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	usage := []store.UsageDay{
+		{Day: since, Channel: domain.SMS, Messages: 3, Charged: 3_000_000},
+		{Day: since, Channel: domain.RCS, Messages: 2},
+		{Day: since.AddDate(0, 0, 9), Channel: domain.WhatsApp, Messages: 7},
+		{Day: since.AddDate(0, 0, 40), Channel: domain.SMS, Messages: 99}, // outside the window
+	}
+	c := usageChart(usage, since, 30)
+	if c.Total != 12 || len(c.Bars) != 3 || len(c.Days) != 2 || c.Days[0].Total != 7 || c.Days[1].Credits != 3_000_000 {
+		t.Fatalf("chart: total %d, %d bars, days %+v", c.Total, len(c.Bars), c.Days)
+	}
+	sms, rcs := c.Bars[0], c.Bars[1]
+	if sms.Class != "sms" || rcs.Class != "rcs" || rcs.Y+rcs.H != sms.Y || sms.Y+sms.H != padTop+plotH {
+		t.Fatalf("bars do not stack from the axis: %+v %+v", sms, rcs)
+	}
+	if top := c.Grid[len(c.Grid)-1]; top.Label != "8" || top.Y != padTop {
+		t.Fatalf("scale top %+v, want 8 at the top", top)
+	}
+	if c.Legend[1].Name != "WhatsApp" || c.Legend[1].Total != 7 {
+		t.Fatalf("legend: %+v", c.Legend)
+	}
+	if empty := usageChart(nil, since, 30); empty.Total != 0 || len(empty.Bars) != 0 || empty.Grid[2].Label != "4" {
+		t.Fatalf("an empty chart: %+v", empty)
+	}
+}
+
+func TestNiceCeil(t *testing.T) {
+	for n, want := range map[int]int{1: 2, 3: 4, 4: 4, 5: 6, 7: 8, 9: 10, 11: 20, 130: 200, 999: 1000} {
+		if got := niceCeil(n); got != want {
+			t.Errorf("niceCeil(%d) = %d, want %d", n, got, want)
+		}
+	}
+}
+
+func TestSafeNext(t *testing.T) {
+	for next, want := range map[string]string{"/messages?to=1": "/messages?to=1", "//evil.example/": "", "/\\evil.example": "",
+		"https://evil.example/": "", "/login?next=/x": "", "": ""} {
+		if got := safeNext(next); got != want {
+			t.Errorf("safeNext(%q) = %q, want %q", next, got, want)
+		}
+	}
+}
+
+func TestSecureCookies(t *testing.T) {
+	for host, want := range map[string]bool{"127.0.0.1:8080": false, "localhost:8080": false, "[::1]:8080": false,
+		"app.localhost": false, "panel.example.com": true, "203.0.113.7:8080": true, "10.0.0.5": true} {
+		r := httptest.NewRequest("GET", "/login", nil)
+		r.Host = host
+		if got := secureCookies(r); got != want {
+			t.Errorf("secureCookies(%s) = %v, want %v", host, got, want)
+		}
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 500000: "500,000", -1234567: "-1,234,567"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

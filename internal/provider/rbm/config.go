@@ -1,0 +1,196 @@
+package rbm
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// DefaultAPIURL is Google's RCS Business Messaging API.
+const DefaultAPIURL = "https://rcsbusinessmessaging.googleapis.com/v1"
+
+// Scope is the OAuth 2.0 scope the service account's tokens are asked for.
+const Scope = "https://www.googleapis.com/auth/rcsbusinessmessaging"
+
+// Config describes one RBM agent. Zero values take the defaults noted on
+// each field.
+type Config struct {
+	// Name is the provider's name in webhooks and metrics (default "rbm").
+	Name string
+	// AgentID is the agent's id (agentId in every call).
+	AgentID string
+	// Credentials is the service account's JSON key, as Google issues it.
+	// Its client_email, private_key and token_uri sign and send the JWT
+	// assertion that buys access tokens.
+	Credentials []byte
+	// ClientToken is the agent webhook's client token: it answers the
+	// platform's validation request and keys X-Goog-Signature.
+	ClientToken string
+	// APIURL is the API's base, ending in the version (default
+	// DefaultAPIURL). UploadURL is where files are uploaded (default: the
+	// API URL with "/upload" before its last segment, as Google's is).
+	APIURL    string
+	UploadURL string
+	// RatePerSecond caps the requests to the platform; 0 means no cap.
+	RatePerSecond float64
+	// Concurrency is the number of requests in flight at once (default 8).
+	Concurrency int
+	// RequestTimeout bounds each HTTP request, token requests included
+	// (default 10s).
+	RequestTimeout time.Duration
+	// FallbackAfter is how long a message with an SMS fallback may stay
+	// undelivered before it is taken back and sent as SMS (default 10m);
+	// never more than half of what is left of its validity, so that the
+	// SMS has time too.
+	FallbackAfter time.Duration
+	// Attempts is how often one request is tried when the platform
+	// answers 429 or 5xx or cannot be reached (default 3); RetryMin and
+	// RetryMax bound the backoff between tries (defaults 250ms and 4s).
+	Attempts           int
+	RetryMin, RetryMax time.Duration
+	// MaxWebhookBody caps the platform's webhook calls (default 1 MiB).
+	MaxWebhookBody int64
+}
+
+// Validate reports every problem of c at once. Secrets are never part of
+// the text.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("rbm config: %s %s", field, fmt.Sprintf(format, args...)))
+	}
+	if c.AgentID == "" {
+		bad("AgentID", "is required")
+	}
+	if len(c.Credentials) == 0 {
+		bad("Credentials", "is required: the service account's JSON key")
+	} else if _, err := parseCredentials(c.Credentials); err != nil {
+		errs = append(errs, err)
+	}
+	if c.ClientToken == "" {
+		bad("ClientToken", "is required: it verifies the platform's webhook calls")
+	}
+	for _, u := range []struct{ name, v string }{{"APIURL", c.APIURL}, {"UploadURL", c.UploadURL}} {
+		if u.v == "" {
+			continue
+		}
+		if p, err := url.Parse(u.v); err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" {
+			bad(u.name, "%q is not an http(s) URL", u.v)
+		}
+	}
+	if c.RatePerSecond < 0 {
+		bad("RatePerSecond", "is %v; use 0 for no cap", c.RatePerSecond)
+	}
+	if c.Concurrency < 0 || c.Attempts < 0 || c.MaxWebhookBody < 0 {
+		bad("Concurrency, Attempts and MaxWebhookBody", "must not be negative")
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"RequestTimeout", c.RequestTimeout}, {"FallbackAfter", c.FallbackAfter}, {"RetryMin", c.RetryMin}, {"RetryMax", c.RetryMax}} {
+		if d.v < 0 {
+			bad(d.name, "is negative (%v)", d.v)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) withDefaults() Config {
+	def := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	if c.Name == "" {
+		c.Name = "rbm"
+	}
+	if c.APIURL == "" {
+		c.APIURL = DefaultAPIURL
+	}
+	c.APIURL = strings.TrimRight(c.APIURL, "/")
+	if c.UploadURL == "" {
+		c.UploadURL = uploadURL(c.APIURL)
+	}
+	c.UploadURL = strings.TrimRight(c.UploadURL, "/")
+	if c.Concurrency == 0 {
+		c.Concurrency = 8
+	}
+	if c.Attempts == 0 {
+		c.Attempts = 3
+	}
+	if c.MaxWebhookBody == 0 {
+		c.MaxWebhookBody = 1 << 20
+	}
+	def(&c.RequestTimeout, 10*time.Second)
+	def(&c.FallbackAfter, 10*time.Minute)
+	def(&c.RetryMin, 250*time.Millisecond)
+	def(&c.RetryMax, 4*time.Second)
+	c.RetryMax = max(c.RetryMax, c.RetryMin)
+	return c
+}
+
+// uploadURL puts "/upload" before the last segment of the API URL's path,
+// as Google's upload endpoint is: https://host/v1 → https://host/upload/v1.
+func uploadURL(api string) string {
+	u, err := url.Parse(api)
+	if err != nil {
+		return api
+	}
+	if i := strings.LastIndex(u.Path, "/"); i >= 0 {
+		u.Path = u.Path[:i] + "/upload" + u.Path[i:]
+	} else {
+		u.Path = "/upload"
+	}
+	return u.String()
+}
+
+// Option adjusts an Adapter for tests or embedding.
+type Option func(*options)
+
+type options struct {
+	log   *slog.Logger
+	now   func() time.Time
+	rand  func() float64
+	http  *http.Client
+	files Files
+	cache MediaCache
+}
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithClock sets the clock of fallback deadlines and timestamps (default
+// time.Now). Timeouts and backoff run on real time: they race sockets.
+func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// WithRand sets the source of backoff jitter, values in [0, 1).
+func WithRand(f func() float64) Option { return func(o *options) { o.rand = f } }
+
+// WithHTTPClient replaces the HTTP client (its Timeout is kept if set).
+func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.http = c } }
+
+// WithFiles lets the adapter send files integrators uploaded (mediaId);
+// without it such messages are refused.
+func WithFiles(f Files) Option { return func(o *options) { o.files = f } }
+
+// WithMediaCache keeps the platform's names of uploaded files in storage,
+// so that other nodes and later runs send them without uploading again.
+func WithMediaCache(c MediaCache) Option { return func(o *options) { o.cache = c } }
+
+func buildOptions(cfg Config, opts []Option) options {
+	o := options{log: slog.Default(), now: time.Now, rand: rand.Float64}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.http == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = cfg.Concurrency // keep a connection for each request in flight
+		o.http = &http.Client{Timeout: cfg.RequestTimeout, Transport: t}
+	}
+	return o
+}

@@ -1,0 +1,184 @@
+package rbm
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"msgsvc/internal/media"
+	"msgsvc/internal/provider"
+	"msgsvc/internal/provider/rbm/rbmtest"
+)
+
+const (
+	testAgent = "msgsvc-test-agent"
+	testToken = "client-token-0123456789abcdef"
+)
+
+// sink records what the adapter reports, or fails when told to.
+type sink struct {
+	mu       sync.Mutex
+	statuses []provider.Status
+	inbound  []provider.Inbound
+	fail     error
+}
+
+func (s *sink) Statuses(_ context.Context, name string, sts []provider.Status) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	s.statuses = append(s.statuses, sts...)
+	return nil
+}
+
+func (s *sink) Inbound(_ context.Context, name string, in provider.Inbound) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	s.inbound = append(s.inbound, in)
+	return nil
+}
+
+func (s *sink) got() ([]provider.Status, []provider.Inbound) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]provider.Status(nil), s.statuses...), append([]provider.Inbound(nil), s.inbound...)
+}
+
+// files is an account's uploads in a directory.
+type files struct {
+	dir   string
+	items map[string]media.Item // by mediaId
+}
+
+func newFiles(t *testing.T) *files { return &files{dir: t.TempDir(), items: map[string]media.Item{}} }
+
+func (f *files) add(t *testing.T, accountID, mediaID, mime string, data []byte) {
+	sum := sha256.Sum256(data)
+	it := media.Item{ID: mediaID, AccountID: accountID, SHA256: hex.EncodeToString(sum[:]), MIME: mime, Size: int64(len(data))}
+	if err := os.WriteFile(filepath.Join(f.dir, it.SHA256), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.items[mediaID] = it
+}
+
+func (f *files) Lookup(_ context.Context, accountID, mediaID string) (media.Item, error) {
+	it, ok := f.items[mediaID]
+	if !ok || it.AccountID != accountID {
+		return media.Item{}, media.ErrNotFound
+	}
+	return it, nil
+}
+
+func (f *files) Open(_ context.Context, it media.Item) (*os.File, error) {
+	return os.Open(filepath.Join(f.dir, it.SHA256))
+}
+
+// rig is an adapter talking to a fake platform, with a clock the test
+// holds and the adapter's log kept.
+type rig struct {
+	p    *rbmtest.Platform
+	a    *Adapter
+	sink *sink
+	log  *lockedWriter
+	now  time.Time
+}
+
+func newRig(t testing.TB, mutate func(c *Config), opts ...Option) *rig {
+	t.Helper()
+	r := &rig{p: rbmtest.New(t, testAgent), sink: &sink{}, log: &lockedWriter{w: &bytes.Buffer{}},
+		now: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}
+	cfg := Config{AgentID: testAgent, Credentials: r.p.Credentials(), ClientToken: testToken, APIURL: r.p.APIURL(),
+		RetryMin: time.Millisecond, RetryMax: 4 * time.Millisecond}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	log := slog.New(slog.NewTextHandler(r.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	opts = append([]Option{WithLogger(log), WithClock(func() time.Time { return r.now }), WithRand(func() float64 { return 0.5 })}, opts...)
+	a, err := New(cfg, r.sink, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.a = a
+	return r
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// sameJSON fails unless got and want are the same JSON value.
+func sameJSON(t *testing.T, what string, got []byte, want string) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("%s: %v: %s", what, err, got)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("%s: the expected JSON: %v", what, err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Fatalf("%s:\n got %s\nwant %s", what, got, want)
+	}
+}
+
+var errStore = errors.New("the database is down")
+
+// metric reads one of the adapter's metrics through a registry, as
+// /metrics would; labels select a series (besides provider).
+func metric(t *testing.T, a *Adapter, name string, labels map[string]string) float64 {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(a.Collector())
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range mf.GetMetric() {
+			have := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				have[lp.GetName()] = lp.GetValue()
+			}
+			if have["provider"] != a.Name() {
+				t.Fatalf("%s without the provider label: %v", name, have)
+			}
+			for k, v := range labels {
+				if have[k] != v {
+					continue series
+				}
+			}
+			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	return sum
+}

@@ -1,0 +1,176 @@
+// Package smpptest is a small SMSC for tests outside package smpp: it binds
+// any transceiver, takes submit_sm and reports delivery, and can be made to
+// stop answering anything but binds, as a carrier whose platform hangs
+// behind a live front end does. (The client's own tests keep a richer fake
+// inside package smpp, which cannot be shared without an import cycle.)
+package smpptest
+
+import (
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"msgsvc/internal/provider/smpp"
+)
+
+// SMSC is a running fake SMSC on a loopback port; it stops when the test
+// ends.
+type SMSC struct {
+	ln     net.Listener
+	silent atomic.Bool
+
+	mu       sync.Mutex
+	conns    []net.Conn
+	binds    int
+	submits  []string // destination of every submit_sm received
+	answered int
+	nextID   int
+}
+
+// Start listens on a free loopback port.
+func Start(t testing.TB) *SMSC {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &SMSC{ln: ln}
+	go s.accept()
+	t.Cleanup(s.close)
+	return s
+}
+
+// Addr is the host:port to bind to.
+func (s *SMSC) Addr() string { return s.ln.Addr().String() }
+
+// SetSilent makes the SMSC stop answering (true) or answer again (false).
+// Silent, it still accepts connections and answers bind_transceiver, but
+// never submit_sm nor enquire_link.
+func (s *SMSC) SetSilent(silent bool) { s.silent.Store(silent) }
+
+// Binds counts the binds answered.
+func (s *SMSC) Binds() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.binds
+}
+
+// Submits returns the destination of every submit_sm received, answered
+// or not, in order.
+func (s *SMSC) Submits() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.submits...)
+}
+
+// Answered counts the submit_sm answered (each then reported delivered).
+func (s *SMSC) Answered() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.answered
+}
+
+func (s *SMSC) close() {
+	_ = s.ln.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.conns {
+		_ = c.Close()
+	}
+}
+
+func (s *SMSC) accept() {
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		s.conns = append(s.conns, c)
+		s.mu.Unlock()
+		go s.serve(&conn{c: c})
+	}
+}
+
+// conn serialises the PDUs written to one connection.
+type conn struct {
+	c   net.Conn
+	mu  sync.Mutex
+	seq uint32
+}
+
+func (c *conn) send(p smpp.PDU) {
+	b, err := smpp.Encode(p)
+	if err != nil {
+		panic(fmt.Sprintf("smpptest: encode %v: %v", p.Command, err))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, _ = c.c.Write(b)
+}
+
+// request sends a PDU of the SMSC's own (deliver_sm).
+func (c *conn) request(cmd smpp.CommandID, body smpp.Body) {
+	c.mu.Lock()
+	c.seq++
+	seq := c.seq
+	c.mu.Unlock()
+	c.send(smpp.PDU{Command: cmd, Seq: seq, Body: body})
+}
+
+func (s *SMSC) serve(c *conn) {
+	defer c.c.Close()
+	for {
+		p, err := smpp.ReadPDU(c.c)
+		if err != nil {
+			return
+		}
+		switch p.Command {
+		case smpp.BindTransceiver:
+			s.mu.Lock()
+			s.binds++
+			s.mu.Unlock()
+			c.send(smpp.PDU{Command: smpp.BindTransceiverResp, Seq: p.Seq, Body: &smpp.BindResp{SystemID: "SMPPTEST"}})
+		case smpp.SubmitSM:
+			s.submit(c, p)
+		case smpp.EnquireLink:
+			if !s.silent.Load() {
+				c.send(smpp.PDU{Command: smpp.EnquireLinkResp, Seq: p.Seq})
+			}
+		case smpp.Unbind:
+			c.send(smpp.PDU{Command: smpp.UnbindResp, Seq: p.Seq})
+			return
+		}
+	}
+}
+
+// submit records a submit_sm and, unless silent, takes it and reports it
+// delivered.
+func (s *SMSC) submit(c *conn, p smpp.PDU) {
+	sm, _ := p.Body.(*smpp.SM)
+	dest := ""
+	if sm != nil {
+		dest = sm.DestAddr
+	}
+	s.mu.Lock()
+	s.submits = append(s.submits, dest)
+	silent := s.silent.Load()
+	if !silent {
+		s.answered++
+		s.nextID++
+	}
+	id := fmt.Sprintf("T%d", s.nextID)
+	s.mu.Unlock()
+	if silent {
+		return
+	}
+	c.send(smpp.PDU{Command: smpp.SubmitSMResp, Seq: p.Seq, Body: &smpp.SMResp{MessageID: id}})
+	now := time.Now().UTC().Format("0601021504")
+	text := fmt.Sprintf("id:%s sub:001 dlvrd:001 submit date:%s done date:%s stat:DELIVRD err:000 text:", id, now, now)
+	c.request(smpp.DeliverSM, &smpp.SM{SourceTON: smpp.TONInternational, SourceNPI: smpp.NPIISDN, SourceAddr: dest,
+		ESMClass: smpp.ESMClassReceipt, ShortMessage: []byte(text),
+		TLVs: smpp.TLVs{smpp.StringTLV(smpp.TagReceiptedMessageID, id), smpp.ByteTLV(smpp.TagMessageState, byte(smpp.StateDelivered))}})
+}

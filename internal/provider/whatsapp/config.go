@@ -1,0 +1,220 @@
+package whatsapp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// DefaultAPIURL is the Graph API version this adapter speaks.
+const DefaultAPIURL = "https://graph.facebook.com/v23.0"
+
+// Config describes one WhatsApp provider: a business phone number of a
+// WhatsApp Business Account. Zero values take the defaults noted.
+type Config struct {
+	// Name is the provider's name in webhooks and metrics (default
+	// "whatsapp").
+	Name string
+	// APIURL is the Graph API base including its version (default
+	// DefaultAPIURL).
+	APIURL string
+	// PhoneNumberID is the platform's id of the sending business number.
+	PhoneNumberID string
+	// Token is the access token (a system user's), sent as a bearer token.
+	Token string
+	// AppSecret is the Meta app's secret: the key of X-Hub-Signature-256.
+	AppSecret string
+	// VerifyToken is the secret the platform echoes in the webhook
+	// verification handshake.
+	VerifyToken string
+	// UserAgent identifies us to the platform (default UserAgent("")).
+	UserAgent string
+	// RatePerSecond caps requests to the platform (default 80, the
+	// platform's standard throughput per business number; negative: no cap).
+	RatePerSecond float64
+	// RequestTimeout bounds one HTTP request (default 10s).
+	RequestTimeout time.Duration
+	// Concurrency is the number of requests in flight at once (default 16).
+	Concurrency int
+	// MaxAttempts is how often one request is tried within a Submit when
+	// the platform answers with a transient error (default 3); what still
+	// fails is left to the dispatcher's later retries.
+	MaxAttempts int
+	// RetryMin and RetryMax bound the backoff between attempts (defaults
+	// 500ms and 8s); rate-limit answers wait at least four times RetryMin.
+	RetryMin, RetryMax time.Duration
+	// CTAURLButtons sends a url button as the platform's interactive
+	// call-to-action message ("cta_url"). Off by default: that type is not
+	// in the platform's published OpenAPI description (v23.0), so the
+	// default keeps to what the document allows and sends the title and the
+	// address as text with a link preview, where WhatsApp makes it tappable.
+	CTAURLButtons bool
+	// MediaReuse is how long a file uploaded to the platform is sent by
+	// its platform id before it is uploaded again (default 25 days: the
+	// platform keeps uploads for 30).
+	MediaReuse time.Duration
+}
+
+// Validate reports every problem of c at once.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("whatsapp config: %s %s", field, fmt.Sprintf(format, args...)))
+	}
+	for _, f := range []struct{ name, v string }{{"PhoneNumberID", c.PhoneNumberID}, {"Token", c.Token},
+		{"AppSecret", c.AppSecret}, {"VerifyToken", c.VerifyToken}} {
+		if f.v == "" {
+			bad(f.name, "is required")
+		}
+	}
+	if c.PhoneNumberID != "" && !digits.MatchString(c.PhoneNumberID) {
+		bad("PhoneNumberID", "must be the platform's numeric id of the phone number, not the number itself")
+	}
+	if c.APIURL != "" {
+		if u, err := url.Parse(c.APIURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			bad("APIURL", "%q is not an http(s) URL", c.APIURL)
+		}
+	}
+	if c.Concurrency < 0 || c.MaxAttempts < 0 {
+		bad("Concurrency and MaxAttempts", "must not be negative")
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"RequestTimeout", c.RequestTimeout}, {"RetryMin", c.RetryMin}, {"RetryMax", c.RetryMax}, {"MediaReuse", c.MediaReuse}} {
+		if d.v < 0 {
+			bad(d.name, "is negative (%v)", d.v)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+var digits = regexp.MustCompile(`^[0-9]+$`)
+
+func (c Config) withDefaults() Config {
+	def := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	if c.Name == "" {
+		c.Name = "whatsapp"
+	}
+	if c.APIURL == "" {
+		c.APIURL = DefaultAPIURL
+	}
+	c.APIURL = strings.TrimRight(c.APIURL, "/")
+	if c.UserAgent == "" {
+		c.UserAgent = UserAgent("")
+	}
+	if c.RatePerSecond == 0 {
+		c.RatePerSecond = 80
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = 16
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = 3
+	}
+	def(&c.RequestTimeout, 10*time.Second)
+	def(&c.RetryMin, 500*time.Millisecond)
+	def(&c.RetryMax, 8*time.Second)
+	def(&c.MediaReuse, 25*24*time.Hour)
+	c.RetryMax = max(c.RetryMax, c.RetryMin)
+	return c
+}
+
+var semver = regexp.MustCompile(`^v?([0-9]+\.[0-9]+\.[0-9]+)(.*)$`)
+
+// UserAgent is msgsvc's User-Agent for a version such as "0.5.0-dev": the
+// platform's document wants name/1.2.3 with an optional ";key=value", so
+// a pre-release or build suffix goes there ("msgsvc/0.5.0;v=0.5.0-dev").
+func UserAgent(version string) string {
+	m := semver.FindStringSubmatch(version)
+	if m == nil {
+		return "msgsvc/0.0.0" + uaSuffix(version)
+	}
+	if m[2] == "" {
+		return "msgsvc/" + m[1]
+	}
+	return "msgsvc/" + m[1] + uaSuffix(version)
+}
+
+func uaSuffix(version string) string {
+	clean := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '.':
+			return r
+		}
+		return '-'
+	}, strings.TrimPrefix(version, "v"))
+	if clean == "" {
+		return ""
+	}
+	return ";v=" + clean
+}
+
+// Option adjusts a Client for tests or embedding.
+type Option func(*options)
+
+type options struct {
+	log   *slog.Logger
+	http  *http.Client
+	now   func() time.Time
+	rand  func() float64
+	sleep func(ctx context.Context, d time.Duration) error
+}
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithHTTPClient replaces the HTTP client (its Timeout is left alone;
+// Config.RequestTimeout bounds each request anyway).
+func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.http = c } }
+
+// WithClock replaces time.Now for timestamps, rate spacing and media reuse.
+func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// WithRand sets the source of backoff jitter, values in [0, 1).
+func WithRand(f func() float64) Option { return func(o *options) { o.rand = f } }
+
+// WithSleep replaces the wait between attempts and for the rate cap.
+func WithSleep(f func(ctx context.Context, d time.Duration) error) Option {
+	return func(o *options) { o.sleep = f }
+}
+
+func buildOptions(opts []Option) options {
+	o := options{log: slog.Default(), now: time.Now, rand: rand.Float64, sleep: sleepCtx}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.http == nil {
+		o.http = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 32,
+			IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: 10 * time.Second, ForceAttemptHTTP2: true},
+			// The platform never redirects an API call; following one
+			// would hand the bearer token to wherever it points.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	return o
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

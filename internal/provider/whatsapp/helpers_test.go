@@ -1,0 +1,204 @@
+package whatsapp
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"msgsvc/internal/media"
+	"msgsvc/internal/provider"
+	"msgsvc/internal/provider/whatsapp/whatsapptest"
+)
+
+const (
+	testToken       = "EAAtesttokenSECRET0123456789"
+	testAppSecret   = "appsecretSECRET42"
+	testVerifyToken = "verifySECRET-7"
+	testPhoneID     = "106540352242922"
+)
+
+// sink records what the webhook hands over; fail makes it refuse.
+type sink struct {
+	mu       sync.Mutex
+	statuses []provider.Status
+	inbound  []provider.Inbound
+	fail     error
+}
+
+func (s *sink) Statuses(_ context.Context, name string, r []provider.Status) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	s.statuses = append(s.statuses, r...)
+	return nil
+}
+
+func (s *sink) Inbound(_ context.Context, name string, in provider.Inbound) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	s.inbound = append(s.inbound, in)
+	return nil
+}
+
+func (s *sink) got() ([]provider.Status, []provider.Inbound) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]provider.Status(nil), s.statuses...), append([]provider.Inbound(nil), s.inbound...)
+}
+
+// files is a media store of fixed files in a temporary directory.
+type files struct {
+	dir   string
+	items map[string]media.Item // by mediaId
+}
+
+func newFiles(t *testing.T) *files {
+	f := &files{dir: t.TempDir(), items: map[string]media.Item{}}
+	f.add(t, "med_photo", "acc_1", media.JPEG, []byte("\xff\xd8\xff\xe0 a photo"))
+	f.add(t, "med_clip", "acc_1", media.MP4, []byte("....ftypisom a clip"))
+	f.add(t, "med_doc", "acc_1", media.PDF, []byte("%PDF-1.4 a document"))
+	return f
+}
+
+func (f *files) add(t *testing.T, id, account string, typ media.Type, data []byte) {
+	sum := id + "-sha256-0123456789abcdef"
+	if err := os.WriteFile(filepath.Join(f.dir, sum), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.items[id] = media.Item{ID: id, AccountID: account, SHA256: sum, MIME: typ.MIME, Kind: typ.Kind, Size: int64(len(data))}
+}
+
+func (f *files) Lookup(_ context.Context, accountID, mediaID string) (media.Item, error) {
+	it, ok := f.items[mediaID]
+	if !ok || it.AccountID != accountID {
+		return media.Item{}, media.ErrNotFound
+	}
+	return it, nil
+}
+
+func (f *files) Open(_ context.Context, it media.Item) (*os.File, error) {
+	return os.Open(filepath.Join(f.dir, it.SHA256))
+}
+
+// cache is an in-memory MediaCache.
+type cache struct {
+	mu  sync.Mutex
+	ids map[string]struct {
+		id string
+		at time.Time
+	}
+}
+
+func (c *cache) PlatformMedia(_ context.Context, scope, sum string, since time.Time) (string, bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.ids[scope+" "+sum]
+	if !ok || !v.at.After(since) {
+		return "", false, nil
+	}
+	return v.id, true, nil
+}
+
+func (c *cache) SavePlatformMedia(_ context.Context, scope, sum, id string, at time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ids == nil {
+		c.ids = map[string]struct {
+			id string
+			at time.Time
+		}{}
+	}
+	c.ids[scope+" "+sum] = struct {
+		id string
+		at time.Time
+	}{id, at}
+	return nil
+}
+
+// rig is a client wired to a fake platform, with a clock that stands
+// still unless moved, and waits that are recorded instead of slept.
+type rig struct {
+	c      *Client
+	p      *whatsapptest.Platform
+	sink   *sink
+	files  *files
+	cache  *cache
+	log    *bytes.Buffer
+	mu     sync.Mutex
+	now    time.Time
+	waited []time.Duration
+}
+
+func newRig(t *testing.T, tune func(*Config)) *rig {
+	t.Helper()
+	r := &rig{p: whatsapptest.New(t), sink: &sink{}, files: newFiles(t), cache: &cache{}, log: &bytes.Buffer{},
+		now: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)}
+	cfg := Config{APIURL: r.p.URL, PhoneNumberID: testPhoneID, Token: testToken, AppSecret: testAppSecret,
+		VerifyToken: testVerifyToken, UserAgent: UserAgent("0.5.0-dev"), RatePerSecond: -1}
+	if tune != nil {
+		tune(&cfg)
+	}
+	var err error
+	r.c, err = New(cfg, Deps{Sink: r.sink, Files: r.files, Cache: r.cache},
+		WithLogger(slog.New(slog.NewTextHandler(syncWriter{w: r.log, mu: &r.mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))),
+		WithClock(r.clock), WithRand(func() float64 { return 0.5 }), WithSleep(r.sleep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func (r *rig) clock() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.now
+}
+
+func (r *rig) advance(d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.now = r.now.Add(d)
+}
+
+func (r *rig) sleep(ctx context.Context, d time.Duration) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if d > 0 {
+		r.waited = append(r.waited, d)
+	}
+	return ctx.Err()
+}
+
+func (r *rig) waits() []time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]time.Duration(nil), r.waited...)
+}
+
+func (r *rig) logged() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.log.String()
+}
+
+type syncWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (s syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}

@@ -1,0 +1,75 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/id"
+	"msgsvc/internal/ledger"
+	"msgsvc/internal/store"
+	"msgsvc/internal/store/storetest"
+)
+
+// TestAuthVersion checks that the counter behind the key cache moves with
+// every change a key lookup can see, and stands still for the balance and
+// a key's last use, which change on every request.
+func TestAuthVersion(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
+		ctx := context.Background()
+		acc := newAccount(t, st, 10*credit)
+		key := store.APIKey{ID: id.New(id.Key, t0), AccountID: acc.ID, Env: "live", Prefix: "sk_live_ab", Hash: "h-av", CreatedAt: t0}
+		if err := st.CreateKey(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		steps := []struct {
+			name  string
+			moves bool
+			op    func() error
+		}{
+			{"a send's debit", false, func() error {
+				return st.Write(ctx, func(tx *store.Tx) error {
+					_, err := tx.AddBalance(ctx, acc.ID, -credit, at(1e9))
+					return err
+				})
+			}},
+			{"a top-up", false, func() error {
+				_, err := creditAccount(ctx, st, acc.ID, credit, ledger.TopUp, "more")
+				return err
+			}},
+			{"a key's last use", false, func() error { return st.TouchKey(ctx, key.ID, at(2e9)) }},
+			{"limits", true, func() error { return st.SetLimits(ctx, acc.ID, store.Limits{TierRPM: 1}) }},
+			{"allow-list", true, func() error {
+				return st.UpdateAccountSettings(ctx, acc.ID, []string{"192.0.2.1"}, false, 1)
+			}},
+			{"secret rotation", true, func() error { return st.RotateSecret(ctx, acc.ID, "whsec_next", at(3e9)) }},
+			{"prices", true, func() error { return st.SetPrices(ctx, acc.ID, `{"SMS":{"55":2}}`) }},
+			{"a sender", true, func() error {
+				return st.AddSender(ctx, store.Sender{ID: id.New(id.Sender, t0), AccountID: acc.ID, Channel: domain.SMS,
+					Value: "Acme", CreatedAt: t0})
+			}},
+			{"revocation", true, func() error { return st.RevokeKey(ctx, acc.ID, key.ID, at(4e9)) }},
+		}
+		for _, s := range steps {
+			before, err := st.AuthVersion(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.op(); err != nil {
+				t.Fatalf("%s: %v", s.name, err)
+			}
+			after, err := st.AuthVersion(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if moved := after != before; moved != s.moves {
+				t.Errorf("%s: version %d → %d, want moved=%v", s.name, before, after, s.moves)
+			}
+			// A lookup reports the version its answer is as of.
+			_, _, v, err := st.KeyByHashVersion(ctx, key.Hash)
+			if err != nil || v != after {
+				t.Errorf("%s: KeyByHashVersion version %d (%v), want %d", s.name, v, err, after)
+			}
+		}
+	})
+}

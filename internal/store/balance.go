@@ -1,0 +1,181 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"msgsvc/internal/ledger"
+)
+
+// Balance shares (PostgreSQL). Each writer of a node keeps a share of an
+// account's balance in balance_holds and debits it, so concurrent sends on
+// any number of nodes never wait for one another's lock on the account
+// row: a writer runs one transaction at a time, and its share is its own.
+// A share that runs short is refilled from the account row with a part of
+// what the row holds (refillDivisor), which takes the row's lock briefly
+// and rarely. When the row itself runs short, the shares no transaction
+// is using are gathered back into it; if the account as a whole still
+// covers the debit, the rest sits in shares in use by transactions in
+// flight, and the group is run again a moment later (errBalanceBusy)
+// rather than refused. Credits (refunds, top-ups) go to the writer's
+// share, or to the row when the writer has none (tools). The balance read
+// anywhere is the row plus every share (accountList).
+//
+// Locks are taken so that no cycle can form: a transaction waits only for
+// the account row and for its own writer's share (which only a gathering
+// transaction, holding the row, can hold); gathering never waits for a
+// share (SKIP LOCKED).
+
+// errBalanceBusy: the account covers a debit only with funds in shares that
+// transactions in flight hold; the group runs again (retryable).
+var errBalanceBusy = errors.New("balance held by transactions in flight")
+
+// refillDivisor: a refill takes the larger of the debit and this part of
+// what the account row holds. Eight writers on each of a few nodes take
+// most of a large balance in their first refills and then rarely come back.
+const refillDivisor = 8
+
+// heldTotal is the account's whole balance as this statement sees it:
+// the row and the shares other than holder's (whose new amount the
+// statement returns beside it).
+const heldTotal = `(SELECT balance FROM accounts WHERE id = $1) +
+	(SELECT COALESCE(SUM(amount), 0) FROM balance_holds WHERE account_id = $1 AND holder <> $2)`
+
+func (tx *Tx) addHeld(ctx context.Context, accountID string, delta int64, at time.Time) (int64, error) {
+	if tx.holder == "" {
+		return tx.addToRow(ctx, accountID, delta, at)
+	}
+	if delta >= 0 {
+		var total int64
+		err := tx.queryRow(ctx, `INSERT INTO balance_holds (account_id, holder, amount, updated_at) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (account_id, holder) DO UPDATE SET amount = balance_holds.amount + excluded.amount,
+			updated_at = excluded.updated_at RETURNING amount + `+heldTotal, accountID, tx.holder, delta, ms(at)).Scan(&total)
+		if err != nil {
+			return 0, fmt.Errorf("credit balance share: %w", err)
+		}
+		return total, nil
+	}
+	for attempt := 0; ; attempt++ {
+		var total int64
+		err := tx.queryRow(ctx, `UPDATE balance_holds SET amount = amount + $3, updated_at = $4
+			WHERE account_id = $1 AND holder = $2 AND amount + $3 >= 0 RETURNING amount + `+heldTotal,
+			accountID, tx.holder, delta, ms(at)).Scan(&total)
+		if err == nil {
+			return total, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return 0, fmt.Errorf("debit balance share: %w", err)
+		}
+		if attempt > 0 {
+			return 0, errors.New("debit balance share: refilled share still short")
+		}
+		if err := tx.refill(ctx, accountID, -delta, at); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// refill moves at least need from the account row into the writer's
+// share, gathering idle shares back into the row first if the row alone
+// is short.
+func (tx *Tx) refill(ctx context.Context, accountID string, need int64, at time.Time) error {
+	for attempt := 0; attempt < 2; attempt++ {
+		var got int64
+		err := tx.queryRow(ctx, `WITH take AS (
+				SELECT LEAST(balance, GREATEST($3, balance / `+fmt.Sprint(refillDivisor)+`)) AS amount
+				FROM accounts WHERE id = $1 AND balance >= $3 FOR UPDATE),
+			moved AS (UPDATE accounts SET balance = balance - take.amount FROM take WHERE accounts.id = $1
+				RETURNING take.amount)
+			INSERT INTO balance_holds (account_id, holder, amount, updated_at) SELECT $1, $2, amount, $4 FROM moved
+			ON CONFLICT (account_id, holder) DO UPDATE SET amount = balance_holds.amount + excluded.amount,
+			updated_at = excluded.updated_at RETURNING amount`, accountID, tx.holder, need, ms(at)).Scan(&got)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("refill balance share: %w", err)
+		}
+		if attempt == 0 {
+			if err := tx.gather(ctx, accountID); err != nil {
+				return err
+			}
+		}
+	}
+	return tx.short(ctx, accountID, need)
+}
+
+// gather moves the shares of the account that no other transaction is
+// using back into its row (which it locks first).
+func (tx *Tx) gather(ctx context.Context, accountID string) error {
+	_, err := tx.exec(ctx, `WITH a AS (SELECT id FROM accounts WHERE id = $1 FOR UPDATE),
+		g AS (UPDATE balance_holds h SET amount = 0
+			FROM (SELECT holder, amount FROM balance_holds WHERE account_id = $1 AND amount > 0
+				AND EXISTS (SELECT 1 FROM a) FOR UPDATE SKIP LOCKED) old
+			WHERE h.account_id = $1 AND h.holder = old.holder RETURNING old.amount)
+		UPDATE accounts SET balance = balance + (SELECT COALESCE(SUM(amount), 0) FROM g)
+		WHERE id = $1 AND EXISTS (SELECT 1 FROM g)`, accountID)
+	if err != nil {
+		return fmt.Errorf("gather balance shares: %w", err)
+	}
+	return nil
+}
+
+// short tells why a debit of need found too little: the account does not
+// exist, or it is short, or (errBalanceBusy) what it lacks sits in shares
+// that transactions in flight hold.
+func (tx *Tx) short(ctx context.Context, accountID string, need int64) error {
+	var total int64
+	err := tx.queryRow(ctx, `SELECT balance + (SELECT COALESCE(SUM(amount), 0) FROM balance_holds WHERE account_id = $1)
+		FROM accounts WHERE id = $1`, accountID).Scan(&total)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return ErrNotFound
+	case err != nil:
+		return fmt.Errorf("read balance: %w", err)
+	case total >= need:
+		return errBalanceBusy
+	}
+	return ledger.ErrInsufficientCredits
+}
+
+// addToRow changes the account row itself (a writer without a share: the
+// command-line tools), gathering the shares when a debit finds it short.
+func (tx *Tx) addToRow(ctx context.Context, accountID string, delta int64, at time.Time) (int64, error) {
+	for attempt := 0; attempt < 2; attempt++ {
+		var total int64
+		err := tx.queryRow(ctx, `UPDATE accounts SET balance = balance + $2, balance_updated_at = $3
+			WHERE id = $1 AND balance + $2 >= 0
+			RETURNING balance + (SELECT COALESCE(SUM(amount), 0) FROM balance_holds WHERE account_id = $1)`,
+			accountID, delta, ms(at)).Scan(&total)
+		if err == nil {
+			return total, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return 0, fmt.Errorf("adjust balance: %w", err)
+		}
+		if attempt == 0 {
+			if err := tx.gather(ctx, accountID); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return 0, tx.short(ctx, accountID, -delta)
+}
+
+// accountList is the column list of an account read, its columns
+// qualified with alias. On PostgreSQL the balance is the row's plus its
+// shares, and it was last updated when the row or any share was.
+func (s *Store) accountList(alias string) string {
+	list := prefixed(alias+".", accounts.list)
+	if s.dialect != Postgres {
+		return list
+	}
+	shares := `(SELECT %s FROM balance_holds h WHERE h.account_id = ` + alias + `.id)`
+	list = strings.Replace(list, alias+".balance,", alias+".balance + COALESCE("+fmt.Sprintf(shares, "SUM(h.amount)")+", 0),", 1)
+	return strings.Replace(list, alias+".balance_updated_at,", "GREATEST("+alias+".balance_updated_at, "+
+		fmt.Sprintf(shares, "MAX(h.updated_at)")+"),", 1)
+}

@@ -1,0 +1,74 @@
+package store_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/store"
+	"msgsvc/internal/store/storetest"
+)
+
+// KnownParkedRefs finds the parked reports whose id a message or a part
+// now carries, and only those.
+func TestKnownParkedRefs(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
+		ctx := context.Background()
+		acc := newAccount(t, st, 0)
+		c := newCampaign(acc, domain.Live, t0, 2)
+		m1, m2 := newMessage(c, "34600000001", 0, at(0)), newMessage(c, "34600000002", 0, at(1))
+		m1.Provider, m1.ProviderRef = "smsc", "r1"
+		insertMessages(t, st, c, m1, m2)
+		write(t, st, func(ctx context.Context, tx *store.Tx) error {
+			if err := tx.InsertParts(ctx, []store.Part{{Provider: "smsc", Ref: "p2", MessageID: m2.ID, Part: 2, Parts: 2}}); err != nil {
+				return err
+			}
+			var park []store.PendingReport
+			for _, ref := range []string{"r1", "p2", "unknown"} {
+				park = append(park, store.PendingReport{Provider: "smsc", Ref: ref, Status: domain.Delivered, ReportedAt: t0, ReceivedAt: t0})
+			}
+			// The same id of another provider is not known.
+			park = append(park, store.PendingReport{Provider: "other", Ref: "r1", Status: domain.Delivered, ReportedAt: t0, ReceivedAt: t0})
+			return tx.ParkReports(ctx, park)
+		})
+		got, err := st.KnownParkedRefs(ctx, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(got["smsc"])
+		if len(got) != 1 || !slices.Equal(got["smsc"], []string{"p2", "r1"}) {
+			t.Fatalf("known parked refs %v, want smsc: p2, r1", got)
+		}
+	})
+}
+
+// TakePendingReports removes what it returns and returns it oldest first.
+func TestTakePendingReports(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
+		park := []store.PendingReport{
+			{Provider: "smsc", Ref: "r1", Status: domain.Delivered, ReportedAt: at(2 * time.Second), ReceivedAt: at(2 * time.Second)},
+			{Provider: "smsc", Ref: "r1", Status: domain.Sent, ReportedAt: at(time.Second), ReceivedAt: at(3 * time.Second)},
+			{Provider: "smsc", Ref: "r2", Status: domain.Delivered, ReportedAt: at(0), ReceivedAt: at(0)},
+		}
+		write(t, st, func(ctx context.Context, tx *store.Tx) error { return tx.ParkReports(ctx, park) })
+		var got []store.PendingReport
+		write(t, st, func(ctx context.Context, tx *store.Tx) error {
+			var err error
+			got, err = tx.TakePendingReports(ctx, "smsc", []string{"r1"})
+			return err
+		})
+		if len(got) != 2 || got[0].Status != domain.Sent || got[1].Status != domain.Delivered {
+			t.Fatalf("took %+v, want r1's SENT then DELIVERED", got)
+		}
+		write(t, st, func(ctx context.Context, tx *store.Tx) error {
+			var err error
+			got, err = tx.TakePendingReports(ctx, "smsc", []string{"r1", "r2"})
+			return err
+		})
+		if len(got) != 1 || got[0].Ref != "r2" {
+			t.Fatalf("second take %+v, want only r2", got)
+		}
+	})
+}

@@ -1,0 +1,192 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Redaction says what personal data becomes when it is no longer kept; the
+// store only applies it. Text is erased.
+type Redaction struct {
+	Phone     func(phone string) string         // the keyed hash of a number
+	EventBody func(body string) (string, error) // a webhook body with its number hashed and its text erased
+}
+
+// RetentionRow is what the retention sweep needs to know of one row: its
+// id, its state (a message's status, a webhook event's delivery state),
+// and the phone number or body it may still have to redact.
+type RetentionRow struct {
+	ID, State, Phone, Body string
+}
+
+// The kinds of rows that hold personal data, as the retention sweep walks
+// them.
+const (
+	RetainMessages = "messages"
+	RetainInbound  = "inbound"
+	RetainEvents   = "events"
+)
+
+var retentionScans = map[string]string{
+	RetainMessages: `SELECT id, status, to_phone, '' FROM messages WHERE account_id = $1 AND id > $2 AND id < $3
+		ORDER BY id LIMIT $4`,
+	RetainInbound: `SELECT id, '', phone, '' FROM inbound_messages WHERE account_id = $1 AND id > $2 AND id < $3
+		ORDER BY id LIMIT $4`,
+	RetainEvents: `SELECT id, state, '', body FROM webhook_events WHERE account_id = $1 AND id > $2 AND id < $3
+		ORDER BY id LIMIT $4`,
+}
+
+// RetentionRows lists an account's rows of a kind with after < id <
+// before, in id (creation) order, through the (account_id, id) indexes.
+func (s *Store) RetentionRows(ctx context.Context, kind, accountID, after, before string, limit int) ([]RetentionRow, error) {
+	q, ok := retentionScans[kind]
+	if !ok {
+		return nil, fmt.Errorf("retention scan: unknown kind %q", kind)
+	}
+	return s.retentionRows(ctx, q, accountID, after, before, limit)
+}
+
+// Redact applies a redaction to rows of a kind in a transaction of its own.
+func (s *Store) Redact(ctx context.Context, kind string, ids []string, r Redaction) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return s.Write(ctx, func(tx *Tx) error {
+		switch kind {
+		case RetainMessages:
+			return tx.RedactMessages(ctx, ids, r)
+		case RetainInbound:
+			return tx.RedactInbound(ctx, ids, r)
+		case RetainEvents:
+			return tx.RedactEvents(ctx, ids, r)
+		}
+		return fmt.Errorf("redact: unknown kind %q", kind)
+	})
+}
+
+func (s *Store) retentionRows(ctx context.Context, query string, args ...any) ([]RetentionRow, error) {
+	rows, err := s.rquery(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("retention scan: %w", err)
+	}
+	defer rows.Close()
+	var out []RetentionRow
+	for rows.Next() {
+		var r RetentionRow
+		if err := rows.Scan(&r.ID, &r.State, &r.Phone, &r.Body); err != nil {
+			return nil, fmt.Errorf("retention scan: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// RedactMessages erases the text and rich content of messages and hashes
+// their recipient, and redacts the webhook events about them, in the
+// caller's transaction. Status, prices, counts and the ledger stay.
+func (tx *Tx) RedactMessages(ctx context.Context, ids []string, r Redaction) error {
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		rows, err := tx.pairs(ctx, `SELECT id, to_phone FROM messages WHERE id IN (`+tx.s.placeholders(1, len(chunk))+`)`, chunk)
+		if err != nil {
+			return fmt.Errorf("redact messages: %w", err)
+		}
+		for _, row := range rows {
+			if _, err := tx.exec(ctx, `UPDATE messages SET to_phone = $2, body = '', content = '' WHERE id = $1`,
+				row[0], r.Phone(row[1])); err != nil {
+				return fmt.Errorf("redact message: %w", err)
+			}
+		}
+		evs, err := tx.pairs(ctx, `SELECT id, body FROM webhook_events WHERE message_id IN (`+tx.s.placeholders(1, len(chunk))+`)`, chunk)
+		if err != nil {
+			return fmt.Errorf("redact messages' events: %w", err)
+		}
+		if err := tx.redactEventBodies(ctx, evs, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RedactInbound erases the text of replies and hashes their sender, in the
+// caller's transaction.
+func (tx *Tx) RedactInbound(ctx context.Context, ids []string, r Redaction) error {
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		rows, err := tx.pairs(ctx, `SELECT id, phone FROM inbound_messages WHERE id IN (`+tx.s.placeholders(1, len(chunk))+`)`, chunk)
+		if err != nil {
+			return fmt.Errorf("redact replies: %w", err)
+		}
+		for _, row := range rows {
+			if _, err := tx.exec(ctx, `UPDATE inbound_messages SET phone = $2, body = '' WHERE id = $1`, row[0], r.Phone(row[1])); err != nil {
+				return fmt.Errorf("redact reply: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// RedactEvents rewrites webhook events' bodies with their number hashed and
+// a reply's text erased, in the caller's transaction.
+func (tx *Tx) RedactEvents(ctx context.Context, ids []string, r Redaction) error {
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		evs, err := tx.pairs(ctx, `SELECT id, body FROM webhook_events WHERE id IN (`+tx.s.placeholders(1, len(chunk))+`)`, chunk)
+		if err != nil {
+			return fmt.Errorf("redact events: %w", err)
+		}
+		if err := tx.redactEventBodies(ctx, evs, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (tx *Tx) redactEventBodies(ctx context.Context, evs [][2]string, r Redaction) error {
+	for _, ev := range evs {
+		body, err := r.EventBody(ev[1])
+		if err != nil {
+			return fmt.Errorf("redact event %s: %w", ev[0], err)
+		}
+		if body == ev[1] {
+			continue
+		}
+		if _, err := tx.exec(ctx, `UPDATE webhook_events SET body = $2 WHERE id = $1`, ev[0], body); err != nil {
+			return fmt.Errorf("redact event: %w", err)
+		}
+	}
+	return nil
+}
+
+// DeleteConversationsBefore forgets which numbers an account's WhatsApp
+// templates opened conversations with before t: they matter for 24 hours,
+// and the retention of personal data ends them.
+func (s *Store) DeleteConversationsBefore(ctx context.Context, accountID string, t time.Time) error {
+	if _, err := s.wexec(ctx, `DELETE FROM wa_conversations WHERE account_id = $1 AND opened_at < $2`, accountID, ms(t)); err != nil {
+		return fmt.Errorf("delete old conversations: %w", err)
+	}
+	return nil
+}
+
+// pairs runs a query of two text columns over a list of ids.
+func (tx *Tx) pairs(ctx context.Context, query string, ids []string) ([][2]string, error) {
+	args := make([]any, len(ids))
+	for i, v := range ids {
+		args[i] = v
+	}
+	rows, err := tx.query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][2]string
+	for rows.Next() {
+		var p [2]string
+		if err := rows.Scan(&p[0], &p[1]); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}

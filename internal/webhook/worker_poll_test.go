@@ -1,0 +1,99 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"msgsvc/internal/store"
+)
+
+// tableStore has one event due in the table, which a claim returns once,
+// and remembers the events whose attempts were recorded.
+type tableStore struct {
+	secretStore
+	mu       sync.Mutex
+	due      []store.Event
+	recorded map[string]bool
+}
+
+func (s *tableStore) ClaimEvents(context.Context, string, time.Time, time.Duration, int) ([]store.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.due
+	s.due = nil
+	return out, nil
+}
+
+func (s *tableStore) RecordAttempts(_ context.Context, _ string, outs []store.AttemptOutcome) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, o := range outs {
+		s.recorded[o.Attempt.EventID] = true
+	}
+	return nil
+}
+
+func (s *tableStore) ReleaseEvents(context.Context, string, []string, time.Time) error { return nil }
+
+func (s *tableStore) StopEventsForURL(context.Context, string, string) (int64, error) { return 0, nil }
+
+func (s *tableStore) done(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.recorded[id]
+}
+
+// TestWorkerPollsTableWhileBusy: events arriving in memory without a pause
+// must not keep the worker from the table, where retries and a dead node's
+// lapsed leases wait.
+func TestWorkerPollsTableWhileBusy(t *testing.T) {
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
+	defer rcv.Close()
+	st := &tableStore{recorded: map[string]bool{}}
+	w := NewWorker(WorkerConfig{Store: st, Client: rcv.Client(), Poll: 50 * time.Millisecond,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); w.Run(ctx) }()
+	defer func() { cancel(); wg.Wait() }()
+	stop := make(chan struct{})
+	defer close(stop)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			w.Enqueue([]store.Event{{ID: fmt.Sprintf("evt_stream_%d", i), AccountID: "acc_1", Event: "delivery_status",
+				URL: rcv.URL, Body: "{}"}})
+			time.Sleep(time.Millisecond) // pacing the stream, not waiting for anything
+		}
+	}()
+	waitFor(t, "the stream to flow", func() bool { return st.done("evt_stream_5") })
+	st.mu.Lock()
+	st.due = []store.Event{{ID: "evt_table", AccountID: "acc_1", Event: "delivery_status", URL: rcv.URL, Body: "{}"}}
+	st.mu.Unlock()
+	waitFor(t, "the event due in the table to be delivered", func() bool { return st.done("evt_table") })
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
