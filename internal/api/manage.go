@@ -43,6 +43,7 @@ func (s *Server) manageRoutes() {
 	s.managed("DELETE "+base+"/users/{id}", s.removeUser)
 	s.managed("GET "+base+"/accounts", s.listAccounts)
 	s.managed("POST "+base+"/topups", s.topUp)
+	s.manageComplianceRoutes(base)
 }
 
 // acct is the account a request names (?account=ID; operators only).

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"msgsvc/internal/manage"
+	"msgsvc/internal/store"
 )
 
 // End-to-end tests of the web panel in headless Chromium, driven from Go.
@@ -220,6 +221,7 @@ func TestPanelInChromium(t *testing.T) {
 	browserSecurity(t, c)
 	browserSenders(t, c)
 	browserMessages(t, c)
+	browserCompliance(t, c)
 	c.open("/balance")
 	if !c.eval(`document.querySelectorAll("svg rect.bar").length > 0`) {
 		t.Error("the usage chart has no bars")
@@ -347,6 +349,37 @@ func browserSenders(t *testing.T, c *chrome) {
 		t.Fatalf("after approving a sender: %q", n)
 	}
 	c.shot("senders")
+}
+
+func browserCompliance(t *testing.T, c *chrome) {
+	e := c.e
+	if r := e.do("POST", "/api/v1/integration/test/replies", e.testKey, map[string]any{"from": "5511977776666", "message": "STOP", "channel": "WHATSAPP"}); r.status != 202 {
+		t.Fatalf("a STOP reply: %d %s", r.status, r.body)
+	}
+	c.open("/settings/compliance?environment=test")
+	if !strings.Contains(c.text("main"), "+5511977776666") {
+		t.Fatal("the number that answered STOP is not listed")
+	}
+	c.fill("#phone", "+55 11 96666-5555")
+	c.press("form[action='/settings/compliance/opt-outs'] button")
+	if n := c.text(".notice"); !strings.Contains(n, "opted out") {
+		t.Fatalf("after opting a number out: %q", n)
+	}
+	if r := send(t, e, e.testKey, map[string]any{"to": "5511966665555", "message": "Sale", "type": "SMS"}); r.status != 422 {
+		t.Fatalf("a send to the number opted out in the browser: %d %s", r.status, r.body)
+	}
+	c.fill("#quietHours", "21:00-08:00")
+	c.fill("#retentionDays", "90")
+	c.fill("#optOutReply", "You will get no more messages from Acme. Reply START to opt back in.")
+	c.press("form[action='/settings/compliance'] button")
+	if n := c.text(".notice"); !strings.Contains(n, "settings were saved") {
+		t.Fatalf("after saving the settings: %q", n)
+	}
+	c.open("/settings/compliance?environment=test")
+	c.shot("compliance")
+	// Quiet hours hold messages by the wall clock: the pages after this one
+	// must not depend on the hour the test runs at.
+	setCompliance(t, e, store.Compliance{})
 }
 
 func browserMessages(t *testing.T, c *chrome) {

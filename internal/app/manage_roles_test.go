@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,7 +38,7 @@ func TestManageRoleMatrix(t *testing.T) {
 			for _, role := range roles {
 				path := op.path()
 				if role == user.Operator {
-					path += "?account=" + e.account.ID
+					path += map[bool]string{false: "?", true: "&"}[strings.Contains(path, "?")] + "account=" + e.account.ID
 				}
 				var body any
 				if op.body != nil {
@@ -103,8 +104,22 @@ func roleOps(t *testing.T, e *env, mid, eventID string) []roleOp {
 		}
 		return u.ID
 	}
+	newOptOut := func() string {
+		number := fmt.Sprintf("55119988%05d", fresh())
+		if _, _, err := console(e.st, e.clock.Now()).AddOptOut(ctx, manage.Console, e.account.ID, "test", number); err != nil {
+			t.Fatal(err)
+		}
+		return number
+	}
 	const m = "/api/v1/manage"
 	return []roleOp{
+		{user.Viewer, "GET", func() string { return m + "/opt-outs" }, nil},
+		{user.Admin, "POST", func() string { return m + "/opt-outs" }, func() any {
+			return map[string]any{"phone": fmt.Sprintf("55119977%05d", fresh()), "environment": "test"}
+		}},
+		{user.Admin, "DELETE", func() string { return m + "/opt-outs/" + newOptOut() + "?environment=test" }, nil},
+		{user.Viewer, "GET", func() string { return m + "/compliance" }, nil},
+		{user.Admin, "PUT", func() string { return m + "/compliance" }, func() any { return map[string]any{"retentionDays": 30} }},
 		{user.Viewer, "GET", func() string { return m + "/keys" }, nil},
 		{user.Developer, "POST", func() string { return m + "/keys" }, func() any { return map[string]any{"environment": "test"} }},
 		{user.Developer, "DELETE", func() string { return m + "/keys/" + newKey() }, nil},

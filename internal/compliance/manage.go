@@ -82,10 +82,11 @@ func (o *OptOuts) Add(ctx context.Context, accountID string, env domain.Environm
 
 // Remove opts a number in again; removed is false when it was not opted out.
 func (o *OptOuts) Remove(ctx context.Context, accountID string, env domain.Environment, number string) (bool, error) {
-	if _, err := phone.Parse(number); err != nil {
+	n, err := phone.Parse(number)
+	if err != nil {
 		return false, fmt.Errorf("%w %s", ErrPhone, err)
 	}
-	return o.Store.RemoveOptOut(ctx, accountID, env, number)
+	return o.Store.RemoveOptOut(ctx, accountID, env, n.Digits)
 }
 
 // Cursors are opaque to clients: the position in the write order.

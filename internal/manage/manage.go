@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"time"
 
+	"msgsvc/internal/compliance"
 	"msgsvc/internal/domain"
 	"msgsvc/internal/ledger"
 	"msgsvc/internal/message"
@@ -78,6 +79,9 @@ type Store interface {
 	MessageAttempts(ctx context.Context, accountID, messageID string) ([]store.Attempt, error)
 	AccountEvent(ctx context.Context, accountID, eventID string) (store.Event, error)
 	Redeliver(ctx context.Context, accountID, eventID string, now time.Time) error
+
+	compliance.OptOutStore
+	SetCompliance(ctx context.Context, accountID string, c store.Compliance) error
 
 	Ledger(ctx context.Context, accountID, before string, limit int) ([]ledger.Entry, error)
 	Usage(ctx context.Context, accountID string, env domain.Environment, since time.Time) ([]store.UsageDay, error)

@@ -122,6 +122,10 @@ func (p *Panel) routes() {
 	p.handle("GET /settings/senders", p.authed(p.sendersPage))
 	p.handle("POST /settings/senders", p.form(p.addSender))
 	p.handle("POST /settings/senders/{id}/remove", p.form(p.removeSender))
+	p.handle("GET /settings/compliance", p.authed(p.compliancePage))
+	p.handle("POST /settings/compliance", p.form(p.setCompliance))
+	p.handle("POST /settings/compliance/opt-outs", p.form(p.addOptOut))
+	p.handle("POST /settings/compliance/opt-outs/{phone}/remove", p.form(p.removeOptOut))
 	p.handle("GET /settings/limits", p.authed(p.limitsPage))
 	p.handle("POST /settings/limits", p.form(p.requestLimits))
 

@@ -161,17 +161,21 @@ func humanDuration(d time.Duration) string {
 
 // notices are the confirmations a redirect after an action names (?done=).
 var notices = map[string]string{
-	"revoked":     "The key was revoked. Its next request is refused, on every node.",
-	"allowlist":   "The IP allow-list was saved. It applies to the next request.",
-	"sender":      "The sender was approved.",
-	"removed":     "The sender was withdrawn.",
-	"requested":   "Your request was sent to the operators. Its status shows below.",
-	"redeliver":   "The webhook was queued again, with the same webhook-id.",
-	"approved":    "The request was approved. The account's new limits apply to its next request.",
-	"rejected":    "The request was rejected; the account sees the reason.",
-	"topup":       "The credits were added; the ledger line names you.",
-	"password":    "Your password was changed. Your other sessions were logged out.",
-	"userRemoved": "The user was removed and logged out.",
+	"revoked":         "The key was revoked. Its next request is refused, on every node.",
+	"allowlist":       "The IP allow-list was saved. It applies to the next request.",
+	"sender":          "The sender was approved.",
+	"removed":         "The sender was withdrawn.",
+	"requested":       "Your request was sent to the operators. Its status shows below.",
+	"redeliver":       "The webhook was queued again, with the same webhook-id.",
+	"approved":        "The request was approved. The account's new limits apply to its next request.",
+	"rejected":        "The request was rejected; the account sees the reason.",
+	"topup":           "The credits were added; the ledger line names you.",
+	"password":        "Your password was changed. Your other sessions were logged out.",
+	"userRemoved":     "The user was removed and logged out.",
+	"optedOut":        "The number was opted out: sends to it are refused from now on.",
+	"alreadyOptedOut": "The number was opted out already; its first record stays.",
+	"optedIn":         "The number was opted back in: sends to it are accepted again.",
+	"compliance":      "The compliance settings were saved.",
 }
 
 func notice(r *http.Request) string { return notices[r.URL.Query().Get("done")] }
