@@ -90,6 +90,23 @@ type Inbound struct {
 	Ref string
 }
 
+// Querier is a provider that can be asked how a message it accepted ended,
+// for reports that never came (a carrier that dropped a receipt, a receipt
+// lost with a connection whose peer does not send it again).
+type Querier interface {
+	// Query asks about messages by the provider's ids and returns the
+	// final statuses it learned; a message still on its way, or one the
+	// provider could not be asked about, is left out (ask again later).
+	Query(ctx context.Context, qs []QueryRef) ([]Status, error)
+}
+
+// QueryRef names a message to ask about: the provider's id and the sender
+// it went out with (SMPP's query_sm needs both).
+type QueryRef struct {
+	Ref  string
+	From string
+}
+
 // Sink takes what providers report. It returns only when the reports are
 // stored, so an adapter acknowledges its peer after Sink said yes.
 type Sink interface {

@@ -82,6 +82,13 @@ func decodeBody(cmd CommandID, st Status, body []byte) (Body, error) {
 		return decodeSMResp(r)
 	case SubmitSM, DeliverSM:
 		return decodeSM(r)
+	case QuerySM:
+		return decodeQuery(r)
+	case QuerySMResp:
+		if len(body) == 0 && st != StatusOK {
+			return nil, nil
+		}
+		return decodeQueryResp(r)
 	}
 	return &Raw{Data: append([]byte(nil), body...)}, nil
 }
@@ -129,6 +136,38 @@ func decodeSMResp(r *reader) (Body, error) {
 	}
 	b.TLVs = ts
 	return b, nil
+}
+
+func decodeQuery(r *reader) (Body, error) {
+	q := &Query{
+		MessageID:  r.cstring("message_id", maxMessageID),
+		SourceTON:  r.byte1("source_addr_ton"),
+		SourceNPI:  r.byte1("source_addr_npi"),
+		SourceAddr: r.cstring("source_addr", maxAddr),
+	}
+	if r.err == nil && r.len() != 0 {
+		r.fail("body", "%d octets after source_addr", r.len())
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return q, nil
+}
+
+func decodeQueryResp(r *reader) (Body, error) {
+	q := &QueryResp{
+		MessageID:    r.cstring("message_id", maxMessageID),
+		FinalDate:    r.time("final_date"),
+		MessageState: MessageState(r.byte1("message_state")),
+		ErrorCode:    r.byte1("error_code"),
+	}
+	if r.err == nil && r.len() != 0 {
+		r.fail("body", "%d octets after error_code", r.len())
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return q, nil
 }
 
 func decodeSM(r *reader) (Body, error) {
@@ -334,6 +373,26 @@ func (m *SM) appendTo(b []byte) ([]byte, error) {
 		byte(len(m.ShortMessage)))
 	w.b = append(w.b, m.ShortMessage...)
 	return appendTLVs(w.b, m.TLVs)
+}
+
+func (m *Query) appendTo(b []byte) ([]byte, error) {
+	var err error
+	w := &writer{b: b}
+	w.cstring(&err, "message_id", m.MessageID, maxMessageID)
+	w.b = append(w.b, m.SourceTON, m.SourceNPI)
+	w.cstring(&err, "source_addr", m.SourceAddr, maxAddr)
+	return w.b, err
+}
+
+func (m *QueryResp) appendTo(b []byte) ([]byte, error) {
+	var err error
+	w := &writer{b: b}
+	w.cstring(&err, "message_id", m.MessageID, maxMessageID)
+	if err == nil {
+		w.b, err = appendTime(w.b, "final_date", m.FinalDate)
+	}
+	w.b = append(w.b, byte(m.MessageState), m.ErrorCode)
+	return w.b, err
 }
 
 func (m *Raw) appendTo(b []byte) ([]byte, error) { return append(b, m.Data...), nil }

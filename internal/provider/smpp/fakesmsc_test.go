@@ -34,6 +34,10 @@ type fakeSMSC struct {
 	// returns true, or returns false for the default: ESME_ROK, a new id.
 	onSubmit      func(fc *fakeConn, p PDU, n int) bool
 	ignoreEnquire bool
+	// queries are the query_sm received; states answers them by message id
+	// (an id it does not hold answers ESME_RQUERYFAIL).
+	queries []*Query
+	states  map[string]QueryResp
 }
 
 type fakeSubmit struct {
@@ -105,6 +109,18 @@ func (f *fakeSMSC) serve(fc *fakeConn) {
 			if hook == nil || !hook(fc, p, n) {
 				fc.ok(p)
 			}
+		case QuerySM:
+			q := p.Body.(*Query)
+			f.mu.Lock()
+			f.queries = append(f.queries, q)
+			r, ok := f.states[q.MessageID]
+			f.mu.Unlock()
+			if !ok {
+				fc.send(PDU{Command: QuerySMResp, Status: StatusQueryFail, Seq: p.Seq})
+				continue
+			}
+			r.MessageID = q.MessageID
+			fc.send(PDU{Command: QuerySMResp, Seq: p.Seq, Body: &r})
 		case EnquireLink:
 			f.mu.Lock()
 			f.enquires++

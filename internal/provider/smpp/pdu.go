@@ -11,6 +11,8 @@ type CommandID uint32
 // are responses.
 const (
 	GenericNack         CommandID = 0x80000000
+	QuerySM             CommandID = 0x00000003
+	QuerySMResp         CommandID = 0x80000003
 	SubmitSM            CommandID = 0x00000004
 	SubmitSMResp        CommandID = 0x80000004
 	DeliverSM           CommandID = 0x00000005
@@ -33,6 +35,10 @@ func (c CommandID) String() string {
 	switch c {
 	case GenericNack:
 		return "generic_nack"
+	case QuerySM:
+		return "query_sm"
+	case QuerySMResp:
+		return "query_sm_resp"
 	case SubmitSM:
 		return "submit_sm"
 	case SubmitSMResp:
@@ -172,6 +178,23 @@ type SM struct {
 type SMResp struct {
 	MessageID string
 	TLVs      TLVs
+}
+
+// Query is the body of query_sm (§4.8.1): the SMSC's id of a message and
+// the source address it was submitted with.
+type Query struct {
+	MessageID  string
+	SourceTON  byte
+	SourceNPI  byte
+	SourceAddr string
+}
+
+// QueryResp is the body of query_sm_resp (§4.8.2).
+type QueryResp struct {
+	MessageID    string
+	FinalDate    string // empty until the message is final
+	MessageState MessageState
+	ErrorCode    byte // the network's error code, 0 when none
 }
 
 // Raw keeps the body of a command this package does not interpret, so that

@@ -164,3 +164,19 @@ func peerReceiptText(t *testing.T, cfg Config, sm *SM) string {
 	})
 	return text
 }
+
+// The peer answers query_sm about a message it accepted: its receipt, had
+// it been lost, is recovered from the answer.
+func TestPeerQuery(t *testing.T) {
+	cfg := peerConfig(t)
+	c := startClient(t, cfg, &testSink{})
+	res := submit(t, c, outSMS("q", "5511999990003", "Asked about later"))
+	mustOK(t, res)
+	got, err := c.Query(context.Background(), []provider.QueryRef{{Ref: res[0].Ref}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Ref != res[0].Ref || got[0].Status != "DELIVERED" {
+		t.Fatalf("query_sm about %s: %+v", res[0].Ref, got)
+	}
+}

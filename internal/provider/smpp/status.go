@@ -34,6 +34,7 @@ const (
 	StatusThrottled       Status = 0x58 // ESME_RTHROTTLED
 	StatusInvSched        Status = 0x61 // ESME_RINVSCHED
 	StatusInvExpiry       Status = 0x62 // ESME_RINVEXPIRY
+	StatusQueryFail       Status = 0x67 // ESME_RQUERYFAIL
 	StatusXTAppn          Status = 0x64 // ESME_RX_T_APPN: temporary application error
 	StatusXPAppn          Status = 0x65 // ESME_RX_P_APPN: permanent application error
 	StatusXRAppn          Status = 0x66 // ESME_RX_R_APPN: application rejected
@@ -100,6 +101,8 @@ func (s Status) String() string {
 		return "ESME_RINVSCHED"
 	case StatusInvExpiry:
 		return "ESME_RINVEXPIRY"
+	case StatusQueryFail:
+		return "ESME_RQUERYFAIL"
 	case StatusXTAppn:
 		return "ESME_RX_T_APPN"
 	case StatusXPAppn:

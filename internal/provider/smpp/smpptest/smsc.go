@@ -19,8 +19,10 @@ import (
 // SMSC is a running fake SMSC on a loopback port; it stops when the test
 // ends.
 type SMSC struct {
-	ln     net.Listener
-	silent atomic.Bool
+	ln           net.Listener
+	silent       atomic.Bool
+	dropReceipts atomic.Bool
+	queries      atomic.Int64
 
 	mu       sync.Mutex
 	conns    []net.Conn
@@ -50,6 +52,13 @@ func (s *SMSC) Addr() string { return s.ln.Addr().String() }
 // Silent, it still accepts connections and answers bind_transceiver, but
 // never submit_sm nor enquire_link.
 func (s *SMSC) SetSilent(silent bool) { s.silent.Store(silent) }
+
+// SetDropReceipts makes the SMSC take messages without ever sending their
+// receipts (a carrier that lost them); query_sm still answers DELIVERED.
+func (s *SMSC) SetDropReceipts(drop bool) { s.dropReceipts.Store(drop) }
+
+// Queries counts the query_sm answered.
+func (s *SMSC) Queries() int { return int(s.queries.Load()) }
 
 // Binds counts the binds answered.
 func (s *SMSC) Binds() int {
@@ -136,6 +145,8 @@ func (s *SMSC) serve(c *conn) {
 			c.send(smpp.PDU{Command: smpp.BindTransceiverResp, Seq: p.Seq, Body: &smpp.BindResp{SystemID: "SMPPTEST"}})
 		case smpp.SubmitSM:
 			s.submit(c, p)
+		case smpp.QuerySM:
+			s.query(c, p)
 		case smpp.EnquireLink:
 			if !s.silent.Load() {
 				c.send(smpp.PDU{Command: smpp.EnquireLinkResp, Seq: p.Seq})
@@ -168,9 +179,36 @@ func (s *SMSC) submit(c *conn, p smpp.PDU) {
 		return
 	}
 	c.send(smpp.PDU{Command: smpp.SubmitSMResp, Seq: p.Seq, Body: &smpp.SMResp{MessageID: id}})
+	if s.dropReceipts.Load() {
+		return
+	}
 	now := time.Now().UTC().Format("0601021504")
 	text := fmt.Sprintf("id:%s sub:001 dlvrd:001 submit date:%s done date:%s stat:DELIVRD err:000 text:", id, now, now)
 	c.request(smpp.DeliverSM, &smpp.SM{SourceTON: smpp.TONInternational, SourceNPI: smpp.NPIISDN, SourceAddr: dest,
 		ESMClass: smpp.ESMClassReceipt, ShortMessage: []byte(text),
 		TLVs: smpp.TLVs{smpp.StringTLV(smpp.TagReceiptedMessageID, id), smpp.ByteTLV(smpp.TagMessageState, byte(smpp.StateDelivered))}})
+}
+
+// query answers query_sm: DELIVERED for an id this SMSC gave, else
+// ESME_RQUERYFAIL.
+func (s *SMSC) query(c *conn, p smpp.PDU) {
+	if s.silent.Load() {
+		return
+	}
+	q, _ := p.Body.(*smpp.Query)
+	s.mu.Lock()
+	known := false
+	if q != nil {
+		var n int
+		_, err := fmt.Sscanf(q.MessageID, "T%d", &n)
+		known = err == nil && n >= 1 && n <= s.nextID
+	}
+	s.mu.Unlock()
+	s.queries.Add(1)
+	if !known {
+		c.send(smpp.PDU{Command: smpp.QuerySMResp, Status: smpp.StatusQueryFail, Seq: p.Seq})
+		return
+	}
+	c.send(smpp.PDU{Command: smpp.QuerySMResp, Seq: p.Seq, Body: &smpp.QueryResp{MessageID: q.MessageID,
+		FinalDate: time.Now().UTC().Format("060102150405") + "000+", MessageState: smpp.StateDelivered}})
 }
