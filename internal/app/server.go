@@ -27,6 +27,7 @@ import (
 	"msgsvc/internal/media"
 	"msgsvc/internal/message"
 	"msgsvc/internal/panel"
+	"msgsvc/internal/provider"
 	"msgsvc/internal/provider/simulator"
 	"msgsvc/internal/ratelimit"
 	"msgsvc/internal/store"
@@ -178,7 +179,14 @@ func (s *Server) wire() error {
 	s.listener = ln
 	s.http = &http.Server{Handler: apiSrv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	s.workers = []func(context.Context){dispatcher.Run, deliverer.Run, sim.Run, sweeper.Run, retention.Run}
+	receipts := &message.ReceiptChecker{Store: st, Providers: map[string]provider.Querier{}, Tracker: s.tracker,
+		Overdue: cfg.ReceiptOverdue, Now: now, Log: log}
+	for _, a := range s.adapters {
+		if q, ok := a.p.(provider.Querier); ok {
+			receipts.Providers[a.p.Name()] = q
+		}
+	}
+	s.workers = []func(context.Context){dispatcher.Run, deliverer.Run, sim.Run, sweeper.Run, retention.Run, receipts.Run}
 	return nil
 }
 

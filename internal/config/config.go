@@ -51,6 +51,9 @@ type Config struct {
 	DispatchWorkers int
 	CommitWorkers   int
 	ShutdownTimeout time.Duration
+	// ReceiptOverdue is how long a message handed to a provider that can be
+	// asked (SMPP) waits for its receipt before the provider is asked.
+	ReceiptOverdue time.Duration
 	// RetentionInterval is the time between rounds of the retention sweep
 	// (default 1 minute; tests shorten it).
 	RetentionInterval time.Duration
@@ -89,6 +92,7 @@ func Flags(fs *flag.FlagSet, dev bool) func() (Config, error) {
 		dispatch  = fs.String("dispatch-workers", env("DISPATCH_WORKERS", "2"), "parallel dispatch loops [MSGSVC_DISPATCH_WORKERS]")
 		commits   = fs.String("commit-workers", env("COMMIT_WORKERS", "0"), "parallel group-commit loops (0: 1 on SQLite, 2 on PostgreSQL) [MSGSVC_COMMIT_WORKERS]")
 		shutdown  = fs.String("shutdown-timeout", env("SHUTDOWN_TIMEOUT", "15s"), "how long a graceful stop may take [MSGSVC_SHUTDOWN_TIMEOUT]")
+		receipts  = fs.String("receipt-overdue", env("RECEIPT_OVERDUE", "10m"), "how long a message handed to an SMSC waits for its receipt before the SMSC is asked (query_sm) [MSGSVC_RECEIPT_OVERDUE]")
 		session   = fs.String("session-ttl", env("SESSION_TTL", "12h"), "how long a panel session may stay idle before it expires [MSGSVC_SESSION_TTL]")
 	)
 	return func() (Config, error) {
@@ -126,6 +130,9 @@ func Flags(fs *flag.FlagSet, dev bool) func() (Config, error) {
 		}
 		if c.ShutdownTimeout, err = time.ParseDuration(*shutdown); err != nil || c.ShutdownTimeout <= 0 {
 			errs = append(errs, fmt.Errorf("shutdown-timeout: %q is not a duration", *shutdown))
+		}
+		if c.ReceiptOverdue, err = time.ParseDuration(*receipts); err != nil || c.ReceiptOverdue < time.Second {
+			errs = append(errs, fmt.Errorf("receipt-overdue: %q must be a duration of at least 1s", *receipts))
 		}
 		if c.SessionTTL, err = time.ParseDuration(*session); err != nil || c.SessionTTL < time.Minute {
 			errs = append(errs, fmt.Errorf("session-ttl: %q must be a duration of at least 1m", *session))

@@ -498,6 +498,18 @@ func (s *Store) StaleMessages(ctx context.Context, provider string, before time.
 		ORDER BY updated_at LIMIT $3`, args...))
 }
 
+// AwaitingReport lists a provider's SMS messages still SENT whose last
+// change lies in [since, before), oldest first, starting after the message
+// last changed at afterAt with id afterID (a page's end; zero for the
+// first page).
+func (s *Store) AwaitingReport(ctx context.Context, provider string, since, before time.Time, afterAt time.Time, afterID string, limit int) ([]domain.Message, error) {
+	return messages.scanAll(s.rquery(ctx, `SELECT `+messageCols+` FROM messages
+		WHERE (status = `+lit(domain.Sent)+` OR (status = `+lit(domain.Delivered)+` AND channel <> `+lit(domain.SMS)+`))
+		AND provider = $1 AND updated_at < $2 -- the predicate of the partial index messages_sent_open
+		AND status = `+lit(domain.Sent)+` AND updated_at >= $3 AND (updated_at > $4 OR (updated_at = $4 AND id > $5))
+		ORDER BY updated_at, id LIMIT $6`, provider, ms(before), ms(since), ms(afterAt), afterID, limit))
+}
+
 // LatestMessageTo finds the newest message an account sent to a phone in an
 // environment since a time: replies are routed to its campaign.
 func (s *Store) LatestMessageTo(ctx context.Context, accountID string, env domain.Environment, phone string, since time.Time) (domain.Message, error) {

@@ -194,3 +194,26 @@ func (s *Store) DeletePendingReportsBefore(ctx context.Context, t time.Time) (in
 	}
 	return res.RowsAffected()
 }
+
+// UnreportedParts lists, by message, the parts of messages that no receipt
+// has named yet (the ids to ask a provider about).
+func (s *Store) UnreportedParts(ctx context.Context, provider string, messageIDs []string) (map[string][]Part, error) {
+	out := map[string][]Part{}
+	for start := 0; start < len(messageIDs); start += 500 {
+		chunk := messageIDs[start:min(start+500, len(messageIDs))]
+		args := make([]any, 0, len(chunk)+1)
+		args = append(args, provider)
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		ps, err := parts.scanAll(s.rquery(ctx, `SELECT `+parts.list+` FROM message_parts WHERE message_id IN (`+
+			s.placeholders(2, len(chunk))+`) AND provider = $1 AND status = ''`, args...))
+		if err != nil {
+			return nil, fmt.Errorf("unreported parts: %w", err)
+		}
+		for _, p := range ps {
+			out[p.MessageID] = append(out[p.MessageID], p)
+		}
+	}
+	return out, nil
+}
