@@ -82,3 +82,13 @@ func FuzzSendBody(f *testing.F) {
 		_ = w.draft()
 	})
 }
+
+// Keys that differ only in invalid bytes are refused as invalid UTF-8,
+// whichever pass would have looked at them.
+func TestStrictRefusesInvalidUTF8Keys(t *testing.T) {
+	err := checkStrict([]byte("{\"\x8d0\":\"\",\"\x840\":\"\"}"))
+	p, ok := err.(*Problem)
+	if !ok || p.Code != "VALIDATION_ERROR" || !bytes.Contains([]byte(p.Detail), []byte("UTF-8")) {
+		t.Fatalf("checkStrict = %v", err)
+	}
+}
