@@ -3,7 +3,6 @@ package api
 import (
 	"errors"
 	"net/http"
-	"strconv"
 
 	"msgsvc/internal/api/view"
 	"msgsvc/internal/compliance"
@@ -16,13 +15,9 @@ func (s *Server) listOptOuts(w http.ResponseWriter, r *http.Request, c message.C
 	if s.cfg.OptOuts == nil {
 		return errNotFound
 	}
-	limit := 100
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			return fieldError("limit", "must be a whole number from 1 to 1000")
-		}
-		limit = n
+	limit, err := limitParam(r.URL.Query())
+	if err != nil {
+		return fieldError("limit", "must be a whole number from 1 to 1000")
 	}
 	p, err := s.cfg.OptOuts.List(r.Context(), c.Account.ID, c.Key.Env, r.URL.Query().Get("cursor"), limit)
 	if errors.Is(err, compliance.ErrCursor) {

@@ -128,13 +128,9 @@ func (s *Server) cancelMessage(w http.ResponseWriter, r *http.Request, c message
 }
 
 func (s *Server) getCampaign(w http.ResponseWriter, r *http.Request, c message.Caller) error {
-	limit := 100
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			return fieldError("limit", "must be a whole number from 1 to 1000")
-		}
-		limit = n
+	limit, err := limitParam(r.URL.Query())
+	if err != nil {
+		return fieldError("limit", "must be a whole number from 1 to 1000")
 	}
 	after := ""
 	if cur := r.URL.Query().Get("cursor"); cur != "" {

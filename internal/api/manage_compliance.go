@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"strconv"
 
 	"msgsvc/internal/api/view"
 	"msgsvc/internal/domain"
@@ -40,13 +39,9 @@ func ofOptOut(o store.OptOut) manageOptOutView {
 
 func (s *Server) manageOptOuts(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
 	q := r.URL.Query()
-	limit := 0
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return fieldError("limit", "must be a whole number from 1 to 1000")
-		}
-		limit = n
+	limit, err := limitParam(q)
+	if err != nil {
+		return fieldError("limit", "must be a whole number from 1 to 1000")
 	}
 	p, err := s.cfg.Manage.OptOuts(r.Context(), a, acct(r), q.Get("environment"), q.Get("cursor"), limit)
 	if err != nil {
