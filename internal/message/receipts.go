@@ -122,7 +122,7 @@ func (c *ReceiptChecker) Check(ctx context.Context, name string) (int, error) {
 			if b, ok := c.next[m.ID]; ok && now.Before(b.at) {
 				continue
 			}
-			if m.Channel == domain.SMS && len(due) < receiptQueriesPerPass {
+			if len(due) < receiptQueriesPerPass {
 				due = append(due, m)
 			}
 		}

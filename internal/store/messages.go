@@ -492,21 +492,23 @@ func (s *Store) StaleMessages(ctx context.Context, provider string, before time.
 	if skipSuffix != "" {
 		skip, args = ` AND to_phone NOT LIKE $4`, append(args, "%"+skipSuffix)
 	}
-	return messages.scanAll(s.rquery(ctx, `SELECT `+messageCols+` FROM messages
-		WHERE (status = `+lit(domain.Sent)+` OR (status = `+lit(domain.Delivered)+` AND channel <> `+lit(domain.SMS)+`))
-		AND provider = $1 AND updated_at < $2`+skip+` -- the predicate of the partial index messages_sent_open
-		ORDER BY updated_at LIMIT $3`, args...))
+	return messages.scanAll(s.rquery(ctx, `SELECT `+messageCols+` FROM messages WHERE `+sentOpen+`
+		AND provider = $1 AND updated_at < $2`+skip+` ORDER BY updated_at LIMIT $3`, args...))
 }
+
+// sentOpen is the predicate of the partial index messages_sent_open (the
+// messages a provider may still report on); a query repeats it word for
+// word so that the planner uses the index.
+var sentOpen = `(status = ` + lit(domain.Sent) + ` OR (status = ` + lit(domain.Delivered) + ` AND channel <> ` + lit(domain.SMS) + `))`
 
 // AwaitingReport lists a provider's SMS messages still SENT whose last
 // change lies in [since, before), oldest first, starting after the message
 // last changed at afterAt with id afterID (a page's end; zero for the
 // first page).
 func (s *Store) AwaitingReport(ctx context.Context, provider string, since, before time.Time, afterAt time.Time, afterID string, limit int) ([]domain.Message, error) {
-	return messages.scanAll(s.rquery(ctx, `SELECT `+messageCols+` FROM messages
-		WHERE (status = `+lit(domain.Sent)+` OR (status = `+lit(domain.Delivered)+` AND channel <> `+lit(domain.SMS)+`))
-		AND provider = $1 AND updated_at < $2 -- the predicate of the partial index messages_sent_open
-		AND status = `+lit(domain.Sent)+` AND updated_at >= $3 AND (updated_at > $4 OR (updated_at = $4 AND id > $5))
+	return messages.scanAll(s.rquery(ctx, `SELECT `+messageCols+` FROM messages WHERE `+sentOpen+`
+		AND provider = $1 AND updated_at < $2 AND status = `+lit(domain.Sent)+` AND channel = `+lit(domain.SMS)+`
+		AND updated_at >= $3 AND (updated_at > $4 OR (updated_at = $4 AND id > $5))
 		ORDER BY updated_at, id LIMIT $6`, provider, ms(before), ms(since), ms(afterAt), afterID, limit))
 }
 
