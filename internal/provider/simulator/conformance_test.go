@@ -85,9 +85,9 @@ func TestConformance(t *testing.T) {
 					Env: domain.Test, ExpiresAt: time.Now().Add(time.Hour)}
 			}
 			return providertest.Instance{Adapter: sim,
-				Accept:    func(i int) provider.Outbound { return msg(fmt.Sprintf("+4477009%05d", 100+i)) },
-				Permanent: func() provider.Outbound { return msg("+447700900" + EndInvalid) },
-				Temporary: func() provider.Outbound { j.down.Store(true); return msg("+447700900100") },
+				Accept:    func(i int) provider.Outbound { return msg(fmt.Sprintf("4477009%05d", 100+i)) },
+				Permanent: func() provider.Outbound { return msg("447700900" + EndInvalid) },
+				Temporary: func() provider.Outbound { j.down.Store(true); return msg("447700900100") },
 			}
 		}})
 }

@@ -38,7 +38,7 @@ func TestConformance(t *testing.T) {
 			}
 			var seq atomic.Int64
 			msg := func(to, body string) provider.Outbound {
-				return provider.Outbound{ID: fmt.Sprintf("msg_%d", seq.Add(1)), To: "+" + to, Channel: domain.SMS,
+				return provider.Outbound{ID: fmt.Sprintf("msg_%d", seq.Add(1)), To: to, Channel: domain.SMS,
 					From: "MyShop", Body: body, Env: domain.Live, ExpiresAt: time.Now().Add(time.Hour)}
 			}
 			return providertest.Instance{Adapter: a,
