@@ -182,7 +182,7 @@ func (s *Server) wire() error {
 	receipts := &message.ReceiptChecker{Store: st, Providers: map[string]provider.Querier{}, Tracker: s.tracker,
 		Overdue: cfg.ReceiptOverdue, Now: now, Log: log}
 	for _, a := range s.adapters {
-		if q, ok := a.p.(provider.Querier); ok {
+		if q := provider.CapabilitiesOf(a.p).Querier; q != nil {
 			receipts.Providers[a.p.Name()] = q
 		}
 	}

@@ -302,23 +302,14 @@ func (d *Dispatcher) dispatch(ctx context.Context, msgs []domain.Message) error 
 	return firstErr
 }
 
-// Chunker is implemented by providers that want their hand-overs recorded
-// every few messages rather than once per claimed batch: a carrier that
-// acknowledged a message this node then failed to record would get it
-// again from whichever node takes over, so the fewer messages between
-// records, the fewer such duplicates a crash can cause.
-type Chunker interface {
-	HandOverChunk() int
-}
-
 // handOver submits messages to a provider, in chunks when it asks for
 // them. A chunk's outcome is recorded while the next one is handed over,
 // so at most two chunks are ever acknowledged by the provider and not yet
 // recorded here.
 func (d *Dispatcher) handOver(ctx context.Context, p provider.Provider, msgs []domain.Message) error {
 	size := len(msgs)
-	if c, ok := p.(Chunker); ok && c.HandOverChunk() > 0 {
-		size = c.HandOverChunk()
+	if n := provider.CapabilitiesOf(p).ChunkSize(); n > 0 {
+		size = n
 	}
 	var recording chan error
 	wait := func() error {
