@@ -78,6 +78,8 @@ type DispatcherConfig struct {
 	Store   Claimer
 	Routes  Routes
 	Tracker *Tracker
+	// Owner, Lease, Batch, Workers and Poll make the queue when Queue is
+	// nil (see QueueConfig).
 	Owner   string
 	Lease   time.Duration
 	Batch   int
