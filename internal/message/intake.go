@@ -131,7 +131,7 @@ type Service struct {
 	wake          func()
 	events        func()
 	redaction     *store.Redaction
-	dispatch      *DispatchHandoff
+	dispatch      Handoff[domain.Message]
 }
 
 // Config sets up a Service.
@@ -146,7 +146,7 @@ type Config struct {
 	Wake func()
 	// Dispatch, when set, hands messages due at once to a dispatcher of
 	// this node in memory instead of through a database claim.
-	Dispatch *DispatchHandoff
+	Dispatch Handoff[domain.Message]
 	// Events is called after webhook events were queued.
 	Events func()
 	// CommitWorkers is the number of parallel group-commit loops (1 suits

@@ -101,13 +101,13 @@ func (s *Service) newMessage(caller Caller, req request, p sendPlan, n phone.Num
 // would leave it; it is handed over in memory after the commit.
 func (s *Service) leaseAtInsert(m *domain.Message, now time.Time) {
 	if h := s.dispatch; h != nil && !m.NextAttemptAt.After(now) {
-		m.LeaseOwner, m.NextAttemptAt, m.Attempts = h.Owner, now.Add(h.Lease), 1
+		m.LeaseOwner, m.NextAttemptAt, m.Attempts = h.Owner(), now.Add(h.Lease()), 1
 	}
 }
 
 // holdForQuietHours makes a message due when the account's quiet hours
-// allow it in the recipient's local time (CONTRACT section 7): the one
-// quiet-hours check of a send. The window is kept in the message's
+// allow it in the recipient's local time: the one quiet-hours check of a
+// send. The window is kept in the message's
 // content, so that a retry or a fallback is not handed over inside it
 // either; the validity still counts from the requested time.
 func holdForQuietHours(m *domain.Message, w compliance.Window) {

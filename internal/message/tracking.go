@@ -68,7 +68,7 @@ type Tracker struct {
 	now     func() time.Time
 	events  func() // called after events were written
 	due     func() // called after messages became due (opt-out confirmations)
-	handoff *Handoff
+	handoff Handoff[store.Event]
 }
 
 // TrackerStore is what the Tracker needs from storage.
@@ -95,20 +95,7 @@ type TrackerConfig struct {
 	Workers int
 	// Handoff, when set, gives the status events straight to a webhook
 	// worker of this node instead of through a database claim.
-	Handoff *Handoff
-}
-
-// Handoff passes new webhook events to a local deliverer in memory. The
-// events are written already leased to Owner for Lease, so no other node
-// takes them while this one delivers them; if this node dies, the lease
-// runs out and any node claims them from the database.
-type Handoff struct {
-	Owner string
-	Lease time.Duration
-	// Enqueue takes the events it has room for, in order, and returns how
-	// many; the rest are released to the database queue at once.
-	Enqueue func(evs []store.Event) int
-	Release func(ctx context.Context, owner string, ids []string, now time.Time) error
+	Handoff Handoff[store.Event]
 }
 
 // eventLease is how new events are written: unleased (zero) or leased to
@@ -200,7 +187,7 @@ func (t *Tracker) eventLease(now time.Time) eventLease {
 	if t.handoff == nil {
 		return eventLease{}
 	}
-	return eventLease{owner: t.handoff.Owner, until: now.Add(t.handoff.Lease)}
+	return eventLease{owner: t.handoff.Owner(), until: now.Add(t.handoff.Lease())}
 }
 
 func (t *Tracker) apply(ctx context.Context, groups [][]Report) ([]struct{}, error) {
@@ -234,20 +221,7 @@ func (t *Tracker) deliver(ctx context.Context, evs []store.Event, lease eventLea
 		t.events()
 		return
 	}
-	n := t.handoff.Enqueue(evs)
-	if n == len(evs) {
-		return
-	}
-	rest := make([]string, 0, len(evs)-n)
-	for _, ev := range evs[n:] {
-		rest = append(rest, ev.ID)
-	}
-	// The deliverer is saturated: hand the rest to the database queue now
-	// rather than when their lease runs out.
-	if err := t.handoff.Release(context.WithoutCancel(ctx), lease.owner, rest, t.now()); err != nil {
-		return // they are delivered when the lease runs out
-	}
-	t.events()
+	t.handoff.Hand(ctx, evs)
 }
 
 // applyReports applies reports inside tx and returns the webhook events it

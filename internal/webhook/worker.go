@@ -11,11 +11,11 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"msgsvc/internal/id"
+	"msgsvc/internal/lease"
 	"msgsvc/internal/store"
 )
 
@@ -38,31 +38,61 @@ type Store interface {
 // Observer is told the outcome of every attempt (metrics).
 type Observer func(ev store.Event, statusCode int, d time.Duration, delivered bool)
 
+// EventQueueConfig sets up the queue of webhook events waiting for their
+// receiver.
+type EventQueueConfig struct {
+	Store       Store
+	Owner       string
+	Concurrency int           // deliveries in flight, default 128
+	Lease       time.Duration // default 60 s
+	Poll        time.Duration // idle re-check, default 1 s
+	Now         func() time.Time
+	Log         *slog.Logger
+}
+
+// NewEventQueue builds the lease queue of webhook events waiting for their
+// receiver: the events table, claimed by ClaimEvents, and the events the
+// tracker wrote already leased to this node, handed over in memory. Every
+// event is delivered on its own, so a slow receiver holds one delivery
+// slot, not a batch. A Worker serves it.
+func NewEventQueue(c EventQueueConfig) *lease.Queue[store.Event] {
+	if c.Concurrency <= 0 {
+		c.Concurrency = 128
+	}
+	if c.Lease <= 0 {
+		c.Lease = 60 * time.Second
+	}
+	return lease.New(lease.Config[store.Event]{Name: "webhook events", Owner: c.Owner, Lease: c.Lease,
+		Claim: c.Store.ClaimEvents, Release: c.Store.ReleaseEvents, ID: func(ev store.Event) string { return ev.ID },
+		Batch: 256, Chunk: 1, Workers: c.Concurrency, Poll: c.Poll, Now: c.Now, Log: c.Log})
+}
+
 // Worker delivers webhook events: it claims due events in batches under a
 // lease, posts them concurrently over pooled keep-alive connections, and
 // records every attempt. An event whose outcome was not recorded (a crash)
 // is delivered again when its lease runs out: at least once.
 type Worker struct {
 	cfg     WorkerConfig
-	wake    chan struct{}    // events may be due in the database
-	ready   chan struct{}    // events were enqueued, or a delivery slot freed up
-	direct  chan store.Event // events leased to us at creation
-	secrets sync.Map         // account id -> cachedKeys
-	stopped atomic.Bool      // Run has returned: Enqueue takes nothing
+	queue   *lease.Queue[store.Event]
+	secrets sync.Map // account id -> cachedKeys
 }
-
-// directQueue bounds the events waiting in memory (a few MB at most).
-const directQueue = 1 << 14
 
 // WorkerConfig sets up a Worker.
 type WorkerConfig struct {
-	Store       Store
-	Client      *http.Client
-	Schedule    Schedule
+	// Queue is the queue the worker serves; nil makes one with
+	// NewEventQueue from Store, Owner, Concurrency, Lease, Poll, Now and
+	// Log.
+	Queue    *lease.Queue[store.Event]
+	Store    Store
+	Client   *http.Client
+	Schedule Schedule
+	// Owner, Lease and Poll make the queue when Queue is nil (see
+	// EventQueueConfig); Concurrency bounds the deliveries in flight,
+	// default 128.
 	Owner       string
-	Concurrency int           // deliveries in flight, default 128
-	Lease       time.Duration // default 60 s
-	Poll        time.Duration // idle re-check, default 1 s
+	Concurrency int
+	Lease       time.Duration
+	Poll        time.Duration
 	Now         func() time.Time
 	Rand        func() float64
 	Log         *slog.Logger
@@ -79,12 +109,6 @@ func NewWorker(c WorkerConfig) *Worker {
 	if c.Concurrency <= 0 {
 		c.Concurrency = 128
 	}
-	if c.Lease <= 0 {
-		c.Lease = 60 * time.Second
-	}
-	if c.Poll <= 0 {
-		c.Poll = time.Second
-	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -100,48 +124,19 @@ func NewWorker(c WorkerConfig) *Worker {
 	if c.Observe == nil {
 		c.Observe = func(store.Event, int, time.Duration, bool) {}
 	}
-	return &Worker{cfg: c, wake: make(chan struct{}, 1), ready: make(chan struct{}, 1), direct: make(chan store.Event, directQueue)}
+	if c.Queue == nil {
+		c.Queue = NewEventQueue(EventQueueConfig{Store: c.Store, Owner: c.Owner, Concurrency: c.Concurrency,
+			Lease: c.Lease, Poll: c.Poll, Now: c.Now, Log: c.Log})
+	}
+	c.Owner = c.Queue.Owner()
+	return &Worker{cfg: c, queue: c.Queue}
 }
 
-// Wake tells the worker that events were queued.
-func (w *Worker) Wake() {
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-}
-
-// Enqueue hands the worker events that are already leased to it (written
-// with this worker's Owner and a lease), so they are delivered at once
-// without a round trip through the database. Events that do not fit the
-// queue are left to their lease: when it runs out they are claimed from
-// the database like any other. It returns how many were taken.
-func (w *Worker) Enqueue(evs []store.Event) int {
-	if w.stopped.Load() {
-		return 0
-	}
-	n := 0
-	for _, ev := range evs {
-		select {
-		case w.direct <- ev:
-			n++
-		default:
-			return n
-		}
-	}
-	w.kick()
-	return n
-}
-
-func (w *Worker) kick() {
-	select {
-	case w.ready <- struct{}{}:
-	default:
-	}
-}
+// Queue is the queue the worker serves.
+func (w *Worker) Queue() *lease.Queue[store.Event] { return w.queue }
 
 // Run delivers until ctx ends, then waits for the attempts in flight and
-// records them.
+// records them; events still waiting in memory go back to the table.
 func (w *Worker) Run(ctx context.Context) {
 	results := make(chan store.AttemptOutcome, w.cfg.Concurrency)
 	recorded := make(chan struct{})
@@ -149,95 +144,14 @@ func (w *Worker) Run(ctx context.Context) {
 		defer close(recorded)
 		w.record(results)
 	}()
-	sem := make(chan struct{}, w.cfg.Concurrency)
-	var inflight sync.WaitGroup
-	start := func(ev store.Event) {
-		sem <- struct{}{}
-		inflight.Add(1)
-		go func() {
-			defer func() { <-sem; inflight.Done(); w.kick() }()
-			results <- w.deliver(context.WithoutCancel(ctx), ev)
-		}()
-	}
-	// A ticker, not a timer reset on every turn: events handed over in
-	// memory can keep the loop from ever sleeping a whole poll, and the
-	// table (retries due, a dead node's lapsed leases) must still be looked
-	// at every poll.
-	tick := time.NewTicker(w.cfg.Poll)
-	defer tick.Stop()
-	claimDB := true // at start: events left by a previous run
-	for ctx.Err() == nil {
-		// Events handed over in memory first: they are ours already.
-	direct:
-		for len(sem) < cap(sem) {
-			select {
-			case ev := <-w.direct:
-				start(ev)
-			default:
-				break direct
-			}
+	w.queue.Run(ctx, func(ctx context.Context, evs []store.Event) error {
+		for _, ev := range evs {
+			results <- w.deliver(ctx, ev)
 		}
-		select {
-		case <-w.wake:
-			claimDB = true
-		case <-tick.C:
-			claimDB = true
-		default:
-		}
-		free := cap(sem) - len(sem)
-		// Claim in batches: while most slots are busy, wait for some to
-		// free up rather than claiming one event per finished delivery.
-		if claimDB && free >= max(1, cap(sem)/4) {
-			evs, err := w.cfg.Store.ClaimEvents(ctx, w.cfg.Owner, w.cfg.Now(), w.cfg.Lease, min(free, 256))
-			if err != nil && ctx.Err() == nil {
-				w.cfg.Log.Error("claim webhook events", "err", err)
-			}
-			for _, ev := range evs {
-				start(ev)
-			}
-			// A full batch means more may be due.
-			claimDB = len(evs) == min(free, 256) && len(evs) > 0
-			if claimDB {
-				continue
-			}
-		}
-		select {
-		case <-ctx.Done():
-		case <-w.wake:
-			claimDB = true
-		case <-tick.C:
-			claimDB = true
-		case <-w.ready:
-		}
-	}
-	inflight.Wait()
+		return nil
+	})
 	close(results)
 	<-recorded
-	w.stopped.Store(true)
-	w.releaseQueued()
-}
-
-// releaseQueued hands events still waiting in memory back to the database
-// queue on shutdown, so they need not wait for their lease to run out.
-func (w *Worker) releaseQueued() {
-	var ids []string
-	for {
-		select {
-		case ev := <-w.direct:
-			ids = append(ids, ev.ID)
-			continue
-		default:
-		}
-		break
-	}
-	if len(ids) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := w.cfg.Store.ReleaseEvents(ctx, w.cfg.Owner, ids, w.cfg.Now()); err != nil {
-		w.cfg.Log.Warn("release queued webhook events; they are delivered when their lease runs out", "err", err, "events", len(ids))
-	}
 }
 
 // record writes outcomes in batches: whatever arrived while the previous
@@ -270,7 +184,7 @@ func (w *Worker) record(results <-chan store.AttemptOutcome) {
 				w.stopGone(buf)
 				if !retryAt.IsZero() {
 					// Look at the database again when the first retry is due.
-					time.AfterFunc(max(0, retryAt.Sub(w.cfg.Now())), w.Wake)
+					time.AfterFunc(max(0, retryAt.Sub(w.cfg.Now())), w.queue.Wake)
 				}
 				break
 			}

@@ -75,7 +75,7 @@ func TestWorkerPollsTableWhileBusy(t *testing.T) {
 				return
 			default:
 			}
-			w.Enqueue([]store.Event{{ID: fmt.Sprintf("evt_stream_%d", i), AccountID: "acc_1", Event: "delivery_status",
+			w.Queue().Hand(context.Background(), []store.Event{{ID: fmt.Sprintf("evt_stream_%d", i), AccountID: "acc_1", Event: "delivery_status",
 				URL: rcv.URL, Body: "{}"}})
 			time.Sleep(time.Millisecond) // pacing the stream, not waiting for anything
 		}
