@@ -106,7 +106,7 @@ func (s *Server) wire() error {
 	redaction := redactor.Redaction()
 	s.tracker = message.NewTracker(message.TrackerConfig{Store: message.Storage{Store: st}, Events: func() { deliverer.Wake() },
 		Due: func() { dispatcher.Wake() }, Workers: commitWorkers(cfg), Now: now, Handoff: &message.Handoff{Owner: cfg.NodeID, Lease: webhookLease,
-			Enqueue: func(evs []store.Event) int { return deliverer.Enqueue(evs) }, Release: st.ReleaseEvents}})
+			Enqueue: func(evs []domain.Event) int { return deliverer.Enqueue(evs) }, Release: st.ReleaseEvents}})
 	simCfg := simulator.Config{Sink: s.tracker, Stale: st, Delay: cfg.SimulatorDelay, Log: log, Now: now, Node: cfg.NodeID}
 	if cfg.SimJournal {
 		simCfg.Journal = st
@@ -215,7 +215,7 @@ type apiStore struct {
 	keys *keycache.Cache
 }
 
-func (s apiStore) KeyByHash(ctx context.Context, hash string) (store.APIKey, store.Account, error) {
+func (s apiStore) KeyByHash(ctx context.Context, hash string) (domain.APIKey, domain.Account, error) {
 	return s.keys.KeyByHash(ctx, hash)
 }
 
@@ -370,7 +370,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	return m
 }
 
-func (m *metrics) webhook(_ store.Event, _ int, d time.Duration, delivered bool) {
+func (m *metrics) webhook(_ domain.Event, _ int, d time.Duration, delivered bool) {
 	outcome := "failed"
 	if delivered {
 		outcome = "delivered"
