@@ -33,3 +33,39 @@ func TestParsePricesOverrides(t *testing.T) {
 		t.Error("bad JSON accepted")
 	}
 }
+
+// BenchmarkPriceList shows what a send saves by reading the table parsed
+// when the account was read instead of parsing its JSON.
+func BenchmarkPriceList(b *testing.B) {
+	raw := `{"home":{"smsSegment":900000},"countries":{"44":{"smsSegment":1500000,"rcsMessage":500000},"1":{"smsSegment":2500000}}}`
+	parsed, err := ParsePrices(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name string
+		a    Account
+	}{{"parsed when read", Account{Prices: raw, PriceTable: &parsed}}, {"parsed per send", Account{Prices: raw}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := bc.a.PriceList(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func TestPriceListPrefersTheParsedTable(t *testing.T) {
+	table := Prices{Home: Rates{SMSSegment: 7}}
+	if p, err := (&Account{Prices: `{`, PriceTable: &table}).PriceList(); err != nil || p.Home.SMSSegment != 7 {
+		t.Errorf("with a parsed table: %+v, %v", p, err)
+	}
+	if p, err := (&Account{Prices: `{"home":{"smsSegment":3}}`}).PriceList(); err != nil || p.Home.SMSSegment != 3 || p.Abroad.SMSSegment != 2*micro {
+		t.Errorf("parsed now: %+v, %v", p, err)
+	}
+	if _, err := (&Account{Prices: `{`}).PriceList(); err == nil {
+		t.Error("a table that does not parse gave prices")
+	}
+}

@@ -97,7 +97,7 @@ var (
 	// ErrUnsupported is wrapped by the error for content that is no
 	// accepted type; the error's text says what is accepted.
 	ErrUnsupported = errors.New("unsupported media type")
-	// ErrNotFound is also store.ErrNotFound, so the API layer answers 404
+	// ErrNotFound is also domain.ErrNotFound, so the API layer answers 404
 	// when it is returned unchanged.
 	ErrNotFound error = notFound{}
 )

@@ -85,7 +85,7 @@ func TestStore(t *testing.T) {
 				t.Errorf("Lookup %s = %+v, %v; want %+v, %v", tc.name, got, err, tc.want, tc.wantErr)
 			}
 			if tc.wantErr != nil && !errors.Is(err, domain.ErrNotFound) {
-				t.Errorf("Lookup %s: %v is not store.ErrNotFound", tc.name, err)
+				t.Errorf("Lookup %s: %v is not domain.ErrNotFound", tc.name, err)
 			}
 		}
 		f, err := ms.Open(ctx, first)

@@ -37,7 +37,7 @@ type pendingSend struct {
 
 // sendResult tells how one pendingSend of a batch ended: replayed from an
 // earlier request with the same key, or refused (err is
-// ErrInsufficientCredits, a *store.DailyLimitError, ErrIdempotencyConflict
+// ErrInsufficientCredits, a *domain.DailyLimitError, ErrIdempotencyConflict
 // or the *Refusal of an opted-out recipient).
 type sendResult struct {
 	replay *domain.Idempotency

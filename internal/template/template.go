@@ -49,7 +49,7 @@ type Template struct {
 }
 
 // ErrNotFound: no template of that name and language in the account. It is
-// also store.ErrNotFound.
+// also domain.ErrNotFound.
 var ErrNotFound error = notFound{}
 
 type notFound struct{}
