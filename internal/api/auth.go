@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"msgsvc/internal/apikey"
+	"msgsvc/internal/domain"
 	"msgsvc/internal/message"
 	"msgsvc/internal/ratelimit"
-	"msgsvc/internal/store"
 )
 
 var (
@@ -133,13 +133,13 @@ func (s *Server) wrapAuth(reqType string, h handler) http.Handler {
 	})
 }
 
-func (s *Server) lookup(r *http.Request, raw string) (store.APIKey, store.Account, error) {
+func (s *Server) lookup(r *http.Request, raw string) (domain.APIKey, domain.Account, error) {
 	if _, err := apikey.Parse(raw); err != nil {
-		return store.APIKey{}, store.Account{}, errInvalidKey
+		return domain.APIKey{}, domain.Account{}, errInvalidKey
 	}
 	hash := apikey.Hash(raw)
 	key, acct, err := s.cfg.Store.KeyByHash(r.Context(), hash)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return key, acct, errInvalidKey
 	}
 	if err != nil {
@@ -243,7 +243,7 @@ func allowed(list []string, addr netip.Addr) bool {
 	return false
 }
 
-func typeLimit(l store.Limits, reqType string) int {
+func typeLimit(l domain.Limits, reqType string) int {
 	switch reqType {
 	case typeSending:
 		return l.SendRPM

@@ -15,25 +15,25 @@ import (
 
 	"msgsvc/internal/api/openapi"
 	"msgsvc/internal/compliance"
+	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
 	"msgsvc/internal/manage"
 	"msgsvc/internal/media"
 	"msgsvc/internal/message"
 	"msgsvc/internal/provider"
 	"msgsvc/internal/ratelimit"
-	"msgsvc/internal/store"
 	"msgsvc/internal/template"
 )
 
 // Store is what the API reads directly (the rest goes through services).
 type Store interface {
-	KeyByHash(ctx context.Context, hash string) (store.APIKey, store.Account, error)
+	KeyByHash(ctx context.Context, hash string) (domain.APIKey, domain.Account, error)
 	TouchKey(ctx context.Context, keyID string, at time.Time) error
-	Account(ctx context.Context, id string) (store.Account, error)
-	Idempotency(ctx context.Context, keyID, key string) (store.Idempotency, error)
-	SaveIdempotency(ctx context.Context, in store.Idempotency) error
-	UserByEmail(ctx context.Context, email string) (store.User, error)
-	CreateSession(ctx context.Context, s store.Session) error
+	Account(ctx context.Context, id string) (domain.Account, error)
+	Idempotency(ctx context.Context, keyID, key string) (domain.Idempotency, error)
+	SaveIdempotency(ctx context.Context, in domain.Idempotency) error
+	UserByEmail(ctx context.Context, email string) (domain.User, error)
+	CreateSession(ctx context.Context, s domain.Session) error
 	Ping(ctx context.Context) error
 }
 
@@ -78,7 +78,7 @@ type Config struct {
 	// OptOuts lists the account's opt-outs (GET opt-outs); nil answers 404.
 	OptOuts *compliance.OptOuts
 	// ProviderWebhooks are the receivers of the platforms' own webhooks, by
-	// provider type ("whatsapp", "rbm"; CONTRACT section 6). They check the
+	// provider type ("whatsapp", "rbm"). They check the
 	// platform's signature themselves. A type that is not configured answers
 	// 404, so the routes exist (and are documented) whatever is configured.
 	ProviderWebhooks map[string]http.Handler

@@ -11,8 +11,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/manage"
-	"msgsvc/internal/store"
 )
 
 // End-to-end tests of the web panel in headless Chromium, driven from Go.
@@ -379,7 +379,7 @@ func browserCompliance(t *testing.T, c *chrome) {
 	c.shot("compliance")
 	// Quiet hours hold messages by the wall clock: the pages after this one
 	// must not depend on the hour the test runs at.
-	setCompliance(t, e, store.Compliance{})
+	setCompliance(t, e, domain.Compliance{})
 }
 
 func browserMessages(t *testing.T, c *chrome) {

@@ -18,6 +18,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"msgsvc/internal/config"
+	"msgsvc/internal/domain"
 	"msgsvc/internal/store"
 	"msgsvc/internal/store/storetest"
 	"msgsvc/internal/template"
@@ -40,7 +41,7 @@ type env struct {
 	st      *store.Store
 	base    string
 	clock   *clock
-	account store.Account
+	account domain.Account
 	testKey string
 	liveKey string
 	hooks   *receiver
@@ -121,7 +122,7 @@ func newEnv(t *testing.T, dialect string, o envOptions) *env {
 		Currency: "USD", Country: "55"}, now); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.st.SetLimits(context.Background(), e.account.ID, store.Limits{}); err != nil {
+	if err := e.st.SetLimits(context.Background(), e.account.ID, domain.Limits{}); err != nil {
 		t.Fatal(err)
 	}
 	tk, _, err := CreateKey(context.Background(), e.st, e.account.ID, "test", now)

@@ -48,7 +48,7 @@ type Server struct {
 	// The queues: rows of the store leased to this node, and the rows
 	// handed to it in memory.
 	sendQueue  *lease.Queue[domain.Message]
-	eventQueue *lease.Queue[store.Event]
+	eventQueue *lease.Queue[domain.Event]
 
 	redactor  *compliance.Redactor
 	tracker   *message.Tracker
@@ -262,7 +262,7 @@ type apiStore struct {
 	keys *keycache.Cache
 }
 
-func (s apiStore) KeyByHash(ctx context.Context, hash string) (store.APIKey, store.Account, error) {
+func (s apiStore) KeyByHash(ctx context.Context, hash string) (domain.APIKey, domain.Account, error) {
 	return s.keys.KeyByHash(ctx, hash)
 }
 
@@ -407,7 +407,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	return m
 }
 
-func (m *metrics) webhook(_ store.Event, _ int, d time.Duration, delivered bool) {
+func (m *metrics) webhook(_ domain.Event, _ int, d time.Duration, delivered bool) {
 	outcome := "failed"
 	if delivered {
 		outcome = "delivered"

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/manage"
-	"msgsvc/internal/store"
 )
 
 // Settings: API keys, security, senders, limits.
@@ -191,7 +191,7 @@ func (p *Panel) removeSender(w http.ResponseWriter, r *http.Request, s *session)
 
 type limitsData struct {
 	Limits   manage.LimitsView
-	Requests []store.LimitRequest
+	Requests []domain.LimitRequest
 	UseCases []string
 }
 

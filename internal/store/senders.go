@@ -8,30 +8,19 @@ import (
 	"msgsvc/internal/domain"
 )
 
-// Sender is an approved sender of an account on a channel: an alphanumeric
-// sender ID or a number (SMS), a business number (WhatsApp), an agent (RCS).
-type Sender struct {
-	ID        string
-	AccountID string
-	Channel   domain.Channel
-	Value     string
-	Default   bool
-	CreatedAt time.Time
-}
-
 var senders = newTable("senders",
-	textCol("id", func(s *Sender) *string { return &s.ID }),
-	textCol("account_id", func(s *Sender) *string { return &s.AccountID }),
-	enumCol("channel", func(s *Sender) *domain.Channel { return &s.Channel }),
-	textCol("value", func(s *Sender) *string { return &s.Value }),
-	boolCol("is_default", func(s *Sender) *bool { return &s.Default }),
-	timeCol("created_at", func(s *Sender) *time.Time { return &s.CreatedAt }),
+	textCol("id", func(s *domain.Sender) *string { return &s.ID }),
+	textCol("account_id", func(s *domain.Sender) *string { return &s.AccountID }),
+	enumCol("channel", func(s *domain.Sender) *domain.Channel { return &s.Channel }),
+	textCol("value", func(s *domain.Sender) *string { return &s.Value }),
+	boolCol("is_default", func(s *domain.Sender) *bool { return &s.Default }),
+	timeCol("created_at", func(s *domain.Sender) *time.Time { return &s.CreatedAt }),
 )
 
 // AddSender approves a sender; when it is the default, any other default of
 // the account's channel stops being one. A value the account already has on
 // that channel is ErrConflict.
-func (s *Store) AddSender(ctx context.Context, in Sender) error {
+func (s *Store) AddSender(ctx context.Context, in domain.Sender) error {
 	return s.Write(ctx, func(tx *Tx) error {
 		if in.Default {
 			if _, err := tx.exec(ctx, `UPDATE senders SET is_default = 0 WHERE account_id = $1 AND channel = $2`,
@@ -41,7 +30,7 @@ func (s *Store) AddSender(ctx context.Context, in Sender) error {
 		}
 		if _, err := tx.exec(ctx, senders.insert(s), senders.args(&in, nil)...); err != nil {
 			if isUniqueViolation(err) {
-				return ErrConflict
+				return domain.ErrConflict
 			}
 			return fmt.Errorf("add sender: %w", err)
 		}
@@ -67,7 +56,7 @@ func (tx *Tx) refreshSenders(ctx context.Context, accountID string) error {
 	if err != nil {
 		return err
 	}
-	set := Senders{}
+	set := domain.Senders{}
 	for _, sd := range list {
 		cs := set[sd.Channel]
 		cs.Values = append(cs.Values, sd.Value)
@@ -87,7 +76,7 @@ func (tx *Tx) refreshSenders(ctx context.Context, accountID string) error {
 }
 
 // Senders lists an account's senders by channel, then value.
-func (s *Store) Senders(ctx context.Context, accountID string) ([]Sender, error) {
+func (s *Store) Senders(ctx context.Context, accountID string) ([]domain.Sender, error) {
 	return senders.scanAll(s.rquery(ctx, `SELECT `+senders.list+` FROM senders WHERE account_id = $1
 		ORDER BY channel, value`, accountID))
 }

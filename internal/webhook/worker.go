@@ -14,9 +14,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
 	"msgsvc/internal/lease"
-	"msgsvc/internal/store"
 )
 
 // RotationGrace is how long a rotated-out secret keeps signing, so that
@@ -29,14 +29,14 @@ const responseSnippet = 1024
 // Store is what the Worker needs from storage.
 type Store interface {
 	ReleaseEvents(ctx context.Context, owner string, ids []string, now time.Time) error
-	ClaimEvents(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]store.Event, error)
-	RecordAttempts(ctx context.Context, owner string, outs []store.AttemptOutcome) error
-	Account(ctx context.Context, id string) (store.Account, error)
+	ClaimEvents(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]domain.Event, error)
+	RecordAttempts(ctx context.Context, owner string, outs []domain.AttemptOutcome) error
+	Account(ctx context.Context, id string) (domain.Account, error)
 	StopEventsForURL(ctx context.Context, accountID, url string) (int64, error)
 }
 
 // Observer is told the outcome of every attempt (metrics).
-type Observer func(ev store.Event, statusCode int, d time.Duration, delivered bool)
+type Observer func(ev domain.Event, statusCode int, d time.Duration, delivered bool)
 
 // EventQueueConfig sets up the queue of webhook events waiting for their
 // receiver.
@@ -55,15 +55,15 @@ type EventQueueConfig struct {
 // tracker wrote already leased to this node, handed over in memory. Every
 // event is delivered on its own, so a slow receiver holds one delivery
 // slot, not a batch. A Worker serves it.
-func NewEventQueue(c EventQueueConfig) *lease.Queue[store.Event] {
+func NewEventQueue(c EventQueueConfig) *lease.Queue[domain.Event] {
 	if c.Concurrency <= 0 {
 		c.Concurrency = 128
 	}
 	if c.Lease <= 0 {
 		c.Lease = 60 * time.Second
 	}
-	return lease.New(lease.Config[store.Event]{Name: "webhook events", Owner: c.Owner, Lease: c.Lease,
-		Claim: c.Store.ClaimEvents, Release: c.Store.ReleaseEvents, ID: func(ev store.Event) string { return ev.ID },
+	return lease.New(lease.Config[domain.Event]{Name: "webhook events", Owner: c.Owner, Lease: c.Lease,
+		Claim: c.Store.ClaimEvents, Release: c.Store.ReleaseEvents, ID: func(ev domain.Event) string { return ev.ID },
 		Batch: 256, Chunk: 1, Workers: c.Concurrency, Poll: c.Poll, Now: c.Now, Log: c.Log})
 }
 
@@ -73,7 +73,7 @@ func NewEventQueue(c EventQueueConfig) *lease.Queue[store.Event] {
 // is delivered again when its lease runs out: at least once.
 type Worker struct {
 	cfg     WorkerConfig
-	queue   *lease.Queue[store.Event]
+	queue   *lease.Queue[domain.Event]
 	secrets sync.Map // account id -> cachedKeys
 }
 
@@ -82,7 +82,7 @@ type WorkerConfig struct {
 	// Queue is the queue the worker serves; nil makes one with
 	// NewEventQueue from Store, Owner, Concurrency, Lease, Poll, Now and
 	// Log.
-	Queue    *lease.Queue[store.Event]
+	Queue    *lease.Queue[domain.Event]
 	Store    Store
 	Client   *http.Client
 	Schedule Schedule
@@ -122,7 +122,7 @@ func NewWorker(c WorkerConfig) *Worker {
 		c.Schedule = DefaultSchedule()
 	}
 	if c.Observe == nil {
-		c.Observe = func(store.Event, int, time.Duration, bool) {}
+		c.Observe = func(domain.Event, int, time.Duration, bool) {}
 	}
 	if c.Queue == nil {
 		c.Queue = NewEventQueue(EventQueueConfig{Store: c.Store, Owner: c.Owner, Concurrency: c.Concurrency,
@@ -133,18 +133,18 @@ func NewWorker(c WorkerConfig) *Worker {
 }
 
 // Queue is the queue the worker serves.
-func (w *Worker) Queue() *lease.Queue[store.Event] { return w.queue }
+func (w *Worker) Queue() *lease.Queue[domain.Event] { return w.queue }
 
 // Run delivers until ctx ends, then waits for the attempts in flight and
 // records them; events still waiting in memory go back to the table.
 func (w *Worker) Run(ctx context.Context) {
-	results := make(chan store.AttemptOutcome, w.cfg.Concurrency)
+	results := make(chan domain.AttemptOutcome, w.cfg.Concurrency)
 	recorded := make(chan struct{})
 	go func() {
 		defer close(recorded)
 		w.record(results)
 	}()
-	w.queue.Run(ctx, func(ctx context.Context, evs []store.Event) error {
+	w.queue.Run(ctx, func(ctx context.Context, evs []domain.Event) error {
 		for _, ev := range evs {
 			results <- w.deliver(ctx, ev)
 		}
@@ -156,8 +156,8 @@ func (w *Worker) Run(ctx context.Context) {
 
 // record writes outcomes in batches: whatever arrived while the previous
 // batch was being written.
-func (w *Worker) record(results <-chan store.AttemptOutcome) {
-	buf := make([]store.AttemptOutcome, 0, 512)
+func (w *Worker) record(results <-chan domain.AttemptOutcome) {
+	buf := make([]domain.AttemptOutcome, 0, 512)
 	for o := range results {
 		buf = append(buf[:0], o)
 	drain:
@@ -174,7 +174,7 @@ func (w *Worker) record(results <-chan store.AttemptOutcome) {
 		}
 		var retryAt time.Time
 		for _, o := range buf {
-			if o.State == store.EventPending && (retryAt.IsZero() || o.NextAttemptAt.Before(retryAt)) {
+			if o.State == domain.EventPending && (retryAt.IsZero() || o.NextAttemptAt.Before(retryAt)) {
 				retryAt = o.NextAttemptAt
 			}
 		}
@@ -199,12 +199,12 @@ func (w *Worker) record(results <-chan store.AttemptOutcome) {
 
 // stopGone stops every event still queued for a receiver that answered
 // 410 Gone: it asked for no more, so the rest of its queue goes too.
-func (w *Worker) stopGone(outs []store.AttemptOutcome) {
+func (w *Worker) stopGone(outs []domain.AttemptOutcome) {
 	type target struct{ account, url string }
 	done := map[target]bool{}
 	for _, o := range outs {
 		t := target{o.AccountID, o.URL}
-		if o.State != store.EventGone || done[t] {
+		if o.State != domain.EventGone || done[t] {
 			continue
 		}
 		done[t] = true
@@ -243,27 +243,27 @@ func (w *Worker) keys(ctx context.Context, accountID string) ([][]byte, error) {
 }
 
 // deliver makes one attempt and decides what happens next.
-func (w *Worker) deliver(ctx context.Context, ev store.Event) store.AttemptOutcome {
+func (w *Worker) deliver(ctx context.Context, ev domain.Event) domain.AttemptOutcome {
 	start := w.cfg.Now()
-	att := store.Attempt{ID: id.New(id.Attempt, start), EventID: ev.ID, AttemptedAt: start.UTC()}
+	att := domain.Attempt{ID: id.New(id.Attempt, start), EventID: ev.ID, AttemptedAt: start.UTC()}
 	code, snippet, err := w.post(ctx, ev, start)
 	att.Duration = w.cfg.Now().Sub(start)
 	att.StatusCode, att.Response = code, snippet
 	if err != nil {
 		att.Error = err.Error()
 	}
-	out := store.AttemptOutcome{Attempt: att, AccountID: ev.AccountID, URL: ev.URL}
+	out := domain.AttemptOutcome{Attempt: att, AccountID: ev.AccountID, URL: ev.URL}
 	delivered := err == nil && code >= 200 && code < 300
 	switch {
 	case delivered:
-		out.State = store.EventDelivered
+		out.State = domain.EventDelivered
 	case code == http.StatusGone:
-		out.State = store.EventGone
+		out.State = domain.EventGone
 	default:
 		if d, ok := w.cfg.Schedule.Delay(ev.Attempts+1, w.cfg.Rand); ok {
-			out.State, out.NextAttemptAt = store.EventPending, w.cfg.Now().Add(d)
+			out.State, out.NextAttemptAt = domain.EventPending, w.cfg.Now().Add(d)
 		} else {
-			out.State = store.EventFailed
+			out.State = domain.EventFailed
 		}
 		if att.Error == "" {
 			att.Error = "receiver answered " + strconv.Itoa(code)
@@ -281,7 +281,7 @@ func (w *Worker) deliver(ctx context.Context, ev store.Event) store.AttemptOutco
 // receiver (its host only: paths and queries may carry the integrator's
 // tokens), what went wrong, and what happens next. Never the body or the
 // signature.
-func (w *Worker) logFailure(ev store.Event, code int, err error, out store.AttemptOutcome) {
+func (w *Worker) logFailure(ev domain.Event, code int, err error, out domain.AttemptOutcome) {
 	host := ""
 	if u, perr := url.Parse(ev.URL); perr == nil {
 		host = u.Host
@@ -297,16 +297,16 @@ func (w *Worker) logFailure(ev store.Event, code int, err error, out store.Attem
 		attrs = append(attrs, "status", code)
 	}
 	switch out.State {
-	case store.EventPending:
+	case domain.EventPending:
 		w.cfg.Log.Warn("webhook delivery failed; retrying", append(attrs, "nextAttempt", out.NextAttemptAt.UTC())...)
-	case store.EventGone:
+	case domain.EventGone:
 		w.cfg.Log.Warn("webhook receiver answered 410 Gone; events queued for it are stopped", attrs...)
 	default:
 		w.cfg.Log.Error("webhook delivery failed for good: the retry schedule is used up", attrs...)
 	}
 }
 
-func (w *Worker) post(ctx context.Context, ev store.Event, now time.Time) (int, string, error) {
+func (w *Worker) post(ctx context.Context, ev domain.Event, now time.Time) (int, string, error) {
 	keys, err := w.keys(ctx, ev.AccountID)
 	if err != nil {
 		return 0, "", errors.New("signing secret unavailable: " + err.Error())

@@ -1,0 +1,17 @@
+package domain
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors of reads and writes. Only the fronts (API, panel) turn
+// them into answers.
+var (
+	ErrNotFound            = errors.New("not found")
+	ErrConflict            = errors.New("conflict")
+	ErrIdempotencyConflict = errors.New("idempotency key reused with a different request")
+)
+
+// ErrDecided: the limit request was already approved or rejected.
+var ErrDecided = fmt.Errorf("limit request already decided: %w", ErrConflict)
