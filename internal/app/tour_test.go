@@ -102,3 +102,14 @@ func TestTrafficTour(t *testing.T) {
 		t.Errorf("redelivered webhook phone %v, want %s", again.payload["phone"], hashed)
 	}
 }
+
+// Amounts travel as JSON numbers with at most 6 decimals: a balance with
+// all six comes back digit for digit.
+func TestBalanceIsExact(t *testing.T) {
+	e := newEnv(t, "sqlite", envOptions{credits: 1020.123457})
+	for _, path := range []string{"/api/v1/integration/balance", "/v1/account/balance"} {
+		if b := e.do("GET", path, e.testKey, nil); b.status != 200 || !strings.Contains(string(b.body), `"balance":1020.123457,`) {
+			t.Errorf("%s: %d %s", path, b.status, b.body)
+		}
+	}
+}
