@@ -97,6 +97,7 @@ function checkResponse(x, responses, respParts, tsPath) {
   if (!key) return fail(x, "status not documented for this operation");
   const { obj: resp, parts } = deref(responses[key], "responses");
   const rParts = parts || [...respParts, key];
+  if (!resp) return fail(x, `response ${key} is not in the document`);
   if (!resp.content) {
     if (x.responseBody && x.method !== "HEAD") fail(x, "the document gives this response no body, yet it has one");
     return;
