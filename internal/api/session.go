@@ -9,6 +9,7 @@ import (
 
 	"msgsvc/internal/api/view"
 	"msgsvc/internal/manage"
+	"msgsvc/internal/message"
 )
 
 // Sessions and the management API (CONTRACT section 5). A session token
@@ -71,6 +72,23 @@ type loginRequest struct {
 	Password string `json:"password"`
 }
 
+// check refuses a login that leaves out the email or the password: that is
+// a malformed request (400 naming the fields), not wrong credentials, and it
+// costs nothing from the address's budget of failed logins.
+func (l loginRequest) check() error {
+	var missing []message.FieldError
+	if strings.TrimSpace(l.Email) == "" {
+		missing = append(missing, message.FieldError{Field: "email", Message: "is required"})
+	}
+	if l.Password == "" {
+		missing = append(missing, message.FieldError{Field: "password", Message: "is required"})
+	}
+	if len(missing) > 0 {
+		return validation("Give both email and password.", missing...)
+	}
+	return nil
+}
+
 type loginResponse struct {
 	Token     string    `json:"token"`
 	ExpiresAt view.Time `json:"expiresAt"`
@@ -94,6 +112,10 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	var req loginRequest
 	if err := decodeJSON(body, &req); err != nil {
+		writeProblem(w, r, s.cfg.Log, err)
+		return
+	}
+	if err := req.check(); err != nil {
 		writeProblem(w, r, s.cfg.Log, err)
 		return
 	}

@@ -97,7 +97,7 @@ func newEnv(t *testing.T, dialect string, o envOptions) *env {
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()
 	e := &env{t: t, srv: srv, st: srv.Store(), base: "http://" + srv.Addr(), clock: clk, hooks: newReceiver(t),
-		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+		client: &http.Client{Transport: recordTraffic(t, &http.Transport{MaxIdleConnsPerHost: 64})}}
 	stopped := false
 	e.stop = func() {
 		if stopped {
@@ -285,6 +285,7 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 		w.WriteHeader(r.status)
 		return
 	}
+	recordExchange(r.t, exchange{Kind: "webhook", Body: string(body)})
 	var p map[string]any
 	_ = json.Unmarshal(body, &p)
 	r.events = append(r.events, hook{id: req.Header.Get("webhook-id"), payload: p, raw: body, header: req.Header.Clone()})

@@ -175,7 +175,7 @@ func TestConstraintsText(t *testing.T) {
 		field, want string
 	}{
 		{"to", "8–15 characters; pattern ^[0-9]{8,15}$"},
-		{"type", "one of SMS, WHATSAPP, RCS"},
+		{"type", "one of SMS, WHATSAPP, RCS, in any letter case"},
 		{"validity", "min 60; max 259200; default 259200"},
 		{"reference", "1–128 characters"},
 		{"buttons", "1–3 items"},

@@ -382,6 +382,7 @@ func (r renderer) block(s *schema, expand bool) blockView {
 	if rule := requiredRule("At least one of", t.AnyOf); rule != "" {
 		v.Rules = append(v.Rules, rule)
 	}
+	v.Rules = append(v.Rules, negatedRules(t.Not)...)
 	for _, e := range t.Enum {
 		v.Enum = append(v.Enum, jsonLiteral(e))
 	}
@@ -402,6 +403,46 @@ func requiredRule(lead string, alts []*schema) template.HTML {
 		return ""
 	}
 	return template.HTML(lead + " " + strings.Join(names, ", ") + ".")
+}
+
+// negatedRules reads the rules that a schema states as what must not hold,
+// the form that code generators take without inventing types for it:
+// "not any of: both a and b; neither a nor b" reads "Exactly one of a, b",
+// and a "neither" alone reads "At least one of".
+func negatedRules(not *schema) []template.HTML {
+	if not == nil {
+		return nil
+	}
+	both := map[string]bool{}
+	var groups [][]string
+	for _, alt := range not.AnyOf {
+		switch {
+		case len(alt.Required) == 2 && alt.Not == nil:
+			both[strings.Join(alt.Required, ",")] = true
+		case alt.Not != nil && len(alt.Required) == 0:
+			var names []string
+			for _, a := range alt.Not.AnyOf {
+				if len(a.Required) != 1 {
+					return nil
+				}
+				names = append(names, a.Required[0])
+			}
+			groups = append(groups, names)
+		}
+	}
+	var out []template.HTML
+	for _, g := range groups {
+		lead := "At least one of"
+		if len(g) == 2 && both[strings.Join(g, ",")] {
+			lead = "Exactly one of"
+		}
+		alts := make([]*schema, len(g))
+		for i, name := range g {
+			alts[i] = &schema{Required: []string{name}}
+		}
+		out = append(out, requiredRule(lead, alts))
+	}
+	return out
 }
 
 func (r renderer) fields(s *schema, prefix string, depth int) []fieldView {
@@ -489,6 +530,9 @@ func (r renderer) constraints(s *schema) string {
 		}
 		out = append(out, "one of "+strings.Join(vals, ", "))
 	}
+	if len(s.EnumAnyCase) > 0 {
+		out = append(out, "one of "+strings.Join(s.EnumAnyCase, ", ")+", in any letter case")
+	}
 	if len(s.Const) > 0 {
 		out = append(out, "always "+jsonLiteral(s.Const))
 	}
@@ -500,7 +544,7 @@ func (r renderer) constraints(s *schema) string {
 	if s.Maximum != nil {
 		out = append(out, "max "+strconv.FormatFloat(*s.Maximum, 'f', -1, 64))
 	}
-	if s.Pattern != "" {
+	if s.Pattern != "" && len(s.EnumAnyCase) == 0 {
 		out = append(out, "pattern "+s.Pattern)
 	}
 	if len(s.Default) > 0 {
