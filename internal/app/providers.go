@@ -128,7 +128,7 @@ func (s *Server) smppAdapter(spec routing.Provider, sink provider.Sink, reg *pro
 	}
 	client, err := smpp.New(smpp.Config{Name: spec.Name, Addr: c.Addr, SystemID: c.SystemID, Password: c.Password,
 		SystemType: c.SystemType, Binds: c.Binds, Window: c.Window, TPS: float64(c.TPS), SourceAddr: c.SourceAddr,
-		RequestTimeout: c.Timeout, GSMPacking: packing}, sink, smpp.WithLogger(s.log.With("provider", spec.Name)))
+		RequestTimeout: c.Timeout, GSMPacking: packing}, sink, smpp.WithLogger(s.log))
 	if err != nil {
 		return adapter{}, err
 	}
