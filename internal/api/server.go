@@ -199,7 +199,21 @@ func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
 		s.unknownAPI.ServeHTTP(w, r)
 		return
 	}
+	if nf, ok := s.cfg.Panel.(interface {
+		NotFound(http.ResponseWriter, *http.Request)
+	}); ok && browsing(r) {
+		nf.NotFound(w, r)
+		return
+	}
 	writeProblem(w, r, s.cfg.Log, problem("NOT_FOUND", "No such path; the API is described at /docs."))
+}
+
+// browsing: a browser asking for a page (not a program calling the API),
+// which would show problem+json as raw text.
+func browsing(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
+		!strings.HasPrefix(r.URL.Path, "/api/") && !strings.HasPrefix(r.URL.Path, "/v1/") &&
+		strings.Contains(r.Header.Get("Accept"), "text/html")
 }
 
 // allowed lists the methods that a route takes at r's path ("" for none).

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"msgsvc/internal/api/view"
+	"msgsvc/internal/domain"
 	"msgsvc/internal/manage"
-	"msgsvc/internal/message"
 )
 
 // Sessions and the management API (CONTRACT section 5). A session token
@@ -76,12 +76,12 @@ type loginRequest struct {
 // a malformed request (400 naming the fields), not wrong credentials, and it
 // costs nothing from the address's budget of failed logins.
 func (l loginRequest) check() error {
-	var missing []message.FieldError
+	var missing []domain.FieldError
 	if strings.TrimSpace(l.Email) == "" {
-		missing = append(missing, message.FieldError{Field: "email", Message: "is required"})
+		missing = append(missing, domain.FieldError{Field: "email", Message: "is required"})
 	}
 	if l.Password == "" {
-		missing = append(missing, message.FieldError{Field: "password", Message: "is required"})
+		missing = append(missing, domain.FieldError{Field: "password", Message: "is required"})
 	}
 	if len(missing) > 0 {
 		return validation("Give both email and password.", missing...)

@@ -159,10 +159,14 @@ func newEnv(t *testing.T, dialect string, o envOptions) *env {
 	return e
 }
 
-// forEachDialect runs a test on SQLite and, when configured, PostgreSQL.
+// forEachDialect runs a test on SQLite and PostgreSQL; the PostgreSQL run
+// is skipped, saying so, when it is not configured.
 func forEachDialect(t *testing.T, fn func(t *testing.T, dialect string)) {
 	for _, d := range storetest.Dialects() {
-		t.Run(d, func(t *testing.T) { fn(t, d) })
+		t.Run(d, func(t *testing.T) {
+			storetest.Need(t, d)
+			fn(t, d)
+		})
 	}
 }
 

@@ -42,7 +42,7 @@ func build(_ context.Context, name string, c Config, d provider.Deps) (provider.
 	c.Name = name
 	var opts []Option
 	if d.Log != nil {
-		opts = append(opts, WithLogger(d.Log.With("provider", name)))
+		opts = append(opts, WithLogger(d.Log))
 	}
 	client, err := New(c, d.Sink, opts...)
 	if err != nil {

@@ -58,7 +58,7 @@ func build(_ context.Context, name string, c Config, d provider.Deps) (provider.
 	}
 	var opts []Option
 	if d.Log != nil {
-		opts = append(opts, WithLogger(d.Log.With("provider", name)))
+		opts = append(opts, WithLogger(d.Log))
 	}
 	if d.Now != nil {
 		opts = append(opts, WithClock(d.Now))
