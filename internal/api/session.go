@@ -12,7 +12,7 @@ import (
 	"msgsvc/internal/manage"
 )
 
-// Sessions and the management API (CONTRACT section 5). A session token
+// Sessions and the management API (docs/panel.md). A session token
 // is accepted only here, as Authorization: Bearer, and API keys never are;
 // the integration API accepts only keys (an unknown "sess_" key is just an
 // invalid key there).

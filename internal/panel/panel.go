@@ -1,4 +1,4 @@
-// Package panel serves the web panel (CONTRACT section 5): server-rendered
+// Package panel serves the web panel (docs/panel.md): server-rendered
 // pages (html/template, embedded static files, no JavaScript build step) over
 // the same actions as the management API, in internal/manage. Every page
 // works without JavaScript; one small script adds copy buttons.
