@@ -13,6 +13,7 @@ import (
 	"msgsvc/internal/provider/rbm"
 	"msgsvc/internal/provider/simulator"
 	"msgsvc/internal/provider/smpp"
+	"msgsvc/internal/provider/telnyx"
 	"msgsvc/internal/provider/twilio"
 	"msgsvc/internal/provider/whatsapp"
 	"msgsvc/internal/routing"
@@ -21,7 +22,7 @@ import (
 // providerTypes are the adapter types this build runs. Adding an adapter
 // is adding its package and its line here.
 func providerTypes() (*provider.Registry, error) {
-	return provider.NewRegistry(smpp.Type(), whatsapp.Type(), rbm.Type(), twilio.Type())
+	return provider.NewRegistry(smpp.Type(), whatsapp.Type(), rbm.Type(), twilio.Type(), telnyx.Type())
 }
 
 // adapter is a configured provider as the server runs it.
