@@ -29,7 +29,9 @@ const (
 // testKey is the account's webhook key pair of these tests.
 var testKey = ed25519.NewKeyFromSeed([]byte("telnyx-webhook-seed-for-tests-32"))
 
-func publicKey() string { return base64.StdEncoding.EncodeToString(testKey.Public().(ed25519.PublicKey)) }
+func publicKey() string {
+	return base64.StdEncoding.EncodeToString(testKey.Public().(ed25519.PublicKey))
+}
 
 func TestConformance(t *testing.T) {
 	typ := telnyx.Type()
