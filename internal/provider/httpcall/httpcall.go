@@ -250,8 +250,7 @@ func (c *Client) attempt(ctx context.Context, req Request, check Check) (Answer,
 		c.hold(wait)
 		return a, c.temporary(fmt.Sprintf("%s rate limit (429): retry after %v", c.s.Provider, wait))
 	case a.Status == http.StatusUnauthorized:
-		return a, &provider.Error{Code: domain.CodeProviderError, Temporary: true,
-			Message: fmt.Sprintf("%s refuses the credentials (401): %s", c.s.Provider, Snippet(a.Body))}
+		return a, CredentialsRefused(c.s.Provider, "401: "+Snippet(a.Body))
 	case a.Status >= 500:
 		return a, c.temporary(fmt.Sprintf("%s answered %d: %s", c.s.Provider, a.Status, Snippet(a.Body)))
 	case a.Status/100 == 2 || a.Status/100 == 4:
@@ -271,6 +270,16 @@ func (c *Client) transport(err error) *provider.Error {
 		msg = fmt.Sprintf("no answer within %v", c.s.Timeout)
 	}
 	return c.temporary(c.s.Provider + " request failed: " + msg)
+}
+
+const refusesCredentials = " refuses the credentials or the account"
+
+// CredentialsRefused is the error of an answer that refuses our
+// credentials or account, not the message: temporary (messages wait, the
+// route's breaker moves traffic to the secondary), and the provider shows
+// as down in its health until a request is taken again.
+func CredentialsRefused(providerName, detail string) *provider.Error {
+	return &provider.Error{Code: domain.CodeProviderError, Temporary: true, Message: providerName + refusesCredentials + " (" + detail + ")"}
 }
 
 // hold keeps every request back for d, as a rate limit asks.
@@ -307,7 +316,7 @@ func (c *Client) note(err *provider.Error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.lastErr = err.Message
-	if strings.Contains(err.Message, "refuses the credentials") && c.down == "" {
+	if strings.Contains(err.Message, refusesCredentials) && c.down == "" {
 		c.down = err.Message
 		c.log.Error(c.s.Provider+" refuses this provider's credentials; messages wait and retry until it is fixed",
 			"provider", c.s.Name, "err", err.Message)
@@ -331,7 +340,7 @@ func (c *Client) Health() provider.Health {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.down != "" {
-		return provider.Health{Detail: "the provider refuses the credentials (" + c.down + "): fix them; messages wait and retry; " + detail}
+		return provider.Health{Detail: c.down + ": fix them; messages wait and retry; " + detail}
 	}
 	if c.lastErr != "" {
 		detail += ", last error: " + c.lastErr
