@@ -10,6 +10,9 @@ import (
 	"msgsvc/internal/provider"
 	"msgsvc/internal/provider/rbm"
 	"msgsvc/internal/provider/smpp"
+	"msgsvc/internal/provider/telnyx"
+	"msgsvc/internal/provider/twilio"
+	"msgsvc/internal/provider/vonage"
 	"msgsvc/internal/provider/whatsapp"
 )
 
@@ -18,7 +21,7 @@ func env(m map[string]string) func(string) string { return func(k string) string
 // registry is the adapter types the service runs.
 func registry(t *testing.T) *provider.Registry {
 	t.Helper()
-	r, err := provider.NewRegistry(smpp.Type(), whatsapp.Type(), rbm.Type())
+	r, err := provider.NewRegistry(smpp.Type(), whatsapp.Type(), rbm.Type(), twilio.Type(), telnyx.Type(), vonage.Type())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,12 +35,14 @@ func rbmOf(p Provider) rbm.Config { c, _ := p.Settings.(rbm.Config); return c }
 // The example shipped in the repository must stay valid.
 func TestExampleFile(t *testing.T) {
 	secrets := env(map[string]string{"CARRIER_A_PASSWORD": "a", "CARRIER_B_PASSWORD": "b", "WHATSAPP_TOKEN": "t",
-		"WHATSAPP_APP_SECRET": "s", "WHATSAPP_VERIFY_TOKEN": "v", "RBM_CLIENT_TOKEN": "c"})
+		"WHATSAPP_APP_SECRET": "s", "WHATSAPP_VERIFY_TOKEN": "v", "RBM_CLIENT_TOKEN": "c", "TWILIO_AUTH_TOKEN": "tw",
+		"TELNYX_API_KEY": "KEY1", "TELNYX_PUBLIC_KEY": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", "VONAGE_API_SECRET": "vs",
+		"VONAGE_SIGNATURE_SECRET": "vss"})
 	c, err := Load("../../msgsvc.example.yaml", secrets, registry(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Providers) != 4 || len(c.Routes) != 4 || smppOf(c.Providers[0]).Password != "a" || c.Providers[0].line != 11 {
+	if len(c.Providers) != 7 || len(c.Routes) != 6 || smppOf(c.Providers[0]).Password != "a" || c.Providers[0].line != 11 {
 		t.Fatalf("example read as %+v", c)
 	}
 	if u := c.Unrouted(); len(u) != 0 {
