@@ -122,6 +122,22 @@ func TestEnvironmentShortcut(t *testing.T) {
 	}
 }
 
+// SMS shortcuts of several types make one route: the first registered
+// type primary, the next its secondary, the third left to the file.
+func TestSeveralSMSShortcutsFailOver(t *testing.T) {
+	c, err := FromEnv(Config{}, env(map[string]string{"MSGSVC_SMPP_ADDR": "x:1", "MSGSVC_SMPP_SYSTEM_ID": "s",
+		"MSGSVC_TWILIO_ACCOUNT_SID": "AC0123456789abcdef0123456789abcdef", "MSGSVC_TWILIO_AUTH_TOKEN": "t",
+		"MSGSVC_TWILIO_FROM": "+15017122661", "MSGSVC_PUBLIC_URL": "https://gw.example.com",
+		"MSGSVC_VONAGE_API_KEY": "abcd1234", "MSGSVC_VONAGE_API_SECRET": "s", "MSGSVC_VONAGE_SIGNATURE_SECRET": "ss",
+		"MSGSVC_VONAGE_FROM": "Acme"}), registry(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Providers) != 3 || len(c.Routes) != 1 || c.Routes[0].Primary != "smpp" || c.Routes[0].Secondary != "twilio" {
+		t.Fatalf("env config %+v", c)
+	}
+}
+
 func TestRBMFromEnvironment(t *testing.T) {
 	c, err := FromEnv(Config{}, env(map[string]string{"MSGSVC_RBM_AGENT_ID": "acme-agent", "MSGSVC_RBM_CREDENTIALS": "/etc/sa.json",
 		"MSGSVC_RBM_CLIENT_TOKEN": "tok", "MSGSVC_RBM_RATE_PER_SECOND": "20", "MSGSVC_RBM_FALLBACK_AFTER": "90s"}), registry(t))
