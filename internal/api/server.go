@@ -165,6 +165,13 @@ func (s *Server) routes() {
 	s.handle("GET /providers/whatsapp/webhook", s.providerWebhook("whatsapp"))
 	s.handle("POST /providers/whatsapp/webhook", s.providerWebhook("whatsapp"))
 	s.handle("POST /providers/rbm/webhook", s.providerWebhook("rbm"))
+	// The HTTP SMS providers call back on paths of their own; each type's
+	// one receiver tells them apart by path.
+	s.handle("POST /providers/twilio/status", s.providerWebhook("twilio"))
+	s.handle("POST /providers/twilio/inbound", s.providerWebhook("twilio"))
+	s.handle("POST /providers/telnyx/webhook", s.providerWebhook("telnyx"))
+	s.handle("POST /providers/vonage/status", s.providerWebhook("vonage"))
+	s.handle("POST /providers/vonage/inbound", s.providerWebhook("vonage"))
 	// An unknown path under the integration API asks for a key first, so
 	// that it tells nothing to a caller without one.
 	s.unknownAPI = s.wrapAuth(typeNone, func(w http.ResponseWriter, r *http.Request, c message.Caller) error {

@@ -13,6 +13,9 @@ import (
 	"msgsvc/internal/provider/rbm"
 	"msgsvc/internal/provider/simulator"
 	"msgsvc/internal/provider/smpp"
+	"msgsvc/internal/provider/telnyx"
+	"msgsvc/internal/provider/twilio"
+	"msgsvc/internal/provider/vonage"
 	"msgsvc/internal/provider/whatsapp"
 	"msgsvc/internal/routing"
 )
@@ -20,7 +23,7 @@ import (
 // providerTypes are the adapter types this build runs. Adding an adapter
 // is adding its package and its line here.
 func providerTypes() (*provider.Registry, error) {
-	return provider.NewRegistry(smpp.Type(), whatsapp.Type(), rbm.Type())
+	return provider.NewRegistry(smpp.Type(), whatsapp.Type(), rbm.Type(), twilio.Type(), telnyx.Type(), vonage.Type())
 }
 
 // adapter is a configured provider as the server runs it.

@@ -3,6 +3,7 @@ package routing
 import (
 	"errors"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/provider"
 )
 
@@ -11,10 +12,14 @@ import (
 // makes provider "smpp" for SMS, MSGSVC_WHATSAPP_TOKEN provider
 // "whatsapp", MSGSVC_RBM_AGENT_ID provider "rbm"), and the provider is
 // named like its type. Each gets a route for every destination of its
-// channel unless the file already routes that channel.
+// channel unless the file already routes that channel; a second provider
+// of a channel so configured (SMPP and Twilio) becomes that route's
+// secondary, in the order the types are registered, and a third is left
+// for the file to route.
 func FromEnv(c Config, getenv func(string) string, types *provider.Registry) (Config, error) {
 	var problems []error
 	routed := c.Channels()
+	added := map[domain.Channel]int{} // the route the environment added, by channel
 	for _, t := range types.Types() {
 		settings, ok, err := t.FromEnv(getenv)
 		if !ok {
@@ -27,9 +32,17 @@ func FromEnv(c Config, getenv func(string) string, types *provider.Registry) (Co
 			continue
 		}
 		c.Providers = append(c.Providers, Provider{Name: t.Name, Type: t.Name, Settings: settings})
-		if !routed[t.Channel] {
-			c.Routes = append(c.Routes, Route{Channel: t.Channel, Primary: t.Name})
+		if routed[t.Channel] {
+			continue
 		}
+		if i, ok := added[t.Channel]; ok {
+			if c.Routes[i].Secondary == "" {
+				c.Routes[i].Secondary = t.Name
+			}
+			continue
+		}
+		added[t.Channel] = len(c.Routes)
+		c.Routes = append(c.Routes, Route{Channel: t.Channel, Primary: t.Name})
 	}
 	problems = append(problems, c.validate("environment", types)...)
 	return c, errors.Join(problems...)

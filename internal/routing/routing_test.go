@@ -10,6 +10,9 @@ import (
 	"msgsvc/internal/provider"
 	"msgsvc/internal/provider/rbm"
 	"msgsvc/internal/provider/smpp"
+	"msgsvc/internal/provider/telnyx"
+	"msgsvc/internal/provider/twilio"
+	"msgsvc/internal/provider/vonage"
 	"msgsvc/internal/provider/whatsapp"
 )
 
@@ -18,7 +21,7 @@ func env(m map[string]string) func(string) string { return func(k string) string
 // registry is the adapter types the service runs.
 func registry(t *testing.T) *provider.Registry {
 	t.Helper()
-	r, err := provider.NewRegistry(smpp.Type(), whatsapp.Type(), rbm.Type())
+	r, err := provider.NewRegistry(smpp.Type(), whatsapp.Type(), rbm.Type(), twilio.Type(), telnyx.Type(), vonage.Type())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,12 +35,14 @@ func rbmOf(p Provider) rbm.Config { c, _ := p.Settings.(rbm.Config); return c }
 // The example shipped in the repository must stay valid.
 func TestExampleFile(t *testing.T) {
 	secrets := env(map[string]string{"CARRIER_A_PASSWORD": "a", "CARRIER_B_PASSWORD": "b", "WHATSAPP_TOKEN": "t",
-		"WHATSAPP_APP_SECRET": "s", "WHATSAPP_VERIFY_TOKEN": "v", "RBM_CLIENT_TOKEN": "c"})
+		"WHATSAPP_APP_SECRET": "s", "WHATSAPP_VERIFY_TOKEN": "v", "RBM_CLIENT_TOKEN": "c", "TWILIO_AUTH_TOKEN": "tw",
+		"TELNYX_API_KEY": "KEY1", "TELNYX_PUBLIC_KEY": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", "VONAGE_API_SECRET": "vs",
+		"VONAGE_SIGNATURE_SECRET": "vss"})
 	c, err := Load("../../msgsvc.example.yaml", secrets, registry(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Providers) != 4 || len(c.Routes) != 4 || smppOf(c.Providers[0]).Password != "a" || c.Providers[0].line != 11 {
+	if len(c.Providers) != 7 || len(c.Routes) != 6 || smppOf(c.Providers[0]).Password != "a" || c.Providers[0].line != 11 {
 		t.Fatalf("example read as %+v", c)
 	}
 	if u := c.Unrouted(); len(u) != 0 {
@@ -114,6 +119,22 @@ func TestEnvironmentShortcut(t *testing.T) {
 	c, err = FromEnv(file, env(map[string]string{"MSGSVC_SMPP_ADDR": "x:1", "MSGSVC_SMPP_SYSTEM_ID": "s"}), registry(t))
 	if err != nil || len(c.Providers) != 2 || len(c.Routes) != 1 || c.Routes[0].Primary != "a" {
 		t.Fatalf("merged %+v %v", c, err)
+	}
+}
+
+// SMS shortcuts of several types make one route: the first registered
+// type primary, the next its secondary, the third left to the file.
+func TestSeveralSMSShortcutsFailOver(t *testing.T) {
+	c, err := FromEnv(Config{}, env(map[string]string{"MSGSVC_SMPP_ADDR": "x:1", "MSGSVC_SMPP_SYSTEM_ID": "s",
+		"MSGSVC_TWILIO_ACCOUNT_SID": "AC0123456789abcdef0123456789abcdef", "MSGSVC_TWILIO_AUTH_TOKEN": "t",
+		"MSGSVC_TWILIO_FROM": "+15017122661", "MSGSVC_PUBLIC_URL": "https://gw.example.com",
+		"MSGSVC_VONAGE_API_KEY": "abcd1234", "MSGSVC_VONAGE_API_SECRET": "s", "MSGSVC_VONAGE_SIGNATURE_SECRET": "ss",
+		"MSGSVC_VONAGE_FROM": "Acme"}), registry(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Providers) != 3 || len(c.Routes) != 1 || c.Routes[0].Primary != "smpp" || c.Routes[0].Secondary != "twilio" {
+		t.Fatalf("env config %+v", c)
 	}
 }
 

@@ -125,6 +125,11 @@ var wantOperations = []struct {
 	{"GET", "/providers/whatsapp/webhook", "whatsappWebhookVerify", true},
 	{"POST", "/providers/whatsapp/webhook", "whatsappWebhook", true},
 	{"POST", "/providers/rbm/webhook", "rbmWebhook", true},
+	{"POST", "/providers/twilio/status", "twilioStatus", true},
+	{"POST", "/providers/twilio/inbound", "twilioInbound", true},
+	{"POST", "/providers/telnyx/webhook", "telnyxWebhook", true},
+	{"POST", "/providers/vonage/status", "vonageStatus", true},
+	{"POST", "/providers/vonage/inbound", "vonageInbound", true},
 }
 
 func TestOperationsMatchTheBrief(t *testing.T) {
