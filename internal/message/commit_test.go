@@ -84,23 +84,7 @@ func withIdem(s pendingSend, key, hash string) pendingSend {
 	return s
 }
 
-// checkBalance asserts the invariant of the money model: the balance is
-// the sum of the ledger and never negative.
-func checkBalance(t *testing.T, st *store.Store, accountID string, want int64) {
-	t.Helper()
-	ctx := context.Background()
-	a, err := st.Account(ctx, accountID)
-	if err != nil {
-		t.Fatalf("read account: %v", err)
-	}
-	sum, err := st.LedgerSum(ctx, accountID)
-	if err != nil {
-		t.Fatalf("ledger sum: %v", err)
-	}
-	if a.Balance != want || sum != want || a.Balance < 0 {
-		t.Fatalf("balance %d, ledger sum %d; want both %d", a.Balance, sum, want)
-	}
-}
+var checkBalance = storetest.CheckBalance
 
 func wantErr(t *testing.T, what string, got, want error) {
 	t.Helper()

@@ -88,6 +88,23 @@ func (r fakeRoutes) PickName(env domain.Environment, channel domain.Channel, cc 
 	return ""
 }
 
+// bill sums what the ledger debited and refunded for a message.
+func (f *fixture) bill(ctx context.Context, mid string) (debits, refunds int64) {
+	entries, _ := f.st.Ledger(ctx, f.caller.Account.ID, "", 100)
+	for _, e := range entries {
+		if e.MessageID != mid {
+			continue
+		}
+		switch e.Kind {
+		case ledger.Refund:
+			refunds += e.Amount
+		case ledger.Debit:
+			debits -= e.Amount
+		}
+	}
+	return debits, refunds
+}
+
 type fixture struct {
 	st      *store.Store
 	svc     *Service
@@ -247,19 +264,7 @@ func TestRCSCapabilityAndFallback(t *testing.T) {
 				}
 			}
 			// The ledger explains the bill: one debit, then the refund.
-			entries, _ := f.st.Ledger(ctx, f.caller.Account.ID, "", 100)
-			var refunds, debits int64
-			for _, e := range entries {
-				if e.MessageID != mid {
-					continue
-				}
-				switch e.Kind {
-				case ledger.Refund:
-					refunds += e.Amount
-				case ledger.Debit:
-					debits -= e.Amount
-				}
-			}
+			debits, refunds := f.bill(ctx, mid)
 			if refunds != c.want.refund || debits-refunds != m.Charged {
 				t.Fatalf("debits %d refunds %d charged %d; want refund %d", debits, refunds, m.Charged, c.want.refund)
 			}

@@ -157,19 +157,7 @@ func checkOutcome(t *testing.T, f *fixture, mid string, smsP *fakeProvider, want
 	if seen[string(domain.Sent)] != 1 || seen[string(want.status)] != 1 {
 		t.Fatalf("webhooks %v", seen)
 	}
-	entries, _ := f.st.Ledger(ctx, f.caller.Account.ID, "", 100)
-	var refunds, debits int64
-	for _, e := range entries {
-		if e.MessageID != mid {
-			continue
-		}
-		switch e.Kind {
-		case ledger.Refund:
-			refunds += e.Amount
-		case ledger.Debit:
-			debits -= e.Amount
-		}
-	}
+	debits, refunds := f.bill(ctx, mid)
 	if refunds != want.refund || debits-refunds != m.Charged || m.Charged != want.credits {
 		t.Fatalf("debits %d refunds %d charged %d; want refund %d", debits, refunds, m.Charged, want.refund)
 	}

@@ -36,65 +36,26 @@ var eventCols = events.list
 // the event becomes due when the lease runs out. An event without a URL
 // is written for the events feed alone (EventNone), never due.
 func (tx *Tx) InsertEvents(ctx context.Context, evs []domain.Event) error {
-	cols := len(events.cols)
-	for _, pc := range pieces(len(evs), 256) {
-		chunk := evs[pc[0]:pc[1]]
-		var b strings.Builder
-		b.WriteString(`INSERT INTO webhook_events (` + events.list + `) VALUES `)
-		args := make([]any, 0, len(chunk)*cols)
-		for i := range chunk {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("(" + tx.s.placeholders(i*cols+1, cols) + ")")
-			e := chunk[i]
-			e.State = domain.EventPending
-			if e.URL == "" {
-				e.State, e.NextAttemptAt, e.LeaseOwner = domain.EventNone, time.Time{}, ""
-			}
-			args = events.args(&e, args)
+	rows := make([]domain.Event, len(evs))
+	for i, e := range evs {
+		e.State = domain.EventPending
+		if e.URL == "" {
+			e.State, e.NextAttemptAt, e.LeaseOwner = domain.EventNone, time.Time{}, ""
 		}
-		if err := tx.execLater(ctx, b.String(), args...); err != nil {
-			return fmt.Errorf("insert events: %w", err)
-		}
+		rows[i] = e
 	}
-	return nil
+	return insertRows(ctx, tx, events, rows, 256, "", true, "events")
 }
 
 // ClaimEvents leases up to limit due events, like ClaimDue for messages.
 func (s *Store) ClaimEvents(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]domain.Event, error) {
-	lock := ""
-	if s.dialect == Postgres {
-		lock = " FOR UPDATE SKIP LOCKED"
-	}
-	var out []domain.Event
-	err := s.Write(ctx, func(tx *Tx) error {
-		var err error
-		out, err = events.scanAll(tx.query(ctx, `UPDATE webhook_events SET lease_owner = $1, next_attempt_at = $2
-			WHERE id IN (SELECT id FROM webhook_events WHERE next_attempt_at <= $3 ORDER BY next_attempt_at LIMIT $4`+lock+`)
-			RETURNING `+eventCols, owner, ms(now.Add(lease)), ms(now), limit))
-		return err
-	})
-	return out, err
+	return claimDue(ctx, s, events, "", owner, now, lease, limit)
 }
 
 // ReleaseEvents gives up an owner's lease on events it cannot deliver now,
 // making them due at once for any node.
 func (s *Store) ReleaseEvents(ctx context.Context, owner string, ids []string, now time.Time) error {
-	return s.Write(ctx, func(tx *Tx) error {
-		for start := 0; start < len(ids); start += 500 {
-			chunk := ids[start:min(start+500, len(ids))]
-			args := []any{owner, ms(now)}
-			for _, id := range chunk {
-				args = append(args, id)
-			}
-			if _, err := tx.exec(ctx, `UPDATE webhook_events SET lease_owner = '', next_attempt_at = $2
-				WHERE lease_owner = $1 AND state = 'pending' AND id IN (`+tx.s.placeholders(3, len(chunk))+`)`, args...); err != nil {
-				return fmt.Errorf("release events: %w", err)
-			}
-		}
-		return nil
-	})
+	return s.releaseLeases(ctx, "webhook_events", "state = 'pending'", owner, ids, now)
 }
 
 var attempts = newTable("webhook_attempts",
@@ -128,22 +89,12 @@ func (s *Store) RecordAttempts(ctx context.Context, owner string, outs []domain.
 		return nil
 	}
 	return s.Write(ctx, func(tx *Tx) error {
-		cols := len(attempts.cols)
-		for _, pc := range pieces(len(outs), 256) {
-			chunk := outs[pc[0]:pc[1]]
-			var b strings.Builder
-			b.WriteString(`INSERT INTO webhook_attempts (` + attempts.list + `) VALUES `)
-			args := make([]any, 0, len(chunk)*cols)
-			for i := range chunk {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				b.WriteString("(" + tx.s.placeholders(i*cols+1, cols) + ")")
-				args = attempts.args(&chunk[i].Attempt, args)
-			}
-			if err := tx.execLater(ctx, b.String(), args...); err != nil {
-				return fmt.Errorf("insert attempts: %w", err)
-			}
+		atts := make([]domain.Attempt, len(outs))
+		for i := range outs {
+			atts[i] = outs[i].Attempt
+		}
+		if err := insertRows(ctx, tx, attempts, atts, 256, "", true, "attempts"); err != nil {
+			return err
 		}
 		// One UPDATE … FROM VALUES per chunk rather than one per event.
 		for _, pc := range pieces(len(outs), 256) {

@@ -10,6 +10,7 @@ import (
 	"msgsvc/internal/id"
 	"msgsvc/internal/ledger"
 	"msgsvc/internal/store"
+	"msgsvc/internal/store/storetest"
 )
 
 // t0 is the fixed "now" of every test: the store never reads the wall clock
@@ -109,23 +110,7 @@ func write(t *testing.T, st *store.Store, fn func(ctx context.Context, tx *store
 	}
 }
 
-// checkBalance asserts the invariant of the money model: the balance is
-// the sum of the ledger and never negative.
-func checkBalance(t *testing.T, st *store.Store, accountID string, want int64) {
-	t.Helper()
-	ctx := context.Background()
-	a, err := st.Account(ctx, accountID)
-	if err != nil {
-		t.Fatalf("read account: %v", err)
-	}
-	sum, err := st.LedgerSum(ctx, accountID)
-	if err != nil {
-		t.Fatalf("ledger sum: %v", err)
-	}
-	if a.Balance != want || sum != want || a.Balance < 0 {
-		t.Fatalf("balance %d, ledger sum %d; want both %d", a.Balance, sum, want)
-	}
-}
+var checkBalance = storetest.CheckBalance
 
 // wantErr compares an error with an expected sentinel (nil meaning none).
 func wantErr(t *testing.T, what string, got, want error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"msgsvc/internal/ledger"
-	"strings"
 	"time"
 )
 
@@ -22,24 +21,7 @@ var ledgerLines = newTable("ledger",
 
 // InsertLedger appends entries in as few statements as possible.
 func (tx *Tx) InsertLedger(ctx context.Context, entries []ledger.Entry) error {
-	cols := len(ledgerLines.cols)
-	for _, pc := range pieces(len(entries), 256) {
-		chunk := entries[pc[0]:pc[1]]
-		var b strings.Builder
-		b.WriteString(`INSERT INTO ledger (` + ledgerLines.list + `) VALUES `)
-		args := make([]any, 0, len(chunk)*cols)
-		for i := range chunk {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("(" + tx.s.placeholders(i*cols+1, cols) + ")")
-			args = ledgerLines.args(&chunk[i], args)
-		}
-		if err := tx.execLater(ctx, b.String(), args...); err != nil {
-			return fmt.Errorf("insert ledger: %w", err)
-		}
-	}
-	return nil
+	return insertRows(ctx, tx, ledgerLines, entries, 256, "", true, "ledger")
 }
 
 // Ledger lists an account's entries, newest first, before the cursor id.

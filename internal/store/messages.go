@@ -74,24 +74,7 @@ func (tx *Tx) InsertCampaign(ctx context.Context, c domain.Campaign) error {
 // InsertCampaigns writes campaigns in as few statements as possible, in
 // the caller's transaction.
 func (tx *Tx) InsertCampaigns(ctx context.Context, cs []domain.Campaign) error {
-	n := len(campaigns.cols)
-	for _, pc := range pieces(len(cs), 256) {
-		chunk := cs[pc[0]:pc[1]]
-		var b strings.Builder
-		b.WriteString(`INSERT INTO campaigns (` + campaigns.list + `) VALUES `)
-		args := make([]any, 0, len(chunk)*n)
-		for i := range chunk {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("(" + tx.s.placeholders(i*n+1, n) + ")")
-			args = campaigns.args(&chunk[i], args)
-		}
-		if err := tx.execLater(ctx, b.String(), args...); err != nil {
-			return fmt.Errorf("insert campaigns: %w", err)
-		}
-	}
-	return nil
+	return insertRows(ctx, tx, campaigns, cs, 256, "", true, "campaigns")
 }
 
 // ForgetIdempotency drops a key's remembered response, in the caller's
@@ -165,24 +148,8 @@ func (s *Store) DeleteIdempotencyBefore(ctx context.Context, t time.Time) (int64
 
 // InsertMessages writes messages, in the caller's transaction.
 func (tx *Tx) InsertMessages(ctx context.Context, msgs []domain.Message) error {
-	n := len(messages.cols)
-	for _, pc := range pieces(len(msgs), 256) { // 256 × 34 parameters stays under SQLite's 32766
-		chunk := msgs[pc[0]:pc[1]]
-		var b strings.Builder
-		b.WriteString(`INSERT INTO messages (` + messageCols + `) VALUES `)
-		args := make([]any, 0, len(chunk)*n)
-		for i := range chunk {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("(" + tx.s.placeholders(i*n+1, n) + ")")
-			args = messages.args(&chunk[i], args)
-		}
-		if err := tx.execLater(ctx, b.String(), args...); err != nil {
-			return fmt.Errorf("insert messages: %w", err)
-		}
-	}
-	return nil
+	// 256 × 34 parameters stays under SQLite's 32766.
+	return insertRows(ctx, tx, messages, msgs, 256, "", true, "messages")
 }
 
 // Message reads one message of an account's environment; another
@@ -267,44 +234,17 @@ func (s *Store) SearchMessages(ctx context.Context, f domain.MessageFilter) ([]d
 	return messages.scanAll(s.rquery(ctx, query, args...))
 }
 
-// ClaimDue leases up to limit messages that are due for dispatch. The lease
-// is expressed by moving next_attempt_at to the end of the lease: if the
-// owner dies, the message becomes due again without any rescue job.
+// ClaimDue leases up to limit messages that are due for dispatch (see
+// claimDue), counting an attempt for each.
 func (s *Store) ClaimDue(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]domain.Message, error) {
-	lock := ""
-	if s.dialect == Postgres {
-		lock = " FOR UPDATE SKIP LOCKED"
-	}
-	var out []domain.Message
-	err := s.Write(ctx, func(tx *Tx) error {
-		var err error
-		out, err = messages.scanAll(tx.query(ctx, `UPDATE messages SET lease_owner = $1, next_attempt_at = $2,
-			attempts = attempts + 1 WHERE id IN (SELECT id FROM messages WHERE next_attempt_at <= $3
-			ORDER BY next_attempt_at LIMIT $4`+lock+`) RETURNING `+messageCols,
-			owner, ms(now.Add(lease)), ms(now), limit))
-		return err
-	})
-	return out, err
+	return claimDue(ctx, s, messages, ", attempts = attempts + 1", owner, now, lease, limit)
 }
 
 // ReleaseMessages gives up an owner's lease on messages it cannot hand
 // over now (they were written leased to it), making them due at once for
 // any node's claim.
 func (s *Store) ReleaseMessages(ctx context.Context, owner string, ids []string, now time.Time) error {
-	return s.Write(ctx, func(tx *Tx) error {
-		for start := 0; start < len(ids); start += 500 {
-			chunk := ids[start:min(start+500, len(ids))]
-			args := []any{owner, ms(now)}
-			for _, id := range chunk {
-				args = append(args, id)
-			}
-			if _, err := tx.exec(ctx, `UPDATE messages SET lease_owner = '', next_attempt_at = $2
-				WHERE lease_owner = $1 AND next_attempt_at IS NOT NULL AND id IN (`+tx.s.placeholders(3, len(chunk))+`)`, args...); err != nil {
-				return fmt.Errorf("release messages: %w", err)
-			}
-		}
-		return nil
-	})
+	return s.releaseLeases(ctx, "messages", "next_attempt_at IS NOT NULL", owner, ids, now)
 }
 
 // LockMessages reads messages for an update in this transaction, in id
@@ -348,29 +288,26 @@ func (tx *Tx) LockMessages(ctx context.Context, ids []string) (map[string]domain
 // to message ids.
 func (tx *Tx) MessageIDsByProviderRef(ctx context.Context, provider string, refs []string) (map[string]string, error) {
 	out := make(map[string]string, len(refs))
-	for start := 0; start < len(refs); start += 500 {
-		chunk := refs[start:min(start+500, len(refs))]
-		args := make([]any, 0, len(chunk)+1)
-		args = append(args, provider)
-		for _, r := range chunk {
-			args = append(args, r)
-		}
+	err := inChunks(refs, func(chunk []any) error {
 		// provider_ref <> '' repeats the predicate of the partial index
 		// messages_provider_ref, without which the index is not used.
 		rows, err := tx.query(ctx, `SELECT provider_ref, id FROM messages WHERE provider = $1 AND provider_ref <> ''
-			AND provider_ref IN (`+tx.s.placeholders(2, len(chunk))+`)`, args...)
+			AND provider_ref IN (`+tx.s.placeholders(2, len(chunk))+`)`, append([]any{provider}, chunk...)...)
 		if err != nil {
-			return nil, fmt.Errorf("messages by provider ref: %w", err)
+			return fmt.Errorf("messages by provider ref: %w", err)
 		}
+		defer rows.Close()
 		for rows.Next() {
 			var ref, mid string
 			if err := rows.Scan(&ref, &mid); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("messages by provider ref: %w", err)
+				return fmt.Errorf("messages by provider ref: %w", err)
 			}
 			out[ref] = mid
 		}
-		rows.Close()
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"msgsvc/internal/domain"
@@ -22,45 +21,22 @@ var parts = newTable("message_parts",
 // InsertParts records the parts of messages, in the caller's transaction.
 // A part already recorded (a resubmission) keeps its row.
 func (tx *Tx) InsertParts(ctx context.Context, ps []domain.Part) error {
-	cols := len(parts.cols)
-	for start := 0; start < len(ps); start += 500 {
-		chunk := ps[start:min(start+500, len(ps))]
-		var b strings.Builder
-		b.WriteString(`INSERT INTO message_parts (` + parts.list + `) VALUES `)
-		args := make([]any, 0, len(chunk)*cols)
-		for i := range chunk {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("(" + tx.s.placeholders(i*cols+1, cols) + ")")
-			args = parts.args(&chunk[i], args)
-		}
-		b.WriteString(` ON CONFLICT (provider, ref) DO NOTHING`)
-		if _, err := tx.exec(ctx, b.String(), args...); err != nil {
-			return fmt.Errorf("insert parts: %w", err)
-		}
-	}
-	return nil
+	return insertRows(ctx, tx, parts, ps, 500, ` ON CONFLICT (provider, ref) DO NOTHING`, false, "parts")
 }
 
 // PartsByRef finds the parts a provider's ids name, by id.
 func (tx *Tx) PartsByRef(ctx context.Context, provider string, refs []string) (map[string]domain.Part, error) {
 	out := map[string]domain.Part{}
-	for start := 0; start < len(refs); start += 500 {
-		chunk := refs[start:min(start+500, len(refs))]
-		args := make([]any, 0, len(chunk)+1)
-		args = append(args, provider)
-		for _, r := range chunk {
-			args = append(args, r)
-		}
+	err := inChunks(refs, func(chunk []any) error {
 		ps, err := parts.scanAll(tx.query(ctx, `SELECT `+parts.list+` FROM message_parts WHERE provider = $1 AND ref IN (`+
-			tx.s.placeholders(2, len(chunk))+`)`, args...))
-		if err != nil {
-			return nil, err
-		}
+			tx.s.placeholders(2, len(chunk))+`)`, append([]any{provider}, chunk...)...))
 		for _, p := range ps {
 			out[p.Ref] = p
 		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -90,25 +66,7 @@ var pendingReports = newTable("pending_reports",
 // ParkReports keeps reports whose provider id is not known yet, in the
 // caller's transaction. The same report twice is kept once.
 func (tx *Tx) ParkReports(ctx context.Context, rs []domain.PendingReport) error {
-	cols := len(pendingReports.cols)
-	for start := 0; start < len(rs); start += 500 {
-		chunk := rs[start:min(start+500, len(rs))]
-		var b strings.Builder
-		b.WriteString(`INSERT INTO pending_reports (` + pendingReports.list + `) VALUES `)
-		args := make([]any, 0, len(chunk)*cols)
-		for i := range chunk {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("(" + tx.s.placeholders(i*cols+1, cols) + ")")
-			args = pendingReports.args(&chunk[i], args)
-		}
-		b.WriteString(` ON CONFLICT (provider, ref, status) DO NOTHING`)
-		if _, err := tx.exec(ctx, b.String(), args...); err != nil {
-			return fmt.Errorf("park reports: %w", err)
-		}
-	}
-	return nil
+	return insertRows(ctx, tx, pendingReports, rs, 500, ` ON CONFLICT (provider, ref, status) DO NOTHING`, false, "pending reports")
 }
 
 // TakePendingReports removes and returns the parked reports for these
@@ -118,19 +76,18 @@ func (tx *Tx) ParkReports(ctx context.Context, rs []domain.PendingReport) error 
 // (PostgreSQL), and that report would be lost.
 func (tx *Tx) TakePendingReports(ctx context.Context, provider string, refs []string) ([]domain.PendingReport, error) {
 	var out []domain.PendingReport
-	for start := 0; start < len(refs); start += 500 {
-		chunk := refs[start:min(start+500, len(refs))]
-		args := make([]any, 0, len(chunk)+1)
-		args = append(args, provider)
-		for _, r := range chunk {
-			args = append(args, r)
-		}
+	err := inChunks(refs, func(chunk []any) error {
 		rs, err := pendingReports.scanAll(tx.query(ctx, `DELETE FROM pending_reports WHERE provider = $1 AND ref IN (`+
-			tx.s.placeholders(2, len(chunk))+`) RETURNING `+pendingReports.list, args...))
+			tx.s.placeholders(2, len(chunk))+`) RETURNING `+pendingReports.list,
+			append([]any{provider}, chunk...)...))
 		if err != nil {
-			return nil, fmt.Errorf("take pending reports: %w", err)
+			return fmt.Errorf("take pending reports: %w", err)
 		}
 		out = append(out, rs...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ReportedAt.Before(out[j].ReportedAt) })
 	return out, nil
@@ -176,21 +133,20 @@ func (s *Store) DeletePendingReportsBefore(ctx context.Context, t time.Time) (in
 // has named yet (the ids to ask a provider about).
 func (s *Store) UnreportedParts(ctx context.Context, provider string, messageIDs []string) (map[string][]domain.Part, error) {
 	out := map[string][]domain.Part{}
-	for start := 0; start < len(messageIDs); start += 500 {
-		chunk := messageIDs[start:min(start+500, len(messageIDs))]
-		args := make([]any, 0, len(chunk)+1)
-		args = append(args, provider)
-		for _, id := range chunk {
-			args = append(args, id)
-		}
+	err := inChunks(messageIDs, func(chunk []any) error {
 		ps, err := parts.scanAll(s.rquery(ctx, `SELECT `+parts.list+` FROM message_parts WHERE message_id IN (`+
-			s.placeholders(2, len(chunk))+`) AND provider = $1 AND status = ''`, args...))
+			s.placeholders(2, len(chunk))+`) AND provider = $1 AND status = ''`,
+			append([]any{provider}, chunk...)...))
 		if err != nil {
-			return nil, fmt.Errorf("unreported parts: %w", err)
+			return fmt.Errorf("unreported parts: %w", err)
 		}
 		for _, p := range ps {
 			out[p.MessageID] = append(out[p.MessageID], p)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

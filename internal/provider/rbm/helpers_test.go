@@ -2,15 +2,12 @@ package rbm
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"reflect"
 	"sync"
 	"testing"
@@ -28,33 +25,14 @@ const (
 	testToken = "client-token-0123456789abcdef"
 )
 
-// files is an account's uploads in a directory.
-type files struct {
-	dir   string
-	items map[string]media.Item // by mediaId
-}
+// files is an account's uploads in a directory, each named by its hash.
+type files struct{ *providertest.Files }
 
-func newFiles(t *testing.T) *files { return &files{dir: t.TempDir(), items: map[string]media.Item{}} }
+func newFiles(t *testing.T) *files { return &files{providertest.NewFiles(t)} }
 
 func (f *files) add(t *testing.T, accountID, mediaID, mime string, data []byte) {
 	sum := sha256.Sum256(data)
-	it := media.Item{ID: mediaID, AccountID: accountID, SHA256: hex.EncodeToString(sum[:]), MIME: mime, Size: int64(len(data))}
-	if err := os.WriteFile(filepath.Join(f.dir, it.SHA256), data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f.items[mediaID] = it
-}
-
-func (f *files) Lookup(_ context.Context, accountID, mediaID string) (media.Item, error) {
-	it, ok := f.items[mediaID]
-	if !ok || it.AccountID != accountID {
-		return media.Item{}, media.ErrNotFound
-	}
-	return it, nil
-}
-
-func (f *files) Open(_ context.Context, it media.Item) (*os.File, error) {
-	return os.Open(filepath.Join(f.dir, it.SHA256))
+	f.Add(t, media.Item{ID: mediaID, AccountID: accountID, SHA256: hex.EncodeToString(sum[:]), MIME: mime, Size: int64(len(data))}, data)
 }
 
 // rig is an adapter talking to a fake platform, with a clock the test

@@ -5,8 +5,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -24,13 +22,10 @@ const (
 )
 
 // files is a media store of fixed files in a temporary directory.
-type files struct {
-	dir   string
-	items map[string]media.Item // by mediaId
-}
+type files struct{ *providertest.Files }
 
 func newFiles(t *testing.T) *files {
-	f := &files{dir: t.TempDir(), items: map[string]media.Item{}}
+	f := &files{providertest.NewFiles(t)}
 	f.add(t, "med_photo", "acc_1", media.JPEG, []byte("\xff\xd8\xff\xe0 a photo"))
 	f.add(t, "med_clip", "acc_1", media.MP4, []byte("....ftypisom a clip"))
 	f.add(t, "med_doc", "acc_1", media.PDF, []byte("%PDF-1.4 a document"))
@@ -39,22 +34,7 @@ func newFiles(t *testing.T) *files {
 
 func (f *files) add(t *testing.T, id, account string, typ media.Type, data []byte) {
 	sum := id + "-sha256-0123456789abcdef"
-	if err := os.WriteFile(filepath.Join(f.dir, sum), data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f.items[id] = media.Item{ID: id, AccountID: account, SHA256: sum, MIME: typ.MIME, Kind: typ.Kind, Size: int64(len(data))}
-}
-
-func (f *files) Lookup(_ context.Context, accountID, mediaID string) (media.Item, error) {
-	it, ok := f.items[mediaID]
-	if !ok || it.AccountID != accountID {
-		return media.Item{}, media.ErrNotFound
-	}
-	return it, nil
-}
-
-func (f *files) Open(_ context.Context, it media.Item) (*os.File, error) {
-	return os.Open(filepath.Join(f.dir, it.SHA256))
+	f.Add(t, media.Item{ID: id, AccountID: account, SHA256: sum, MIME: typ.MIME, Kind: typ.Kind, Size: int64(len(data))}, data)
 }
 
 // cache is an in-memory MediaCache.

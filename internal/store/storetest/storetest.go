@@ -107,3 +107,21 @@ func OpenWith(t testing.TB, dsn string, o store.Options) *store.Store {
 	}
 	return st
 }
+
+// CheckBalance asserts the invariant of the money model: an account's
+// balance is the sum of its ledger and never negative.
+func CheckBalance(t testing.TB, st *store.Store, accountID string, want int64) {
+	t.Helper()
+	ctx := context.Background()
+	a, err := st.Account(ctx, accountID)
+	if err != nil {
+		t.Fatalf("read account: %v", err)
+	}
+	sum, err := st.LedgerSum(ctx, accountID)
+	if err != nil {
+		t.Fatalf("ledger sum: %v", err)
+	}
+	if a.Balance != want || sum != want || a.Balance < 0 {
+		t.Fatalf("balance %d, ledger sum %d; want both %d", a.Balance, sum, want)
+	}
+}
