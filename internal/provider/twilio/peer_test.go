@@ -69,3 +69,24 @@ func TestPeerEveryKindPassesValidation(t *testing.T) {
 		})
 	}
 }
+
+// The check above can fail: a request the document refuses is seen as
+// ours (a send without To).
+func TestPeerSeesOurViolations(t *testing.T) {
+	base := os.Getenv("MSGSVC_TEST_TWILIO_API_URL")
+	if base == "" {
+		t.Skip("set MSGSVC_TEST_TWILIO_API_URL to Prism serving Twilio's document with --errors (e.g. http://127.0.0.1:16110)")
+	}
+	rec := &httpcalltest.Recorder{}
+	req, _ := http.NewRequest(http.MethodPost, base+"/2010-04-01/Accounts/"+testSID+"/Messages.json", strings.NewReader("From=%2B15017122661&Body=hi"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(testSID, testToken)
+	resp, err := (&http.Client{Transport: rec}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if a := rec.Answers()[0]; a.Status != 422 {
+		t.Fatalf("a send without To: %d %s", a.Status, a.Body)
+	}
+}
