@@ -44,6 +44,7 @@ var codes = map[string]int{
 	"INSUFFICIENT_CREDITS":        http.StatusPaymentRequired,
 	"MESSAGE_NOT_CANCELABLE":      http.StatusConflict,
 	"IDEMPOTENCY_CONFLICT":        http.StatusConflict,
+	"SENDER_TAKEN":                http.StatusConflict,
 	"PAYLOAD_TOO_LARGE":           http.StatusRequestEntityTooLarge,
 	"UNSUPPORTED_MEDIA_TYPE":      http.StatusUnsupportedMediaType,
 	"OUTSIDE_CONVERSATION_WINDOW": http.StatusUnprocessableEntity,
@@ -112,6 +113,8 @@ func toProblem(err error) *Problem {
 		return problem("INSUFFICIENT_CREDITS", "The balance does not cover the cost of this send.")
 	case errors.Is(err, message.ErrIdempotencyConflict):
 		return problem("IDEMPOTENCY_CONFLICT", "This Idempotency-Key was already used with a different request.")
+	case errors.Is(err, manage.ErrSenderTaken):
+		return problem("SENDER_TAKEN", "This sender is already approved for another account on that channel.")
 	case errors.Is(err, message.ErrNotCancelable):
 		return problem("MESSAGE_NOT_CANCELABLE", "The message was already handed to a provider or has ended.")
 	}

@@ -66,6 +66,7 @@ type Store interface {
 	Senders(ctx context.Context, accountID string) ([]store.Sender, error)
 	AddSender(ctx context.Context, in store.Sender) error
 	RemoveSender(ctx context.Context, accountID, id string) error
+	senderDecisions
 
 	CreateLimitRequest(ctx context.Context, r store.LimitRequest) error
 	LimitRequest(ctx context.Context, id string) (store.LimitRequest, error)

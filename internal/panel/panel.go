@@ -142,6 +142,8 @@ func (p *Panel) routes() {
 	p.handle("POST /operator/requests/{id}/approve", p.form(p.approve))
 	p.handle("POST /operator/requests/{id}/reject", p.form(p.reject))
 	p.handle("POST /operator/topups", p.form(p.topUp))
+	p.handle("POST /operator/senders/{id}/approve", p.form(p.approveSender))
+	p.handle("POST /operator/senders/{id}/reject", p.form(p.rejectSender))
 
 	static, _ := fs.Sub(staticFS, "static")
 	files := http.StripPrefix("/static/", http.FileServerFS(static))

@@ -2,22 +2,41 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"msgsvc/internal/domain"
 )
 
-// Sender is an approved sender of an account on a channel: an alphanumeric
-// sender ID or a number (SMS), a business number (WhatsApp), an agent (RCS).
+// Sender states: a request waits for an operator, who approves or rejects it.
+const (
+	SenderPending  = "PENDING"
+	SenderApproved = "APPROVED"
+	SenderRejected = "REJECTED"
+)
+
+// Sender is a sender of an account on a channel: an alphanumeric sender ID
+// or a number (SMS), a business number (WhatsApp), an agent (RCS). Only an
+// approved one may be used and decides who owns inbound messages.
 type Sender struct {
-	ID        string
-	AccountID string
-	Channel   domain.Channel
-	Value     string
-	Default   bool
-	CreatedAt time.Time
+	ID          string
+	AccountID   string
+	Channel     domain.Channel
+	Value       string
+	Default     bool
+	Status      string // "" when adding is APPROVED: the caller decided
+	Reason      string // why an operator rejected it
+	RequestedBy string // who asked for it (an email, or "console")
+	DecidedBy   string
+	CreatedAt   time.Time
+	DecidedAt   time.Time
 }
+
+// SenderKey is a value as senders are compared: sender IDs and agents
+// case-insensitively, numbers as their digits (already all they hold).
+func SenderKey(v string) string { return strings.ToLower(v) }
 
 var senders = newTable("senders",
 	textCol("id", func(s *Sender) *string { return &s.ID }),
@@ -26,13 +45,30 @@ var senders = newTable("senders",
 	textCol("value", func(s *Sender) *string { return &s.Value }),
 	boolCol("is_default", func(s *Sender) *bool { return &s.Default }),
 	timeCol("created_at", func(s *Sender) *time.Time { return &s.CreatedAt }),
+	textCol("status", func(s *Sender) *string { return &s.Status }),
+	column[Sender]{"value_key", func(s *Sender) any { return SenderKey(s.Value) }, func(*Sender) any { return new(string) }},
+	textCol("reason", func(s *Sender) *string { return &s.Reason }),
+	textCol("requested_by", func(s *Sender) *string { return &s.RequestedBy }),
+	textCol("decided_by", func(s *Sender) *string { return &s.DecidedBy }),
+	timeCol("decided_at", func(s *Sender) *time.Time { return &s.DecidedAt }),
 )
 
-// AddSender approves a sender; when it is the default, any other default of
-// the account's channel stops being one. A value the account already has on
-// that channel is ErrConflict.
+// ErrSenderTaken: the value is approved for another account on that channel.
+var ErrSenderTaken = fmt.Errorf("sender held by another account: %w", ErrConflict)
+
+// AddSender records a sender as in.Status says (APPROVED when empty); when
+// it is the default, any other default of the account's channel stops
+// being one. A value the account already has on that channel is
+// ErrConflict; approving a value another account holds is ErrSenderTaken,
+// and so is asking for one.
 func (s *Store) AddSender(ctx context.Context, in Sender) error {
+	if in.Status == "" {
+		in.Status = SenderApproved
+	}
 	return s.Write(ctx, func(tx *Tx) error {
+		if err := tx.senderFree(ctx, in.AccountID, in.Channel, in.Value); err != nil {
+			return err
+		}
 		if in.Default {
 			if _, err := tx.exec(ctx, `UPDATE senders SET is_default = 0 WHERE account_id = $1 AND channel = $2`,
 				in.AccountID, in.Channel); err != nil {
@@ -49,6 +85,74 @@ func (s *Store) AddSender(ctx context.Context, in Sender) error {
 	})
 }
 
+// senderFree refuses a value another account holds (ErrSenderTaken).
+func (tx *Tx) senderFree(ctx context.Context, accountID string, ch domain.Channel, value string) error {
+	var n int
+	err := tx.queryRow(ctx, `SELECT COUNT(*) FROM senders WHERE channel = $1 AND value_key = $2 AND status = 'APPROVED'
+		AND account_id <> $3`, ch, SenderKey(value), accountID).Scan(&n)
+	if err != nil {
+		return fmt.Errorf("sender held: %w", err)
+	}
+	if n > 0 {
+		return ErrSenderTaken
+	}
+	return nil
+}
+
+// Sender reads one sender of any account.
+func (s *Store) Sender(ctx context.Context, id string) (Sender, error) {
+	return senders.scan(s.rqueryRow(ctx, `SELECT `+senders.list+` FROM senders WHERE id = $1`, id))
+}
+
+// PendingSenders lists every account's undecided sender requests, oldest
+// first: the operators' queue.
+func (s *Store) PendingSenders(ctx context.Context) ([]Sender, error) {
+	return senders.scanAll(s.rquery(ctx, `SELECT `+senders.list+` FROM senders WHERE status = 'PENDING'
+		ORDER BY created_at, id`))
+}
+
+// ErrSenderDecided: the sender request was already approved or rejected.
+var ErrSenderDecided = fmt.Errorf("sender already decided: %w", ErrConflict)
+
+// DecideSender records an operator's decision on a pending sender (d.ID,
+// d.Status APPROVED or REJECTED, d.Reason, d.DecidedBy, d.DecidedAt) and
+// refreshes the account's approved senders in the same transaction, so
+// sends may name it (and inbound messages to it are the account's) from
+// the next request on every node. Approving a value another account holds
+// is ErrSenderTaken; a sender already decided is ErrSenderDecided.
+func (s *Store) DecideSender(ctx context.Context, d Sender) (Sender, error) {
+	var out Sender
+	err := s.Write(ctx, func(tx *Tx) error {
+		cur, err := senders.scan(tx.queryRow(ctx, `SELECT `+senders.list+` FROM senders WHERE id = $1`, d.ID))
+		if err != nil {
+			return err
+		}
+		if cur.Status != SenderPending {
+			return ErrSenderDecided
+		}
+		if d.Status == SenderApproved {
+			if err := tx.senderFree(ctx, cur.AccountID, cur.Channel, cur.Value); err != nil {
+				return err
+			}
+		}
+		res, err := tx.exec(ctx, `UPDATE senders SET status = $2, reason = $3, decided_by = $4, decided_at = $5
+			WHERE id = $1 AND status = 'PENDING'`, d.ID, d.Status, d.Reason, d.DecidedBy, nullMS(d.DecidedAt))
+		if err != nil && isUniqueViolation(err) {
+			return ErrSenderTaken // approved for another account by a concurrent decision
+		}
+		if err := affectedOne(res, err, "decide sender"); err != nil {
+			if errors.Is(err, ErrNotFound) {
+				return ErrSenderDecided
+			}
+			return err
+		}
+		cur.Status, cur.Reason, cur.DecidedBy, cur.DecidedAt = d.Status, d.Reason, d.DecidedBy, d.DecidedAt
+		out = cur
+		return tx.refreshSenders(ctx, cur.AccountID)
+	})
+	return out, err
+}
+
 // RemoveSender withdraws a sender of an account.
 func (s *Store) RemoveSender(ctx context.Context, accountID, id string) error {
 	return s.Write(ctx, func(tx *Tx) error {
@@ -60,10 +164,11 @@ func (s *Store) RemoveSender(ctx context.Context, accountID, id string) error {
 	})
 }
 
-// refreshSenders copies an account's senders into its row (Account.Senders).
+// refreshSenders copies an account's approved senders into its row
+// (Account.Senders): what a send may name, read with the API key.
 func (tx *Tx) refreshSenders(ctx context.Context, accountID string) error {
-	list, err := senders.scanAll(tx.query(ctx, `SELECT `+senders.list+` FROM senders WHERE account_id = $1 ORDER BY channel, value`,
-		accountID))
+	list, err := senders.scanAll(tx.query(ctx, `SELECT `+senders.list+` FROM senders WHERE account_id = $1
+		AND status = 'APPROVED' ORDER BY channel, value`, accountID))
 	if err != nil {
 		return err
 	}
@@ -86,14 +191,33 @@ func (tx *Tx) refreshSenders(ctx context.Context, accountID string) error {
 	return nil
 }
 
-// Senders lists an account's senders by channel, then value.
+// refreshAllSenders rewrites every account's approved senders: after the
+// migration that made senders requests, the rows say what the copies do
+// not yet.
+func (s *Store) refreshAllSenders(ctx context.Context) error {
+	ids, err := s.ids(ctx, `SELECT id FROM accounts WHERE senders <> '' OR id IN (SELECT account_id FROM senders)`)
+	if err != nil {
+		return err
+	}
+	for _, acct := range ids {
+		if err := s.Write(ctx, func(tx *Tx) error { return tx.refreshSenders(ctx, acct) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Senders lists an account's senders, whatever their state, by channel,
+// then value.
 func (s *Store) Senders(ctx context.Context, accountID string) ([]Sender, error) {
 	return senders.scanAll(s.rquery(ctx, `SELECT `+senders.list+` FROM senders WHERE account_id = $1
 		ORDER BY channel, value`, accountID))
 }
 
 // SenderOwners lists the accounts that have a value as an approved sender
-// on a channel: an inbound message sent to that value belongs to them.
+// on a channel (at most one): an inbound message sent to that value
+// belongs to it. A pending or rejected sender owns nothing.
 func (s *Store) SenderOwners(ctx context.Context, channel domain.Channel, value string) ([]string, error) {
-	return s.ids(ctx, `SELECT account_id FROM senders WHERE channel = $1 AND value = $2 ORDER BY account_id`, channel, value)
+	return s.ids(ctx, `SELECT account_id FROM senders WHERE channel = $1 AND value_key = $2 AND status = 'APPROVED'
+		ORDER BY account_id`, channel, SenderKey(value))
 }
