@@ -152,7 +152,7 @@ func (s *Server) wire() error {
 	})
 	inspector, _ := limiter.(ratelimit.Inspector)
 	mg := manage.New(manage.Config{Store: st, Limiter: inspector, Redelivered: func() { deliverer.Wake() },
-		SessionTTL: cfg.SessionTTL, Now: now})
+		SessionTTL: cfg.SessionTTL, Failures: backend, Now: now})
 	var apiSrv *api.Server
 	pages, err := panel.New(panel.Config{Manage: mg, Guard: backend, ClientAddr: func(r *http.Request) netip.Addr { return apiSrv.ClientAddr(r) },
 		Now: now, Log: log})

@@ -42,7 +42,21 @@ var dummyHash = sync.OnceValue(func() string {
 
 // Login checks an email and password and opens a session.
 func (s *Service) Login(ctx context.Context, email, password string) (Session, error) {
-	u, err := s.st.UserByEmail(ctx, strings.TrimSpace(email))
+	return s.LoginFrom(ctx, "", email, password)
+}
+
+// LoginFrom is Login from a client address: wrong passwords are throttled
+// per address and per account before any hashing (*ErrThrottled).
+func (s *Service) LoginFrom(ctx context.Context, addr, email, password string) (Session, error) {
+	email = strings.TrimSpace(email)
+	if len(password) > maxPassword {
+		return Session{}, ErrBadCredentials // no user has one: not worth hashing
+	}
+	keys := []gateKey{{"pw-account:" + strings.ToLower(email), 1}}
+	if addr != "" {
+		keys = append(keys, gateKey{"pw-addr:" + addr, 2})
+	}
+	u, err := s.st.UserByEmail(ctx, email)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return Session{}, err
 	}
@@ -50,8 +64,14 @@ func (s *Service) Login(ctx context.Context, email, password string) (Session, e
 	if err != nil {
 		hash = dummyHash()
 	}
-	ok, _ := user.VerifyPassword(hash, password)
-	if err != nil || !ok || len(password) > maxPassword {
+	ok, gerr := s.gate.check(ctx, keys, func() bool {
+		ok, _ := user.VerifyPassword(hash, password)
+		return ok
+	})
+	if gerr != nil {
+		return Session{}, gerr
+	}
+	if err != nil || !ok {
 		return Session{}, ErrBadCredentials
 	}
 	token, tokenHash, err := user.NewToken()
@@ -120,7 +140,19 @@ func (s *Service) ChangePassword(ctx context.Context, a Actor, current, next str
 	if err != nil {
 		return err
 	}
-	if ok, _ := user.VerifyPassword(u.PasswordHash, current); !ok {
+	if len(current) > maxPassword {
+		return invalid("currentPassword", "is not your current password")
+	}
+	// Wrong current passwords are throttled per user like wrong logins,
+	// and take a hashing slot like them.
+	ok, err := s.gate.check(ctx, []gateKey{{"pw-change:" + u.ID, 1}}, func() bool {
+		ok, _ := user.VerifyPassword(u.PasswordHash, current)
+		return ok
+	})
+	if err != nil {
+		return err
+	}
+	if !ok {
 		return invalid("currentPassword", "is not your current password")
 	}
 	if msg := passwordProblem(next); msg != "" {
@@ -139,6 +171,9 @@ func (s *Service) ChangePassword(ctx context.Context, a Actor, current, next str
 func passwordProblem(pw string) string {
 	if n := len([]rune(pw)); n < minPassword || len(pw) > maxPassword {
 		return fmt.Sprintf("must be %d to %d characters", minPassword, maxPassword)
+	}
+	if strings.TrimSpace(pw) == "" {
+		return "must not be only spaces"
 	}
 	return ""
 }

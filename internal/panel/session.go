@@ -199,7 +199,12 @@ func (p *Panel) login(w http.ResponseWriter, r *http.Request) {
 		p.render(w, r, http.StatusTooManyRequests, "login", &view{Title: "Log in", Data: lv})
 		return
 	}
-	sess, err := p.cfg.Manage.Login(r.Context(), r.PostForm.Get("email"), r.PostForm.Get("password"))
+	sess, err := p.cfg.Manage.LoginFrom(r.Context(), p.cfg.ClientAddr(r).String(), r.PostForm.Get("email"), r.PostForm.Get("password"))
+	if t, ok := manage.IsThrottled(err); ok {
+		lv.Error = "Too many attempts. Try again in " + retryIn(t.RetryAfter) + "."
+		p.render(w, r, http.StatusTooManyRequests, "login", &view{Title: "Log in", Data: lv})
+		return
+	}
 	if errors.Is(err, manage.ErrBadCredentials) {
 		p.throttled(r, addrKey, true)
 		lv.Error = "The email or password is wrong."
@@ -271,6 +276,11 @@ func (p *Panel) accountPage(w http.ResponseWriter, r *http.Request, s *session) 
 
 func (p *Panel) changePassword(w http.ResponseWriter, r *http.Request, s *session) {
 	err := p.cfg.Manage.ChangePassword(r.Context(), s.Actor, r.PostForm.Get("current"), r.PostForm.Get("new"))
+	if t, ok := manage.IsThrottled(err); ok {
+		p.render(w, r, http.StatusTooManyRequests, "account", &view{Title: "Your account", Nav: "account", S: s,
+			Errors: map[string]string{"current": "Too many attempts. Try again in " + retryIn(t.RetryAfter) + "."}})
+		return
+	}
 	if v, ok := fieldErrors(err, map[string]string{"currentPassword": "current", "newPassword": "new"}); ok {
 		p.render(w, r, http.StatusBadRequest, "account", &view{Title: "Your account", Nav: "account", S: s, Errors: v})
 		return

@@ -1,0 +1,38 @@
+package app
+
+import (
+	"testing"
+)
+
+// Wrong current passwords in a password change are throttled per user
+// before hashing (33 in a row were checked before), and a password of only
+// spaces is refused.
+func TestPasswordChangeLimits(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d string) {
+		e := newEnv(t, d, envOptions{})
+		viewer := e.member("viewer")
+		const path = "/api/v1/auth/password"
+		r := e.mg("POST", path, viewer, map[string]any{"currentPassword": testPassword, "newPassword": "            "})
+		if f := fieldsOf(t, r); r.status != 400 || len(f) != 1 || f[0] != "newPassword" {
+			t.Fatalf("a password of spaces: %d %s", r.status, r.body)
+		}
+		var last response
+		for i := 0; i < 11; i++ {
+			last = e.mg("POST", path, viewer, map[string]any{"currentPassword": "wrong horse battery", "newPassword": "a new password"})
+			if i < 10 && last.status != 400 {
+				t.Fatalf("wrong current password %d: %d %s", i+1, last.status, last.body)
+			}
+		}
+		wantProblem(t, "the 11th wrong current password", last, 429, "RATE_LIMITED")
+		if last.header.Get("Retry-After") == "" {
+			t.Fatal("no Retry-After")
+		}
+		// Even the right one waits for the window: nothing was hashed.
+		wantProblem(t, "the right one while throttled",
+			e.mg("POST", path, viewer, map[string]any{"currentPassword": testPassword, "newPassword": "a new password"}), 429, "RATE_LIMITED")
+		e.clock.Advance(61e9)
+		if r := e.mg("POST", path, viewer, map[string]any{"currentPassword": testPassword, "newPassword": "a new password"}); r.status != 204 {
+			t.Fatalf("a minute later: %d %s", r.status, r.body)
+		}
+	})
+}
