@@ -1,6 +1,8 @@
 package app
 
 import (
+	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -35,4 +37,26 @@ func TestPasswordChangeLimits(t *testing.T) {
 			t.Fatalf("a minute later: %d %s", r.status, r.body)
 		}
 	})
+}
+
+// The hostile test's open redirect: /login?next=%2F%09%2Fevil.example
+// answered Location: /<TAB>/evil.example, which browsers follow to
+// //evil.example. Such a destination now goes home.
+func TestLoginRedirectStaysHome(t *testing.T) {
+	e := newEnv(t, "sqlite", envOptions{})
+	email := e.user("owner")
+	for _, next := range []string{"/\t/evil.example", "/\n/evil.example", "/ /evil.example", "/\\evil.example", "//evil.example"} {
+		if p := e.browser().get("/login?next=" + url.QueryEscape(next)); strings.Contains(p.body, "evil.example") {
+			t.Fatalf("the login page keeps next=%q", next)
+		}
+		b := e.browser()
+		p := b.post("/login", url.Values{"email": {email}, "password": {testPassword}, "next": {next}})
+		if p.status != 303 || p.header.Get("Location") != "/" {
+			t.Fatalf("next=%q: %d Location %q", next, p.status, p.header.Get("Location"))
+		}
+	}
+	b := e.browser()
+	if p := b.post("/login", url.Values{"email": {email}, "password": {testPassword}, "next": {"/messages?status=FAILED"}}); p.header.Get("Location") != "/messages?status=FAILED" {
+		t.Fatalf("a path of the site: %q", p.header.Get("Location"))
+	}
 }

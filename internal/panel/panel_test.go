@@ -46,7 +46,9 @@ func TestNiceCeil(t *testing.T) {
 
 func TestSafeNext(t *testing.T) {
 	for next, want := range map[string]string{"/messages?to=1": "/messages?to=1", "//evil.example/": "", "/\\evil.example": "",
-		"https://evil.example/": "", "/login?next=/x": "", "": ""} {
+		"https://evil.example/": "", "/login?next=/x": "", "": "", "/\t/evil.example": "", "/\n/evil.example": "",
+		"/\r\n/evil.example": "", "/ /evil.example": "", "/\x00/evil": "", "/\u0085/evil": "", "/a\\b": "", "evil.example": "",
+		"/%09/evil.example": "/%09/evil.example", "/settings/keys?account=acc_1": "/settings/keys?account=acc_1"} {
 		if got := safeNext(next); got != want {
 			t.Errorf("safeNext(%q) = %q, want %q", next, got, want)
 		}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"msgsvc/internal/manage"
 	"msgsvc/internal/ratelimit"
@@ -253,9 +254,19 @@ func retryIn(d time.Duration) string {
 }
 
 // safeNext keeps a post-login destination only if it is a path of this
-// site (never another origin: "//evil.example" or "/\evil.example").
+// site: one leading slash, no backslash, no control character or space
+// anywhere (browsers drop tabs and newlines, so "/\t/evil.example" would
+// become "//evil.example"), no scheme or host. Anything else goes home.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.HasPrefix(next, "/login") {
+	if len(next) > 2048 || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.Contains(next, "\\") ||
+		strings.HasPrefix(next, "/login") {
+		return ""
+	}
+	if strings.IndexFunc(next, func(r rune) bool { return r <= ' ' || r == 0x7f || unicode.IsControl(r) || unicode.IsSpace(r) }) >= 0 {
+		return ""
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" || strings.HasPrefix(u.Path, "//") {
 		return ""
 	}
 	return next
