@@ -155,7 +155,7 @@ func (s *Server) wire() error {
 		SessionTTL: cfg.SessionTTL, Failures: backend, Now: now})
 	var apiSrv *api.Server
 	pages, err := panel.New(panel.Config{Manage: mg, Guard: backend, ClientAddr: func(r *http.Request) netip.Addr { return apiSrv.ClientAddr(r) },
-		Now: now, Log: log})
+		TrustedProxies: cfg.TrustedProxies, Now: now, Log: log})
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,10 @@ type Config struct {
 	// ClientAddr is the client's address as the API sees it (trusted
 	// proxies applied).
 	ClientAddr func(r *http.Request) netip.Addr
-	Now        func() time.Time
+	// TrustedProxies are the proxies whose X-Forwarded-For names the
+	// client: a cookie is Secure unless that client is on loopback.
+	TrustedProxies []netip.Prefix
+	Now            func() time.Time
 	Log        *slog.Logger
 }
 

@@ -6,7 +6,6 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -147,28 +146,48 @@ func (p *Panel) toLogin(w http.ResponseWriter, r *http.Request, note string) {
 }
 
 // secureCookies reports whether cookies must be Secure: always, unless the
-// panel is reached on a loopback address (a developer's machine, where
-// there is no TLS).
-func secureCookies(r *http.Request) bool {
-	host := r.Host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
+// browser is on the panel's own machine over plain HTTP (a developer's
+// machine, where there is no TLS). It is decided from the connection, never
+// from the Host header a client chooses: a TLS connection is secure; a
+// forwarded https (X-Forwarded-Proto) is believed from anyone, since it
+// can only make the cookie stricter; a plain connection is secure unless
+// its peer, or the client a trusted proxy forwards for, is on loopback.
+func (p *Panel) secureCookies(r *http.Request) bool {
+	if r.TLS != nil {
+		return true
 	}
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return false
+	proto := ""
+	if v := r.Header.Values("X-Forwarded-Proto"); len(v) > 0 {
+		hops := strings.Split(v[len(v)-1], ",")
+		proto = strings.ToLower(strings.TrimSpace(hops[len(hops)-1]))
 	}
-	a, err := netip.ParseAddr(strings.Trim(host, "[]"))
-	return err != nil || !a.IsLoopback()
+	if proto == "https" {
+		return true
+	}
+	client := peer(r.RemoteAddr)
+	if p.trusted(client) && p.cfg.ClientAddr != nil {
+		client = p.cfg.ClientAddr(r)
+	}
+	return !client.IsLoopback()
+}
+
+func (p *Panel) trusted(a netip.Addr) bool {
+	for _, pr := range p.cfg.TrustedProxies {
+		if pr.Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *Panel) setCookie(w http.ResponseWriter, r *http.Request, token string) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
-		Secure: secureCookies(r)})
+		Secure: p.secureCookies(r)})
 }
 
 func (p *Panel) clearCookie(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode,
-		Secure: secureCookies(r)})
+		Secure: p.secureCookies(r)})
 }
 
 // loginView is what the login page shows.
