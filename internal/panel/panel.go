@@ -46,7 +46,7 @@ type Config struct {
 	// client: a cookie is Secure unless that client is on loopback.
 	TrustedProxies []netip.Prefix
 	Now            func() time.Time
-	Log        *slog.Logger
+	Log            *slog.Logger
 }
 
 // Panel is the web panel's handler.
