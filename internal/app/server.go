@@ -137,7 +137,7 @@ func (s *Server) wire() error {
 		Owner: cfg.NodeID, Workers: cfg.DispatchWorkers, Lease: dispatchLease, Poll: s.poll, Log: log, Now: now})
 	deliverer = webhook.NewWorker(webhook.WorkerConfig{Store: st, Owner: cfg.NodeID, Log: log, Lease: webhookLease,
 		Client:   webhook.NewClient(webhook.ClientOptions{AllowPrivate: cfg.WebhookAllowPrivate, UserAgent: "msgsvc/" + Version}),
-		Schedule: cfg.WebhookRetrySchedule, Observe: m.webhook, Poll: s.poll, Now: now})
+		Schedule: cfg.WebhookRetrySchedule, Observe: m.webhook, Poll: s.poll, Now: now, Version: keycache.NewCounter(st.AuthVersion).Get})
 	sweeper := &message.Sweeper{Store: st, Tracker: s.tracker, Now: now, Log: log}
 	retention := &compliance.Retention{Store: st, Redactor: redactor, Now: now, Interval: cfg.RetentionInterval, Log: log}
 
