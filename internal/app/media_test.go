@@ -211,7 +211,7 @@ func TestMediaUploadRefusals(t *testing.T) {
 	}
 	files := map[string][]byte{
 		"one byte over 10 MB":      mediatest.Padded(mediatest.PDF(), media.MaxSize+1),
-		"image one byte over 5 MB": mediatest.PNGOfSize(media.MaxImageSize+1),
+		"image one byte over 5 MB": mediatest.PNGOfSize(media.MaxImageSize + 1),
 		"ELF binary":               mediatest.ELF(),
 		"text claiming image/png":  []byte("hello, I am a picture, honest"),
 		"macro-enabled Word":       mediatest.DOCM(),

@@ -103,11 +103,11 @@ func TestStore(t *testing.T) {
 			wantErr error
 		}{
 			{"empty", bytes.NewReader(nil), media.ErrEmpty},
-			{"one byte over", bytes.NewReader(mediatest.PNGOfSize(media.MaxSize+1)), media.ErrTooLarge},
+			{"one byte over", bytes.NewReader(mediatest.PNGOfSize(media.MaxSize + 1)), media.ErrTooLarge},
 			{"much larger", io.LimitReader(zeros{}, 50*media.MB), media.ErrTooLarge},
 			{"elf", bytes.NewReader(mediatest.ELF()), media.ErrUnsupported},
-			{"image one byte over 5 MB", bytes.NewReader(mediatest.PNGOfSize(media.MaxImageSize+1)), media.ErrImageTooLarge},
-			{"image over 5 MB is too large", bytes.NewReader(mediatest.PNGOfSize(media.MaxImageSize+1)), media.ErrTooLarge},
+			{"image one byte over 5 MB", bytes.NewReader(mediatest.PNGOfSize(media.MaxImageSize + 1)), media.ErrImageTooLarge},
+			{"image over 5 MB is too large", bytes.NewReader(mediatest.PNGOfSize(media.MaxImageSize + 1)), media.ErrTooLarge},
 		}
 		for _, tc := range refusals {
 			if _, err := ms.Ingest(ctx, tc.data); !errors.Is(err, tc.wantErr) {
