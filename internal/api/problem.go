@@ -7,8 +7,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"msgsvc/internal/manage"
 	"msgsvc/internal/message"
@@ -97,6 +99,9 @@ func toProblem(err error) *Problem {
 		p := problem(rf.Code, rf.Detail)
 		p.Errors = rf.Fields
 		return p
+	}
+	if t, ok := manage.IsThrottled(err); ok {
+		return problem("RATE_LIMITED", fmt.Sprintf("Too many attempts; retry after %d seconds.", int((t.RetryAfter+time.Second-1)/time.Second)))
 	}
 	switch {
 	case errors.Is(err, manage.ErrForbidden):

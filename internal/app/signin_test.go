@@ -60,3 +60,26 @@ func TestLoginRedirectStaysHome(t *testing.T) {
 		t.Fatalf("a path of the site: %q", p.header.Get("Location"))
 	}
 }
+
+// An email has one user in the whole deployment, so refusing one tells an
+// owner it has a user somewhere: owners learn that at most 10 times a
+// minute, and the answer does not say which account.
+func TestOwnersCannotWalkEmails(t *testing.T) {
+	e := newEnv(t, "sqlite", envOptions{})
+	owner := e.member("owner")
+	taken := e.user("viewer")
+	var last response
+	for i := 0; i < 11; i++ {
+		last = e.mg("POST", "/api/v1/manage/users", owner, map[string]any{"email": taken, "role": "viewer"})
+		if i < 10 && (last.status != 400 || strings.Contains(string(last.body), e.account.ID)) {
+			t.Fatalf("probe %d: %d %s", i+1, last.status, last.body)
+		}
+	}
+	wantProblem(t, "the 11th taken email in a minute", last, 429, "RATE_LIMITED")
+	wantProblem(t, "even a free one while throttled", e.mg("POST", "/api/v1/manage/users", owner,
+		map[string]any{"email": "free@acme.example", "role": "viewer"}), 429, "RATE_LIMITED")
+	e.clock.Advance(61e9)
+	if r := e.mg("POST", "/api/v1/manage/users", owner, map[string]any{"email": "free@acme.example", "role": "viewer"}); r.status != 201 {
+		t.Fatalf("a minute later: %d %s", r.status, r.body)
+	}
+}

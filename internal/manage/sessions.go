@@ -220,6 +220,15 @@ func (s *Service) CreateUser(ctx context.Context, a Actor, in NewUser) (store.Us
 		}
 		in.AccountID = acct.ID
 	}
+	// An email has one user in the whole deployment, so a refusal says the
+	// email has a user somewhere: owners may learn that only a few times a
+	// minute, not walk a list of addresses.
+	probeKey := "user-taken:" + in.AccountID
+	if !a.Operator() {
+		if err := s.gate.window(ctx, probeKey, false); err != nil {
+			return store.User{}, "", err
+		}
+	}
 	password := in.Password
 	if password == "" {
 		var err error
@@ -235,7 +244,10 @@ func (s *Service) CreateUser(ctx context.Context, a Actor, in NewUser) (store.Us
 	u := store.User{ID: id.New(id.User, now), AccountID: in.AccountID, Email: in.Email, Role: in.Role, PasswordHash: hash, CreatedAt: now}
 	if err := s.st.CreateUser(ctx, u); err != nil {
 		if errors.Is(err, store.ErrConflict) {
-			return u, "", invalid("email", "already has a user")
+			if !a.Operator() {
+				_ = s.gate.window(ctx, probeKey, true)
+			}
+			return u, "", invalid("email", "already has a user (in this account or another), so it cannot be added")
 		}
 		return u, "", err
 	}
