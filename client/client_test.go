@@ -252,7 +252,7 @@ func TestEveryOperation(t *testing.T) {
 	}
 }
 
-// The compliance operations of CONTRACT section 7: the opt-out list and
+// The compliance operations of docs/compliance.md: the opt-out list and
 // redaction.
 func TestComplianceOperations(t *testing.T) {
 	c, cx := newClient(t), ctx(t)

@@ -12,7 +12,7 @@ import (
 
 	"msgsvc/internal/app"
 	"msgsvc/internal/config"
-	"msgsvc/internal/store"
+	"msgsvc/internal/domain"
 	"msgsvc/internal/webhook"
 )
 
@@ -57,7 +57,7 @@ func startNode() (func(), error) {
 	st, now := srv.Store(), time.Now()
 	acc, err := app.CreateAccount(ctx, st, app.NewAccount{Name: "Client tests", Tier: "enterprise", Credits: 1000, Currency: "USD", Country: "55"}, now)
 	if err == nil {
-		err = st.SetLimits(ctx, acc.ID, store.Limits{})
+		err = st.SetLimits(ctx, acc.ID, domain.Limits{})
 	}
 	var test, live string
 	for _, k := range []struct {

@@ -168,7 +168,7 @@ func (c *Client) InjectTestReply(ctx context.Context, reply TestReply) (*TestRep
 }
 
 // OptOut is a number that opted out of the account's messages by replying
-// a stop word (CONTRACT section 7).
+// a stop word (docs/compliance.md).
 type OptOut struct {
 	Phone     string    `json:"phone"`
 	Channel   string    `json:"channel"`
@@ -193,7 +193,7 @@ func (c *Client) ListOptOuts(ctx context.Context, cursor string) (*OptOutPage, e
 }
 
 // RedactMessage erases a message's text and keeps its number only as a
-// keyed hash, at once (CONTRACT section 7), and returns the message as it
+// keyed hash, at once (docs/compliance.md), and returns the message as it
 // is now. A message being handed to a provider at that moment answers
 // MESSAGE_NOT_CANCELABLE: try again a few seconds later.
 func (c *Client) RedactMessage(ctx context.Context, messageID string) (*Message, error) {

@@ -213,7 +213,8 @@ type MessagePage struct {
 	NextCursor string    `json:"nextCursor"`
 }
 
-// Balance is the account's credit balance.
+// Balance is the account's credit balance. Balance is exact to the
+// micro-credit (at most 6 decimals); MicroCredits turns it into an integer.
 type Balance struct {
 	Balance     float64   `json:"balance"`
 	Currency    string    `json:"currency"`

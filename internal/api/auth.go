@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"msgsvc/internal/apikey"
+	"msgsvc/internal/domain"
 	"msgsvc/internal/message"
 	"msgsvc/internal/ratelimit"
-	"msgsvc/internal/store"
 )
 
 var (
@@ -34,14 +34,18 @@ func keyFrom(r *http.Request) string {
 	return ""
 }
 
-// clientAddr is the client's address: the TCP peer's, or, when the peer
+// Proxies are the trusted proxies, whose X-Forwarded-For names the client.
+type Proxies []netip.Prefix
+
+// ClientAddr is the client's address: the TCP peer's, or, when the peer
 // is one of the trusted proxies, the right-most address of X-Forwarded-For
 // that is not itself a trusted proxy (each proxy appends the address it
 // saw, so everything left of that is the client's own word). A header from
-// an untrusted peer is ignored, and a malformed one leaves the peer.
-func (s *Server) clientAddr(r *http.Request) netip.Addr {
+// an untrusted peer is ignored, and a malformed one leaves the peer. The
+// API and the panel (which throttles logins by it) read it alike.
+func (p Proxies) ClientAddr(r *http.Request) netip.Addr {
 	peer := peerAddr(r.RemoteAddr)
-	if !s.trusted(peer) {
+	if !p.trusted(peer) {
 		return peer
 	}
 	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
@@ -50,16 +54,16 @@ func (s *Server) clientAddr(r *http.Request) netip.Addr {
 		if err != nil {
 			return peer
 		}
-		if a = a.Unmap(); !s.trusted(a) {
+		if a = a.Unmap(); !p.trusted(a) {
 			return a
 		}
 	}
 	return peer
 }
 
-// ClientAddr is the client's address as the API sees it (the panel
-// throttles logins by it too).
-func (s *Server) ClientAddr(r *http.Request) netip.Addr { return s.clientAddr(r) }
+func (s *Server) clientAddr(r *http.Request) netip.Addr {
+	return Proxies(s.cfg.TrustedProxies).ClientAddr(r)
+}
 
 func peerAddr(remote string) netip.Addr {
 	host, _, err := net.SplitHostPort(remote)
@@ -73,9 +77,9 @@ func peerAddr(remote string) netip.Addr {
 	return a.Unmap()
 }
 
-func (s *Server) trusted(a netip.Addr) bool {
-	for _, p := range s.cfg.TrustedProxies {
-		if p.Contains(a) {
+func (p Proxies) trusted(a netip.Addr) bool {
+	for _, pr := range p {
+		if pr.Contains(a) {
 			return true
 		}
 	}
@@ -129,13 +133,13 @@ func (s *Server) wrapAuth(reqType string, h handler) http.Handler {
 	})
 }
 
-func (s *Server) lookup(r *http.Request, raw string) (store.APIKey, store.Account, error) {
+func (s *Server) lookup(r *http.Request, raw string) (domain.APIKey, domain.Account, error) {
 	if _, err := apikey.Parse(raw); err != nil {
-		return store.APIKey{}, store.Account{}, errInvalidKey
+		return domain.APIKey{}, domain.Account{}, errInvalidKey
 	}
 	hash := apikey.Hash(raw)
 	key, acct, err := s.cfg.Store.KeyByHash(r.Context(), hash)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return key, acct, errInvalidKey
 	}
 	if err != nil {
@@ -239,7 +243,7 @@ func allowed(list []string, addr netip.Addr) bool {
 	return false
 }
 
-func typeLimit(l store.Limits, reqType string) int {
+func typeLimit(l domain.Limits, reqType string) int {
 	switch reqType {
 	case typeSending:
 		return l.SendRPM

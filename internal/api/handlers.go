@@ -15,7 +15,6 @@ import (
 	"msgsvc/internal/message"
 	"msgsvc/internal/phone"
 	"msgsvc/internal/provider"
-	"msgsvc/internal/store"
 )
 
 type balanceResponse struct {
@@ -181,18 +180,18 @@ func (s *Server) testReply(w http.ResponseWriter, r *http.Request, c message.Cal
 	if err := decodeJSON(body, &req); err != nil {
 		return err
 	}
-	var fields []message.FieldError
+	var fields []domain.FieldError
 	if _, err := phone.Parse(req.From); err != nil {
-		fields = append(fields, message.FieldError{Field: "from", Message: err.Error()})
+		fields = append(fields, domain.FieldError{Field: "from", Message: err.Error()})
 	}
 	if strings.TrimSpace(req.Message) == "" || len([]rune(req.Message)) > 1000 {
-		fields = append(fields, message.FieldError{Field: "message", Message: "is required, at most 1000 characters"})
+		fields = append(fields, domain.FieldError{Field: "message", Message: "is required, at most 1000 characters"})
 	}
 	ch := domain.SMS
 	if req.Channel != "" {
 		var err error
 		if ch, err = domain.ParseChannel(req.Channel); err != nil || strings.TrimSpace(req.Channel) != req.Channel {
-			fields = append(fields, message.FieldError{Field: "channel", Message: "must be SMS, WHATSAPP or RCS"})
+			fields = append(fields, domain.FieldError{Field: "channel", Message: "must be SMS, WHATSAPP or RCS"})
 		}
 	}
 	if len(fields) > 0 {
@@ -239,7 +238,7 @@ func (s *Server) idempotent(h handler) handler {
 			return err
 		}
 		if rec.status < 300 {
-			return s.cfg.Store.SaveIdempotency(r.Context(), store.Idempotency{KeyID: c.Key.ID, Key: key,
+			return s.cfg.Store.SaveIdempotency(r.Context(), domain.Idempotency{KeyID: c.Key.ID, Key: key,
 				RequestHash: hash, StatusCode: rec.status, Response: rec.body, CreatedAt: s.cfg.Now().UTC()})
 		}
 		return nil
@@ -252,12 +251,12 @@ func (s *Server) idempotent(h handler) handler {
 func (s *Server) replay(w http.ResponseWriter, r *http.Request, c message.Caller, key, hash string) (bool, error) {
 	prev, err := s.cfg.Store.Idempotency(r.Context(), c.Key.ID, key)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, domain.ErrNotFound):
 		return false, nil
 	case err != nil:
 		return false, err
 	case prev.RequestHash != hash:
-		return false, toProblem(store.ErrIdempotencyConflict)
+		return false, toProblem(domain.ErrIdempotencyConflict)
 	}
 	w.Header().Set("Idempotent-Replayed", "true")
 	writeRaw(w, prev.StatusCode, prev.Response)

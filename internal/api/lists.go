@@ -43,8 +43,8 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request, c message.
 // listFilter reads the list's query parameters, naming every bad one.
 func listFilter(q url.Values) (message.ListFilter, error) {
 	var f message.ListFilter
-	var bad []message.FieldError
-	fail := func(field, msg string) { bad = append(bad, message.FieldError{Field: field, Message: msg}) }
+	var bad []domain.FieldError
+	fail := func(field, msg string) { bad = append(bad, domain.FieldError{Field: field, Message: msg}) }
 	var err error
 	if v := q.Get("status"); v != "" {
 		if f.Status, err = domain.ParseStatus(strings.ToUpper(v)); err != nil {
@@ -162,15 +162,15 @@ func limitParam(q url.Values) (int, error) {
 func queryParams(r *http.Request, allowed ...string) (url.Values, error) {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		return nil, validation("The query string is malformed: "+err.Error()+".", message.FieldError{Field: "query", Message: "is malformed"})
+		return nil, validation("The query string is malformed: "+err.Error()+".", domain.FieldError{Field: "query", Message: "is malformed"})
 	}
-	var bad []message.FieldError
+	var bad []domain.FieldError
 	for _, k := range slices.Sorted(maps.Keys(q)) {
 		switch {
 		case !slices.Contains(allowed, k):
-			bad = append(bad, message.FieldError{Field: k, Message: "is not a parameter of this operation (it takes " + strings.Join(allowed, ", ") + ")"})
+			bad = append(bad, domain.FieldError{Field: k, Message: "is not a parameter of this operation (it takes " + strings.Join(allowed, ", ") + ")"})
 		case len(q[k]) > 1:
-			bad = append(bad, message.FieldError{Field: k, Message: "is given more than once"})
+			bad = append(bad, domain.FieldError{Field: k, Message: "is given more than once"})
 		}
 	}
 	if len(bad) > 0 {

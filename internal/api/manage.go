@@ -8,7 +8,6 @@ import (
 	"msgsvc/internal/domain"
 	"msgsvc/internal/ledger"
 	"msgsvc/internal/manage"
-	"msgsvc/internal/store"
 	"msgsvc/internal/user"
 )
 
@@ -159,10 +158,10 @@ type senderView struct {
 	DecidedAt view.Time      `json:"decidedAt"`
 }
 
-func newSenderView(sd store.Sender) senderView {
+func newSenderView(sd domain.Sender) senderView {
 	v := senderView{ID: sd.ID, AccountID: sd.AccountID, Channel: sd.Channel, Value: sd.Value, Default: sd.Default,
 		Status: sd.Status, CreatedAt: view.Time(sd.CreatedAt), DecidedAt: view.Time(sd.DecidedAt)}
-	if sd.Status == store.SenderRejected {
+	if sd.Status == domain.SenderRejected {
 		v.Reason = &sd.Reason
 	}
 	return v

@@ -6,10 +6,9 @@ import (
 	"msgsvc/internal/api/view"
 	"msgsvc/internal/domain"
 	"msgsvc/internal/manage"
-	"msgsvc/internal/store"
 )
 
-// The management API's compliance operations (CONTRACT section 7): the
+// The management API's compliance operations: the
 // opt-out list of either environment and the account's settings.
 
 func (s *Server) manageComplianceRoutes(base string) {
@@ -28,7 +27,7 @@ type manageOptOutView struct {
 	CreatedAt   view.Time          `json:"createdAt"`
 }
 
-func ofOptOut(o store.OptOut) manageOptOutView {
+func ofOptOut(o domain.OptOut) manageOptOutView {
 	v := manageOptOutView{Phone: o.Phone, Environment: o.Env, Source: o.Source, CreatedAt: view.Time(o.CreatedAt)}
 	if o.Channel != "" {
 		ch := o.Channel
@@ -91,7 +90,7 @@ type complianceView struct {
 	OptInReply    *string `json:"optInReply"`
 }
 
-func ofCompliance(c store.Compliance) complianceView {
+func ofCompliance(c domain.Compliance) complianceView {
 	return complianceView{QuietHours: view.StrOrNil(c.QuietHours), RetentionDays: c.RetentionDays,
 		OptOutReply: view.StrOrNil(c.OptOutReply), OptInReply: view.StrOrNil(c.OptInReply)}
 }

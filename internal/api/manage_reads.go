@@ -8,7 +8,6 @@ import (
 	"msgsvc/internal/domain"
 	"msgsvc/internal/ledger"
 	"msgsvc/internal/manage"
-	"msgsvc/internal/store"
 )
 
 type limitsView struct {
@@ -18,7 +17,7 @@ type limitsView struct {
 	MediaRPM  int `json:"mediaRpm"`
 }
 
-func toLimitsView(l store.Limits) limitsView {
+func toLimitsView(l domain.Limits) limitsView {
 	return limitsView{TierRPM: l.TierRPM, SendRPM: l.SendRPM, StatusRPM: l.StatusRPM, MediaRPM: l.MediaRPM}
 }
 
@@ -57,11 +56,11 @@ type limitRequestView struct {
 	Reason        *string     `json:"reason"`
 }
 
-func toLimitRequestView(lr store.LimitRequest) limitRequestView {
+func toLimitRequestView(lr domain.LimitRequest) limitRequestView {
 	v := limitRequestView{ID: lr.ID, AccountID: lr.AccountID, Status: lr.Status, MonthlyVolume: lr.MonthlyVolume, UseCase: lr.UseCase,
 		Justification: lr.Justification, RequestedBy: lr.RequestedBy, CreatedAt: view.Time(lr.CreatedAt),
 		DecidedAt: view.Time(lr.DecidedAt), DecidedBy: view.StrOrNil(lr.DecidedBy), Reason: view.StrOrNil(lr.Reason)}
-	if lr.Status == store.LimitApproved {
+	if lr.Status == domain.LimitApproved {
 		l := toLimitsView(lr.Limits)
 		v.Tier, v.Limits = &lr.Tier, &l
 	}
@@ -172,7 +171,7 @@ type attemptView struct {
 	Error      *string   `json:"error"`
 }
 
-func toAttemptView(at store.Attempt) attemptView {
+func toAttemptView(at domain.Attempt) attemptView {
 	v := attemptView{EventID: at.EventID, At: view.Time(at.AttemptedAt), DurationMS: at.Duration.Milliseconds(), Error: view.StrOrNil(at.Error)}
 	if at.StatusCode != 0 {
 		code := at.StatusCode

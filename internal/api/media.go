@@ -9,9 +9,9 @@ import (
 	"mime/multipart"
 	"net/http"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/media"
 	"msgsvc/internal/message"
-	"msgsvc/internal/store"
 )
 
 // maxMultipartOverhead is what the form around the file may add: part
@@ -72,7 +72,7 @@ func (s *Server) uploadMedia(w http.ResponseWriter, r *http.Request, c message.C
 		return err
 	}
 	if idem != "" {
-		if err := s.cfg.Store.SaveIdempotency(r.Context(), store.Idempotency{KeyID: c.Key.ID, Key: idem, RequestHash: hash,
+		if err := s.cfg.Store.SaveIdempotency(r.Context(), domain.Idempotency{KeyID: c.Key.ID, Key: idem, RequestHash: hash,
 			StatusCode: http.StatusCreated, Response: append(out, '\n'), CreatedAt: s.cfg.Now().UTC()}); err != nil {
 			return err
 		}

@@ -12,25 +12,26 @@ import (
 	"net/http"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/manage"
 	"msgsvc/internal/message"
 )
 
 // Problem is an RFC 9457 problem detail with the contract's extensions.
 type Problem struct {
-	Type      string               `json:"type"`
-	Title     string               `json:"title"`
-	Status    int                  `json:"status"`
-	Code      string               `json:"code"`
-	Detail    string               `json:"detail,omitempty"`
-	RequestID string               `json:"requestId,omitempty"`
-	Errors    []message.FieldError `json:"errors,omitempty"`
+	Type      string              `json:"type"`
+	Title     string              `json:"title"`
+	Status    int                 `json:"status"`
+	Code      string              `json:"code"`
+	Detail    string              `json:"detail,omitempty"`
+	RequestID string              `json:"requestId,omitempty"`
+	Errors    []domain.FieldError `json:"errors,omitempty"`
 }
 
 func (p *Problem) Error() string { return p.Code + ": " + p.Detail }
 
 // codes is the catalogue of every error code the API answers with and its
-// HTTP status (CONTRACT section 2, and the management API of section 5).
+// HTTP status, for the integration API and the management API alike.
 var codes = map[string]int{
 	"MISSING_API_KEY":             http.StatusUnauthorized,
 	"INVALID_API_KEY":             http.StatusUnauthorized,
@@ -66,14 +67,14 @@ func problem(code, detail string) *Problem {
 	return &Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Code: code, Detail: detail}
 }
 
-func validation(detail string, fields ...message.FieldError) *Problem {
+func validation(detail string, fields ...domain.FieldError) *Problem {
 	p := problem("VALIDATION_ERROR", detail)
 	p.Errors = fields
 	return p
 }
 
 func fieldError(field, msg string) *Problem {
-	return validation(field+" "+msg, message.FieldError{Field: field, Message: msg})
+	return validation(field+" "+msg, domain.FieldError{Field: field, Message: msg})
 }
 
 var (
@@ -88,7 +89,7 @@ func toProblem(err error) *Problem {
 	if errors.As(err, &p) {
 		return p
 	}
-	if v, ok := message.IsValidation(err); ok {
+	if v, ok := domain.IsValidation(err); ok {
 		detail := v.Detail
 		if detail == "" {
 			detail = "The request is not valid: " + v.Error() + "."

@@ -15,25 +15,25 @@ import (
 
 	"msgsvc/internal/api/openapi"
 	"msgsvc/internal/compliance"
+	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
 	"msgsvc/internal/manage"
 	"msgsvc/internal/media"
 	"msgsvc/internal/message"
 	"msgsvc/internal/provider"
 	"msgsvc/internal/ratelimit"
-	"msgsvc/internal/store"
 	"msgsvc/internal/template"
 )
 
 // Store is what the API reads directly (the rest goes through services).
 type Store interface {
-	KeyByHash(ctx context.Context, hash string) (store.APIKey, store.Account, error)
+	KeyByHash(ctx context.Context, hash string) (domain.APIKey, domain.Account, error)
 	TouchKey(ctx context.Context, keyID string, at time.Time) error
-	Account(ctx context.Context, id string) (store.Account, error)
-	Idempotency(ctx context.Context, keyID, key string) (store.Idempotency, error)
-	SaveIdempotency(ctx context.Context, in store.Idempotency) error
-	UserByEmail(ctx context.Context, email string) (store.User, error)
-	CreateSession(ctx context.Context, s store.Session) error
+	Account(ctx context.Context, id string) (domain.Account, error)
+	Idempotency(ctx context.Context, keyID, key string) (domain.Idempotency, error)
+	SaveIdempotency(ctx context.Context, in domain.Idempotency) error
+	UserByEmail(ctx context.Context, email string) (domain.User, error)
+	CreateSession(ctx context.Context, s domain.Session) error
 	Ping(ctx context.Context) error
 }
 
@@ -78,7 +78,7 @@ type Config struct {
 	// OptOuts lists the account's opt-outs (GET opt-outs); nil answers 404.
 	OptOuts *compliance.OptOuts
 	// ProviderWebhooks are the receivers of the platforms' own webhooks, by
-	// provider type ("whatsapp", "rbm"; CONTRACT section 6). They check the
+	// provider type ("whatsapp", "rbm"). They check the
 	// platform's signature themselves. A type that is not configured answers
 	// 404, so the routes exist (and are documented) whatever is configured.
 	ProviderWebhooks map[string]http.Handler
@@ -165,6 +165,13 @@ func (s *Server) routes() {
 	s.handle("GET /providers/whatsapp/webhook", s.providerWebhook("whatsapp"))
 	s.handle("POST /providers/whatsapp/webhook", s.providerWebhook("whatsapp"))
 	s.handle("POST /providers/rbm/webhook", s.providerWebhook("rbm"))
+	// The HTTP SMS providers call back on paths of their own; each type's
+	// one receiver tells them apart by path.
+	s.handle("POST /providers/twilio/status", s.providerWebhook("twilio"))
+	s.handle("POST /providers/twilio/inbound", s.providerWebhook("twilio"))
+	s.handle("POST /providers/telnyx/webhook", s.providerWebhook("telnyx"))
+	s.handle("POST /providers/vonage/status", s.providerWebhook("vonage"))
+	s.handle("POST /providers/vonage/inbound", s.providerWebhook("vonage"))
 	// An unknown path under the integration API asks for a key first, so
 	// that it tells nothing to a caller without one.
 	s.unknownAPI = s.wrapAuth(typeNone, func(w http.ResponseWriter, r *http.Request, c message.Caller) error {
@@ -199,7 +206,21 @@ func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) {
 		s.unknownAPI.ServeHTTP(w, r)
 		return
 	}
+	if nf, ok := s.cfg.Panel.(interface {
+		NotFound(http.ResponseWriter, *http.Request)
+	}); ok && browsing(r) {
+		nf.NotFound(w, r)
+		return
+	}
 	writeProblem(w, r, s.cfg.Log, problem("NOT_FOUND", "No such path; the API is described at /docs."))
+}
+
+// browsing: a browser asking for a page (not a program calling the API),
+// which would show problem+json as raw text.
+func browsing(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
+		!strings.HasPrefix(r.URL.Path, "/api/") && !strings.HasPrefix(r.URL.Path, "/v1/") &&
+		strings.Contains(r.Header.Get("Accept"), "text/html")
 }
 
 // allowed lists the methods that a route takes at r's path ("" for none).

@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"msgsvc/internal/api/view"
+	"msgsvc/internal/domain"
 	"msgsvc/internal/manage"
 	"msgsvc/internal/ratelimit"
 )
 
-// Sessions and the management API (CONTRACT section 5). A session token
+// Sessions and the management API (docs/panel.md). A session token
 // is accepted only here, as Authorization: Bearer, and API keys never are;
 // the integration API accepts only keys (an unknown "sess_" key is just an
 // invalid key there).
@@ -72,6 +73,23 @@ type loginRequest struct {
 	Password string `json:"password"`
 }
 
+// check refuses a login that leaves out the email or the password: that is
+// a malformed request (400 naming the fields), not wrong credentials, and it
+// costs nothing from the address's budget of failed logins.
+func (l loginRequest) check() error {
+	var missing []domain.FieldError
+	if strings.TrimSpace(l.Email) == "" {
+		missing = append(missing, domain.FieldError{Field: "email", Message: "is required"})
+	}
+	if l.Password == "" {
+		missing = append(missing, domain.FieldError{Field: "password", Message: "is required"})
+	}
+	if len(missing) > 0 {
+		return validation("Give both email and password.", missing...)
+	}
+	return nil
+}
+
 type loginResponse struct {
 	Token     string    `json:"token"`
 	ExpiresAt view.Time `json:"expiresAt"`
@@ -95,6 +113,10 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	var req loginRequest
 	if err := decodeJSON(body, &req); err != nil {
+		writeProblem(w, r, s.cfg.Log, err)
+		return
+	}
+	if err := req.check(); err != nil {
 		writeProblem(w, r, s.cfg.Log, err)
 		return
 	}

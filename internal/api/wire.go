@@ -104,10 +104,10 @@ func (w sendWire) draft() message.Draft {
 }
 
 // richDecoder decodes rich fields strictly, collecting what is wrong.
-type richDecoder struct{ problems []message.FieldError }
+type richDecoder struct{ problems []domain.FieldError }
 
 func (d *richDecoder) add(field, format string, args ...any) {
-	d.problems = append(d.problems, message.FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+	d.problems = append(d.problems, domain.FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
 func present(raw json.RawMessage) bool {

@@ -9,7 +9,6 @@ import (
 	"msgsvc/internal/domain"
 	"msgsvc/internal/ledger"
 	"msgsvc/internal/media"
-	"msgsvc/internal/message"
 	"msgsvc/internal/store"
 	"msgsvc/internal/template"
 )
@@ -28,19 +27,19 @@ func (m sendMedia) Check(ctx context.Context, accountID string, channel domain.C
 	case ref.MediaID != "":
 		it, err := m.files.Lookup(ctx, accountID, ref.MediaID)
 		if errors.Is(err, media.ErrNotFound) {
-			return &message.FieldError{Field: "mediaId", Message: "is not a file uploaded by this account"}
+			return &domain.FieldError{Field: "mediaId", Message: "is not a file uploaded by this account"}
 		}
 		if err != nil {
 			return err
 		}
 		if err := media.CheckFor(string(channel), it); errors.As(err, &rule) {
-			return &message.FieldError{Field: "mediaId", Message: rule.Error()}
+			return &domain.FieldError{Field: "mediaId", Message: rule.Error()}
 		} else if err != nil {
 			return err
 		}
 	case ref.URL != "":
 		if _, err := m.urls.Check(ctx, ref.URL, string(channel)); errors.As(err, &rule) {
-			return &message.FieldError{Field: "url", Message: rule.Error()}
+			return &domain.FieldError{Field: "url", Message: rule.Error()}
 		} else if err != nil {
 			return err
 		}
@@ -55,17 +54,17 @@ type sendTemplates struct{ svc *template.Service }
 func (t sendTemplates) Render(ctx context.Context, accountID, name, language string, params []string) (string, error) {
 	tpl, err := t.svc.Find(ctx, accountID, name, language)
 	if errors.Is(err, template.ErrNotFound) {
-		return "", &message.FieldError{Field: "name", Message: fmt.Sprintf("no template %q in language %q in this account", name, language)}
+		return "", &domain.FieldError{Field: "name", Message: fmt.Sprintf("no template %q in language %q in this account", name, language)}
 	}
 	if err != nil {
 		return "", err
 	}
 	if err := tpl.Sendable(); err != nil {
-		return "", &message.FieldError{Field: "name", Message: err.Error()}
+		return "", &domain.FieldError{Field: "name", Message: err.Error()}
 	}
 	text, err := template.Render(tpl, params)
 	if err != nil {
-		return "", &message.FieldError{Field: "parameters", Message: err.Error()}
+		return "", &domain.FieldError{Field: "parameters", Message: err.Error()}
 	}
 	return text, nil
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"msgsvc/internal/domain"
-	"msgsvc/internal/store"
 )
 
 var tsRe = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
@@ -633,7 +632,7 @@ func TestWebhookRetriesAndGone(t *testing.T) {
 		if err != nil || len(evs) != 1 {
 			t.Fatalf("events %v %v", evs, err)
 		}
-		var atts []store.Attempt
+		var atts []domain.Attempt
 		waitFor(t, "attempts recorded", 5*time.Second, func() bool {
 			atts, _ = e.st.Attempts(ctx, evs[0].ID)
 			return len(atts) == 3
@@ -650,10 +649,10 @@ func TestWebhookRetriesAndGone(t *testing.T) {
 		gone := r.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
 		waitFor(t, "gone event", 10*time.Second, func() bool {
 			evs, _ := e.st.EventsForMessage(ctx, e.account.ID, gone)
-			return len(evs) == 1 && evs[0].State != store.EventPending
+			return len(evs) == 1 && evs[0].State != domain.EventPending
 		})
 		evs, _ = e.st.EventsForMessage(ctx, e.account.ID, gone)
-		if evs[0].State != store.EventGone || evs[0].Attempts != 1 {
+		if evs[0].State != domain.EventGone || evs[0].Attempts != 1 {
 			t.Fatalf("410 event: %+v", evs[0])
 		}
 		e.hooks.set(func(r *receiver) { r.status = http.StatusServiceUnavailable })
@@ -661,7 +660,7 @@ func TestWebhookRetriesAndGone(t *testing.T) {
 		failing := r.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
 		waitFor(t, "exhausted event", 10*time.Second, func() bool {
 			evs, _ := e.st.EventsForMessage(ctx, e.account.ID, failing)
-			return len(evs) == 1 && evs[0].State == store.EventFailed && evs[0].Attempts == 4
+			return len(evs) == 1 && evs[0].State == domain.EventFailed && evs[0].Attempts == 4
 		})
 	})
 }

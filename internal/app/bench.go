@@ -208,7 +208,7 @@ func startBenchNodes(ctx context.Context, spec benchNodeSpec, stderr io.Writer) 
 	now := time.Now().UTC()
 	a, err := CreateAccount(ctx, st, NewAccount{Name: "Bench", Tier: "enterprise", Credits: 100_000_000, Currency: "USD", Country: "55"}, now)
 	if err == nil {
-		err = st.SetLimits(ctx, a.ID, store.Limits{})
+		err = st.SetLimits(ctx, a.ID, domain.Limits{})
 	}
 	var k string
 	if err == nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"msgsvc/internal/apikey"
+	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
 	"msgsvc/internal/ledger"
 	"msgsvc/internal/manage"
@@ -15,7 +16,7 @@ import (
 )
 
 // DefaultLimits returns a tier's starting limits.
-func DefaultLimits(tier string) store.Limits {
+func DefaultLimits(tier string) domain.Limits {
 	l, _ := manage.TierLimits(tier)
 	return l
 }
@@ -31,29 +32,29 @@ type NewAccount struct {
 
 // CreateAccount creates an account with a fresh webhook secret and its
 // opening credits in the ledger.
-func CreateAccount(ctx context.Context, st *store.Store, in NewAccount, now time.Time) (store.Account, error) {
+func CreateAccount(ctx context.Context, st *store.Store, in NewAccount, now time.Time) (domain.Account, error) {
 	in.Tier = strings.ToLower(in.Tier)
 	if _, ok := manage.TierLimits(in.Tier); !ok {
-		return store.Account{}, fmt.Errorf("tier must be free, basic, pro or enterprise")
+		return domain.Account{}, fmt.Errorf("tier must be free, basic, pro or enterprise")
 	}
 	if strings.TrimSpace(in.Name) == "" {
-		return store.Account{}, fmt.Errorf("name is required")
+		return domain.Account{}, fmt.Errorf("name is required")
 	}
 	if len(in.Currency) != 3 {
-		return store.Account{}, fmt.Errorf("currency must be a 3-letter code")
+		return domain.Account{}, fmt.Errorf("currency must be a 3-letter code")
 	}
 	if in.Country == "" || len(in.Country) > 3 || strings.Trim(in.Country, "0123456789") != "" {
-		return store.Account{}, fmt.Errorf("country must be a calling code such as 1 or 55")
+		return domain.Account{}, fmt.Errorf("country must be a calling code such as 1 or 55")
 	}
 	credits, err := ledger.FromCredits(in.Credits)
 	if err != nil || credits < 0 {
-		return store.Account{}, fmt.Errorf("credits must be a non-negative amount")
+		return domain.Account{}, fmt.Errorf("credits must be a non-negative amount")
 	}
 	secret, err := webhook.NewSecret()
 	if err != nil {
-		return store.Account{}, err
+		return domain.Account{}, err
 	}
-	a := store.Account{ID: id.New(id.Account, now), Name: in.Name, Tier: in.Tier, Currency: strings.ToUpper(in.Currency),
+	a := domain.Account{ID: id.New(id.Account, now), Name: in.Name, Tier: in.Tier, Currency: strings.ToUpper(in.Currency),
 		CountryCode: in.Country, WebhookSecret: secret, Limits: DefaultLimits(in.Tier), WAQualityTier: 1, CreatedAt: now}
 	if err := st.CreateAccount(ctx, a); err != nil {
 		return a, err
@@ -67,13 +68,13 @@ func CreateAccount(ctx context.Context, st *store.Store, in NewAccount, now time
 }
 
 // CreateKey makes an API key for an account; the secret is returned once.
-func CreateKey(ctx context.Context, st *store.Store, accountID, env string, now time.Time) (apikey.Key, store.APIKey, error) {
+func CreateKey(ctx context.Context, st *store.Store, accountID, env string, now time.Time) (apikey.Key, domain.APIKey, error) {
 	return console(st, now).CreateKey(ctx, manage.Console, accountID, env, "")
 }
 
 // CreateUser adds a panel user (an operator when role is "operator" and
 // accountID empty); an empty password is generated and returned.
-func CreateUser(ctx context.Context, st *store.Store, accountID, email, role, password string, now time.Time) (store.User, string, error) {
+func CreateUser(ctx context.Context, st *store.Store, accountID, email, role, password string, now time.Time) (domain.User, string, error) {
 	return console(st, now).CreateUser(ctx, manage.Console, manage.NewUser{AccountID: accountID, Email: email, Role: role, Password: password})
 }
 

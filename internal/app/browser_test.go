@@ -11,8 +11,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/manage"
-	"msgsvc/internal/store"
 )
 
 // End-to-end tests of the web panel in headless Chromium, driven from Go.
@@ -241,6 +241,12 @@ func TestPanelInChromium(t *testing.T) {
 	c.shot("users")
 	c.open("/messages/msg_nope")
 	c.shot("not-found")
+	c.open("/settings/nope")
+	if got := c.text("h1"); got != "Page not found" {
+		t.Errorf("an unknown page: %q", got)
+	}
+	c.shot("page-not-found")
+	browserDocs(t, c)
 	id := browserRequestLimits(t, c)
 	c.logout()
 	c.login(op)
@@ -379,7 +385,7 @@ func browserCompliance(t *testing.T, c *chrome) {
 	c.shot("compliance")
 	// Quiet hours hold messages by the wall clock: the pages after this one
 	// must not depend on the hour the test runs at.
-	setCompliance(t, e, store.Compliance{})
+	setCompliance(t, e, domain.Compliance{})
 }
 
 func browserMessages(t *testing.T, c *chrome) {
@@ -393,6 +399,23 @@ func browserMessages(t *testing.T, c *chrome) {
 	c.shot("messages")
 	c.press(fmt.Sprintf(`a[href="/messages/%s"]`, mid))
 	c.shot("message")
+	for _, want := range []string{"Your order shipped", e.hooks.url(), "1 · GSM-7", "delivery_status · DELIVERED"} {
+		if !strings.Contains(c.text("main"), want) {
+			t.Errorf("the message page does not show %q", want)
+		}
+	}
+	r = send(t, e, e.testKey, map[string]any{"to": "5511988887777", "message": "No callback for this one", "type": "SMS"})
+	bare := r.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
+	waitFor(t, "the message without a callback delivered", 10*time.Second, func() bool {
+		m, err := e.st.MessageByID(context.Background(), bare)
+		return err == nil && m.Status == "DELIVERED"
+	})
+	c.open("/messages/" + bare)
+	if main := c.text("main"); !strings.Contains(main, "No webhook will be sent") || strings.Contains(main, "Not attempted yet") {
+		t.Errorf("a message without a callback: %q", main)
+	}
+	c.shot("message-no-callback")
+	c.open("/messages/" + mid)
 	events, err := e.st.EventsForMessage(context.Background(), e.account.ID, mid)
 	if err != nil || len(events) == 0 {
 		t.Fatalf("events: %v %v", events, err)
@@ -402,6 +425,39 @@ func browserMessages(t *testing.T, c *chrome) {
 		t.Fatalf("redeliver: %d", st)
 	}
 	waitFor(t, "the redelivered webhook", 10*time.Second, func() bool { return countHooks(e, events[0].ID) == before+1 })
+}
+
+// browserDocs checks that the API reference fits the screen at desktop
+// and phone widths: code and tables scroll or wrap inside their boxes.
+// The page is too long for a full screenshot; the first screen shows its
+// layout.
+func browserDocs(t *testing.T, c *chrome) {
+	c.open("/docs")
+	for _, size := range []struct {
+		label string
+		width int64
+	}{{"desktop", 1280}, {"phone", 390}} {
+		c.do("resize to "+size.label, chromedp.EmulateViewport(size.width, 900))
+		ctx, cancel := c.step()
+		width, err := chromedp.Run(ctx, chromedp.Evaluate[float64]("document.documentElement.scrollWidth"))
+		var png []byte
+		if err == nil {
+			png, err = chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		}
+		cancel()
+		if err != nil {
+			t.Fatalf("/docs at %s: %v", size.label, err)
+		}
+		if width > float64(size.width) {
+			t.Errorf("/docs at %d px is %g px wide", size.width, width)
+		}
+		if err := os.WriteFile(filepath.Join(c.shots, "docs-"+size.label+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// Further down: the operations, with their tables and examples.
+		c.open("/docs#op-sendMessage")
+	}
+	c.do("restore the viewport", chromedp.EmulateViewport(1280, 800))
 }
 
 // browserRequestLimits files a limit request and returns its id.

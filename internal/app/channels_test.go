@@ -362,7 +362,7 @@ func TestWhatsAppDailyLimit(t *testing.T) {
 			seed[i] = fmt.Sprintf("4420%08d", i)
 		}
 		err := e.st.Write(ctx, func(tx *store.Tx) error {
-			return tx.StartConversations(ctx, store.Conversations{AccountID: e.account.ID, Env: "live", Phones: seed, At: now, Day: now, Limit: 1000})
+			return tx.StartConversations(ctx, domain.Conversations{AccountID: e.account.ID, Env: "live", Phones: seed, At: now, Day: now, Limit: 1000})
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -425,7 +425,7 @@ func TestWhatsAppDailyLimit(t *testing.T) {
 		// racing single sends get through.
 		day := e.clock.Now()
 		err = e.st.Write(ctx, func(tx *store.Tx) error {
-			return tx.StartConversations(ctx, store.Conversations{AccountID: e.account.ID, Env: "live", Phones: seed[:989], At: day, Day: day})
+			return tx.StartConversations(ctx, domain.Conversations{AccountID: e.account.ID, Env: "live", Phones: seed[:989], At: day, Day: day})
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"msgsvc/internal/config"
+	"msgsvc/internal/domain"
 	"msgsvc/internal/ledger"
 	"msgsvc/internal/store"
 )
@@ -220,7 +221,7 @@ func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-func accountJSON(a store.Account) map[string]any {
+func accountJSON(a domain.Account) map[string]any {
 	return map[string]any{"id": a.ID, "name": a.Name, "tier": a.Tier, "currency": a.Currency, "country": a.CountryCode,
 		"balance": ledger.Credits(a.Balance), "webhookSecret": a.WebhookSecret,
 		"limits": map[string]int{"tierRpm": a.Limits.TierRPM, "sendRpm": a.Limits.SendRPM, "statusRpm": a.Limits.StatusRPM,

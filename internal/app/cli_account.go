@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"msgsvc/internal/compliance"
+	"msgsvc/internal/domain"
 	"msgsvc/internal/ledger"
 	"msgsvc/internal/manage"
 )
@@ -129,7 +130,7 @@ var accountPrices = adminCommand{name: "account prices", summary: "show or set a
 			if err != nil {
 				return nil, "", fmt.Errorf("account %s: %w", *account, err)
 			}
-			table, err := ledger.Parse(a.Prices)
+			table, err := domain.ParsePrices(a.Prices)
 			if err != nil {
 				return nil, "", fmt.Errorf("account %s: %w", a.ID, err)
 			}

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/manage"
-	"msgsvc/internal/message"
 	"msgsvc/internal/store"
 )
 
@@ -167,7 +167,7 @@ func groupHelp(w io.Writer, group string) {
 // readable spells out a validation error's fields, which the panel shows
 // beside its inputs and the command line can only list.
 func readable(err error) error {
-	v, ok := message.IsValidation(err)
+	v, ok := domain.IsValidation(err)
 	if !ok || len(v.Fields) == 0 {
 		return err
 	}

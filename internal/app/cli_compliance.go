@@ -10,7 +10,6 @@ import (
 
 	"msgsvc/internal/compliance"
 	"msgsvc/internal/domain"
-	"msgsvc/internal/store"
 )
 
 // unchanged is the default of a text flag that was not given (an empty
@@ -21,12 +20,12 @@ const unchanged = "\x00unchanged"
 // returns what reads those given, checked and normalised
 // (compliance.CheckSettings) but not stored, so that a bad value of any
 // flag changes nothing; changed is false when none was given.
-func complianceFlags(fs *flag.FlagSet) func(a store.Account) (c store.Compliance, changed bool, err error) {
+func complianceFlags(fs *flag.FlagSet) func(a domain.Account) (c domain.Compliance, changed bool, err error) {
 	quiet := fs.String("quiet-hours", unchanged, `quiet hours in the recipient's local time, e.g. 21:00-08:00; "" or off for none`)
 	retention := fs.Int("retention-days", -1, "erase message text and hash phone numbers after this many days; 0 keeps them")
 	optOutReply := fs.String("opt-out-reply", unchanged, `confirmation sent back to a number that answers a stop word; "" sends none`)
 	optInReply := fs.String("opt-in-reply", unchanged, `confirmation sent back to a number that answers a start word; "" sends none`)
-	return func(a store.Account) (store.Compliance, bool, error) {
+	return func(a domain.Account) (domain.Compliance, bool, error) {
 		c, changed := a.Compliance, false
 		for _, f := range []struct {
 			v   string
@@ -61,7 +60,7 @@ func optOutEnv(v string) (domain.Environment, error) {
 	return env, nil
 }
 
-func optOutJSON(o store.OptOut) map[string]any {
+func optOutJSON(o domain.OptOut) map[string]any {
 	var ch any
 	if o.Channel != "" {
 		ch = o.Channel

@@ -13,7 +13,6 @@ import (
 	"msgsvc/internal/domain"
 	"msgsvc/internal/ledger"
 	"msgsvc/internal/manage"
-	"msgsvc/internal/store"
 	"msgsvc/internal/template"
 	"msgsvc/internal/user"
 )
@@ -59,7 +58,7 @@ var keyRevoke = adminCommand{name: "key revoke", summary: "revoke an API key: it
 		keyID := fs.String("id", "", "the key's id (key_…, from msgsvc key list)")
 		return func(ctx context.Context, in adminInput) (any, string, error) {
 			if err := in.manage().RevokeKey(ctx, manage.Console, *account, *keyID); err != nil {
-				if errors.Is(err, store.ErrNotFound) {
+				if errors.Is(err, domain.ErrNotFound) {
 					return nil, "", fmt.Errorf("no active key %q in account %s; msgsvc key list shows the keys", *keyID, *account)
 				}
 				return nil, "", err
@@ -194,7 +193,7 @@ var senderRemove = adminCommand{name: "sender remove", summary: "withdraw an app
 		sid := fs.String("id", "", "the sender's id (snd_…, from msgsvc sender list)")
 		return func(ctx context.Context, in adminInput) (any, string, error) {
 			if err := in.manage().RemoveSender(ctx, manage.Console, *account, *sid); err != nil {
-				if errors.Is(err, store.ErrNotFound) {
+				if errors.Is(err, domain.ErrNotFound) {
 					return nil, "", fmt.Errorf("no sender %q in account %s; msgsvc sender list shows them", *sid, *account)
 				}
 				return nil, "", err
@@ -224,7 +223,7 @@ var senderList = adminCommand{name: "sender list", summary: "an account's sender
 		}
 	}}
 
-func senderJSON(sd store.Sender) map[string]any {
+func senderJSON(sd domain.Sender) map[string]any {
 	return map[string]any{"id": sd.ID, "channel": sd.Channel, "value": sd.Value, "default": sd.Default, "status": sd.Status,
 		"createdAt": stamp(sd.CreatedAt)}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -115,78 +116,179 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return explain(*api.url, err)
 	}
-	printSent(stdout, out, *asJSON)
 	if !*wait {
-		return nil
+		return printSent(stdout, out, *asJSON)
+	}
+	var p *progress
+	if *asJSON {
+		// One JSON document at the end, nothing before it.
+		p = newProgress(io.Discard, false)
+	} else {
+		_ = printSent(stdout, out, false)
+		p = newProgress(stdout, isTerminal(stdout))
 	}
 	wctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	return follow(wctx, c, out, newProgress(stdout, isTerminal(stdout)), *asJSON)
+	final, err := follow(wctx, c, out, p, sleepCtx)
+	if *asJSON {
+		if perr := printJSON(stdout, map[string]any{"sent": out, "messages": final}); perr != nil {
+			return perr
+		}
+	}
+	if err != nil {
+		return explain(*api.url, err)
+	}
+	return nil
 }
 
-func printSent(w io.Writer, out *client.SendResponse, asJSON bool) {
+func printSent(w io.Writer, out *client.SendResponse, asJSON bool) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
-		_ = enc.Encode(out)
-		return
+		return printJSON(w, out)
 	}
 	for _, m := range out.Messages {
 		fmt.Fprintf(w, "accepted %s to %s: %d segment(s), %s, %g credit(s)\n", m.MessageID, m.To, m.Segments, m.Encoding, m.Credits)
 	}
 	fmt.Fprintf(w, "campaign %s, %g credit(s) in all\n", out.CampaignID, out.Credits)
+	return nil
 }
 
+// printJSON writes v as one JSON document, with the API's null where the
+// client's types hold a zero time (the Go client keeps dates as
+// time.Time, which encodes "no date" as year 1).
+func printJSON(w io.Writer, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(nullZeroTimes(doc))
+}
+
+const zeroTime = "0001-01-01T00:00:00Z"
+
+func nullZeroTimes(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			t[k] = nullZeroTimes(e)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = nullZeroTimes(e)
+		}
+	case string:
+		if t == zeroTime {
+			return nil
+		}
+	}
+	return v
+}
+
+// Polling pace of follow: quick at first, since a message usually moves
+// within a second, then slower, doubling up to every 15 s, so that the
+// send and the polls of any minute stay within even the Free tier's 10
+// requests a minute.
+const (
+	firstPoll = 250 * time.Millisecond
+	maxPoll   = 15 * time.Second
+)
+
 // follow polls the messages until each reaches a final status, showing
-// progress; it fails when one failed or was canceled, or when ctx ends.
-func follow(ctx context.Context, c *client.Client, out *client.SendResponse, p *progress, asJSON bool) error {
+// progress, and returns them in send order; it fails when one failed or
+// was canceled, or when ctx ends. A 429 RATE_LIMITED is waited out for
+// its Retry-After rather than ending the command. sleep waits, until ctx
+// ends at the latest (tests pass their own).
+func follow(ctx context.Context, c *client.Client, out *client.SendResponse, p *progress, sleep func(context.Context, time.Duration)) ([]*client.Message, error) {
 	last := map[string]*client.Message{}
+	pause := firstPoll
 	for {
-		done := 0
-		for _, s := range out.Messages {
-			if m := last[s.MessageID]; m != nil && client.Final(m.Status) {
-				done++
-				continue
-			}
-			m, err := c.Message(ctx, s.MessageID)
-			if err != nil {
-				p.end()
-				if ctx.Err() != nil {
-					return stillOpen(last, out)
-				}
-				return err
-			}
-			last[s.MessageID] = m
-			p.show(m)
-			if client.Final(m.Status) {
-				done++
-			}
-		}
-		if done == len(out.Messages) {
+		wait, err := pollOnce(ctx, c, out, last, p)
+		if err != nil {
 			p.end()
-			return outcome(last, asJSON, p.w)
+			if ctx.Err() != nil {
+				return inOrder(last, out), stillOpen(last, out)
+			}
+			return inOrder(last, out), err
 		}
-		select {
-		case <-ctx.Done():
+		if wait == 0 && allFinal(last, out) {
 			p.end()
-			return stillOpen(last, out)
-		case <-time.After(250 * time.Millisecond):
+			return inOrder(last, out), outcome(last)
+		}
+		if wait == 0 {
+			wait, pause = pause, min(pause*2, maxPoll)
+		}
+		sleep(ctx, wait)
+		if ctx.Err() != nil {
+			p.end()
+			return inOrder(last, out), stillOpen(last, out)
 		}
 	}
 }
 
-// outcome prints the final messages (JSON) and fails if any did not
-// arrive.
-func outcome(msgs map[string]*client.Message, asJSON bool, w io.Writer) error {
+// pollOnce asks for each message not yet final. It returns how long to
+// wait when the node refused for the rate limit (0 otherwise).
+func pollOnce(ctx context.Context, c *client.Client, out *client.SendResponse, last map[string]*client.Message, p *progress) (time.Duration, error) {
+	for _, s := range out.Messages {
+		if m := last[s.MessageID]; m != nil && client.Final(m.Status) {
+			continue
+		}
+		m, err := c.Message(ctx, s.MessageID)
+		var apiErr *client.Error
+		if errors.As(err, &apiErr) && apiErr.Code == client.CodeRateLimited {
+			return max(apiErr.RetryAfter, time.Second), nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		last[s.MessageID] = m
+		p.show(m)
+	}
+	return 0, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+func allFinal(last map[string]*client.Message, out *client.SendResponse) bool {
+	for _, s := range out.Messages {
+		if m := last[s.MessageID]; m == nil || !client.Final(m.Status) {
+			return false
+		}
+	}
+	return true
+}
+
+func inOrder(last map[string]*client.Message, out *client.SendResponse) []*client.Message {
+	ms := []*client.Message{}
+	for _, s := range out.Messages {
+		if m := last[s.MessageID]; m != nil {
+			ms = append(ms, m)
+		}
+	}
+	return ms
+}
+
+// outcome fails if any message did not arrive.
+func outcome(msgs map[string]*client.Message) error {
 	var failed []string
 	for _, m := range msgs {
-		if asJSON {
-			_ = json.NewEncoder(w).Encode(m)
-		}
 		if m.Status == client.StatusFailed || m.Status == client.StatusCanceled {
 			failed = append(failed, fmt.Sprintf("%s to %s: %s %s %s", m.MessageID, m.To, m.Status, m.ErrorCode, m.ErrorMessage))
 		}
 	}
 	if len(failed) > 0 {
+		sort.Strings(failed)
 		return errors.New("not delivered:\n  " + strings.Join(failed, "\n  "))
 	}
 	return nil

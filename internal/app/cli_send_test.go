@@ -2,17 +2,20 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"msgsvc/client"
 	"msgsvc/internal/webhook"
 )
 
@@ -156,7 +159,151 @@ func TestDevPrintsTheListenCommand(t *testing.T) {
 	if err := devWelcome(context.Background(), e.srv, &out); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), " listen --secret "+e.account.WebhookSecret+"\n") {
+	if !regexp.MustCompile(` listen (--addr \S+ )?--secret ` + regexp.QuoteMeta(e.account.WebhookSecret) + "\n").MatchString(out.String()) {
 		t.Errorf("dev printed:\n%s", out.String())
+	}
+}
+
+// Whatever address dev runs on, the commands it prints work as printed:
+// send goes to the node, listen gets a port of its own, and the callback
+// URL points at listen.
+func TestDevCommandsFollowTheAddress(t *testing.T) {
+	for _, c := range []struct{ base, listen, callback string }{
+		{"http://127.0.0.1:8080", " listen --secret ", "--callback-url http://127.0.0.1:9000/hooks"},
+		{"http://127.0.0.1:8081", " listen --addr 127.0.0.1:9001 --secret ", "--callback-url http://127.0.0.1:9001/hooks"},
+		{"http://127.0.0.1:3000", " listen --secret ", "--callback-url http://127.0.0.1:9000/hooks"},
+		{"http://127.0.0.1:9000", " listen --addr 127.0.0.1:9920 --secret ", "--callback-url http://127.0.0.1:9920/hooks"},
+		{"http://127.0.0.1:8080", " listen --secret ", "send --url http://127.0.0.1:8080 "},
+		{"http://[::1]:8080", " listen --addr [::1]:9000 --secret ", "--callback-url http://[::1]:9000/hooks"},
+	} {
+		var out strings.Builder
+		printListen(&out, "msgsvc", c.base, "whsec_x", "svc_test_x")
+		for _, want := range []string{c.listen, c.callback, "send --url " + c.base + " "} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("dev on %s printed no %q:\n%s", c.base, want, out.String())
+			}
+		}
+	}
+	if got := dialable("0.0.0.0:8081"); got != "127.0.0.1:8081" {
+		t.Errorf("dialable(0.0.0.0:8081) = %s", got)
+	}
+	if got := dialable("[::1]:8081"); got != "[::1]:8081" {
+		t.Errorf("dialable([::1]:8081) = %s", got)
+	}
+}
+
+// fakeNode answers a send and then, for msg_1, the statuses in turn; an
+// entry of 429 is a RATE_LIMITED refusal with Retry-After: 7.
+func fakeNode(t *testing.T, answers ...any) (*httptest.Server, *int) {
+	t.Helper()
+	var mu sync.Mutex
+	gets := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.Method == http.MethodPost {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusAccepted)
+			_, _ = io.WriteString(w, `{"campaignId":"cmp_1","status":"SENDING","credits":1,"messages":[{"messageId":"msg_1",`+
+				`"to":"5511999990000","status":"SENDING","segments":1,"encoding":"GSM-7","credits":1}]}`)
+			return
+		}
+		a := answers[min(gets, len(answers)-1)]
+		gets++
+		switch a := a.(type) {
+		case int:
+			w.Header().Set("Content-Type", "application/problem+json")
+			if a == http.StatusTooManyRequests {
+				w.Header().Set("Retry-After", "7")
+				w.WriteHeader(a)
+				_, _ = io.WriteString(w, `{"status":429,"code":"RATE_LIMITED","detail":"Too many requests."}`)
+				return
+			}
+			w.WriteHeader(a)
+			_, _ = io.WriteString(w, `{"status":`+strconv.Itoa(a)+`,"code":"NOT_FOUND","detail":"No such message."}`)
+		case string:
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"messageId":"msg_1","campaignId":"cmp_1","to":"5511999990000","type":"SMS","channel":"SMS",`+
+				`"status":"`+a+`","segments":1,"encoding":"GSM-7","credits":1,"scheduledAt":null,"dueAt":null,`+
+				`"createdAt":"2026-11-21T10:00:00.000Z","updatedAt":"2026-11-21T10:00:00.000Z","history":[]}`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &gets
+}
+
+// send --wait waits out a 429 for its Retry-After instead of failing, and
+// slows its polling down, so that even a Free account's 10 requests a
+// minute are enough to follow a slow message.
+func TestSendWaitBacksOff(t *testing.T) {
+	srv, gets := fakeNode(t, "SENDING", 429, "SENT", "SENT", "SENT", "SENT", "SENT", "SENT", "SENT", "DELIVERED")
+	c := client.New(srv.URL, "svc_test_x", client.WithRetries(0))
+	out := &client.SendResponse{Messages: []client.AcceptedMessage{{MessageID: "msg_1"}}}
+	var slept []time.Duration
+	final, err := follow(context.Background(), c, out, newProgress(io.Discard, false), func(_ context.Context, d time.Duration) {
+		slept = append(slept, d)
+	})
+	if err != nil || len(final) != 1 || final[0].Status != "DELIVERED" {
+		t.Fatalf("follow: %v %+v", err, final)
+	}
+	if len(slept) < 2 || slept[1] != 7*time.Second {
+		t.Errorf("after the 429 it slept %v, want Retry-After's 7s", slept)
+	}
+	if *gets != 10 || slept[len(slept)-1] > maxPoll {
+		t.Errorf("%d requests (pauses %v)", *gets, slept)
+	}
+	// Without the 429: the send and the polls of any minute stay within
+	// the Free tier's 10 requests.
+	slept = nil
+	srv, _ = fakeNode(t, "SENDING", "SENT", "SENT", "SENT", "SENT", "SENT", "SENT", "SENT", "SENT", "SENT", "SENT", "SENT", "SENT", "DELIVERED")
+	c = client.New(srv.URL, "svc_test_x", client.WithRetries(0))
+	if _, err := follow(context.Background(), c, out, newProgress(io.Discard, false), func(_ context.Context, d time.Duration) {
+		slept = append(slept, d)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	at := []time.Duration{0, 0} // the send, then the first poll
+	for _, d := range slept {
+		at = append(at, at[len(at)-1]+d)
+	}
+	for i := range at {
+		n := 0
+		for _, a := range at[i:] {
+			if a-at[i] < time.Minute {
+				n++
+			}
+		}
+		if n > 10 {
+			t.Fatalf("%d requests in the minute from %v (pauses %v)", n, at[i], slept)
+		}
+	}
+}
+
+// send --json --wait prints one JSON document, with null for the dates
+// the API answers null; an error after the send is not prefixed twice.
+func TestSendJSONWait(t *testing.T) {
+	srv, _ := fakeNode(t, "SENT", "DELIVERED")
+	out, err := runCmd(t, runSend, "--url", srv.URL, "--key", "svc_test_x", "--to", "5511999990000", "--message", "hi", "--wait", "--json")
+	if err != nil {
+		t.Fatalf("send --json --wait: %v\n%s", err, out)
+	}
+	var doc struct {
+		Sent     map[string]any   `json:"sent"`
+		Messages []map[string]any `json:"messages"`
+	}
+	dec := json.NewDecoder(strings.NewReader(out))
+	if err := dec.Decode(&doc); err != nil || dec.More() {
+		t.Fatalf("not one JSON document (%v):\n%s", err, out)
+	}
+	if len(doc.Messages) != 1 || doc.Messages[0]["status"] != "DELIVERED" || doc.Sent["campaignId"] != "cmp_1" {
+		t.Fatalf("the document: %s", out)
+	}
+	if v, ok := doc.Messages[0]["scheduledAt"]; !ok || v != nil || strings.Contains(out, "0001-01-01") {
+		t.Errorf("an empty date is not null: %s", out)
+	}
+	srv, _ = fakeNode(t, 404)
+	_, err = runCmd(t, runSend, "--url", srv.URL, "--key", "svc_test_x", "--to", "5511999990000", "--message", "hi", "--wait")
+	if err == nil || strings.HasPrefix(err.Error(), "msgsvc: ") || !strings.Contains(err.Error(), "NOT_FOUND") {
+		t.Errorf("an error while following: %v", err)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"msgsvc/internal/config"
 	"msgsvc/internal/domain"
 	"msgsvc/internal/provider"
-	"msgsvc/internal/store"
 )
 
 // reply records a recipient's message to the account as a provider reports
@@ -27,7 +26,7 @@ func reply(t *testing.T, e *env, env domain.Environment, from, text string, ch d
 
 // setCompliance changes the demo account's compliance settings as the
 // command line and the panel do.
-func setCompliance(t *testing.T, e *env, c store.Compliance) {
+func setCompliance(t *testing.T, e *env, c domain.Compliance) {
 	t.Helper()
 	if _, err := compliance.SetSettings(context.Background(), e.st, e.account.ID, c); err != nil {
 		t.Fatal(err)
@@ -112,12 +111,12 @@ func TestOptOutLiveAndConfirmation(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d string) {
 		e := newEnv(t, d, envOptions{})
 		const stopper = "5511999990041"
-		setCompliance(t, e, store.Compliance{OptOutReply: "You will receive no more messages. Reply START to opt in."})
+		setCompliance(t, e, domain.Compliance{OptOutReply: "You will receive no more messages. Reply START to opt in."})
 		before := balance(t, e)
 		reply(t, e, domain.Live, stopper, "BAJA", domain.SMS)
 		var conf map[string]any
 		waitFor(t, "the confirmation to be delivered", 10*time.Second, func() bool {
-			ms, err := e.st.SearchMessages(context.Background(), store.MessageFilter{AccountID: e.account.ID, Phone: stopper, Env: domain.Live})
+			ms, err := e.st.SearchMessages(context.Background(), domain.MessageFilter{AccountID: e.account.ID, Phone: stopper, Env: domain.Live})
 			if err != nil || len(ms) != 1 {
 				return false
 			}
@@ -138,7 +137,7 @@ func TestOptOutLiveAndConfirmation(t *testing.T) {
 		if after := balance(t, e); after != before {
 			t.Errorf("balance %d before, %d after: refused sends or the confirmation were charged", before, after)
 		}
-		if ms, _ := e.st.SearchMessages(context.Background(), store.MessageFilter{AccountID: e.account.ID, Env: domain.Live}); len(ms) != 1 {
+		if ms, _ := e.st.SearchMessages(context.Background(), domain.MessageFilter{AccountID: e.account.ID, Env: domain.Live}); len(ms) != 1 {
 			t.Errorf("%d live messages, want only the confirmation", len(ms))
 		}
 		// The test environment is not affected.
@@ -174,7 +173,7 @@ func TestStopRacingSend(t *testing.T) {
 		if accepted < 20 || refused < 18 {
 			t.Errorf("accepted %d, refused %d: the STOP did not fall among the sends", accepted, refused)
 		}
-		ms, err := e.st.SearchMessages(context.Background(), store.MessageFilter{AccountID: e.account.ID, Phone: stopper, Env: domain.Live, Limit: 1000})
+		ms, err := e.st.SearchMessages(context.Background(), domain.MessageFilter{AccountID: e.account.ID, Phone: stopper, Env: domain.Live, Limit: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -299,7 +298,7 @@ func TestQuietHours(t *testing.T) {
 		// 5511 numbers), ending two hours from now.
 		now := e.clock.Now().In(sp)
 		end := now.Add(2 * time.Hour)
-		setCompliance(t, e, store.Compliance{QuietHours: now.Add(-time.Hour).Format("15:04") + "-" + end.Format("15:04")})
+		setCompliance(t, e, domain.Compliance{QuietHours: now.Add(-time.Hour).Format("15:04") + "-" + end.Format("15:04")})
 		wantDue := domain.FormatTime(end.Truncate(time.Minute))
 		const held, expiring, canceled, losAngeles = "5511999990071", "5511999990072", "5511999990073", "14155550123"
 		dueOf := func(r response, i int) any {
@@ -434,7 +433,7 @@ func TestRetentionPeriod(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d string) {
 		e := newEnv(t, d, envOptions{config: func(c *config.Config) { c.RetentionInterval = 20 * time.Millisecond }})
 		ctx := context.Background()
-		setCompliance(t, e, store.Compliance{RetentionDays: 1})
+		setCompliance(t, e, domain.Compliance{RetentionDays: 1})
 		const to = "5511999990091"
 		r := send(t, e, e.liveKey, map[string]any{"to": to, "message": "Old news", "type": "SMS", "callbackUrl": e.hooks.url()})
 		mid, _ := sent(t, r)
@@ -459,7 +458,7 @@ func TestRetentionPeriod(t *testing.T) {
 					return false
 				}
 			}
-			rows, err := e.st.RetentionRows(ctx, store.RetainInbound, e.account.ID, "", "inb_~", 10)
+			rows, err := e.st.RetentionRows(ctx, domain.RetainInbound, e.account.ID, "", "inb_~", 10)
 			return err == nil && len(rows) == 1 && compliance.Redacted(rows[0].Phone)
 		})
 		if m := e.do("GET", "/api/v1/integration/messages/"+freshID, e.liveKey, nil).json(t); m["to"] != to || m["redacted"] != nil {

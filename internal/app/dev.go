@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"msgsvc/internal/template"
@@ -21,7 +23,7 @@ func devWelcome(ctx context.Context, srv *Server, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	base := "http://" + srv.Addr()
+	base := "http://" + dialable(srv.Addr())
 	self := selfCommand()
 	if len(accts) > 0 {
 		fmt.Fprintf(w, "\nmsgsvc dev is running at %s (docs: %s/docs)\n"+
@@ -86,15 +88,61 @@ Try it:
 
 // printListen shows the shortest way to a first verified webhook: the
 // exact listen command, with the account's signing secret, and a send
-// whose webhooks go to it.
+// whose webhooks go to it. Both follow the node's address, so that a node
+// moved off the default port (or onto listen's) still gets commands that
+// work as printed.
 func printListen(w io.Writer, self, base, secret, key string) {
+	hooks, addrFlag := listenAddrFor(strings.TrimPrefix(base, "http://")), ""
+	if hooks != defaultListenAddr {
+		addrFlag = " --addr " + hooks
+	}
 	fmt.Fprintf(w, `
 See your webhooks, verified with the account's signing secret (in a second terminal):
-  %[1]s listen --secret %[3]s
+  %[1]s listen%[5]s --secret %[3]s
 then send a message whose webhooks go there:
-  %[1]s send --url %[2]s --key %[4]s --to 5511999990004 --message "Hello" --callback-url http://127.0.0.1:9000/hooks --wait
+  %[1]s send --url %[2]s --key %[4]s --to 5511999990004 --message "Hello" --callback-url http://%[6]s/hooks --wait
 
-`, self, base, secret, key)
+`, self, base, secret, key, addrFlag, hooks)
+}
+
+// defaultListenAddr is where msgsvc listen receives webhooks by default.
+const defaultListenAddr = "127.0.0.1:9000"
+
+// listenAddrFor picks where listen should receive the webhooks of a node
+// at nodeAddr: on the node's host, so a node on ::1 gets an IPv6
+// receiver, at a port that moves with the node's (8080 → 9000, 8081 →
+// 9001), so two dev nodes side by side get a receiver each; never on the
+// node's own port.
+func listenAddrFor(nodeAddr string) string {
+	host, port, err := net.SplitHostPort(nodeAddr)
+	if err != nil {
+		return defaultListenAddr
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		return defaultListenAddr
+	}
+	p := n + 920
+	if n < 8080 || p > 65535 {
+		p = 9000
+	}
+	if p == n {
+		p++
+	}
+	return net.JoinHostPort(host, strconv.Itoa(p))
+}
+
+// dialable is an address a client on this machine can reach the node at:
+// a node listening on every interface is reached on loopback.
+func dialable(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // selfCommand is how the user can run this program again: its name when

@@ -15,7 +15,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"msgsvc/internal/store"
+	"msgsvc/internal/domain"
 	"msgsvc/internal/webhook"
 )
 
@@ -112,7 +112,7 @@ func TestReceiverDownForDays(t *testing.T) {
 					continue
 				}
 				x.checkAttempt(t, e, n, sched)
-				if x.ev.State == store.EventPending && x.ev.NextAttemptAt.After(next) {
+				if x.ev.State == domain.EventPending && x.ev.NextAttemptAt.After(next) {
 					next = x.ev.NextAttemptAt
 				}
 			}
@@ -147,7 +147,7 @@ type followed struct {
 	rcv     *downReceiver
 	stopsAt int // the attempt that ends it: delivered, or the schedule used up
 	mid     string
-	ev      store.Event
+	ev      domain.Event
 	due     time.Time // when the attempt being waited for was scheduled
 	done    bool
 }
@@ -186,7 +186,7 @@ func (x *followed) checkAttempt(t *testing.T, e *env, n int, sched webhook.Sched
 	}
 	last := n == x.stopsAt
 	switch {
-	case h.answered && (!last || x.ev.State != store.EventDelivered || a.StatusCode != http.StatusNoContent):
+	case h.answered && (!last || x.ev.State != domain.EventDelivered || a.StatusCode != http.StatusNoContent):
 		t.Fatalf("%s: attempt %d was answered 204, recorded %d %q, event %s", x.name, n, a.StatusCode, a.Error, x.ev.State)
 	case h.answered:
 		x.done = true
@@ -195,13 +195,13 @@ func (x *followed) checkAttempt(t *testing.T, e *env, n int, sched webhook.Sched
 		t.Errorf("%s: attempt %d got no answer but is recorded as %d %q", x.name, n, a.StatusCode, a.Error)
 	}
 	if last {
-		if x.ev.State != store.EventFailed {
+		if x.ev.State != domain.EventFailed {
 			t.Fatalf("%s: after attempt %d, the last of the schedule, the event is %s", x.name, n, x.ev.State)
 		}
 		x.done = true
 		return
 	}
-	if x.ev.State != store.EventPending {
+	if x.ev.State != domain.EventPending {
 		t.Fatalf("%s: after attempt %d the event is %s", x.name, n, x.ev.State)
 	}
 	// The next attempt is scheduled from the end of this one, and the
@@ -233,7 +233,7 @@ func checkDowntimeLogs(t *testing.T, logs string, f []*followed, retries int) {
 			}
 		}
 		wantWarns, wantErrs := x.stopsAt-1, 0
-		if x.ev.State == store.EventFailed {
+		if x.ev.State == domain.EventFailed {
 			wantWarns, wantErrs = retries, 1
 		}
 		if warns != wantWarns || errs != wantErrs {

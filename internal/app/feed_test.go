@@ -2,13 +2,12 @@ package app
 
 import (
 	"fmt"
+	"msgsvc/internal/domain"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"msgsvc/internal/store"
 )
 
 // readFeed reads the events feed from a cursor to its end, limit events
@@ -255,7 +254,7 @@ func TestMessageList(t *testing.T) {
 // the status window.
 func TestListsAreStatusQueries(t *testing.T) {
 	e := newEnv(t, "sqlite", envOptions{})
-	_, key := e.newAccount("enterprise", &store.Limits{TierRPM: 500, SendRPM: 60, StatusRPM: 7, MediaRPM: 60})
+	_, key := e.newAccount("enterprise", &domain.Limits{TierRPM: 500, SendRPM: 60, StatusRPM: 7, MediaRPM: 60})
 	for _, path := range []string{"/api/v1/integration/messages", "/api/v1/integration/events"} {
 		r := e.do("GET", path, key, nil)
 		if r.status != 200 || r.header.Get("RateLimit-Limit") != "7" || r.header.Get("X-RateLimit-Limit") != "500" {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/store"
+	"msgsvc/internal/domain"
 )
 
 // A 410 Gone stops every event still queued for that receiver, not only
@@ -24,13 +24,13 @@ func TestGoneStopsTheReceiversQueue(t *testing.T) {
 		// Each is tried twice (503, 503) and then waits ten minutes. A
 		// message's one event is written when it is handed over, a moment
 		// after its send was answered.
-		eventOf := func(mid string) store.Event {
+		eventOf := func(mid string) domain.Event {
 			evs, err := e.st.EventsForMessage(ctx, e.account.ID, mid)
 			if err != nil || len(evs) > 1 {
 				t.Fatalf("events of %s: %v %v", mid, evs, err)
 			}
 			if len(evs) == 0 {
-				return store.Event{}
+				return domain.Event{}
 			}
 			return evs[0]
 		}
@@ -47,7 +47,7 @@ func TestGoneStopsTheReceiversQueue(t *testing.T) {
 		gone := r.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
 		waitFor(t, "the queue stopped", 10*time.Second, func() bool {
 			for _, mid := range append(queued, gone) {
-				if eventOf(mid).State != store.EventGone {
+				if eventOf(mid).State != domain.EventGone {
 					return false
 				}
 			}

@@ -18,6 +18,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"msgsvc/internal/config"
+	"msgsvc/internal/domain"
 	"msgsvc/internal/store"
 	"msgsvc/internal/store/storetest"
 	"msgsvc/internal/template"
@@ -40,7 +41,7 @@ type env struct {
 	st      *store.Store
 	base    string
 	clock   *clock
-	account store.Account
+	account domain.Account
 	testKey string
 	liveKey string
 	hooks   *receiver
@@ -96,7 +97,7 @@ func newEnv(t *testing.T, dialect string, o envOptions) *env {
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()
 	e := &env{t: t, srv: srv, st: srv.Store(), base: "http://" + srv.Addr(), clock: clk, hooks: newReceiver(t),
-		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+		client: &http.Client{Transport: recordTraffic(t, &http.Transport{MaxIdleConnsPerHost: 64})}}
 	stopped := false
 	e.stop = func() {
 		if stopped {
@@ -121,7 +122,7 @@ func newEnv(t *testing.T, dialect string, o envOptions) *env {
 		Currency: "USD", Country: "55"}, now); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.st.SetLimits(context.Background(), e.account.ID, store.Limits{}); err != nil {
+	if err := e.st.SetLimits(context.Background(), e.account.ID, domain.Limits{}); err != nil {
 		t.Fatal(err)
 	}
 	tk, _, err := CreateKey(context.Background(), e.st, e.account.ID, "test", now)
@@ -158,10 +159,14 @@ func newEnv(t *testing.T, dialect string, o envOptions) *env {
 	return e
 }
 
-// forEachDialect runs a test on SQLite and, when configured, PostgreSQL.
+// forEachDialect runs a test on SQLite and PostgreSQL; the PostgreSQL run
+// is skipped, saying so, when it is not configured.
 func forEachDialect(t *testing.T, fn func(t *testing.T, dialect string)) {
 	for _, d := range storetest.Dialects() {
-		t.Run(d, func(t *testing.T) { fn(t, d) })
+		t.Run(d, func(t *testing.T) {
+			storetest.Need(t, d)
+			fn(t, d)
+		})
 	}
 }
 
@@ -284,6 +289,7 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 		w.WriteHeader(r.status)
 		return
 	}
+	recordExchange(r.t, exchange{Kind: "webhook", Body: string(body)})
 	var p map[string]any
 	_ = json.Unmarshal(body, &p)
 	r.events = append(r.events, hook{id: req.Header.Get("webhook-id"), payload: p, raw: body, header: req.Header.Clone()})

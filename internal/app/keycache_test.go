@@ -10,7 +10,6 @@ import (
 
 	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
-	"msgsvc/internal/store"
 )
 
 // secondNode starts another node on e's database, as a second machine of
@@ -76,11 +75,11 @@ func TestKeyChangesBiteOnEveryNode(t *testing.T) {
 			}, func() response { return b.do("GET", balance, a.testKey, nil) },
 				func(r response) bool { return r.status == 200 }},
 			{"limits", func() error {
-				return a.st.SetLimits(ctx, a.account.ID, store.Limits{TierRPM: 7})
+				return a.st.SetLimits(ctx, a.account.ID, domain.Limits{TierRPM: 7})
 			}, func() response { return b.do("GET", balance, a.testKey, nil) },
 				func(r response) bool { return r.status == 200 && r.header.Get("X-RateLimit-Limit") == "7" }},
 			{"sender approved", func() error {
-				return a.st.AddSender(ctx, store.Sender{ID: id.New(id.Sender, time.Now()), AccountID: a.account.ID,
+				return a.st.AddSender(ctx, domain.Sender{ID: id.New(id.Sender, time.Now()), AccountID: a.account.ID,
 					Channel: domain.SMS, Value: "Acme", CreatedAt: time.Now()})
 			}, func() response { return b.do("POST", "/api/v1/integration/messages", a.testKey, sms) },
 				func(r response) bool { return r.status == 202 }},

@@ -8,7 +8,7 @@ import (
 )
 
 // The opt-out list and the compliance settings through the management API
-// and the panel (CONTRACT section 7): what a person adds or removes there
+// and the panel (docs/compliance.md): what a person adds or removes there
 // is what the next send meets.
 
 func TestManageOptOuts(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/store"
+	"msgsvc/internal/domain"
 )
 
 // Limits and their requests, messages and webhooks, balance and the
@@ -202,12 +202,12 @@ func TestManageTenancy(t *testing.T) {
 			t.Fatalf("their send: %d %s", s.status, s.body)
 		}
 		theirMsg := s.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
-		var evs []store.Event
+		var evs []domain.Event
 		waitFor(t, "their webhook event", 10*time.Second, func() bool {
 			evs, err = e.st.EventsForMessage(ctx, other.ID, theirMsg)
 			return err == nil && len(evs) > 0
 		})
-		otherReq := store.LimitRequest{ID: "lim_other", AccountID: other.ID, RequestedBy: "x@other.example", Status: store.LimitPending,
+		otherReq := domain.LimitRequest{ID: "lim_other", AccountID: other.ID, RequestedBy: "x@other.example", Status: domain.LimitPending,
 			MonthlyVolume: 1, UseCase: "x", Justification: "x", CreatedAt: e.clock.Now()}
 		if err := e.st.CreateLimitRequest(ctx, otherReq); err != nil {
 			t.Fatal(err)

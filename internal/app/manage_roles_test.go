@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
 	"msgsvc/internal/manage"
-	"msgsvc/internal/store"
 	"msgsvc/internal/user"
 )
 
@@ -27,7 +27,7 @@ func TestManageRoleMatrix(t *testing.T) {
 		}
 		s := send(t, e, e.testKey, map[string]any{"to": "5511999990010", "message": "hi", "type": "SMS", "callbackUrl": e.hooks.url()})
 		mid := s.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
-		var evs []store.Event
+		var evs []domain.Event
 		waitFor(t, "an event", 10*time.Second, func() bool {
 			evs, _ = e.st.EventsForMessage(ctx, e.account.ID, mid)
 			return len(evs) > 0
@@ -90,8 +90,8 @@ func roleOps(t *testing.T, e *env, mid, eventID string) []roleOp {
 		return sd.ID
 	}
 	newRequest := func() string {
-		r := store.LimitRequest{ID: id.New(id.Limit, e.clock.Now()), AccountID: e.account.ID, RequestedBy: "a@acme.example",
-			Status: store.LimitPending, MonthlyVolume: 10, UseCase: "x", Justification: "x", CreatedAt: e.clock.Now()}
+		r := domain.LimitRequest{ID: id.New(id.Limit, e.clock.Now()), AccountID: e.account.ID, RequestedBy: "a@acme.example",
+			Status: domain.LimitPending, MonthlyVolume: 10, UseCase: "x", Justification: "x", CreatedAt: e.clock.Now()}
 		if err := e.st.CreateLimitRequest(ctx, r); err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 	"msgsvc/internal/config"
 )
 
-// The management API of CONTRACT section 5: sessions, keys, security and
+// The management API (docs/panel.md): sessions, keys, security and
 // senders, on every dialect through the running node.
 
 const testPassword = "correct horse battery"

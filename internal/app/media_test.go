@@ -19,9 +19,9 @@ import (
 	"time"
 
 	"msgsvc/internal/config"
+	"msgsvc/internal/domain"
 	"msgsvc/internal/media"
 	"msgsvc/internal/media/mediatest"
-	"msgsvc/internal/store"
 	"msgsvc/internal/store/storetest"
 )
 
@@ -155,7 +155,7 @@ func TestMediaUpload(t *testing.T) {
 		if r.status != 201 || theirs == "" || theirs == ids["photo.png"] || r.json(t)["sha256"] != sha256Hex(png) {
 			t.Fatalf("other account's upload: %d %s", r.status, r.body)
 		}
-		if _, err := e.st.Media(ctx, other.ID, ids["photo.png"]); !errors.Is(err, store.ErrNotFound) {
+		if _, err := e.st.Media(ctx, other.ID, ids["photo.png"]); !errors.Is(err, domain.ErrNotFound) {
 			t.Fatalf("another account's mediaId: %v, want not found", err)
 		}
 		if m, err := e.st.Media(ctx, other.ID, theirs); err != nil || m.Kind != "image" || m.SHA256 != sha256Hex(png) {
@@ -164,14 +164,14 @@ func TestMediaUpload(t *testing.T) {
 	})
 }
 
-func otherAccount(t *testing.T, e *env) (store.Account, string) {
+func otherAccount(t *testing.T, e *env) (domain.Account, string) {
 	t.Helper()
 	now := e.clock.Now()
 	a, err := CreateAccount(context.Background(), e.st, NewAccount{Name: "Other", Tier: "enterprise", Currency: "USD", Country: "1"}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.st.SetLimits(context.Background(), a.ID, store.Limits{}); err != nil {
+	if err := e.st.SetLimits(context.Background(), a.ID, domain.Limits{}); err != nil {
 		t.Fatal(err)
 	}
 	k, _, err := CreateKey(context.Background(), e.st, a.ID, "test", now)
@@ -274,7 +274,7 @@ func TestMediaIdempotencyAndRateType(t *testing.T) {
 	}
 
 	// Uploads count against the media window, whose size the headers show.
-	if err := e.st.SetLimits(context.Background(), e.account.ID, store.Limits{MediaRPM: 2}); err != nil {
+	if err := e.st.SetLimits(context.Background(), e.account.ID, domain.Limits{MediaRPM: 2}); err != nil {
 		t.Fatal(err)
 	}
 	var last response

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"msgsvc/internal/store"
+	"msgsvc/internal/domain"
 )
 
 // In the panel an admin asks for a sender and an operator decides it on
@@ -66,7 +66,7 @@ func TestPanelSenderRequests(t *testing.T) {
 	if got, _ := e.st.Senders(ctx, other.ID); len(got) != 0 {
 		t.Fatalf("B's refused request was recorded: %v", got)
 	}
-	if got, _ := e.st.Sender(ctx, byValue["MyShop"]); got.Status != store.SenderApproved {
+	if got, _ := e.st.Sender(ctx, byValue["MyShop"]); got.Status != domain.SenderApproved {
 		t.Fatalf("A's sender: %+v", got)
 	}
 }

@@ -328,3 +328,63 @@ func TestPanelLoginThrottle(t *testing.T) {
 		t.Fatalf("the right password from a throttled address: %d", p.status)
 	}
 }
+
+// A message's page shows what was sent and where its webhooks go, and
+// each webhook the status it carried; a send without a callbackUrl says
+// that no webhook will come.
+func TestPanelMessagePage(t *testing.T) {
+	e := newEnv(t, "sqlite", envOptions{})
+	b := e.browser()
+	b.login(e.user("viewer"))
+	r := send(t, e, e.testKey, map[string]any{"to": "5511999990000", "message": "Olá <b>table</b> for 2", "type": "SMS",
+		"reference": "ref-77", "callbackUrl": e.hooks.url()})
+	hooked := r.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
+	r = send(t, e, e.testKey, map[string]any{"to": "5511999990000", "message": "no hooks", "type": "SMS"})
+	bare := r.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
+	var p page
+	waitFor(t, "the DELIVERED webhook delivered", 10*time.Second, func() bool {
+		p = b.get("/messages/" + hooked)
+		return strings.Contains(p.body, `delivery_status · <span class="badge delivered">DELIVERED</span> · webhook <span class="badge delivered">delivered</span>`)
+	})
+	for _, want := range []string{"Olá &lt;b&gt;table&lt;/b&gt; for 2", e.hooks.url(), "1 · UCS-2", "the route's own sender", "ref-77",
+		`delivery_status · <span class="badge sent">SENT</span>`} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("the message page lacks %q:\n%s", want, p.body)
+		}
+	}
+	if strings.Contains(p.body, "No webhook will be sent") {
+		t.Error("a send with a callbackUrl says no webhook will be sent")
+	}
+	waitFor(t, "the bare message delivered", 10*time.Second, func() bool {
+		p = b.get("/messages/" + bare)
+		return strings.Contains(p.body, `<span class="badge delivered">DELIVERED</span>`)
+	})
+	if !strings.Contains(p.body, "No webhook will be sent") || strings.Contains(p.body, "Not attempted yet") ||
+		strings.Contains(p.body, "webhook <span") || !strings.Contains(p.body, "none: no webhooks are sent") {
+		t.Errorf("a send without a callbackUrl:\n%s", p.body)
+	}
+}
+
+// An address the panel does not serve is an HTML page for a browser, and
+// problem+json for a program; an owner on the operator page is told who
+// can open it.
+func TestPanelNotFoundAndOperatorOnly(t *testing.T) {
+	e := newEnv(t, "sqlite", envOptions{})
+	b := e.browser()
+	p := b.do("GET", "/settings/nope", nil, "Accept", "text/html,application/xhtml+xml")
+	if p.status != 404 || !strings.HasPrefix(p.header.Get("Content-Type"), "text/html") || !strings.Contains(p.body, "Page not found") ||
+		p.header.Get("Content-Security-Policy") == "" {
+		t.Fatalf("an unknown page in a browser: %d %s\n%s", p.status, p.header.Get("Content-Type"), p.body)
+	}
+	if r := e.do("GET", "/settings/nope", "", nil); r.status != 404 || !strings.Contains(r.header.Get("Content-Type"), "problem+json") {
+		t.Fatalf("an unknown path for a program: %d %s", r.status, r.header.Get("Content-Type"))
+	}
+	if r := e.do("GET", "/api/v1/manage/nope", "", nil, "Accept", "text/html"); !strings.Contains(r.header.Get("Content-Type"), "problem+json") {
+		t.Fatalf("an unknown API path from a browser: %s", r.header.Get("Content-Type"))
+	}
+	b.login(e.user("owner"))
+	p = b.get("/operator")
+	if p.status != 403 || strings.Contains(p.body, "Ask an owner") || !strings.Contains(p.body, "the service&#39;s operators") {
+		t.Fatalf("an owner on the operator page: %d\n%s", p.status, p.body)
+	}
+}

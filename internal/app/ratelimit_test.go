@@ -21,8 +21,8 @@ import (
 
 	"msgsvc/internal/api"
 	"msgsvc/internal/config"
+	"msgsvc/internal/domain"
 	"msgsvc/internal/ratelimit"
-	"msgsvc/internal/store"
 	"msgsvc/internal/store/storetest"
 )
 
@@ -69,7 +69,7 @@ func startNode(t *testing.T, dsn, backend string, clk *clock) *env {
 
 // newAccount creates an account of tier with a test key; limits nil keeps
 // the tier's defaults.
-func (e *env) newAccount(tier string, limits *store.Limits) (store.Account, string) {
+func (e *env) newAccount(tier string, limits *domain.Limits) (domain.Account, string) {
 	e.t.Helper()
 	ctx := context.Background()
 	now := e.clock.Now()
@@ -153,7 +153,7 @@ var smsBody = map[string]any{"to": "5511999990000", "message": "hi", "type": "SM
 func TestRateLimitFreeTier(t *testing.T) {
 	e := newEnv(t, "sqlite", envOptions{})
 	acct, key := e.newAccount("free", nil)
-	if acct.Limits != (store.Limits{TierRPM: 10, SendRPM: 60, StatusRPM: 2000, MediaRPM: 60}) {
+	if acct.Limits != (domain.Limits{TierRPM: 10, SendRPM: 60, StatusRPM: 2000, MediaRPM: 60}) {
 		t.Fatalf("free defaults %+v", acct.Limits)
 	}
 	reset := e.placeAt(30*time.Second + 900*time.Millisecond)
@@ -219,7 +219,7 @@ func TestRateLimitFreeTier(t *testing.T) {
 
 func TestRateLimitTypeWindow(t *testing.T) {
 	e := newEnv(t, "sqlite", envOptions{})
-	_, key := e.newAccount("pro", &store.Limits{TierRPM: 100, SendRPM: 3, StatusRPM: 2000, MediaRPM: 60})
+	_, key := e.newAccount("pro", &domain.Limits{TierRPM: 100, SendRPM: 3, StatusRPM: 2000, MediaRPM: 60})
 	reset := e.placeAt(12 * time.Second)
 
 	for i := 1; i <= 3; i++ {
@@ -293,16 +293,16 @@ func TestRateLimitUnlimitedWindows(t *testing.T) {
 	reset := e.placeAt(20 * time.Second)
 	cases := []struct {
 		name   string
-		limits store.Limits
+		limits domain.Limits
 		path   string
 		want   string
 	}{
 		// An unlimited window shows the other one, so either family alone
 		// names what can refuse the request.
-		{"unlimited type shows the tier", store.Limits{TierRPM: 10}, "POST", windows(9, 10, 9, 10, reset)},
-		{"unlimited tier shows the type", store.Limits{SendRPM: 5}, "POST", windows(4, 5, 4, 5, reset)},
-		{"nothing limits the request", store.Limits{SendRPM: 5}, "GET", windows(0, 0, 0, 0, reset)},
-		{"both limited", store.Limits{TierRPM: 10, SendRPM: 5}, "POST", windows(9, 10, 4, 5, reset)},
+		{"unlimited type shows the tier", domain.Limits{TierRPM: 10}, "POST", windows(9, 10, 9, 10, reset)},
+		{"unlimited tier shows the type", domain.Limits{SendRPM: 5}, "POST", windows(4, 5, 4, 5, reset)},
+		{"nothing limits the request", domain.Limits{SendRPM: 5}, "GET", windows(0, 0, 0, 0, reset)},
+		{"both limited", domain.Limits{TierRPM: 10, SendRPM: 5}, "POST", windows(9, 10, 4, 5, reset)},
 	}
 	for _, c := range cases {
 		_, key := e.newAccount("enterprise", &c.limits)
@@ -352,7 +352,7 @@ func TestLimitsEndpoint(t *testing.T) {
 	}
 
 	// An approved increase shows at once; unlimited windows read 0.
-	acct2, key2 := e.newAccount("basic", &store.Limits{TierRPM: 1000, SendRPM: 0, StatusRPM: 5000, MediaRPM: 100})
+	acct2, key2 := e.newAccount("basic", &domain.Limits{TierRPM: 1000, SendRPM: 0, StatusRPM: 5000, MediaRPM: 100})
 	body := e.do("GET", "/api/v1/integration/limits", key2, nil).json(t)
 	lim := body["limits"].(map[string]any)
 	if body["tier"] != "basic" || fmt.Sprint(lim["tier"].(map[string]any)["limit"], lim["sending"].(map[string]any)["limit"],
@@ -391,8 +391,8 @@ func TestRateLimitAuthFailures(t *testing.T) {
 			t.Errorf("bad key %q: headers %s, want %s", k, got, want)
 		}
 	}
-	// A valid key is never refused for other requests' failures (CONTRACT
-	// section 2): not the key that worked here before, not a key new to
+	// A valid key is never refused for other requests' failures (a failed
+	// guess must not lock out the integrator who holds the key): not the key that worked here before, not a key new to
 	// this address. Behind a proxy every client shares one address.
 	for _, k := range []string{e.testKey, e.liveKey} {
 		if r := e.do("GET", balance, k, nil); r.status != http.StatusOK {
@@ -446,7 +446,7 @@ func storm(t *testing.T, nodes []*env, n int, path, key string) map[int]int {
 
 func TestRateLimitConcurrentRequests(t *testing.T) {
 	e := newEnv(t, "sqlite", envOptions{})
-	_, key := e.newAccount("basic", &store.Limits{TierRPM: 20, SendRPM: 60, StatusRPM: 2000, MediaRPM: 60})
+	_, key := e.newAccount("basic", &domain.Limits{TierRPM: 20, SendRPM: 60, StatusRPM: 2000, MediaRPM: 60})
 	e.placeAt(5 * time.Second)
 	got := storm(t, []*env{e}, 50, "/api/v1/integration/balance", key)
 	if got[200] != 20 || got[429] != 30 || len(got) != 2 {
@@ -482,7 +482,7 @@ func TestRateLimitTwoNodesShareRedis(t *testing.T) {
 	n2 := startNode(t, dsn, url, clk)
 	nodes := []*env{n1, n2}
 	free, key := n1.newAccount("free", nil)
-	burst, burstKey := n1.newAccount("basic", &store.Limits{TierRPM: 20, SendRPM: 60, StatusRPM: 2000, MediaRPM: 60})
+	burst, burstKey := n1.newAccount("basic", &domain.Limits{TierRPM: 20, SendRPM: 60, StatusRPM: 2000, MediaRPM: 60})
 	forgetAccount(t, url, free.ID, burst.ID)
 	reset := n1.placeAt(30 * time.Second)
 
@@ -621,7 +621,7 @@ func benchLimiter(b *testing.B, method, path, body string, status int) {
 		b.Fatal(err)
 	}
 	// Limits high enough that every request takes the counting path.
-	if err := srv.store.SetLimits(ctx, acct.ID, store.Limits{TierRPM: 1 << 30, SendRPM: 1 << 30, StatusRPM: 1 << 30, MediaRPM: 1 << 30}); err != nil {
+	if err := srv.store.SetLimits(ctx, acct.ID, domain.Limits{TierRPM: 1 << 30, SendRPM: 1 << 30, StatusRPM: 1 << 30, MediaRPM: 1 << 30}); err != nil {
 		b.Fatal(err)
 	}
 	k, _, err := CreateKey(ctx, srv.store, acct.ID, "test", now)

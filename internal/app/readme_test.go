@@ -20,57 +20,71 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"msgsvc/internal/config"
-	"msgsvc/internal/media/mediatest"
 	"msgsvc/internal/webhook"
 )
 
-// TestReadmeExamples keeps the README true. It starts a dev node (the
-// demo account its first start creates, the simulator) and runs, in
-// document order, every curl command of the blocks fenced "```sh run",
-// comparing each answer with the response documented under it.
+// TestReadmeExamples keeps the README and the reference in docs/ true. It
+// starts a dev node (the demo account its first start creates, the
+// simulator) and runs, in document order, every curl command of the blocks
+// fenced "```sh run" of README.md and then of each docs/*.md file (those of
+// readmeDocsOrder first, in that order, then the others by name), comparing
+// each answer with the response documented under it. The files share one
+// node, so an example that changes a setting must undo it for the ones
+// after it to answer as documented.
 //
-// The rules, for whoever edits the README:
+// The rules, for whoever edits them:
 //   - A "```sh run" block holds curl commands, shell assignments (NAME=value)
 //     and comments, nothing else. A curl command in any other block fails
 //     the test, unless the block is fenced "```sh norun": an example that
-//     cannot run against a dev node (another host, a panel session), kept
-//     out on purpose.
+//     cannot run against a dev node (another host), kept out on purpose.
 //   - http://127.0.0.1:8080 is the node; 127.0.0.1:9000 is a receiver that
 //     checks every webhook's signature. $KEY is the demo account's test key
-//     (the README's KEY=svc_test_... line is a placeholder and is skipped,
-//     like any assignment whose value holds "..."). Other assignments run
-//     before every later command. menu.png exists.
+//     and $PASSWORD its panel password (lines such as KEY=svc_test_... are
+//     placeholders and are skipped, like any assignment whose value holds
+//     "..."); $TOKEN is the "token" of the latest answer that had one (a
+//     login). Other assignments run before every later command of the same
+//     file. Commands run in the root of the repository.
 //   - msg_..., cmp_..., med_... and evt_... in a command stand for the first
 //     such id in the latest answer that had one.
 //   - The documented response is the comment right under a command:
 //     "# [STATUS] JSON", the JSON continuing over the next comment lines
-//     until its brackets close. No status means 200. Inside it, "..." (or
-//     "…") as a member or an element allows more of them (without it the
-//     members and elements are exactly those shown); a string holding
-//     "..." matches any string with the text around it; a timestamp matches
-//     any timestamp. Everything else must be equal.
+//     until its brackets close, or "# STATUS" alone for an empty answer.
+//     No status means 200. Inside the JSON, "..." (or "…") as a member or
+//     an element allows more of them (without it the members and elements
+//     are exactly those shown); a string holding "..." matches any string
+//     with the text around it; a timestamp matches any timestamp.
+//     Everything else must be equal.
 //   - A GET is asked again (for up to 10 s) until it matches, since
 //     messages move on their own; other requests run once.
 func TestReadmeExamples(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Fatal("the README test runs the README's curl commands: install curl")
 	}
-	raw, err := os.ReadFile("../../README.md")
+	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps, err := readmeSteps(string(raw))
+	files, err := readmeFiles(root)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var steps []readmeStep
+	for _, f := range files {
+		raw, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := readmeSteps(f, string(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps = append(steps, s...)
 	}
 	if len(steps) < 10 {
-		t.Fatalf("only %d curl examples found in the README's run blocks", len(steps))
+		t.Fatalf("only %d curl examples found in the run blocks of %v", len(steps), files)
 	}
 	node := startReadmeNode(t)
-	r := &readmeRun{t: t, node: node, ids: map[string]string{}, dir: t.TempDir()}
-	if err := os.WriteFile(filepath.Join(r.dir, "menu.png"), mediatest.PNG(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	r := &readmeRun{t: t, node: node, ids: map[string]string{}, dir: root}
 	for _, s := range steps {
 		if !r.step(s) {
 			return // later steps depend on this one
@@ -79,12 +93,40 @@ func TestReadmeExamples(t *testing.T) {
 	node.hooks.mu.Lock()
 	defer node.hooks.mu.Unlock()
 	if node.hooks.good == 0 || node.hooks.bad > 0 {
-		t.Errorf("the README's callbackUrl received %d verified and %d unverifiable webhooks", node.hooks.good, node.hooks.bad)
+		t.Errorf("the examples' callbackUrl received %d verified and %d unverifiable webhooks", node.hooks.good, node.hooks.bad)
 	}
+}
+
+// readmeDocsOrder is the order the reference pages run in after the
+// README: the API first, since the others build on what it sends.
+var readmeDocsOrder = []string{"api.md", "compliance.md", "panel.md", "operations.md", "providers.md"}
+
+// readmeFiles lists the documents whose examples run, relative to root.
+func readmeFiles(root string) ([]string, error) {
+	all, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		return nil, err
+	}
+	files := []string{"README.md"}
+	seen := map[string]bool{}
+	for _, name := range readmeDocsOrder {
+		if _, err := os.Stat(filepath.Join(root, "docs", name)); err != nil {
+			return nil, fmt.Errorf("docs/%s: %w (update readmeDocsOrder when a page moves)", name, err)
+		}
+		files = append(files, "docs/"+name)
+		seen[name] = true
+	}
+	for _, p := range all { // Glob sorts by name
+		if name := filepath.Base(p); !seen[name] {
+			files = append(files, "docs/"+name)
+		}
+	}
+	return files, nil
 }
 
 // readmeStep is one curl command of the README and what it documents.
 type readmeStep struct {
+	file        string   // relative to the repository's root
 	line        int      // of the command, 1-based
 	command     string   // as written, continuation lines included
 	assignments []string // the assignments before it, in order
@@ -93,13 +135,15 @@ type readmeStep struct {
 }
 
 var (
-	assignRe   = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=`)
-	responseRe = regexp.MustCompile(`^# (?:(\d{3}) )?([{\[].*)$`)
+	assignRe     = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=`)
+	responseRe   = regexp.MustCompile(`^# (?:(\d{3}) )?([{\[].*)$`)
+	statusOnlyRe = regexp.MustCompile(`^# (\d{3})$`)
 )
 
-// readmeSteps finds the steps of the run blocks, and refuses curl commands
-// outside them and anything else inside them.
-func readmeSteps(readme string) ([]readmeStep, error) {
+// readmeSteps finds the steps of the run blocks of one file, and refuses
+// curl commands outside them and anything else inside them. Assignments
+// hold within the file.
+func readmeSteps(file, readme string) ([]readmeStep, error) {
 	lines := strings.Split(readme, "\n")
 	var steps []readmeStep
 	var assignments []string
@@ -114,7 +158,7 @@ func readmeSteps(readme string) ([]readmeStep, error) {
 			switch {
 			case !run:
 				if strings.HasPrefix(l, "curl ") && !norun {
-					return nil, fmt.Errorf("README.md:%d: a curl example the test does not run: fence its block \"```sh run\" (or \"```sh norun\" if it cannot run against a dev node)", i+1)
+					return nil, fmt.Errorf("%s:%d: a curl example the test does not run: fence its block \"```sh run\" (or \"```sh norun\" if it cannot run against a dev node)", file, i+1)
 				}
 			case strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#"):
 			case assignRe.MatchString(l):
@@ -122,12 +166,12 @@ func readmeSteps(readme string) ([]readmeStep, error) {
 					assignments = append(assignments, l)
 				}
 			case strings.HasPrefix(l, "curl "):
-				s := readmeStep{line: i + 1, assignments: append([]string(nil), assignments...)}
+				s := readmeStep{file: file, line: i + 1, assignments: append([]string(nil), assignments...)}
 				s.command, i = joinCommand(lines, i)
 				s.status, s.response, i = documented(lines, i+1)
 				steps = append(steps, s)
 			default:
-				return nil, fmt.Errorf("README.md:%d: a \"```sh run\" block may hold only curl commands, assignments and comments: %q", i+1, l)
+				return nil, fmt.Errorf("%s:%d: a \"```sh run\" block may hold only curl commands, assignments and comments: %q", file, i+1, l)
 			}
 		}
 	}
@@ -175,6 +219,11 @@ func documented(lines []string, i int) (int, string, int) {
 	if i >= len(lines) {
 		return 0, "", i - 1
 	}
+	if m := statusOnlyRe.FindStringSubmatch(lines[i]); m != nil {
+		status := 0
+		fmt.Sscan(m[1], &status)
+		return status, "", i
+	}
 	m := responseRe.FindStringSubmatch(lines[i])
 	if m == nil {
 		return 0, "", i - 1
@@ -214,6 +263,7 @@ func bracketDepth(s string) int {
 // README's callbackUrl points to.
 type readmeNode struct {
 	base, key string
+	password  string // the demo user's panel password
 	hooks     *readmeHooks
 	hookAddr  string
 }
@@ -244,10 +294,11 @@ func startReadmeNode(t *testing.T) *readmeNode {
 	}
 	key := regexp.MustCompile(`test key\s+(svc_test_\S+)`).FindStringSubmatch(welcome.String())
 	secret := regexp.MustCompile(`webhook secret\s+(whsec_\S+)`).FindStringSubmatch(welcome.String())
-	if key == nil || secret == nil {
-		t.Fatalf("dev printed no test key or secret:\n%s", welcome.String())
+	password := regexp.MustCompile(`password\s+(\S+)`).FindStringSubmatch(welcome.String())
+	if key == nil || secret == nil || password == nil {
+		t.Fatalf("dev printed no test key, secret or password:\n%s", welcome.String())
 	}
-	n := &readmeNode{base: "http://" + srv.Addr(), key: key[1], hooks: &readmeHooks{}}
+	n := &readmeNode{base: "http://" + srv.Addr(), key: key[1], password: password[1], hooks: &readmeHooks{}}
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		wh, err := standardwebhooks.NewWebhook(secret[1])
@@ -268,10 +319,11 @@ func startReadmeNode(t *testing.T) *readmeNode {
 
 // readmeRun runs the steps in order on one node.
 type readmeRun struct {
-	t    *testing.T
-	node *readmeNode
-	ids  map[string]string // prefix → id from the latest answer with one
-	dir  string
+	t     *testing.T
+	node  *readmeNode
+	ids   map[string]string // prefix → id from the latest answer with one
+	token string            // from the latest answer with one
+	dir   string
 }
 
 var idRe = regexp.MustCompile(`\b(msg|cmp|med|evt)_[0-9a-z]{10,}`)
@@ -281,7 +333,7 @@ func (r *readmeRun) step(s readmeStep) bool {
 	t := r.t
 	cmd, err := r.prepare(s.command)
 	if err != nil {
-		t.Errorf("README.md:%d: %v", s.line, err)
+		t.Errorf("%s:%d: %v", s.file, s.line, err)
 		return false
 	}
 	get := !regexp.MustCompile(`(^|\s)(-d|-F|-X|--data)\s`).MatchString(s.command)
@@ -289,7 +341,7 @@ func (r *readmeRun) step(s readmeStep) bool {
 	for {
 		status, body, err := r.curl(s.assignments, cmd)
 		if err != nil {
-			t.Errorf("README.md:%d: %v", s.line, err)
+			t.Errorf("%s:%d: %v", s.file, s.line, err)
 			return false
 		}
 		problem := ""
@@ -303,7 +355,7 @@ func (r *readmeRun) step(s readmeStep) bool {
 			return true
 		}
 		if !get || time.Now().After(deadline) {
-			t.Errorf("README.md:%d: %s\n  command: %s\n  answer:  %.600s", s.line, problem, strings.TrimSpace(s.command), body)
+			t.Errorf("%s:%d: %s\n  command: %s\n  answer:  %.600s", s.file, s.line, problem, strings.TrimSpace(s.command), body)
 			return false
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -334,7 +386,7 @@ func (r *readmeRun) curl(assignments []string, cmd string) (int, string, error) 
 	defer cancel()
 	sh := exec.CommandContext(ctx, "sh", "-c", strings.Join(append(assignments, cmd), "\n"))
 	sh.Dir = r.dir
-	sh.Env = append(os.Environ(), "KEY="+r.node.key)
+	sh.Env = append(os.Environ(), "KEY="+r.node.key, "PASSWORD="+r.node.password, "TOKEN="+r.token)
 	out, err := sh.Output()
 	if err != nil {
 		return 0, "", fmt.Errorf("the command failed: %v (%s)", err, out)
@@ -349,6 +401,12 @@ func (r *readmeRun) curl(assignments []string, cmd string) (int, string, error) 
 }
 
 func (r *readmeRun) remember(body string) {
+	var login struct {
+		Token string `json:"token"`
+	}
+	if json.Unmarshal([]byte(body), &login) == nil && login.Token != "" {
+		r.token = login.Token
+	}
 	seen := map[string]bool{}
 	for _, m := range idRe.FindAllStringSubmatch(body, -1) {
 		if !seen[m[1]] {

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"io"
+	"msgsvc/internal/domain"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -11,8 +12,6 @@ import (
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
-
-	"msgsvc/internal/store"
 )
 
 // Receivers that misbehave once: each event must still be delivered, with
@@ -81,13 +80,13 @@ func TestMisbehavingReceivers(t *testing.T) {
 		mids[c.path] = r.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
 	}
 	for _, c := range cases {
-		var ev store.Event
+		var ev domain.Event
 		waitFor(t, c.path+" delivered", 30*time.Second, func() bool {
 			evs, _ := e.st.EventsForMessage(ctx, e.account.ID, mids[c.path])
 			if len(evs) == 1 {
 				ev = evs[0]
 			}
-			return ev.State == store.EventDelivered
+			return ev.State == domain.EventDelivered
 		})
 		atts, err := e.st.Attempts(ctx, ev.ID)
 		if err != nil || len(atts) != c.attempts {

@@ -7,7 +7,6 @@ import (
 
 	"msgsvc/internal/domain"
 	"msgsvc/internal/provider"
-	"msgsvc/internal/store"
 )
 
 // A sender is requested by an account's admin and decided by an operator;
@@ -131,7 +130,7 @@ func TestSendersHeldByOneAccount(t *testing.T) {
 			t.Fatalf("reject: %d %s", r.status, r.body)
 		}
 		got := e.mg("GET", m, adminB, nil).json(t)["senders"].([]any)[0].(map[string]any)
-		if got["status"] != store.SenderRejected || got["reason"] != "Not your number." {
+		if got["status"] != domain.SenderRejected || got["reason"] != "Not your number." {
 			t.Fatalf("B's rejected request: %v", got)
 		}
 	})

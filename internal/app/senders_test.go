@@ -7,14 +7,13 @@ import (
 
 	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
-	"msgsvc/internal/store"
 )
 
 func TestSenders(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d string) {
 		e := newEnv(t, d, envOptions{})
 		ctx := context.Background()
-		for _, s := range []store.Sender{
+		for _, s := range []domain.Sender{
 			{Channel: domain.SMS, Value: "Acme", Default: true},
 			{Channel: domain.SMS, Value: "15550001111"},
 			{Channel: domain.WhatsApp, Value: "15550002222", Default: true},

@@ -8,11 +8,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +21,7 @@ import (
 	"msgsvc/internal/config"
 	"msgsvc/internal/domain"
 	"msgsvc/internal/keycache"
+	"msgsvc/internal/lease"
 	"msgsvc/internal/manage"
 	"msgsvc/internal/media"
 	"msgsvc/internal/message"
@@ -38,20 +37,31 @@ import (
 // Server is a running msgsvc node: HTTP front, dispatcher, webhook worker,
 // simulator and sweeper over one store.
 type Server struct {
-	cfg      config.Config
-	log      *slog.Logger
-	store    *store.Store
+	cfg     config.Config
+	log     *slog.Logger
+	store   *store.Store
+	now     func() time.Time
+	poll    time.Duration
+	reg     *prometheus.Registry
+	metrics *metrics
+
+	// The queues: rows of the store leased to this node, and the rows
+	// handed to it in memory.
+	sendQueue  *lease.Queue[domain.Message]
+	eventQueue *lease.Queue[domain.Event]
+
+	redactor  *compliance.Redactor
+	tracker   *message.Tracker
+	sim       *simulator.Simulator
+	media     *media.Store // uploaded files, which providers send onwards
+	templates *template.Service
+	messages  *message.Service
+	adapters  []adapter
+	services  services // background, in the order they start
+
 	listener net.Listener
 	http     *http.Server
-	tracker  *message.Tracker
-	messages *message.Service
 	closeRL  func() error
-
-	workers  []func(ctx context.Context)
-	adapters []adapter
-	media    *media.Store // uploaded files, which providers send onwards
-	now      func() time.Time
-	poll     time.Duration
 }
 
 // Options are the parts of a server that tests replace.
@@ -87,83 +97,129 @@ func NewServer(ctx context.Context, cfg config.Config, log *slog.Logger, opt Opt
 	return s, nil
 }
 
+// wire builds the node in the order its parts need each other: the store
+// (open already), the queues over it, the services that write rows and
+// hand them to the queues, the providers that report to the tracker, the
+// background services that work the queues, and the HTTP front.
 func (s *Server) wire() error {
-	cfg, log, st, now := s.cfg, s.log, s.store, s.now
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m := newMetrics(reg)
-
-	var deliverer *webhook.Worker
-	var dispatcher *message.Dispatcher
-	webhookLease := cfg.WebhookLease
-	if webhookLease <= 0 {
-		webhookLease = time.Minute
+	s.reg = prometheus.NewRegistry()
+	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.metrics = newMetrics(s.reg)
+	s.wireQueues()
+	if err := s.wireServices(); err != nil {
+		return err
 	}
-	redactor, err := redactorOf(cfg)
+	router, err := s.providers(s.sim, s.tracker, s.reg)
 	if err != nil {
 		return err
 	}
-	redaction := redactor.Redaction()
-	s.tracker = message.NewTracker(message.TrackerConfig{Store: message.Storage{Store: st}, Events: func() { deliverer.Wake() },
-		Due: func() { dispatcher.Wake() }, Workers: commitWorkers(cfg), Now: now, Handoff: &message.Handoff{Owner: cfg.NodeID, Lease: webhookLease,
-			Enqueue: func(evs []store.Event) int { return deliverer.Enqueue(evs) }, Release: st.ReleaseEvents}})
-	simCfg := simulator.Config{Sink: s.tracker, Stale: st, Delay: cfg.SimulatorDelay, Log: log, Now: now, Node: cfg.NodeID}
+	s.wireSending(router)
+	s.wireBackground(router)
+	return s.wireHTTP(router)
+}
+
+// wireQueues makes the lease queues of messages waiting for a provider and
+// of webhook events waiting for their receiver. They need only the store:
+// what works them is given to them when they run.
+func (s *Server) wireQueues() {
+	s.sendQueue = message.NewDispatchQueue(message.QueueConfig{Store: s.store, Owner: s.cfg.NodeID, Lease: s.cfg.DispatchLease,
+		Workers: s.cfg.DispatchWorkers, Poll: s.poll, Now: s.now, Log: s.log})
+	s.eventQueue = webhook.NewEventQueue(webhook.EventQueueConfig{Store: s.store, Owner: s.cfg.NodeID, Lease: s.cfg.WebhookLease,
+		Poll: s.poll, Now: s.now, Log: s.log})
+}
+
+// wireServices makes what the providers and the sends need: the tracker
+// (which writes events leased to the local webhook worker), the simulator,
+// media files and templates.
+func (s *Server) wireServices() error {
+	cfg, st := s.cfg, s.store
+	var err error
+	if s.redactor, err = redactorOf(cfg); err != nil {
+		return err
+	}
+	s.tracker = message.NewTracker(message.TrackerConfig{Store: message.Storage{Store: st}, Events: s.eventQueue.Wake,
+		Due: s.sendQueue.Wake, Workers: commitWorkers(cfg), Now: s.now, Handoff: s.eventQueue})
+	simCfg := simulator.Config{Sink: s.tracker, Stale: st, Delay: cfg.SimulatorDelay, Log: s.log, Now: s.now, Node: cfg.NodeID}
 	if cfg.SimJournal {
 		simCfg.Journal = st
 	}
-	sim := simulator.New(simCfg)
-	mediaStore, err := media.New(context.Background(), media.Config{Repo: st, Dir: mediaDir(cfg), Now: now})
-	if err != nil {
+	s.sim = simulator.New(simCfg)
+	if s.media, err = media.New(context.Background(), media.Config{Repo: st, Dir: mediaDir(cfg), Now: s.now}); err != nil {
 		return err
 	}
-	s.media = mediaStore
-	router, err := s.providers(sim, s.tracker, reg)
-	if err != nil {
-		return err
-	}
-	templates := template.New(st, now)
-	sendMedia := sendMedia{files: mediaStore, urls: media.NewURLChecker(media.URLOptions{AllowPrivate: cfg.WebhookAllowPrivate,
-		NoProbe: !cfg.MediaURLProbe})}
-	dispatchLease := cfg.DispatchLease
-	if dispatchLease <= 0 {
-		dispatchLease = 30 * time.Second
-	}
-	s.messages = message.NewService(message.Config{Store: message.Storage{Store: st}, Picker: router, AllowPrivateCallbacks: cfg.WebhookAllowPrivate,
-		Media: sendMedia, Templates: sendTemplates{svc: templates}, Redaction: &redaction,
-		Wake: func() { dispatcher.Wake() }, Events: func() { deliverer.Wake() }, CommitWorkers: commitWorkers(cfg), Now: now,
-		Dispatch: &message.DispatchHandoff{Owner: cfg.NodeID, Lease: dispatchLease,
-			Enqueue: func(msgs []domain.Message) int { return dispatcher.Enqueue(msgs) }, Release: st.ReleaseMessages}})
-	dispatcher = message.NewDispatcher(message.DispatcherConfig{Store: st, Routes: router, Tracker: s.tracker,
-		Owner: cfg.NodeID, Workers: cfg.DispatchWorkers, Lease: dispatchLease, Poll: s.poll, Log: log, Now: now})
-	deliverer = webhook.NewWorker(webhook.WorkerConfig{Store: st, Owner: cfg.NodeID, Log: log, Lease: webhookLease,
-		Client:   webhook.NewClient(webhook.ClientOptions{AllowPrivate: cfg.WebhookAllowPrivate, UserAgent: "msgsvc/" + Version}),
-		Schedule: cfg.WebhookRetrySchedule, Observe: m.webhook, Poll: s.poll, Now: now, Version: keycache.NewCounter(st.AuthVersion).Get})
-	sweeper := &message.Sweeper{Store: st, Tracker: s.tracker, Now: now, Log: log}
-	retention := &compliance.Retention{Store: st, Redactor: redactor, Now: now, Interval: cfg.RetentionInterval, Log: log}
+	s.templates = template.New(st, s.now)
+	return nil
+}
 
+// wireSending makes the send service, which writes messages due at once
+// leased to the local dispatcher and hands them to its queue.
+func (s *Server) wireSending(router *provider.Router) {
+	cfg := s.cfg
+	redaction := s.redactor.Redaction()
+	sendMedia := sendMedia{files: s.media, urls: media.NewURLChecker(media.URLOptions{AllowPrivate: cfg.WebhookAllowPrivate,
+		NoProbe: !cfg.MediaURLProbe})}
+	s.messages = message.NewService(message.Config{Store: message.Storage{Store: s.store}, Picker: router,
+		AllowPrivateCallbacks: cfg.WebhookAllowPrivate, Media: sendMedia, Templates: sendTemplates{svc: s.templates},
+		Redaction: &redaction, Wake: s.sendQueue.Wake, Events: s.eventQueue.Wake, CommitWorkers: commitWorkers(cfg),
+		Now: s.now, Dispatch: s.sendQueue})
+}
+
+// wireBackground makes the background services, in the order they start:
+// the webhook worker first and the dispatcher after the simulator, so that
+// at a stop, in reverse order, what hands out work stops before what takes
+// it.
+func (s *Server) wireBackground(router *provider.Router) {
+	cfg, st, now, log := s.cfg, s.store, s.now, s.log
+	deliverer := webhook.NewWorker(webhook.WorkerConfig{Queue: s.eventQueue, Store: st, Log: log, Now: now,
+		Client:   webhook.NewClient(webhook.ClientOptions{AllowPrivate: cfg.WebhookAllowPrivate, UserAgent: "msgsvc/" + Version}),
+		Schedule: cfg.WebhookRetrySchedule, Observe: s.metrics.webhook, Version: keycache.NewCounter(st.AuthVersion).Get})
+	dispatcher := message.NewDispatcher(message.DispatcherConfig{Queue: s.sendQueue, Store: st, Routes: router,
+		Tracker: s.tracker, Log: log, Now: now})
+	receipts := &message.ReceiptChecker{Store: st, Providers: map[string]provider.Querier{}, Tracker: s.tracker,
+		Overdue: cfg.ReceiptOverdue, Now: now, Log: log}
+	for _, a := range s.adapters {
+		if q := provider.CapabilitiesOf(a.p).Querier; q != nil {
+			receipts.Providers[a.p.Name()] = q
+		}
+	}
+	sweeper := &message.Sweeper{Store: st, Tracker: s.tracker, Now: now, Log: log}
+	retention := &compliance.Retention{Store: st, Redactor: s.redactor, Now: now, Interval: cfg.RetentionInterval, Log: log}
+	s.services = services{
+		{name: "webhook worker", run: deliverer.Run},
+		{name: "simulator", run: s.sim.Run},
+		{name: "dispatcher", run: dispatcher.Run},
+		{name: "receipt checker", run: receipts.Run},
+		{name: "sweeper", run: sweeper.Run},
+		{name: "retention", run: retention.Run},
+	}
+}
+
+// wireHTTP makes the HTTP front: rate limits, the panel, the API, and the
+// listener.
+func (s *Server) wireHTTP(router *provider.Router) error {
+	cfg, st, now, log := s.cfg, s.store, s.now, s.log
 	backend, closeRL, err := ratelimit.Open(cfg.RateLimitBackend, "msgsvc:rl:", now)
 	if err != nil {
 		return err
 	}
 	s.closeRL = closeRL
 	limiter := ratelimit.FailOpen(backend, func(err error) {
-		m.rateLimitErrors.Inc()
+		s.metrics.rateLimitErrors.Inc()
 		log.Warn("rate-limit backend unavailable; allowing requests", "err", err)
 	})
 	inspector, _ := limiter.(ratelimit.Inspector)
-	mg := manage.New(manage.Config{Store: st, Limiter: inspector, Redelivered: func() { deliverer.Wake() },
+	mg := manage.New(manage.Config{Store: st, Limiter: inspector, Redelivered: s.eventQueue.Wake,
 		SessionTTL: cfg.SessionTTL, Failures: backend, Now: now})
-	var apiSrv *api.Server
-	pages, err := panel.New(panel.Config{Manage: mg, Guard: backend, ClientAddr: func(r *http.Request) netip.Addr { return apiSrv.ClientAddr(r) },
+	pages, err := panel.New(panel.Config{Manage: mg, Guard: backend, ClientAddr: api.Proxies(cfg.TrustedProxies).ClientAddr,
 		TrustedProxies: cfg.TrustedProxies, Now: now, Log: log})
 	if err != nil {
 		return err
 	}
-	apiSrv = api.New(api.Config{Store: apiStore{Store: st, keys: keycache.New(st)}, Messages: s.messages, Replies: s.tracker,
+	apiSrv := api.New(api.Config{Store: apiStore{Store: st, keys: keycache.New(st)}, Messages: s.messages, Replies: s.tracker,
 		Limiter: limiter, Guard: backend, TrustedProxies: cfg.TrustedProxies, Manage: mg, Panel: pages,
-		Media: mediaStore, Templates: templates, ProviderWebhooks: s.providerWebhooks(),
+		Media: s.media, Templates: s.templates, ProviderWebhooks: s.providerWebhooks(),
 		OptOuts:  &compliance.OptOuts{Store: st, Now: now},
-		Registry: reg, Log: log, Now: now, Version: Version, Ready: func(ctx context.Context) map[string]string {
+		Registry: s.reg, Log: log, Now: now, Version: Version, Ready: func(ctx context.Context) map[string]string {
 			out := s.providerHealth(router)
 			out["rateLimit"] = "ok"
 			if err := backend.Ping(ctx); err != nil {
@@ -171,7 +227,6 @@ func (s *Server) wire() error {
 			}
 			return out
 		}})
-
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
@@ -179,14 +234,6 @@ func (s *Server) wire() error {
 	s.listener = ln
 	s.http = &http.Server{Handler: apiSrv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	receipts := &message.ReceiptChecker{Store: st, Providers: map[string]provider.Querier{}, Tracker: s.tracker,
-		Overdue: cfg.ReceiptOverdue, Now: now, Log: log}
-	for _, a := range s.adapters {
-		if q, ok := a.p.(provider.Querier); ok {
-			receipts.Providers[a.p.Name()] = q
-		}
-	}
-	s.workers = []func(context.Context){dispatcher.Run, deliverer.Run, sim.Run, sweeper.Run, retention.Run, receipts.Run}
 	return nil
 }
 
@@ -215,7 +262,7 @@ type apiStore struct {
 	keys *keycache.Cache
 }
 
-func (s apiStore) KeyByHash(ctx context.Context, hash string) (store.APIKey, store.Account, error) {
+func (s apiStore) KeyByHash(ctx context.Context, hash string) (domain.APIKey, domain.Account, error) {
 	return s.keys.KeyByHash(ctx, hash)
 }
 
@@ -256,26 +303,20 @@ func (s *Server) Addr() string { return s.listener.Addr().String() }
 func (s *Server) Store() *store.Store { return s.store }
 
 // Run serves until ctx ends, then stops gracefully: it stops taking
-// requests, lets requests in flight finish, lets workers finish the
-// batches they claimed, and closes storage. Work not yet claimed stays in
-// the database for the next start (or another node).
+// requests, lets requests in flight finish, stops the background services
+// in reverse order of their start (each finishes the work it claimed), and
+// closes storage. Work not yet claimed stays in the database for the next
+// start (or another node).
 func (s *Server) Run(ctx context.Context) error {
 	s.releaseLeases("took back the work a previous run of this node had claimed")
-	workCtx, stopWork := context.WithCancel(context.Background())
+	providerCtx, stopProviders := context.WithCancel(context.Background())
+	defer stopProviders()
 	for _, a := range s.adapters {
-		if err := a.start(workCtx); err != nil {
-			stopWork()
+		if err := a.start(providerCtx); err != nil {
 			return fmt.Errorf("start provider %s: %w", a.p.Name(), err)
 		}
 	}
-	var wg sync.WaitGroup
-	for _, w := range s.workers {
-		wg.Add(1)
-		go func(w func(context.Context)) {
-			defer wg.Done()
-			w(workCtx)
-		}(w)
-	}
+	s.services.start(context.Background())
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- s.http.Serve(s.listener) }()
 	if s.cfg.PprofAddr != "" {
@@ -293,14 +334,10 @@ func (s *Server) Run(ctx context.Context) error {
 	if e := s.http.Shutdown(sctx); e != nil && err == nil {
 		err = e
 	}
-	stopWork()
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-sctx.Done():
-		s.log.Warn("workers did not stop in time; their leases will lapse and other nodes take over")
+	if late := s.services.stop(sctx); len(late) > 0 {
+		s.log.Warn("workers did not stop in time; their leases will lapse and other nodes take over", "late", late)
 	}
+	stopProviders()
 	for _, a := range s.adapters {
 		if e := a.close(sctx); e != nil {
 			s.log.Warn("stop provider", "provider", a.p.Name(), "err", e)
@@ -370,7 +407,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	return m
 }
 
-func (m *metrics) webhook(_ store.Event, _ int, d time.Duration, delivered bool) {
+func (m *metrics) webhook(_ domain.Event, _ int, d time.Duration, delivered bool) {
 	outcome := "failed"
 	if delivered {
 		outcome = "delivered"

@@ -13,7 +13,6 @@ import (
 	"msgsvc/internal/config"
 	"msgsvc/internal/domain"
 	"msgsvc/internal/provider/smpp/smpptest"
-	"msgsvc/internal/store"
 )
 
 // silenceConfig routes Swedish numbers to a primary SMSC with a backup,
@@ -229,13 +228,13 @@ func checkEnded(ctx context.Context, t *testing.T, e *env, mid string, status do
 		t.Errorf("%s to %s: %s %q via %q, charged %d of %d; want %s %q via %q, charged %d",
 			mid, m.To, m.Status, m.ErrorCode, m.Provider, m.Charged, m.Credits, status, code, provider, charged)
 	}
-	var evs []store.Event
+	var evs []domain.Event
 	delivered := func() bool {
 		if evs, err = e.st.EventsForMessage(ctx, e.account.ID, mid); err != nil || len(evs) != len(hooks) {
 			return false
 		}
 		for _, ev := range evs {
-			if ev.State != store.EventDelivered {
+			if ev.State != domain.EventDelivered {
 				return false
 			}
 		}

@@ -16,7 +16,6 @@ import (
 	"msgsvc/internal/id"
 	"msgsvc/internal/provider/whatsapp"
 	"msgsvc/internal/provider/whatsapp/whatsapptest"
-	"msgsvc/internal/store"
 	"msgsvc/internal/webhook"
 )
 
@@ -64,7 +63,7 @@ func (e *env) postWhatsApp(body []byte, secret string) response {
 func (e *env) addWhatsAppNumber(number string) {
 	e.t.Helper()
 	now := time.Now()
-	if err := e.st.AddSender(context.Background(), store.Sender{ID: id.New(id.Sender, now), AccountID: e.account.ID,
+	if err := e.st.AddSender(context.Background(), domain.Sender{ID: id.New(id.Sender, now), AccountID: e.account.ID,
 		Channel: domain.WhatsApp, Value: number, CreatedAt: now}); err != nil {
 		e.t.Fatal(err)
 	}

@@ -1,5 +1,5 @@
 // Package compliance holds the rules that regulators and carriers impose on
-// top of delivery (CONTRACT section 7): recipients' opt-outs by STOP and
+// top of delivery (docs/compliance.md): recipients' opt-outs by STOP and
 // START words, quiet hours in the recipient's local time, and the
 // retention of personal data (erasing message text and keeping phone
 // numbers only as a keyed hash). It decides; storage keeps the rows and

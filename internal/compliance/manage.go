@@ -13,14 +13,13 @@ import (
 	"msgsvc/internal/channel/sms"
 	"msgsvc/internal/domain"
 	"msgsvc/internal/phone"
-	"msgsvc/internal/store"
 )
 
 // OptOutStore is what managing opt-outs needs from storage.
 type OptOutStore interface {
-	OptOuts(ctx context.Context, accountID string, env domain.Environment, after int64, limit int) ([]store.OptOut, error)
-	OptOut(ctx context.Context, accountID string, env domain.Environment, phone string) (store.OptOut, error)
-	AddOptOut(ctx context.Context, o store.OptOut) (bool, error)
+	OptOuts(ctx context.Context, accountID string, env domain.Environment, after int64, limit int) ([]domain.OptOut, error)
+	OptOut(ctx context.Context, accountID string, env domain.Environment, phone string) (domain.OptOut, error)
+	AddOptOut(ctx context.Context, o domain.OptOut) (bool, error)
 	RemoveOptOut(ctx context.Context, accountID string, env domain.Environment, phone string) (bool, error)
 }
 
@@ -41,7 +40,7 @@ var (
 // Page is one page of opt-outs, oldest first; Next is the cursor of the
 // next page, "" on the last.
 type Page struct {
-	OptOuts []store.OptOut
+	OptOuts []domain.OptOut
 	Next    string
 }
 
@@ -66,15 +65,15 @@ func (o *OptOuts) List(ctx context.Context, accountID string, env domain.Environ
 
 // Add opts a number out as an operator would; added is false when it
 // already was (the first record stays).
-func (o *OptOuts) Add(ctx context.Context, accountID string, env domain.Environment, number string) (store.OptOut, bool, error) {
+func (o *OptOuts) Add(ctx context.Context, accountID string, env domain.Environment, number string) (domain.OptOut, bool, error) {
 	n, err := phone.Parse(number)
 	if err != nil {
-		return store.OptOut{}, false, fmt.Errorf("%w %s", ErrPhone, err)
+		return domain.OptOut{}, false, fmt.Errorf("%w %s", ErrPhone, err)
 	}
-	rec := store.OptOut{AccountID: accountID, Env: env, Phone: n.Digits, Source: store.OptOutOperator, CreatedAt: o.Now().UTC()}
+	rec := domain.OptOut{AccountID: accountID, Env: env, Phone: n.Digits, Source: domain.OptOutOperator, CreatedAt: o.Now().UTC()}
 	added, err := o.Store.AddOptOut(ctx, rec)
 	if err != nil {
-		return store.OptOut{}, false, err
+		return domain.OptOut{}, false, err
 	}
 	rec, err = o.Store.OptOut(ctx, accountID, env, n.Digits)
 	return rec, added, err
@@ -118,15 +117,15 @@ const (
 // SettingsStore is what reading and changing an account's compliance
 // settings needs.
 type SettingsStore interface {
-	Account(ctx context.Context, id string) (store.Account, error)
-	SetCompliance(ctx context.Context, accountID string, c store.Compliance) error
+	Account(ctx context.Context, id string) (domain.Account, error)
+	SetCompliance(ctx context.Context, accountID string, c domain.Compliance) error
 }
 
 // Settings reads an account's compliance settings.
-func Settings(ctx context.Context, st SettingsStore, accountID string) (store.Compliance, error) {
+func Settings(ctx context.Context, st SettingsStore, accountID string) (domain.Compliance, error) {
 	a, err := st.Account(ctx, accountID)
 	if err != nil {
-		return store.Compliance{}, err
+		return domain.Compliance{}, err
 	}
 	return a.Compliance, nil
 }
@@ -134,20 +133,20 @@ func Settings(ctx context.Context, st SettingsStore, accountID string) (store.Co
 // SetSettings checks and stores an account's compliance settings and
 // returns them as stored (the window in its normal form). The command line
 // calls it, and the panel will.
-func SetSettings(ctx context.Context, st SettingsStore, accountID string, c store.Compliance) (store.Compliance, error) {
+func SetSettings(ctx context.Context, st SettingsStore, accountID string, c domain.Compliance) (domain.Compliance, error) {
 	c, err := CheckSettings(c)
 	if err != nil {
-		return store.Compliance{}, err
+		return domain.Compliance{}, err
 	}
 	if err := st.SetCompliance(ctx, accountID, c); err != nil {
-		return store.Compliance{}, err
+		return domain.Compliance{}, err
 	}
 	return c, nil
 }
 
 // CheckSettings validates settings and normalises them; every problem is
 // named in the error.
-func CheckSettings(c store.Compliance) (store.Compliance, error) {
+func CheckSettings(c domain.Compliance) (domain.Compliance, error) {
 	var errs []error
 	w, err := ParseWindow(c.QuietHours)
 	if err != nil {
@@ -192,6 +191,6 @@ func checkReply(text string) error {
 }
 
 // Redaction is the redactor as the store applies it.
-func (r *Redactor) Redaction() store.Redaction {
-	return store.Redaction{Phone: r.Phone, EventBody: r.EventBody}
+func (r *Redactor) Redaction() domain.Redaction {
+	return domain.Redaction{Phone: r.Phone, EventBody: r.EventBody}
 }

@@ -24,7 +24,7 @@ func TestOptOutManagement(t *testing.T) {
 		numbers := []string{"5511999990001", "5511999990002", "5511999990003"}
 		for _, n := range numbers {
 			rec, added, err := o.Add(ctx, acc, domain.Live, n)
-			if err != nil || !added || rec.Phone != n || rec.Source != store.OptOutOperator || rec.Channel != "" {
+			if err != nil || !added || rec.Phone != n || rec.Source != domain.OptOutOperator || rec.Channel != "" {
 				t.Fatalf("add %s: %+v %v %v", n, rec, added, err)
 			}
 		}
@@ -64,19 +64,19 @@ func TestOptOutManagement(t *testing.T) {
 }
 
 func TestCheckSettings(t *testing.T) {
-	c, err := compliance.CheckSettings(store.Compliance{QuietHours: " 21:00 - 08:00 ", RetentionDays: 30,
+	c, err := compliance.CheckSettings(domain.Compliance{QuietHours: " 21:00 - 08:00 ", RetentionDays: 30,
 		OptOutReply: "  You will get no more messages. Reply START to opt in.  "})
 	if err != nil || c.QuietHours != "21:00-08:00" || c.OptOutReply != "You will get no more messages. Reply START to opt in." {
 		t.Errorf("normalised: %+v %v", c, err)
 	}
-	_, err = compliance.CheckSettings(store.Compliance{QuietHours: "9pm-8am", RetentionDays: -1,
+	_, err = compliance.CheckSettings(domain.Compliance{QuietHours: "9pm-8am", RetentionDays: -1,
 		OptInReply: strings.Repeat("é", 1001), OptOutReply: "bell\a"})
 	for _, want := range []string{"quiet hours", "retention days", "opt-in reply", "opt-out reply"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not name %s", err, want)
 		}
 	}
-	if _, err := compliance.CheckSettings(store.Compliance{OptOutReply: strings.Repeat("ж", 700)}); err == nil {
+	if _, err := compliance.CheckSettings(domain.Compliance{OptOutReply: strings.Repeat("ж", 700)}); err == nil {
 		t.Error("a reply of 11 UCS-2 segments was accepted")
 	}
 }

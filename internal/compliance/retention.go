@@ -9,19 +9,18 @@ import (
 
 	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
-	"msgsvc/internal/store"
 )
 
 // RetentionStore is what the retention sweep needs from storage.
 type RetentionStore interface {
 	RetentionAccounts(ctx context.Context) (map[string]int, error)
-	RetentionRows(ctx context.Context, kind, accountID, after, before string, limit int) ([]store.RetentionRow, error)
-	Redact(ctx context.Context, kind string, ids []string, r store.Redaction) error
+	RetentionRows(ctx context.Context, kind, accountID, after, before string, limit int) ([]domain.RetentionRow, error)
+	Redact(ctx context.Context, kind string, ids []string, r domain.Redaction) error
 	DeleteConversationsBefore(ctx context.Context, accountID string, t time.Time) error
 }
 
-// Retention erases what accounts keep for a limited time (CONTRACT section
-// 7): for each account with a number of retention days, the text of
+// Retention erases what accounts keep for a limited time (an account's
+// retention days): for each account with a number of retention days, the text of
 // messages and replies older than that is erased and their phone numbers
 // replaced by the keyed hash, in webhook events too. Statuses, prices,
 // counts and the ledger stay. A message still waiting for a provider is
@@ -51,7 +50,7 @@ type Retention struct {
 // ids carry (ids begin with their creation time).
 var kinds = []struct {
 	name, prefix string
-}{{store.RetainMessages, id.Message}, {store.RetainInbound, id.Inbound}, {store.RetainEvents, id.Event}}
+}{{domain.RetainMessages, id.Message}, {domain.RetainInbound, id.Inbound}, {domain.RetainEvents, id.Event}}
 
 // Run sweeps until ctx ends.
 func (r *Retention) Run(ctx context.Context) {
@@ -156,19 +155,19 @@ func (r *Retention) sweepKind(ctx context.Context, accountID, kind, before strin
 
 // waits reports whether a row is still in use and must keep its data for
 // now: a message not yet handed over, an event still being delivered.
-func (r *Retention) waits(kind string, row store.RetentionRow) bool {
+func (r *Retention) waits(kind string, row domain.RetentionRow) bool {
 	switch kind {
-	case store.RetainMessages:
+	case domain.RetainMessages:
 		return row.State == string(domain.Sending)
-	case store.RetainEvents:
-		return row.State == store.EventPending
+	case domain.RetainEvents:
+		return row.State == domain.EventPending
 	}
 	return false
 }
 
 // done reports whether a row is already redacted.
-func (r *Retention) done(kind string, row store.RetentionRow) bool {
-	if kind == store.RetainEvents {
+func (r *Retention) done(kind string, row domain.RetentionRow) bool {
+	if kind == domain.RetainEvents {
 		body, err := r.Redactor.EventBody(row.Body)
 		return err != nil || body == row.Body // a body that does not parse has nothing to redact
 	}

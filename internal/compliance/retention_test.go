@@ -52,7 +52,7 @@ func writeHistory(t *testing.T, st *store.Store, accountID string, created time.
 	}
 	h := history{campaignID: c.ID, delivered: msg(domain.Delivered), waiting: msg(domain.Sending), replyID: id.New(id.Inbound, created)}
 	h.delivered.NextAttemptAt, h.delivered.DeliveredAt = time.Time{}, created
-	evs := []store.Event{
+	evs := []domain.Event{
 		{ID: id.New(id.Event, created), AccountID: accountID, CampaignID: c.ID, MessageID: h.delivered.ID, Event: webhook.DeliveryStatus,
 			URL: c.CallbackURL, Body: webhook.StatusBody(h.delivered, domain.Delivered, created), CreatedAt: created},
 		{ID: id.New(id.Event, created), AccountID: accountID, CampaignID: c.ID, Event: webhook.MessageReceived, URL: c.CallbackURL,
@@ -65,7 +65,7 @@ func writeHistory(t *testing.T, st *store.Store, accountID string, created time.
 		if err := tx.InsertMessages(ctx, []domain.Message{h.delivered, h.waiting}); err != nil {
 			return err
 		}
-		if err := tx.InsertInbound(ctx, store.Inbound{ID: h.replyID, AccountID: accountID, Env: domain.Live, Phone: phone,
+		if err := tx.InsertInbound(ctx, domain.Inbound{ID: h.replyID, AccountID: accountID, Env: domain.Live, Phone: phone,
 			Channel: domain.SMS, Body: "call me at home", CampaignID: c.ID, ReceivedAt: created}); err != nil {
 			return err
 		}
@@ -76,8 +76,8 @@ func writeHistory(t *testing.T, st *store.Store, accountID string, created time.
 	}
 	// Delivered events are no longer pending.
 	for _, ev := range evs {
-		if err := st.RecordAttempts(ctx, "", []store.AttemptOutcome{{State: store.EventDelivered,
-			Attempt: store.Attempt{ID: id.New(id.Attempt, created), EventID: ev.ID, AttemptedAt: created, StatusCode: 204}}}); err != nil {
+		if err := st.RecordAttempts(ctx, "", []domain.AttemptOutcome{{State: domain.EventDelivered,
+			Attempt: domain.Attempt{ID: id.New(id.Attempt, created), EventID: ev.ID, AttemptedAt: created, StatusCode: 204}}}); err != nil {
 			t.Fatal(err)
 		}
 		h.events = append(h.events, ev.ID)
@@ -87,12 +87,12 @@ func writeHistory(t *testing.T, st *store.Store, accountID string, created time.
 
 func newAccount(t *testing.T, st *store.Store, retentionDays int) string {
 	t.Helper()
-	a := store.Account{ID: id.New(id.Account, t0), Name: "Acme", Tier: "pro", Currency: "USD", CountryCode: "55",
+	a := domain.Account{ID: id.New(id.Account, t0), Name: "Acme", Tier: "pro", Currency: "USD", CountryCode: "55",
 		WebhookSecret: "whsec_x", WAQualityTier: 1, CreatedAt: t0}
 	if err := st.CreateAccount(context.Background(), a); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := compliance.SetSettings(context.Background(), st, a.ID, store.Compliance{RetentionDays: retentionDays}); err != nil {
+	if _, err := compliance.SetSettings(context.Background(), st, a.ID, domain.Compliance{RetentionDays: retentionDays}); err != nil {
 		t.Fatal(err)
 	}
 	return a.ID
@@ -135,7 +135,7 @@ func TestRetentionSweep(t *testing.T) {
 				t.Errorf("message %s within its retention (or of an account without one) was redacted", keep)
 			}
 		}
-		var evs []store.Event
+		var evs []domain.Event
 		for _, cid := range []string{old.campaignID, recent.campaignID} {
 			of, err := st.EventsForCampaign(ctx, kept, cid, 10)
 			if err != nil {

@@ -24,7 +24,7 @@ func (a Action) String() string {
 	return "none"
 }
 
-// StopWords and StartWords are the contract's lists (CONTRACT section 7),
+// StopWords and StartWords are the public lists of docs/compliance.md,
 // in upper case.
 var (
 	StopWords = []string{"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "REVOKE", "OPTOUT",

@@ -68,101 +68,161 @@ func Flags(fs *flag.FlagSet, dev bool) func() (Config, error) {
 		}
 		return def
 	}
-	var (
-		dataDir   = fs.String("data", env("DATA", "./msgsvc-data"), "data directory (SQLite file, media) [MSGSVC_DATA]")
-		db        = fs.String("db", env("DB", ""), "database: a SQLite path, sqlite:PATH or postgres://… (default DATA/msgsvc.db) [MSGSVC_DB]")
-		addr      = fs.String("addr", env("ADDR", "127.0.0.1:8080"), "listen address [MSGSVC_ADDR]")
-		cfgFile   = fs.String("config", env("CONFIG", ""), "provider configuration file [MSGSVC_CONFIG]")
-		schedule  = fs.String("webhook-retry-schedule", env("WEBHOOK_RETRY_SCHEDULE", ""), "webhook retry delays, e.g. 1s,2s,4s [MSGSVC_WEBHOOK_RETRY_SCHEDULE]")
-		private   = fs.String("webhook-allow-private", env("WEBHOOK_ALLOW_PRIVATE", strconv.FormatBool(dev)), "allow http and private callback addresses [MSGSVC_WEBHOOK_ALLOW_PRIVATE]")
-		simDelay  = fs.String("simulator-delay", env("SIMULATOR_DELAY", "300ms"), "delay between simulated status steps [MSGSVC_SIMULATOR_DELAY]")
-		proxies   = fs.String("trusted-proxies", env("TRUSTED_PROXIES", ""), "comma-separated addresses and CIDR ranges of proxies whose X-Forwarded-For names the client [MSGSVC_TRUSTED_PROXIES]")
-		rlBackend = fs.String("rate-limit-backend", env("RATE_LIMIT_BACKEND", "memory"), "memory or redis://… [MSGSVC_RATE_LIMIT_BACKEND]")
-		smppAddr  = fs.String("smpp-addr", env("SMPP_ADDR", ""), "SMSC host:port for live SMS [MSGSVC_SMPP_ADDR]")
-		smppID    = fs.String("smpp-system-id", env("SMPP_SYSTEM_ID", ""), "SMPP system_id [MSGSVC_SMPP_SYSTEM_ID]")
-		smppPass  = fs.String("smpp-password", env("SMPP_PASSWORD", ""), "SMPP password [MSGSVC_SMPP_PASSWORD]")
-		dLease    = fs.String("dispatch-lease", env("DISPATCH_LEASE", "30s"), "how long a node holds messages it claimed before another may take them [MSGSVC_DISPATCH_LEASE]")
-		wLease    = fs.String("webhook-lease", env("WEBHOOK_LEASE", "60s"), "how long a node holds webhook events it claimed (more than the 5 s timeout) [MSGSVC_WEBHOOK_LEASE]")
-		journal   = fs.String("simulator-journal", env("SIMULATOR_JOURNAL", "false"), "keep the simulated carrier's record of hand-overs in the database (multi-node tests) [MSGSVC_SIMULATOR_JOURNAL]")
-		probe     = fs.String("media-url-probe", env("MEDIA_URL_PROBE", "true"), "check media.url sends with a HEAD request to the (public) address [MSGSVC_MEDIA_URL_PROBE]")
-		pprofAddr = fs.String("pprof-addr", env("PPROF_ADDR", ""), "serve Go profiling endpoints on this address (off when empty) [MSGSVC_PPROF_ADDR]")
-		nodeID    = fs.String("node-id", env("NODE_ID", ""), "this node's name in leases (default: kept in DATA/node-id) [MSGSVC_NODE_ID]")
-		redaction = fs.String("redaction-key", env("REDACTION_KEY", ""), "base64 key (32+ bytes) of the keyed hash that replaces phone numbers past their retention; every node of a deployment needs the same (default: made once and kept in DATA/redaction-key) [MSGSVC_REDACTION_KEY]")
-		logLevel  = fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error [MSGSVC_LOG_LEVEL]")
-		dispatch  = fs.String("dispatch-workers", env("DISPATCH_WORKERS", "2"), "parallel dispatch loops [MSGSVC_DISPATCH_WORKERS]")
-		commits   = fs.String("commit-workers", env("COMMIT_WORKERS", "0"), "parallel group-commit loops (0: 1 on SQLite, 2 on PostgreSQL) [MSGSVC_COMMIT_WORKERS]")
-		shutdown  = fs.String("shutdown-timeout", env("SHUTDOWN_TIMEOUT", "15s"), "how long a graceful stop may take [MSGSVC_SHUTDOWN_TIMEOUT]")
-		receipts  = fs.String("receipt-overdue", env("RECEIPT_OVERDUE", "10m"), "how long a message handed to an SMSC waits for its receipt before the SMSC is asked (query_sm) [MSGSVC_RECEIPT_OVERDUE]")
-		session   = fs.String("session-ttl", env("SESSION_TTL", "12h"), "how long a panel session may stay idle before it expires [MSGSVC_SESSION_TTL]")
-	)
+	f := &flagText{}
+	f.nodeFlags(fs, env)
+	f.httpFlags(fs, env)
+	f.queueFlags(fs, env, dev)
+	f.providerFlags(fs, env)
 	return func() (Config, error) {
-		c := Config{Dev: dev, DataDir: *dataDir, DB: *db, Addr: *addr, Config: *cfgFile, RateLimitBackend: *rlBackend,
-			SMPPAddr: *smppAddr, SMPPSystemID: *smppID, SMPPPassword: *smppPass, PprofAddr: *pprofAddr, NodeID: *nodeID, LogLevel: *logLevel}
-		var errs []error
-		if c.DB == "" {
-			c.DB = filepath.Join(c.DataDir, "msgsvc.db")
-		}
-		var err error
-		if c.WebhookAllowPrivate, err = strconv.ParseBool(*private); err != nil {
-			errs = append(errs, fmt.Errorf("webhook-allow-private: %w", err))
-		}
-		if *schedule != "" {
-			if c.WebhookRetrySchedule, err = webhook.ParseSchedule(*schedule); err != nil {
-				errs = append(errs, fmt.Errorf("webhook-retry-schedule: %w", err))
-			}
-		} else {
-			c.WebhookRetrySchedule = webhook.DefaultSchedule()
-		}
-		if c.SimulatorDelay, err = time.ParseDuration(*simDelay); err != nil || c.SimulatorDelay < 0 {
-			errs = append(errs, fmt.Errorf("simulator-delay: %q is not a duration", *simDelay))
-		}
-		if c.SimJournal, err = strconv.ParseBool(*journal); err != nil {
-			errs = append(errs, fmt.Errorf("simulator-journal: %w", err))
-		}
-		if c.MediaURLProbe, err = strconv.ParseBool(*probe); err != nil {
-			errs = append(errs, fmt.Errorf("media-url-probe: %w", err))
-		}
-		if c.DispatchLease, err = time.ParseDuration(*dLease); err != nil || c.DispatchLease < time.Second {
-			errs = append(errs, fmt.Errorf("dispatch-lease: %q must be a duration of at least 1s", *dLease))
-		}
-		if c.WebhookLease, err = time.ParseDuration(*wLease); err != nil || c.WebhookLease < 6*time.Second {
-			errs = append(errs, fmt.Errorf("webhook-lease: %q must be a duration of at least 6s (longer than the 5 s delivery timeout)", *wLease))
-		}
-		if c.ShutdownTimeout, err = time.ParseDuration(*shutdown); err != nil || c.ShutdownTimeout <= 0 {
-			errs = append(errs, fmt.Errorf("shutdown-timeout: %q is not a duration", *shutdown))
-		}
-		if c.ReceiptOverdue, err = time.ParseDuration(*receipts); err != nil || c.ReceiptOverdue < time.Second {
-			errs = append(errs, fmt.Errorf("receipt-overdue: %q must be a duration of at least 1s", *receipts))
-		}
-		if c.SessionTTL, err = time.ParseDuration(*session); err != nil || c.SessionTTL < time.Minute {
-			errs = append(errs, fmt.Errorf("session-ttl: %q must be a duration of at least 1m", *session))
-		}
-		if c.DispatchWorkers, err = strconv.Atoi(*dispatch); err != nil || c.DispatchWorkers < 1 {
-			errs = append(errs, fmt.Errorf("dispatch-workers: must be a positive number"))
-		}
-		if c.CommitWorkers, err = strconv.Atoi(*commits); err != nil || c.CommitWorkers < 0 {
-			errs = append(errs, fmt.Errorf("commit-workers: must be 0 or more"))
-		}
-		if c.RateLimitBackend != "memory" && c.RateLimitBackend != "" && !strings.HasPrefix(c.RateLimitBackend, "redis://") &&
-			!strings.HasPrefix(c.RateLimitBackend, "rediss://") {
-			errs = append(errs, fmt.Errorf("rate-limit-backend: must be memory or a redis:// URL"))
-		}
-		if (c.SMPPAddr != "") != (c.SMPPSystemID != "") {
-			errs = append(errs, errors.New("smpp: set both MSGSVC_SMPP_ADDR and MSGSVC_SMPP_SYSTEM_ID"))
-		}
-		if c.TrustedProxies, err = parsePrefixes(*proxies); err != nil {
-			errs = append(errs, fmt.Errorf("trusted-proxies: %w", err))
-		}
-		if c.NodeID == "" {
-			c.NodeID = persistentNodeID(c.DataDir)
-		}
-		if c.RedactionKey = *redaction; c.RedactionKey == "" {
-			if c.RedactionKey, err = PersistentRedactionKey(c.DataDir); err != nil {
-				errs = append(errs, err)
-			}
-		}
+		c := Config{Dev: dev}
+		errs := f.node(&c)
+		errs = append(errs, f.http(&c)...)
+		errs = append(errs, f.queues(&c)...)
+		errs = append(errs, f.providers(&c)...)
 		return c, errors.Join(errs...)
 	}
+}
+
+// flagText holds the flags' values as given (flag, environment or
+// default), read into a Config once fs was parsed.
+type flagText struct {
+	dataDir, db, addr, nodeID, redaction, logLevel, pprofAddr, shutdown *string
+	proxies, rlBackend, session, probe                                  *string
+	schedule, private, wLease, dLease, dispatch, commits, receipts      *string
+	cfgFile, simDelay, journal, smppAddr, smppID, smppPass              *string
+}
+
+// nodeFlags are the node's own: where it keeps its data, its name, its
+// logs and how it stops.
+func (f *flagText) nodeFlags(fs *flag.FlagSet, env func(name, def string) string) {
+	f.dataDir = fs.String("data", env("DATA", "./msgsvc-data"), "data directory (SQLite file, media) [MSGSVC_DATA]")
+	f.db = fs.String("db", env("DB", ""), "database: a SQLite path, sqlite:PATH or postgres://… (default DATA/msgsvc.db) [MSGSVC_DB]")
+	f.addr = fs.String("addr", env("ADDR", "127.0.0.1:8080"), "listen address [MSGSVC_ADDR]")
+	f.nodeID = fs.String("node-id", env("NODE_ID", ""), "this node's name in leases (default: kept in DATA/node-id) [MSGSVC_NODE_ID]")
+	f.redaction = fs.String("redaction-key", env("REDACTION_KEY", ""), "base64 key (32+ bytes) of the keyed hash that replaces phone numbers past their retention; every node of a deployment needs the same (default: made once and kept in DATA/redaction-key) [MSGSVC_REDACTION_KEY]")
+	f.logLevel = fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error [MSGSVC_LOG_LEVEL]")
+	f.pprofAddr = fs.String("pprof-addr", env("PPROF_ADDR", ""), "serve Go profiling endpoints on this address (off when empty) [MSGSVC_PPROF_ADDR]")
+	f.shutdown = fs.String("shutdown-timeout", env("SHUTDOWN_TIMEOUT", "15s"), "how long a graceful stop may take [MSGSVC_SHUTDOWN_TIMEOUT]")
+}
+
+func (f *flagText) node(c *Config) []error {
+	c.DataDir, c.DB, c.Addr, c.PprofAddr, c.NodeID, c.LogLevel = *f.dataDir, *f.db, *f.addr, *f.pprofAddr, *f.nodeID, *f.logLevel
+	var errs []error
+	if c.DB == "" {
+		c.DB = filepath.Join(c.DataDir, "msgsvc.db")
+	}
+	var err error
+	if c.ShutdownTimeout, err = time.ParseDuration(*f.shutdown); err != nil || c.ShutdownTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("shutdown-timeout: %q is not a duration", *f.shutdown))
+	}
+	if c.NodeID == "" {
+		c.NodeID = persistentNodeID(c.DataDir)
+	}
+	if c.RedactionKey = *f.redaction; c.RedactionKey == "" {
+		if c.RedactionKey, err = PersistentRedactionKey(c.DataDir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// httpFlags are the HTTP front's: proxies, rate limits, panel sessions,
+// media URLs.
+func (f *flagText) httpFlags(fs *flag.FlagSet, env func(name, def string) string) {
+	f.proxies = fs.String("trusted-proxies", env("TRUSTED_PROXIES", ""), "comma-separated addresses and CIDR ranges of proxies whose X-Forwarded-For names the client [MSGSVC_TRUSTED_PROXIES]")
+	f.rlBackend = fs.String("rate-limit-backend", env("RATE_LIMIT_BACKEND", "memory"), "memory or redis://… [MSGSVC_RATE_LIMIT_BACKEND]")
+	f.session = fs.String("session-ttl", env("SESSION_TTL", "12h"), "how long a panel session may stay idle before it expires [MSGSVC_SESSION_TTL]")
+	f.probe = fs.String("media-url-probe", env("MEDIA_URL_PROBE", "true"), "check media.url sends with a HEAD request to the (public) address [MSGSVC_MEDIA_URL_PROBE]")
+}
+
+func (f *flagText) http(c *Config) []error {
+	c.RateLimitBackend = *f.rlBackend
+	var errs []error
+	var err error
+	if c.TrustedProxies, err = parsePrefixes(*f.proxies); err != nil {
+		errs = append(errs, fmt.Errorf("trusted-proxies: %w", err))
+	}
+	if c.RateLimitBackend != "memory" && c.RateLimitBackend != "" && !strings.HasPrefix(c.RateLimitBackend, "redis://") &&
+		!strings.HasPrefix(c.RateLimitBackend, "rediss://") {
+		errs = append(errs, fmt.Errorf("rate-limit-backend: must be memory or a redis:// URL"))
+	}
+	if c.SessionTTL, err = time.ParseDuration(*f.session); err != nil || c.SessionTTL < time.Minute {
+		errs = append(errs, fmt.Errorf("session-ttl: %q must be a duration of at least 1m", *f.session))
+	}
+	if c.MediaURLProbe, err = strconv.ParseBool(*f.probe); err != nil {
+		errs = append(errs, fmt.Errorf("media-url-probe: %w", err))
+	}
+	return errs
+}
+
+// queueFlags are the queues': how messages are committed and handed over,
+// and how webhook events are delivered.
+func (f *flagText) queueFlags(fs *flag.FlagSet, env func(name, def string) string, dev bool) {
+	f.schedule = fs.String("webhook-retry-schedule", env("WEBHOOK_RETRY_SCHEDULE", ""), "webhook retry delays, e.g. 1s,2s,4s [MSGSVC_WEBHOOK_RETRY_SCHEDULE]")
+	f.private = fs.String("webhook-allow-private", env("WEBHOOK_ALLOW_PRIVATE", strconv.FormatBool(dev)), "allow http and private callback addresses [MSGSVC_WEBHOOK_ALLOW_PRIVATE]")
+	f.wLease = fs.String("webhook-lease", env("WEBHOOK_LEASE", "60s"), "how long a node holds webhook events it claimed (more than the 5 s timeout) [MSGSVC_WEBHOOK_LEASE]")
+	f.dLease = fs.String("dispatch-lease", env("DISPATCH_LEASE", "30s"), "how long a node holds messages it claimed before another may take them [MSGSVC_DISPATCH_LEASE]")
+	f.dispatch = fs.String("dispatch-workers", env("DISPATCH_WORKERS", "2"), "parallel dispatch loops [MSGSVC_DISPATCH_WORKERS]")
+	f.commits = fs.String("commit-workers", env("COMMIT_WORKERS", "0"), "parallel group-commit loops (0: 1 on SQLite, 2 on PostgreSQL) [MSGSVC_COMMIT_WORKERS]")
+	f.receipts = fs.String("receipt-overdue", env("RECEIPT_OVERDUE", "10m"), "how long a message handed to an SMSC waits for its receipt before the SMSC is asked (query_sm) [MSGSVC_RECEIPT_OVERDUE]")
+}
+
+func (f *flagText) queues(c *Config) []error {
+	var errs []error
+	var err error
+	if c.WebhookAllowPrivate, err = strconv.ParseBool(*f.private); err != nil {
+		errs = append(errs, fmt.Errorf("webhook-allow-private: %w", err))
+	}
+	if *f.schedule != "" {
+		if c.WebhookRetrySchedule, err = webhook.ParseSchedule(*f.schedule); err != nil {
+			errs = append(errs, fmt.Errorf("webhook-retry-schedule: %w", err))
+		}
+	} else {
+		c.WebhookRetrySchedule = webhook.DefaultSchedule()
+	}
+	if c.DispatchLease, err = time.ParseDuration(*f.dLease); err != nil || c.DispatchLease < time.Second {
+		errs = append(errs, fmt.Errorf("dispatch-lease: %q must be a duration of at least 1s", *f.dLease))
+	}
+	if c.WebhookLease, err = time.ParseDuration(*f.wLease); err != nil || c.WebhookLease < 6*time.Second {
+		errs = append(errs, fmt.Errorf("webhook-lease: %q must be a duration of at least 6s (longer than the 5 s delivery timeout)", *f.wLease))
+	}
+	if c.ReceiptOverdue, err = time.ParseDuration(*f.receipts); err != nil || c.ReceiptOverdue < time.Second {
+		errs = append(errs, fmt.Errorf("receipt-overdue: %q must be a duration of at least 1s", *f.receipts))
+	}
+	if c.DispatchWorkers, err = strconv.Atoi(*f.dispatch); err != nil || c.DispatchWorkers < 1 {
+		errs = append(errs, fmt.Errorf("dispatch-workers: must be a positive number"))
+	}
+	if c.CommitWorkers, err = strconv.Atoi(*f.commits); err != nil || c.CommitWorkers < 0 {
+		errs = append(errs, fmt.Errorf("commit-workers: must be 0 or more"))
+	}
+	return errs
+}
+
+// providerFlags are the providers': the configuration file, the SMPP
+// shortcut and the simulator.
+func (f *flagText) providerFlags(fs *flag.FlagSet, env func(name, def string) string) {
+	f.cfgFile = fs.String("config", env("CONFIG", ""), "provider configuration file [MSGSVC_CONFIG]")
+	f.smppAddr = fs.String("smpp-addr", env("SMPP_ADDR", ""), "SMSC host:port for live SMS [MSGSVC_SMPP_ADDR]")
+	f.smppID = fs.String("smpp-system-id", env("SMPP_SYSTEM_ID", ""), "SMPP system_id [MSGSVC_SMPP_SYSTEM_ID]")
+	f.smppPass = fs.String("smpp-password", env("SMPP_PASSWORD", ""), "SMPP password [MSGSVC_SMPP_PASSWORD]")
+	f.simDelay = fs.String("simulator-delay", env("SIMULATOR_DELAY", "300ms"), "delay between simulated status steps [MSGSVC_SIMULATOR_DELAY]")
+	f.journal = fs.String("simulator-journal", env("SIMULATOR_JOURNAL", "false"), "keep the simulated carrier's record of hand-overs in the database (multi-node tests) [MSGSVC_SIMULATOR_JOURNAL]")
+}
+
+func (f *flagText) providers(c *Config) []error {
+	c.Config, c.SMPPAddr, c.SMPPSystemID, c.SMPPPassword = *f.cfgFile, *f.smppAddr, *f.smppID, *f.smppPass
+	var errs []error
+	var err error
+	if c.SimulatorDelay, err = time.ParseDuration(*f.simDelay); err != nil || c.SimulatorDelay < 0 {
+		errs = append(errs, fmt.Errorf("simulator-delay: %q is not a duration", *f.simDelay))
+	}
+	if c.SimJournal, err = strconv.ParseBool(*f.journal); err != nil {
+		errs = append(errs, fmt.Errorf("simulator-journal: %w", err))
+	}
+	if (c.SMPPAddr != "") != (c.SMPPSystemID != "") {
+		errs = append(errs, errors.New("smpp: set both MSGSVC_SMPP_ADDR and MSGSVC_SMPP_SYSTEM_ID"))
+	}
+	return errs
 }
 
 // parsePrefixes reads comma-separated addresses (as single-address

@@ -57,7 +57,7 @@ func ErrorText(code string) string {
 }
 
 // TimeLayout is the one timestamp format of the API and webhooks: UTC with
-// milliseconds (CONTRACT section 3).
+// milliseconds (docs/api.md, webhooks).
 const TimeLayout = "2006-01-02T15:04:05.000Z"
 
 // FormatTime renders t in TimeLayout.

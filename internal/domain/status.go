@@ -2,7 +2,7 @@ package domain
 
 import "fmt"
 
-// Status is where a message stands (CONTRACT section 3).
+// Status is where a message stands (docs/api.md, webhooks).
 type Status string
 
 // The statuses. SENDING → SENT → DELIVERED → READ is the progress;

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Final statuses of a message (CONTRACT section 2).
+// Final statuses of a message (docs/api.md).
 var finalStatuses = map[string]bool{"DELIVERED": true, "READ": true, "FAILED": true, "CANCELED": true}
 
 // apiClient is an integrator calling the integration API with one key.

@@ -32,7 +32,7 @@ func accountMessages(ctx context.Context, t *testing.T, st *store.Store, account
 	out := map[string]domain.Message{}
 	before := ""
 	for {
-		page, err := st.SearchMessages(ctx, store.MessageFilter{AccountID: accountID, Before: before, Limit: 1000})
+		page, err := st.SearchMessages(ctx, domain.MessageFilter{AccountID: accountID, Before: before, Limit: 1000})
 		if err != nil {
 			t.Fatalf("read messages: %v", err)
 		}
@@ -91,7 +91,7 @@ func (f ledgerFigures) String() string {
 
 func credits(micro int64) string { return fmt.Sprintf("%.2f", float64(micro)/1e6) }
 
-// checkLedger asserts the credit promises (CONTRACT section 4) on what a
+// checkLedger asserts the promises about credits on what a
 // run left: the balance equals the ledger's sum and is not negative; every
 // live message has exactly one debit of its price, at most one refund, and
 // its lines add up to what the message row says is still charged: its
@@ -244,7 +244,7 @@ func undelivered(ctx context.Context, t *testing.T, db *sql.DB, accountID string
 			t.Fatalf("read events: %v", err)
 		}
 		n++
-		if state != store.EventDelivered {
+		if state != domain.EventDelivered {
 			problems = append(problems, fmt.Sprintf("event %s of message %s is %s after %d attempts (last %d %q)",
 				id, mid, state, attempts, lastStatus, lastErr))
 		}

@@ -8,16 +8,15 @@ package keycache
 
 import (
 	"context"
+	"msgsvc/internal/domain"
 	"sync"
 	"time"
-
-	"msgsvc/internal/store"
 )
 
 // Source is where keys and the version live (*store.Store).
 type Source interface {
 	AuthVersion(ctx context.Context) (int64, error)
-	KeyByHashVersion(ctx context.Context, hash string) (store.APIKey, store.Account, int64, error)
+	KeyByHashVersion(ctx context.Context, hash string) (domain.APIKey, domain.Account, int64, error)
 }
 
 // maxEntries bounds the cache; past it the cache starts over (a deployment
@@ -34,8 +33,8 @@ type Cache struct {
 }
 
 type entry struct {
-	key     store.APIKey
-	account store.Account
+	key     domain.APIKey
+	account domain.Account
 	version int64
 }
 
@@ -49,10 +48,10 @@ func New(src Source) *Cache {
 // KeyByHash returns the key and its account as the database has them now.
 // The account's balance is as of when the entry was read: callers that
 // need the current balance read it themselves.
-func (c *Cache) KeyByHash(ctx context.Context, hash string) (store.APIKey, store.Account, error) {
+func (c *Cache) KeyByHash(ctx context.Context, hash string) (domain.APIKey, domain.Account, error) {
 	v, err := c.version.get(ctx)
 	if err != nil {
-		return store.APIKey{}, store.Account{}, err
+		return domain.APIKey{}, domain.Account{}, err
 	}
 	c.mu.Lock()
 	e, ok := c.entries[hash]

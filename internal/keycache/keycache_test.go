@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/store"
+	"msgsvc/internal/domain"
 )
 
 // source is a database of one key whose version the test moves.
@@ -33,16 +33,16 @@ func (s *source) AuthVersion(ctx context.Context) (int64, error) {
 	return v, nil
 }
 
-func (s *source) KeyByHashVersion(_ context.Context, hash string) (store.APIKey, store.Account, int64, error) {
+func (s *source) KeyByHashVersion(_ context.Context, hash string) (domain.APIKey, domain.Account, int64, error) {
 	s.lookups.Add(1)
 	if hash != "h1" {
-		return store.APIKey{}, store.Account{}, 0, store.ErrNotFound
+		return domain.APIKey{}, domain.Account{}, 0, domain.ErrNotFound
 	}
-	k := store.APIKey{ID: "key_1", Hash: hash}
+	k := domain.APIKey{ID: "key_1", Hash: hash}
 	if s.revoked.Load() {
 		k.RevokedAt = time.Unix(1, 0)
 	}
-	return k, store.Account{ID: "acc_1"}, s.version.Load(), nil
+	return k, domain.Account{ID: "acc_1"}, s.version.Load(), nil
 }
 
 func TestCacheFollowsVersion(t *testing.T) {
@@ -71,7 +71,7 @@ func TestCacheFollowsVersion(t *testing.T) {
 	}
 	// Unknown keys are not kept: each attempt asks the database.
 	for i := 0; i < 2; i++ {
-		if _, _, err := c.KeyByHash(ctx, "h-unknown"); !errors.Is(err, store.ErrNotFound) {
+		if _, _, err := c.KeyByHash(ctx, "h-unknown"); !errors.Is(err, domain.ErrNotFound) {
 			t.Errorf("unknown key: %v", err)
 		}
 	}

@@ -2,38 +2,6 @@ package ledger
 
 import "testing"
 
-func TestDefaultPrices(t *testing.T) {
-	p := Default()
-	if got := p.SMS("55", "55", 2); got != 2*Micro {
-		t.Errorf("home SMS 2 segments = %d", got)
-	}
-	if got := p.SMS("1", "55", 3); got != 6*Micro {
-		t.Errorf("abroad SMS 3 segments = %d", got)
-	}
-	if got := p.RCS("44", "55"); got != Micro {
-		t.Errorf("RCS = %d", got)
-	}
-	if p.WhatsApp("55", "55", true) != 2*Micro || p.WhatsApp("55", "55", false) != 0 {
-		t.Errorf("WhatsApp prices wrong")
-	}
-}
-
-func TestParseOverrides(t *testing.T) {
-	p, err := Parse(`{"countries":{"44":{"smsSegment":1500000,"rcsMessage":500000}}}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := p.SMS("44", "1", 2); got != 3*Micro {
-		t.Errorf("override SMS = %d", got)
-	}
-	if got := p.SMS("49", "1", 1); got != 2*Micro {
-		t.Errorf("abroad default kept = %d", got)
-	}
-	if _, err := Parse(`{`); err == nil {
-		t.Error("bad JSON accepted")
-	}
-}
-
 func TestCreditsConversion(t *testing.T) {
 	for _, c := range []struct {
 		in   float64

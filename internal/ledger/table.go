@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"msgsvc/internal/domain"
 	"sort"
 	"strings"
 )
@@ -29,7 +30,7 @@ var priceFields = []string{"smsSegment", "rcsMessage", "waConversation", "waInWi
 // otherwise. Unknown fields, negative or absurd prices and malformed
 // calling codes are refused. It returns the table as the account stores it
 // (Prices, micro-credits), or "" when the table is empty (defaults).
-func ParsePriceTable(raw []byte, homeCountry string) (string, Prices, error) {
+func ParsePriceTable(raw []byte, homeCountry string) (string, domain.Prices, error) {
 	var in struct {
 		Home      map[string]json.RawMessage            `json:"home"`
 		Abroad    map[string]json.RawMessage            `json:"abroad"`
@@ -38,18 +39,18 @@ func ParsePriceTable(raw []byte, homeCountry string) (string, Prices, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		return "", Prices{}, fmt.Errorf("price table: %w", err)
+		return "", domain.Prices{}, fmt.Errorf("price table: %w", err)
 	}
 	if dec.More() {
-		return "", Prices{}, fmt.Errorf("price table: more than one JSON value")
+		return "", domain.Prices{}, fmt.Errorf("price table: more than one JSON value")
 	}
-	out := Default()
+	out := domain.DefaultPrices()
 	var err error
 	if out.Home, err = rates("home", in.Home, out.Home); err != nil {
-		return "", Prices{}, err
+		return "", domain.Prices{}, err
 	}
 	if out.Abroad, err = rates("abroad", in.Abroad, out.Abroad); err != nil {
-		return "", Prices{}, err
+		return "", domain.Prices{}, err
 	}
 	codes := make([]string, 0, len(in.Countries))
 	for cc := range in.Countries {
@@ -58,7 +59,7 @@ func ParsePriceTable(raw []byte, homeCountry string) (string, Prices, error) {
 	sort.Strings(codes)
 	for _, cc := range codes {
 		if !callingCode(cc) {
-			return "", Prices{}, fmt.Errorf("countries.%s: a calling code is 1 to 3 digits, without + or a leading 0", cc)
+			return "", domain.Prices{}, fmt.Errorf("countries.%s: a calling code is 1 to 3 digits, without + or a leading 0", cc)
 		}
 		base := out.Abroad
 		if cc == homeCountry {
@@ -66,10 +67,10 @@ func ParsePriceTable(raw []byte, homeCountry string) (string, Prices, error) {
 		}
 		r, err := rates("countries."+cc, in.Countries[cc], base)
 		if err != nil {
-			return "", Prices{}, err
+			return "", domain.Prices{}, err
 		}
 		if out.Countries == nil {
-			out.Countries = map[string]Rates{}
+			out.Countries = map[string]domain.Rates{}
 		}
 		out.Countries[cc] = r
 	}
@@ -78,13 +79,13 @@ func ParsePriceTable(raw []byte, homeCountry string) (string, Prices, error) {
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		return "", Prices{}, fmt.Errorf("price table: %w", err)
+		return "", domain.Prices{}, fmt.Errorf("price table: %w", err)
 	}
 	return string(b), out, nil
 }
 
 // rates applies the given rates, in credits, over base.
-func rates(path string, in map[string]json.RawMessage, base Rates) (Rates, error) {
+func rates(path string, in map[string]json.RawMessage, base domain.Rates) (domain.Rates, error) {
 	for k := range in {
 		known := false
 		for _, f := range priceFields {
@@ -128,8 +129,8 @@ func callingCode(cc string) bool {
 
 // PriceTableJSON shows a stored price table in credits, the way
 // ParsePriceTable reads it.
-func PriceTableJSON(p Prices) map[string]any {
-	show := func(r Rates) map[string]float64 {
+func PriceTableJSON(p domain.Prices) map[string]any {
+	show := func(r domain.Rates) map[string]float64 {
 		return map[string]float64{"smsSegment": Credits(r.SMSSegment), "rcsMessage": Credits(r.RCSMessage),
 			"waConversation": Credits(r.WAConversation), "waInWindow": Credits(r.WAInWindow)}
 	}

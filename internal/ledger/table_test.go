@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"msgsvc/internal/domain"
 	"testing"
 )
 
@@ -10,23 +11,23 @@ func TestParsePriceTable(t *testing.T) {
 		name   string
 		raw    string
 		stored bool // a table is stored (else "" for the defaults)
-		check  func(p Prices) bool
+		check  func(p domain.Prices) bool
 		bad    bool
 	}{
-		{name: "empty restores the defaults", raw: `{}`, check: func(p Prices) bool { return p.Home.SMSSegment == m && p.Abroad.SMSSegment == 2*m }},
+		{name: "empty restores the defaults", raw: `{}`, check: func(p domain.Prices) bool { return p.Home.SMSSegment == m && p.Abroad.SMSSegment == 2*m }},
 		{name: "home rate, others kept", raw: `{"home":{"rcsMessage":0.25}}`, stored: true,
-			check: func(p Prices) bool {
+			check: func(p domain.Prices) bool {
 				return p.Home.RCSMessage == m/4 && p.Home.SMSSegment == m && p.Home.WAConversation == 2*m
 			}},
 		{name: "country inherits abroad", raw: `{"abroad":{"smsSegment":2.5},"countries":{"44":{"smsSegment":3}}}`, stored: true,
-			check: func(p Prices) bool {
+			check: func(p domain.Prices) bool {
 				uk := p.Countries["44"]
 				return uk.SMSSegment == 3*m && uk.RCSMessage == m && uk.WAConversation == 2*m && p.SMS("1", "55", 2) == 5*m
 			}},
 		{name: "home country inherits home", raw: `{"home":{"smsSegment":0.5},"countries":{"55":{"rcsMessage":2}}}`, stored: true,
-			check: func(p Prices) bool { return p.Countries["55"].SMSSegment == m/2 && p.RCS("55", "55") == 2*m }},
+			check: func(p domain.Prices) bool { return p.Countries["55"].SMSSegment == m/2 && p.RCS("55", "55") == 2*m }},
 		{name: "free WhatsApp", raw: `{"countries":{"1":{"waConversation":0}}}`, stored: true,
-			check: func(p Prices) bool {
+			check: func(p domain.Prices) bool {
 				return p.WhatsApp("1", "55", true) == 0 && p.WhatsApp("44", "55", true) == 2*m
 			}},
 		{name: "negative", raw: `{"home":{"smsSegment":-1}}`, bad: true},
@@ -57,7 +58,7 @@ func TestParsePriceTable(t *testing.T) {
 				t.Fatalf("stored %q, prices %+v", stored, p)
 			}
 			// What is stored reads back as the same table.
-			back, err := Parse(stored)
+			back, err := domain.ParsePrices(stored)
 			if err != nil || !c.check(back) {
 				t.Fatalf("read back %+v, %v", back, err)
 			}

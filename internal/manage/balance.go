@@ -8,9 +8,15 @@ import (
 
 	"msgsvc/internal/domain"
 	"msgsvc/internal/ledger"
-	"msgsvc/internal/store"
 	"msgsvc/internal/user"
 )
+
+// BalanceStore is what balances, top-ups, the ledger and usage need from storage; a top-up runs the book (ledger.Credit) in a write transaction of its own.
+type BalanceStore interface {
+	Ledger(ctx context.Context, accountID, before string, limit int) ([]ledger.Entry, error)
+	Usage(ctx context.Context, accountID string, env domain.Environment, since time.Time) ([]domain.UsageDay, error)
+	WriteLedger(ctx context.Context, fn func(tx ledger.Tx) error) error
+}
 
 // UsageDays is how far back the usage chart looks.
 const UsageDays = 30
@@ -18,11 +24,11 @@ const UsageDays = 30
 // BalanceView is an account's balance, a page of its ledger (newest first)
 // and its usage per channel per day.
 type BalanceView struct {
-	Account store.Account
+	Account domain.Account
 	Ledger  []ledger.Entry
 	// NextBefore is the cursor of the next (older) ledger page ("" on the last).
 	NextBefore string
-	Usage      []store.UsageDay
+	Usage      []domain.UsageDay
 	// Since is the first day of the usage.
 	Since time.Time
 }
@@ -53,12 +59,12 @@ func (s *Service) Balance(ctx context.Context, a Actor, accountID, before string
 
 // Account reads the account an actor works on (the panel's header shows
 // its name and balance).
-func (s *Service) Account(ctx context.Context, a Actor, accountID string) (store.Account, error) {
+func (s *Service) Account(ctx context.Context, a Actor, accountID string) (domain.Account, error) {
 	return s.account(ctx, a, accountID, user.Viewer)
 }
 
 // Accounts lists every account, oldest first: the operators' view.
-func (s *Service) Accounts(ctx context.Context, a Actor) ([]store.Account, error) {
+func (s *Service) Accounts(ctx context.Context, a Actor) ([]domain.Account, error) {
 	if err := operator(a); err != nil {
 		return nil, err
 	}
@@ -98,7 +104,7 @@ func (s *Service) TopUp(ctx context.Context, a Actor, accountID string, credits 
 		line += ": " + note
 	}
 	var balance int64
-	err = s.st.Write(ctx, func(tx *store.Tx) error {
+	err = s.st.WriteLedger(ctx, func(tx ledger.Tx) error {
 		var err error
 		balance, err = ledger.Credit(ctx, tx, acct.ID, amount, kind, line, s.now().UTC())
 		return err

@@ -7,11 +7,16 @@ import (
 
 	"msgsvc/internal/compliance"
 	"msgsvc/internal/domain"
-	"msgsvc/internal/store"
 	"msgsvc/internal/user"
 )
 
-// Compliance (CONTRACT section 7) in the panel and the management API:
+// ComplianceStore is what the opt-out list and an account's compliance settings need from storage.
+type ComplianceStore interface {
+	compliance.OptOutStore
+	SetCompliance(ctx context.Context, accountID string, c domain.Compliance) error
+}
+
+// Compliance (opt-outs, quiet hours, retention) in the panel and the management API:
 // the opt-out list and the account's settings. Viewers read them; editing
 // either is an admin's, like senders: taking a number off the list lets
 // messages reach someone who asked for none, which is the account's legal
@@ -73,7 +78,7 @@ func (s *Service) OptOuts(ctx context.Context, a Actor, accountID, env, cursor s
 // AddOptOut opts a number out of the account's messages in one
 // environment; added is false when it already was (the first record, with
 // its source and time, stays).
-func (s *Service) AddOptOut(ctx context.Context, a Actor, accountID, env, phone string) (o store.OptOut, added bool, err error) {
+func (s *Service) AddOptOut(ctx context.Context, a Actor, accountID, env, phone string) (o domain.OptOut, added bool, err error) {
 	acct, err := s.account(ctx, a, accountID, user.Admin)
 	if err != nil {
 		return o, false, err
@@ -113,10 +118,10 @@ func (s *Service) RemoveOptOut(ctx context.Context, a Actor, accountID, env, pho
 }
 
 // Compliance reads the account's compliance settings.
-func (s *Service) Compliance(ctx context.Context, a Actor, accountID string) (store.Compliance, error) {
+func (s *Service) Compliance(ctx context.Context, a Actor, accountID string) (domain.Compliance, error) {
 	acct, err := s.account(ctx, a, accountID, user.Viewer)
 	if err != nil {
-		return store.Compliance{}, err
+		return domain.Compliance{}, err
 	}
 	return acct.Compliance, nil
 }
@@ -124,20 +129,20 @@ func (s *Service) Compliance(ctx context.Context, a Actor, accountID string) (st
 // SetCompliance replaces the account's compliance settings and returns them
 // as stored (the quiet-hours window in its normal form). Every invalid
 // field is named; a refused change changes nothing.
-func (s *Service) SetCompliance(ctx context.Context, a Actor, accountID string, c store.Compliance) (store.Compliance, error) {
+func (s *Service) SetCompliance(ctx context.Context, a Actor, accountID string, c domain.Compliance) (domain.Compliance, error) {
 	acct, err := s.account(ctx, a, accountID, user.Admin)
 	if err != nil {
-		return store.Compliance{}, err
+		return domain.Compliance{}, err
 	}
 	var p problems
 	checks := []struct {
 		field string
-		c     store.Compliance
+		c     domain.Compliance
 	}{
-		{"quietHours", store.Compliance{QuietHours: c.QuietHours}},
-		{"retentionDays", store.Compliance{RetentionDays: c.RetentionDays}},
-		{"optOutReply", store.Compliance{OptOutReply: c.OptOutReply}},
-		{"optInReply", store.Compliance{OptInReply: c.OptInReply}},
+		{"quietHours", domain.Compliance{QuietHours: c.QuietHours}},
+		{"retentionDays", domain.Compliance{RetentionDays: c.RetentionDays}},
+		{"optOutReply", domain.Compliance{OptOutReply: c.OptOutReply}},
+		{"optInReply", domain.Compliance{OptInReply: c.OptInReply}},
 	}
 	// Each setting is checked alone so that the error names its field.
 	for _, ch := range checks {
@@ -146,7 +151,7 @@ func (s *Service) SetCompliance(ctx context.Context, a Actor, accountID string, 
 		}
 	}
 	if err := p.err("The compliance settings are not valid."); err != nil {
-		return store.Compliance{}, err
+		return domain.Compliance{}, err
 	}
 	return compliance.SetSettings(ctx, s.st, acct.ID, c)
 }

@@ -10,16 +10,22 @@ import (
 	"msgsvc/internal/apikey"
 	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
-	"msgsvc/internal/store"
 	"msgsvc/internal/user"
 )
+
+// KeyStore is what managing API keys needs from storage.
+type KeyStore interface {
+	Keys(ctx context.Context, accountID string) ([]domain.APIKey, error)
+	CreateKey(ctx context.Context, k domain.APIKey) error
+	RevokeKey(ctx context.Context, accountID, keyID string, at time.Time) error
+}
 
 // KeyAgeWarning is the age after which the panel suggests replacing a key.
 const KeyAgeWarning = 90 * 24 * time.Hour
 
 // Keys lists an account's API keys, newest first (never the keys
 // themselves: only their prefixes are kept).
-func (s *Service) Keys(ctx context.Context, a Actor, accountID string) ([]store.APIKey, error) {
+func (s *Service) Keys(ctx context.Context, a Actor, accountID string) ([]domain.APIKey, error) {
 	acct, err := s.account(ctx, a, accountID, user.Viewer)
 	if err != nil {
 		return nil, err
@@ -29,10 +35,10 @@ func (s *Service) Keys(ctx context.Context, a Actor, accountID string) ([]store.
 
 // CreateKey makes an API key; the full key is in the returned apikey.Key
 // and is shown this once.
-func (s *Service) CreateKey(ctx context.Context, a Actor, accountID, env, name string) (apikey.Key, store.APIKey, error) {
+func (s *Service) CreateKey(ctx context.Context, a Actor, accountID, env, name string) (apikey.Key, domain.APIKey, error) {
 	acct, err := s.account(ctx, a, accountID, user.Developer)
 	if err != nil {
-		return apikey.Key{}, store.APIKey{}, err
+		return apikey.Key{}, domain.APIKey{}, err
 	}
 	var p problems
 	if env != apikey.Test && env != apikey.Live {
@@ -43,14 +49,14 @@ func (s *Service) CreateKey(ctx context.Context, a Actor, accountID, env, name s
 		p.add("name", msg)
 	}
 	if err := p.err("The key cannot be made."); err != nil {
-		return apikey.Key{}, store.APIKey{}, err
+		return apikey.Key{}, domain.APIKey{}, err
 	}
 	k, err := apikey.Generate(env)
 	if err != nil {
-		return k, store.APIKey{}, err
+		return k, domain.APIKey{}, err
 	}
 	now := s.now().UTC()
-	rec := store.APIKey{ID: id.New(id.Key, now), AccountID: acct.ID, Env: domain.Environment(env), Prefix: k.Prefix, Hash: k.Hash,
+	rec := domain.APIKey{ID: id.New(id.Key, now), AccountID: acct.ID, Env: domain.Environment(env), Prefix: k.Prefix, Hash: k.Hash,
 		Name: name, CreatedAt: now}
 	return k, rec, s.st.CreateKey(ctx, rec)
 }

@@ -6,11 +6,20 @@ import (
 	"strings"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
 	"msgsvc/internal/ratelimit"
-	"msgsvc/internal/store"
 	"msgsvc/internal/user"
 )
+
+// LimitStore is what requesting and deciding higher limits needs from storage.
+type LimitStore interface {
+	CreateLimitRequest(ctx context.Context, r domain.LimitRequest) error
+	LimitRequest(ctx context.Context, id string) (domain.LimitRequest, error)
+	LimitRequests(ctx context.Context, accountID string) ([]domain.LimitRequest, error)
+	PendingLimitRequests(ctx context.Context) ([]domain.LimitRequest, error)
+	DecideLimitRequest(ctx context.Context, d domain.LimitRequest) (domain.LimitRequest, error)
+}
 
 // Tiers are the account tiers, from the smallest.
 var Tiers = []string{"free", "basic", "pro", "enterprise"}
@@ -20,9 +29,9 @@ var tierRPM = map[string]int{"free": 10, "basic": 30, "pro": 100, "enterprise": 
 // TierLimits returns a tier's starting limits: its tier window, and the
 // contract's defaults for the request-type windows; ok is false for an
 // unknown tier.
-func TierLimits(tier string) (store.Limits, bool) {
+func TierLimits(tier string) (domain.Limits, bool) {
 	rpm, ok := tierRPM[tier]
-	return store.Limits{TierRPM: rpm, SendRPM: 60, StatusRPM: 2000, MediaRPM: 60}, ok
+	return domain.Limits{TierRPM: rpm, SendRPM: 60, StatusRPM: 2000, MediaRPM: 60}, ok
 }
 
 // The request types of the rate limiter's windows, as the integration API
@@ -37,7 +46,7 @@ const (
 // minute.
 type LimitsView struct {
 	Tier   string
-	Limits store.Limits
+	Limits domain.Limits
 	Usage  Usage
 }
 
@@ -87,10 +96,10 @@ type NewLimitRequest struct {
 }
 
 // RequestLimits files a request for higher limits for operators to decide.
-func (s *Service) RequestLimits(ctx context.Context, a Actor, accountID string, in NewLimitRequest) (store.LimitRequest, error) {
+func (s *Service) RequestLimits(ctx context.Context, a Actor, accountID string, in NewLimitRequest) (domain.LimitRequest, error) {
 	acct, err := s.account(ctx, a, accountID, user.Admin)
 	if err != nil {
-		return store.LimitRequest{}, err
+		return domain.LimitRequest{}, err
 	}
 	var p problems
 	if in.MonthlyVolume < 1 || in.MonthlyVolume > 1e12 {
@@ -104,17 +113,17 @@ func (s *Service) RequestLimits(ctx context.Context, a Actor, accountID string, 
 		p.add("justification", nonEmpty(msg, "is required: why the current limits are not enough"))
 	}
 	if err := p.err("The request is not valid."); err != nil {
-		return store.LimitRequest{}, err
+		return domain.LimitRequest{}, err
 	}
 	now := s.now().UTC()
-	r := store.LimitRequest{ID: id.New(id.Limit, now), AccountID: acct.ID, RequestedBy: a.Email, Status: store.LimitPending,
+	r := domain.LimitRequest{ID: id.New(id.Limit, now), AccountID: acct.ID, RequestedBy: a.Email, Status: domain.LimitPending,
 		MonthlyVolume: in.MonthlyVolume, UseCase: in.UseCase, Justification: in.Justification, CreatedAt: now}
 	return r, s.st.CreateLimitRequest(ctx, r)
 }
 
 // LimitRequests lists an account's requests, newest first; an operator who
 // names no account gets every account's pending requests, oldest first.
-func (s *Service) LimitRequests(ctx context.Context, a Actor, accountID string) ([]store.LimitRequest, error) {
+func (s *Service) LimitRequests(ctx context.Context, a Actor, accountID string) ([]domain.LimitRequest, error) {
 	if a.Operator() && accountID == "" {
 		list, err := s.st.PendingLimitRequests(ctx)
 		return nonNil(list), err
@@ -140,9 +149,9 @@ const maxRPM = 1_000_000
 
 // ApproveLimitRequest grants a pending request; the account's new tier and
 // limits apply from its next request.
-func (s *Service) ApproveLimitRequest(ctx context.Context, a Actor, requestID string, g Grant) (store.LimitRequest, error) {
+func (s *Service) ApproveLimitRequest(ctx context.Context, a Actor, requestID string, g Grant) (domain.LimitRequest, error) {
 	if err := operator(a); err != nil {
-		return store.LimitRequest{}, err
+		return domain.LimitRequest{}, err
 	}
 	r, err := s.st.LimitRequest(ctx, requestID)
 	if err != nil {
@@ -178,29 +187,29 @@ func (s *Service) ApproveLimitRequest(ctx context.Context, a Actor, requestID st
 	if err := p.err("The grant is not valid."); err != nil {
 		return r, err
 	}
-	return s.decide(ctx, store.LimitRequest{ID: r.ID, Status: store.LimitApproved, Tier: tier, Limits: l, DecidedBy: a.Email})
+	return s.decide(ctx, domain.LimitRequest{ID: r.ID, Status: domain.LimitApproved, Tier: tier, Limits: l, DecidedBy: a.Email})
 }
 
 // RejectLimitRequest turns a pending request down with a reason the
 // account sees.
-func (s *Service) RejectLimitRequest(ctx context.Context, a Actor, requestID, reason string) (store.LimitRequest, error) {
+func (s *Service) RejectLimitRequest(ctx context.Context, a Actor, requestID, reason string) (domain.LimitRequest, error) {
 	if err := operator(a); err != nil {
-		return store.LimitRequest{}, err
+		return domain.LimitRequest{}, err
 	}
 	reason = strings.TrimSpace(reason)
 	if msg := textProblem(reason, 2000); reason == "" || msg != "" {
-		return store.LimitRequest{}, invalid("reason", nonEmpty(msg, "is required: the account sees it"))
+		return domain.LimitRequest{}, invalid("reason", nonEmpty(msg, "is required: the account sees it"))
 	}
 	if _, err := s.st.LimitRequest(ctx, requestID); err != nil {
-		return store.LimitRequest{}, err
+		return domain.LimitRequest{}, err
 	}
-	return s.decide(ctx, store.LimitRequest{ID: requestID, Status: store.LimitRejected, Reason: reason, DecidedBy: a.Email})
+	return s.decide(ctx, domain.LimitRequest{ID: requestID, Status: domain.LimitRejected, Reason: reason, DecidedBy: a.Email})
 }
 
-func (s *Service) decide(ctx context.Context, d store.LimitRequest) (store.LimitRequest, error) {
+func (s *Service) decide(ctx context.Context, d domain.LimitRequest) (domain.LimitRequest, error) {
 	d.DecidedAt = s.now().UTC()
 	out, err := s.st.DecideLimitRequest(ctx, d)
-	if errors.Is(err, store.ErrDecided) {
+	if errors.Is(err, domain.ErrDecided) {
 		return out, invalid("id", "names a request that was already decided")
 	}
 	return out, err

@@ -1,9 +1,9 @@
-// Package manage holds the actions of the web panel and its management API
-// (CONTRACT section 5), once: the JSON API, the HTML pages and the
+// Package manage holds the actions of the web panel and its management API,
+// once: the JSON API, the HTML pages and the
 // operators' command line all call these. Every action takes the acting
 // user and checks the role here, on the server, whatever the caller showed
 // or hid; refusals are typed errors (ErrForbidden, ErrNotFound, a
-// *message.ValidationError naming the field) that each front renders its
+// *domain.ValidationError naming the field) that each front renders its
 // own way. The package never sees HTTP.
 package manage
 
@@ -13,12 +13,8 @@ import (
 	"fmt"
 	"time"
 
-	"msgsvc/internal/compliance"
 	"msgsvc/internal/domain"
-	"msgsvc/internal/ledger"
-	"msgsvc/internal/message"
 	"msgsvc/internal/ratelimit"
-	"msgsvc/internal/store"
 	"msgsvc/internal/user"
 )
 
@@ -29,7 +25,7 @@ var (
 	ErrForbidden = errors.New("forbidden")
 	// ErrNotFound: no such thing in the account (another account's ids
 	// are not found either).
-	ErrNotFound = store.ErrNotFound
+	ErrNotFound = domain.ErrNotFound
 	// ErrBadCredentials: wrong email or password.
 	ErrBadCredentials = errors.New("wrong email or password")
 	// ErrInvalidToken: no such session (never issued, or logged out).
@@ -38,54 +34,26 @@ var (
 	ErrTokenExpired = errors.New("session expired")
 )
 
-// Store is what the actions read and write.
+// AccountStore reads accounts, which every area checks its actor against.
+type AccountStore interface {
+	Account(ctx context.Context, id string) (domain.Account, error)
+	Accounts(ctx context.Context) ([]domain.Account, error)
+}
+
+// Store is what the actions read and write: one small interface per area,
+// each declared in the area's file, so that a test fakes only the area it
+// exercises.
 type Store interface {
-	Account(ctx context.Context, id string) (store.Account, error)
-	Accounts(ctx context.Context) ([]store.Account, error)
-	Write(ctx context.Context, fn func(tx *store.Tx) error) error
-
-	UserByEmail(ctx context.Context, email string) (store.User, error)
-	CreateUser(ctx context.Context, u store.User) error
-	SetPassword(ctx context.Context, userID, hash string) error
-	CreateSession(ctx context.Context, s store.Session) error
-	SessionUser(ctx context.Context, tokenHash string) (store.Session, store.User, error)
-	ExtendSession(ctx context.Context, tokenHash string, seen, expires time.Time) error
-	DeleteSession(ctx context.Context, tokenHash string) error
-	EndSessions(ctx context.Context, userID, keep string) error
-	DeleteExpiredSessions(ctx context.Context, userID string, t time.Time) error
-	Users(ctx context.Context, accountID string) ([]store.User, error)
-	DeleteUser(ctx context.Context, accountID, userID string) error
-
-	Keys(ctx context.Context, accountID string) ([]store.APIKey, error)
-	CreateKey(ctx context.Context, k store.APIKey) error
-	RevokeKey(ctx context.Context, accountID, keyID string, at time.Time) error
-
-	UpdateAccountSettings(ctx context.Context, accountID string, allowlist []string, rcsFallback bool, waTier int) error
-	RotateSecret(ctx context.Context, accountID, next string, at time.Time) error
-
-	Senders(ctx context.Context, accountID string) ([]store.Sender, error)
-	AddSender(ctx context.Context, in store.Sender) error
-	RemoveSender(ctx context.Context, accountID, id string) error
-	senderDecisions
-
-	CreateLimitRequest(ctx context.Context, r store.LimitRequest) error
-	LimitRequest(ctx context.Context, id string) (store.LimitRequest, error)
-	LimitRequests(ctx context.Context, accountID string) ([]store.LimitRequest, error)
-	PendingLimitRequests(ctx context.Context) ([]store.LimitRequest, error)
-	DecideLimitRequest(ctx context.Context, d store.LimitRequest) (store.LimitRequest, error)
-
-	SearchMessages(ctx context.Context, f store.MessageFilter) ([]domain.Message, error)
-	MessageByID(ctx context.Context, messageID string) (domain.Message, error)
-	EventsForMessage(ctx context.Context, accountID, messageID string) ([]store.Event, error)
-	MessageAttempts(ctx context.Context, accountID, messageID string) ([]store.Attempt, error)
-	AccountEvent(ctx context.Context, accountID, eventID string) (store.Event, error)
-	Redeliver(ctx context.Context, accountID, eventID string, now time.Time) error
-
-	compliance.OptOutStore
-	SetCompliance(ctx context.Context, accountID string, c store.Compliance) error
-
-	Ledger(ctx context.Context, accountID, before string, limit int) ([]ledger.Entry, error)
-	Usage(ctx context.Context, accountID string, env domain.Environment, since time.Time) ([]store.UsageDay, error)
+	AccountStore
+	UserStore
+	KeyStore
+	SecurityStore
+	SenderStore
+	SenderDecisionStore
+	LimitStore
+	MessageStore
+	ComplianceStore
+	BalanceStore
 }
 
 // Config wires a Service.
@@ -167,18 +135,18 @@ func (a Actor) Can(role string) bool { return rank[a.Role] >= rank[role] && rank
 // account resolves the account an action works on and checks the actor's
 // role against need. Users work on their own account (naming another one
 // is forbidden, whether or not it exists); operators name the account.
-func (s *Service) account(ctx context.Context, a Actor, accountID, need string) (store.Account, error) {
+func (s *Service) account(ctx context.Context, a Actor, accountID, need string) (domain.Account, error) {
 	if !a.Can(need) {
-		return store.Account{}, ErrForbidden
+		return domain.Account{}, ErrForbidden
 	}
 	if !a.Operator() {
 		if accountID != "" && accountID != a.AccountID {
-			return store.Account{}, ErrForbidden
+			return domain.Account{}, ErrForbidden
 		}
 		accountID = a.AccountID
 	}
 	if accountID == "" {
-		return store.Account{}, invalid("account", "is required: operators name the account (?account=acc_…)")
+		return domain.Account{}, invalid("account", "is required: operators name the account (?account=acc_…)")
 	}
 	acct, err := s.st.Account(ctx, accountID)
 	if err != nil {
@@ -196,20 +164,20 @@ func operator(a Actor) error {
 }
 
 // invalid is a validation error on one field.
-func invalid(field, msg string) *message.ValidationError {
-	return &message.ValidationError{Detail: field + " " + msg, Fields: []message.FieldError{{Field: field, Message: msg}}}
+func invalid(field, msg string) *domain.ValidationError {
+	return &domain.ValidationError{Detail: field + " " + msg, Fields: []domain.FieldError{{Field: field, Message: msg}}}
 }
 
 // problems collects field errors; err is nil when there are none.
-type problems struct{ fields []message.FieldError }
+type problems struct{ fields []domain.FieldError }
 
 func (p *problems) add(field, msg string) {
-	p.fields = append(p.fields, message.FieldError{Field: field, Message: msg})
+	p.fields = append(p.fields, domain.FieldError{Field: field, Message: msg})
 }
 
 func (p *problems) err(detail string) error {
 	if len(p.fields) == 0 {
 		return nil
 	}
-	return &message.ValidationError{Detail: detail, Fields: p.fields}
+	return &domain.ValidationError{Detail: detail, Fields: p.fields}
 }

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"msgsvc/internal/message"
+	"msgsvc/internal/domain"
 	"msgsvc/internal/user"
 )
 
@@ -18,7 +18,7 @@ func TestParseAllowlist(t *testing.T) {
 		t.Fatalf("an empty list: %v %v", got, err)
 	}
 	_, err = ParseAllowlist([]string{"203.0.113.7", "host.example", "10.0.0.1/33", "fe80::1%eth0"})
-	v, ok := message.IsValidation(err)
+	v, ok := domain.IsValidation(err)
 	if !ok || len(v.Fields) != 3 || v.Fields[0].Field != "entries[1]" || v.Fields[1].Field != "entries[2]" || v.Fields[2].Field != "entries[3]" {
 		t.Fatalf("invalid entries: %v", err)
 	}

@@ -9,9 +9,18 @@ import (
 	"time"
 
 	"msgsvc/internal/domain"
-	"msgsvc/internal/store"
 	"msgsvc/internal/user"
 )
+
+// MessageStore is what searching messages and redelivering their events needs from storage.
+type MessageStore interface {
+	SearchMessages(ctx context.Context, f domain.MessageFilter) ([]domain.Message, error)
+	MessageByID(ctx context.Context, messageID string) (domain.Message, error)
+	EventsForMessage(ctx context.Context, accountID, messageID string) ([]domain.Event, error)
+	MessageAttempts(ctx context.Context, accountID, messageID string) ([]domain.Attempt, error)
+	AccountEvent(ctx context.Context, accountID, eventID string) (domain.Event, error)
+	Redeliver(ctx context.Context, accountID, eventID string, now time.Time) error
+}
 
 // MessageQuery is a search of an account's messages as a client wrote it:
 // the filters of the integration API's message list, plus the environment
@@ -57,9 +66,9 @@ func (s *Service) SearchMessages(ctx context.Context, a Actor, accountID string,
 }
 
 // filter checks a query and turns it into the store's filter.
-func (q MessageQuery) filter() (store.MessageFilter, error) {
+func (q MessageQuery) filter() (domain.MessageFilter, error) {
 	var p problems
-	f := store.MessageFilter{Limit: 100}
+	f := domain.MessageFilter{Limit: 100}
 	if q.Status != "" {
 		st, err := domain.ParseStatus(strings.ToUpper(q.Status))
 		if err != nil {
@@ -121,8 +130,8 @@ type MessageDetail struct {
 
 // EventAttempts is one webhook event and its attempts, oldest first.
 type EventAttempts struct {
-	Event    store.Event
-	Attempts []store.Attempt
+	Event    domain.Event
+	Attempts []domain.Attempt
 }
 
 // Message reads one message of an account, in either environment.
@@ -143,7 +152,7 @@ func (s *Service) Message(ctx context.Context, a Actor, accountID, messageID str
 	if err != nil {
 		return MessageDetail{}, err
 	}
-	byEvent := map[string][]store.Attempt{}
+	byEvent := map[string][]domain.Attempt{}
 	for _, at := range atts {
 		byEvent[at.EventID] = append(byEvent[at.EventID], at)
 	}
@@ -166,7 +175,7 @@ func (s *Service) accountMessage(ctx context.Context, accountID, messageID strin
 
 // Attempts lists the delivery attempts of a message's webhooks, oldest
 // first.
-func (s *Service) Attempts(ctx context.Context, a Actor, accountID, messageID string) ([]store.Attempt, error) {
+func (s *Service) Attempts(ctx context.Context, a Actor, accountID, messageID string) ([]domain.Attempt, error) {
 	acct, err := s.account(ctx, a, accountID, user.Viewer)
 	if err != nil {
 		return nil, err
@@ -193,7 +202,7 @@ func (s *Service) Redeliver(ctx context.Context, a Actor, accountID, eventID str
 		return invalid("id", "names an event of a send without a callbackUrl: there is nowhere to deliver it")
 	}
 	if err := s.st.Redeliver(ctx, acct.ID, ev.ID, s.now().UTC()); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			return ErrNotFound
 		}
 		return err

@@ -7,10 +7,16 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/store"
+	"msgsvc/internal/domain"
 	"msgsvc/internal/user"
 	"msgsvc/internal/webhook"
 )
+
+// SecurityStore is what changing an account's allow-list, settings and webhook secret needs from storage.
+type SecurityStore interface {
+	UpdateAccountSettings(ctx context.Context, accountID string, allowlist []string, rcsFallback bool, waTier int) error
+	RotateSecret(ctx context.Context, accountID, next string, at time.Time) error
+}
 
 // maxAllowlist bounds the IP allow-list: it is checked on every request.
 const maxAllowlist = 100
@@ -95,7 +101,7 @@ func (s *Service) WebhookSecret(ctx context.Context, a Actor, accountID string) 
 	return secretOf(acct, s.now()), nil
 }
 
-func secretOf(acct store.Account, now time.Time) Secret {
+func secretOf(acct domain.Account, now time.Time) Secret {
 	out := Secret{Current: acct.WebhookSecret}
 	if until := acct.SecretRotatedAt.Add(webhook.RotationGrace); acct.WebhookSecretPrev != "" && now.Before(until) {
 		out.Previous, out.PreviousValidUntil = acct.WebhookSecretPrev, until

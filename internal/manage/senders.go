@@ -7,26 +7,32 @@ import (
 
 	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
-	"msgsvc/internal/message"
-	"msgsvc/internal/store"
 	"msgsvc/internal/user"
 )
 
-// senderDecisions is what operators' decisions on senders need of storage.
-type senderDecisions interface {
-	Sender(ctx context.Context, id string) (store.Sender, error)
-	PendingSenders(ctx context.Context) ([]store.Sender, error)
-	DecideSender(ctx context.Context, d store.Sender) (store.Sender, error)
+// SenderStore is what managing an account's senders needs from storage.
+type SenderStore interface {
+	Senders(ctx context.Context, accountID string) ([]domain.Sender, error)
+	AddSender(ctx context.Context, in domain.Sender) error
+	RemoveSender(ctx context.Context, accountID, id string) error
+}
+
+// SenderDecisionStore is what operators' decisions on sender requests need
+// from storage.
+type SenderDecisionStore interface {
+	Sender(ctx context.Context, id string) (domain.Sender, error)
+	PendingSenders(ctx context.Context) ([]domain.Sender, error)
+	DecideSender(ctx context.Context, d domain.Sender) (domain.Sender, error)
 }
 
 // ErrSenderTaken: the value is approved for another account on that
 // channel. It names neither the account nor anything of it.
-var ErrSenderTaken = store.ErrSenderTaken
+var ErrSenderTaken = domain.ErrSenderTaken
 
 // Senders lists an account's senders whatever their state, by channel,
 // then value; an operator who names no account gets every account's
 // pending requests, oldest first.
-func (s *Service) Senders(ctx context.Context, a Actor, accountID string) ([]store.Sender, error) {
+func (s *Service) Senders(ctx context.Context, a Actor, accountID string) ([]domain.Sender, error) {
 	if a.Operator() && accountID == "" {
 		list, err := s.st.PendingSenders(ctx)
 		return nonNil(list), err
@@ -52,32 +58,32 @@ type NewSender struct {
 // holds is ErrSenderTaken either way: it cannot be approved, so it is not
 // worth asking for. As the default it replaces the channel's previous
 // default once approved.
-func (s *Service) AddSender(ctx context.Context, a Actor, accountID string, in NewSender) (store.Sender, error) {
+func (s *Service) AddSender(ctx context.Context, a Actor, accountID string, in NewSender) (domain.Sender, error) {
 	acct, err := s.account(ctx, a, accountID, user.Admin)
 	if err != nil {
-		return store.Sender{}, err
+		return domain.Sender{}, err
 	}
 	var p problems
 	ch, err := domain.ParseChannel(in.Channel)
 	if err != nil || strings.TrimSpace(in.Channel) != in.Channel {
 		p.add("channel", "must be SMS, WHATSAPP or RCS")
-	} else if msg := message.SenderProblem(ch, in.Value); msg != "" {
+	} else if msg := domain.SenderProblem(ch, in.Value); msg != "" {
 		p.add("value", msg)
 	}
 	if err := p.err("The sender is not valid."); err != nil {
-		return store.Sender{}, err
+		return domain.Sender{}, err
 	}
 	now := s.now().UTC()
-	sd := store.Sender{ID: id.New(id.Sender, now), AccountID: acct.ID, Channel: ch, Value: in.Value, Default: in.Default,
-		Status: store.SenderPending, RequestedBy: a.Email, CreatedAt: now}
+	sd := domain.Sender{ID: id.New(id.Sender, now), AccountID: acct.ID, Channel: ch, Value: in.Value, Default: in.Default,
+		Status: domain.SenderPending, RequestedBy: a.Email, CreatedAt: now}
 	if a.Operator() {
-		sd.Status, sd.DecidedBy, sd.DecidedAt = store.SenderApproved, a.Email, now
+		sd.Status, sd.DecidedBy, sd.DecidedAt = domain.SenderApproved, a.Email, now
 	}
 	if err := s.st.AddSender(ctx, sd); err != nil {
 		switch {
-		case errors.Is(err, store.ErrSenderTaken):
+		case errors.Is(err, domain.ErrSenderTaken):
 			return sd, ErrSenderTaken
-		case errors.Is(err, store.ErrConflict):
+		case errors.Is(err, domain.ErrConflict):
 			return sd, invalid("value", "is already a "+string(ch)+" sender of this account (approved, pending or rejected)")
 		}
 		return sd, err
@@ -88,33 +94,33 @@ func (s *Service) AddSender(ctx context.Context, a Actor, accountID string, in N
 // ApproveSender approves a pending sender request (operators only): the
 // account may name it in sends, and inbound messages to it are its own,
 // from its next request on every node.
-func (s *Service) ApproveSender(ctx context.Context, a Actor, senderID string) (store.Sender, error) {
+func (s *Service) ApproveSender(ctx context.Context, a Actor, senderID string) (domain.Sender, error) {
 	if err := operator(a); err != nil {
-		return store.Sender{}, err
+		return domain.Sender{}, err
 	}
-	return s.decideSender(ctx, store.Sender{ID: senderID, Status: store.SenderApproved, DecidedBy: a.Email})
+	return s.decideSender(ctx, domain.Sender{ID: senderID, Status: domain.SenderApproved, DecidedBy: a.Email})
 }
 
 // RejectSender turns a pending sender request down with a reason the
 // account sees (operators only).
-func (s *Service) RejectSender(ctx context.Context, a Actor, senderID, reason string) (store.Sender, error) {
+func (s *Service) RejectSender(ctx context.Context, a Actor, senderID, reason string) (domain.Sender, error) {
 	if err := operator(a); err != nil {
-		return store.Sender{}, err
+		return domain.Sender{}, err
 	}
 	reason = strings.TrimSpace(reason)
 	if msg := textProblem(reason, 2000); reason == "" || msg != "" {
-		return store.Sender{}, invalid("reason", nonEmpty(msg, "is required: the account sees it"))
+		return domain.Sender{}, invalid("reason", nonEmpty(msg, "is required: the account sees it"))
 	}
-	return s.decideSender(ctx, store.Sender{ID: senderID, Status: store.SenderRejected, Reason: reason, DecidedBy: a.Email})
+	return s.decideSender(ctx, domain.Sender{ID: senderID, Status: domain.SenderRejected, Reason: reason, DecidedBy: a.Email})
 }
 
-func (s *Service) decideSender(ctx context.Context, d store.Sender) (store.Sender, error) {
+func (s *Service) decideSender(ctx context.Context, d domain.Sender) (domain.Sender, error) {
 	d.DecidedAt = s.now().UTC()
 	out, err := s.st.DecideSender(ctx, d)
 	switch {
-	case errors.Is(err, store.ErrSenderTaken):
+	case errors.Is(err, domain.ErrSenderTaken):
 		return out, ErrSenderTaken
-	case errors.Is(err, store.ErrSenderDecided):
+	case errors.Is(err, domain.ErrSenderDecided):
 		return out, invalid("id", "names a sender that was already decided")
 	}
 	return out, err

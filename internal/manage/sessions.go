@@ -8,10 +8,25 @@ import (
 	"sync"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
-	"msgsvc/internal/store"
 	"msgsvc/internal/user"
 )
+
+// UserStore is what logging in, sessions and the account's users need from storage.
+type UserStore interface {
+	UserByEmail(ctx context.Context, email string) (domain.User, error)
+	CreateUser(ctx context.Context, u domain.User) error
+	SetPassword(ctx context.Context, userID, hash string) error
+	CreateSession(ctx context.Context, s domain.Session) error
+	SessionUser(ctx context.Context, tokenHash string) (domain.Session, domain.User, error)
+	ExtendSession(ctx context.Context, tokenHash string, seen, expires time.Time) error
+	DeleteSession(ctx context.Context, tokenHash string) error
+	EndSessions(ctx context.Context, userID, keep string) error
+	DeleteExpiredSessions(ctx context.Context, userID string, t time.Time) error
+	Users(ctx context.Context, accountID string) ([]domain.User, error)
+	DeleteUser(ctx context.Context, accountID, userID string) error
+}
 
 // Session is a fresh login: the token is shown to the client this once
 // and stored only as a hash.
@@ -57,7 +72,7 @@ func (s *Service) LoginFrom(ctx context.Context, addr, email, password string) (
 		keys = append(keys, gateKey{"pw-addr:" + addr, 2})
 	}
 	u, err := s.st.UserByEmail(ctx, email)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err != nil && !errors.Is(err, domain.ErrNotFound) {
 		return Session{}, err
 	}
 	hash := u.PasswordHash
@@ -83,14 +98,14 @@ func (s *Service) LoginFrom(ctx context.Context, addr, email, password string) (
 	if err := s.st.DeleteExpiredSessions(ctx, u.ID, now); err != nil {
 		return Session{}, err
 	}
-	if err := s.st.CreateSession(ctx, store.Session{TokenHash: tokenHash, UserID: u.ID, CreatedAt: now, LastSeenAt: now,
+	if err := s.st.CreateSession(ctx, domain.Session{TokenHash: tokenHash, UserID: u.ID, CreatedAt: now, LastSeenAt: now,
 		ExpiresAt: exp}); err != nil {
 		return Session{}, err
 	}
 	return Session{Token: token, ExpiresAt: exp, Actor: actorOf(u, tokenHash)}, nil
 }
 
-func actorOf(u store.User, sessionHash string) Actor {
+func actorOf(u domain.User, sessionHash string) Actor {
 	return Actor{UserID: u.ID, Email: u.Email, Role: u.Role, AccountID: u.AccountID, SessionHash: sessionHash}
 }
 
@@ -104,7 +119,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Actor, error)
 	}
 	hash := user.TokenHash(token)
 	ss, u, err := s.st.SessionUser(ctx, hash)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return Actor{}, ErrInvalidToken
 	}
 	if err != nil {
@@ -189,12 +204,12 @@ type NewUser struct {
 // CreateUser adds a panel user and returns it with its password (the one
 // given, or a generated one, shown this once). Owners add users to their
 // own account; only operators add operators.
-func (s *Service) CreateUser(ctx context.Context, a Actor, in NewUser) (store.User, string, error) {
+func (s *Service) CreateUser(ctx context.Context, a Actor, in NewUser) (domain.User, string, error) {
 	in.Email = strings.ToLower(strings.TrimSpace(in.Email))
 	var p problems
 	if in.Role == user.Operator {
 		if err := operator(a); err != nil {
-			return store.User{}, "", err
+			return domain.User{}, "", err
 		}
 		if in.AccountID != "" {
 			p.add("account", "must be empty: operators belong to no account")
@@ -211,12 +226,12 @@ func (s *Service) CreateUser(ctx context.Context, a Actor, in NewUser) (store.Us
 		}
 	}
 	if err := p.err("The user is not valid."); err != nil {
-		return store.User{}, "", err
+		return domain.User{}, "", err
 	}
 	if in.Role != user.Operator {
 		acct, err := s.account(ctx, a, in.AccountID, user.Owner)
 		if err != nil {
-			return store.User{}, "", err
+			return domain.User{}, "", err
 		}
 		in.AccountID = acct.ID
 	}
@@ -226,24 +241,24 @@ func (s *Service) CreateUser(ctx context.Context, a Actor, in NewUser) (store.Us
 	probeKey := "user-taken:" + in.AccountID
 	if !a.Operator() {
 		if err := s.gate.window(ctx, probeKey, false); err != nil {
-			return store.User{}, "", err
+			return domain.User{}, "", err
 		}
 	}
 	password := in.Password
 	if password == "" {
 		var err error
 		if password, err = user.NewPassword(); err != nil {
-			return store.User{}, "", err
+			return domain.User{}, "", err
 		}
 	}
 	hash, err := user.HashPassword(password)
 	if err != nil {
-		return store.User{}, "", err
+		return domain.User{}, "", err
 	}
 	now := s.now().UTC()
-	u := store.User{ID: id.New(id.User, now), AccountID: in.AccountID, Email: in.Email, Role: in.Role, PasswordHash: hash, CreatedAt: now}
+	u := domain.User{ID: id.New(id.User, now), AccountID: in.AccountID, Email: in.Email, Role: in.Role, PasswordHash: hash, CreatedAt: now}
 	if err := s.st.CreateUser(ctx, u); err != nil {
-		if errors.Is(err, store.ErrConflict) {
+		if errors.Is(err, domain.ErrConflict) {
 			if !a.Operator() {
 				_ = s.gate.window(ctx, probeKey, true)
 			}
@@ -255,7 +270,7 @@ func (s *Service) CreateUser(ctx context.Context, a Actor, in NewUser) (store.Us
 }
 
 // Users lists an account's users by email (owners and operators).
-func (s *Service) Users(ctx context.Context, a Actor, accountID string) ([]store.User, error) {
+func (s *Service) Users(ctx context.Context, a Actor, accountID string) ([]domain.User, error) {
 	acct, err := s.account(ctx, a, accountID, user.Owner)
 	if err != nil {
 		return nil, err

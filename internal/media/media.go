@@ -11,8 +11,7 @@ package media
 import (
 	"errors"
 	"fmt"
-
-	"msgsvc/internal/store"
+	"msgsvc/internal/domain"
 )
 
 // Kind is the broad class of a file; the channel limits are per kind.
@@ -82,7 +81,7 @@ type Item struct {
 	Size      int64
 }
 
-func itemFrom(m store.Media) Item {
+func itemFrom(m domain.MediaFile) Item {
 	return Item{ID: m.ID, AccountID: m.AccountID, SHA256: m.SHA256, MIME: m.MIME, Kind: Kind(m.Kind), Size: m.Size}
 }
 
@@ -98,7 +97,7 @@ var (
 	// ErrUnsupported is wrapped by the error for content that is no
 	// accepted type; the error's text says what is accepted.
 	ErrUnsupported = errors.New("unsupported media type")
-	// ErrNotFound is also store.ErrNotFound, so the API layer answers 404
+	// ErrNotFound is also domain.ErrNotFound, so the API layer answers 404
 	// when it is returned unchanged.
 	ErrNotFound error = notFound{}
 )
@@ -116,4 +115,4 @@ func (e tooLarge) Is(target error) bool { return target == ErrTooLarge }
 type notFound struct{}
 
 func (notFound) Error() string        { return "no such media in this account" }
-func (notFound) Is(target error) bool { return target == store.ErrNotFound }
+func (notFound) Is(target error) bool { return target == domain.ErrNotFound }

@@ -11,14 +11,14 @@ import (
 	"path/filepath"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
-	"msgsvc/internal/store"
 )
 
 // Repo is the part of the database the media store uses (*store.Store).
 type Repo interface {
-	SaveMedia(ctx context.Context, m store.Media) (store.Media, error)
-	Media(ctx context.Context, accountID, id string) (store.Media, error)
+	SaveMedia(ctx context.Context, m domain.MediaFile) (domain.MediaFile, error)
+	Media(ctx context.Context, accountID, id string) (domain.MediaFile, error)
 }
 
 // Config wires a Store.
@@ -141,7 +141,7 @@ func (s *Store) Ingest(ctx context.Context, r io.Reader) (Blob, error) {
 // account that registers the same bytes again gets its earlier item back.
 func (s *Store) Register(ctx context.Context, accountID string, b Blob) (Item, error) {
 	now := s.now().UTC()
-	m, err := s.repo.SaveMedia(ctx, store.Media{ID: id.New(id.Media, now), AccountID: accountID, SHA256: b.SHA256,
+	m, err := s.repo.SaveMedia(ctx, domain.MediaFile{ID: id.New(id.Media, now), AccountID: accountID, SHA256: b.SHA256,
 		MIME: b.Type.MIME, Size: b.Size, Kind: string(b.Type.Kind), CreatedAt: now})
 	if err != nil {
 		return Item{}, fmt.Errorf("media: %w", err)
@@ -162,7 +162,7 @@ func (s *Store) Upload(ctx context.Context, accountID string, r io.Reader) (Item
 // another account's is ErrNotFound.
 func (s *Store) Lookup(ctx context.Context, accountID, mediaID string) (Item, error) {
 	m, err := s.repo.Media(ctx, accountID, mediaID)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return Item{}, ErrNotFound
 	}
 	if err != nil {

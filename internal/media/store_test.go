@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
 	"msgsvc/internal/media"
 	"msgsvc/internal/media/mediatest"
@@ -24,7 +25,7 @@ var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 
 func newAccount(t *testing.T, st *store.Store) string {
 	t.Helper()
-	a := store.Account{ID: id.New(id.Account, t0), Name: "A", Tier: "free", Currency: "USD", CountryCode: "1",
+	a := domain.Account{ID: id.New(id.Account, t0), Name: "A", Tier: "free", Currency: "USD", CountryCode: "1",
 		WebhookSecret: "s", CreatedAt: t0}
 	if err := st.CreateAccount(context.Background(), a); err != nil {
 		t.Fatal(err)
@@ -83,8 +84,8 @@ func TestStore(t *testing.T) {
 			if !errors.Is(err, tc.wantErr) || got != tc.want {
 				t.Errorf("Lookup %s = %+v, %v; want %+v, %v", tc.name, got, err, tc.want, tc.wantErr)
 			}
-			if tc.wantErr != nil && !errors.Is(err, store.ErrNotFound) {
-				t.Errorf("Lookup %s: %v is not store.ErrNotFound", tc.name, err)
+			if tc.wantErr != nil && !errors.Is(err, domain.ErrNotFound) {
+				t.Errorf("Lookup %s: %v is not domain.ErrNotFound", tc.name, err)
 			}
 		}
 		f, err := ms.Open(ctx, first)

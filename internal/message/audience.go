@@ -9,7 +9,6 @@ import (
 
 	"msgsvc/internal/channel/whatsapp"
 	"msgsvc/internal/domain"
-	"msgsvc/internal/store"
 )
 
 // ChannelStore is what the WhatsApp and RCS rules read at send time.
@@ -27,7 +26,8 @@ type audience struct {
 	rcsCapable  map[string]bool      // RCS: cached device capability (dry runs)
 }
 
-// windowOpen: a free-form WhatsApp message may be sent (CONTRACT section 2).
+// windowOpen: a free-form WhatsApp message may be sent, because the
+// recipient wrote to the account within the conversation window.
 func (a audience) windowOpen(phone string, at time.Time) bool {
 	t, ok := a.lastInbound[phone]
 	return ok && at.Sub(t) < whatsapp.ConversationWindow
@@ -83,7 +83,7 @@ func (a audience) refuseClosed(d Draft, phones []string, at time.Time) error {
 		if t, ok := a.lastInbound[p]; ok {
 			msg = "no open WhatsApp conversation window: this number last wrote at " + domain.FormatTime(t) + ", more than 24 hours ago"
 		}
-		r.Fields = append(r.Fields, FieldError{Field: recipientField(d, i), Message: msg})
+		r.Fields = append(r.Fields, domain.FieldError{Field: recipientField(d, i), Message: msg})
 		if len(names) < 10 {
 			names = append(names, p)
 		}
@@ -100,7 +100,7 @@ func (a audience) refuseClosed(d Draft, phones []string, at time.Time) error {
 // dailyLimitRefusal explains a refused send over the quality tier's limit.
 func dailyLimitRefusal(err error, tier int) *Refusal {
 	r := &Refusal{Code: "DAILY_LIMIT_REACHED", Err: err}
-	var d *store.DailyLimitError
+	var d *domain.DailyLimitError
 	if errors.As(err, &d) {
 		r.Detail = fmt.Sprintf("WhatsApp quality tier %d allows %d new template-initiated conversations per UTC day; "+
 			"%d were opened on %s and this send would open %d more. The count starts again at 00:00 UTC.",

@@ -8,14 +8,6 @@ import (
 	"msgsvc/internal/provider"
 )
 
-// CapabilityChecker is implemented by providers that can tell, before a
-// send, which numbers can receive RCS (the simulator does). Numbers missing
-// from the answer are unknown: they are sent as RCS and the provider's own
-// refusal (RCS_NOT_SUPPORTED) decides.
-type CapabilityChecker interface {
-	Capabilities(ctx context.Context, numbers []string) map[string]bool
-}
-
 // CapabilityCache remembers what providers said about devices, per
 // environment (store.Store implements it).
 type CapabilityCache interface {
@@ -35,14 +27,14 @@ type routed struct {
 // when the message has a fallback, else Rejected with RCS_NOT_SUPPORTED.
 func (d *Dispatcher) screenRCS(ctx context.Context, items []routed, now time.Time) ([]routed, []Report) {
 	type group struct {
-		checker CapabilityChecker
+		checker provider.CapabilityChecker
 		env     domain.Environment
 	}
 	groups := map[group][]routed{}
 	var send []routed
 	for _, it := range items {
-		c, ok := it.p.(CapabilityChecker)
-		if !ok {
+		c := provider.CapabilitiesOf(it.p).Checker
+		if c == nil {
 			send = append(send, it)
 			continue
 		}
@@ -65,7 +57,7 @@ func (d *Dispatcher) screenRCS(ctx context.Context, items []routed, now time.Tim
 
 // capabilities answers from the cache and asks the provider only about the
 // numbers the cache does not know (or knew too long ago).
-func (d *Dispatcher) capabilities(ctx context.Context, c CapabilityChecker, env domain.Environment, its []routed, now time.Time) map[string]bool {
+func (d *Dispatcher) capabilities(ctx context.Context, c provider.CapabilityChecker, env domain.Environment, its []routed, now time.Time) map[string]bool {
 	seen := make(map[string]bool, len(its))
 	phones := make([]string, 0, len(its))
 	for _, it := range its {

@@ -6,8 +6,23 @@ import (
 
 	"msgsvc/internal/domain"
 	"msgsvc/internal/ledger"
-	"msgsvc/internal/store"
 )
+
+// SendTx is what committing sends needs of a write transaction: the ledger,
+// the rows of campaigns and messages, idempotency keys, the daily count of
+// WhatsApp conversations and the opt-out list.
+type SendTx interface {
+	ledger.Tx
+	InsertCampaign(ctx context.Context, c domain.Campaign) error
+	InsertCampaigns(ctx context.Context, cs []domain.Campaign) error
+	InsertMessages(ctx context.Context, msgs []domain.Message) error
+	ClaimIdempotency(ctx context.Context, in domain.Idempotency) (domain.Idempotency, bool, error)
+	ForgetIdempotency(ctx context.Context, keyID, key string) error
+	ReserveConversations(ctx context.Context, c *domain.Conversations) error
+	ReleaseConversations(ctx context.Context, c *domain.Conversations) error
+	RecordConversations(ctx context.Context, c *domain.Conversations) error
+	OptedOut(ctx context.Context, accountID string, env domain.Environment, phones []string) (map[string]bool, error)
+}
 
 // pendingSend is one accepted send, ready to be written: the campaign, its
 // messages, the conversations it opens and the response to remember under
@@ -15,17 +30,17 @@ import (
 type pendingSend struct {
 	campaign      domain.Campaign
 	messages      []domain.Message
-	conversations *store.Conversations
-	idem          *store.Idempotency
+	conversations *domain.Conversations
+	idem          *domain.Idempotency
 	single        bool // the request gave "to" rather than "recipients"
 }
 
 // sendResult tells how one pendingSend of a batch ended: replayed from an
 // earlier request with the same key, or refused (err is
-// ErrInsufficientCredits, a *store.DailyLimitError, ErrIdempotencyConflict
+// ErrInsufficientCredits, a *domain.DailyLimitError, ErrIdempotencyConflict
 // or the *Refusal of an opted-out recipient).
 type sendResult struct {
-	replay *store.Idempotency
+	replay *domain.Idempotency
 	err    error
 }
 
@@ -69,7 +84,7 @@ func (s *Service) commitSends(ctx context.Context, sends []pendingSend) ([]sendR
 // conversations go one by one, so that a send refused for its credits
 // never holds conversations another send of the batch needed under the
 // daily limit.
-func commitGroup(ctx context.Context, tx Tx, sends []pendingSend) ([]sendResult, error) {
+func commitGroup(ctx context.Context, tx SendTx, sends []pendingSend) ([]sendResult, error) {
 	results := make([]sendResult, len(sends))
 	going := make([]bool, len(sends))
 	for i, snd := range sends {
@@ -111,7 +126,7 @@ func commitGroup(ctx context.Context, tx Tx, sends []pendingSend) ([]sendResult,
 
 // claimKey claims a send's idempotency key; a key already used decides
 // the send (a replay or a conflict) and stops it.
-func claimKey(ctx context.Context, tx Tx, snd pendingSend) (sendResult, bool, error) {
+func claimKey(ctx context.Context, tx SendTx, snd pendingSend) (sendResult, bool, error) {
 	if snd.idem == nil {
 		return sendResult{}, true, nil
 	}
@@ -130,7 +145,7 @@ func claimKey(ctx context.Context, tx Tx, snd pendingSend) (sendResult, bool, er
 
 // checkOptOuts runs the opt-out check of a send whose key let it go on: a
 // send to an opted-out recipient is refused and stops.
-func checkOptOuts(ctx context.Context, tx Tx, snd pendingSend) (sendResult, bool, error) {
+func checkOptOuts(ctx context.Context, tx SendTx, snd pendingSend) (sendResult, bool, error) {
 	refusal, err := refuseOptedOut(ctx, tx, snd)
 	if err != nil || refusal == nil {
 		return sendResult{}, err == nil, err
@@ -142,7 +157,7 @@ func checkOptOuts(ctx context.Context, tx Tx, snd pendingSend) (sendResult, bool
 // chargeAll reserves the credits of the going sends, account by account
 // (ledger.ReserveAll); a send the balance does not cover is refused and
 // stops.
-func chargeAll(ctx context.Context, tx Tx, sends []pendingSend, results []sendResult, going []bool) error {
+func chargeAll(ctx context.Context, tx SendTx, sends []pendingSend, results []sendResult, going []bool) error {
 	byAccount := map[string][]int{}
 	var accounts []string
 	for i, snd := range sends {
@@ -189,7 +204,7 @@ func charges(msgs []domain.Message) []ledger.Charge {
 
 // commitSend writes one send. Every check that can refuse it runs before
 // its first row is written, since it shares the transaction with others.
-func commitSend(ctx context.Context, tx Tx, snd pendingSend) (sendResult, error) {
+func commitSend(ctx context.Context, tx SendTx, snd pendingSend) (sendResult, error) {
 	res, ok, err := claimKey(ctx, tx, snd)
 	if err != nil || !ok {
 		return res, err
@@ -198,7 +213,7 @@ func commitSend(ctx context.Context, tx Tx, snd pendingSend) (sendResult, error)
 		return res, err
 	}
 	if err := tx.ReserveConversations(ctx, snd.conversations); err != nil {
-		if !errors.Is(err, store.ErrDailyLimit) {
+		if !errors.Is(err, domain.ErrDailyLimit) {
 			return sendResult{}, err
 		}
 		return refuse(ctx, tx, snd, err)
@@ -225,7 +240,7 @@ func commitSend(ctx context.Context, tx Tx, snd pendingSend) (sendResult, error)
 // refuse ends a send that a business rule refused: the refusal is its
 // result, and its idempotency key is forgotten so that the client may
 // retry once the balance or the limit allows.
-func refuse(ctx context.Context, tx Tx, snd pendingSend, why error) (sendResult, error) {
+func refuse(ctx context.Context, tx SendTx, snd pendingSend, why error) (sendResult, error) {
 	if snd.idem != nil {
 		if err := tx.ForgetIdempotency(ctx, snd.idem.KeyID, snd.idem.Key); err != nil {
 			return sendResult{}, err

@@ -42,10 +42,10 @@ func creditAccount(ctx context.Context, st *store.Store, accountID string, amoun
 	return balance, err
 }
 
-func newAccount(t *testing.T, st *store.Store, balance int64) store.Account {
+func newAccount(t *testing.T, st *store.Store, balance int64) domain.Account {
 	t.Helper()
 	ctx := context.Background()
-	a := store.Account{ID: id.New(id.Account, t0), Name: "Acme", Tier: "pro", Currency: "EUR", CountryCode: "34",
+	a := domain.Account{ID: id.New(id.Account, t0), Name: "Acme", Tier: "pro", Currency: "EUR", CountryCode: "34",
 		WebhookSecret: "whsec_first", WAQualityTier: 1, CreatedAt: t0}
 	if err := st.CreateAccount(ctx, a); err != nil {
 		t.Fatalf("create account: %v", err)
@@ -64,7 +64,7 @@ func newAccount(t *testing.T, st *store.Store, balance int64) store.Account {
 
 // newSend bundles a campaign with n messages charged each micro-credits,
 // made one millisecond apart from the campaign's creation.
-func newSend(acc store.Account, env domain.Environment, created time.Time, each int64, n int) pendingSend {
+func newSend(acc domain.Account, env domain.Environment, created time.Time, each int64, n int) pendingSend {
 	c := domain.Campaign{ID: id.New(id.Campaign, created), AccountID: acc.ID, KeyID: "key_test", Env: env, Type: domain.SMS,
 		CallbackURL: "https://hooks.example.com/cb", Total: n, CreatedAt: created}
 	msgs := make([]domain.Message, n)
@@ -79,7 +79,7 @@ func newSend(acc store.Account, env domain.Environment, created time.Time, each 
 }
 
 func withIdem(s pendingSend, key, hash string) pendingSend {
-	s.idem = &store.Idempotency{KeyID: s.campaign.KeyID, Key: key, RequestHash: hash, StatusCode: 202,
+	s.idem = &domain.Idempotency{KeyID: s.campaign.KeyID, Key: key, RequestHash: hash, StatusCode: 202,
 		Response: []byte(`{"campaignId":"` + s.campaign.ID + `"}`), CreatedAt: s.campaign.CreatedAt}
 	return s
 }
@@ -114,7 +114,7 @@ type sendCase struct {
 	name       string
 	send       pendingSend
 	wantErr    error
-	wantReplay *store.Idempotency // the remembered response a replay returns
+	wantReplay *domain.Idempotency // the remembered response a replay returns
 }
 
 func TestCommitSends(t *testing.T) {
@@ -153,7 +153,7 @@ func TestCommitSends(t *testing.T) {
 			}, []sendCase{
 				{"same key and hash", withIdem(newSend(acc, "live", at(7*time.Second), credit, 1), "k1", "h1"), nil, idem.idem},
 				{"same key, other hash", withIdem(newSend(acc, "live", at(8*time.Second), credit, 1), "k1", "h9"),
-					store.ErrIdempotencyConflict, nil},
+					domain.ErrIdempotencyConflict, nil},
 				// The refused key was forgotten, so a retry after a top-up goes through.
 				{"retry of the refused key", withIdem(newSend(acc, "live", at(9*time.Second), 100*credit, 1), "k2", "h2"), nil, nil},
 			}},
@@ -224,10 +224,10 @@ func checkSendWritten(t *testing.T, st *store.Store, name string, snd pendingSen
 	ctx := context.Background()
 	c, err := st.Campaign(ctx, snd.campaign.AccountID, snd.campaign.Env, snd.campaign.ID)
 	if !written {
-		wantErr(t, name+": campaign", err, store.ErrNotFound)
+		wantErr(t, name+": campaign", err, domain.ErrNotFound)
 		for _, m := range snd.messages {
 			_, err := st.MessageByID(ctx, m.ID)
-			wantErr(t, name+": message", err, store.ErrNotFound)
+			wantErr(t, name+": message", err, domain.ErrNotFound)
 		}
 		return
 	}

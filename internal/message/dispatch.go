@@ -5,17 +5,18 @@ import (
 	"context"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"msgsvc/internal/channel/rcs"
 	"msgsvc/internal/domain"
+	"msgsvc/internal/lease"
 	"msgsvc/internal/provider"
 )
 
-// Claimer is what the Dispatcher needs from storage.
+// Claimer is the table of messages waiting for a provider.
 type Claimer interface {
 	ClaimDue(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]domain.Message, error)
+	ReleaseMessages(ctx context.Context, owner string, ids []string, now time.Time) error
 }
 
 // Routes finds providers and learns how hand-overs went (provider.Router
@@ -27,42 +28,63 @@ type Routes interface {
 	ByName(name string) provider.Provider
 }
 
+// QueueConfig sets up the queue of messages waiting for a provider.
+type QueueConfig struct {
+	Store   Claimer
+	Owner   string        // unique per process, e.g. the node id
+	Lease   time.Duration // default 30 s
+	Batch   int           // default 256
+	Workers int           // batches handed over at once, default 2
+	Poll    time.Duration // idle re-check for scheduled messages and lapsed leases, default 1 s
+	Now     func() time.Time
+	Log     *slog.Logger
+}
+
+// NewDispatchQueue builds the lease queue of messages waiting for a
+// provider: the messages table, claimed by ClaimDue, and the messages a
+// send wrote already leased to this node, handed over in memory. A
+// Dispatcher serves it.
+func NewDispatchQueue(c QueueConfig) *lease.Queue[domain.Message] {
+	if c.Workers <= 0 {
+		c.Workers = 2
+	}
+	return lease.New(lease.Config[domain.Message]{Name: "messages", Owner: c.Owner, Lease: c.Lease,
+		Claim: c.Store.ClaimDue, Release: c.Store.ReleaseMessages, ID: func(m domain.Message) string { return m.ID },
+		Batch: c.Batch, Workers: c.Workers, Poll: c.Poll, Now: c.Now, Log: c.Log})
+}
+
 // Dispatcher hands due messages to providers. Messages are claimed in
 // batches under a lease, so several dispatchers, on one node or many,
 // never hand the same message over twice while they live, and a dead
 // one's messages come due again when its lease runs out.
 type Dispatcher struct {
-	store   Claimer
+	queue   *lease.Queue[domain.Message]
 	routes  Routes
 	tracker *Tracker
 	owner   string
 	lease   time.Duration
-	batch   int
-	workers int
-	poll    time.Duration
 	now     func() time.Time
 	log     *slog.Logger
-	wake    chan struct{}
 	caps    CapabilityCache
 	capTTL  time.Duration
-	direct  chan domain.Message // messages leased to us at insert
-	ready   chan struct{}       // messages were enqueued
-	stopped atomic.Bool         // Run has returned: Enqueue takes nothing
 }
-
-// directQueue bounds the messages waiting in memory for hand-over.
-const directQueue = 1 << 14
 
 // DispatcherConfig sets up a Dispatcher.
 type DispatcherConfig struct {
+	// Queue is the queue the dispatcher serves; nil makes one with
+	// NewDispatchQueue from Store, Owner, Lease, Batch, Workers, Poll, Now
+	// and Log.
+	Queue   *lease.Queue[domain.Message]
 	Store   Claimer
 	Routes  Routes
 	Tracker *Tracker
-	Owner   string        // unique per process, e.g. the node id
-	Lease   time.Duration // default 30 s
-	Batch   int           // default 256
-	Workers int           // parallel claim loops, default 2
-	Poll    time.Duration // idle re-check for scheduled messages and lapsed leases, default 1 s
+	// Owner, Lease, Batch, Workers and Poll make the queue when Queue is
+	// nil (see QueueConfig).
+	Owner   string
+	Lease   time.Duration
+	Batch   int
+	Workers int
+	Poll    time.Duration
 	Now     func() time.Time
 	Log     *slog.Logger
 	// Capabilities caches providers' answers about RCS devices; nil uses
@@ -75,27 +97,17 @@ type DispatcherConfig struct {
 
 // NewDispatcher builds a Dispatcher; Run starts it.
 func NewDispatcher(c DispatcherConfig) *Dispatcher {
-	d := &Dispatcher{store: c.Store, routes: c.Routes, tracker: c.Tracker, owner: c.Owner, lease: c.Lease,
-		batch: c.Batch, workers: c.Workers, poll: c.Poll, now: c.Now, log: c.Log, wake: make(chan struct{}, 1),
-		caps: c.Capabilities, capTTL: c.CapabilityTTL, direct: make(chan domain.Message, directQueue),
-		ready: make(chan struct{}, 1)}
+	if c.Queue == nil {
+		c.Queue = NewDispatchQueue(QueueConfig{Store: c.Store, Owner: c.Owner, Lease: c.Lease, Batch: c.Batch,
+			Workers: c.Workers, Poll: c.Poll, Now: c.Now, Log: c.Log})
+	}
+	d := &Dispatcher{queue: c.Queue, routes: c.Routes, tracker: c.Tracker, owner: c.Queue.Owner(), lease: c.Queue.Lease(),
+		now: c.Now, log: c.Log, caps: c.Capabilities, capTTL: c.CapabilityTTL}
 	if d.caps == nil {
 		d.caps, _ = c.Store.(CapabilityCache)
 	}
 	if d.capTTL <= 0 {
 		d.capTTL = rcs.CapabilityTTL
-	}
-	if d.lease <= 0 {
-		d.lease = 30 * time.Second
-	}
-	if d.batch <= 0 {
-		d.batch = 256
-	}
-	if d.workers <= 0 {
-		d.workers = 2
-	}
-	if d.poll <= 0 {
-		d.poll = time.Second
 	}
 	if d.now == nil {
 		d.now = time.Now
@@ -106,134 +118,18 @@ func NewDispatcher(c DispatcherConfig) *Dispatcher {
 	return d
 }
 
-// Wake tells the dispatcher that messages became due.
-func (d *Dispatcher) Wake() {
-	select {
-	case d.wake <- struct{}{}:
-	default:
-	}
-}
-
-// Enqueue hands the dispatcher messages written already leased to it (see
-// DispatchHandoff), to be handed over without a claim. It returns how many
-// it took; the rest do not fit the queue and stay with their lease.
-func (d *Dispatcher) Enqueue(msgs []domain.Message) int {
-	if d.stopped.Load() {
-		return 0
-	}
-	n := 0
-	for _, m := range msgs {
-		select {
-		case d.direct <- m:
-			n++
-		default:
-			d.kick()
-			return n
-		}
-	}
-	d.kick()
-	return n
-}
-
-func (d *Dispatcher) kick() {
-	select {
-	case d.ready <- struct{}{}:
-	default:
-	}
-}
+// Queue is the queue the dispatcher serves.
+func (d *Dispatcher) Queue() *lease.Queue[domain.Message] { return d.queue }
 
 // Run dispatches until ctx ends. A batch already taken is finished before
-// Run returns, so a graceful stop leaves nothing half-handed. Messages
-// still queued in memory keep their lease; the node releases its leases
-// when it stops.
-func (d *Dispatcher) Run(ctx context.Context) {
-	var wg sync.WaitGroup
-	for i := 0; i < d.workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			d.loop(ctx)
-		}()
-	}
-	wg.Wait()
-	d.stopped.Store(true)
-}
-
-func (d *Dispatcher) loop(ctx context.Context) {
-	// A ticker, not a timer reset on every turn: while messages keep
-	// arriving in memory the loop never sleeps long, and the table (due
-	// retries, scheduled messages, a dead node's lapsed leases) must still
-	// be looked at every poll.
-	tick := time.NewTicker(d.poll)
-	defer tick.Stop()
-	claimDB := true // at start: whatever is due in the table
-	for ctx.Err() == nil {
-		busy := false
-		// Messages handed over in memory first: they are ours already.
-		if msgs := d.takeDirect(); len(msgs) > 0 {
-			if len(d.direct) > 0 {
-				d.kick() // let another worker take the next batch
-			}
-			if err := d.dispatch(ctx, msgs); err != nil && ctx.Err() == nil {
-				d.log.Error("dispatch", "err", err)
-			}
-			busy = true
-		}
-		select {
-		case <-d.wake:
-			claimDB = true
-		case <-tick.C:
-			claimDB = true
-		default:
-		}
-		if claimDB {
-			n, err := d.RunOnce(ctx)
-			if err != nil && ctx.Err() == nil {
-				d.log.Error("dispatch", "err", err)
-			}
-			claimDB = n == d.batch // a full batch: more may be waiting
-			busy = busy || n > 0
-		}
-		if busy {
-			continue
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-d.wake:
-			claimDB = true
-		case <-tick.C:
-			claimDB = true
-		case <-d.ready:
-		}
-	}
-}
-
-// takeDirect takes up to a batch of the messages queued in memory.
-func (d *Dispatcher) takeDirect() []domain.Message {
-	var out []domain.Message
-	for len(out) < d.batch {
-		select {
-		case m := <-d.direct:
-			out = append(out, m)
-		default:
-			return out
-		}
-	}
-	return out
-}
+// Run returns, so a graceful stop leaves nothing half-handed; messages
+// still waiting in memory go back to the table.
+func (d *Dispatcher) Run(ctx context.Context) { d.queue.Run(ctx, d.dispatch) }
 
 // RunOnce claims one batch, hands it over and records the outcome. It
 // returns the number of messages claimed.
 func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
-	if ctx.Err() != nil {
-		return 0, ctx.Err()
-	}
-	msgs, err := d.store.ClaimDue(ctx, d.owner, d.now(), d.lease, d.batch)
-	if err != nil || len(msgs) == 0 {
-		return 0, err
-	}
-	return len(msgs), d.dispatch(ctx, msgs)
+	return d.queue.ClaimOnce(ctx, d.dispatch)
 }
 
 // dispatch hands over messages leased to this dispatcher and records the
@@ -295,20 +191,11 @@ func (d *Dispatcher) dispatch(ctx context.Context, msgs []domain.Message) error 
 	}
 	for _, r := range reports {
 		if r.Kind == Fallback || r.Kind == Revoked {
-			d.Wake() // the fallback SMS are due now
+			d.queue.Wake() // the fallback SMS are due now
 			break
 		}
 	}
 	return firstErr
-}
-
-// Chunker is implemented by providers that want their hand-overs recorded
-// every few messages rather than once per claimed batch: a carrier that
-// acknowledged a message this node then failed to record would get it
-// again from whichever node takes over, so the fewer messages between
-// records, the fewer such duplicates a crash can cause.
-type Chunker interface {
-	HandOverChunk() int
 }
 
 // handOver submits messages to a provider, in chunks when it asks for
@@ -317,8 +204,8 @@ type Chunker interface {
 // recorded here.
 func (d *Dispatcher) handOver(ctx context.Context, p provider.Provider, msgs []domain.Message) error {
 	size := len(msgs)
-	if c, ok := p.(Chunker); ok && c.HandOverChunk() > 0 {
-		size = c.HandOverChunk()
+	if n := provider.CapabilitiesOf(p).ChunkSize(); n > 0 {
+		size = n
 	}
 	var recording chan error
 	wait := func() error {

@@ -105,7 +105,7 @@ func newFixture(t *testing.T, routes fakeRoutes, prices string, accountFallback 
 	f := &fixture{now: &atomic.Int64{}}
 	f.now.Store(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC).UnixMilli())
 	f.st = storetest.Open(t, storetest.DSN(t, "sqlite"))
-	acc := store.Account{ID: "acc_1", Name: "A", Tier: "pro", Currency: "USD", CountryCode: "55", WebhookSecret: "whsec_x",
+	acc := domain.Account{ID: "acc_1", Name: "A", Tier: "pro", Currency: "USD", CountryCode: "55", WebhookSecret: "whsec_x",
 		WAQualityTier: 1, RCSFallback: accountFallback, Prices: prices, CreatedAt: f.clock()}
 	if err := f.st.CreateAccount(ctx, acc); err != nil {
 		t.Fatal(err)
@@ -114,7 +114,7 @@ func newFixture(t *testing.T, routes fakeRoutes, prices string, accountFallback 
 		t.Fatal(err)
 	}
 	acc, _ = f.st.Account(ctx, acc.ID)
-	f.caller = Caller{Account: acc, Key: store.APIKey{ID: "key_1", AccountID: acc.ID, Env: "live"}}
+	f.caller = Caller{Account: acc, Key: domain.APIKey{ID: "key_1", AccountID: acc.ID, Env: "live"}}
 	f.tracker = NewTracker(TrackerConfig{Store: Storage{Store: f.st}, Now: f.clock})
 	t.Cleanup(f.tracker.Close)
 	f.svc = NewService(Config{Store: Storage{Store: f.st}, Picker: routes, Now: f.clock, AllowPrivateCallbacks: true})

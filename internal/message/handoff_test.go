@@ -11,24 +11,38 @@ import (
 	"time"
 
 	"msgsvc/internal/domain"
+	"msgsvc/internal/lease"
 )
 
-// handoffTo rebuilds the fixture's service with an in-memory hand-off
-// whose queue takes at most room messages (the rest are released); it
-// returns what the queue received and a count of wakes.
-func (f *fixture) handoffTo(t *testing.T, routes fakeRoutes, room int, enqueue func([]domain.Message)) *atomic.Int64 {
+// handoffTo rebuilds the fixture's service with an in-memory hand-off to
+// q; it returns a count of the service's own wakes. enqueue is told what q
+// kept in memory.
+func (f *fixture) handoffTo(t *testing.T, routes fakeRoutes, q *lease.Queue[domain.Message], enqueue func([]domain.Message)) *atomic.Int64 {
 	t.Helper()
 	wakes := &atomic.Int64{}
 	f.svc = NewService(Config{Store: Storage{Store: f.st}, Picker: routes, Now: f.clock, AllowPrivateCallbacks: true,
-		Wake: func() { wakes.Add(1) },
-		Dispatch: &DispatchHandoff{Owner: "node-1", Lease: time.Minute, Release: f.st.ReleaseMessages,
-			Enqueue: func(msgs []domain.Message) int {
-				n := min(room, len(msgs))
-				enqueue(msgs[:n])
-				return n
-			}}})
+		Wake: func() { wakes.Add(1) }, Dispatch: recordingHandoff{Queue: q, enqueue: enqueue}})
 	t.Cleanup(f.svc.Close)
 	return wakes
+}
+
+// recordingHandoff tells a test what the queue kept in memory.
+type recordingHandoff struct {
+	*lease.Queue[domain.Message]
+	enqueue func([]domain.Message)
+}
+
+func (h recordingHandoff) Hand(ctx context.Context, msgs []domain.Message) int {
+	n := h.Queue.Hand(ctx, msgs)
+	h.enqueue(msgs[:n])
+	return n
+}
+
+// idleQueue is a dispatch queue of node-1 that nobody runs, whose memory
+// takes room messages.
+func (f *fixture) idleQueue(room int) *lease.Queue[domain.Message] {
+	return lease.New(lease.Config[domain.Message]{Name: "messages", Owner: "node-1", Lease: time.Minute, Claim: f.st.ClaimDue,
+		Release: f.st.ReleaseMessages, ID: func(m domain.Message) string { return m.ID }, Room: room, Now: f.clock})
 }
 
 // TestSendHandsOffLeased: messages due at once are written leased to the
@@ -38,7 +52,7 @@ func TestSendHandsOffLeased(t *testing.T) {
 	routes := fakeRoutes{domain.SMS: &fakeProvider{name: "sms-co"}}
 	f := newFixture(t, routes, "", false)
 	var got []domain.Message
-	wakes := f.handoffTo(t, routes, 10, func(msgs []domain.Message) { got = append(got, msgs...) })
+	wakes := f.handoffTo(t, routes, f.idleQueue(10), func(msgs []domain.Message) { got = append(got, msgs...) })
 	ctx := context.Background()
 	out, err := f.svc.Send(ctx, f.caller, Draft{Recipients: []string{"5511999990010", "5511999990011"}, Text: "hi", Type: "SMS"}, SendOptions{})
 	if err != nil {
@@ -70,12 +84,13 @@ func TestSendHandsOffLeased(t *testing.T) {
 }
 
 // TestHandoffOverflowReleases: what the dispatcher's queue cannot take is
-// released to the table at once and the dispatcher woken to claim it.
+// released to the table at once (the queue then wakes itself to claim it:
+// see the lease package's tests), not left to its lease.
 func TestHandoffOverflowReleases(t *testing.T) {
 	routes := fakeRoutes{domain.SMS: &fakeProvider{name: "sms-co"}}
 	f := newFixture(t, routes, "", false)
 	var got []domain.Message
-	wakes := f.handoffTo(t, routes, 1, func(msgs []domain.Message) { got = append(got, msgs...) })
+	wakes := f.handoffTo(t, routes, f.idleQueue(1), func(msgs []domain.Message) { got = append(got, msgs...) })
 	ctx := context.Background()
 	out, err := f.svc.Send(ctx, f.caller, Draft{Recipients: []string{"5511999990010", "5511999990011"}, Text: "hi", Type: "SMS"}, SendOptions{})
 	if err != nil {
@@ -84,8 +99,8 @@ func TestHandoffOverflowReleases(t *testing.T) {
 	if len(got) != 1 || got[0].ID != out.Receipt.Messages[0].Message.ID {
 		t.Fatalf("queue got %v, want the first message", got)
 	}
-	if wakes.Load() != 1 {
-		t.Errorf("%d wakes, want 1 for the released message", wakes.Load())
+	if wakes.Load() != 0 {
+		t.Errorf("%d wakes of the service, want none: the queue wakes itself", wakes.Load())
 	}
 	claimed, err := f.st.ClaimDue(ctx, "node-2", f.clock(), time.Minute, 10)
 	if err != nil || len(claimed) != 1 || claimed[0].ID != out.Receipt.Messages[1].Message.ID {
@@ -113,9 +128,9 @@ func TestDispatcherTakesEnqueued(t *testing.T) {
 	claimer := &countingClaimer{Claimer: f.st}
 	f.disp = NewDispatcher(DispatcherConfig{Store: claimer, Routes: routes, Tracker: f.tracker, Owner: "node-1", Now: f.clock,
 		Poll: time.Hour, Workers: 1, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	f.handoffTo(t, routes, 100, func(msgs []domain.Message) {
-		if n := f.disp.Enqueue(msgs); n != len(msgs) {
-			t.Errorf("dispatcher took %d of %d", n, len(msgs))
+	f.handoffTo(t, routes, f.disp.Queue(), func(msgs []domain.Message) {
+		if len(msgs) != 1 {
+			t.Errorf("dispatcher took %d of 1", len(msgs))
 		}
 	})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -176,7 +191,7 @@ func TestDispatcherPollsTableWhileBusy(t *testing.T) {
 				return
 			default:
 			}
-			f.disp.Enqueue([]domain.Message{{ID: fmt.Sprintf("msg_stream_%d", i), Env: domain.Live, Type: domain.SMS,
+			f.disp.Queue().Hand(context.Background(), []domain.Message{{ID: fmt.Sprintf("msg_stream_%d", i), Env: domain.Live, Type: domain.SMS,
 				Channel: domain.SMS, To: "5511999990010", LeaseOwner: "node-1", ExpiresAt: f.clock().Add(time.Hour)}})
 			time.Sleep(time.Millisecond) // pacing the stream, not waiting for anything
 		}

@@ -9,9 +9,20 @@ import (
 	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
 	"msgsvc/internal/provider"
-	"msgsvc/internal/store"
 	"msgsvc/internal/webhook"
 )
+
+// InboundTx is what recording a recipient's message needs of a write
+// transaction: the inbound row, the opt-out list and its confirmation reply
+// (a campaign of one message), and the webhook event.
+type InboundTx interface {
+	InsertInbound(ctx context.Context, in domain.Inbound) error
+	AddOptOut(ctx context.Context, o domain.OptOut) (bool, error)
+	RemoveOptOut(ctx context.Context, accountID string, env domain.Environment, phone string) (bool, error)
+	InsertCampaign(ctx context.Context, c domain.Campaign) error
+	InsertMessages(ctx context.Context, msgs []domain.Message) error
+	InsertEvents(ctx context.Context, evs []domain.Event) error
+}
 
 // ReplyWindow is how far back a reply looks for the campaign it answers.
 const ReplyWindow = 30 * 24 * time.Hour
@@ -19,7 +30,8 @@ const ReplyWindow = 30 * 24 * time.Hour
 // Inbound implements provider.Sink: it records a recipient's message and
 // routes it to the callback of the most recent campaign sent to that
 // number by the account. A stop or start word also changes the account's
-// opt-out list, in the same transaction (CONTRACT section 7): every
+// opt-out list, in the same transaction, so the reply and the change to
+// the list are recorded together or not at all: every
 // provider's inbound path comes through here.
 func (t *Tracker) Inbound(ctx context.Context, providerName string, in provider.Inbound) error {
 	_, err := t.Receive(ctx, providerName, in)
@@ -35,23 +47,23 @@ func (t *Tracker) Receive(ctx context.Context, providerName string, in provider.
 	if err := t.owner(ctx, providerName, &in); err != nil {
 		return "", err
 	}
-	rec := store.Inbound{ID: id.New(id.Inbound, now), AccountID: in.AccountID, Env: in.Env, Phone: in.From,
+	rec := domain.Inbound{ID: id.New(id.Inbound, now), AccountID: in.AccountID, Env: in.Env, Phone: in.From,
 		Channel: in.Channel, Body: in.Body, Provider: providerName, ReceivedAt: in.At, ProviderRef: in.Ref}
-	var ev *store.Event
+	var ev *domain.Event
 	last, err := t.store.LatestMessageTo(ctx, in.AccountID, in.Env, in.From, in.At.Add(-ReplyWindow))
 	switch {
 	case in.AccountID == "":
 		// No account: kept for operators, sent to nobody.
 	case err == nil:
 		rec.CampaignID = last.CampaignID
-	case !errors.Is(err, store.ErrNotFound):
+	case !errors.Is(err, domain.ErrNotFound):
 		return "", fmt.Errorf("route reply: %w", err)
 	}
 	dup := false
 	if in.AccountID != "" {
 		// Every reply of an account is an event of its feed; it is a
 		// webhook only when it answers a campaign sent with a callbackUrl.
-		ev = &store.Event{ID: id.New(id.Event, now), AccountID: in.AccountID, Env: in.Env, CampaignID: rec.CampaignID,
+		ev = &domain.Event{ID: id.New(id.Event, now), AccountID: in.AccountID, Env: in.Env, CampaignID: rec.CampaignID,
 			Event: webhook.MessageReceived, NextAttemptAt: now, CreatedAt: now,
 			Body: webhook.ReplyBody(rec.CampaignID, in.From, in.Body, in.Channel, in.At)}
 		if rec.CampaignID != "" {
@@ -65,7 +77,7 @@ func (t *Tracker) Receive(ctx context.Context, providerName string, in provider.
 	err = t.store.Write(ctx, func(tx Tx) error {
 		err := tx.InsertInbound(ctx, rec)
 		// Delivered again by the provider: recorded and announced the first time.
-		if dup = errors.Is(err, store.ErrConflict); dup {
+		if dup = errors.Is(err, domain.ErrConflict); dup {
 			return nil
 		}
 		if err != nil {
@@ -75,7 +87,7 @@ func (t *Tracker) Receive(ctx context.Context, providerName string, in provider.
 			return err
 		}
 		if ev != nil {
-			return tx.InsertEvents(ctx, []store.Event{*ev})
+			return tx.InsertEvents(ctx, []domain.Event{*ev})
 		}
 		return nil
 	})
@@ -91,8 +103,8 @@ func (t *Tracker) Receive(ctx context.Context, providerName string, in provider.
 	return rec.CampaignID, nil
 }
 
-// owner finds the account and environment an inbound message belongs to
-// (CONTRACT section 6): the account of the message it answers when the
+// owner finds the account and environment an inbound message belongs to:
+// the account of the message it answers when the
 // provider threads replies; else the account that has the receiving
 // number or agent as an approved sender; else the account that last sent
 // to that phone through that provider in the last 30 days. Provider
@@ -125,7 +137,7 @@ func (t *Tracker) owner(ctx context.Context, providerName string, in *provider.I
 	switch {
 	case err == nil:
 		in.AccountID = last.AccountID
-	case !errors.Is(err, store.ErrNotFound):
+	case !errors.Is(err, domain.ErrNotFound):
 		return fmt.Errorf("route inbound: %w", err)
 	}
 	return nil

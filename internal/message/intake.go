@@ -12,7 +12,6 @@ import (
 	"msgsvc/internal/channel/whatsapp"
 	"msgsvc/internal/domain"
 	"msgsvc/internal/phone"
-	"msgsvc/internal/store"
 	"msgsvc/internal/webhook"
 )
 
@@ -42,7 +41,7 @@ type Draft struct {
 	ScheduledAt string
 	Validity    *int
 	Reference   string
-	Problems    []FieldError
+	Problems    []domain.FieldError
 }
 
 // FallbackRequest is the fallback an RCS send asks for.
@@ -91,7 +90,7 @@ type Planned struct {
 // to an earlier request with the same idempotency key.
 type Outcome struct {
 	Receipt Receipt
-	Replay  *store.Idempotency
+	Replay  *domain.Idempotency
 }
 
 // Picker chooses the provider for a message (provider.Router does).
@@ -108,12 +107,12 @@ type Store interface {
 	CampaignCounts(ctx context.Context, campaignID string) (map[domain.Status]int, error)
 	CampaignMessages(ctx context.Context, campaignID, after string, limit int) ([]domain.Message, error)
 	CancelableMessageIDs(ctx context.Context, campaignID string) ([]string, error)
-	SearchMessages(ctx context.Context, f store.MessageFilter) ([]domain.Message, error)
-	Feed(ctx context.Context, accountID string, env domain.Environment, after int64, limit int) ([]store.FeedEvent, error)
+	SearchMessages(ctx context.Context, f domain.MessageFilter) ([]domain.Message, error)
+	Feed(ctx context.Context, accountID string, env domain.Environment, after int64, limit int) ([]domain.FeedEvent, error)
 	OptedOut(ctx context.Context, accountID string, env domain.Environment, phones []string) (map[string]bool, error)
 	// Account reads an account as it is now (a caller's account may come
 	// from a cache that does not follow its balance).
-	Account(ctx context.Context, id string) (store.Account, error)
+	Account(ctx context.Context, id string) (domain.Account, error)
 }
 
 // Service accepts sends. Concurrent sends are written together, one
@@ -130,8 +129,8 @@ type Service struct {
 	allowPrivate  bool
 	wake          func()
 	events        func()
-	redaction     *store.Redaction
-	dispatch      *DispatchHandoff
+	redaction     *domain.Redaction
+	dispatch      Handoff[domain.Message]
 }
 
 // Config sets up a Service.
@@ -146,7 +145,7 @@ type Config struct {
 	Wake func()
 	// Dispatch, when set, hands messages due at once to a dispatcher of
 	// this node in memory instead of through a database claim.
-	Dispatch *DispatchHandoff
+	Dispatch Handoff[domain.Message]
 	// Events is called after webhook events were queued.
 	Events func()
 	// CommitWorkers is the number of parallel group-commit loops (1 suits
@@ -163,7 +162,7 @@ type Config struct {
 	CapabilityTTL time.Duration
 	// Redaction hashes numbers and rewrites webhook bodies for Redact; nil
 	// refuses it.
-	Redaction *store.Redaction
+	Redaction *domain.Redaction
 }
 
 // NewService starts a Service; Close stops it.
@@ -227,14 +226,14 @@ type request struct {
 // validate applies every rule that needs no reading of the recipients'
 // state; all problems found are reported at once.
 func (s *Service) validate(ctx context.Context, caller Caller, d Draft, now time.Time) (request, error) {
-	verr := &ValidationError{Fields: append([]FieldError(nil), d.Problems...)}
+	verr := &domain.ValidationError{Fields: append([]domain.FieldError(nil), d.Problems...)}
 	req := request{draft: d}
 	typ, err := domain.ParseChannel(d.Type)
 	switch {
 	case d.Type == "":
-		verr.add("type", "is required: SMS, WHATSAPP or RCS")
+		verr.Add("type", "is required: SMS, WHATSAPP or RCS")
 	case err != nil:
-		verr.add("type", "must be SMS, WHATSAPP or RCS")
+		verr.Add("type", "must be SMS, WHATSAPP or RCS")
 	}
 	req.typ = typ
 	req.numbers = s.recipients(verr, d)
@@ -251,34 +250,34 @@ func (s *Service) validate(ctx context.Context, caller Caller, d Draft, now time
 	}
 	if d.CallbackURL != "" {
 		if err := webhook.ValidateCallbackURL(d.CallbackURL, s.allowPrivate); err != nil {
-			verr.add("callbackUrl", "%v", err)
+			verr.Add("callbackUrl", "%v", err)
 		}
 	}
 	req.validity = validity(verr, d.Validity)
 	if utf8.RuneCountInString(d.Reference) > MaxReference {
-		verr.add("reference", "must be at most %d characters", MaxReference)
+		verr.Add("reference", "must be at most %d characters", MaxReference)
 	}
 	req.scheduled = schedule(verr, d.ScheduledAt, now)
-	if verr.failed() {
+	if verr.Failed() {
 		return request{}, verr
 	}
 	return req, nil
 }
 
 // recipients parses to or recipients; each number may appear once.
-func (s *Service) recipients(verr *ValidationError, d Draft) []phone.Number {
+func (s *Service) recipients(verr *domain.ValidationError, d Draft) []phone.Number {
 	list := d.Recipients
 	switch {
 	case d.To != "" && d.Recipients != nil:
-		verr.add("to", "give either to or recipients, not both")
+		verr.Add("to", "give either to or recipients, not both")
 	case d.To != "":
 		list = []string{d.To}
 	case d.Recipients == nil:
-		verr.add("to", "is required (or recipients for a batch)")
+		verr.Add("to", "is required (or recipients for a batch)")
 	case len(d.Recipients) == 0:
-		verr.add("recipients", "must list 1 to %d numbers", MaxRecipients)
+		verr.Add("recipients", "must list 1 to %d numbers", MaxRecipients)
 	case len(d.Recipients) > MaxRecipients:
-		verr.add("recipients", "must list at most %d numbers, got %d", MaxRecipients, len(d.Recipients))
+		verr.Add("recipients", "must list at most %d numbers, got %d", MaxRecipients, len(d.Recipients))
 		list = nil
 	}
 	numbers := make([]phone.Number, 0, len(list))
@@ -287,11 +286,11 @@ func (s *Service) recipients(verr *ValidationError, d Draft) []phone.Number {
 		field := recipientField(d, i)
 		n, err := s.phones.Parse(r)
 		if err != nil {
-			verr.add(field, "%v", err)
+			verr.Add(field, "%v", err)
 			continue
 		}
 		if j, dup := seen[r]; dup {
-			verr.add(field, "repeats recipients[%d]; each number may appear once per request", j)
+			verr.Add(field, "repeats recipients[%d]; each number may appear once per request", j)
 			continue
 		}
 		seen[r] = i
@@ -308,12 +307,12 @@ func recipientField(d Draft, i int) string {
 	return fmt.Sprintf("recipients[%d]", i)
 }
 
-func validity(verr *ValidationError, v *int) time.Duration {
+func validity(verr *domain.ValidationError, v *int) time.Duration {
 	secs := MaxValidity
 	if v != nil {
 		secs = *v
 		if secs < MinValidity || secs > MaxValidity {
-			verr.add("validity", "must be between %d and %d seconds", MinValidity, MaxValidity)
+			verr.Add("validity", "must be between %d and %d seconds", MinValidity, MaxValidity)
 		}
 	}
 	return time.Duration(secs) * time.Second
@@ -321,18 +320,18 @@ func validity(verr *ValidationError, v *int) time.Duration {
 
 // schedule reads scheduledAt; a time already past (within five minutes,
 // for clock skew) means now.
-func schedule(verr *ValidationError, v string, now time.Time) time.Time {
+func schedule(verr *domain.ValidationError, v string, now time.Time) time.Time {
 	if v == "" {
 		return time.Time{}
 	}
 	t, err := time.Parse(time.RFC3339Nano, v)
 	switch {
 	case err != nil:
-		verr.add("scheduledAt", "must be an RFC 3339 time, e.g. 2026-11-21T10:00:00Z")
+		verr.Add("scheduledAt", "must be an RFC 3339 time, e.g. 2026-11-21T10:00:00Z")
 	case t.After(now.Add(MaxScheduleDays * 24 * time.Hour)):
-		verr.add("scheduledAt", "must be at most %d days ahead", MaxScheduleDays)
+		verr.Add("scheduledAt", "must be at most %d days ahead", MaxScheduleDays)
 	case t.Before(now.Add(-5 * time.Minute)):
-		verr.add("scheduledAt", "is in the past")
+		verr.Add("scheduledAt", "is in the past")
 	case t.After(now):
 		return t.UTC().Truncate(time.Millisecond)
 	}

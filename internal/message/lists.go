@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"msgsvc/internal/domain"
-	"msgsvc/internal/store"
 )
 
 // ListFilter narrows a list of messages; zero fields do not filter.
@@ -29,7 +28,7 @@ type MessagePage struct {
 
 // List returns the scope's messages, newest first in write order.
 func (s *Service) List(ctx context.Context, sc Scope, f ListFilter) (MessagePage, error) {
-	msgs, err := s.store.SearchMessages(ctx, store.MessageFilter{AccountID: sc.AccountID, Env: sc.Env, Phone: f.To,
+	msgs, err := s.store.SearchMessages(ctx, domain.MessageFilter{AccountID: sc.AccountID, Env: sc.Env, Phone: f.To,
 		Status: f.Status, CampaignID: f.CampaignID, Reference: f.Reference, From: f.CreatedFrom, To: f.CreatedTo,
 		Before: f.After, Limit: f.Limit + 1})
 	if err != nil {
@@ -50,7 +49,7 @@ func (s *Service) List(ctx context.Context, sc Scope, f ListFilter) (MessagePage
 // position to read on from: the last event's, or the one asked for when
 // there is nothing newer yet.
 type EventPage struct {
-	Events []store.FeedEvent
+	Events []domain.FeedEvent
 	Next   int64
 }
 

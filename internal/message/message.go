@@ -8,7 +8,6 @@ package message
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"msgsvc/internal/domain"
 	"msgsvc/internal/ledger"
@@ -17,49 +16,12 @@ import (
 
 // Caller is who makes a request: the account and the key used.
 type Caller struct {
-	Account store.Account
-	Key     store.APIKey
+	Account domain.Account
+	Key     domain.APIKey
 }
 
 // Test reports whether the caller uses a test key.
 func (c Caller) Test() bool { return !c.Key.Env.Live() }
-
-// FieldError names one invalid field.
-type FieldError struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
-}
-
-func (e *FieldError) Error() string { return e.Field + " " + e.Message }
-
-// ValidationError is a refused request, with every field problem found.
-type ValidationError struct {
-	Detail string
-	Fields []FieldError
-}
-
-func (e *ValidationError) Error() string {
-	if e.Detail != "" {
-		return e.Detail
-	}
-	if len(e.Fields) > 0 {
-		return e.Fields[0].Field + " " + e.Fields[0].Message
-	}
-	return "invalid request"
-}
-
-func (e *ValidationError) add(field, format string, args ...any) {
-	e.Fields = append(e.Fields, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
-}
-
-func (e *ValidationError) failed() bool { return len(e.Fields) > 0 || e.Detail != "" }
-
-// IsValidation reports whether err is a validation error.
-func IsValidation(err error) (*ValidationError, bool) {
-	var v *ValidationError
-	ok := errors.As(err, &v)
-	return v, ok
-}
 
 // Refusal is a send refused by a channel rule rather than by the shape of a
 // field. Code is OUTSIDE_CONVERSATION_WINDOW or DAILY_LIMIT_REACHED; the
@@ -67,7 +29,7 @@ func IsValidation(err error) (*ValidationError, bool) {
 type Refusal struct {
 	Code   string
 	Detail string
-	Fields []FieldError
+	Fields []domain.FieldError
 	Err    error
 }
 
@@ -78,11 +40,11 @@ func (r *Refusal) Unwrap() error { return r.Err }
 
 // Errors of the message service beyond validation and refusals.
 var (
-	ErrNotFound            = store.ErrNotFound
+	ErrNotFound            = domain.ErrNotFound
 	ErrInsufficientCredits = ledger.ErrInsufficientCredits
-	ErrIdempotencyConflict = store.ErrIdempotencyConflict
+	ErrIdempotencyConflict = domain.ErrIdempotencyConflict
 	ErrOutsideWindow       = errors.New("outside the WhatsApp conversation window")
-	ErrDailyLimit          = store.ErrDailyLimit
+	ErrDailyLimit          = domain.ErrDailyLimit
 	// ErrNotCancelable: the message was already handed to a provider or ended.
 	ErrNotCancelable = errors.New("message can no longer be canceled")
 	// ErrOptedOut: a recipient answered a stop word (the error of the
@@ -94,31 +56,14 @@ var (
 )
 
 // Tx is the write transaction the message service works in; the store's
-// transactions implement it.
+// transactions implement it. Each use declares the part it needs where it
+// is used (SendTx in commit.go, TrackTx in tracking.go, InboundTx in
+// inbound.go, RedactTx in redact.go), so a test fakes only that part.
 type Tx interface {
-	ledger.Tx
-	LockMessages(ctx context.Context, ids []string) (map[string]domain.Message, error)
-	MessageIDsByProviderRef(ctx context.Context, provider string, refs []string) (map[string]string, error)
-	UpdateMessages(ctx context.Context, msgs []domain.Message) error
-	InsertEvents(ctx context.Context, evs []store.Event) error
-	InsertInbound(ctx context.Context, in store.Inbound) error
-	InsertCampaign(ctx context.Context, c domain.Campaign) error
-	InsertCampaigns(ctx context.Context, cs []domain.Campaign) error
-	InsertMessages(ctx context.Context, msgs []domain.Message) error
-	ClaimIdempotency(ctx context.Context, in store.Idempotency) (store.Idempotency, bool, error)
-	ForgetIdempotency(ctx context.Context, keyID, key string) error
-	ReserveConversations(ctx context.Context, c *store.Conversations) error
-	ReleaseConversations(ctx context.Context, c *store.Conversations) error
-	RecordConversations(ctx context.Context, c *store.Conversations) error
-	InsertParts(ctx context.Context, ps []store.Part) error
-	PartsByRef(ctx context.Context, provider string, refs []string) (map[string]store.Part, error)
-	SetPartStatus(ctx context.Context, provider, ref string, status domain.Status) ([]store.Part, error)
-	ParkReports(ctx context.Context, rs []store.PendingReport) error
-	TakePendingReports(ctx context.Context, provider string, refs []string) ([]store.PendingReport, error)
-	OptedOut(ctx context.Context, accountID string, env domain.Environment, phones []string) (map[string]bool, error)
-	AddOptOut(ctx context.Context, o store.OptOut) (bool, error)
-	RemoveOptOut(ctx context.Context, accountID string, env domain.Environment, phone string) (bool, error)
-	RedactMessages(ctx context.Context, ids []string, r store.Redaction) error
+	SendTx
+	TrackTx
+	InboundTx
+	RedactTx
 }
 
 // Writer runs a function in a write transaction and returns once it is

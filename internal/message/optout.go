@@ -12,15 +12,14 @@ import (
 	"msgsvc/internal/id"
 	"msgsvc/internal/phone"
 	"msgsvc/internal/provider"
-	"msgsvc/internal/store"
 )
 
-// refuseOptedOut is the opt-out check of a send (CONTRACT section 7): it
+// refuseOptedOut is the opt-out check of a send: it
 // runs inside the send's transaction, before anything is written, so a
 // stop word recorded before the send commits refuses it (the store orders
 // the two; see store.Tx.OptedOut). A send to any opted-out recipient is
 // refused whole and charges nothing.
-func refuseOptedOut(ctx context.Context, tx Tx, snd pendingSend) (*Refusal, error) {
+func refuseOptedOut(ctx context.Context, tx SendTx, snd pendingSend) (*Refusal, error) {
 	if len(snd.messages) == 0 {
 		return nil, nil
 	}
@@ -48,7 +47,7 @@ func optedOutRefusal(phones []string, out map[string]bool, single bool) *Refusal
 		if !single {
 			field = fmt.Sprintf("recipients[%d]", i)
 		}
-		r.Fields = append(r.Fields, FieldError{Field: field, Message: "this number opted out of the account's messages (it answered a stop word); it can opt in again by answering START"})
+		r.Fields = append(r.Fields, domain.FieldError{Field: field, Message: "this number opted out of the account's messages (it answered a stop word); it can opt in again by answering START"})
 		if len(names) < 10 {
 			names = append(names, p)
 		}
@@ -66,7 +65,7 @@ func optedOutRefusal(phones []string, out map[string]bool, single bool) *Refusal
 // out before its transaction: the change, and the confirmation to send back.
 type optOutChange struct {
 	action  compliance.Action
-	optOut  store.OptOut
+	optOut  domain.OptOut
 	confirm *confirmation
 }
 
@@ -88,8 +87,8 @@ func (t *Tracker) optOutFor(ctx context.Context, providerName string, in provide
 	// Carriers may write the sender with a leading +; sends name numbers
 	// without it.
 	in.From = strings.TrimPrefix(in.From, "+")
-	c := &optOutChange{action: action, optOut: store.OptOut{AccountID: in.AccountID, Env: in.Env, Phone: in.From,
-		Channel: in.Channel, Source: store.OptOutReply, CreatedAt: now}}
+	c := &optOutChange{action: action, optOut: domain.OptOut{AccountID: in.AccountID, Env: in.Env, Phone: in.From,
+		Channel: in.Channel, Source: domain.OptOutReply, CreatedAt: now}}
 	a, err := t.store.Account(ctx, in.AccountID)
 	if err != nil {
 		return nil, fmt.Errorf("opt-out of %s: %w", in.AccountID, err)
@@ -108,7 +107,7 @@ func (t *Tracker) optOutFor(ctx context.Context, providerName string, in provide
 // the word was sent to when it is one of the account's senders, else the
 // account's default sender of the channel. It is due at once (quiet hours
 // do not hold an answer to the recipient's own message).
-func confirmationOf(a store.Account, providerName string, in provider.Inbound, text, reference string, now time.Time) *confirmation {
+func confirmationOf(a domain.Account, providerName string, in provider.Inbound, text, reference string, now time.Time) *confirmation {
 	n, err := phone.Parse(in.From)
 	if err != nil {
 		return nil // not a number a message can go to (an operator's test, a short code)
@@ -132,7 +131,7 @@ func confirmationOf(a store.Account, providerName string, in provider.Inbound, t
 }
 
 // record applies the change in the inbound message's transaction.
-func (c *optOutChange) record(ctx context.Context, tx Tx) error {
+func (c *optOutChange) record(ctx context.Context, tx InboundTx) error {
 	if c == nil {
 		return nil
 	}

@@ -89,7 +89,7 @@ func TestReceiptBeforeItsSubmissionAnswer(t *testing.T) {
 		t.Fatalf("events %v %v, want SENT and DELIVERED", evs, err)
 	}
 	for i, want := range []string{`"status":"SENT"`, `"status":"DELIVERED"`} {
-		if ev := evs[i]; !strings.Contains(ev.Body, want) || ev.State != store.EventNone || ev.URL != "" || !ev.NextAttemptAt.IsZero() {
+		if ev := evs[i]; !strings.Contains(ev.Body, want) || ev.State != domain.EventNone || ev.URL != "" || !ev.NextAttemptAt.IsZero() {
 			t.Errorf("event %d: %+v, want %s for the feed only", i, ev, want)
 		}
 	}
@@ -113,7 +113,7 @@ func TestParkedReportMissedByItsAnswer(t *testing.T) {
 	}
 	// What the receipt of part 2 wrote, having looked before the answer
 	// that recorded the parts was committed; and one for an unknown id.
-	park := []store.PendingReport{
+	park := []domain.PendingReport{
 		{Provider: "smsc", Ref: mid + "-2", Status: domain.Delivered, ReportedAt: f.clock(), ReceivedAt: f.clock()},
 		{Provider: "smsc", Ref: "nobody", Status: domain.Delivered, ReportedAt: f.clock(), ReceivedAt: f.clock()},
 	}

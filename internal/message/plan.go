@@ -10,16 +10,14 @@ import (
 	"msgsvc/internal/compliance"
 	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
-	"msgsvc/internal/ledger"
 	"msgsvc/internal/phone"
-	"msgsvc/internal/store"
 )
 
 // sendPlan is a validated send turned into the rows it will write.
 type sendPlan struct {
 	campaign      domain.Campaign
 	messages      []domain.Message
-	conversations *store.Conversations // WhatsApp conversations the send opens
+	conversations *domain.Conversations // WhatsApp conversations the send opens
 	dueNow        bool
 	start         time.Time // when the messages become due
 	aud           audience
@@ -31,7 +29,7 @@ type sendPlan struct {
 // free-form WhatsApp message outside the conversation window, and prices
 // and builds each message.
 func (s *Service) plan(ctx context.Context, caller Caller, req request, now time.Time, dry bool) (sendPlan, error) {
-	prices, err := ledger.Parse(caller.Account.Prices)
+	prices, err := caller.Account.PriceList()
 	if err != nil {
 		return sendPlan{}, fmt.Errorf("account %s: %w", caller.Account.ID, err)
 	}
@@ -74,7 +72,7 @@ func (s *Service) plan(ctx context.Context, caller Caller, req request, now time
 		p.messages[i] = m
 	}
 	if len(opened) > 0 {
-		p.conversations = &store.Conversations{AccountID: caller.Account.ID, Env: env, Phones: opened,
+		p.conversations = &domain.Conversations{AccountID: caller.Account.ID, Env: env, Phones: opened,
 			At: p.start, Day: now, Limit: whatsapp.DailyLimit(caller.Account.WAQualityTier)}
 	}
 	return p, nil
@@ -101,13 +99,13 @@ func (s *Service) newMessage(caller Caller, req request, p sendPlan, n phone.Num
 // would leave it; it is handed over in memory after the commit.
 func (s *Service) leaseAtInsert(m *domain.Message, now time.Time) {
 	if h := s.dispatch; h != nil && !m.NextAttemptAt.After(now) {
-		m.LeaseOwner, m.NextAttemptAt, m.Attempts = h.Owner, now.Add(h.Lease), 1
+		m.LeaseOwner, m.NextAttemptAt, m.Attempts = h.Owner(), now.Add(h.Lease()), 1
 	}
 }
 
 // holdForQuietHours makes a message due when the account's quiet hours
-// allow it in the recipient's local time (CONTRACT section 7): the one
-// quiet-hours check of a send. The window is kept in the message's
+// allow it in the recipient's local time: the one quiet-hours check of a
+// send. The window is kept in the message's
 // content, so that a retry or a fallback is not handed over inside it
 // either; the validity still counts from the requested time.
 func holdForQuietHours(m *domain.Message, w compliance.Window) {
@@ -121,7 +119,7 @@ func holdForQuietHours(m *domain.Message, w compliance.Window) {
 // price is what one message costs, and for RCS with a fallback the plan of
 // the fallback: the larger of the two prices is reserved, and the
 // difference to the channel actually used is refunded when it is known.
-func (s *Service) price(prices ledger.Prices, a store.Account, req request, p sendPlan, n phone.Number, opened *[]string) (int64, *domain.Fallback) {
+func (s *Service) price(prices domain.Prices, a domain.Account, req request, p sendPlan, n phone.Number, opened *[]string) (int64, *domain.Fallback) {
 	dest, home := n.CountryCode, a.CountryCode
 	switch req.typ {
 	case domain.SMS:
@@ -209,7 +207,7 @@ func (s *Service) dryRun(ctx context.Context, caller Caller, p sendPlan) (Receip
 			return Receipt{}, err
 		}
 		if used+len(c.Phones) > c.Limit {
-			return Receipt{}, dailyLimitRefusal(&store.DailyLimitError{Day: store.DayKey(c.Day), Limit: c.Limit,
+			return Receipt{}, dailyLimitRefusal(&domain.DailyLimitError{Day: domain.DayKey(c.Day), Limit: c.Limit,
 				Used: used, Asked: len(c.Phones)}, caller.Account.WAQualityTier)
 		}
 	}
@@ -225,14 +223,14 @@ func (s *Service) accept(ctx context.Context, caller Caller, p sendPlan, key *Id
 		if err != nil {
 			return Outcome{}, fmt.Errorf("render the response to remember: %w", err)
 		}
-		snd.idem = &store.Idempotency{KeyID: caller.Key.ID, Key: key.Key, RequestHash: key.RequestHash,
+		snd.idem = &domain.Idempotency{KeyID: caller.Key.ID, Key: key.Key, RequestHash: key.RequestHash,
 			StatusCode: status, Response: body, CreatedAt: now}
 	}
 	res, err := s.commits.Do(ctx, snd)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("accept send: %w", err)
 	}
-	if errors.Is(res.err, store.ErrDailyLimit) {
+	if errors.Is(res.err, domain.ErrDailyLimit) {
 		return Outcome{}, dailyLimitRefusal(res.err, caller.Account.WAQualityTier)
 	}
 	if res.err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"msgsvc/internal/domain"
-	"msgsvc/internal/store"
 )
 
 // Scope is what a caller may see: one account's messages in one
@@ -109,7 +108,7 @@ func (s *Service) CancelCampaign(ctx context.Context, sc Scope, campaignID strin
 
 func (s *Service) cancel(ctx context.Context, ids []string) ([]domain.Message, error) {
 	var canceled []domain.Message
-	var queued []store.Event
+	var queued []domain.Event
 	now := s.now().UTC()
 	err := s.store.Write(ctx, func(tx Tx) error {
 		canceled = canceled[:0]

@@ -7,7 +7,6 @@ import (
 
 	"msgsvc/internal/domain"
 	"msgsvc/internal/provider"
-	"msgsvc/internal/store"
 )
 
 // A receipt can be lost for good: a carrier drops it, or a node dies with
@@ -21,7 +20,7 @@ import (
 // ReceiptStore is what the ReceiptChecker reads.
 type ReceiptStore interface {
 	AwaitingReport(ctx context.Context, provider string, since, before, afterAt time.Time, afterID string, limit int) ([]domain.Message, error)
-	UnreportedParts(ctx context.Context, provider string, messageIDs []string) (map[string][]store.Part, error)
+	UnreportedParts(ctx context.Context, provider string, messageIDs []string) (map[string][]domain.Part, error)
 }
 
 // Defaults of the ReceiptChecker.

@@ -9,12 +9,11 @@ import (
 
 	"msgsvc/internal/domain"
 	"msgsvc/internal/provider"
-	"msgsvc/internal/store"
 )
 
 type receiptStoreFake struct {
 	awaiting []domain.Message
-	parts    map[string][]store.Part
+	parts    map[string][]domain.Part
 	windows  [][2]time.Time
 }
 
@@ -33,8 +32,8 @@ func (f *receiptStoreFake) AwaitingReport(_ context.Context, _ string, since, be
 	return out[:min(limit, len(out))], nil
 }
 
-func (f *receiptStoreFake) UnreportedParts(_ context.Context, _ string, ids []string) (map[string][]store.Part, error) {
-	out := map[string][]store.Part{}
+func (f *receiptStoreFake) UnreportedParts(_ context.Context, _ string, ids []string) (map[string][]domain.Part, error) {
+	out := map[string][]domain.Part{}
 	for _, id := range ids {
 		if ps, ok := f.parts[id]; ok {
 			out[id] = ps
@@ -86,7 +85,7 @@ func TestReceiptChecker(t *testing.T) {
 			{ID: "msg_c", Channel: domain.SMS, ProviderRef: "P1", UpdatedAt: now.Add(-12 * time.Minute)},
 			{ID: "msg_new", Channel: domain.SMS, ProviderRef: "R9", UpdatedAt: now.Add(-time.Minute)},
 		},
-		parts: map[string][]store.Part{"msg_c": {{Ref: "P2", MessageID: "msg_c", Part: 2, Parts: 3}, {Ref: "P3", MessageID: "msg_c", Part: 3, Parts: 3}}},
+		parts: map[string][]domain.Part{"msg_c": {{Ref: "P2", MessageID: "msg_c", Part: 2, Parts: 3}, {Ref: "P3", MessageID: "msg_c", Part: 3, Parts: 3}}},
 	}
 	q := &querierFake{answers: map[string]provider.Status{"R1": {Ref: "R1", Status: domain.Delivered, At: now}}}
 	sink := &statusSinkFake{}

@@ -5,14 +5,20 @@ import (
 	"errors"
 
 	"msgsvc/internal/domain"
-	"msgsvc/internal/store"
 )
+
+// RedactTx is what erasing a message needs of a write transaction: the
+// cancel of a message not yet handed over (reports) and the redaction.
+type RedactTx interface {
+	TrackTx
+	RedactMessages(ctx context.Context, ids []string, r domain.Redaction) error
+}
 
 // ErrNoRedactor: the service was built without a redaction key.
 var ErrNoRedactor = errors.New("redaction is not configured")
 
 // Redact erases a message's text and replaces its recipient by the keyed
-// hash at once (POST …/messages/{id}/redact; CONTRACT section 7), with the
+// hash at once (POST …/messages/{id}/redact), with the
 // webhook events about it. Its status, price, counts and ledger lines
 // stay. A message still waiting for a provider is canceled first (and
 // refunded): it could not be sent to a hash. One being handed over at
@@ -25,7 +31,7 @@ func (s *Service) Redact(ctx context.Context, sc Scope, messageID string) (domai
 		return domain.Message{}, err
 	}
 	var out domain.Message
-	var queued []store.Event
+	var queued []domain.Event
 	now := s.now().UTC()
 	err := s.store.Write(ctx, func(tx Tx) error {
 		ids := []string{messageID}

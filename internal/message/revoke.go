@@ -8,32 +8,23 @@ import (
 	"msgsvc/internal/provider"
 )
 
-// Revoker is implemented by providers that can take back a message they
-// accepted and have not delivered yet (RCS Business Messaging). An RCS
-// message with an SMS fallback that such a provider took waits for its
-// delivery until its Result.FallbackAt; then it is taken back and sent as
-// SMS, so that the recipient never gets both. Revoke returns one answer
-// per message, in order.
-type Revoker interface {
-	Revoke(ctx context.Context, msgs []provider.Outbound) []provider.Revocation
-}
-
 // revoke asks the providers of RCS messages still undelivered at their
 // deadline to take them back: a message taken back falls back to SMS; one
 // delivered meanwhile, or whose provider cannot take it back, stays RCS;
 // a provider that could not answer is asked again later.
 func (d *Dispatcher) revoke(ctx context.Context, items []routed, now time.Time) []Report {
-	byProvider := map[provider.Provider][]routed{}
+	byProvider := map[provider.Revoker][]routed{}
 	var reports []Report
 	for _, it := range items {
-		if _, ok := it.p.(Revoker); !ok {
+		r := provider.CapabilitiesOf(it.p).Revoker
+		if r == nil {
 			// The provider left the configuration or cannot take messages
 			// back: sending the SMS as well could reach the phone twice.
 			d.log.Warn("rcs message cannot be taken back; no SMS fallback", "message", it.m.ID, "provider", it.m.Provider)
 			reports = append(reports, Report{Kind: Unrevoked, MessageID: it.m.ID, At: now, LeaseOwner: d.owner})
 			continue
 		}
-		byProvider[it.p] = append(byProvider[it.p], it)
+		byProvider[r] = append(byProvider[r], it)
 	}
 	for p, its := range byProvider {
 		outs := make([]provider.Outbound, len(its))
@@ -42,7 +33,7 @@ func (d *Dispatcher) revoke(ctx context.Context, items []routed, now time.Time) 
 		}
 		// Like a hand-over, it must end well inside the lease.
 		rctx, cancel := context.WithTimeout(ctx, d.lease/2)
-		answers := p.(Revoker).Revoke(rctx, outs)
+		answers := p.Revoke(rctx, outs)
 		cancel()
 		for i, it := range its {
 			reports = append(reports, d.revocationReport(it, answers, i, now))

@@ -11,11 +11,10 @@ import (
 	"msgsvc/internal/channel/sms"
 	"msgsvc/internal/channel/whatsapp"
 	"msgsvc/internal/domain"
-	"msgsvc/internal/store"
 )
 
 // MediaChecker checks that media suits a channel: that an uploaded file
-// exists in the account, and its type and size (CONTRACT section 2, Media).
+// exists in the account, and its type and size (each channel's limits).
 // Check returns nil, a *FieldError to refuse the send (its Field relative to
 // the media object: "mediaId", "url", or "" for the object itself), or any
 // other error for a failure of its own (the send fails as INTERNAL).
@@ -49,13 +48,13 @@ type checked struct {
 
 // checkContent applies the channel's rules to the text and rich content.
 // Field problems go to verr; an error is a failure of a checker.
-func (s *Service) checkContent(ctx context.Context, verr *ValidationError, caller Caller, typ domain.Channel, d Draft) (checked, error) {
+func (s *Service) checkContent(ctx context.Context, verr *domain.ValidationError, caller Caller, typ domain.Channel, d Draft) (checked, error) {
 	out := checked{body: d.Text, encoding: "UTF-8", segments: 1}
 	switch {
 	case d.Text == "" && d.Content.Template == nil:
-		verr.add("message", "is required")
+		verr.Add("message", "is required")
 	case d.Text != "" && strings.TrimSpace(d.Text) == "":
-		verr.add("message", "must not be only whitespace")
+		verr.Add("message", "must not be only whitespace")
 	}
 	switch typ {
 	case domain.SMS:
@@ -75,7 +74,7 @@ func (s *Service) checkContent(ctx context.Context, verr *ValidationError, calle
 }
 
 // checkSMS counts the segments of an SMS text.
-func checkSMS(verr *ValidationError, text string) (string, int) {
+func checkSMS(verr *domain.ValidationError, text string) (string, int) {
 	a := sms.Analyze(text)
 	if a.Segments > sms.MaxSegments {
 		msg := fmt.Sprintf("is %d segments long; at most %d are allowed (%s, %d per segment when split)",
@@ -83,7 +82,7 @@ func checkSMS(verr *ValidationError, text string) (string, int) {
 		if a.Encoding == sms.UCS2 {
 			msg += "; these characters need UCS-2: " + strings.Join(a.NonGSM[:min(len(a.NonGSM), 10)], " ")
 		}
-		verr.add("message", "%s", msg)
+		verr.Add("message", "%s", msg)
 	}
 	return string(a.Encoding), a.Segments
 }
@@ -109,26 +108,26 @@ func given(d Draft, field string) bool {
 }
 
 // refuseOn reports the rich fields that a channel does not have.
-func refuseOn(verr *ValidationError, typ domain.Channel, d Draft, fields ...string) {
+func refuseOn(verr *domain.ValidationError, typ domain.Channel, d Draft, fields ...string) {
 	for _, f := range fields {
 		if !given(d, f) {
 			continue
 		}
 		if typ == domain.SMS {
-			verr.add(f, "is not available on SMS")
+			verr.Add(f, "is not available on SMS")
 			continue
 		}
 		where := map[string]string{"list": "WHATSAPP", "template": "WHATSAPP", "cards": "RCS", "fallback": "RCS"}[f]
 		if where == "" {
 			where = "WHATSAPP and RCS"
 		}
-		verr.add(f, "is not available on %s (only on %s)", typ, where)
+		verr.Add(f, "is not available on %s (only on %s)", typ, where)
 	}
 }
 
 // checkWhatsApp checks the rich content of a WhatsApp send and renders its
 // template.
-func (s *Service) checkWhatsApp(ctx context.Context, verr *ValidationError, accountID string, d Draft, out *checked) error {
+func (s *Service) checkWhatsApp(ctx context.Context, verr *domain.ValidationError, accountID string, d Draft, out *checked) error {
 	refuseOn(verr, domain.WhatsApp, d, "cards", "fallback")
 	c := d.Content
 	msg := whatsapp.Message{Text: d.Text, HasMedia: c.Media != nil, Buttons: whatsappButtons(c.Buttons)}
@@ -148,7 +147,7 @@ func (s *Service) checkWhatsApp(ctx context.Context, verr *ValidationError, acco
 		out.template = true
 	}
 	for _, p := range whatsapp.Check(msg) {
-		verr.add(p.Field, "%s", p.Message)
+		verr.Add(p.Field, "%s", p.Message)
 	}
 	if c.Media != nil && tpl == nil {
 		if err := s.checkMedia(ctx, verr, accountID, domain.WhatsApp, "media", *c.Media); err != nil {
@@ -191,7 +190,7 @@ func rcsButtons(bs []domain.Button) []rcs.Button {
 }
 
 // checkRCS checks the rich content of an RCS send.
-func (s *Service) checkRCS(ctx context.Context, verr *ValidationError, accountID string, d Draft) error {
+func (s *Service) checkRCS(ctx context.Context, verr *domain.ValidationError, accountID string, d Draft) error {
 	refuseOn(verr, domain.RCS, d, "list", "template")
 	c := d.Content
 	msg := rcs.Message{Text: d.Text, HasMedia: c.Media != nil, Buttons: rcsButtons(c.Buttons)}
@@ -214,7 +213,7 @@ func (s *Service) checkRCS(ctx context.Context, verr *ValidationError, accountID
 		}
 	}
 	for _, p := range rcs.Check(msg) {
-		verr.add(p.Field, "%s", p.Message)
+		verr.Add(p.Field, "%s", p.Message)
 	}
 	for _, m := range media {
 		if err := s.checkMedia(ctx, verr, accountID, domain.RCS, m.path, m.m); err != nil {
@@ -225,12 +224,12 @@ func (s *Service) checkRCS(ctx context.Context, verr *ValidationError, accountID
 		switch strings.ToUpper(strings.TrimSpace(fb.Type)) {
 		case string(domain.SMS):
 		case "":
-			verr.add("fallback.type", "is required: SMS")
+			verr.Add("fallback.type", "is required: SMS")
 		default:
-			verr.add("fallback.type", "must be SMS, the only fallback channel")
+			verr.Add("fallback.type", "must be SMS, the only fallback channel")
 		}
 		if fb.Message != nil && strings.TrimSpace(*fb.Message) == "" {
-			verr.add("fallback.message", "must not be empty; leave it out to send the RCS message text")
+			verr.Add("fallback.message", "must not be empty; leave it out to send the RCS message text")
 		}
 	}
 	return nil
@@ -238,20 +237,20 @@ func (s *Service) checkRCS(ctx context.Context, verr *ValidationError, accountID
 
 // checkMedia checks a media reference's shape, then asks the MediaChecker
 // (when there is one) whether the file suits the channel.
-func (s *Service) checkMedia(ctx context.Context, verr *ValidationError, accountID string, channel domain.Channel, path string, ref domain.Media) error {
+func (s *Service) checkMedia(ctx context.Context, verr *domain.ValidationError, accountID string, channel domain.Channel, path string, ref domain.Media) error {
 	switch {
 	case ref.MediaID == "" && ref.URL == "":
-		verr.add(path, "must give mediaId (from the media upload) or url")
+		verr.Add(path, "must give mediaId (from the media upload) or url")
 		return nil
 	case ref.MediaID != "" && ref.URL != "":
-		verr.add(path, "must give either mediaId or url, not both")
+		verr.Add(path, "must give either mediaId or url, not both")
 		return nil
 	case ref.MediaID != "" && len(ref.MediaID) > MaxMediaID:
-		verr.add(path+".mediaId", "must be at most %d characters", MaxMediaID)
+		verr.Add(path+".mediaId", "must be at most %d characters", MaxMediaID)
 		return nil
 	case ref.URL != "":
 		if msg := mediaURLProblem(ref.URL); msg != "" {
-			verr.add(path+".url", "%s", msg)
+			verr.Add(path+".url", "%s", msg)
 			return nil
 		}
 	}
@@ -266,8 +265,8 @@ func (s *Service) checkMedia(ctx context.Context, verr *ValidationError, account
 
 // fieldOrFailure reports a checker's *FieldError under path, or returns
 // any other error as the checker's own failure.
-func fieldOrFailure(verr *ValidationError, path, what string, err error) error {
-	var fe *FieldError
+func fieldOrFailure(verr *domain.ValidationError, path, what string, err error) error {
+	var fe *domain.FieldError
 	if !errors.As(err, &fe) {
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -275,7 +274,7 @@ func fieldOrFailure(verr *ValidationError, path, what string, err error) error {
 	if fe.Field != "" {
 		field += "." + fe.Field
 	}
-	verr.add(field, "%s", fe.Message)
+	verr.Add(field, "%s", fe.Message)
 	return nil
 }
 
@@ -301,7 +300,7 @@ type fallbackText struct {
 // resolveFallback decides the SMS text of an RCS send's fallback: the
 // fallback's own message, else the RCS text. It returns nil when the send
 // has no fallback (neither asked for nor the account's default).
-func resolveFallback(verr *ValidationError, account store.Account, d Draft) *fallbackText {
+func resolveFallback(verr *domain.ValidationError, account domain.Account, d Draft) *fallbackText {
 	if d.Fallback == nil && !account.RCSFallback {
 		return nil
 	}
@@ -315,7 +314,7 @@ func resolveFallback(verr *ValidationError, account store.Account, d Draft) *fal
 		if field == "message" {
 			hint = "; give a shorter fallback.message for the SMS"
 		}
-		verr.add(field, "is %d SMS segments long (%s), too long for the SMS fallback of at most %d%s",
+		verr.Add(field, "is %d SMS segments long (%s), too long for the SMS fallback of at most %d%s",
 			a.Segments, a.Encoding, sms.MaxSegments, hint)
 	}
 	return &fallbackText{analysis: a, body: text}

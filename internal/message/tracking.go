@@ -9,7 +9,6 @@ import (
 	"msgsvc/internal/id"
 	"msgsvc/internal/ledger"
 	"msgsvc/internal/provider"
-	"msgsvc/internal/store"
 	"msgsvc/internal/webhook"
 )
 
@@ -68,7 +67,7 @@ type Tracker struct {
 	now     func() time.Time
 	events  func() // called after events were written
 	due     func() // called after messages became due (opt-out confirmations)
-	handoff *Handoff
+	handoff Handoff[domain.Event]
 }
 
 // TrackerStore is what the Tracker needs from storage.
@@ -77,7 +76,7 @@ type TrackerStore interface {
 	LatestMessageTo(ctx context.Context, accountID string, env domain.Environment, phone string, since time.Time) (domain.Message, error)
 	MessageByID(ctx context.Context, messageID string) (domain.Message, error)
 	SenderOwners(ctx context.Context, channel domain.Channel, value string) ([]string, error)
-	Account(ctx context.Context, id string) (store.Account, error)
+	Account(ctx context.Context, id string) (domain.Account, error)
 	LatestMessageVia(ctx context.Context, provider, phone string, since time.Time) (domain.Message, error)
 	KnownParkedRefs(ctx context.Context, limit int) (map[string][]string, error)
 }
@@ -95,20 +94,7 @@ type TrackerConfig struct {
 	Workers int
 	// Handoff, when set, gives the status events straight to a webhook
 	// worker of this node instead of through a database claim.
-	Handoff *Handoff
-}
-
-// Handoff passes new webhook events to a local deliverer in memory. The
-// events are written already leased to Owner for Lease, so no other node
-// takes them while this one delivers them; if this node dies, the lease
-// runs out and any node claims them from the database.
-type Handoff struct {
-	Owner string
-	Lease time.Duration
-	// Enqueue takes the events it has room for, in order, and returns how
-	// many; the rest are released to the database queue at once.
-	Enqueue func(evs []store.Event) int
-	Release func(ctx context.Context, owner string, ids []string, now time.Time) error
+	Handoff Handoff[domain.Event]
 }
 
 // eventLease is how new events are written: unleased (zero) or leased to
@@ -169,7 +155,7 @@ func (t *Tracker) Unpark(ctx context.Context) (int, error) {
 	}
 	now := t.now().UTC()
 	lease := t.eventLease(now)
-	var queued []store.Event
+	var queued []domain.Event
 	n := 0
 	err = t.store.Write(ctx, func(tx Tx) error {
 		var reports []Report
@@ -200,7 +186,7 @@ func (t *Tracker) eventLease(now time.Time) eventLease {
 	if t.handoff == nil {
 		return eventLease{}
 	}
-	return eventLease{owner: t.handoff.Owner, until: now.Add(t.handoff.Lease)}
+	return eventLease{owner: t.handoff.Owner(), until: now.Add(t.handoff.Lease())}
 }
 
 func (t *Tracker) apply(ctx context.Context, groups [][]Report) ([]struct{}, error) {
@@ -208,7 +194,7 @@ func (t *Tracker) apply(ctx context.Context, groups [][]Report) ([]struct{}, err
 	for _, g := range groups {
 		all = append(all, g...)
 	}
-	var queued []store.Event
+	var queued []domain.Event
 	now := t.now().UTC()
 	lease := t.eventLease(now)
 	err := t.store.Write(ctx, func(tx Tx) error {
@@ -225,7 +211,7 @@ func (t *Tracker) apply(ctx context.Context, groups [][]Report) ([]struct{}, err
 
 // deliver gets newly written events going: in memory when they were
 // leased to the local deliverer, else by waking it.
-func (t *Tracker) deliver(ctx context.Context, evs []store.Event, lease eventLease) {
+func (t *Tracker) deliver(ctx context.Context, evs []domain.Event, lease eventLease) {
 	evs = deliverable(evs)
 	if len(evs) == 0 {
 		return
@@ -234,25 +220,29 @@ func (t *Tracker) deliver(ctx context.Context, evs []store.Event, lease eventLea
 		t.events()
 		return
 	}
-	n := t.handoff.Enqueue(evs)
-	if n == len(evs) {
-		return
-	}
-	rest := make([]string, 0, len(evs)-n)
-	for _, ev := range evs[n:] {
-		rest = append(rest, ev.ID)
-	}
-	// The deliverer is saturated: hand the rest to the database queue now
-	// rather than when their lease runs out.
-	if err := t.handoff.Release(context.WithoutCancel(ctx), lease.owner, rest, t.now()); err != nil {
-		return // they are delivered when the lease runs out
-	}
-	t.events()
+	t.handoff.Hand(ctx, evs)
+}
+
+// TrackTx is what applying reports needs of a write transaction: the
+// messages to lock and change, the providers' ids of them and of their
+// parts, reports parked until their message is known, refunds (ledger) and
+// the webhook events the changes cause.
+type TrackTx interface {
+	ledger.Tx
+	LockMessages(ctx context.Context, ids []string) (map[string]domain.Message, error)
+	MessageIDsByProviderRef(ctx context.Context, provider string, refs []string) (map[string]string, error)
+	UpdateMessages(ctx context.Context, msgs []domain.Message) error
+	InsertEvents(ctx context.Context, evs []domain.Event) error
+	InsertParts(ctx context.Context, ps []domain.Part) error
+	PartsByRef(ctx context.Context, provider string, refs []string) (map[string]domain.Part, error)
+	SetPartStatus(ctx context.Context, provider, ref string, status domain.Status) ([]domain.Part, error)
+	ParkReports(ctx context.Context, rs []domain.PendingReport) error
+	TakePendingReports(ctx context.Context, provider string, refs []string) ([]domain.PendingReport, error)
 }
 
 // applyReports applies reports inside tx and returns the webhook events it
 // queued, written under lease (when one is given).
-func applyReports(ctx context.Context, tx Tx, reports []Report, now time.Time, lease eventLease) ([]store.Event, error) {
+func applyReports(ctx context.Context, tx TrackTx, reports []Report, now time.Time, lease eventLease) ([]domain.Event, error) {
 	reports, err := resolveRefs(ctx, tx, reports, now)
 	if err != nil {
 		return nil, err
@@ -266,7 +256,7 @@ func applyReports(ctx context.Context, tx Tx, reports []Report, now time.Time, l
 		return nil, err
 	}
 	changed := map[string]bool{}
-	var events []store.Event
+	var events []domain.Event
 	for _, r := range reports {
 		m, ok := msgs[r.MessageID]
 		if !ok {
@@ -313,7 +303,7 @@ func applyReports(ctx context.Context, tx Tx, reports []Report, now time.Time, l
 // no message carries yet is parked until the answer to its submission
 // records the id. Reports left without a message are dropped from the
 // result.
-func resolveRefs(ctx context.Context, tx Tx, reports []Report, now time.Time) ([]Report, error) {
+func resolveRefs(ctx context.Context, tx TrackTx, reports []Report, now time.Time) ([]Report, error) {
 	byProvider := map[string][]string{}
 	for _, r := range reports {
 		if r.MessageID == "" && r.Ref != "" {
@@ -323,7 +313,7 @@ func resolveRefs(ctx context.Context, tx Tx, reports []Report, now time.Time) ([
 	if len(byProvider) == 0 {
 		return reports, nil
 	}
-	partsOf := map[string]map[string]store.Part{}
+	partsOf := map[string]map[string]domain.Part{}
 	ids := map[string]map[string]string{}
 	for p, refs := range byProvider {
 		var err error
@@ -335,7 +325,7 @@ func resolveRefs(ctx context.Context, tx Tx, reports []Report, now time.Time) ([
 		}
 	}
 	out := make([]Report, 0, len(reports))
-	var park []store.PendingReport
+	var park []domain.PendingReport
 	for _, r := range reports {
 		if r.MessageID != "" || r.Ref == "" {
 			out = append(out, r)
@@ -357,7 +347,7 @@ func resolveRefs(ctx context.Context, tx Tx, reports []Report, now time.Time) ([
 			continue
 		}
 		if r.Kind == Progress {
-			park = append(park, store.PendingReport{Provider: r.Provider, Ref: r.Ref, Status: r.Status, ErrorCode: r.ErrorCode,
+			park = append(park, domain.PendingReport{Provider: r.Provider, Ref: r.Ref, Status: r.Status, ErrorCode: r.ErrorCode,
 				ErrorMessage: r.ErrorMessage, ReportedAt: orNow(r.At, now), ReceivedAt: now})
 		}
 	}
@@ -367,7 +357,7 @@ func resolveRefs(ctx context.Context, tx Tx, reports []Report, now time.Time) ([
 // partReport records a receipt for one part and says what it means for the
 // message: DELIVERED once every part is, FAILED as soon as one part fails;
 // anything else decides nothing yet.
-func partReport(ctx context.Context, tx Tx, r Report, part store.Part) (Report, bool, error) {
+func partReport(ctx context.Context, tx TrackTx, r Report, part domain.Part) (Report, bool, error) {
 	status := r.Status
 	if status == domain.Read {
 		status = domain.Delivered
@@ -394,8 +384,8 @@ func partReport(ctx context.Context, tx Tx, r Report, part store.Part) (Report, 
 // recordRefs records the parts of messages that providers took in several
 // pieces, and takes the reports parked for the ids the accepted reports
 // name.
-func recordRefs(ctx context.Context, tx Tx, reports []Report, changed map[string]bool) ([]Report, error) {
-	var ps []store.Part
+func recordRefs(ctx context.Context, tx TrackTx, reports []Report, changed map[string]bool) ([]Report, error) {
+	var ps []domain.Part
 	byProvider := map[string][]string{}
 	for _, r := range reports {
 		if r.Kind != Accepted || !changed[r.MessageID] {
@@ -410,7 +400,7 @@ func recordRefs(ctx context.Context, tx Tx, reports []Report, changed map[string
 			continue
 		}
 		for i, ref := range r.Parts {
-			ps = append(ps, store.Part{Provider: r.Provider, Ref: ref, MessageID: r.MessageID, Part: i + 1, Parts: len(r.Parts)})
+			ps = append(ps, domain.Part{Provider: r.Provider, Ref: ref, MessageID: r.MessageID, Part: i + 1, Parts: len(r.Parts)})
 			if i > 0 {
 				byProvider[r.Provider] = append(byProvider[r.Provider], ref)
 			}
@@ -433,7 +423,7 @@ func recordRefs(ctx context.Context, tx Tx, reports []Report, changed map[string
 }
 
 // unparked is a parked report of a provider as a report again.
-func unparked(provider string, pr store.PendingReport) Report {
+func unparked(provider string, pr domain.PendingReport) Report {
 	return Report{Kind: Progress, Provider: provider, Ref: pr.Ref, Status: pr.Status, ErrorCode: pr.ErrorCode,
 		ErrorMessage: pr.ErrorMessage, At: pr.ReportedAt}
 }
@@ -448,10 +438,10 @@ func orNow(t, now time.Time) time.Time {
 // statusEvents are the delivery_status events of the steps a message
 // took. Every one is written, for the events feed; only those of a send
 // with a callbackUrl are webhooks to deliver.
-func statusEvents(m domain.Message, steps []domain.Status, at time.Time, lease eventLease) []store.Event {
-	out := make([]store.Event, 0, len(steps))
+func statusEvents(m domain.Message, steps []domain.Status, at time.Time, lease eventLease) []domain.Event {
+	out := make([]domain.Event, 0, len(steps))
 	for _, st := range steps {
-		ev := store.Event{ID: id.New(id.Event, at), AccountID: m.AccountID, Env: m.Env, CampaignID: m.CampaignID, MessageID: m.ID,
+		ev := domain.Event{ID: id.New(id.Event, at), AccountID: m.AccountID, Env: m.Env, CampaignID: m.CampaignID, MessageID: m.ID,
 			Event: webhook.DeliveryStatus, URL: m.CallbackURL, Body: webhook.StatusBody(m, st, at), NextAttemptAt: at,
 			CreatedAt: at}
 		if lease.owner != "" && m.CallbackURL != "" {
@@ -464,7 +454,7 @@ func statusEvents(m domain.Message, steps []domain.Status, at time.Time, lease e
 
 // deliverable keeps the events that are webhooks to deliver (their send
 // had a callbackUrl); the others exist for the events feed only.
-func deliverable(evs []store.Event) []store.Event {
+func deliverable(evs []domain.Event) []domain.Event {
 	out := evs[:0:0]
 	for _, ev := range evs {
 		if ev.URL != "" {

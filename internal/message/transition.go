@@ -195,7 +195,7 @@ func lower(m *domain.Message, price int64, note string) money {
 }
 
 // fail ends a message in FAILED. Credits come back when no provider has
-// the message (CONTRACT section 4): it was never taken, or it was taken
+// the message (docs/api.md, credits): it was never taken, or it was taken
 // back and its SMS fallback was not taken.
 func fail(m *domain.Message, code, text string, at time.Time) ([]domain.Status, money) {
 	if len(m.Status.Path(domain.Failed)) == 0 {

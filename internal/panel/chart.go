@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"msgsvc/internal/domain"
-	"msgsvc/internal/store"
 )
 
 // The usage chart: messages per channel per day as stacked bars, drawn on
@@ -73,7 +72,7 @@ const (
 )
 
 // usageChart lays out days days of usage from since (midnight UTC).
-func usageChart(usage []store.UsageDay, since time.Time, days int) chart {
+func usageChart(usage []domain.UsageDay, since time.Time, days int) chart {
 	c := chart{Width: chartW, Height: chartH}
 	byDay := make([]chartDay, days)
 	for i := range byDay {

@@ -7,10 +7,9 @@ import (
 	"strings"
 
 	"msgsvc/internal/domain"
-	"msgsvc/internal/store"
 )
 
-// The compliance page (CONTRACT section 7): the opt-out list of either
+// The compliance page: the opt-out list of either
 // environment, to read, add to and remove from, and the account's quiet
 // hours, retention and confirmation replies.
 
@@ -19,10 +18,10 @@ const optOutsPerPage = 50
 
 type complianceData struct {
 	Env      string // the environment whose list is shown
-	OptOuts  []store.OptOut
+	OptOuts  []domain.OptOut
 	Cursor   string // this page's cursor ("" for the first)
 	Next     string // the next page's link ("" on the last)
-	Settings store.Compliance
+	Settings domain.Compliance
 }
 
 func (p *Panel) compliancePage(w http.ResponseWriter, r *http.Request, s *session) {
@@ -100,7 +99,7 @@ func (p *Panel) setCompliance(w http.ResponseWriter, r *http.Request, s *session
 		}
 		days = n
 	}
-	_, err := p.cfg.Manage.SetCompliance(r.Context(), s.Actor, s.Account, store.Compliance{QuietHours: form["quietHours"],
+	_, err := p.cfg.Manage.SetCompliance(r.Context(), s.Actor, s.Account, domain.Compliance{QuietHours: form["quietHours"],
 		RetentionDays: days, OptOutReply: form["optOutReply"], OptInReply: form["optInReply"]})
 	if errs, ok := fieldErrors(err, nil); ok {
 		p.showCompliance(w, r, s, http.StatusBadRequest, &view{Errors: errs, Form: form}, "", "")

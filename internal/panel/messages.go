@@ -1,11 +1,13 @@
 package panel
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
+	"msgsvc/internal/compliance"
 	"msgsvc/internal/domain"
 	"msgsvc/internal/manage"
 )
@@ -86,7 +88,48 @@ func (p *Panel) messagePage(w http.ResponseWriter, r *http.Request, s *session) 
 		p.actionError(w, r, s, err)
 		return
 	}
-	p.render(w, r, http.StatusOK, "message", &view{Title: "Message", Nav: "messages", S: s, Notice: notice(r), Data: d})
+	p.render(w, r, http.StatusOK, "message", &view{Title: "Message", Nav: "messages", S: s, Notice: notice(r), Data: ofDetail(d)})
+}
+
+// messageData is a message as its page shows it: whether retention erased
+// its text, and each webhook with what it reported.
+type messageData struct {
+	Message  domain.Message
+	Redacted bool
+	Events   []eventCard
+}
+
+type eventCard struct {
+	manage.EventAttempts
+	// Carried is what the webhook reports: a delivery status, or that it
+	// is a reply.
+	Carried string
+	// Unsent: the send had no callbackUrl, so this event is only in the
+	// events feed and no webhook will ever be posted for it.
+	Unsent bool
+}
+
+func ofDetail(d manage.MessageDetail) messageData {
+	out := messageData{Message: d.Message, Redacted: compliance.Redacted(d.Message.To)}
+	for _, ev := range d.Events {
+		out.Events = append(out.Events, eventCard{EventAttempts: ev, Carried: carried(ev.Event), Unsent: ev.Event.State == domain.EventNone})
+	}
+	return out
+}
+
+// carried reads what an event's body reports; the body is the webhook's
+// JSON, whose shape depends on the event.
+func carried(ev domain.Event) string {
+	var body struct {
+		Status string `json:"status"`
+	}
+	if json.Unmarshal([]byte(ev.Body), &body) == nil && body.Status != "" {
+		return body.Status
+	}
+	if ev.Event == "message_received" {
+		return "reply"
+	}
+	return ""
 }
 
 func (p *Panel) redeliver(w http.ResponseWriter, r *http.Request, s *session) {

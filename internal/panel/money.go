@@ -7,7 +7,6 @@ import (
 
 	"msgsvc/internal/domain"
 	"msgsvc/internal/manage"
-	"msgsvc/internal/store"
 	"msgsvc/internal/user"
 )
 
@@ -44,13 +43,13 @@ func (p *Panel) balancePage(w http.ResponseWriter, r *http.Request, s *session) 
 type operatorData struct {
 	Pending  []pendingRow
 	Senders  []pendingSender
-	Accounts []store.Account
+	Accounts []domain.Account
 	Tiers    []string
 }
 
 type pendingRow struct {
-	store.LimitRequest
-	Account store.Account
+	domain.LimitRequest
+	Account domain.Account
 }
 
 func (p *Panel) operatorPage(w http.ResponseWriter, r *http.Request, s *session) {
@@ -72,7 +71,7 @@ func (p *Panel) showOperator(w http.ResponseWriter, r *http.Request, s *session,
 		p.actionError(w, r, s, err)
 		return
 	}
-	byID := map[string]store.Account{}
+	byID := map[string]domain.Account{}
 	for _, a := range accts {
 		byID[a.ID] = a
 	}

@@ -1,4 +1,4 @@
-// Package panel serves the web panel (CONTRACT section 5): server-rendered
+// Package panel serves the web panel (docs/panel.md): server-rendered
 // pages (html/template, embedded static files, no JavaScript build step) over
 // the same actions as the management API, in internal/manage. Every page
 // works without JavaScript; one small script adds copy buttons.
@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"strings"
 	"time"
 
 	"msgsvc/internal/manage"
@@ -92,6 +93,19 @@ func (p *Panel) Patterns() []string { return append([]string(nil), p.patterns...
 
 // ServeHTTP implements http.Handler with the panel's security headers.
 func (p *Panel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.secure(w)
+	p.handler.ServeHTTP(w, r)
+}
+
+// NotFound answers a browser that asked for a page nobody serves with an
+// HTML page, rather than the API's problem+json.
+func (p *Panel) NotFound(w http.ResponseWriter, r *http.Request) {
+	p.secure(w)
+	p.fail(w, r, http.StatusNotFound, "Page not found",
+		"There is no page at this address. The panel's pages are in its menu; the API is described at /docs.")
+}
+
+func (p *Panel) secure(w http.ResponseWriter) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
 		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
@@ -99,7 +113,6 @@ func (p *Panel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
-	p.handler.ServeHTTP(w, r)
 }
 
 func (p *Panel) handle(pattern string, h http.HandlerFunc) {
@@ -175,8 +188,7 @@ func (p *Panel) fail(w http.ResponseWriter, r *http.Request, status int, title, 
 func (p *Panel) actionError(w http.ResponseWriter, r *http.Request, s *session, err error) {
 	switch {
 	case errors.Is(err, manage.ErrForbidden):
-		p.render(w, r, http.StatusForbidden, "error", &view{Title: "Not allowed", S: s,
-			Data: "Your role (" + s.Actor.Role + ") does not allow this. Ask an owner or admin of the account."})
+		p.render(w, r, http.StatusForbidden, "error", &view{Title: "Not allowed", S: s, Data: forbidden(s.Actor.Role, r.URL.Path)})
 	case errors.Is(err, manage.ErrNotFound):
 		p.render(w, r, http.StatusNotFound, "error", &view{Title: "Not found", S: s,
 			Data: "There is no such thing in this account. It may have been removed or revoked already."})
@@ -185,6 +197,17 @@ func (p *Panel) actionError(w http.ResponseWriter, r *http.Request, s *session, 
 		p.render(w, r, http.StatusInternalServerError, "error", &view{Title: "Something went wrong", S: s,
 			Data: "The action could not be completed. Try again; if it keeps failing, the server's log says why."})
 	}
+}
+
+// forbidden says who can do what a role may not: the operator pages
+// belong to the service's staff, whom no account role reaches, and an
+// owner already holds every role of an account.
+func forbidden(role, path string) string {
+	if role == "owner" || path == "/operator" || strings.HasPrefix(path, "/operator/") {
+		return "This is for the service's operators, the staff who run msgsvc (msgsvc user create --operator); " +
+			"no role of an account, owner included, can open it."
+	}
+	return "Your role (" + role + ") does not allow this. Ask an owner or admin of the account."
 }
 
 func peer(remote string) netip.Addr {

@@ -9,12 +9,11 @@ import (
 	"time"
 
 	"msgsvc/internal/domain"
-	"msgsvc/internal/store"
 )
 
 func TestUsageChart(t *testing.T) {
 	since := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	usage := []store.UsageDay{
+	usage := []domain.UsageDay{
 		{Day: since, Channel: domain.SMS, Messages: 3, Charged: 3_000_000},
 		{Day: since, Channel: domain.RCS, Messages: 2},
 		{Day: since.AddDate(0, 0, 9), Channel: domain.WhatsApp, Messages: 7},

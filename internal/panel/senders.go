@@ -4,19 +4,19 @@ import (
 	"errors"
 	"net/http"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/manage"
-	"msgsvc/internal/store"
 )
 
 // The operator's side of senders: the pending requests of every account,
 // approved or rejected from the operator page beside the limit requests.
 
 type pendingSender struct {
-	store.Sender
-	Account store.Account
+	domain.Sender
+	Account domain.Account
 }
 
-func (p *Panel) pendingSenders(r *http.Request, s *session, byID map[string]store.Account) ([]pendingSender, error) {
+func (p *Panel) pendingSenders(r *http.Request, s *session, byID map[string]domain.Account) ([]pendingSender, error) {
 	list, err := p.cfg.Manage.Senders(r.Context(), s.Actor, "")
 	if err != nil {
 		return nil, err

@@ -14,9 +14,9 @@ import (
 	"time"
 	"unicode"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/manage"
 	"msgsvc/internal/ratelimit"
-	"msgsvc/internal/store"
 )
 
 // cookieName holds the session token.
@@ -39,7 +39,7 @@ type session struct {
 	Account string
 	// Current is the account the pages show (nil for an operator who has
 	// not chosen one).
-	Current *store.Account
+	Current *domain.Account
 	token   string
 }
 

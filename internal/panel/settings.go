@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/manage"
-	"msgsvc/internal/store"
 )
 
 // Settings: API keys, security, senders, limits.
@@ -186,7 +186,7 @@ func (p *Panel) addSender(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	done := "sender"
-	if sd.Status == store.SenderApproved {
+	if sd.Status == domain.SenderApproved {
 		done = "senderApproved"
 	}
 	http.Redirect(w, r, s.link("/settings/senders?done="+done), http.StatusSeeOther)
@@ -202,7 +202,7 @@ func (p *Panel) removeSender(w http.ResponseWriter, r *http.Request, s *session)
 
 type limitsData struct {
 	Limits   manage.LimitsView
-	Requests []store.LimitRequest
+	Requests []domain.LimitRequest
 	UseCases []string
 }
 

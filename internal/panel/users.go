@@ -4,19 +4,19 @@ import (
 	"net/http"
 	"strings"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/manage"
-	"msgsvc/internal/store"
 	"msgsvc/internal/user"
 )
 
 // Users: an owner's list of the account's panel users.
 
 type usersData struct {
-	Users []store.User
+	Users []domain.User
 	Roles []string
 	// New is the user just added and Password its generated password,
 	// shown this once.
-	New      *store.User
+	New      *domain.User
 	Password string
 }
 

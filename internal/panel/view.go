@@ -10,9 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/ledger"
-	"msgsvc/internal/message"
-	"msgsvc/internal/store"
 )
 
 // view is what every page template gets.
@@ -185,7 +184,7 @@ func notice(r *http.Request) string { return notices[r.URL.Query().Get("done")] 
 // fieldErrors maps a validation error's fields to the form's input names
 // (fields not in names keep their own); ok is false for other errors.
 func fieldErrors(err error, names map[string]string) (map[string]string, bool) {
-	v, ok := message.IsValidation(err)
+	v, ok := domain.IsValidation(err)
 	if !ok {
 		return nil, false
 	}
@@ -207,6 +206,6 @@ func fieldErrors(err error, names map[string]string) (map[string]string, bool) {
 
 // keyRow is an API key as the keys page lists it.
 type keyRow struct {
-	store.APIKey
+	domain.APIKey
 	Old bool // active and older than manage.KeyAgeWarning
 }

@@ -43,7 +43,7 @@ type Result struct {
 	// name any of them.
 	Parts []string
 	// FallbackAt, when set, is when the provider should be asked to take
-	// the message back (message.Revoker) if it is still undelivered, so
+	// the message back (Revoker) if it is still undelivered, so
 	// that its SMS fallback goes out instead. Only for a message with a
 	// fallback, and before its validity ends.
 	FallbackAt time.Time

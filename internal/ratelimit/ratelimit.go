@@ -1,5 +1,5 @@
 // Package ratelimit implements the integration API's fixed-window rate limits
-// (CONTRACT.md section 2, "Rate limits"), a per-address counter of failed
+// (docs/api.md, rate limits), a per-address counter of failed
 // authentications and a short-lived set of keys known to have authenticated
 // from an address. Memory serves a single node; Redis shares the windows
 // between every node of a deployment.

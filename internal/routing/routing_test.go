@@ -7,19 +7,42 @@ import (
 	"time"
 
 	"msgsvc/internal/domain"
+	"msgsvc/internal/provider"
+	"msgsvc/internal/provider/rbm"
+	"msgsvc/internal/provider/smpp"
+	"msgsvc/internal/provider/telnyx"
+	"msgsvc/internal/provider/twilio"
+	"msgsvc/internal/provider/vonage"
+	"msgsvc/internal/provider/whatsapp"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
-// The example shipped in the repository must stay valid.
-func TestExampleFile(t *testing.T) {
-	secrets := env(map[string]string{"CARRIER_A_PASSWORD": "a", "CARRIER_B_PASSWORD": "b", "WHATSAPP_TOKEN": "t",
-		"WHATSAPP_APP_SECRET": "s", "WHATSAPP_VERIFY_TOKEN": "v", "RBM_CLIENT_TOKEN": "c"})
-	c, err := Load("../../msgsvc.example.yaml", secrets)
+// registry is the adapter types the service runs.
+func registry(t *testing.T) *provider.Registry {
+	t.Helper()
+	r, err := provider.NewRegistry(smpp.Type(), whatsapp.Type(), rbm.Type(), twilio.Type(), telnyx.Type(), vonage.Type())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Providers) != 4 || len(c.Routes) != 4 || c.Providers[0].SMPP.Password != "a" || c.Providers[0].line != 11 {
+	return r
+}
+
+func smppOf(p Provider) smpp.Config { c, _ := p.Settings.(smpp.Config); return c }
+
+func rbmOf(p Provider) rbm.Config { c, _ := p.Settings.(rbm.Config); return c }
+
+// The example shipped in the repository must stay valid.
+func TestExampleFile(t *testing.T) {
+	secrets := env(map[string]string{"CARRIER_A_PASSWORD": "a", "CARRIER_B_PASSWORD": "b", "WHATSAPP_TOKEN": "t",
+		"WHATSAPP_APP_SECRET": "s", "WHATSAPP_VERIFY_TOKEN": "v", "RBM_CLIENT_TOKEN": "c", "TWILIO_AUTH_TOKEN": "tw",
+		"TELNYX_API_KEY": "KEY1", "TELNYX_PUBLIC_KEY": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", "VONAGE_API_SECRET": "vs",
+		"VONAGE_SIGNATURE_SECRET": "vss"})
+	c, err := Load("../../msgsvc.example.yaml", secrets, registry(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Providers) != 7 || len(c.Routes) != 6 || smppOf(c.Providers[0]).Password != "a" || c.Providers[0].line != 11 {
 		t.Fatalf("example read as %+v", c)
 	}
 	if u := c.Unrouted(); len(u) != 0 {
@@ -50,9 +73,12 @@ func TestProblemsNameLineAndKey(t *testing.T) {
 		{"duplicate name", "providers:\n  - {name: a, type: smpp, smpp: {addr: 'h:1', systemId: s}}\n" +
 			"  - {name: a, type: smpp, smpp: {addr: 'h:2', systemId: s}}\n", []string{"cfg.yaml:3", "used twice"}},
 		{"not YAML", "providers: [", []string{"cfg.yaml"}},
+		{"more binds than an SMSC account takes", "providers:\n  - {name: a, type: smpp, smpp: {addr: 'h:1', systemId: s, binds: 33}}\n",
+			[]string{"cfg.yaml:2", "providers[0].smpp.binds", "1 to 32"}},
+		{"unknown top-level key", "provider:\n  - {name: a}\n", []string{"line 1", "provider"}},
 	}
 	for _, c := range cases {
-		_, err := Parse("cfg.yaml", []byte(c.yaml), env(nil))
+		_, err := Parse("cfg.yaml", []byte(c.yaml), env(nil), registry(t))
 		if err == nil {
 			t.Errorf("%s: accepted", c.name)
 			continue
@@ -66,52 +92,68 @@ func TestProblemsNameLineAndKey(t *testing.T) {
 }
 
 func TestMissingFileIsAnError(t *testing.T) {
-	if _, err := Load("does-not-exist.yaml", os.Getenv); err == nil || !strings.Contains(err.Error(), "does-not-exist.yaml") {
+	if _, err := Load("does-not-exist.yaml", os.Getenv, registry(t)); err == nil || !strings.Contains(err.Error(), "does-not-exist.yaml") {
 		t.Fatalf("got %v", err)
 	}
 }
 
 func TestEnvironmentShortcut(t *testing.T) {
 	c, err := FromEnv(Config{}, env(map[string]string{"MSGSVC_SMPP_ADDR": "127.0.0.1:2775", "MSGSVC_SMPP_SYSTEM_ID": "kannel",
-		"MSGSVC_SMPP_PASSWORD": "kannel", "MSGSVC_SMPP_BINDS": "2", "MSGSVC_SMPP_TPS": "50"}))
+		"MSGSVC_SMPP_PASSWORD": "kannel", "MSGSVC_SMPP_BINDS": "2", "MSGSVC_SMPP_TPS": "50"}), registry(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Providers) != 1 || c.Providers[0].SMPP.Binds != 2 || c.Providers[0].SMPP.Window != 10 ||
-		c.Providers[0].SMPP.TPS != 50 || len(c.Routes) != 1 || c.Routes[0].Channel != domain.SMS {
+	if len(c.Providers) != 1 || smppOf(c.Providers[0]).Binds != 2 || smppOf(c.Providers[0]).Window != 10 ||
+		smppOf(c.Providers[0]).TPS != 50 || len(c.Routes) != 1 || c.Routes[0].Channel != domain.SMS {
 		t.Fatalf("env config %+v", c)
 	}
 	if _, err := FromEnv(Config{}, env(map[string]string{"MSGSVC_SMPP_ADDR": "x:1", "MSGSVC_SMPP_SYSTEM_ID": "s",
-		"MSGSVC_SMPP_WINDOW": "ten"})); err == nil || !strings.Contains(err.Error(), "MSGSVC_SMPP_WINDOW") {
+		"MSGSVC_SMPP_WINDOW": "ten"}), registry(t)); err == nil || !strings.Contains(err.Error(), "MSGSVC_SMPP_WINDOW") {
 		t.Fatalf("bad number: %v", err)
 	}
 	// A file that routes SMS keeps its route; the env provider is added.
-	file, err := Parse("f", []byte("providers:\n  - {name: a, type: smpp, smpp: {addr: 'h:1', systemId: s}}\nroutes:\n  - {channel: SMS, primary: a}\n"), env(nil))
+	file, err := Parse("f", []byte("providers:\n  - {name: a, type: smpp, smpp: {addr: 'h:1', systemId: s}}\nroutes:\n  - {channel: SMS, primary: a}\n"), env(nil), registry(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err = FromEnv(file, env(map[string]string{"MSGSVC_SMPP_ADDR": "x:1", "MSGSVC_SMPP_SYSTEM_ID": "s"}))
+	c, err = FromEnv(file, env(map[string]string{"MSGSVC_SMPP_ADDR": "x:1", "MSGSVC_SMPP_SYSTEM_ID": "s"}), registry(t))
 	if err != nil || len(c.Providers) != 2 || len(c.Routes) != 1 || c.Routes[0].Primary != "a" {
 		t.Fatalf("merged %+v %v", c, err)
 	}
 }
 
-func TestRBMFromEnvironment(t *testing.T) {
-	c, err := FromEnv(Config{}, env(map[string]string{"MSGSVC_RBM_AGENT_ID": "acme-agent", "MSGSVC_RBM_CREDENTIALS": "/etc/sa.json",
-		"MSGSVC_RBM_CLIENT_TOKEN": "tok", "MSGSVC_RBM_RATE_PER_SECOND": "20", "MSGSVC_RBM_FALLBACK_AFTER": "90s"}))
+// SMS shortcuts of several types make one route: the first registered
+// type primary, the next its secondary, the third left to the file.
+func TestSeveralSMSShortcutsFailOver(t *testing.T) {
+	c, err := FromEnv(Config{}, env(map[string]string{"MSGSVC_SMPP_ADDR": "x:1", "MSGSVC_SMPP_SYSTEM_ID": "s",
+		"MSGSVC_TWILIO_ACCOUNT_SID": "AC0123456789abcdef0123456789abcdef", "MSGSVC_TWILIO_AUTH_TOKEN": "t",
+		"MSGSVC_TWILIO_FROM": "+15017122661", "MSGSVC_PUBLIC_URL": "https://gw.example.com",
+		"MSGSVC_VONAGE_API_KEY": "abcd1234", "MSGSVC_VONAGE_API_SECRET": "s", "MSGSVC_VONAGE_SIGNATURE_SECRET": "ss",
+		"MSGSVC_VONAGE_FROM": "Acme"}), registry(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Providers) != 1 || c.Providers[0].Name != "rbm" || c.Providers[0].RBM.RatePerSecond != 20 ||
-		c.Providers[0].RBM.FallbackAfter != 90*time.Second || len(c.Routes) != 1 || c.Routes[0].Channel != domain.RCS {
+	if len(c.Providers) != 3 || len(c.Routes) != 1 || c.Routes[0].Primary != "smpp" || c.Routes[0].Secondary != "twilio" {
+		t.Fatalf("env config %+v", c)
+	}
+}
+
+func TestRBMFromEnvironment(t *testing.T) {
+	c, err := FromEnv(Config{}, env(map[string]string{"MSGSVC_RBM_AGENT_ID": "acme-agent", "MSGSVC_RBM_CREDENTIALS": "/etc/sa.json",
+		"MSGSVC_RBM_CLIENT_TOKEN": "tok", "MSGSVC_RBM_RATE_PER_SECOND": "20", "MSGSVC_RBM_FALLBACK_AFTER": "90s"}), registry(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Providers) != 1 || c.Providers[0].Name != "rbm" || rbmOf(c.Providers[0]).RatePerSecond != 20 ||
+		rbmOf(c.Providers[0]).FallbackAfter != 90*time.Second || len(c.Routes) != 1 || c.Routes[0].Channel != domain.RCS {
 		t.Fatalf("env config %+v", c)
 	}
 	if _, err := FromEnv(Config{}, env(map[string]string{"MSGSVC_RBM_AGENT_ID": "a", "MSGSVC_RBM_CREDENTIALS": "/x",
-		"MSGSVC_RBM_CLIENT_TOKEN": "t", "MSGSVC_RBM_FALLBACK_AFTER": "soon"})); err == nil || !strings.Contains(err.Error(), "MSGSVC_RBM_FALLBACK_AFTER") {
+		"MSGSVC_RBM_CLIENT_TOKEN": "t", "MSGSVC_RBM_FALLBACK_AFTER": "soon"}), registry(t)); err == nil || !strings.Contains(err.Error(), "MSGSVC_RBM_FALLBACK_AFTER") {
 		t.Fatalf("bad duration: %v", err)
 	}
 	if _, err := Parse("f", []byte("providers:\n  - {name: r, type: rbm, rbm: {agentId: a, credentials: /x, clientToken: t, ratePerSecond: -1}}\n"),
-		env(nil)); err == nil || !strings.Contains(err.Error(), "ratePerSecond") {
+		env(nil), registry(t)); err == nil || !strings.Contains(err.Error(), "ratePerSecond") {
 		t.Fatalf("negative rate: %v", err)
 	}
 }

@@ -11,81 +11,36 @@ import (
 	"time"
 )
 
-// Limits are an account's requests per minute; 0 means unlimited.
-type Limits struct {
-	TierRPM, SendRPM, StatusRPM, MediaRPM int
-}
-
-// Account is a customer of the service.
-type Account struct {
-	ID                string
-	Name              string
-	Tier              string
-	Currency          string
-	CountryCode       string
-	Balance           int64 // micro-credits
-	BalanceUpdatedAt  time.Time
-	WebhookSecret     string
-	WebhookSecretPrev string // still signed with during a rotation
-	SecretRotatedAt   time.Time
-	Limits            Limits
-	WAQualityTier     int
-	RCSFallback       bool
-	IPAllowlist       []string
-	Prices            string // JSON price overrides, empty for the defaults
-	Senders           Senders
-	CreatedAt         time.Time
-	Compliance        Compliance
-}
-
-// Compliance are an account's compliance settings (CONTRACT section 7);
-// the compliance package checks them before they are stored.
-type Compliance struct {
-	QuietHours    string // "21:00-08:00" in the recipient's local time; "" for none
-	RetentionDays int    // 0: kept until deleted
-	OptOutReply   string // confirmation sent back on a stop word; "" for none
-	OptInReply    string // confirmation sent back on a start word; "" for none
-}
-
-// Senders are an account's approved senders by channel.
-type Senders map[domain.Channel]ChannelSenders
-
-// ChannelSenders are the approved senders of one channel and its default.
-type ChannelSenders struct {
-	Values  []string `json:"values"`
-	Default string   `json:"default,omitempty"`
-}
-
 var accounts = newTable("accounts",
-	textCol("id", func(a *Account) *string { return &a.ID }),
-	textCol("name", func(a *Account) *string { return &a.Name }),
-	textCol("tier", func(a *Account) *string { return &a.Tier }),
-	textCol("currency", func(a *Account) *string { return &a.Currency }),
-	textCol("country_code", func(a *Account) *string { return &a.CountryCode }),
-	int64Col("balance", func(a *Account) *int64 { return &a.Balance }),
-	timeCol("balance_updated_at", func(a *Account) *time.Time { return &a.BalanceUpdatedAt }),
-	textCol("webhook_secret", func(a *Account) *string { return &a.WebhookSecret }),
-	textCol("webhook_secret_prev", func(a *Account) *string { return &a.WebhookSecretPrev }),
-	msCol("secret_rotated_at", func(a *Account) *time.Time { return &a.SecretRotatedAt }),
-	intCol("tier_rpm", func(a *Account) *int { return &a.Limits.TierRPM }),
-	intCol("send_rpm", func(a *Account) *int { return &a.Limits.SendRPM }),
-	intCol("status_rpm", func(a *Account) *int { return &a.Limits.StatusRPM }),
-	intCol("media_rpm", func(a *Account) *int { return &a.Limits.MediaRPM }),
-	intCol("wa_quality_tier", func(a *Account) *int { return &a.WAQualityTier }),
-	boolCol("rcs_fallback", func(a *Account) *bool { return &a.RCSFallback }),
-	listCol("ip_allowlist", func(a *Account) *[]string { return &a.IPAllowlist }),
-	textCol("prices", func(a *Account) *string { return &a.Prices }),
-	jsonCol("senders", func(a *Account) *Senders { return &a.Senders }),
-	timeCol("created_at", func(a *Account) *time.Time { return &a.CreatedAt }),
-	textCol("quiet_hours", func(a *Account) *string { return &a.Compliance.QuietHours }),
-	intCol("retention_days", func(a *Account) *int { return &a.Compliance.RetentionDays }),
-	textCol("opt_out_reply", func(a *Account) *string { return &a.Compliance.OptOutReply }),
-	textCol("opt_in_reply", func(a *Account) *string { return &a.Compliance.OptInReply }),
+	textCol("id", func(a *domain.Account) *string { return &a.ID }),
+	textCol("name", func(a *domain.Account) *string { return &a.Name }),
+	textCol("tier", func(a *domain.Account) *string { return &a.Tier }),
+	textCol("currency", func(a *domain.Account) *string { return &a.Currency }),
+	textCol("country_code", func(a *domain.Account) *string { return &a.CountryCode }),
+	int64Col("balance", func(a *domain.Account) *int64 { return &a.Balance }),
+	timeCol("balance_updated_at", func(a *domain.Account) *time.Time { return &a.BalanceUpdatedAt }),
+	textCol("webhook_secret", func(a *domain.Account) *string { return &a.WebhookSecret }),
+	textCol("webhook_secret_prev", func(a *domain.Account) *string { return &a.WebhookSecretPrev }),
+	msCol("secret_rotated_at", func(a *domain.Account) *time.Time { return &a.SecretRotatedAt }),
+	intCol("tier_rpm", func(a *domain.Account) *int { return &a.Limits.TierRPM }),
+	intCol("send_rpm", func(a *domain.Account) *int { return &a.Limits.SendRPM }),
+	intCol("status_rpm", func(a *domain.Account) *int { return &a.Limits.StatusRPM }),
+	intCol("media_rpm", func(a *domain.Account) *int { return &a.Limits.MediaRPM }),
+	intCol("wa_quality_tier", func(a *domain.Account) *int { return &a.WAQualityTier }),
+	boolCol("rcs_fallback", func(a *domain.Account) *bool { return &a.RCSFallback }),
+	listCol("ip_allowlist", func(a *domain.Account) *[]string { return &a.IPAllowlist }),
+	pricesCol("prices"),
+	jsonCol("senders", func(a *domain.Account) *domain.Senders { return &a.Senders }),
+	timeCol("created_at", func(a *domain.Account) *time.Time { return &a.CreatedAt }),
+	textCol("quiet_hours", func(a *domain.Account) *string { return &a.Compliance.QuietHours }),
+	intCol("retention_days", func(a *domain.Account) *int { return &a.Compliance.RetentionDays }),
+	textCol("opt_out_reply", func(a *domain.Account) *string { return &a.Compliance.OptOutReply }),
+	textCol("opt_in_reply", func(a *domain.Account) *string { return &a.Compliance.OptInReply }),
 )
 
 // CreateAccount inserts a new account with a zero balance; opening credits
 // go through the ledger (ledger.Credit) so that it explains them.
-func (s *Store) CreateAccount(ctx context.Context, a Account) error {
+func (s *Store) CreateAccount(ctx context.Context, a domain.Account) error {
 	a.Balance, a.BalanceUpdatedAt = 0, a.CreatedAt
 	_, err := s.wexec(ctx, accounts.insert(s), accounts.args(&a, nil)...)
 	if err != nil {
@@ -95,17 +50,17 @@ func (s *Store) CreateAccount(ctx context.Context, a Account) error {
 }
 
 // Account reads one account.
-func (s *Store) Account(ctx context.Context, id string) (Account, error) {
+func (s *Store) Account(ctx context.Context, id string) (domain.Account, error) {
 	return accounts.scan(s.rqueryRow(ctx, `SELECT `+s.accountList("a")+` FROM accounts a WHERE a.id = $1`, id))
 }
 
 // Accounts lists every account, oldest first (operators' tools).
-func (s *Store) Accounts(ctx context.Context) ([]Account, error) {
+func (s *Store) Accounts(ctx context.Context) ([]domain.Account, error) {
 	return accounts.scanAll(s.rquery(ctx, `SELECT `+s.accountList("a")+` FROM accounts a ORDER BY a.created_at, a.id`))
 }
 
 // SetLimits replaces an account's rate limits.
-func (s *Store) SetLimits(ctx context.Context, accountID string, l Limits) error {
+func (s *Store) SetLimits(ctx context.Context, accountID string, l domain.Limits) error {
 	res, err := s.wexec(ctx, `UPDATE accounts SET tier_rpm = $2, send_rpm = $3, status_rpm = $4, media_rpm = $5
 		WHERE id = $1`, accountID, l.TierRPM, l.SendRPM, l.StatusRPM, l.MediaRPM)
 	return affectedOne(res, err, "set limits")
@@ -119,7 +74,7 @@ func (s *Store) UpdateAccountSettings(ctx context.Context, accountID string, all
 }
 
 // SetCompliance replaces an account's compliance settings.
-func (s *Store) SetCompliance(ctx context.Context, accountID string, c Compliance) error {
+func (s *Store) SetCompliance(ctx context.Context, accountID string, c domain.Compliance) error {
 	res, err := s.wexec(ctx, `UPDATE accounts SET quiet_hours = $2, retention_days = $3, opt_out_reply = $4, opt_in_reply = $5
 		WHERE id = $1`, accountID, c.QuietHours, c.RetentionDays, c.OptOutReply, c.OptInReply)
 	return affectedOne(res, err, "set compliance settings")
@@ -179,7 +134,7 @@ func (tx *Tx) shortOrMissing(ctx context.Context, accountID string) error {
 	var one int
 	err := tx.queryRow(ctx, `SELECT 1 FROM accounts WHERE id = $1`, accountID).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
-		return ErrNotFound
+		return domain.ErrNotFound
 	}
 	if err != nil {
 		return fmt.Errorf("read account: %w", err)
@@ -196,7 +151,7 @@ func affectedOne(res sql.Result, err error, what string) error {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	if n == 0 {
-		return ErrNotFound
+		return domain.ErrNotFound
 	}
 	return nil
 }
@@ -206,4 +161,26 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// pricesCol reads an account's price table and parses it once, there: the
+// account is then cached for the requests of its keys, and every send reads
+// its prices.
+func pricesCol(name string) column[domain.Account] {
+	return column[domain.Account]{name, func(a *domain.Account) any { return a.Prices },
+		func(a *domain.Account) any { return (*priceText)(a) }}
+}
+
+type priceText domain.Account
+
+func (a *priceText) Scan(src any) error {
+	var v sql.NullString
+	if err := v.Scan(src); err != nil {
+		return err
+	}
+	a.Prices, a.PriceTable = v.String, nil
+	if p, err := domain.ParsePrices(v.String); err == nil {
+		a.PriceTable = &p
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
 	"msgsvc/internal/ledger"
 	"msgsvc/internal/store"
@@ -16,15 +17,18 @@ func TestAccountRoundTrip(t *testing.T) {
 		ctx := context.Background()
 		tests := []struct {
 			name string
-			in   store.Account
+			in   domain.Account
 		}{
-			{"minimal", store.Account{ID: id.New(id.Account, t0), Name: "Min", Tier: "free", Currency: "BRL",
+			{"minimal", domain.Account{ID: id.New(id.Account, t0), Name: "Min", Tier: "free", Currency: "BRL",
 				CountryCode: "BR", WebhookSecret: "s1", CreatedAt: t0}},
-			{"every field", store.Account{ID: id.New(id.Account, at(1e6)), Name: "Full", Tier: "enterprise",
+			{"every field", domain.Account{ID: id.New(id.Account, at(1e6)), Name: "Full", Tier: "enterprise",
 				Currency: "EUR", CountryCode: "ES", WebhookSecret: "s2", WebhookSecretPrev: "s0",
-				SecretRotatedAt: at(-3e9), Limits: store.Limits{TierRPM: 1, SendRPM: 2, StatusRPM: 3, MediaRPM: 4},
+				SecretRotatedAt: at(-3e9), Limits: domain.Limits{TierRPM: 1, SendRPM: 2, StatusRPM: 3, MediaRPM: 4},
 				WAQualityTier: 3, RCSFallback: true, IPAllowlist: []string{"10.0.0.0/8", "192.0.2.1"},
 				Prices: `{"SMS":{"ES":0.05}}`, CreatedAt: at(1e6)}},
+			// Read back raw and unparsed: the send reports the error.
+			{"a price table that does not parse", domain.Account{ID: id.New(id.Account, at(2e6)), Name: "Bad",
+				Tier: "free", Currency: "BRL", CountryCode: "BR", WebhookSecret: "s3", Prices: `{`, CreatedAt: at(2e6)}},
 		}
 		for _, tc := range tests {
 			if err := st.CreateAccount(ctx, tc.in); err != nil {
@@ -36,6 +40,9 @@ func TestAccountRoundTrip(t *testing.T) {
 			}
 			want := tc.in
 			want.BalanceUpdatedAt = tc.in.CreatedAt // a new account's balance dates from its creation
+			if p, err := domain.ParsePrices(tc.in.Prices); err == nil {
+				want.PriceTable = &p // parsed once, when the row is read
+			}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("%s: read back\n got %+v\nwant %+v", tc.name, got, want)
 			}
@@ -44,11 +51,11 @@ func TestAccountRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(all) != 2 || all[0].ID != tests[0].in.ID || all[1].ID != tests[1].in.ID {
+		if len(all) != 3 || all[0].ID != tests[0].in.ID || all[1].ID != tests[1].in.ID || all[2].ID != tests[2].in.ID {
 			t.Errorf("Accounts = %v, want oldest first", all)
 		}
 		_, err = st.Account(ctx, "acc_missing")
-		wantErr(t, "unknown account", err, store.ErrNotFound)
+		wantErr(t, "unknown account", err, domain.ErrNotFound)
 		if err := st.CreateAccount(ctx, tests[0].in); err == nil {
 			t.Error("duplicate account id accepted")
 		}
@@ -62,38 +69,38 @@ func TestAccountSettings(t *testing.T) {
 		tests := []struct {
 			name    string
 			op      func() error
-			check   func(a store.Account) bool
+			check   func(a domain.Account) bool
 			wantErr error
 		}{
 			{"set limits",
 				func() error {
-					return st.SetLimits(ctx, acc.ID, store.Limits{TierRPM: 10, SendRPM: 20, StatusRPM: 30, MediaRPM: 0})
+					return st.SetLimits(ctx, acc.ID, domain.Limits{TierRPM: 10, SendRPM: 20, StatusRPM: 30, MediaRPM: 0})
 				},
-				func(a store.Account) bool {
-					return a.Limits == store.Limits{TierRPM: 10, SendRPM: 20, StatusRPM: 30, MediaRPM: 0}
+				func(a domain.Account) bool {
+					return a.Limits == domain.Limits{TierRPM: 10, SendRPM: 20, StatusRPM: 30, MediaRPM: 0}
 				}, nil},
 			{"set limits of unknown account",
-				func() error { return st.SetLimits(ctx, "acc_missing", store.Limits{}) }, nil, store.ErrNotFound},
+				func() error { return st.SetLimits(ctx, "acc_missing", domain.Limits{}) }, nil, domain.ErrNotFound},
 			{"first rotation keeps the old secret",
 				func() error { return st.RotateSecret(ctx, acc.ID, "whsec_second", at(1e9)) },
-				func(a store.Account) bool {
+				func(a domain.Account) bool {
 					return a.WebhookSecret == "whsec_second" && a.WebhookSecretPrev == "whsec_first" && a.SecretRotatedAt.Equal(at(1e9))
 				}, nil},
 			{"second rotation drops the oldest",
 				func() error { return st.RotateSecret(ctx, acc.ID, "whsec_third", at(2e9)) },
-				func(a store.Account) bool {
+				func(a domain.Account) bool {
 					return a.WebhookSecret == "whsec_third" && a.WebhookSecretPrev == "whsec_second" && a.SecretRotatedAt.Equal(at(2e9))
 				}, nil},
 			{"rotate unknown account",
-				func() error { return st.RotateSecret(ctx, "acc_missing", "x", t0) }, nil, store.ErrNotFound},
+				func() error { return st.RotateSecret(ctx, "acc_missing", "x", t0) }, nil, domain.ErrNotFound},
 			{"owner settings",
 				func() error { return st.UpdateAccountSettings(ctx, acc.ID, []string{"203.0.113.7"}, true, 2) },
-				func(a store.Account) bool {
+				func(a domain.Account) bool {
 					return reflect.DeepEqual(a.IPAllowlist, []string{"203.0.113.7"}) && a.RCSFallback && a.WAQualityTier == 2
 				}, nil},
 			{"owner settings cleared",
 				func() error { return st.UpdateAccountSettings(ctx, acc.ID, nil, false, 1) },
-				func(a store.Account) bool { return a.IPAllowlist == nil && !a.RCSFallback && a.WAQualityTier == 1 }, nil},
+				func(a domain.Account) bool { return a.IPAllowlist == nil && !a.RCSFallback && a.WAQualityTier == 1 }, nil},
 		}
 		for _, tc := range tests {
 			wantErr(t, tc.name, tc.op(), tc.wantErr)
@@ -130,7 +137,7 @@ func TestAddCredits(t *testing.T) {
 			{"debit to exactly zero", acc.ID, -7 * credit, ledger.Adjust, nil, 0},
 			{"any debit of an empty account", acc.ID, -1, ledger.Adjust, store.ErrInsufficientCredits, 0},
 			{"fractional top up", acc.ID, 1, ledger.TopUp, nil, 1},
-			{"unknown account", "acc_missing", credit, ledger.TopUp, store.ErrNotFound, 1},
+			{"unknown account", "acc_missing", credit, ledger.TopUp, domain.ErrNotFound, 1},
 		}
 		for _, tc := range tests {
 			bal, err := creditAccount(ctx, st, tc.account, tc.amount, tc.kind, tc.name)
@@ -179,7 +186,7 @@ func TestKeys(t *testing.T) {
 		ctx := context.Background()
 		acc := newAccount(t, st, credit)
 		other := newAccount(t, st, 0)
-		keys := []store.APIKey{
+		keys := []domain.APIKey{
 			{ID: id.New(id.Key, at(0)), AccountID: acc.ID, Env: "test", Prefix: "sk_test_ab", Hash: "h-test", Name: "ci", CreatedAt: at(0)},
 			{ID: id.New(id.Key, at(1e9)), AccountID: acc.ID, Env: "live", Prefix: "sk_live_cd", Hash: "h-live", Name: "prod", CreatedAt: at(1e9)},
 			{ID: id.New(id.Key, at(2e9)), AccountID: other.ID, Env: "live", Prefix: "sk_live_ef", Hash: "h-other", CreatedAt: at(2e9)},
@@ -200,10 +207,10 @@ func TestKeys(t *testing.T) {
 			name, account, key string
 			wantErr            error
 		}{
-			{"other account's key", acc.ID, keys[2].ID, store.ErrNotFound},
-			{"unknown key", acc.ID, "key_missing", store.ErrNotFound},
+			{"other account's key", acc.ID, keys[2].ID, domain.ErrNotFound},
+			{"unknown key", acc.ID, "key_missing", domain.ErrNotFound},
 			{"own key", acc.ID, keys[0].ID, nil},
-			{"already revoked", acc.ID, keys[0].ID, store.ErrNotFound},
+			{"already revoked", acc.ID, keys[0].ID, domain.ErrNotFound},
 		}
 		for _, tc := range revokes {
 			wantErr(t, "revoke "+tc.name, st.RevokeKey(ctx, tc.account, tc.key, at(5e9)), tc.wantErr)
@@ -217,14 +224,14 @@ func TestKeys(t *testing.T) {
 		wantLive.LastUsedAt = at(6e9)
 		lookups := []struct {
 			name, hash string
-			wantKey    store.APIKey
+			wantKey    domain.APIKey
 			wantAcc    string
 			wantErr    error
 		}{
 			{"revoked key is still found", "h-test", wantTest, acc.ID, nil},
 			{"live key", "h-live", wantLive, acc.ID, nil},
 			{"other account", "h-other", keys[2], other.ID, nil},
-			{"unknown hash", "h-missing", store.APIKey{}, "", store.ErrNotFound},
+			{"unknown hash", "h-missing", domain.APIKey{}, "", domain.ErrNotFound},
 		}
 		for _, tc := range lookups {
 			k, a, err := st.KeyByHash(ctx, tc.hash)
@@ -249,7 +256,7 @@ func TestKeys(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(list, []store.APIKey{wantLive, wantTest}) {
+		if !reflect.DeepEqual(list, []domain.APIKey{wantLive, wantTest}) {
 			t.Errorf("Keys = %+v, want newest first and only the account's", list)
 		}
 	})

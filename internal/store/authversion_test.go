@@ -18,7 +18,7 @@ func TestAuthVersion(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
 		ctx := context.Background()
 		acc := newAccount(t, st, 10*credit)
-		key := store.APIKey{ID: id.New(id.Key, t0), AccountID: acc.ID, Env: "live", Prefix: "sk_live_ab", Hash: "h-av", CreatedAt: t0}
+		key := domain.APIKey{ID: id.New(id.Key, t0), AccountID: acc.ID, Env: "live", Prefix: "sk_live_ab", Hash: "h-av", CreatedAt: t0}
 		if err := st.CreateKey(ctx, key); err != nil {
 			t.Fatal(err)
 		}
@@ -38,14 +38,14 @@ func TestAuthVersion(t *testing.T) {
 				return err
 			}},
 			{"a key's last use", false, func() error { return st.TouchKey(ctx, key.ID, at(2e9)) }},
-			{"limits", true, func() error { return st.SetLimits(ctx, acc.ID, store.Limits{TierRPM: 1}) }},
+			{"limits", true, func() error { return st.SetLimits(ctx, acc.ID, domain.Limits{TierRPM: 1}) }},
 			{"allow-list", true, func() error {
 				return st.UpdateAccountSettings(ctx, acc.ID, []string{"192.0.2.1"}, false, 1)
 			}},
 			{"secret rotation", true, func() error { return st.RotateSecret(ctx, acc.ID, "whsec_next", at(3e9)) }},
 			{"prices", true, func() error { return st.SetPrices(ctx, acc.ID, `{"SMS":{"55":2}}`) }},
 			{"a sender", true, func() error {
-				return st.AddSender(ctx, store.Sender{ID: id.New(id.Sender, t0), AccountID: acc.ID, Channel: domain.SMS,
+				return st.AddSender(ctx, domain.Sender{ID: id.New(id.Sender, t0), AccountID: acc.ID, Channel: domain.SMS,
 					Value: "Acme", CreatedAt: t0})
 			}},
 			{"revocation", true, func() error { return st.RevokeKey(ctx, acc.ID, key.ID, at(4e9)) }},

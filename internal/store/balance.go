@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/ledger"
 )
 
@@ -133,7 +134,7 @@ func (tx *Tx) short(ctx context.Context, accountID string, need int64) error {
 		FROM accounts WHERE id = $1`, accountID).Scan(&total)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return ErrNotFound
+		return domain.ErrNotFound
 	case err != nil:
 		return fmt.Errorf("read balance: %w", err)
 	case total >= need:

@@ -10,46 +10,13 @@ import (
 	"time"
 )
 
-// ErrDailyLimit: the account's daily limit of new WhatsApp conversations
-// would be exceeded. The error returned is a *DailyLimitError.
-var ErrDailyLimit = errors.New("daily conversation limit reached")
-
-// DailyLimitError tells how much of the daily limit is used.
-type DailyLimitError struct {
-	Day   string // UTC day, YYYY-MM-DD
-	Limit int
-	Used  int // conversations already opened that day
-	Asked int // conversations the refused send would have opened
-}
-
-func (e *DailyLimitError) Error() string {
-	return fmt.Sprintf("daily conversation limit reached: %d of %d opened on %s, %d more asked", e.Used, e.Limit, e.Day, e.Asked)
-}
-
-// Is makes errors.Is(err, ErrDailyLimit) hold.
-func (e *DailyLimitError) Is(target error) bool { return target == ErrDailyLimit }
-
-// Conversations are the WhatsApp conversations a send opens: one per
-// phone, counted against the limit of the UTC day of Day.
-type Conversations struct {
-	AccountID string
-	Env       domain.Environment
-	Phones    []string
-	At        time.Time // when they open
-	Day       time.Time // the day they count for
-	Limit     int       // 0: unlimited
-}
-
-// DayKey is the UTC day a time counts for.
-func DayKey(t time.Time) string { return t.UTC().Format("2006-01-02") }
-
 const conversationMS = int64(24 * time.Hour / time.Millisecond)
 
 // StartConversations counts and records conversations in the caller's
 // transaction, refusing with a *DailyLimitError (nothing written) when the
 // day's count would pass the limit. The count is one conditional upsert,
 // so concurrent sends can never overshoot it.
-func (tx *Tx) StartConversations(ctx context.Context, c Conversations) error {
+func (tx *Tx) StartConversations(ctx context.Context, c domain.Conversations) error {
 	if err := tx.ReserveConversations(ctx, &c); err != nil {
 		return err
 	}
@@ -60,18 +27,18 @@ func (tx *Tx) StartConversations(ctx context.Context, c Conversations) error {
 // day's limit, refusing with a *DailyLimitError (nothing written) when the
 // count would pass it. The count is one conditional upsert, so concurrent
 // sends can never overshoot it.
-func (tx *Tx) ReserveConversations(ctx context.Context, c *Conversations) error {
+func (tx *Tx) ReserveConversations(ctx context.Context, c *domain.Conversations) error {
 	if c == nil || len(c.Phones) == 0 {
 		return nil
 	}
 	n := len(c.Phones)
-	day := DayKey(c.Day)
+	day := domain.DayKey(c.Day)
 	refused := func() error {
 		used, err := conversationsOn(ctx, tx.queryRow, c.AccountID, c.Env, day)
 		if err != nil {
 			return err
 		}
-		return &DailyLimitError{Day: day, Limit: c.Limit, Used: used, Asked: n}
+		return &domain.DailyLimitError{Day: day, Limit: c.Limit, Used: used, Asked: n}
 	}
 	if c.Limit > 0 && n > c.Limit {
 		return refused()
@@ -92,19 +59,19 @@ func (tx *Tx) ReserveConversations(ctx context.Context, c *Conversations) error 
 
 // releaseConversations gives back what reserveConversations counted, when
 // the send is refused for another reason in the same transaction.
-func (tx *Tx) ReleaseConversations(ctx context.Context, c *Conversations) error {
+func (tx *Tx) ReleaseConversations(ctx context.Context, c *domain.Conversations) error {
 	if c == nil || len(c.Phones) == 0 {
 		return nil
 	}
 	_, err := tx.exec(ctx, `UPDATE wa_conversation_days SET opened = opened - $4
-		WHERE account_id = $1 AND env = $2 AND day = $3`, c.AccountID, c.Env, DayKey(c.Day), len(c.Phones))
+		WHERE account_id = $1 AND env = $2 AND day = $3`, c.AccountID, c.Env, domain.DayKey(c.Day), len(c.Phones))
 	if err != nil {
 		return fmt.Errorf("release conversations: %w", err)
 	}
 	return nil
 }
 
-func (tx *Tx) RecordConversations(ctx context.Context, c *Conversations) error {
+func (tx *Tx) RecordConversations(ctx context.Context, c *domain.Conversations) error {
 	if c == nil {
 		return nil
 	}
@@ -148,7 +115,7 @@ func conversationsOn(ctx context.Context, queryRow func(context.Context, string,
 // ConversationsOn is how many conversations an account opened in an
 // environment on the UTC day of t.
 func (s *Store) ConversationsOn(ctx context.Context, accountID string, env domain.Environment, t time.Time) (int, error) {
-	return conversationsOn(ctx, s.rqueryRow, accountID, env, DayKey(t))
+	return conversationsOn(ctx, s.rqueryRow, accountID, env, domain.DayKey(t))
 }
 
 // OpenConversations maps each phone with a template conversation opened

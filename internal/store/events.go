@@ -9,55 +9,23 @@ import (
 	"time"
 )
 
-// Webhook event states.
-const (
-	EventPending   = "pending"
-	EventDelivered = "delivered"
-	EventFailed    = "failed" // retry schedule exhausted
-	EventGone      = "gone"   // the receiver answered 410
-	// EventNone: the send had no callbackUrl. The event is kept for the
-	// events feed only; nothing is delivered.
-	EventNone = "none"
-)
-
-// Event is one webhook event and its place in the delivery queue. Body is
-// fixed when the event is written, so every retry sends the same bytes.
-type Event struct {
-	ID            string
-	AccountID     string
-	Env           domain.Environment
-	CampaignID    string
-	MessageID     string
-	Event         string
-	URL           string
-	Body          string
-	State         string
-	Attempts      int
-	NextAttemptAt time.Time
-	LeaseOwner    string
-	LastStatus    int
-	LastError     string
-	CreatedAt     time.Time
-	DeliveredAt   time.Time
-}
-
 var events = newTable("webhook_events",
-	textCol("id", func(e *Event) *string { return &e.ID }),
-	textCol("account_id", func(e *Event) *string { return &e.AccountID }),
-	enumCol("env", func(e *Event) *domain.Environment { return &e.Env }),
-	textCol("campaign_id", func(e *Event) *string { return &e.CampaignID }),
-	textCol("message_id", func(e *Event) *string { return &e.MessageID }),
-	textCol("event", func(e *Event) *string { return &e.Event }),
-	textCol("url", func(e *Event) *string { return &e.URL }),
-	textCol("body", func(e *Event) *string { return &e.Body }),
-	textCol("state", func(e *Event) *string { return &e.State }),
-	intCol("attempts", func(e *Event) *int { return &e.Attempts }),
-	timeCol("next_attempt_at", func(e *Event) *time.Time { return &e.NextAttemptAt }),
-	textCol("lease_owner", func(e *Event) *string { return &e.LeaseOwner }),
-	intCol("last_status", func(e *Event) *int { return &e.LastStatus }),
-	textCol("last_error", func(e *Event) *string { return &e.LastError }),
-	timeCol("created_at", func(e *Event) *time.Time { return &e.CreatedAt }),
-	timeCol("delivered_at", func(e *Event) *time.Time { return &e.DeliveredAt }),
+	textCol("id", func(e *domain.Event) *string { return &e.ID }),
+	textCol("account_id", func(e *domain.Event) *string { return &e.AccountID }),
+	enumCol("env", func(e *domain.Event) *domain.Environment { return &e.Env }),
+	textCol("campaign_id", func(e *domain.Event) *string { return &e.CampaignID }),
+	textCol("message_id", func(e *domain.Event) *string { return &e.MessageID }),
+	textCol("event", func(e *domain.Event) *string { return &e.Event }),
+	textCol("url", func(e *domain.Event) *string { return &e.URL }),
+	textCol("body", func(e *domain.Event) *string { return &e.Body }),
+	textCol("state", func(e *domain.Event) *string { return &e.State }),
+	intCol("attempts", func(e *domain.Event) *int { return &e.Attempts }),
+	timeCol("next_attempt_at", func(e *domain.Event) *time.Time { return &e.NextAttemptAt }),
+	textCol("lease_owner", func(e *domain.Event) *string { return &e.LeaseOwner }),
+	intCol("last_status", func(e *domain.Event) *int { return &e.LastStatus }),
+	textCol("last_error", func(e *domain.Event) *string { return &e.LastError }),
+	timeCol("created_at", func(e *domain.Event) *time.Time { return &e.CreatedAt }),
+	timeCol("delivered_at", func(e *domain.Event) *time.Time { return &e.DeliveredAt }),
 )
 
 var eventCols = events.list
@@ -67,7 +35,7 @@ var eventCols = events.list
 // already claimed by that owner (handed over in memory); if the owner dies
 // the event becomes due when the lease runs out. An event without a URL
 // is written for the events feed alone (EventNone), never due.
-func (tx *Tx) InsertEvents(ctx context.Context, evs []Event) error {
+func (tx *Tx) InsertEvents(ctx context.Context, evs []domain.Event) error {
 	cols := len(events.cols)
 	for _, pc := range pieces(len(evs), 256) {
 		chunk := evs[pc[0]:pc[1]]
@@ -80,9 +48,9 @@ func (tx *Tx) InsertEvents(ctx context.Context, evs []Event) error {
 			}
 			b.WriteString("(" + tx.s.placeholders(i*cols+1, cols) + ")")
 			e := chunk[i]
-			e.State = EventPending
+			e.State = domain.EventPending
 			if e.URL == "" {
-				e.State, e.NextAttemptAt, e.LeaseOwner = EventNone, time.Time{}, ""
+				e.State, e.NextAttemptAt, e.LeaseOwner = domain.EventNone, time.Time{}, ""
 			}
 			args = events.args(&e, args)
 		}
@@ -94,12 +62,12 @@ func (tx *Tx) InsertEvents(ctx context.Context, evs []Event) error {
 }
 
 // ClaimEvents leases up to limit due events, like ClaimDue for messages.
-func (s *Store) ClaimEvents(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]Event, error) {
+func (s *Store) ClaimEvents(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]domain.Event, error) {
 	lock := ""
 	if s.dialect == Postgres {
 		lock = " FOR UPDATE SKIP LOCKED"
 	}
-	var out []Event
+	var out []domain.Event
 	err := s.Write(ctx, func(tx *Tx) error {
 		var err error
 		out, err = events.scanAll(tx.query(ctx, `UPDATE webhook_events SET lease_owner = $1, next_attempt_at = $2
@@ -130,53 +98,32 @@ func (s *Store) ReleaseEvents(ctx context.Context, owner string, ids []string, n
 }
 
 var attempts = newTable("webhook_attempts",
-	textCol("id", func(a *Attempt) *string { return &a.ID }),
-	textCol("event_id", func(a *Attempt) *string { return &a.EventID }),
-	timeCol("attempted_at", func(a *Attempt) *time.Time { return &a.AttemptedAt }),
-	intCol("status_code", func(a *Attempt) *int { return &a.StatusCode }),
-	durationCol("duration_ms", func(a *Attempt) *time.Duration { return &a.Duration }),
-	textCol("error", func(a *Attempt) *string { return &a.Error }),
-	textCol("response", func(a *Attempt) *string { return &a.Response }),
+	textCol("id", func(a *domain.Attempt) *string { return &a.ID }),
+	textCol("event_id", func(a *domain.Attempt) *string { return &a.EventID }),
+	timeCol("attempted_at", func(a *domain.Attempt) *time.Time { return &a.AttemptedAt }),
+	intCol("status_code", func(a *domain.Attempt) *int { return &a.StatusCode }),
+	durationCol("duration_ms", func(a *domain.Attempt) *time.Duration { return &a.Duration }),
+	textCol("error", func(a *domain.Attempt) *string { return &a.Error }),
+	textCol("response", func(a *domain.Attempt) *string { return &a.Response }),
 )
 
 var inbounds = newTable("inbound_messages",
-	textCol("id", func(in *Inbound) *string { return &in.ID }),
-	textCol("account_id", func(in *Inbound) *string { return &in.AccountID }),
-	enumCol("env", func(in *Inbound) *domain.Environment { return &in.Env }),
-	textCol("phone", func(in *Inbound) *string { return &in.Phone }),
-	enumCol("channel", func(in *Inbound) *domain.Channel { return &in.Channel }),
-	textCol("body", func(in *Inbound) *string { return &in.Body }),
-	textCol("campaign_id", func(in *Inbound) *string { return &in.CampaignID }),
-	textCol("provider", func(in *Inbound) *string { return &in.Provider }),
-	timeCol("received_at", func(in *Inbound) *time.Time { return &in.ReceivedAt }),
-	textCol("provider_ref", func(in *Inbound) *string { return &in.ProviderRef }),
+	textCol("id", func(in *domain.Inbound) *string { return &in.ID }),
+	textCol("account_id", func(in *domain.Inbound) *string { return &in.AccountID }),
+	enumCol("env", func(in *domain.Inbound) *domain.Environment { return &in.Env }),
+	textCol("phone", func(in *domain.Inbound) *string { return &in.Phone }),
+	enumCol("channel", func(in *domain.Inbound) *domain.Channel { return &in.Channel }),
+	textCol("body", func(in *domain.Inbound) *string { return &in.Body }),
+	textCol("campaign_id", func(in *domain.Inbound) *string { return &in.CampaignID }),
+	textCol("provider", func(in *domain.Inbound) *string { return &in.Provider }),
+	timeCol("received_at", func(in *domain.Inbound) *time.Time { return &in.ReceivedAt }),
+	textCol("provider_ref", func(in *domain.Inbound) *string { return &in.ProviderRef }),
 )
-
-// Attempt is one try at delivering an event.
-type Attempt struct {
-	ID          string
-	EventID     string
-	AttemptedAt time.Time
-	StatusCode  int // 0 when no HTTP answer came
-	Duration    time.Duration
-	Error       string
-	Response    string // truncated body of the answer
-}
-
-// AttemptOutcome is what a delivery attempt changes: the attempt's record
-// and the event's new state. NextAttemptAt is zero when the event is done.
-type AttemptOutcome struct {
-	Attempt       Attempt
-	State         string
-	NextAttemptAt time.Time
-	// AccountID and URL name the event's receiver (a 410 stops its queue).
-	AccountID, URL string
-}
 
 // RecordAttempts writes a batch of attempts and their events' new states in
 // one transaction. Only the lease owner's outcome counts: an event whose
 // lease was taken over meanwhile is left to its new owner.
-func (s *Store) RecordAttempts(ctx context.Context, owner string, outs []AttemptOutcome) error {
+func (s *Store) RecordAttempts(ctx context.Context, owner string, outs []domain.AttemptOutcome) error {
 	if len(outs) == 0 {
 		return nil
 	}
@@ -215,7 +162,7 @@ func (s *Store) RecordAttempts(ctx context.Context, owner string, outs []Attempt
 				fmt.Fprintf(&b, "(CAST($%d AS TEXT), CAST($%d AS TEXT), CAST($%d AS BIGINT), CAST($%d AS INTEGER), CAST($%d AS TEXT), CAST($%d AS BIGINT))",
 					n, n+1, n+2, n+3, n+4, n+5)
 				var delivered sql.NullInt64
-				if o.State == EventDelivered {
+				if o.State == domain.EventDelivered {
 					delivered = nullMS(o.Attempt.AttemptedAt)
 				}
 				args = append(args, o.Attempt.EventID, o.State, nullMS(o.NextAttemptAt), o.Attempt.StatusCode, o.Attempt.Error, delivered)
@@ -230,13 +177,13 @@ func (s *Store) RecordAttempts(ctx context.Context, owner string, outs []Attempt
 }
 
 // EventsForMessage lists the webhook events of a message, oldest first.
-func (s *Store) EventsForMessage(ctx context.Context, accountID, messageID string) ([]Event, error) {
+func (s *Store) EventsForMessage(ctx context.Context, accountID, messageID string) ([]domain.Event, error) {
 	return events.scanAll(s.rquery(ctx, `SELECT `+eventCols+` FROM webhook_events WHERE account_id = $1 AND message_id = $2
 		ORDER BY `+s.seq(), accountID, messageID))
 }
 
 // EventsForCampaign lists a campaign's events (replies included), oldest first.
-func (s *Store) EventsForCampaign(ctx context.Context, accountID, campaignID string, limit int) ([]Event, error) {
+func (s *Store) EventsForCampaign(ctx context.Context, accountID, campaignID string, limit int) ([]domain.Event, error) {
 	return events.scanAll(s.rquery(ctx, `SELECT `+eventCols+` FROM webhook_events WHERE account_id = $1 AND campaign_id = $2
 		ORDER BY `+s.seq()+` LIMIT $3`, accountID, campaignID, limit))
 }
@@ -252,20 +199,20 @@ func (s *Store) PendingEvents(ctx context.Context) (int, error) {
 }
 
 // Attempts lists an event's delivery attempts, oldest first.
-func (s *Store) Attempts(ctx context.Context, eventID string) ([]Attempt, error) {
+func (s *Store) Attempts(ctx context.Context, eventID string) ([]domain.Attempt, error) {
 	return attempts.scanAll(s.rquery(ctx, `SELECT `+attempts.list+` FROM webhook_attempts WHERE event_id = $1
 		ORDER BY `+s.seq(), eventID))
 }
 
 // AccountEvent reads one webhook event of an account.
-func (s *Store) AccountEvent(ctx context.Context, accountID, eventID string) (Event, error) {
+func (s *Store) AccountEvent(ctx context.Context, accountID, eventID string) (domain.Event, error) {
 	return events.scan(s.rqueryRow(ctx, `SELECT `+eventCols+` FROM webhook_events WHERE id = $1 AND account_id = $2`,
 		eventID, accountID))
 }
 
 // MessageAttempts lists the delivery attempts of every webhook event of a
 // message of an account, oldest first.
-func (s *Store) MessageAttempts(ctx context.Context, accountID, messageID string) ([]Attempt, error) {
+func (s *Store) MessageAttempts(ctx context.Context, accountID, messageID string) ([]domain.Attempt, error) {
 	return attempts.scanAll(s.rquery(ctx, `SELECT `+prefixed("a.", attempts.list)+` FROM webhook_attempts a
 		JOIN webhook_events e ON e.id = a.event_id
 		WHERE e.account_id = $1 AND e.message_id = $2 ORDER BY a.`+s.seq(), accountID, messageID))
@@ -279,32 +226,16 @@ func (s *Store) Redeliver(ctx context.Context, accountID, eventID string, now ti
 	return affectedOne(res, err, "redeliver")
 }
 
-// Inbound is a message a recipient sent to the account.
-type Inbound struct {
-	ID         string
-	AccountID  string
-	Env        domain.Environment
-	Phone      string
-	Channel    domain.Channel
-	Body       string
-	CampaignID string
-	Provider   string
-	ReceivedAt time.Time
-	// ProviderRef is the provider's id of the message, when it gives one;
-	// a provider's id is recorded once.
-	ProviderRef string
-}
-
 // InsertInbound records a reply, in the caller's transaction. A reply whose
 // ProviderRef the provider already delivered is ErrConflict, and nothing
 // is written.
-func (tx *Tx) InsertInbound(ctx context.Context, in Inbound) error {
+func (tx *Tx) InsertInbound(ctx context.Context, in domain.Inbound) error {
 	res, err := tx.exec(ctx, inbounds.insert(tx.s)+` ON CONFLICT DO NOTHING`, inbounds.args(&in, nil)...)
 	if err != nil {
 		return fmt.Errorf("insert inbound: %w", err)
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
-		return ErrConflict
+		return domain.ErrConflict
 	}
 	return nil
 }
@@ -326,7 +257,7 @@ func (s *Store) LastInbound(ctx context.Context, accountID string, env domain.En
 // written later for the same URL are delivered: the receiver may come back.
 func (s *Store) StopEventsForURL(ctx context.Context, accountID, url string) (int64, error) {
 	res, err := s.wexec(ctx, `UPDATE webhook_events SET state = $3, next_attempt_at = NULL, lease_owner = ''
-		WHERE account_id = $1 AND url = $2 AND state = $4`, accountID, url, EventGone, EventPending)
+		WHERE account_id = $1 AND url = $2 AND state = $4`, accountID, url, domain.EventGone, domain.EventPending)
 	if err != nil {
 		return 0, fmt.Errorf("stop events: %w", err)
 	}

@@ -7,21 +7,22 @@ import (
 	"testing"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
 	"msgsvc/internal/store"
 	"msgsvc/internal/store/storetest"
 )
 
-func newEvent(acc store.Account, campaignID, messageID, kind string, due time.Time) store.Event {
-	return store.Event{
+func newEvent(acc domain.Account, campaignID, messageID, kind string, due time.Time) domain.Event {
+	return domain.Event{
 		ID: id.New(id.Event, due), AccountID: acc.ID, CampaignID: campaignID, MessageID: messageID, Event: kind,
-		URL: "https://hooks.example.com/cb", Body: `{"event":"` + kind + `"}`, State: store.EventPending,
+		URL: "https://hooks.example.com/cb", Body: `{"event":"` + kind + `"}`, State: domain.EventPending,
 		NextAttemptAt: due, CreatedAt: due,
 	}
 }
 
-func newAttempt(eventID string, when time.Time, status int, errText string) store.Attempt {
-	return store.Attempt{ID: id.New(id.Attempt, when), EventID: eventID, AttemptedAt: when, StatusCode: status,
+func newAttempt(eventID string, when time.Time, status int, errText string) domain.Attempt {
+	return domain.Attempt{ID: id.New(id.Attempt, when), EventID: eventID, AttemptedAt: when, StatusCode: status,
 		Duration: 120 * time.Millisecond, Error: errText, Response: "ok"}
 }
 
@@ -35,7 +36,7 @@ func TestEventQueue(t *testing.T) {
 		future := newEvent(acc, "cmp_1", "msg_2", "message.sent", at(time.Hour))
 		foreign := newEvent(other, "cmp_2", "msg_1", "message.sent", at(time.Hour+time.Second))
 		write(t, st, func(ctx context.Context, tx *store.Tx) error {
-			return tx.InsertEvents(ctx, []store.Event{sent, delivered, future, foreign})
+			return tx.InsertEvents(ctx, []domain.Event{sent, delivered, future, foreign})
 		})
 		pending(t, st, 4)
 
@@ -44,9 +45,9 @@ func TestEventQueue(t *testing.T) {
 		claims := []struct {
 			name, owner string
 			now         time.Time
-			want        []store.Event
+			want        []domain.Event
 		}{
-			{"due events", "a", t0, []store.Event{sent, delivered}},
+			{"due events", "a", t0, []domain.Event{sent, delivered}},
 			{"leased events are taken", "b", t0.Add(lease - time.Millisecond), nil},
 		}
 		for _, c := range claims {
@@ -54,7 +55,7 @@ func TestEventQueue(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var want []store.Event
+			var want []domain.Event
 			for _, e := range c.want {
 				e.LeaseOwner, e.NextAttemptAt = c.owner, c.now.Add(lease)
 				want = append(want, e)
@@ -68,13 +69,13 @@ func TestEventQueue(t *testing.T) {
 		// Owner a delivers one and reschedules the other.
 		okAttempt := newAttempt(sent.ID, at(time.Second), 200, "")
 		failAttempt := newAttempt(delivered.ID, at(time.Second), 500, "server error")
-		if err := st.RecordAttempts(ctx, "a", []store.AttemptOutcome{
-			{Attempt: okAttempt, State: store.EventDelivered},
-			{Attempt: failAttempt, State: store.EventPending, NextAttemptAt: at(5 * time.Minute)},
+		if err := st.RecordAttempts(ctx, "a", []domain.AttemptOutcome{
+			{Attempt: okAttempt, State: domain.EventDelivered},
+			{Attempt: failAttempt, State: domain.EventPending, NextAttemptAt: at(5 * time.Minute)},
 		}); err != nil {
 			t.Fatal(err)
 		}
-		sent.State, sent.Attempts, sent.NextAttemptAt, sent.LastStatus, sent.DeliveredAt = store.EventDelivered, 1, time.Time{}, 200, at(time.Second)
+		sent.State, sent.Attempts, sent.NextAttemptAt, sent.LastStatus, sent.DeliveredAt = domain.EventDelivered, 1, time.Time{}, 200, at(time.Second)
 		delivered.Attempts, delivered.NextAttemptAt, delivered.LastStatus, delivered.LastError = 1, at(5*time.Minute), 500, "server error"
 		checkEvents(t, st, acc.ID, "msg_1", sent, delivered)
 		pending(t, st, 3)
@@ -89,7 +90,7 @@ func TestEventQueue(t *testing.T) {
 			t.Fatalf("takeover by b: %+v %v", got, err)
 		}
 		late := newAttempt(delivered.ID, at(6*time.Minute), 200, "")
-		if err := st.RecordAttempts(ctx, "a", []store.AttemptOutcome{{Attempt: late, State: store.EventDelivered}}); err != nil {
+		if err := st.RecordAttempts(ctx, "a", []domain.AttemptOutcome{{Attempt: late, State: domain.EventDelivered}}); err != nil {
 			t.Fatal(err)
 		}
 		delivered.LeaseOwner, delivered.NextAttemptAt = "b", at(5*time.Minute).Add(2*lease)
@@ -102,22 +103,22 @@ func TestEventQueue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(attempts, []store.Attempt{failAttempt, late}) {
-			t.Errorf("attempts:\n got %+v\nwant %+v", attempts, []store.Attempt{failAttempt, late})
+		if !reflect.DeepEqual(attempts, []domain.Attempt{failAttempt, late}) {
+			t.Errorf("attempts:\n got %+v\nwant %+v", attempts, []domain.Attempt{failAttempt, late})
 		}
 
 		redeliveries := []struct {
 			name, account, event string
 			wantErr              error
 		}{
-			{"other account's event", other.ID, sent.ID, store.ErrNotFound},
-			{"unknown event", acc.ID, "evt_missing", store.ErrNotFound},
+			{"other account's event", other.ID, sent.ID, domain.ErrNotFound},
+			{"unknown event", acc.ID, "evt_missing", domain.ErrNotFound},
 			{"delivered event", acc.ID, sent.ID, nil},
 		}
 		for _, r := range redeliveries {
 			wantErr(t, r.name, st.Redeliver(ctx, r.account, r.event, at(10*time.Minute)), r.wantErr)
 		}
-		sent.State, sent.NextAttemptAt = store.EventPending, at(10*time.Minute)
+		sent.State, sent.NextAttemptAt = domain.EventPending, at(10*time.Minute)
 		checkEvents(t, st, acc.ID, "msg_1", sent, delivered)
 		pending(t, st, 4)
 		// The redelivered event is due again, as is b's retry whose lease ran out.
@@ -144,7 +145,7 @@ func pending(t *testing.T, st *store.Store, want int) {
 }
 
 // checkEvents compares a message's events, oldest first, with want.
-func checkEvents(t *testing.T, st *store.Store, accountID, messageID string, want ...store.Event) {
+func checkEvents(t *testing.T, st *store.Store, accountID, messageID string, want ...domain.Event) {
 	t.Helper()
 	got, err := st.EventsForMessage(context.Background(), accountID, messageID)
 	if err != nil {
@@ -155,6 +156,6 @@ func checkEvents(t *testing.T, st *store.Store, accountID, messageID string, wan
 	}
 }
 
-func sortEvents(evs []store.Event) {
+func sortEvents(evs []domain.Event) {
 	sort.Slice(evs, func(i, j int) bool { return evs[i].ID < evs[j].ID })
 }

@@ -9,15 +9,6 @@ import (
 	"msgsvc/internal/domain"
 )
 
-// FeedEvent is an event with its position in its environment's events
-// feed. Positions only grow: an event that becomes readable later always
-// gets a higher one, so a reader that remembers the last position it saw
-// never misses an event.
-type FeedEvent struct {
-	Event
-	Pos int64
-}
-
 // feedSequenceBatch bounds how many events one read numbers (PostgreSQL),
 // so that the first read of a long-unread feed stays a short transaction.
 const feedSequenceBatch = 10000
@@ -30,7 +21,7 @@ const feedSequenceBatch = 10000
 // below one already read. On PostgreSQL transactions commit in parallel
 // and seq is taken at insert, not at commit, so positions are given by the
 // reader instead (sequenceFeed).
-func (s *Store) Feed(ctx context.Context, accountID string, env domain.Environment, after int64, limit int) ([]FeedEvent, error) {
+func (s *Store) Feed(ctx context.Context, accountID string, env domain.Environment, after int64, limit int) ([]domain.FeedEvent, error) {
 	pos := "rowid"
 	if s.dialect == Postgres {
 		pos = "feed_seq"
@@ -44,9 +35,9 @@ func (s *Store) Feed(ctx context.Context, accountID string, env domain.Environme
 		return nil, fmt.Errorf("read events feed: %w", err)
 	}
 	defer rows.Close()
-	out := []FeedEvent{}
+	out := []domain.FeedEvent{}
 	for rows.Next() {
-		var fe FeedEvent
+		var fe domain.FeedEvent
 		if err := rows.Scan(events.dests(&fe.Event, []any{&fe.Pos})...); err != nil {
 			return nil, fmt.Errorf("read events feed: %w", err)
 		}
@@ -130,7 +121,7 @@ func (s *Store) DeleteEventsBefore(ctx context.Context, t time.Time, limit int) 
 	var n int
 	err := s.Write(ctx, func(tx *Tx) error {
 		rows, err := tx.query(ctx, `SELECT id FROM webhook_events WHERE created_at < $1 AND state <> $2`+keepNewest+`
-			ORDER BY created_at LIMIT $3`, ms(t), EventPending, limit)
+			ORDER BY created_at LIMIT $3`, ms(t), domain.EventPending, limit)
 		if err != nil {
 			return err
 		}

@@ -15,12 +15,12 @@ import (
 
 // feedEvent is an event of the feed: without a URL (its send had no
 // callbackUrl) unless one is given.
-func feedEvent(acc store.Account, env domain.Environment, id, url string, created time.Time) store.Event {
-	return store.Event{ID: id, AccountID: acc.ID, Env: env, CampaignID: "cmp_1", MessageID: "msg_1", Event: "delivery_status",
+func feedEvent(acc domain.Account, env domain.Environment, id, url string, created time.Time) domain.Event {
+	return domain.Event{ID: id, AccountID: acc.ID, Env: env, CampaignID: "cmp_1", MessageID: "msg_1", Event: "delivery_status",
 		URL: url, Body: `{"n":"` + id + `"}`, NextAttemptAt: created, CreatedAt: created}
 }
 
-func feedIDs(t *testing.T, st *store.Store, acc store.Account, env domain.Environment, after int64) ([]string, int64) {
+func feedIDs(t *testing.T, st *store.Store, acc domain.Account, env domain.Environment, after int64) ([]string, int64) {
 	t.Helper()
 	evs, err := st.Feed(context.Background(), acc.ID, env, after, 100)
 	if err != nil {
@@ -44,7 +44,7 @@ func TestFeedOrderAndScope(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
 		acc, other := newAccount(t, st, 0), newAccount(t, st, 0)
 		// Ids sort against the write order.
-		batch1 := []store.Event{
+		batch1 := []domain.Event{
 			feedEvent(acc, domain.Live, "evt_9", "", t0),
 			feedEvent(acc, domain.Test, "evt_8", "", t0),
 			feedEvent(other, domain.Live, "evt_7", "", t0),
@@ -52,7 +52,7 @@ func TestFeedOrderAndScope(t *testing.T) {
 		}
 		write(t, st, func(ctx context.Context, tx *store.Tx) error { return tx.InsertEvents(ctx, batch1) })
 		write(t, st, func(ctx context.Context, tx *store.Tx) error {
-			return tx.InsertEvents(ctx, []store.Event{feedEvent(acc, domain.Live, "evt_5", "", t0)})
+			return tx.InsertEvents(ctx, []domain.Event{feedEvent(acc, domain.Live, "evt_5", "", t0)})
 		})
 		got, pos := feedIDs(t, st, acc, domain.Live, 0)
 		if fmt.Sprint(got) != "[evt_9 evt_6 evt_5]" {
@@ -65,7 +65,7 @@ func TestFeedOrderAndScope(t *testing.T) {
 			t.Errorf("after the last position: %v (position %d, want %d)", none, p, pos)
 		}
 		write(t, st, func(ctx context.Context, tx *store.Tx) error {
-			return tx.InsertEvents(ctx, []store.Event{feedEvent(acc, domain.Live, "evt_1", "", t0)})
+			return tx.InsertEvents(ctx, []domain.Event{feedEvent(acc, domain.Live, "evt_1", "", t0)})
 		})
 		if newer, _ := feedIDs(t, st, acc, domain.Live, pos); fmt.Sprint(newer) != "[evt_1]" {
 			t.Errorf("after the last position, once more was written: %v, want [evt_1]", newer)
@@ -76,7 +76,7 @@ func TestFeedOrderAndScope(t *testing.T) {
 		if err != nil || len(claimed) != 1 || claimed[0].ID != "evt_6" {
 			t.Errorf("claimed %v (%v), want only evt_6, the one with a callback", claimed, err)
 		}
-		if err := st.Redeliver(context.Background(), acc.ID, "evt_9", t0); err != store.ErrNotFound {
+		if err := st.Redeliver(context.Background(), acc.ID, "evt_9", t0); err != domain.ErrNotFound {
 			t.Errorf("redeliver an event without a callback: %v, want ErrNotFound", err)
 		}
 	})
@@ -109,7 +109,7 @@ func TestFeedKeepsAnEventThatCommitsLate(t *testing.T) {
 			t.Fatal(err)
 		}
 		write(t, st, func(ctx context.Context, tx *store.Tx) error {
-			return tx.InsertEvents(ctx, []store.Event{feedEvent(acc, domain.Live, "evt_early", "", t0)})
+			return tx.InsertEvents(ctx, []domain.Event{feedEvent(acc, domain.Live, "evt_early", "", t0)})
 		})
 		got, pos := feedIDs(t, st, acc, domain.Live, 0)
 		if fmt.Sprint(got) != "[evt_early]" {
@@ -131,14 +131,14 @@ func TestDeleteOldEvents(t *testing.T) {
 		ctx := context.Background()
 		acc := newAccount(t, st, 0)
 		old := t0.Add(-31 * 24 * time.Hour)
-		evs := []store.Event{
+		evs := []domain.Event{
 			feedEvent(acc, domain.Live, "evt_old_feed", "", old),
 			feedEvent(acc, domain.Live, "evt_old_pending", "https://hooks.example.com/cb", old),
 			feedEvent(acc, domain.Live, "evt_new", "", t0),
 		}
 		write(t, st, func(ctx context.Context, tx *store.Tx) error { return tx.InsertEvents(ctx, evs) })
-		if err := st.RecordAttempts(ctx, "", []store.AttemptOutcome{{Attempt: newAttempt("evt_old_pending", old, 500, "x"),
-			State: store.EventPending, NextAttemptAt: t0.Add(time.Hour)}}); err != nil {
+		if err := st.RecordAttempts(ctx, "", []domain.AttemptOutcome{{Attempt: newAttempt("evt_old_pending", old, 500, "x"),
+			State: domain.EventPending, NextAttemptAt: t0.Add(time.Hour)}}); err != nil {
 			t.Fatal(err)
 		}
 		n, err := st.DeleteEventsBefore(ctx, t0.Add(-30*24*time.Hour), 500)
@@ -173,7 +173,7 @@ func TestSearchMessagesByReference(t *testing.T) {
 		a.ID, b.ID, d.ID = "msg_3", "msg_2", "msg_1"
 		a.Reference, b.Reference, d.Reference = "order-1", "order-2", "order-1"
 		insertMessages(t, st, c, a, b, d)
-		list := func(f store.MessageFilter) string {
+		list := func(f domain.MessageFilter) string {
 			f.AccountID, f.Env = acc.ID, domain.Live
 			got, err := st.SearchMessages(context.Background(), f)
 			if err != nil {
@@ -185,13 +185,13 @@ func TestSearchMessagesByReference(t *testing.T) {
 			}
 			return fmt.Sprint(ids)
 		}
-		if got := list(store.MessageFilter{Reference: "order-1"}); got != "[msg_1 msg_3]" {
+		if got := list(domain.MessageFilter{Reference: "order-1"}); got != "[msg_1 msg_3]" {
 			t.Errorf("by reference %s, want [msg_1 msg_3]", got)
 		}
-		if got := list(store.MessageFilter{Limit: 1001}); got != "[msg_1 msg_2 msg_3]" {
+		if got := list(domain.MessageFilter{Limit: 1001}); got != "[msg_1 msg_2 msg_3]" {
 			t.Errorf("newest first %s, want [msg_1 msg_2 msg_3]", got)
 		}
-		if got := list(store.MessageFilter{Before: "msg_2"}); got != "[msg_3]" {
+		if got := list(domain.MessageFilter{Before: "msg_2"}); got != "[msg_3]" {
 			t.Errorf("after the cursor msg_2: %s, want [msg_3]", got)
 		}
 	})
@@ -210,7 +210,7 @@ func TestBackup(t *testing.T) {
 			return
 		}
 		acc := newAccount(t, st, 0)
-		evs := []store.Event{feedEvent(acc, domain.Live, "evt_9", "", t0), feedEvent(acc, domain.Live, "evt_1", "", t0)}
+		evs := []domain.Event{feedEvent(acc, domain.Live, "evt_9", "", t0), feedEvent(acc, domain.Live, "evt_1", "", t0)}
 		write(t, st, func(ctx context.Context, tx *store.Tx) error { return tx.InsertEvents(ctx, evs) })
 		// A gap in the rowids, which a copy must not close.
 		n, err := st.DeleteEventsBefore(ctx, t0.Add(time.Hour), 1)
@@ -218,7 +218,7 @@ func TestBackup(t *testing.T) {
 			t.Fatalf("delete one: %d %v", n, err)
 		}
 		write(t, st, func(ctx context.Context, tx *store.Tx) error {
-			return tx.InsertEvents(ctx, []store.Event{feedEvent(acc, domain.Live, "evt_5", "", t0)})
+			return tx.InsertEvents(ctx, []domain.Event{feedEvent(acc, domain.Live, "evt_5", "", t0)})
 		})
 		if err := st.Backup(ctx, path); err != nil {
 			t.Fatal(err)

@@ -24,12 +24,12 @@ func at(d time.Duration) time.Time { return t0.Add(d) }
 
 // newAccount creates an account and tops it up with balance micro-credits
 // through AddCredits, so that its ledger explains the balance.
-func newAccount(t *testing.T, st *store.Store, balance int64) store.Account {
+func newAccount(t *testing.T, st *store.Store, balance int64) domain.Account {
 	t.Helper()
 	ctx := context.Background()
-	a := store.Account{
+	a := domain.Account{
 		ID: id.New(id.Account, t0), Name: "Acme", Tier: "standard", Currency: "EUR", CountryCode: "ES",
-		WebhookSecret: "whsec_first", Limits: store.Limits{TierRPM: 600, SendRPM: 300, StatusRPM: 1200, MediaRPM: 60},
+		WebhookSecret: "whsec_first", Limits: domain.Limits{TierRPM: 600, SendRPM: 300, StatusRPM: 1200, MediaRPM: 60},
 		WAQualityTier: 1, CreatedAt: t0,
 	}
 	if err := st.CreateAccount(ctx, a); err != nil {
@@ -67,7 +67,7 @@ func creditAccount(ctx context.Context, st *store.Store, accountID string, amoun
 }
 
 // newCampaign returns an unsaved campaign of n messages.
-func newCampaign(acc store.Account, env domain.Environment, created time.Time, n int) domain.Campaign {
+func newCampaign(acc domain.Account, env domain.Environment, created time.Time, n int) domain.Campaign {
 	return domain.Campaign{
 		ID: id.New(id.Campaign, created), AccountID: acc.ID, KeyID: "key_test", Env: env, Type: domain.SMS,
 		CallbackURL: "https://hooks.example.com/cb", Total: n, CreatedAt: created,

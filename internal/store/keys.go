@@ -9,33 +9,20 @@ import (
 	"time"
 )
 
-// APIKey is a stored key: only its hash and a display prefix, never the key.
-type APIKey struct {
-	ID         string
-	AccountID  string
-	Env        domain.Environment
-	Prefix     string
-	Hash       string
-	Name       string
-	CreatedAt  time.Time
-	LastUsedAt time.Time
-	RevokedAt  time.Time
-}
-
 var keys = newTable("api_keys",
-	textCol("id", func(k *APIKey) *string { return &k.ID }),
-	textCol("account_id", func(k *APIKey) *string { return &k.AccountID }),
-	enumCol("env", func(k *APIKey) *domain.Environment { return &k.Env }),
-	textCol("prefix", func(k *APIKey) *string { return &k.Prefix }),
-	textCol("hash", func(k *APIKey) *string { return &k.Hash }),
-	textCol("name", func(k *APIKey) *string { return &k.Name }),
-	timeCol("created_at", func(k *APIKey) *time.Time { return &k.CreatedAt }),
-	timeCol("last_used_at", func(k *APIKey) *time.Time { return &k.LastUsedAt }),
-	timeCol("revoked_at", func(k *APIKey) *time.Time { return &k.RevokedAt }),
+	textCol("id", func(k *domain.APIKey) *string { return &k.ID }),
+	textCol("account_id", func(k *domain.APIKey) *string { return &k.AccountID }),
+	enumCol("env", func(k *domain.APIKey) *domain.Environment { return &k.Env }),
+	textCol("prefix", func(k *domain.APIKey) *string { return &k.Prefix }),
+	textCol("hash", func(k *domain.APIKey) *string { return &k.Hash }),
+	textCol("name", func(k *domain.APIKey) *string { return &k.Name }),
+	timeCol("created_at", func(k *domain.APIKey) *time.Time { return &k.CreatedAt }),
+	timeCol("last_used_at", func(k *domain.APIKey) *time.Time { return &k.LastUsedAt }),
+	timeCol("revoked_at", func(k *domain.APIKey) *time.Time { return &k.RevokedAt }),
 )
 
 // CreateKey stores a new key.
-func (s *Store) CreateKey(ctx context.Context, k APIKey) error {
+func (s *Store) CreateKey(ctx context.Context, k domain.APIKey) error {
 	_, err := s.wexec(ctx, keys.insert(s), keys.args(&k, nil)...)
 	if err != nil {
 		return fmt.Errorf("create key: %w", err)
@@ -45,7 +32,7 @@ func (s *Store) CreateKey(ctx context.Context, k APIKey) error {
 
 // KeyByHash finds an active or revoked key by its hash, with its account, in
 // one read: authentication happens on every request.
-func (s *Store) KeyByHash(ctx context.Context, hash string) (APIKey, Account, error) {
+func (s *Store) KeyByHash(ctx context.Context, hash string) (domain.APIKey, domain.Account, error) {
 	k, a, _, err := s.KeyByHashVersion(ctx, hash)
 	return k, a, err
 }
@@ -53,15 +40,15 @@ func (s *Store) KeyByHash(ctx context.Context, hash string) (APIKey, Account, er
 // KeyByHashVersion is KeyByHash with the AuthVersion its answer is as
 // of, read in the same statement: a cache that keeps the answer under that
 // version knows it is current as long as the version has not moved.
-func (s *Store) KeyByHashVersion(ctx context.Context, hash string) (APIKey, Account, int64, error) {
+func (s *Store) KeyByHashVersion(ctx context.Context, hash string) (domain.APIKey, domain.Account, int64, error) {
 	row := s.rqueryRow(ctx, `SELECT (SELECT version FROM auth_version WHERE id = 1), `+prefixed("k.", keys.list)+`, `+
 		s.accountList("a")+` FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1`, hash)
-	var k APIKey
-	var a Account
+	var k domain.APIKey
+	var a domain.Account
 	var v int64
 	err := row.Scan(accounts.dests(&a, keys.dests(&k, []any{&v}))...)
 	if errors.Is(err, sql.ErrNoRows) {
-		return k, a, 0, ErrNotFound
+		return k, a, 0, domain.ErrNotFound
 	}
 	if err != nil {
 		return k, a, 0, fmt.Errorf("scan key: %w", err)
@@ -81,7 +68,7 @@ func (s *Store) AuthVersion(ctx context.Context) (int64, error) {
 }
 
 // Keys lists an account's keys, newest first.
-func (s *Store) Keys(ctx context.Context, accountID string) ([]APIKey, error) {
+func (s *Store) Keys(ctx context.Context, accountID string) ([]domain.APIKey, error) {
 	return keys.scanAll(s.rquery(ctx, `SELECT `+keys.list+` FROM api_keys WHERE account_id = $1 ORDER BY `+s.seq()+` DESC`,
 		accountID))
 }

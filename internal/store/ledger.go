@@ -63,3 +63,9 @@ func (s *Store) LedgerSum(ctx context.Context, accountID string) (int64, error) 
 	}
 	return sum, nil
 }
+
+// WriteLedger runs fn in a write transaction seen as the ledger's (ledger.Tx):
+// callers that only move balances need not know the store's own type.
+func (s *Store) WriteLedger(ctx context.Context, fn func(tx ledger.Tx) error) error {
+	return s.Write(ctx, func(tx *Tx) error { return fn(tx) })
+}

@@ -4,55 +4,31 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"msgsvc/internal/domain"
 	"time"
 )
 
-// Limit request states.
-const (
-	LimitPending  = "PENDING"
-	LimitApproved = "APPROVED"
-	LimitRejected = "REJECTED"
-)
-
-// LimitRequest is an account's request for higher limits and, once an
-// operator decided it, what was granted (Tier, Limits) or why not (Reason).
-type LimitRequest struct {
-	ID            string
-	AccountID     string
-	RequestedBy   string // the requester's email
-	Status        string
-	MonthlyVolume int64
-	UseCase       string
-	Justification string
-	Tier          string
-	Limits        Limits
-	Reason        string
-	DecidedBy     string // the operator's email
-	CreatedAt     time.Time
-	DecidedAt     time.Time
-}
-
 var limitRequests = newTable("limit_requests",
-	textCol("id", func(r *LimitRequest) *string { return &r.ID }),
-	textCol("account_id", func(r *LimitRequest) *string { return &r.AccountID }),
-	textCol("requested_by", func(r *LimitRequest) *string { return &r.RequestedBy }),
-	textCol("status", func(r *LimitRequest) *string { return &r.Status }),
-	int64Col("monthly_volume", func(r *LimitRequest) *int64 { return &r.MonthlyVolume }),
-	textCol("use_case", func(r *LimitRequest) *string { return &r.UseCase }),
-	textCol("justification", func(r *LimitRequest) *string { return &r.Justification }),
-	textCol("tier", func(r *LimitRequest) *string { return &r.Tier }),
-	intCol("tier_rpm", func(r *LimitRequest) *int { return &r.Limits.TierRPM }),
-	intCol("send_rpm", func(r *LimitRequest) *int { return &r.Limits.SendRPM }),
-	intCol("status_rpm", func(r *LimitRequest) *int { return &r.Limits.StatusRPM }),
-	intCol("media_rpm", func(r *LimitRequest) *int { return &r.Limits.MediaRPM }),
-	textCol("reason", func(r *LimitRequest) *string { return &r.Reason }),
-	textCol("decided_by", func(r *LimitRequest) *string { return &r.DecidedBy }),
-	timeCol("created_at", func(r *LimitRequest) *time.Time { return &r.CreatedAt }),
-	timeCol("decided_at", func(r *LimitRequest) *time.Time { return &r.DecidedAt }),
+	textCol("id", func(r *domain.LimitRequest) *string { return &r.ID }),
+	textCol("account_id", func(r *domain.LimitRequest) *string { return &r.AccountID }),
+	textCol("requested_by", func(r *domain.LimitRequest) *string { return &r.RequestedBy }),
+	textCol("status", func(r *domain.LimitRequest) *string { return &r.Status }),
+	int64Col("monthly_volume", func(r *domain.LimitRequest) *int64 { return &r.MonthlyVolume }),
+	textCol("use_case", func(r *domain.LimitRequest) *string { return &r.UseCase }),
+	textCol("justification", func(r *domain.LimitRequest) *string { return &r.Justification }),
+	textCol("tier", func(r *domain.LimitRequest) *string { return &r.Tier }),
+	intCol("tier_rpm", func(r *domain.LimitRequest) *int { return &r.Limits.TierRPM }),
+	intCol("send_rpm", func(r *domain.LimitRequest) *int { return &r.Limits.SendRPM }),
+	intCol("status_rpm", func(r *domain.LimitRequest) *int { return &r.Limits.StatusRPM }),
+	intCol("media_rpm", func(r *domain.LimitRequest) *int { return &r.Limits.MediaRPM }),
+	textCol("reason", func(r *domain.LimitRequest) *string { return &r.Reason }),
+	textCol("decided_by", func(r *domain.LimitRequest) *string { return &r.DecidedBy }),
+	timeCol("created_at", func(r *domain.LimitRequest) *time.Time { return &r.CreatedAt }),
+	timeCol("decided_at", func(r *domain.LimitRequest) *time.Time { return &r.DecidedAt }),
 )
 
 // CreateLimitRequest stores a new request.
-func (s *Store) CreateLimitRequest(ctx context.Context, r LimitRequest) error {
+func (s *Store) CreateLimitRequest(ctx context.Context, r domain.LimitRequest) error {
 	if _, err := s.wexec(ctx, limitRequests.insert(s), limitRequests.args(&r, nil)...); err != nil {
 		return fmt.Errorf("create limit request: %w", err)
 	}
@@ -60,45 +36,42 @@ func (s *Store) CreateLimitRequest(ctx context.Context, r LimitRequest) error {
 }
 
 // LimitRequest reads one request.
-func (s *Store) LimitRequest(ctx context.Context, id string) (LimitRequest, error) {
+func (s *Store) LimitRequest(ctx context.Context, id string) (domain.LimitRequest, error) {
 	return limitRequests.scan(s.rqueryRow(ctx, `SELECT `+limitRequests.list+` FROM limit_requests WHERE id = $1`, id))
 }
 
 // LimitRequests lists an account's requests, newest first.
-func (s *Store) LimitRequests(ctx context.Context, accountID string) ([]LimitRequest, error) {
+func (s *Store) LimitRequests(ctx context.Context, accountID string) ([]domain.LimitRequest, error) {
 	return limitRequests.scanAll(s.rquery(ctx, `SELECT `+limitRequests.list+` FROM limit_requests WHERE account_id = $1
 		ORDER BY created_at DESC, id DESC`, accountID))
 }
 
 // PendingLimitRequests lists every account's undecided requests, oldest
 // first: the operators' queue.
-func (s *Store) PendingLimitRequests(ctx context.Context) ([]LimitRequest, error) {
+func (s *Store) PendingLimitRequests(ctx context.Context) ([]domain.LimitRequest, error) {
 	return limitRequests.scanAll(s.rquery(ctx, `SELECT `+limitRequests.list+` FROM limit_requests
 		WHERE status = 'PENDING' ORDER BY created_at, id`))
 }
-
-// ErrDecided: the request was already approved or rejected.
-var ErrDecided = fmt.Errorf("limit request already decided: %w", ErrConflict)
 
 // DecideLimitRequest records an operator's decision on a pending request
 // (d.Status APPROVED or REJECTED, with d.Tier, d.Limits or d.Reason, d.DecidedBy
 // and d.DecidedAt) and, for an approval, gives the account the granted tier
 // and limits in the same transaction: they apply from the account's next
 // request. A request already decided is ErrDecided and changes nothing.
-func (s *Store) DecideLimitRequest(ctx context.Context, d LimitRequest) (LimitRequest, error) {
-	var out LimitRequest
+func (s *Store) DecideLimitRequest(ctx context.Context, d domain.LimitRequest) (domain.LimitRequest, error) {
+	var out domain.LimitRequest
 	err := s.Write(ctx, func(tx *Tx) error {
 		res, err := tx.exec(ctx, `UPDATE limit_requests SET status = $2, tier = $3, tier_rpm = $4, send_rpm = $5,
 			status_rpm = $6, media_rpm = $7, reason = $8, decided_by = $9, decided_at = $10
 			WHERE id = $1 AND status = 'PENDING'`, d.ID, d.Status, d.Tier, d.Limits.TierRPM, d.Limits.SendRPM,
 			d.Limits.StatusRPM, d.Limits.MediaRPM, d.Reason, d.DecidedBy, ms(d.DecidedAt))
 		if err := affectedOne(res, err, "decide limit request"); err != nil {
-			if !errors.Is(err, ErrNotFound) {
+			if !errors.Is(err, domain.ErrNotFound) {
 				return err
 			}
 			if _, rerr := limitRequests.scan(tx.queryRow(ctx, `SELECT `+limitRequests.list+` FROM limit_requests WHERE id = $1`,
 				d.ID)); rerr == nil {
-				return ErrDecided
+				return domain.ErrDecided
 			}
 			return err
 		}
@@ -106,7 +79,7 @@ func (s *Store) DecideLimitRequest(ctx context.Context, d LimitRequest) (LimitRe
 			d.ID)); err != nil {
 			return err
 		}
-		if d.Status != LimitApproved {
+		if d.Status != domain.LimitApproved {
 			return nil
 		}
 		return tx.setTierLimits(ctx, out.AccountID, d.Tier, d.Limits)
@@ -115,7 +88,7 @@ func (s *Store) DecideLimitRequest(ctx context.Context, d LimitRequest) (LimitRe
 }
 
 // setTierLimits gives an account a tier and its rate limits.
-func (tx *Tx) setTierLimits(ctx context.Context, accountID, tier string, l Limits) error {
+func (tx *Tx) setTierLimits(ctx context.Context, accountID, tier string, l domain.Limits) error {
 	res, err := tx.exec(ctx, `UPDATE accounts SET tier = $2, tier_rpm = $3, send_rpm = $4, status_rpm = $5, media_rpm = $6
 		WHERE id = $1`, accountID, tier, l.TierRPM, l.SendRPM, l.StatusRPM, l.MediaRPM)
 	return affectedOne(res, err, "set tier and limits")

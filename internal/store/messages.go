@@ -62,16 +62,6 @@ var messages = newTable("messages",
 // messageCols is the column list of every message read.
 var messageCols = messages.list
 
-// Idempotency is a remembered response to a POST with an Idempotency-Key.
-type Idempotency struct {
-	KeyID       string
-	Key         string
-	RequestHash string
-	StatusCode  int
-	Response    []byte
-	CreatedAt   time.Time
-}
-
 // InsertCampaign writes a campaign, in the caller's transaction.
 func (tx *Tx) InsertCampaign(ctx context.Context, c domain.Campaign) error {
 	if _, err := tx.exec(ctx, `INSERT INTO campaigns (`+campaigns.list+`) VALUES (`+tx.s.placeholders(1, len(campaigns.cols))+`)`,
@@ -116,12 +106,12 @@ func (tx *Tx) ForgetIdempotency(ctx context.Context, keyID, key string) error {
 // ClaimIdempotency inserts the key's row, or returns the existing one
 // (fresh false). On PostgreSQL a concurrent insert of the same key waits
 // for the first transaction, so two racing requests never both send.
-func (tx *Tx) ClaimIdempotency(ctx context.Context, in Idempotency) (Idempotency, bool, error) {
+func (tx *Tx) ClaimIdempotency(ctx context.Context, in domain.Idempotency) (domain.Idempotency, bool, error) {
 	res, err := tx.exec(ctx, `INSERT INTO idempotency_keys (key_id, idem_key, request_hash, status_code, response, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (key_id, idem_key) DO NOTHING`,
 		in.KeyID, in.Key, in.RequestHash, in.StatusCode, string(in.Response), ms(in.CreatedAt))
 	if err != nil {
-		return Idempotency{}, false, fmt.Errorf("insert idempotency key: %w", err)
+		return domain.Idempotency{}, false, fmt.Errorf("insert idempotency key: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 1 {
 		return in, true, nil
@@ -130,15 +120,15 @@ func (tx *Tx) ClaimIdempotency(ctx context.Context, in Idempotency) (Idempotency
 	return prev, false, err
 }
 
-func idempotency(ctx context.Context, queryRow func(context.Context, string, ...any) rowScanner, keyID, key string) (Idempotency, error) {
-	var out Idempotency
+func idempotency(ctx context.Context, queryRow func(context.Context, string, ...any) rowScanner, keyID, key string) (domain.Idempotency, error) {
+	var out domain.Idempotency
 	var resp string
 	var at int64
 	err := queryRow(ctx, `SELECT key_id, idem_key, request_hash, status_code, response, created_at
 		FROM idempotency_keys WHERE key_id = $1 AND idem_key = $2`, keyID, key).
 		Scan(&out.KeyID, &out.Key, &out.RequestHash, &out.StatusCode, &resp, &at)
 	if errors.Is(err, sql.ErrNoRows) {
-		return out, ErrNotFound
+		return out, domain.ErrNotFound
 	}
 	if err != nil {
 		return out, fmt.Errorf("read idempotency key: %w", err)
@@ -148,13 +138,13 @@ func idempotency(ctx context.Context, queryRow func(context.Context, string, ...
 }
 
 // Idempotency reads a remembered response.
-func (s *Store) Idempotency(ctx context.Context, keyID, key string) (Idempotency, error) {
+func (s *Store) Idempotency(ctx context.Context, keyID, key string) (domain.Idempotency, error) {
 	return idempotency(ctx, s.rqueryRow, keyID, key)
 }
 
 // SaveIdempotency remembers a response outside a send (cancel, upload, …).
 // The first writer wins; a concurrent duplicate is dropped.
-func (s *Store) SaveIdempotency(ctx context.Context, in Idempotency) error {
+func (s *Store) SaveIdempotency(ctx context.Context, in domain.Idempotency) error {
 	_, err := s.wexec(ctx, `INSERT INTO idempotency_keys (key_id, idem_key, request_hash, status_code, response, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (key_id, idem_key) DO NOTHING`,
 		in.KeyID, in.Key, in.RequestHash, in.StatusCode, string(in.Response), ms(in.CreatedAt))
@@ -234,22 +224,9 @@ func (s *Store) CampaignMessages(ctx context.Context, campaignID, after string, 
 		WHERE campaign_id = $1 AND id > $2 ORDER BY id LIMIT $3`, campaignID, after, limit))
 }
 
-// MessageFilter narrows a message search (the panel's Messages page).
-type MessageFilter struct {
-	AccountID  string
-	Phone      string
-	Env        domain.Environment
-	Status     domain.Status
-	CampaignID string
-	Reference  string
-	From, To   time.Time
-	Before     string // cursor: messages written before this one
-	Limit      int
-}
-
 // SearchMessages lists an account's messages, newest first (in write
 // order), at most Limit (1 to 1001, else 100).
-func (s *Store) SearchMessages(ctx context.Context, f MessageFilter) ([]domain.Message, error) {
+func (s *Store) SearchMessages(ctx context.Context, f domain.MessageFilter) ([]domain.Message, error) {
 	query := `SELECT ` + messageCols + ` FROM messages WHERE account_id = $1`
 	args := []any{f.AccountID}
 	add := func(cond string, v any) {
@@ -563,7 +540,7 @@ func (s *Store) ReleaseLeases(ctx context.Context, owner string, now time.Time) 
 		}
 		messagesReleased, _ = res.RowsAffected()
 		res, err = tx.exec(ctx, `UPDATE webhook_events SET lease_owner = '', next_attempt_at = $2
-			WHERE lease_owner = $1 AND state = $3`, owner, ms(now), EventPending)
+			WHERE lease_owner = $1 AND state = $3`, owner, ms(now), domain.EventPending)
 		if err != nil {
 			return fmt.Errorf("release events: %w", err)
 		}

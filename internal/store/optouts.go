@@ -9,37 +9,19 @@ import (
 	"msgsvc/internal/domain"
 )
 
-// OptOut is a recipient who asked an account to send nothing more, in one
-// environment. Seq is its place in the write order (cursors).
-type OptOut struct {
-	Seq       int64
-	AccountID string
-	Env       domain.Environment
-	Phone     string
-	Channel   domain.Channel // the channel of the stop word; "" when an operator added it
-	Source    string         // OptOutReply or OptOutOperator
-	CreatedAt time.Time
-}
-
-// Where an opt-out came from.
-const (
-	OptOutReply    = "reply"
-	OptOutOperator = "operator"
-)
-
 var optOuts = newTable("opt_outs",
-	int64Col("seq", func(o *OptOut) *int64 { return &o.Seq }),
-	textCol("account_id", func(o *OptOut) *string { return &o.AccountID }),
-	enumCol("env", func(o *OptOut) *domain.Environment { return &o.Env }),
-	textCol("phone", func(o *OptOut) *string { return &o.Phone }),
-	enumCol("channel", func(o *OptOut) *domain.Channel { return &o.Channel }),
-	textCol("source", func(o *OptOut) *string { return &o.Source }),
-	timeCol("created_at", func(o *OptOut) *time.Time { return &o.CreatedAt }),
+	int64Col("seq", func(o *domain.OptOut) *int64 { return &o.Seq }),
+	textCol("account_id", func(o *domain.OptOut) *string { return &o.AccountID }),
+	enumCol("env", func(o *domain.OptOut) *domain.Environment { return &o.Env }),
+	textCol("phone", func(o *domain.OptOut) *string { return &o.Phone }),
+	enumCol("channel", func(o *domain.OptOut) *domain.Channel { return &o.Channel }),
+	textCol("source", func(o *domain.OptOut) *string { return &o.Source }),
+	timeCol("created_at", func(o *domain.OptOut) *time.Time { return &o.CreatedAt }),
 )
 
 // The opt-out check of a send and the recording of a stop word are ordered
 // per account, so that an opt-out applies to every send committed after it
-// (CONTRACT section 7). On PostgreSQL a send takes a shared transaction
+// (a recipient who said stop gets nothing sent later). On PostgreSQL a send takes a shared transaction
 // advisory lock of its account before it reads opt_outs, and a stop word
 // the exclusive one before it writes: whichever comes second waits for the
 // first to commit, and under READ COMMITTED the send's read, a statement
@@ -127,7 +109,7 @@ func optedOut(ctx context.Context, query func(context.Context, string, ...any) (
 
 // AddOptOut records an opt-out in the caller's transaction; added is false
 // when the number was already opted out (the first record stays).
-func (tx *Tx) AddOptOut(ctx context.Context, o OptOut) (added bool, err error) {
+func (tx *Tx) AddOptOut(ctx context.Context, o domain.OptOut) (added bool, err error) {
 	if err := tx.lockOptOuts(ctx, o.AccountID, true); err != nil {
 		return false, err
 	}
@@ -154,20 +136,20 @@ func (tx *Tx) RemoveOptOut(ctx context.Context, accountID string, env domain.Env
 
 // OptOuts lists an account's opt-outs in an environment in the order they
 // were written, after the one at seq after (0 for the first page).
-func (s *Store) OptOuts(ctx context.Context, accountID string, env domain.Environment, after int64, limit int) ([]OptOut, error) {
+func (s *Store) OptOuts(ctx context.Context, accountID string, env domain.Environment, after int64, limit int) ([]domain.OptOut, error) {
 	return optOuts.scanAll(s.rquery(ctx, `SELECT `+optOuts.list+` FROM opt_outs WHERE account_id = $1 AND env = $2
 		AND seq > $3 ORDER BY seq LIMIT $4`, accountID, string(env), after, limit))
 }
 
 // OptOut reads one opt-out.
-func (s *Store) OptOut(ctx context.Context, accountID string, env domain.Environment, phone string) (OptOut, error) {
+func (s *Store) OptOut(ctx context.Context, accountID string, env domain.Environment, phone string) (domain.OptOut, error) {
 	return optOuts.scan(s.rqueryRow(ctx, `SELECT `+optOuts.list+` FROM opt_outs WHERE account_id = $1 AND env = $2
 		AND phone = $3`, accountID, string(env), phone))
 }
 
 // AddOptOut records an opt-out in a transaction of its own (operators'
 // tools and the panel).
-func (s *Store) AddOptOut(ctx context.Context, o OptOut) (added bool, err error) {
+func (s *Store) AddOptOut(ctx context.Context, o domain.OptOut) (added bool, err error) {
 	err = s.Write(ctx, func(tx *Tx) error {
 		added, err = tx.AddOptOut(ctx, o)
 		return err

@@ -16,10 +16,10 @@ func TestOptOuts(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
 		ctx := context.Background()
 		acc, other := newAccount(t, st, 0), newAccount(t, st, 0)
-		add := func(a store.Account, env domain.Environment, phone string, ch domain.Channel, when time.Duration) bool {
+		add := func(a domain.Account, env domain.Environment, phone string, ch domain.Channel, when time.Duration) bool {
 			t.Helper()
-			added, err := st.AddOptOut(ctx, store.OptOut{AccountID: a.ID, Env: env, Phone: phone, Channel: ch,
-				Source: store.OptOutReply, CreatedAt: at(when)})
+			added, err := st.AddOptOut(ctx, domain.OptOut{AccountID: a.ID, Env: env, Phone: phone, Channel: ch,
+				Source: domain.OptOutReply, CreatedAt: at(when)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,7 +59,7 @@ func TestOptOuts(t *testing.T) {
 		if err != nil || len(first) != 2 || first[0].Phone != phones[0] || first[1].Phone != phones[1] {
 			t.Fatalf("first page: %+v %v", first, err)
 		}
-		if first[0].Channel != domain.SMS || !first[0].CreatedAt.Equal(at(0)) || first[0].Source != store.OptOutReply {
+		if first[0].Channel != domain.SMS || !first[0].CreatedAt.Equal(at(0)) || first[0].Source != domain.OptOutReply {
 			t.Errorf("first opt-out: %+v", first[0])
 		}
 		// A cursor stays valid when rows before and at it go.
@@ -96,7 +96,7 @@ func TestOptOutAndSendAreOrdered(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer admin.Close()
-		stop := store.OptOut{AccountID: acc.ID, Env: domain.Live, Phone: "5511999990001", Channel: domain.SMS, Source: store.OptOutReply, CreatedAt: t0}
+		stop := domain.OptOut{AccountID: acc.ID, Env: domain.Live, Phone: "5511999990001", Channel: domain.SMS, Source: domain.OptOutReply, CreatedAt: t0}
 
 		t.Run("stop word first", func(t *testing.T) { stopWordFirst(t, st, admin, stop) })
 		if _, err := st.RemoveOptOut(ctx, acc.ID, domain.Live, stop.Phone); err != nil {
@@ -109,7 +109,7 @@ func TestOptOutAndSendAreOrdered(t *testing.T) {
 
 // stopWordFirst: a send that looks while a stop word is being recorded
 // waits for it, and sees it.
-func stopWordFirst(t *testing.T, st *store.Store, admin *sql.DB, stop store.OptOut) {
+func stopWordFirst(t *testing.T, st *store.Store, admin *sql.DB, stop domain.OptOut) {
 	ctx := context.Background()
 	held, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
@@ -156,7 +156,7 @@ func stopWordFirst(t *testing.T, st *store.Store, admin *sql.DB, stop store.OptO
 
 // sendFirst: a stop word recorded while a send is open waits for the send
 // to commit; the send, which saw no opt-out, commits first.
-func sendFirst(t *testing.T, st *store.Store, admin *sql.DB, stop store.OptOut) {
+func sendFirst(t *testing.T, st *store.Store, admin *sql.DB, stop domain.OptOut) {
 	ctx := context.Background()
 	held, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once

@@ -54,7 +54,7 @@ func TestListsFollowWriteOrder(t *testing.T) {
 		}
 
 		// A message's events list oldest first.
-		evs := []store.Event{
+		evs := []domain.Event{
 			{ID: "evt_9", AccountID: acc.ID, MessageID: "msg_1", Event: "delivery_status", URL: "https://x", Body: "{}", NextAttemptAt: t0, CreatedAt: t0},
 			{ID: "evt_1", AccountID: acc.ID, MessageID: "msg_1", Event: "delivery_status", URL: "https://x", Body: "{}", NextAttemptAt: t0, CreatedAt: t0},
 		}

@@ -22,15 +22,15 @@ func TestKnownParkedRefs(t *testing.T) {
 		m1.Provider, m1.ProviderRef = "smsc", "r1"
 		insertMessages(t, st, c, m1, m2)
 		write(t, st, func(ctx context.Context, tx *store.Tx) error {
-			if err := tx.InsertParts(ctx, []store.Part{{Provider: "smsc", Ref: "p2", MessageID: m2.ID, Part: 2, Parts: 2}}); err != nil {
+			if err := tx.InsertParts(ctx, []domain.Part{{Provider: "smsc", Ref: "p2", MessageID: m2.ID, Part: 2, Parts: 2}}); err != nil {
 				return err
 			}
-			var park []store.PendingReport
+			var park []domain.PendingReport
 			for _, ref := range []string{"r1", "p2", "unknown"} {
-				park = append(park, store.PendingReport{Provider: "smsc", Ref: ref, Status: domain.Delivered, ReportedAt: t0, ReceivedAt: t0})
+				park = append(park, domain.PendingReport{Provider: "smsc", Ref: ref, Status: domain.Delivered, ReportedAt: t0, ReceivedAt: t0})
 			}
 			// The same id of another provider is not known.
-			park = append(park, store.PendingReport{Provider: "other", Ref: "r1", Status: domain.Delivered, ReportedAt: t0, ReceivedAt: t0})
+			park = append(park, domain.PendingReport{Provider: "other", Ref: "r1", Status: domain.Delivered, ReportedAt: t0, ReceivedAt: t0})
 			return tx.ParkReports(ctx, park)
 		})
 		got, err := st.KnownParkedRefs(ctx, 10)
@@ -47,13 +47,13 @@ func TestKnownParkedRefs(t *testing.T) {
 // TakePendingReports removes what it returns and returns it oldest first.
 func TestTakePendingReports(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		park := []store.PendingReport{
+		park := []domain.PendingReport{
 			{Provider: "smsc", Ref: "r1", Status: domain.Delivered, ReportedAt: at(2 * time.Second), ReceivedAt: at(2 * time.Second)},
 			{Provider: "smsc", Ref: "r1", Status: domain.Sent, ReportedAt: at(time.Second), ReceivedAt: at(3 * time.Second)},
 			{Provider: "smsc", Ref: "r2", Status: domain.Delivered, ReportedAt: at(0), ReceivedAt: at(0)},
 		}
 		write(t, st, func(ctx context.Context, tx *store.Tx) error { return tx.ParkReports(ctx, park) })
-		var got []store.PendingReport
+		var got []domain.PendingReport
 		write(t, st, func(ctx context.Context, tx *store.Tx) error {
 			var err error
 			got, err = tx.TakePendingReports(ctx, "smsc", []string{"r1"})

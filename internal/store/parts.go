@@ -10,29 +10,18 @@ import (
 	"msgsvc/internal/domain"
 )
 
-// Part is one piece of a message a provider took in several (an SMPP
-// segment), named by the provider's id for it.
-type Part struct {
-	Provider  string
-	Ref       string
-	MessageID string
-	Part      int // 1-based
-	Parts     int
-	Status    domain.Status // "" until a receipt names it
-}
-
 var parts = newTable("message_parts",
-	textCol("provider", func(p *Part) *string { return &p.Provider }),
-	textCol("ref", func(p *Part) *string { return &p.Ref }),
-	textCol("message_id", func(p *Part) *string { return &p.MessageID }),
-	intCol("part", func(p *Part) *int { return &p.Part }),
-	intCol("parts", func(p *Part) *int { return &p.Parts }),
-	enumCol("status", func(p *Part) *domain.Status { return &p.Status }),
+	textCol("provider", func(p *domain.Part) *string { return &p.Provider }),
+	textCol("ref", func(p *domain.Part) *string { return &p.Ref }),
+	textCol("message_id", func(p *domain.Part) *string { return &p.MessageID }),
+	intCol("part", func(p *domain.Part) *int { return &p.Part }),
+	intCol("parts", func(p *domain.Part) *int { return &p.Parts }),
+	enumCol("status", func(p *domain.Part) *domain.Status { return &p.Status }),
 )
 
 // InsertParts records the parts of messages, in the caller's transaction.
 // A part already recorded (a resubmission) keeps its row.
-func (tx *Tx) InsertParts(ctx context.Context, ps []Part) error {
+func (tx *Tx) InsertParts(ctx context.Context, ps []domain.Part) error {
 	cols := len(parts.cols)
 	for start := 0; start < len(ps); start += 500 {
 		chunk := ps[start:min(start+500, len(ps))]
@@ -55,8 +44,8 @@ func (tx *Tx) InsertParts(ctx context.Context, ps []Part) error {
 }
 
 // PartsByRef finds the parts a provider's ids name, by id.
-func (tx *Tx) PartsByRef(ctx context.Context, provider string, refs []string) (map[string]Part, error) {
-	out := map[string]Part{}
+func (tx *Tx) PartsByRef(ctx context.Context, provider string, refs []string) (map[string]domain.Part, error) {
+	out := map[string]domain.Part{}
 	for start := 0; start < len(refs); start += 500 {
 		chunk := refs[start:min(start+500, len(refs))]
 		args := make([]any, 0, len(chunk)+1)
@@ -78,7 +67,7 @@ func (tx *Tx) PartsByRef(ctx context.Context, provider string, refs []string) (m
 
 // SetPartStatus records a receipt for one part and returns every part of
 // its message as they now stand.
-func (tx *Tx) SetPartStatus(ctx context.Context, provider, ref string, status domain.Status) ([]Part, error) {
+func (tx *Tx) SetPartStatus(ctx context.Context, provider, ref string, status domain.Status) ([]domain.Part, error) {
 	var messageID string
 	err := tx.queryRow(ctx, `UPDATE message_parts SET status = $3 WHERE provider = $1 AND ref = $2 RETURNING message_id`,
 		provider, ref, status).Scan(&messageID)
@@ -88,31 +77,19 @@ func (tx *Tx) SetPartStatus(ctx context.Context, provider, ref string, status do
 	return parts.scanAll(tx.query(ctx, `SELECT `+parts.list+` FROM message_parts WHERE message_id = $1 ORDER BY part`, messageID))
 }
 
-// PendingReport is a report for a provider id that no message carried
-// when it arrived.
-type PendingReport struct {
-	Provider     string
-	Ref          string
-	Status       domain.Status
-	ErrorCode    string
-	ErrorMessage string
-	ReportedAt   time.Time
-	ReceivedAt   time.Time
-}
-
 var pendingReports = newTable("pending_reports",
-	textCol("provider", func(p *PendingReport) *string { return &p.Provider }),
-	textCol("ref", func(p *PendingReport) *string { return &p.Ref }),
-	enumCol("status", func(p *PendingReport) *domain.Status { return &p.Status }),
-	textCol("error_code", func(p *PendingReport) *string { return &p.ErrorCode }),
-	textCol("error_message", func(p *PendingReport) *string { return &p.ErrorMessage }),
-	timeCol("reported_at", func(p *PendingReport) *time.Time { return &p.ReportedAt }),
-	timeCol("received_at", func(p *PendingReport) *time.Time { return &p.ReceivedAt }),
+	textCol("provider", func(p *domain.PendingReport) *string { return &p.Provider }),
+	textCol("ref", func(p *domain.PendingReport) *string { return &p.Ref }),
+	enumCol("status", func(p *domain.PendingReport) *domain.Status { return &p.Status }),
+	textCol("error_code", func(p *domain.PendingReport) *string { return &p.ErrorCode }),
+	textCol("error_message", func(p *domain.PendingReport) *string { return &p.ErrorMessage }),
+	timeCol("reported_at", func(p *domain.PendingReport) *time.Time { return &p.ReportedAt }),
+	timeCol("received_at", func(p *domain.PendingReport) *time.Time { return &p.ReceivedAt }),
 )
 
 // ParkReports keeps reports whose provider id is not known yet, in the
 // caller's transaction. The same report twice is kept once.
-func (tx *Tx) ParkReports(ctx context.Context, rs []PendingReport) error {
+func (tx *Tx) ParkReports(ctx context.Context, rs []domain.PendingReport) error {
 	cols := len(pendingReports.cols)
 	for start := 0; start < len(rs); start += 500 {
 		chunk := rs[start:min(start+500, len(rs))]
@@ -139,8 +116,8 @@ func (tx *Tx) ParkReports(ctx context.Context, rs []PendingReport) error {
 // returns: a SELECT followed by a DELETE of the same ids would also remove
 // a report parked between the two by a transaction running beside this one
 // (PostgreSQL), and that report would be lost.
-func (tx *Tx) TakePendingReports(ctx context.Context, provider string, refs []string) ([]PendingReport, error) {
-	var out []PendingReport
+func (tx *Tx) TakePendingReports(ctx context.Context, provider string, refs []string) ([]domain.PendingReport, error) {
+	var out []domain.PendingReport
 	for start := 0; start < len(refs); start += 500 {
 		chunk := refs[start:min(start+500, len(refs))]
 		args := make([]any, 0, len(chunk)+1)
@@ -197,8 +174,8 @@ func (s *Store) DeletePendingReportsBefore(ctx context.Context, t time.Time) (in
 
 // UnreportedParts lists, by message, the parts of messages that no receipt
 // has named yet (the ids to ask a provider about).
-func (s *Store) UnreportedParts(ctx context.Context, provider string, messageIDs []string) (map[string][]Part, error) {
-	out := map[string][]Part{}
+func (s *Store) UnreportedParts(ctx context.Context, provider string, messageIDs []string) (map[string][]domain.Part, error) {
+	out := map[string][]domain.Part{}
 	for start := 0; start < len(messageIDs); start += 500 {
 		chunk := messageIDs[start:min(start+500, len(messageIDs))]
 		args := make([]any, 0, len(chunk)+1)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
 	"msgsvc/internal/store"
 	"msgsvc/internal/store/storetest"
@@ -54,8 +55,8 @@ func TestInboundProviderRefOnce(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
 		ctx := context.Background()
 		acc := newAccount(t, st, 0)
-		in := func(n int, provider, ref string) store.Inbound {
-			return store.Inbound{ID: id.New(id.Inbound, at(time.Duration(n)*time.Second)), AccountID: acc.ID, Env: "live",
+		in := func(n int, provider, ref string) domain.Inbound {
+			return domain.Inbound{ID: id.New(id.Inbound, at(time.Duration(n)*time.Second)), AccountID: acc.ID, Env: "live",
 				Phone: "34600000001", Channel: "WHATSAPP", Body: "hi", Provider: provider, ProviderRef: ref, ReceivedAt: at(time.Duration(n) * time.Second)}
 		}
 		write(t, st, func(ctx context.Context, tx *store.Tx) error {
@@ -63,7 +64,7 @@ func TestInboundProviderRefOnce(t *testing.T) {
 				provider, ref string
 				want          error
 			}{
-				{"whatsapp", "wamid.A", nil}, {"whatsapp", "wamid.A", store.ErrConflict}, {"other", "wamid.A", nil},
+				{"whatsapp", "wamid.A", nil}, {"whatsapp", "wamid.A", domain.ErrConflict}, {"other", "wamid.A", nil},
 				{"whatsapp", "", nil}, {"whatsapp", "", nil}, {"whatsapp", "wamid.B", nil},
 			} {
 				if err := tx.InsertInbound(ctx, in(i, c.provider, c.ref)); !errors.Is(err, c.want) {

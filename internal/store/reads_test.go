@@ -18,7 +18,7 @@ const (
 
 // readFixture is a small message history shared by the read tests.
 type readFixture struct {
-	acc, other store.Account
+	acc, other domain.Account
 	a, b, o    domain.Campaign
 	m          []domain.Message // campaign a, one minute apart from t0
 	n          []domain.Message // campaign b, from t0+10m
@@ -74,7 +74,7 @@ func TestMessageAndCampaignReads(t *testing.T) {
 		for _, tc := range msgs {
 			got, err := st.Message(ctx, tc.account, tc.env, tc.id)
 			if tc.want == nil {
-				wantErr(t, tc.name, err, store.ErrNotFound)
+				wantErr(t, tc.name, err, domain.ErrNotFound)
 			} else if err != nil || !reflect.DeepEqual(got, *tc.want) {
 				t.Errorf("%s: %+v (%v)", tc.name, got, err)
 			}
@@ -93,7 +93,7 @@ func TestMessageAndCampaignReads(t *testing.T) {
 		for _, tc := range camps {
 			got, err := st.Campaign(ctx, tc.account, tc.env, tc.id)
 			if tc.want == nil {
-				wantErr(t, tc.name, err, store.ErrNotFound)
+				wantErr(t, tc.name, err, domain.ErrNotFound)
 			} else if err != nil || got != *tc.want {
 				t.Errorf("%s: %+v (%v)", tc.name, got, err)
 			}
@@ -146,19 +146,19 @@ func TestSearchMessages(t *testing.T) {
 		m, n := f.m, f.n
 		tests := []struct {
 			name   string
-			filter store.MessageFilter
+			filter domain.MessageFilter
 			want   []domain.Message
 		}{
-			{"all, newest first", store.MessageFilter{}, []domain.Message{n[1], n[0], m[4], m[3], m[2], m[1], m[0]}},
-			{"phone", store.MessageFilter{Phone: phoneA}, []domain.Message{m[1], m[0]}},
-			{"status", store.MessageFilter{Status: "SENDING"}, []domain.Message{n[1], m[4], m[0]}},
-			{"campaign", store.MessageFilter{CampaignID: f.b.ID}, []domain.Message{n[1], n[0]}},
-			{"from inclusive, to exclusive", store.MessageFilter{From: at(2 * time.Minute), To: at(4 * time.Minute)},
+			{"all, newest first", domain.MessageFilter{}, []domain.Message{n[1], n[0], m[4], m[3], m[2], m[1], m[0]}},
+			{"phone", domain.MessageFilter{Phone: phoneA}, []domain.Message{m[1], m[0]}},
+			{"status", domain.MessageFilter{Status: "SENDING"}, []domain.Message{n[1], m[4], m[0]}},
+			{"campaign", domain.MessageFilter{CampaignID: f.b.ID}, []domain.Message{n[1], n[0]}},
+			{"from inclusive, to exclusive", domain.MessageFilter{From: at(2 * time.Minute), To: at(4 * time.Minute)},
 				[]domain.Message{m[3], m[2]}},
-			{"cursor and limit", store.MessageFilter{Before: m[3].ID, Limit: 2}, []domain.Message{m[2], m[1]}},
-			{"limit over the maximum falls back to the default", store.MessageFilter{Limit: 5000}, []domain.Message{n[1], n[0], m[4], m[3], m[2], m[1], m[0]}},
-			{"filters combine", store.MessageFilter{Phone: phoneB, Status: "SENT"}, []domain.Message{n[0]}},
-			{"no match", store.MessageFilter{Phone: "34999999999"}, nil},
+			{"cursor and limit", domain.MessageFilter{Before: m[3].ID, Limit: 2}, []domain.Message{m[2], m[1]}},
+			{"limit over the maximum falls back to the default", domain.MessageFilter{Limit: 5000}, []domain.Message{n[1], n[0], m[4], m[3], m[2], m[1], m[0]}},
+			{"filters combine", domain.MessageFilter{Phone: phoneB, Status: "SENT"}, []domain.Message{n[0]}},
+			{"no match", domain.MessageFilter{Phone: "34999999999"}, nil},
 		}
 		for _, tc := range tests {
 			tc.filter.AccountID = f.acc.ID
@@ -170,7 +170,7 @@ func TestSearchMessages(t *testing.T) {
 				t.Errorf("%s: %v, want %v", tc.name, ids(got), ids(tc.want))
 			}
 		}
-		got, err := st.SearchMessages(ctx, store.MessageFilter{AccountID: f.other.ID, Phone: phoneA})
+		got, err := st.SearchMessages(ctx, domain.MessageFilter{AccountID: f.other.ID, Phone: phoneA})
 		if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], f.o0) {
 			t.Errorf("other account's search: %+v (%v)", got, err)
 		}

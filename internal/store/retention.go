@@ -3,43 +3,22 @@ package store
 import (
 	"context"
 	"fmt"
+	"msgsvc/internal/domain"
 	"time"
 )
 
-// Redaction says what personal data becomes when it is no longer kept; the
-// store only applies it. Text is erased.
-type Redaction struct {
-	Phone     func(phone string) string         // the keyed hash of a number
-	EventBody func(body string) (string, error) // a webhook body with its number hashed and its text erased
-}
-
-// RetentionRow is what the retention sweep needs to know of one row: its
-// id, its state (a message's status, a webhook event's delivery state),
-// and the phone number or body it may still have to redact.
-type RetentionRow struct {
-	ID, State, Phone, Body string
-}
-
-// The kinds of rows that hold personal data, as the retention sweep walks
-// them.
-const (
-	RetainMessages = "messages"
-	RetainInbound  = "inbound"
-	RetainEvents   = "events"
-)
-
 var retentionScans = map[string]string{
-	RetainMessages: `SELECT id, status, to_phone, '' FROM messages WHERE account_id = $1 AND id > $2 AND id < $3
+	domain.RetainMessages: `SELECT id, status, to_phone, '' FROM messages WHERE account_id = $1 AND id > $2 AND id < $3
 		ORDER BY id LIMIT $4`,
-	RetainInbound: `SELECT id, '', phone, '' FROM inbound_messages WHERE account_id = $1 AND id > $2 AND id < $3
+	domain.RetainInbound: `SELECT id, '', phone, '' FROM inbound_messages WHERE account_id = $1 AND id > $2 AND id < $3
 		ORDER BY id LIMIT $4`,
-	RetainEvents: `SELECT id, state, '', body FROM webhook_events WHERE account_id = $1 AND id > $2 AND id < $3
+	domain.RetainEvents: `SELECT id, state, '', body FROM webhook_events WHERE account_id = $1 AND id > $2 AND id < $3
 		ORDER BY id LIMIT $4`,
 }
 
 // RetentionRows lists an account's rows of a kind with after < id <
 // before, in id (creation) order, through the (account_id, id) indexes.
-func (s *Store) RetentionRows(ctx context.Context, kind, accountID, after, before string, limit int) ([]RetentionRow, error) {
+func (s *Store) RetentionRows(ctx context.Context, kind, accountID, after, before string, limit int) ([]domain.RetentionRow, error) {
 	q, ok := retentionScans[kind]
 	if !ok {
 		return nil, fmt.Errorf("retention scan: unknown kind %q", kind)
@@ -48,32 +27,32 @@ func (s *Store) RetentionRows(ctx context.Context, kind, accountID, after, befor
 }
 
 // Redact applies a redaction to rows of a kind in a transaction of its own.
-func (s *Store) Redact(ctx context.Context, kind string, ids []string, r Redaction) error {
+func (s *Store) Redact(ctx context.Context, kind string, ids []string, r domain.Redaction) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	return s.Write(ctx, func(tx *Tx) error {
 		switch kind {
-		case RetainMessages:
+		case domain.RetainMessages:
 			return tx.RedactMessages(ctx, ids, r)
-		case RetainInbound:
+		case domain.RetainInbound:
 			return tx.RedactInbound(ctx, ids, r)
-		case RetainEvents:
+		case domain.RetainEvents:
 			return tx.RedactEvents(ctx, ids, r)
 		}
 		return fmt.Errorf("redact: unknown kind %q", kind)
 	})
 }
 
-func (s *Store) retentionRows(ctx context.Context, query string, args ...any) ([]RetentionRow, error) {
+func (s *Store) retentionRows(ctx context.Context, query string, args ...any) ([]domain.RetentionRow, error) {
 	rows, err := s.rquery(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("retention scan: %w", err)
 	}
 	defer rows.Close()
-	var out []RetentionRow
+	var out []domain.RetentionRow
 	for rows.Next() {
-		var r RetentionRow
+		var r domain.RetentionRow
 		if err := rows.Scan(&r.ID, &r.State, &r.Phone, &r.Body); err != nil {
 			return nil, fmt.Errorf("retention scan: %w", err)
 		}
@@ -85,7 +64,7 @@ func (s *Store) retentionRows(ctx context.Context, query string, args ...any) ([
 // RedactMessages erases the text and rich content of messages and hashes
 // their recipient, and redacts the webhook events about them, in the
 // caller's transaction. Status, prices, counts and the ledger stay.
-func (tx *Tx) RedactMessages(ctx context.Context, ids []string, r Redaction) error {
+func (tx *Tx) RedactMessages(ctx context.Context, ids []string, r domain.Redaction) error {
 	for start := 0; start < len(ids); start += 500 {
 		chunk := ids[start:min(start+500, len(ids))]
 		rows, err := tx.pairs(ctx, `SELECT id, to_phone FROM messages WHERE id IN (`+tx.s.placeholders(1, len(chunk))+`)`, chunk)
@@ -111,7 +90,7 @@ func (tx *Tx) RedactMessages(ctx context.Context, ids []string, r Redaction) err
 
 // RedactInbound erases the text of replies and hashes their sender, in the
 // caller's transaction.
-func (tx *Tx) RedactInbound(ctx context.Context, ids []string, r Redaction) error {
+func (tx *Tx) RedactInbound(ctx context.Context, ids []string, r domain.Redaction) error {
 	for start := 0; start < len(ids); start += 500 {
 		chunk := ids[start:min(start+500, len(ids))]
 		rows, err := tx.pairs(ctx, `SELECT id, phone FROM inbound_messages WHERE id IN (`+tx.s.placeholders(1, len(chunk))+`)`, chunk)
@@ -129,7 +108,7 @@ func (tx *Tx) RedactInbound(ctx context.Context, ids []string, r Redaction) erro
 
 // RedactEvents rewrites webhook events' bodies with their number hashed and
 // a reply's text erased, in the caller's transaction.
-func (tx *Tx) RedactEvents(ctx context.Context, ids []string, r Redaction) error {
+func (tx *Tx) RedactEvents(ctx context.Context, ids []string, r domain.Redaction) error {
 	for start := 0; start < len(ids); start += 500 {
 		chunk := ids[start:min(start+500, len(ids))]
 		evs, err := tx.pairs(ctx, `SELECT id, body FROM webhook_events WHERE id IN (`+tx.s.placeholders(1, len(chunk))+`)`, chunk)
@@ -143,7 +122,7 @@ func (tx *Tx) RedactEvents(ctx context.Context, ids []string, r Redaction) error
 	return nil
 }
 
-func (tx *Tx) redactEventBodies(ctx context.Context, evs [][2]string, r Redaction) error {
+func (tx *Tx) redactEventBodies(ctx context.Context, evs [][2]string, r domain.Redaction) error {
 	for _, ev := range evs {
 		body, err := r.EventBody(ev[1])
 		if err != nil {

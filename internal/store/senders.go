@@ -4,66 +4,34 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"msgsvc/internal/domain"
 )
 
-// Sender states: a request waits for an operator, who approves or rejects it.
-const (
-	SenderPending  = "PENDING"
-	SenderApproved = "APPROVED"
-	SenderRejected = "REJECTED"
-)
-
-// Sender is a sender of an account on a channel: an alphanumeric sender ID
-// or a number (SMS), a business number (WhatsApp), an agent (RCS). Only an
-// approved one may be used and decides who owns inbound messages.
-type Sender struct {
-	ID          string
-	AccountID   string
-	Channel     domain.Channel
-	Value       string
-	Default     bool
-	Status      string // "" when adding is APPROVED: the caller decided
-	Reason      string // why an operator rejected it
-	RequestedBy string // who asked for it (an email, or "console")
-	DecidedBy   string
-	CreatedAt   time.Time
-	DecidedAt   time.Time
-}
-
-// SenderKey is a value as senders are compared: sender IDs and agents
-// case-insensitively, numbers as their digits (already all they hold).
-func SenderKey(v string) string { return strings.ToLower(v) }
-
 var senders = newTable("senders",
-	textCol("id", func(s *Sender) *string { return &s.ID }),
-	textCol("account_id", func(s *Sender) *string { return &s.AccountID }),
-	enumCol("channel", func(s *Sender) *domain.Channel { return &s.Channel }),
-	textCol("value", func(s *Sender) *string { return &s.Value }),
-	boolCol("is_default", func(s *Sender) *bool { return &s.Default }),
-	timeCol("created_at", func(s *Sender) *time.Time { return &s.CreatedAt }),
-	textCol("status", func(s *Sender) *string { return &s.Status }),
-	column[Sender]{"value_key", func(s *Sender) any { return SenderKey(s.Value) }, func(*Sender) any { return new(string) }},
-	textCol("reason", func(s *Sender) *string { return &s.Reason }),
-	textCol("requested_by", func(s *Sender) *string { return &s.RequestedBy }),
-	textCol("decided_by", func(s *Sender) *string { return &s.DecidedBy }),
-	timeCol("decided_at", func(s *Sender) *time.Time { return &s.DecidedAt }),
+	textCol("id", func(s *domain.Sender) *string { return &s.ID }),
+	textCol("account_id", func(s *domain.Sender) *string { return &s.AccountID }),
+	enumCol("channel", func(s *domain.Sender) *domain.Channel { return &s.Channel }),
+	textCol("value", func(s *domain.Sender) *string { return &s.Value }),
+	boolCol("is_default", func(s *domain.Sender) *bool { return &s.Default }),
+	timeCol("created_at", func(s *domain.Sender) *time.Time { return &s.CreatedAt }),
+	textCol("status", func(s *domain.Sender) *string { return &s.Status }),
+	column[domain.Sender]{"value_key", func(s *domain.Sender) any { return domain.SenderKey(s.Value) }, func(*domain.Sender) any { return new(string) }},
+	textCol("reason", func(s *domain.Sender) *string { return &s.Reason }),
+	textCol("requested_by", func(s *domain.Sender) *string { return &s.RequestedBy }),
+	textCol("decided_by", func(s *domain.Sender) *string { return &s.DecidedBy }),
+	timeCol("decided_at", func(s *domain.Sender) *time.Time { return &s.DecidedAt }),
 )
-
-// ErrSenderTaken: the value is approved for another account on that channel.
-var ErrSenderTaken = fmt.Errorf("sender held by another account: %w", ErrConflict)
 
 // AddSender records a sender as in.Status says (APPROVED when empty); when
 // it is the default, any other default of the account's channel stops
 // being one. A value the account already has on that channel is
-// ErrConflict; approving a value another account holds is ErrSenderTaken,
-// and so is asking for one.
-func (s *Store) AddSender(ctx context.Context, in Sender) error {
+// domain.ErrConflict; approving a value another account holds is
+// domain.ErrSenderTaken, and so is asking for one.
+func (s *Store) AddSender(ctx context.Context, in domain.Sender) error {
 	if in.Status == "" {
-		in.Status = SenderApproved
+		in.Status = domain.SenderApproved
 	}
 	return s.Write(ctx, func(tx *Tx) error {
 		if err := tx.senderFree(ctx, in.AccountID, in.Channel, in.Value); err != nil {
@@ -77,7 +45,7 @@ func (s *Store) AddSender(ctx context.Context, in Sender) error {
 		}
 		if _, err := tx.exec(ctx, senders.insert(s), senders.args(&in, nil)...); err != nil {
 			if isUniqueViolation(err) {
-				return ErrConflict
+				return domain.ErrConflict
 			}
 			return fmt.Errorf("add sender: %w", err)
 		}
@@ -85,52 +53,50 @@ func (s *Store) AddSender(ctx context.Context, in Sender) error {
 	})
 }
 
-// senderFree refuses a value another account holds (ErrSenderTaken).
+// senderFree refuses a value another account holds (domain.ErrSenderTaken).
 func (tx *Tx) senderFree(ctx context.Context, accountID string, ch domain.Channel, value string) error {
 	var n int
 	err := tx.queryRow(ctx, `SELECT COUNT(*) FROM senders WHERE channel = $1 AND value_key = $2 AND status = 'APPROVED'
-		AND account_id <> $3`, ch, SenderKey(value), accountID).Scan(&n)
+		AND account_id <> $3`, ch, domain.SenderKey(value), accountID).Scan(&n)
 	if err != nil {
 		return fmt.Errorf("sender held: %w", err)
 	}
 	if n > 0 {
-		return ErrSenderTaken
+		return domain.ErrSenderTaken
 	}
 	return nil
 }
 
 // Sender reads one sender of any account.
-func (s *Store) Sender(ctx context.Context, id string) (Sender, error) {
+func (s *Store) Sender(ctx context.Context, id string) (domain.Sender, error) {
 	return senders.scan(s.rqueryRow(ctx, `SELECT `+senders.list+` FROM senders WHERE id = $1`, id))
 }
 
 // PendingSenders lists every account's undecided sender requests, oldest
 // first: the operators' queue.
-func (s *Store) PendingSenders(ctx context.Context) ([]Sender, error) {
+func (s *Store) PendingSenders(ctx context.Context) ([]domain.Sender, error) {
 	return senders.scanAll(s.rquery(ctx, `SELECT `+senders.list+` FROM senders WHERE status = 'PENDING'
 		ORDER BY created_at, id`))
 }
-
-// ErrSenderDecided: the sender request was already approved or rejected.
-var ErrSenderDecided = fmt.Errorf("sender already decided: %w", ErrConflict)
 
 // DecideSender records an operator's decision on a pending sender (d.ID,
 // d.Status APPROVED or REJECTED, d.Reason, d.DecidedBy, d.DecidedAt) and
 // refreshes the account's approved senders in the same transaction, so
 // sends may name it (and inbound messages to it are the account's) from
 // the next request on every node. Approving a value another account holds
-// is ErrSenderTaken; a sender already decided is ErrSenderDecided.
-func (s *Store) DecideSender(ctx context.Context, d Sender) (Sender, error) {
-	var out Sender
+// is domain.ErrSenderTaken; a sender already decided is
+// domain.ErrSenderDecided.
+func (s *Store) DecideSender(ctx context.Context, d domain.Sender) (domain.Sender, error) {
+	var out domain.Sender
 	err := s.Write(ctx, func(tx *Tx) error {
 		cur, err := senders.scan(tx.queryRow(ctx, `SELECT `+senders.list+` FROM senders WHERE id = $1`, d.ID))
 		if err != nil {
 			return err
 		}
-		if cur.Status != SenderPending {
-			return ErrSenderDecided
+		if cur.Status != domain.SenderPending {
+			return domain.ErrSenderDecided
 		}
-		if d.Status == SenderApproved {
+		if d.Status == domain.SenderApproved {
 			if err := tx.senderFree(ctx, cur.AccountID, cur.Channel, cur.Value); err != nil {
 				return err
 			}
@@ -138,11 +104,11 @@ func (s *Store) DecideSender(ctx context.Context, d Sender) (Sender, error) {
 		res, err := tx.exec(ctx, `UPDATE senders SET status = $2, reason = $3, decided_by = $4, decided_at = $5
 			WHERE id = $1 AND status = 'PENDING'`, d.ID, d.Status, d.Reason, d.DecidedBy, nullMS(d.DecidedAt))
 		if err != nil && isUniqueViolation(err) {
-			return ErrSenderTaken // approved for another account by a concurrent decision
+			return domain.ErrSenderTaken // approved for another account by a concurrent decision
 		}
 		if err := affectedOne(res, err, "decide sender"); err != nil {
-			if errors.Is(err, ErrNotFound) {
-				return ErrSenderDecided
+			if errors.Is(err, domain.ErrNotFound) {
+				return domain.ErrSenderDecided
 			}
 			return err
 		}
@@ -172,7 +138,7 @@ func (tx *Tx) refreshSenders(ctx context.Context, accountID string) error {
 	if err != nil {
 		return err
 	}
-	set := Senders{}
+	set := domain.Senders{}
 	for _, sd := range list {
 		cs := set[sd.Channel]
 		cs.Values = append(cs.Values, sd.Value)
@@ -209,7 +175,7 @@ func (s *Store) refreshAllSenders(ctx context.Context) error {
 
 // Senders lists an account's senders, whatever their state, by channel,
 // then value.
-func (s *Store) Senders(ctx context.Context, accountID string) ([]Sender, error) {
+func (s *Store) Senders(ctx context.Context, accountID string) ([]domain.Sender, error) {
 	return senders.scanAll(s.rquery(ctx, `SELECT `+senders.list+` FROM senders WHERE account_id = $1
 		ORDER BY channel, value`, accountID))
 }
@@ -219,5 +185,5 @@ func (s *Store) Senders(ctx context.Context, accountID string) ([]Sender, error)
 // belongs to it. A pending or rejected sender owns nothing.
 func (s *Store) SenderOwners(ctx context.Context, channel domain.Channel, value string) ([]string, error) {
 	return s.ids(ctx, `SELECT account_id FROM senders WHERE channel = $1 AND value_key = $2 AND status = 'APPROVED'
-		ORDER BY account_id`, channel, SenderKey(value))
+		ORDER BY account_id`, channel, domain.SenderKey(value))
 }

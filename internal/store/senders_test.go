@@ -12,9 +12,9 @@ import (
 	"msgsvc/internal/store/storetest"
 )
 
-func addSender(t *testing.T, st *store.Store, acct string, ch domain.Channel, value, status string) (store.Sender, error) {
+func addSender(t *testing.T, st *store.Store, acct string, ch domain.Channel, value, status string) (domain.Sender, error) {
 	t.Helper()
-	sd := store.Sender{ID: id.New(id.Sender, t0), AccountID: acct, Channel: ch, Value: value, Status: status, CreatedAt: t0}
+	sd := domain.Sender{ID: id.New(id.Sender, t0), AccountID: acct, Channel: ch, Value: value, Status: status, CreatedAt: t0}
 	return sd, st.AddSender(context.Background(), sd)
 }
 
@@ -25,20 +25,20 @@ func TestSenderHeldByOneAccount(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
 		ctx := context.Background()
 		a, b := newAccount(t, st, 0), newAccount(t, st, 0)
-		if _, err := addSender(t, st, a.ID, domain.SMS, "MyShop", store.SenderApproved); err != nil {
+		if _, err := addSender(t, st, a.ID, domain.SMS, "MyShop", domain.SenderApproved); err != nil {
 			t.Fatal(err)
 		}
-		for _, status := range []string{store.SenderPending, store.SenderApproved} {
-			if _, err := addSender(t, st, b.ID, domain.SMS, "MYSHOP", status); !errors.Is(err, store.ErrSenderTaken) {
+		for _, status := range []string{domain.SenderPending, domain.SenderApproved} {
+			if _, err := addSender(t, st, b.ID, domain.SMS, "MYSHOP", status); !errors.Is(err, domain.ErrSenderTaken) {
 				t.Fatalf("B %s MYSHOP: %v, want ErrSenderTaken", status, err)
 			}
 		}
 		// Another channel is another value.
-		if _, err := addSender(t, st, b.ID, domain.RCS, "myshop", store.SenderPending); err != nil {
+		if _, err := addSender(t, st, b.ID, domain.RCS, "myshop", domain.SenderPending); err != nil {
 			t.Fatal(err)
 		}
 		// B asked for a number before A held it: deciding B's request late is refused.
-		pend, err := addSender(t, st, b.ID, domain.WhatsApp, "15550001111", store.SenderPending)
+		pend, err := addSender(t, st, b.ID, domain.WhatsApp, "15550001111", domain.SenderPending)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,17 +48,17 @@ func TestSenderHeldByOneAccount(t *testing.T) {
 		if got, _ := st.Account(ctx, b.ID); len(got.Senders[domain.WhatsApp].Values) != 0 {
 			t.Fatalf("a pending sender is usable: %+v", got.Senders)
 		}
-		held, err := addSender(t, st, a.ID, domain.WhatsApp, "15550001111", store.SenderPending)
+		held, err := addSender(t, st, a.ID, domain.WhatsApp, "15550001111", domain.SenderPending)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.DecideSender(ctx, store.Sender{ID: held.ID, Status: store.SenderApproved, DecidedBy: "op", DecidedAt: t0}); err != nil {
+		if _, err := st.DecideSender(ctx, domain.Sender{ID: held.ID, Status: domain.SenderApproved, DecidedBy: "op", DecidedAt: t0}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.DecideSender(ctx, store.Sender{ID: held.ID, Status: store.SenderRejected}); !errors.Is(err, store.ErrSenderDecided) {
+		if _, err := st.DecideSender(ctx, domain.Sender{ID: held.ID, Status: domain.SenderRejected}); !errors.Is(err, domain.ErrSenderDecided) {
 			t.Fatalf("decided twice: %v", err)
 		}
-		if _, err := st.DecideSender(ctx, store.Sender{ID: pend.ID, Status: store.SenderApproved}); !errors.Is(err, store.ErrSenderTaken) {
+		if _, err := st.DecideSender(ctx, domain.Sender{ID: pend.ID, Status: domain.SenderApproved}); !errors.Is(err, domain.ErrSenderTaken) {
 			t.Fatalf("approve a held number for B: %v", err)
 		}
 		if owners, _ := st.SenderOwners(ctx, domain.WhatsApp, "15550001111"); len(owners) != 1 || owners[0] != a.ID {
@@ -67,8 +67,8 @@ func TestSenderHeldByOneAccount(t *testing.T) {
 		if owners, _ := st.SenderOwners(ctx, domain.SMS, "myshop"); len(owners) != 1 || owners[0] != a.ID {
 			t.Fatalf("owners of myshop %v, want A (case-insensitive)", owners)
 		}
-		rej, err := st.DecideSender(ctx, store.Sender{ID: pend.ID, Status: store.SenderRejected, Reason: "not yours", DecidedBy: "op", DecidedAt: t0})
-		if err != nil || rej.Status != store.SenderRejected || rej.Reason != "not yours" || rej.AccountID != b.ID {
+		rej, err := st.DecideSender(ctx, domain.Sender{ID: pend.ID, Status: domain.SenderRejected, Reason: "not yours", DecidedBy: "op", DecidedAt: t0})
+		if err != nil || rej.Status != domain.SenderRejected || rej.Reason != "not yours" || rej.AccountID != b.ID {
 			t.Fatalf("reject: %+v %v", rej, err)
 		}
 		got, _ := st.Account(ctx, a.ID)
@@ -83,7 +83,7 @@ func TestSenderHeldByOneAccount(t *testing.T) {
 		if err := st.RemoveSender(ctx, a.ID, held.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := addSender(t, st, b.ID, domain.WhatsApp, "15550001111", store.SenderApproved); !errors.Is(err, store.ErrConflict) {
+		if _, err := addSender(t, st, b.ID, domain.WhatsApp, "15550001111", domain.SenderApproved); !errors.Is(err, domain.ErrConflict) {
 			t.Fatalf("B's rejected row still names the value: %v, want ErrConflict", err)
 		}
 	})
@@ -126,8 +126,8 @@ func TestSenderApprovalMigration(t *testing.T) {
 			if err := st.Migrate(ctx); err != nil {
 				t.Fatal(err)
 			}
-			want := map[string]string{"snd_1": store.SenderPending, "snd_2": store.SenderApproved, "snd_3": store.SenderPending,
-				"snd_4": store.SenderPending}
+			want := map[string]string{"snd_1": domain.SenderPending, "snd_2": domain.SenderApproved, "snd_3": domain.SenderPending,
+				"snd_4": domain.SenderPending}
 			for sid, status := range want {
 				sd, err := st.Sender(ctx, sid)
 				if err != nil || sd.Status != status {

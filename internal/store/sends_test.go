@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/store"
 	"msgsvc/internal/store/storetest"
 )
@@ -13,7 +14,7 @@ import (
 func TestIdempotencyRecords(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
 		ctx := context.Background()
-		saves := []store.Idempotency{
+		saves := []domain.Idempotency{
 			{KeyID: "key_a", Key: "k", RequestHash: "first", StatusCode: 200, Response: []byte(`{"n":1}`), CreatedAt: at(0)},
 			{KeyID: "key_a", Key: "k", RequestHash: "second", StatusCode: 201, Response: []byte(`{"n":2}`), CreatedAt: at(time.Minute)},
 			{KeyID: "key_b", Key: "k", RequestHash: "other key", StatusCode: 200, Response: []byte(`{}`), CreatedAt: at(2 * time.Hour)},
@@ -26,12 +27,12 @@ func TestIdempotencyRecords(t *testing.T) {
 		}
 		reads := []struct {
 			name, keyID, key string
-			want             store.Idempotency
+			want             domain.Idempotency
 			wantErr          error
 		}{
 			{"first writer wins", "key_a", "k", saves[0], nil},
 			{"keys are per API key", "key_b", "k", saves[2], nil},
-			{"unknown", "key_a", "nope", store.Idempotency{}, store.ErrNotFound},
+			{"unknown", "key_a", "nope", domain.Idempotency{}, domain.ErrNotFound},
 		}
 		for _, tc := range reads {
 			got, err := st.Idempotency(ctx, tc.keyID, tc.key)

@@ -30,14 +30,6 @@ const (
 	Postgres Dialect = "postgres"
 )
 
-// Sentinel errors. Only the API layer turns them into HTTP answers.
-var (
-	ErrNotFound            = errors.New("not found")
-	ErrInsufficientCredits = ledger.ErrInsufficientCredits
-	ErrConflict            = errors.New("conflict")
-	ErrIdempotencyConflict = errors.New("idempotency key reused with a different request")
-)
-
 // Store is a handle on the database. It is safe for concurrent use.
 type Store struct {
 	dialect Dialect
@@ -310,3 +302,7 @@ func splitComma(s string) []string {
 	}
 	return strings.Split(s, ",")
 }
+
+// ErrInsufficientCredits: a debit the balance does not cover (the ledger's
+// error, named here for the store's callers).
+var ErrInsufficientCredits = ledger.ErrInsufficientCredits

@@ -62,7 +62,7 @@ func (t table[T]) scan(row interface{ Scan(...any) error }) (T, error) {
 	var v T
 	err := row.Scan(t.dests(&v, make([]any, 0, len(t.cols)))...)
 	if errors.Is(err, sql.ErrNoRows) {
-		return v, ErrNotFound
+		return v, domain.ErrNotFound
 	}
 	if err != nil {
 		return v, fmt.Errorf("scan %s: %w", t.name, err)

@@ -155,7 +155,7 @@ func TestRefund(t *testing.T) {
 			{"zero is a no-op", acc.ID, 0, nil, 6 * credit, 0},
 			{"negative is a no-op", acc.ID, -credit, nil, 6 * credit, 0},
 			{"full refund", acc.ID, 2 * credit, nil, 8 * credit, 1},
-			{"unknown account", "acc_missing", credit, store.ErrNotFound, 8 * credit, 1},
+			{"unknown account", "acc_missing", credit, domain.ErrNotFound, 8 * credit, 1},
 		}
 		for _, tc := range tests {
 			err := st.Write(ctx, func(tx *store.Tx) error {
@@ -192,7 +192,7 @@ func TestInboundAndLatestMessage(t *testing.T) {
 		acc := newAccount(t, st, 0)
 		other := newAccount(t, st, 0)
 		const phone = "34600000001"
-		inbound := []store.Inbound{
+		inbound := []domain.Inbound{
 			{AccountID: acc.ID, Env: "live", Phone: phone, Channel: "WHATSAPP", Body: "hi", ReceivedAt: at(time.Minute)},
 			{AccountID: acc.ID, Env: "live", Phone: phone, Channel: "WHATSAPP", Body: "again", ReceivedAt: at(3 * time.Minute), CampaignID: "cmp_x", Provider: "wa"},
 			{AccountID: acc.ID, Env: "live", Phone: phone, Channel: "SMS", Body: "sms", ReceivedAt: at(5 * time.Minute)},
@@ -253,7 +253,7 @@ func TestInboundAndLatestMessage(t *testing.T) {
 		for _, tc := range latest {
 			got, err := st.LatestMessageTo(ctx, tc.account, tc.env, tc.phone, tc.since)
 			if tc.want == "" {
-				wantErr(t, tc.name, err, store.ErrNotFound)
+				wantErr(t, tc.name, err, domain.ErrNotFound)
 				continue
 			}
 			if err != nil || got.ID != tc.want {

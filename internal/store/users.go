@@ -5,45 +5,35 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"msgsvc/internal/domain"
 	"strings"
 	"time"
 )
 
-// User is a person who logs in to the panel. Operators belong to no
-// account (AccountID "") and work across all of them.
-type User struct {
-	ID           string
-	AccountID    string
-	Email        string
-	Role         string
-	PasswordHash string
-	CreatedAt    time.Time
-}
-
 var users = newTable("users",
-	textCol("id", func(u *User) *string { return &u.ID }),
-	nullTextCol("account_id", func(u *User) *string { return &u.AccountID }),
-	textCol("email", func(u *User) *string { return &u.Email }),
-	textCol("role", func(u *User) *string { return &u.Role }),
-	textCol("password_hash", func(u *User) *string { return &u.PasswordHash }),
-	timeCol("created_at", func(u *User) *time.Time { return &u.CreatedAt }),
+	textCol("id", func(u *domain.User) *string { return &u.ID }),
+	nullTextCol("account_id", func(u *domain.User) *string { return &u.AccountID }),
+	textCol("email", func(u *domain.User) *string { return &u.Email }),
+	textCol("role", func(u *domain.User) *string { return &u.Role }),
+	textCol("password_hash", func(u *domain.User) *string { return &u.PasswordHash }),
+	timeCol("created_at", func(u *domain.User) *time.Time { return &u.CreatedAt }),
 )
 
 var sessions = newTable("sessions",
-	textCol("token_hash", func(s *Session) *string { return &s.TokenHash }),
-	textCol("user_id", func(s *Session) *string { return &s.UserID }),
-	timeCol("created_at", func(s *Session) *time.Time { return &s.CreatedAt }),
-	timeCol("last_seen_at", func(s *Session) *time.Time { return &s.LastSeenAt }),
-	timeCol("expires_at", func(s *Session) *time.Time { return &s.ExpiresAt }),
+	textCol("token_hash", func(s *domain.Session) *string { return &s.TokenHash }),
+	textCol("user_id", func(s *domain.Session) *string { return &s.UserID }),
+	timeCol("created_at", func(s *domain.Session) *time.Time { return &s.CreatedAt }),
+	timeCol("last_seen_at", func(s *domain.Session) *time.Time { return &s.LastSeenAt }),
+	timeCol("expires_at", func(s *domain.Session) *time.Time { return &s.ExpiresAt }),
 )
 
 // CreateUser stores a user; a taken email is ErrConflict.
-func (s *Store) CreateUser(ctx context.Context, u User) error {
+func (s *Store) CreateUser(ctx context.Context, u domain.User) error {
 	u.Email = strings.ToLower(u.Email)
 	_, err := s.wexec(ctx, users.insert(s), users.args(&u, nil)...)
 	if err != nil {
 		if isUniqueViolation(err) {
-			return ErrConflict
+			return domain.ErrConflict
 		}
 		return fmt.Errorf("create user: %w", err)
 	}
@@ -51,21 +41,12 @@ func (s *Store) CreateUser(ctx context.Context, u User) error {
 }
 
 // UserByEmail finds a user by email, case-insensitively.
-func (s *Store) UserByEmail(ctx context.Context, email string) (User, error) {
+func (s *Store) UserByEmail(ctx context.Context, email string) (domain.User, error) {
 	return users.scan(s.rqueryRow(ctx, `SELECT `+users.list+` FROM users WHERE email = $1`, strings.ToLower(email)))
 }
 
-// Session is a panel login.
-type Session struct {
-	TokenHash  string
-	UserID     string
-	CreatedAt  time.Time
-	LastSeenAt time.Time
-	ExpiresAt  time.Time
-}
-
 // CreateSession stores a new session.
-func (s *Store) CreateSession(ctx context.Context, ss Session) error {
+func (s *Store) CreateSession(ctx context.Context, ss domain.Session) error {
 	_, err := s.wexec(ctx, sessions.insert(s), sessions.args(&ss, nil)...)
 	if err != nil {
 		return fmt.Errorf("create session: %w", err)
@@ -74,14 +55,14 @@ func (s *Store) CreateSession(ctx context.Context, ss Session) error {
 }
 
 // SessionUser reads a session and its user.
-func (s *Store) SessionUser(ctx context.Context, tokenHash string) (Session, User, error) {
-	var ss Session
-	var u User
+func (s *Store) SessionUser(ctx context.Context, tokenHash string) (domain.Session, domain.User, error) {
+	var ss domain.Session
+	var u domain.User
 	err := s.rqueryRow(ctx, `SELECT `+prefixed("s.", sessions.list)+`, `+prefixed("u.", users.list)+`
 		FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1`, tokenHash).
 		Scan(users.dests(&u, sessions.dests(&ss, nil))...)
 	if errors.Is(err, sql.ErrNoRows) {
-		return ss, u, ErrNotFound
+		return ss, u, domain.ErrNotFound
 	}
 	if err != nil {
 		return ss, u, fmt.Errorf("read session: %w", err)
@@ -133,7 +114,7 @@ func (s *Store) DeleteExpiredSessions(ctx context.Context, userID string, t time
 }
 
 // Users lists an account's users by email.
-func (s *Store) Users(ctx context.Context, accountID string) ([]User, error) {
+func (s *Store) Users(ctx context.Context, accountID string) ([]domain.User, error) {
 	return users.scanAll(s.rquery(ctx, `SELECT `+users.list+` FROM users WHERE account_id = $1 ORDER BY email`, accountID))
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
 	"msgsvc/internal/store"
 	"msgsvc/internal/store/storetest"
@@ -14,23 +15,23 @@ func TestUsersAndSessions(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
 		ctx := context.Background()
 		acc := newAccount(t, st, 0)
-		ana := store.User{ID: id.New(id.User, t0), AccountID: acc.ID, Email: "Ana@Example.com", Role: "owner",
+		ana := domain.User{ID: id.New(id.User, t0), AccountID: acc.ID, Email: "Ana@Example.com", Role: "owner",
 			PasswordHash: "$argon2id$x", CreatedAt: t0}
 		creates := []struct {
 			name    string
-			user    store.User
+			user    domain.User
 			wantErr error
 		}{
 			{"new user", ana, nil},
-			{"same email, other case", store.User{ID: id.New(id.User, at(1e6)), AccountID: acc.ID,
-				Email: "ana@EXAMPLE.COM", Role: "viewer", PasswordHash: "h", CreatedAt: t0}, store.ErrConflict},
-			{"second user", store.User{ID: id.New(id.User, at(2e6)), AccountID: acc.ID,
+			{"same email, other case", domain.User{ID: id.New(id.User, at(1e6)), AccountID: acc.ID,
+				Email: "ana@EXAMPLE.COM", Role: "viewer", PasswordHash: "h", CreatedAt: t0}, domain.ErrConflict},
+			{"second user", domain.User{ID: id.New(id.User, at(2e6)), AccountID: acc.ID,
 				Email: "bob@example.com", Role: "developer", PasswordHash: "h", CreatedAt: t0}, nil},
 		}
 		for _, tc := range creates {
 			wantErr(t, tc.name, st.CreateUser(ctx, tc.user), tc.wantErr)
 		}
-		if err := st.CreateUser(ctx, store.User{ID: id.New(id.User, at(3e6)), AccountID: acc.ID,
+		if err := st.CreateUser(ctx, domain.User{ID: id.New(id.User, at(3e6)), AccountID: acc.ID,
 			Email: "eve@example.com", Role: "root", PasswordHash: "h", CreatedAt: t0}); err == nil {
 			t.Error("a user with an unknown role was accepted")
 		}
@@ -43,7 +44,7 @@ func TestUsersAndSessions(t *testing.T) {
 		}{
 			{"ana@example.com", nil},
 			{"ANA@example.COM", nil},
-			{"nobody@example.com", store.ErrNotFound},
+			{"nobody@example.com", domain.ErrNotFound},
 		}
 		for _, tc := range lookups {
 			u, err := st.UserByEmail(ctx, tc.email)
@@ -53,7 +54,7 @@ func TestUsersAndSessions(t *testing.T) {
 			}
 		}
 
-		sess := store.Session{TokenHash: "tok-1", UserID: ana.ID, CreatedAt: t0, LastSeenAt: t0, ExpiresAt: at(time.Hour)}
+		sess := domain.Session{TokenHash: "tok-1", UserID: ana.ID, CreatedAt: t0, LastSeenAt: t0, ExpiresAt: at(time.Hour)}
 		if err := st.CreateSession(ctx, sess); err != nil {
 			t.Fatal(err)
 		}
@@ -62,12 +63,12 @@ func TestUsersAndSessions(t *testing.T) {
 		steps := []struct {
 			name    string
 			op      func() error
-			want    store.Session
+			want    domain.Session
 			wantErr error
 		}{
 			{"created", func() error { return nil }, sess, nil},
 			{"extended", func() error { return st.ExtendSession(ctx, sess.TokenHash, extended.LastSeenAt, extended.ExpiresAt) }, extended, nil},
-			{"deleted", func() error { return st.DeleteSession(ctx, sess.TokenHash) }, store.Session{}, store.ErrNotFound},
+			{"deleted", func() error { return st.DeleteSession(ctx, sess.TokenHash) }, domain.Session{}, domain.ErrNotFound},
 		}
 		for _, s := range steps {
 			if err := s.op(); err != nil {
@@ -82,7 +83,7 @@ func TestUsersAndSessions(t *testing.T) {
 				t.Errorf("%s: session %+v user %+v; want %+v and %+v", s.name, got, u, s.want, stored)
 			}
 		}
-		if _, _, err := st.SessionUser(ctx, "tok-missing"); err != store.ErrNotFound {
+		if _, _, err := st.SessionUser(ctx, "tok-missing"); err != domain.ErrNotFound {
 			t.Errorf("unknown session: %v", err)
 		}
 	})

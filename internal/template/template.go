@@ -7,12 +7,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"msgsvc/internal/domain"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
-
-	"msgsvc/internal/store"
 )
 
 // Review statuses; only Approved templates can be sent.
@@ -50,22 +49,22 @@ type Template struct {
 }
 
 // ErrNotFound: no template of that name and language in the account. It is
-// also store.ErrNotFound.
+// also domain.ErrNotFound.
 var ErrNotFound error = notFound{}
 
 type notFound struct{}
 
 func (notFound) Error() string        { return "no such template in this account" }
-func (notFound) Is(target error) bool { return target == store.ErrNotFound }
+func (notFound) Is(target error) bool { return target == domain.ErrNotFound }
 
 // ErrExists: the account already has a template of that name and language.
 var ErrExists = errors.New("a template with this name and language exists")
 
 // Repo is the part of the database templates use (*store.Store).
 type Repo interface {
-	CreateTemplate(ctx context.Context, t store.Template) error
-	Template(ctx context.Context, accountID, name, language string) (store.Template, error)
-	Templates(ctx context.Context, accountID string) ([]store.Template, error)
+	CreateTemplate(ctx context.Context, t domain.MessageTemplate) error
+	Template(ctx context.Context, accountID, name, language string) (domain.MessageTemplate, error)
+	Templates(ctx context.Context, accountID string) ([]domain.MessageTemplate, error)
 }
 
 // Service reads and writes templates.
@@ -106,9 +105,9 @@ func (s *Service) Create(ctx context.Context, accountID string, in NewTemplate) 
 	if err := t.validate(); err != nil {
 		return Template{}, err
 	}
-	err := s.repo.CreateTemplate(ctx, store.Template{AccountID: accountID, Name: t.Name, Language: t.Language,
+	err := s.repo.CreateTemplate(ctx, domain.MessageTemplate{AccountID: accountID, Name: t.Name, Language: t.Language,
 		Category: t.Category, Status: t.Status, Body: t.Body, Parameters: t.Parameters, CreatedAt: t.CreatedAt})
-	if errors.Is(err, store.ErrConflict) {
+	if errors.Is(err, domain.ErrConflict) {
 		return Template{}, fmt.Errorf("%w: %s (%s)", ErrExists, t.Name, t.Language)
 	}
 	if err != nil {
@@ -181,7 +180,7 @@ func Placeholders(body string) (int, error) {
 // status; see Sendable.
 func (s *Service) Find(ctx context.Context, accountID, name, language string) (Template, error) {
 	t, err := s.repo.Template(ctx, accountID, name, language)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return Template{}, ErrNotFound
 	}
 	if err != nil {
@@ -203,7 +202,7 @@ func (s *Service) List(ctx context.Context, accountID string) ([]Template, error
 	return out, nil
 }
 
-func fromStore(t store.Template) Template {
+func fromStore(t domain.MessageTemplate) Template {
 	p := t.Parameters
 	if p == nil {
 		p = []string{}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
 	"msgsvc/internal/store"
 	"msgsvc/internal/store/storetest"
@@ -154,7 +155,7 @@ func TestService(t *testing.T) {
 		}
 		for _, miss := range [][3]string{{acc, "welcome", "fr"}, {acc, "nope", "en"}, {other, "welcome", "en"}} {
 			_, err := svc.Find(ctx, miss[0], miss[1], miss[2])
-			if !errors.Is(err, template.ErrNotFound) || !errors.Is(err, store.ErrNotFound) {
+			if !errors.Is(err, template.ErrNotFound) || !errors.Is(err, domain.ErrNotFound) {
 				t.Errorf("Find %v = %v, want ErrNotFound", miss, err)
 			}
 		}
@@ -163,7 +164,7 @@ func TestService(t *testing.T) {
 
 func newAccount(t *testing.T, st *store.Store) string {
 	t.Helper()
-	a := store.Account{ID: id.New(id.Account, t0), Name: "A", Tier: "free", Currency: "USD", CountryCode: "1",
+	a := domain.Account{ID: id.New(id.Account, t0), Name: "A", Tier: "free", Currency: "USD", CountryCode: "1",
 		WebhookSecret: "s", CreatedAt: t0}
 	if err := st.CreateAccount(context.Background(), a); err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"msgsvc/internal/domain"
 )
 
-// Event names of the webhooks (CONTRACT section 3).
+// Event names of the webhooks (docs/api.md, webhooks).
 const (
 	DeliveryStatus  = "delivery_status"
 	MessageReceived = "message_received"

@@ -11,12 +11,12 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
+	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
-	"msgsvc/internal/store"
+	"msgsvc/internal/lease"
 )
 
 // RotationGrace is how long a rotated-out secret keeps signing, so that
@@ -29,14 +29,43 @@ const responseSnippet = 1024
 // Store is what the Worker needs from storage.
 type Store interface {
 	ReleaseEvents(ctx context.Context, owner string, ids []string, now time.Time) error
-	ClaimEvents(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]store.Event, error)
-	RecordAttempts(ctx context.Context, owner string, outs []store.AttemptOutcome) error
-	Account(ctx context.Context, id string) (store.Account, error)
+	ClaimEvents(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]domain.Event, error)
+	RecordAttempts(ctx context.Context, owner string, outs []domain.AttemptOutcome) error
+	Account(ctx context.Context, id string) (domain.Account, error)
 	StopEventsForURL(ctx context.Context, accountID, url string) (int64, error)
 }
 
 // Observer is told the outcome of every attempt (metrics).
-type Observer func(ev store.Event, statusCode int, d time.Duration, delivered bool)
+type Observer func(ev domain.Event, statusCode int, d time.Duration, delivered bool)
+
+// EventQueueConfig sets up the queue of webhook events waiting for their
+// receiver.
+type EventQueueConfig struct {
+	Store       Store
+	Owner       string
+	Concurrency int           // deliveries in flight, default 128
+	Lease       time.Duration // default 60 s
+	Poll        time.Duration // idle re-check, default 1 s
+	Now         func() time.Time
+	Log         *slog.Logger
+}
+
+// NewEventQueue builds the lease queue of webhook events waiting for their
+// receiver: the events table, claimed by ClaimEvents, and the events the
+// tracker wrote already leased to this node, handed over in memory. Every
+// event is delivered on its own, so a slow receiver holds one delivery
+// slot, not a batch. A Worker serves it.
+func NewEventQueue(c EventQueueConfig) *lease.Queue[domain.Event] {
+	if c.Concurrency <= 0 {
+		c.Concurrency = 128
+	}
+	if c.Lease <= 0 {
+		c.Lease = 60 * time.Second
+	}
+	return lease.New(lease.Config[domain.Event]{Name: "webhook events", Owner: c.Owner, Lease: c.Lease,
+		Claim: c.Store.ClaimEvents, Release: c.Store.ReleaseEvents, ID: func(ev domain.Event) string { return ev.ID },
+		Batch: 256, Chunk: 1, Workers: c.Concurrency, Poll: c.Poll, Now: c.Now, Log: c.Log})
+}
 
 // Worker delivers webhook events: it claims due events in batches under a
 // lease, posts them concurrently over pooled keep-alive connections, and
@@ -44,25 +73,26 @@ type Observer func(ev store.Event, statusCode int, d time.Duration, delivered bo
 // is delivered again when its lease runs out: at least once.
 type Worker struct {
 	cfg     WorkerConfig
-	wake    chan struct{}    // events may be due in the database
-	ready   chan struct{}    // events were enqueued, or a delivery slot freed up
-	direct  chan store.Event // events leased to us at creation
-	secrets sync.Map         // account id -> cachedKeys
-	stopped atomic.Bool      // Run has returned: Enqueue takes nothing
+	queue   *lease.Queue[domain.Event]
+	secrets sync.Map // account id -> cachedKeys
 }
-
-// directQueue bounds the events waiting in memory (a few MB at most).
-const directQueue = 1 << 14
 
 // WorkerConfig sets up a Worker.
 type WorkerConfig struct {
-	Store       Store
-	Client      *http.Client
-	Schedule    Schedule
+	// Queue is the queue the worker serves; nil makes one with
+	// NewEventQueue from Store, Owner, Concurrency, Lease, Poll, Now and
+	// Log.
+	Queue    *lease.Queue[domain.Event]
+	Store    Store
+	Client   *http.Client
+	Schedule Schedule
+	// Owner, Lease and Poll make the queue when Queue is nil (see
+	// EventQueueConfig); Concurrency bounds the deliveries in flight,
+	// default 128.
 	Owner       string
-	Concurrency int           // deliveries in flight, default 128
-	Lease       time.Duration // default 60 s
-	Poll        time.Duration // idle re-check, default 1 s
+	Concurrency int
+	Lease       time.Duration
+	Poll        time.Duration
 	Now         func() time.Time
 	Rand        func() float64
 	Log         *slog.Logger
@@ -86,12 +116,6 @@ func NewWorker(c WorkerConfig) *Worker {
 	if c.Concurrency <= 0 {
 		c.Concurrency = 128
 	}
-	if c.Lease <= 0 {
-		c.Lease = 60 * time.Second
-	}
-	if c.Poll <= 0 {
-		c.Poll = time.Second
-	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -105,152 +129,42 @@ func NewWorker(c WorkerConfig) *Worker {
 		c.Schedule = DefaultSchedule()
 	}
 	if c.Observe == nil {
-		c.Observe = func(store.Event, int, time.Duration, bool) {}
+		c.Observe = func(domain.Event, int, time.Duration, bool) {}
 	}
-	return &Worker{cfg: c, wake: make(chan struct{}, 1), ready: make(chan struct{}, 1), direct: make(chan store.Event, directQueue)}
+	if c.Queue == nil {
+		c.Queue = NewEventQueue(EventQueueConfig{Store: c.Store, Owner: c.Owner, Concurrency: c.Concurrency,
+			Lease: c.Lease, Poll: c.Poll, Now: c.Now, Log: c.Log})
+	}
+	c.Owner = c.Queue.Owner()
+	return &Worker{cfg: c, queue: c.Queue}
 }
 
-// Wake tells the worker that events were queued.
-func (w *Worker) Wake() {
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-}
-
-// Enqueue hands the worker events that are already leased to it (written
-// with this worker's Owner and a lease), so they are delivered at once
-// without a round trip through the database. Events that do not fit the
-// queue are left to their lease: when it runs out they are claimed from
-// the database like any other. It returns how many were taken.
-func (w *Worker) Enqueue(evs []store.Event) int {
-	if w.stopped.Load() {
-		return 0
-	}
-	n := 0
-	for _, ev := range evs {
-		select {
-		case w.direct <- ev:
-			n++
-		default:
-			return n
-		}
-	}
-	w.kick()
-	return n
-}
-
-func (w *Worker) kick() {
-	select {
-	case w.ready <- struct{}{}:
-	default:
-	}
-}
+// Queue is the queue the worker serves.
+func (w *Worker) Queue() *lease.Queue[domain.Event] { return w.queue }
 
 // Run delivers until ctx ends, then waits for the attempts in flight and
-// records them.
+// records them; events still waiting in memory go back to the table.
 func (w *Worker) Run(ctx context.Context) {
-	results := make(chan store.AttemptOutcome, w.cfg.Concurrency)
+	results := make(chan domain.AttemptOutcome, w.cfg.Concurrency)
 	recorded := make(chan struct{})
 	go func() {
 		defer close(recorded)
 		w.record(results)
 	}()
-	sem := make(chan struct{}, w.cfg.Concurrency)
-	var inflight sync.WaitGroup
-	start := func(ev store.Event) {
-		sem <- struct{}{}
-		inflight.Add(1)
-		go func() {
-			defer func() { <-sem; inflight.Done(); w.kick() }()
-			results <- w.deliver(context.WithoutCancel(ctx), ev)
-		}()
-	}
-	// A ticker, not a timer reset on every turn: events handed over in
-	// memory can keep the loop from ever sleeping a whole poll, and the
-	// table (retries due, a dead node's lapsed leases) must still be looked
-	// at every poll.
-	tick := time.NewTicker(w.cfg.Poll)
-	defer tick.Stop()
-	claimDB := true // at start: events left by a previous run
-	for ctx.Err() == nil {
-		// Events handed over in memory first: they are ours already.
-	direct:
-		for len(sem) < cap(sem) {
-			select {
-			case ev := <-w.direct:
-				start(ev)
-			default:
-				break direct
-			}
+	w.queue.Run(ctx, func(ctx context.Context, evs []domain.Event) error {
+		for _, ev := range evs {
+			results <- w.deliver(ctx, ev)
 		}
-		select {
-		case <-w.wake:
-			claimDB = true
-		case <-tick.C:
-			claimDB = true
-		default:
-		}
-		free := cap(sem) - len(sem)
-		// Claim in batches: while most slots are busy, wait for some to
-		// free up rather than claiming one event per finished delivery.
-		if claimDB && free >= max(1, cap(sem)/4) {
-			evs, err := w.cfg.Store.ClaimEvents(ctx, w.cfg.Owner, w.cfg.Now(), w.cfg.Lease, min(free, 256))
-			if err != nil && ctx.Err() == nil {
-				w.cfg.Log.Error("claim webhook events", "err", err)
-			}
-			for _, ev := range evs {
-				start(ev)
-			}
-			// A full batch means more may be due.
-			claimDB = len(evs) == min(free, 256) && len(evs) > 0
-			if claimDB {
-				continue
-			}
-		}
-		select {
-		case <-ctx.Done():
-		case <-w.wake:
-			claimDB = true
-		case <-tick.C:
-			claimDB = true
-		case <-w.ready:
-		}
-	}
-	inflight.Wait()
+		return nil
+	})
 	close(results)
 	<-recorded
-	w.stopped.Store(true)
-	w.releaseQueued()
-}
-
-// releaseQueued hands events still waiting in memory back to the database
-// queue on shutdown, so they need not wait for their lease to run out.
-func (w *Worker) releaseQueued() {
-	var ids []string
-	for {
-		select {
-		case ev := <-w.direct:
-			ids = append(ids, ev.ID)
-			continue
-		default:
-		}
-		break
-	}
-	if len(ids) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := w.cfg.Store.ReleaseEvents(ctx, w.cfg.Owner, ids, w.cfg.Now()); err != nil {
-		w.cfg.Log.Warn("release queued webhook events; they are delivered when their lease runs out", "err", err, "events", len(ids))
-	}
 }
 
 // record writes outcomes in batches: whatever arrived while the previous
 // batch was being written.
-func (w *Worker) record(results <-chan store.AttemptOutcome) {
-	buf := make([]store.AttemptOutcome, 0, 512)
+func (w *Worker) record(results <-chan domain.AttemptOutcome) {
+	buf := make([]domain.AttemptOutcome, 0, 512)
 	for o := range results {
 		buf = append(buf[:0], o)
 	drain:
@@ -267,7 +181,7 @@ func (w *Worker) record(results <-chan store.AttemptOutcome) {
 		}
 		var retryAt time.Time
 		for _, o := range buf {
-			if o.State == store.EventPending && (retryAt.IsZero() || o.NextAttemptAt.Before(retryAt)) {
+			if o.State == domain.EventPending && (retryAt.IsZero() || o.NextAttemptAt.Before(retryAt)) {
 				retryAt = o.NextAttemptAt
 			}
 		}
@@ -277,7 +191,7 @@ func (w *Worker) record(results <-chan store.AttemptOutcome) {
 				w.stopGone(buf)
 				if !retryAt.IsZero() {
 					// Look at the database again when the first retry is due.
-					time.AfterFunc(max(0, retryAt.Sub(w.cfg.Now())), w.Wake)
+					time.AfterFunc(max(0, retryAt.Sub(w.cfg.Now())), w.queue.Wake)
 				}
 				break
 			}
@@ -292,12 +206,12 @@ func (w *Worker) record(results <-chan store.AttemptOutcome) {
 
 // stopGone stops every event still queued for a receiver that answered
 // 410 Gone: it asked for no more, so the rest of its queue goes too.
-func (w *Worker) stopGone(outs []store.AttemptOutcome) {
+func (w *Worker) stopGone(outs []domain.AttemptOutcome) {
 	type target struct{ account, url string }
 	done := map[target]bool{}
 	for _, o := range outs {
 		t := target{o.AccountID, o.URL}
-		if o.State != store.EventGone || done[t] {
+		if o.State != domain.EventGone || done[t] {
 			continue
 		}
 		done[t] = true
@@ -348,27 +262,27 @@ func (w *Worker) keys(ctx context.Context, accountID string) ([][]byte, error) {
 }
 
 // deliver makes one attempt and decides what happens next.
-func (w *Worker) deliver(ctx context.Context, ev store.Event) store.AttemptOutcome {
+func (w *Worker) deliver(ctx context.Context, ev domain.Event) domain.AttemptOutcome {
 	start := w.cfg.Now()
-	att := store.Attempt{ID: id.New(id.Attempt, start), EventID: ev.ID, AttemptedAt: start.UTC()}
+	att := domain.Attempt{ID: id.New(id.Attempt, start), EventID: ev.ID, AttemptedAt: start.UTC()}
 	code, snippet, err := w.post(ctx, ev, start)
 	att.Duration = w.cfg.Now().Sub(start)
 	att.StatusCode, att.Response = code, snippet
 	if err != nil {
 		att.Error = err.Error()
 	}
-	out := store.AttemptOutcome{Attempt: att, AccountID: ev.AccountID, URL: ev.URL}
+	out := domain.AttemptOutcome{Attempt: att, AccountID: ev.AccountID, URL: ev.URL}
 	delivered := err == nil && code >= 200 && code < 300
 	switch {
 	case delivered:
-		out.State = store.EventDelivered
+		out.State = domain.EventDelivered
 	case code == http.StatusGone:
-		out.State = store.EventGone
+		out.State = domain.EventGone
 	default:
 		if d, ok := w.cfg.Schedule.Delay(ev.Attempts+1, w.cfg.Rand); ok {
-			out.State, out.NextAttemptAt = store.EventPending, w.cfg.Now().Add(d)
+			out.State, out.NextAttemptAt = domain.EventPending, w.cfg.Now().Add(d)
 		} else {
-			out.State = store.EventFailed
+			out.State = domain.EventFailed
 		}
 		if att.Error == "" {
 			att.Error = "receiver answered " + strconv.Itoa(code)
@@ -386,7 +300,7 @@ func (w *Worker) deliver(ctx context.Context, ev store.Event) store.AttemptOutco
 // receiver (its host only: paths and queries may carry the integrator's
 // tokens), what went wrong, and what happens next. Never the body or the
 // signature.
-func (w *Worker) logFailure(ev store.Event, code int, err error, out store.AttemptOutcome) {
+func (w *Worker) logFailure(ev domain.Event, code int, err error, out domain.AttemptOutcome) {
 	host := ""
 	if u, perr := url.Parse(ev.URL); perr == nil {
 		host = u.Host
@@ -402,16 +316,16 @@ func (w *Worker) logFailure(ev store.Event, code int, err error, out store.Attem
 		attrs = append(attrs, "status", code)
 	}
 	switch out.State {
-	case store.EventPending:
+	case domain.EventPending:
 		w.cfg.Log.Warn("webhook delivery failed; retrying", append(attrs, "nextAttempt", out.NextAttemptAt.UTC())...)
-	case store.EventGone:
+	case domain.EventGone:
 		w.cfg.Log.Warn("webhook receiver answered 410 Gone; events queued for it are stopped", attrs...)
 	default:
 		w.cfg.Log.Error("webhook delivery failed for good: the retry schedule is used up", attrs...)
 	}
 }
 
-func (w *Worker) post(ctx context.Context, ev store.Event, now time.Time) (int, string, error) {
+func (w *Worker) post(ctx context.Context, ev domain.Event, now time.Time) (int, string, error) {
 	keys, err := w.keys(ctx, ev.AccountID)
 	if err != nil {
 		return 0, "", errors.New("signing secret unavailable: " + err.Error())

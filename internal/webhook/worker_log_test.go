@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/store"
+	"msgsvc/internal/domain"
 )
 
 type secretStore struct{ Store }
 
-func (secretStore) Account(context.Context, string) (store.Account, error) {
-	return store.Account{WebhookSecret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, nil
+func (secretStore) Account(context.Context, string) (domain.Account, error) {
+	return domain.Account{WebhookSecret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, nil
 }
 
 // A failed delivery leaves a line an operator sees, with what went wrong
@@ -30,7 +30,7 @@ func TestFailedDeliveriesAreLogged(t *testing.T) {
 	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	w := NewWorker(WorkerConfig{Store: secretStore{}, Client: rcv.Client(), Schedule: Schedule{time.Minute},
 		Log: slog.New(slog.NewTextHandler(&buf, nil)), Now: func() time.Time { return now }, Rand: func() float64 { return 0.5 }})
-	ev := store.Event{ID: "evt_1", AccountID: "acc_1", Event: "delivery_status", URL: rcv.URL + "/hooks/secret-path?token=t0ps3cret",
+	ev := domain.Event{ID: "evt_1", AccountID: "acc_1", Event: "delivery_status", URL: rcv.URL + "/hooks/secret-path?token=t0ps3cret",
 		Body: `{"event":"delivery_status"}`}
 
 	cases := []struct {

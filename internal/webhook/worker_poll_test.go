@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/store"
+	"msgsvc/internal/domain"
 )
 
 // tableStore has one event due in the table, which a claim returns once,
@@ -19,11 +19,11 @@ import (
 type tableStore struct {
 	secretStore
 	mu       sync.Mutex
-	due      []store.Event
+	due      []domain.Event
 	recorded map[string]bool
 }
 
-func (s *tableStore) ClaimEvents(context.Context, string, time.Time, time.Duration, int) ([]store.Event, error) {
+func (s *tableStore) ClaimEvents(context.Context, string, time.Time, time.Duration, int) ([]domain.Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := s.due
@@ -31,7 +31,7 @@ func (s *tableStore) ClaimEvents(context.Context, string, time.Time, time.Durati
 	return out, nil
 }
 
-func (s *tableStore) RecordAttempts(_ context.Context, _ string, outs []store.AttemptOutcome) error {
+func (s *tableStore) RecordAttempts(_ context.Context, _ string, outs []domain.AttemptOutcome) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, o := range outs {
@@ -75,14 +75,14 @@ func TestWorkerPollsTableWhileBusy(t *testing.T) {
 				return
 			default:
 			}
-			w.Enqueue([]store.Event{{ID: fmt.Sprintf("evt_stream_%d", i), AccountID: "acc_1", Event: "delivery_status",
+			w.Queue().Hand(context.Background(), []domain.Event{{ID: fmt.Sprintf("evt_stream_%d", i), AccountID: "acc_1", Event: "delivery_status",
 				URL: rcv.URL, Body: "{}"}})
 			time.Sleep(time.Millisecond) // pacing the stream, not waiting for anything
 		}
 	}()
 	waitFor(t, "the stream to flow", func() bool { return st.done("evt_stream_5") })
 	st.mu.Lock()
-	st.due = []store.Event{{ID: "evt_table", AccountID: "acc_1", Event: "delivery_status", URL: rcv.URL, Body: "{}"}}
+	st.due = []domain.Event{{ID: "evt_table", AccountID: "acc_1", Event: "delivery_status", URL: rcv.URL, Body: "{}"}}
 	st.mu.Unlock()
 	waitFor(t, "the event due in the table to be delivered", func() bool { return st.done("evt_table") })
 }

@@ -92,16 +92,27 @@ func TestDocsPage(t *testing.T) {
 		`id="webhook-delivery_status"`, `id="webhook-message_received"`,
 		"webhook-signature", "X-Service-Signature", "X-RateLimit-Remaining", "RateLimit-Reset", "Retry-After",
 		`id="schema-Message"`, `id="schema-SendRequest"`, "Exactly one of <code>to</code>, <code>recipients</code>.",
-		"messages[].messageId",          // nested array rows of the dry-run answer
-		"pattern ^[0-9]{8,15}$",         // a referenced phone's constraint shown inline
-		"1–1000 items",                  // recipients
-		"&#34;dryRun&#34;: true",        // a pretty-printed example, escaped
-		"<li><code>0001</code>: <code>", // a list from a description
+		"messages[].messageId",       // nested array rows of the dry-run answer
+		"pattern ^[0-9]{8,15}$",      // a referenced phone's constraint shown inline
+		"1–1000 items",               // recipients
+		`"dryRun": true`,             // a pretty-printed example; quotes need no escaping in <pre>
+		`id="response-Unauthorized"`, // a shared error answer, shown once
+		`<a href="#response-Unauthorized"><code>MISSING_API_KEY</code>`, // and linked from an operation
+		"<li><code>0001</code>: <code>",                                 // a list from a description
 	)
 	for _, s := range want {
 		if !strings.Contains(page, s) {
 			t.Errorf("page lacks %q", s)
 		}
+	}
+
+	// Shared answers are shown once and linked, so the page stays light
+	// (it weighed 764 KB when each operation repeated them).
+	if len(page) > 450<<10 {
+		t.Errorf("the page weighs %d KB; keep it under 450", len(page)>>10)
+	}
+	if n := strings.Count(page, `"code": "MISSING_API_KEY"`); n > 2 {
+		t.Errorf("the MISSING_API_KEY example appears %d times; shared answers belong in one place", n)
 	}
 
 	// Fully offline: nothing is loaded from anywhere, not even from us.
@@ -175,7 +186,7 @@ func TestConstraintsText(t *testing.T) {
 		field, want string
 	}{
 		{"to", "8–15 characters; pattern ^[0-9]{8,15}$"},
-		{"type", "one of SMS, WHATSAPP, RCS"},
+		{"type", "one of SMS, WHATSAPP, RCS, in any letter case"},
 		{"validity", "min 60; max 259200; default 259200"},
 		{"reference", "1–128 characters"},
 		{"buttons", "1–3 items"},

@@ -152,6 +152,10 @@ type schema struct {
 	MinProperties    *int              `json:"minProperties"`
 	ContentMediaType string            `json:"contentMediaType"`
 	ErrorCodes       []errorCode       `json:"x-error-codes"`
+	// EnumAnyCase lists the values a request may name in any letter case:
+	// a plain enum could not accept "sms" for SMS, so such fields carry a
+	// pattern for validators and this list for people.
+	EnumAnyCase []string `json:"x-enum-any-case"`
 }
 
 // errorCode is one row of the x-error-codes extension of the ErrorCode

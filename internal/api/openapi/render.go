@@ -24,10 +24,13 @@ type pageView struct {
 	Intro                   template.HTML
 	Security                []securityView
 	Errors                  []errorView
-	Headers                 []headerView
-	Groups                  []groupView
-	Webhooks                []operationView
-	Schemas                 []namedSchemaView
+	// Shared are the error answers many operations share, shown once;
+	// the operations link to them.
+	Shared   []responseView
+	Headers  []headerView
+	Groups   []groupView
+	Webhooks []operationView
+	Schemas  []namedSchemaView
 }
 
 type securityView struct {
@@ -70,13 +73,16 @@ type bodyView struct {
 }
 
 type responseView struct {
-	Status      string
-	Class       string // "ok" or "err", for colour
-	Open        bool
-	Description template.HTML
-	Codes       []string
-	Headers     []headerView
-	Content     []bodyView
+	// Anchor is set on a shared answer in the Errors section; Link on an
+	// operation's answer that points there instead of repeating it.
+	Anchor, Link string
+	Status       string
+	Class        string // "ok" or "err", for colour
+	Open         bool
+	Description  template.HTML
+	Codes        []string
+	Headers      []headerView
+	Content      []bodyView
 }
 
 type headerView struct {
@@ -87,7 +93,8 @@ type headerView struct {
 }
 
 type exampleView struct {
-	Name, Summary, Text string
+	Name, Summary string
+	Text          template.HTML
 }
 
 // blockView shows one schema: a link to it when it is named, and then its
@@ -134,11 +141,33 @@ func renderPage(doc *document) ([]byte, error) {
 	if err := tmpl.Execute(&buf, view); err != nil {
 		return nil, fmt.Errorf("render docs page: %w", err)
 	}
-	return buf.Bytes(), nil
+	return dropBlankLines(buf.Bytes()), nil
+}
+
+// dropBlankLines removes the empty lines the template's actions leave,
+// outside <pre> elements, where every line counts.
+func dropBlankLines(page []byte) []byte {
+	var out bytes.Buffer
+	inPre := false
+	for line := range bytes.Lines(page) {
+		if bytes.Contains(line, []byte("<pre")) {
+			inPre = true
+		}
+		if inPre || len(bytes.TrimSpace(line)) > 0 {
+			out.Write(line)
+		}
+		if bytes.Contains(line, []byte("</pre>")) {
+			inPre = false
+		}
+	}
+	return out.Bytes()
 }
 
 func buildPage(doc *document) (*pageView, error) {
-	r := renderer{doc: doc}
+	r := &renderer{doc: doc, shared: map[*response]string{}, used: map[string]bool{}}
+	for _, c := range doc.Components.Responses {
+		r.shared[c.Value] = c.Key
+	}
 	v := &pageView{
 		Title:   doc.Info.Title,
 		Version: doc.Info.Version,
@@ -208,14 +237,22 @@ func buildPage(doc *document) (*pageView, error) {
 			Block:       r.block(s.Value, true),
 		})
 	}
+	v.Shared = r.sharedViews
 	return v, nil
 }
 
 type renderer struct {
 	doc *document
+	// shared names the components.responses entries, which the document
+	// resolves in place: an operation's answer is shared when it is one
+	// of these pointers.
+	shared map[*response]string
+	used   map[string]bool
+	// sharedViews are the shared answers in the order first used.
+	sharedViews []responseView
 }
 
-func (r renderer) operation(method, path string, op *operation) (operationView, error) {
+func (r *renderer) operation(method, path string, op *operation) (operationView, error) {
 	v := operationView{
 		Anchor:      "op-" + op.OperationID,
 		Method:      method,
@@ -249,12 +286,29 @@ func (r renderer) operation(method, path string, op *operation) (operationView, 
 		if err != nil {
 			return v, fmt.Errorf("%s %s response %s: %w", method, path, e.Key, err)
 		}
+		if name, ok := r.shared[e.Value]; ok && resp.Class == "err" {
+			resp = r.link(name, resp)
+		}
 		v.Responses = append(v.Responses, resp)
 	}
 	return v, nil
 }
 
-func (r renderer) response(status string, resp *response) (responseView, error) {
+// link records a shared error answer, to be shown once in full, and
+// returns the short form an operation shows: its status and codes,
+// pointing to the full one. Repeating every shared answer's
+// examples under each operation made the page weigh most of a megabyte.
+func (r *renderer) link(name string, full responseView) responseView {
+	anchor := "response-" + name
+	if !r.used[name] {
+		r.used[name] = true
+		full.Anchor = anchor
+		r.sharedViews = append(r.sharedViews, full)
+	}
+	return responseView{Link: anchor, Status: full.Status, Class: full.Class, Codes: full.Codes}
+}
+
+func (r *renderer) response(status string, resp *response) (responseView, error) {
 	v := responseView{
 		Status:      status,
 		Class:       "err",
@@ -269,8 +323,10 @@ func (r renderer) response(status string, resp *response) (responseView, error) 
 	for _, c := range resp.Content {
 		// Problem documents all share one schema, explained once in the
 		// Errors section; repeating its table under every error would bury
-		// the examples.
-		expand := c.Key != "application/problem+json"
+		// the examples. A named schema is explained once too, in Schemas,
+		// and linked: unfolding it under every answer made the page weigh
+		// most of a megabyte.
+		expand := c.Key != "application/problem+json" && (c.Value.Schema == nil || c.Value.Schema.Ref == "")
 		b, err := r.body(c.Key, c.Value, expand)
 		if err != nil {
 			return v, err
@@ -288,16 +344,23 @@ func (r renderer) response(status string, resp *response) (responseView, error) 
 	return v, nil
 }
 
-func (r renderer) body(contentType string, mt *mediaType, expand bool) (bodyView, error) {
+func (r *renderer) body(contentType string, mt *mediaType, expand bool) (bodyView, error) {
 	v := bodyView{ContentType: contentType, Schema: r.block(mt.Schema, expand)}
 	for _, ex := range mt.Examples {
 		text, err := exampleText(ex.Value.Value)
 		if err != nil {
 			return v, fmt.Errorf("example %s: %w", ex.Key, err)
 		}
-		v.Examples = append(v.Examples, exampleView{Name: ex.Key, Summary: ex.Value.Summary, Text: text})
+		v.Examples = append(v.Examples, exampleView{Name: ex.Key, Summary: ex.Value.Summary, Text: preText(text)})
 	}
 	return v, nil
+}
+
+// preText escapes text for a <pre> element. Quotes need no escaping
+// there, and JSON is full of them: html/template's &#34; for each made the
+// examples half again as heavy.
+func preText(s string) template.HTML {
+	return template.HTML(strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s))
 }
 
 // exampleText pretty-prints a JSON example, keeping its key order; a bare
@@ -314,7 +377,7 @@ func exampleText(raw json.RawMessage) (string, error) {
 	return buf.String(), nil
 }
 
-func (r renderer) header(name string, h *header) headerView {
+func (r *renderer) header(name string, h *header) headerView {
 	return headerView{
 		Name:        name,
 		Required:    h.Required,
@@ -323,7 +386,7 @@ func (r renderer) header(name string, h *header) headerView {
 	}
 }
 
-func (r renderer) auth(op *operation) string {
+func (r *renderer) auth(op *operation) string {
 	reqs := r.doc.Security
 	if op.Security != nil {
 		reqs = *op.Security
@@ -360,7 +423,7 @@ func schemeHow(s *securityScheme) string {
 
 // block describes schema s. With expand set, a named schema is unfolded
 // into its fields (or variants, rules, enum); otherwise only linked.
-func (r renderer) block(s *schema, expand bool) blockView {
+func (r *renderer) block(s *schema, expand bool) blockView {
 	v := blockView{Type: r.typeHTML(s)}
 	if s == nil || !expand {
 		return v
@@ -382,6 +445,7 @@ func (r renderer) block(s *schema, expand bool) blockView {
 	if rule := requiredRule("At least one of", t.AnyOf); rule != "" {
 		v.Rules = append(v.Rules, rule)
 	}
+	v.Rules = append(v.Rules, negatedRules(t.Not)...)
 	for _, e := range t.Enum {
 		v.Enum = append(v.Enum, jsonLiteral(e))
 	}
@@ -404,7 +468,47 @@ func requiredRule(lead string, alts []*schema) template.HTML {
 	return template.HTML(lead + " " + strings.Join(names, ", ") + ".")
 }
 
-func (r renderer) fields(s *schema, prefix string, depth int) []fieldView {
+// negatedRules reads the rules that a schema states as what must not hold,
+// the form that code generators take without inventing types for it:
+// "not any of: both a and b; neither a nor b" reads "Exactly one of a, b",
+// and a "neither" alone reads "At least one of".
+func negatedRules(not *schema) []template.HTML {
+	if not == nil {
+		return nil
+	}
+	both := map[string]bool{}
+	var groups [][]string
+	for _, alt := range not.AnyOf {
+		switch {
+		case len(alt.Required) == 2 && alt.Not == nil:
+			both[strings.Join(alt.Required, ",")] = true
+		case alt.Not != nil && len(alt.Required) == 0:
+			var names []string
+			for _, a := range alt.Not.AnyOf {
+				if len(a.Required) != 1 {
+					return nil
+				}
+				names = append(names, a.Required[0])
+			}
+			groups = append(groups, names)
+		}
+	}
+	var out []template.HTML
+	for _, g := range groups {
+		lead := "At least one of"
+		if len(g) == 2 && both[strings.Join(g, ",")] {
+			lead = "Exactly one of"
+		}
+		alts := make([]*schema, len(g))
+		for i, name := range g {
+			alts[i] = &schema{Required: []string{name}}
+		}
+		out = append(out, requiredRule(lead, alts))
+	}
+	return out
+}
+
+func (r *renderer) fields(s *schema, prefix string, depth int) []fieldView {
 	if s == nil || depth >= maxFieldDepth {
 		return nil
 	}
@@ -437,7 +541,7 @@ func (r renderer) fields(s *schema, prefix string, depth int) []fieldView {
 }
 
 // typeHTML names the type of s, linking named schemas to their section.
-func (r renderer) typeHTML(s *schema) template.HTML {
+func (r *renderer) typeHTML(s *schema) template.HTML {
 	if s == nil {
 		return ""
 	}
@@ -470,7 +574,7 @@ func (r renderer) typeHTML(s *schema) template.HTML {
 // constraints lists the validation keywords of s in words. For a reference
 // to a plain value schema (a phone number, a channel) the target's
 // constraints are shown too, since that is what the field must satisfy.
-func (r renderer) constraints(s *schema) string {
+func (r *renderer) constraints(s *schema) string {
 	if s == nil {
 		return ""
 	}
@@ -489,6 +593,9 @@ func (r renderer) constraints(s *schema) string {
 		}
 		out = append(out, "one of "+strings.Join(vals, ", "))
 	}
+	if len(s.EnumAnyCase) > 0 {
+		out = append(out, "one of "+strings.Join(s.EnumAnyCase, ", ")+", in any letter case")
+	}
 	if len(s.Const) > 0 {
 		out = append(out, "always "+jsonLiteral(s.Const))
 	}
@@ -500,7 +607,7 @@ func (r renderer) constraints(s *schema) string {
 	if s.Maximum != nil {
 		out = append(out, "max "+strconv.FormatFloat(*s.Maximum, 'f', -1, 64))
 	}
-	if s.Pattern != "" {
+	if s.Pattern != "" && len(s.EnumAnyCase) == 0 {
 		out = append(out, "pattern "+s.Pattern)
 	}
 	if len(s.Default) > 0 {

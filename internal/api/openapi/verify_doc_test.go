@@ -61,7 +61,7 @@ func TestDocumentedVerifier(t *testing.T) {
 
 	// The worked example of the spec, checked with the documented code.
 	doc := rawSpec(t)
-	desc := at(t, doc, "components", "parameters", "WebhookSignature", "description").(string)
+	desc := webhookHeader(t, doc, "webhook-signature")["description"].(string)
 	secret := between(t, desc, "with the secret `", "`")
 	h := http.Header{}
 	h.Set("webhook-id", between(t, desc, "`webhook-id` `", "`"))

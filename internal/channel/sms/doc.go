@@ -2,7 +2,7 @@
 // it: GSM 03.38 (3GPP TS 23.038) default alphabet when every character fits,
 // UCS-2 (UTF-16BE) otherwise.
 //
-// Counting rules (CONTRACT.md §2, SMS bullet):
+// Counting rules (docs/api.md):
 //   - GSM-7: 160 septets fit one segment, 153 per segment once concatenated
 //     (the UDH takes the rest); extension-table characters (form feed,
 //     ^ { } \ [ ~ ] | €) are sent as ESC + code and count two.

@@ -11,7 +11,7 @@ const (
 	UCS2 Encoding = "UCS-2"
 )
 
-// MaxSegments is the most segments one message may take (CONTRACT.md §2);
+// MaxSegments is the most segments one message may take (docs/api.md);
 // longer texts are rejected at send time, not truncated here.
 const MaxSegments = 10
 

@@ -10,6 +10,7 @@ import (
 
 	"msgsvc/internal/domain"
 	"msgsvc/internal/provider"
+	"msgsvc/internal/provider/providertest"
 )
 
 var (
@@ -397,7 +398,7 @@ func TestUploadsOutliveTheProcess(t *testing.T) {
 		name = v
 	}
 	// Another adapter on the same platform, as another node would be.
-	second, err := New(first.a.cfg, &sink{}, WithFiles(fs), WithMediaCache(cache), WithClock(func() time.Time { return first.now }))
+	second, err := New(first.a.cfg, &providertest.Sink{}, WithFiles(fs), WithMediaCache(cache), WithClock(func() time.Time { return first.now }))
 	if err != nil {
 		t.Fatal(err)
 	}

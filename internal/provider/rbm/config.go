@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"msgsvc/internal/provider"
 )
 
 // DefaultAPIURL is Google's RCS Business Messaging API.
@@ -21,40 +23,44 @@ const Scope = "https://www.googleapis.com/auth/rcsbusinessmessaging"
 // each field.
 type Config struct {
 	// Name is the provider's name in webhooks and metrics (default "rbm").
-	Name string
+	Name string `yaml:"-"`
 	// AgentID is the agent's id (agentId in every call).
-	AgentID string
+	AgentID string `yaml:"agentId"`
 	// Credentials is the service account's JSON key, as Google issues it.
 	// Its client_email, private_key and token_uri sign and send the JWT
 	// assertion that buys access tokens.
-	Credentials []byte
+	Credentials []byte `yaml:"-"`
+	// CredentialsFile is the path of that key, read when the adapter is
+	// built and Credentials is empty (the file's and the environment's
+	// form: the key stays a file of its own, with its own permissions).
+	CredentialsFile string `yaml:"credentials"`
 	// ClientToken is the agent webhook's client token: it answers the
 	// platform's validation request and keys X-Goog-Signature.
-	ClientToken string
+	ClientToken string `yaml:"clientToken"`
 	// APIURL is the API's base, ending in the version (default
 	// DefaultAPIURL). UploadURL is where files are uploaded (default: the
 	// API URL with "/upload" before its last segment, as Google's is).
-	APIURL    string
-	UploadURL string
+	APIURL    string `yaml:"apiUrl"`
+	UploadURL string `yaml:"-"`
 	// RatePerSecond caps the requests to the platform; 0 means no cap.
-	RatePerSecond float64
+	RatePerSecond float64 `yaml:"ratePerSecond"`
 	// Concurrency is the number of requests in flight at once (default 8).
-	Concurrency int
+	Concurrency int `yaml:"-"`
 	// RequestTimeout bounds each HTTP request, token requests included
 	// (default 10s).
-	RequestTimeout time.Duration
+	RequestTimeout time.Duration `yaml:"timeout"`
 	// FallbackAfter is how long a message with an SMS fallback may stay
 	// undelivered before it is taken back and sent as SMS (default 10m);
 	// never more than half of what is left of its validity, so that the
 	// SMS has time too.
-	FallbackAfter time.Duration
+	FallbackAfter time.Duration `yaml:"fallbackAfter"`
 	// Attempts is how often one request is tried when the platform
 	// answers 429 or 5xx or cannot be reached (default 3); RetryMin and
 	// RetryMax bound the backoff between tries (defaults 250ms and 4s).
-	Attempts           int
-	RetryMin, RetryMax time.Duration
+	Attempts           int           `yaml:"-"`
+	RetryMin, RetryMax time.Duration `yaml:"-"`
 	// MaxWebhookBody caps the platform's webhook calls (default 1 MiB).
-	MaxWebhookBody int64
+	MaxWebhookBody int64 `yaml:"-"`
 }
 
 // Validate reports every problem of c at once. Secrets are never part of
@@ -62,15 +68,19 @@ type Config struct {
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(field, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("rbm config: %s %s", field, fmt.Sprintf(format, args...)))
+		errs = append(errs, &provider.FieldError{Type: TypeName, Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
 	if c.AgentID == "" {
 		bad("AgentID", "is required")
 	}
-	if len(c.Credentials) == 0 {
-		bad("Credentials", "is required: the service account's JSON key")
-	} else if _, err := parseCredentials(c.Credentials); err != nil {
-		errs = append(errs, err)
+	switch {
+	case len(c.Credentials) == 0 && c.CredentialsFile == "":
+		bad("Credentials", "is required: the service account's JSON key (credentials: the path of the file)")
+	case len(c.Credentials) == 0: // read when the adapter is built
+	default:
+		if _, err := parseCredentials(c.Credentials); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if c.ClientToken == "" {
 		bad("ClientToken", "is required: it verifies the platform's webhook calls")

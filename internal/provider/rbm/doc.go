@@ -1,5 +1,5 @@
 // Package rbm is msgsvc's RCS provider over Google's RCS Business Messaging
-// API v1 (CONTRACT.md §6, RCS bullet): an agent that sends messages,
+// API v1 (docs/providers.md): an agent that sends messages,
 // answers capability questions, takes undelivered messages back, and
 // receives the platform's webhook.
 //

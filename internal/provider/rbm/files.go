@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"sync"
 	"time"
 
@@ -19,18 +18,12 @@ import (
 )
 
 // Files reads the files integrators uploaded (media.Store does).
-type Files interface {
-	Lookup(ctx context.Context, accountID, mediaID string) (media.Item, error)
-	Open(ctx context.Context, it media.Item) (*os.File, error)
-}
+type Files = provider.Files
 
 // MediaCache remembers the platform's names of our files beyond this
 // process (store.Store keeps them in platform_media, shared with the
 // WhatsApp adapter under another scope).
-type MediaCache interface {
-	PlatformMedia(ctx context.Context, scope, sha256 string, since time.Time) (id string, found bool, err error)
-	SavePlatformMedia(ctx context.Context, scope, sha256, platformID string, at time.Time) error
-}
+type MediaCache = provider.MediaCache
 
 // rbmTypes are the types of our uploads that RBM carries: its images,
 // MP4 video and PDF. It takes no office documents and no 3GPP video.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"msgsvc/internal/provider/providertest"
 	"msgsvc/internal/provider/rbm/rbmtest"
 )
 
@@ -45,11 +46,11 @@ func FuzzParseNotification(f *testing.F) {
 				t.Fatal("both a status and a reply")
 			}
 		}
-		r.sink = &sink{}
+		r.sink = &providertest.Sink{}
 		r.a.sink = r.sink
 		n := rbmtest.Notify(testToken, data)
 		w := post(t, r.a, n.Body, n.Signature)
-		sts, ins := r.sink.got()
+		sts, ins := r.sink.Got()
 		switch {
 		case err != nil && (w.Code != 400 || len(sts)+len(ins) != 0):
 			t.Fatalf("unreadable data answered %d and recorded %d+%d", w.Code, len(sts), len(ins))

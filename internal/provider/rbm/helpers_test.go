@@ -19,7 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"msgsvc/internal/media"
-	"msgsvc/internal/provider"
+	"msgsvc/internal/provider/providertest"
 	"msgsvc/internal/provider/rbm/rbmtest"
 )
 
@@ -27,40 +27,6 @@ const (
 	testAgent = "msgsvc-test-agent"
 	testToken = "client-token-0123456789abcdef"
 )
-
-// sink records what the adapter reports, or fails when told to.
-type sink struct {
-	mu       sync.Mutex
-	statuses []provider.Status
-	inbound  []provider.Inbound
-	fail     error
-}
-
-func (s *sink) Statuses(_ context.Context, name string, sts []provider.Status) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return s.fail
-	}
-	s.statuses = append(s.statuses, sts...)
-	return nil
-}
-
-func (s *sink) Inbound(_ context.Context, name string, in provider.Inbound) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return s.fail
-	}
-	s.inbound = append(s.inbound, in)
-	return nil
-}
-
-func (s *sink) got() ([]provider.Status, []provider.Inbound) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]provider.Status(nil), s.statuses...), append([]provider.Inbound(nil), s.inbound...)
-}
 
 // files is an account's uploads in a directory.
 type files struct {
@@ -96,14 +62,14 @@ func (f *files) Open(_ context.Context, it media.Item) (*os.File, error) {
 type rig struct {
 	p    *rbmtest.Platform
 	a    *Adapter
-	sink *sink
+	sink *providertest.Sink
 	log  *lockedWriter
 	now  time.Time
 }
 
 func newRig(t testing.TB, mutate func(c *Config), opts ...Option) *rig {
 	t.Helper()
-	r := &rig{p: rbmtest.New(t, testAgent), sink: &sink{}, log: &lockedWriter{w: &bytes.Buffer{}},
+	r := &rig{p: rbmtest.New(t, testAgent), sink: &providertest.Sink{}, log: &lockedWriter{w: &bytes.Buffer{}},
 		now: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}
 	cfg := Config{AgentID: testAgent, Credentials: r.p.Credentials(), ClientToken: testToken, APIURL: r.p.APIURL(),
 		RetryMin: time.Millisecond, RetryMax: 4 * time.Millisecond}

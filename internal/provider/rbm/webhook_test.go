@@ -12,6 +12,7 @@ import (
 
 	"msgsvc/internal/domain"
 	"msgsvc/internal/provider"
+	"msgsvc/internal/provider/providertest"
 	"msgsvc/internal/provider/rbm/rbmtest"
 )
 
@@ -78,13 +79,13 @@ func TestWebhookNotifications(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r.sink = &sink{}
+			r.sink = &providertest.Sink{}
 			r.a.sink = r.sink
 			n := rbmtest.Notify(testToken, c.event)
 			if w := post(t, r.a, n.Body, n.Signature); w.Code != 200 {
 				t.Fatalf("%d %s", w.Code, w.Body)
 			}
-			sts, ins := r.sink.got()
+			sts, ins := r.sink.Got()
 			switch {
 			case c.status != nil:
 				if len(sts) != 1 || len(ins) != 0 || sts[0] != *c.status {
@@ -147,17 +148,17 @@ func TestWebhookRefusals(t *testing.T) {
 	if w := post(t, r.a, junk.Body, junk.Signature); w.Code != 400 {
 		t.Errorf("signed but malformed: %d", w.Code)
 	}
-	if sts, ins := r.sink.got(); len(sts)+len(ins) != 0 {
+	if sts, ins := r.sink.Got(); len(sts)+len(ins) != 0 {
 		t.Fatalf("recorded %+v %+v", sts, ins)
 	}
 	if got := metric(t, r.a, "rbm_webhook_rejected_total", nil); got != float64(len(cases)+1) {
 		t.Fatalf("rejected %v", got)
 	}
-	r.sink.fail = errStore
+	r.sink.Fail(errStore)
 	if w := post(t, r.a, good.Body, good.Signature); w.Code != 500 {
 		t.Fatalf("store down: %d %s", w.Code, w.Body)
 	}
-	r.sink.fail = nil
+	r.sink.Fail(nil)
 	if w := post(t, r.a, good.Body, good.Signature); w.Code != 200 {
 		t.Fatalf("retry: %d %s", w.Code, w.Body)
 	}
@@ -224,7 +225,7 @@ func TestRepliesNameTheirMessage(t *testing.T) {
 			t.Fatalf("%d %s", w.Code, w.Body)
 		}
 	}
-	_, ins := r.sink.got()
+	_, ins := r.sink.Got()
 	if len(ins) != 3 || ins[0].Ref == "" || ins[0].Ref != ins[1].Ref || ins[2].Ref == ins[0].Ref ||
 		!strings.HasPrefix(ins[0].Ref, "+5511999990004/") {
 		t.Fatalf("refs %q %q %q", ins[0].Ref, ins[1].Ref, ins[2].Ref)

@@ -1,6 +1,6 @@
 // Package simulator is the built-in provider: it plays a carrier and a
 // handset for test keys and for dev, with outcomes chosen by the last four
-// digits of the recipient (CONTRACT section 2, Test mode).
+// digits of the recipient (docs/api.md, test mode).
 package simulator
 
 import (

@@ -270,6 +270,6 @@ func (c *Client) sweepReassembly(ctx context.Context) {
 }
 
 // HandOverChunk asks the dispatcher to record outcomes every four windows'
-// worth of messages (message.Chunker): an SMSC acknowledgement that a
+// worth of messages (provider.Chunker): an SMSC acknowledgement that a
 // crash keeps from being recorded makes the message go out again.
 func (c *Client) HandOverChunk() int { return 4 * c.cfg.Window * max(c.cfg.Binds, 1) }

@@ -37,7 +37,7 @@ func mustOK(t *testing.T, res []provider.Result) {
 
 func TestBindAndUnbind(t *testing.T) {
 	f := newFakeSMSC(t)
-	c, err := New(testConfig(f.addr()), &testSink{}, WithLogger(quietLogger()))
+	c, err := New(testConfig(f.addr()), newSink(), WithLogger(quietLogger()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestBindAndUnbind(t *testing.T) {
 func TestBindRefused(t *testing.T) {
 	f := newFakeSMSC(t)
 	f.set(func(f *fakeSMSC) { f.bindStatus = func(int) Status { return StatusInvPaswd } })
-	c, err := New(testConfig(f.addr()), &testSink{}, WithLogger(quietLogger()))
+	c, err := New(testConfig(f.addr()), newSink(), WithLogger(quietLogger()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestBindRefused(t *testing.T) {
 func TestCloseWakesWaitingSubmit(t *testing.T) {
 	f := newFakeSMSC(t)
 	f.set(func(f *fakeSMSC) { f.bindStatus = func(int) Status { return StatusBindFail } })
-	c, err := New(testConfig(f.addr()), &testSink{}, WithLogger(quietLogger()))
+	c, err := New(testConfig(f.addr()), newSink(), WithLogger(quietLogger()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestCloseWakesWaitingSubmit(t *testing.T) {
 func TestSubmitFields(t *testing.T) {
 	f := newFakeSMSC(t)
 	clk := newFakeClock()
-	c := startClient(t, testConfig(f.addr()), &testSink{}, WithClock(clk))
+	c := startClient(t, testConfig(f.addr()), newSink(), WithClock(clk))
 	expires := clk.Now().Add(72 * time.Hour)
 	alnum := outSMS("a", "+5511999990000", "Olá ж")
 	alnum.ExpiresAt = expires
@@ -171,7 +171,7 @@ func TestSubmitFields(t *testing.T) {
 func TestSubmitRefusedBeforeSending(t *testing.T) {
 	f := newFakeSMSC(t)
 	clk := newFakeClock()
-	c := startClient(t, testConfig(f.addr()), &testSink{}, WithClock(clk))
+	c := startClient(t, testConfig(f.addr()), newSink(), WithClock(clk))
 	expired := outSMS("e", "5511999990000", "late")
 	expired.ExpiresAt = clk.Now().Add(-time.Second)
 	badSender := outSMS("s", "5511999990000", "x")
@@ -191,7 +191,7 @@ func TestSubmitRefusedBeforeSending(t *testing.T) {
 
 func TestSubmitMultipart(t *testing.T) {
 	f := newFakeSMSC(t)
-	c := startClient(t, testConfig(f.addr()), &testSink{})
+	c := startClient(t, testConfig(f.addr()), newSink())
 	text := strings.Repeat("Long message text, ", 20) // 380 septets: 3 parts
 	res := submit(t, c, outSMS("m1", "5511999990000", text), outSMS("m2", "5511999990001", strings.Repeat("ж", 140)))
 	mustOK(t, res)
@@ -267,7 +267,7 @@ func TestSubmitSeveralBinds(t *testing.T) {
 	f := newFakeSMSC(t)
 	cfg := testConfig(f.addr())
 	cfg.Binds = 3
-	c := startClient(t, cfg, &testSink{})
+	c := startClient(t, cfg, newSink())
 	var msgs []provider.Outbound
 	for i := range 9 {
 		msgs = append(msgs, outSMS("m", "551199999000"+string(rune('0'+i)), "hi"))
@@ -312,7 +312,7 @@ func TestConnectionCutMidWindow(t *testing.T) {
 			return true // never answered
 		}
 	})
-	c := startClient(t, testConfig(f.addr()), &testSink{})
+	c := startClient(t, testConfig(f.addr()), newSink())
 	var msgs []provider.Outbound
 	for i := range 6 {
 		msgs = append(msgs, outSMS("m", "5511999990000", "message "+string(rune('A'+i))))
@@ -350,7 +350,7 @@ func TestSlowSMSCTimesOutAndRetries(t *testing.T) {
 	})
 	cfg := testConfig(f.addr())
 	cfg.RequestTimeout = 250 * time.Millisecond
-	c := startClient(t, cfg, &testSink{})
+	c := startClient(t, cfg, newSink())
 	mustOK(t, submit(t, c, outSMS("m", "5511999990000", "hello")))
 	// Normally two; a machine slow enough to miss the timeout on an answered
 	// one sends more, each counted.
@@ -371,7 +371,7 @@ func TestThrottledThenAccepted(t *testing.T) {
 			return true
 		}
 	})
-	c := startClient(t, testConfig(f.addr()), &testSink{})
+	c := startClient(t, testConfig(f.addr()), newSink())
 	res := submit(t, c, outSMS("m", "5511999990000", "hello"))
 	mustOK(t, res)
 	if n := len(f.submitList()); n != 3 {
@@ -394,7 +394,7 @@ func TestPermanentAndLastingErrors(t *testing.T) {
 			return true
 		}
 	})
-	c := startClient(t, testConfig(f.addr()), &testSink{})
+	c := startClient(t, testConfig(f.addr()), newSink())
 	res := submit(t, c, outSMS("m", "5511999990009", "hello"))
 	if e := res[0].Err; e == nil || e.Code != CodeInvalidNumber || e.Temporary || !strings.Contains(e.Message, "ESME_RINVDSTADR") {
 		t.Fatalf("result = %+v", e)
@@ -445,7 +445,8 @@ func TestStatusErrorTable(t *testing.T) {
 
 func TestReceiptBeforeResponse(t *testing.T) {
 	f := newFakeSMSC(t)
-	sink := &testSink{failStatuses: 1}
+	sink := newSink()
+	sink.FailStatuses(1)
 	var dlrSeq, retrySeq atomic.Uint32
 	f.set(func(f *fakeSMSC) {
 		f.onSubmit = func(fc *fakeConn, p PDU, n int) bool {
@@ -487,7 +488,7 @@ func TestReceiptBeforeResponse(t *testing.T) {
 	if first.Status != StatusXTAppn || second.Status != StatusOK {
 		t.Fatalf("deliver_sm_resp statuses %v, %v", first.Status, second.Status)
 	}
-	statuses, _ := sink.snapshot()
+	statuses, _ := sink.Got()
 	if len(statuses) != 1 || statuses[0].Ref != "M77" || statuses[0].Status != "DELIVERED" || statuses[0].At.IsZero() {
 		t.Fatalf("statuses = %+v", statuses)
 	}
@@ -495,7 +496,7 @@ func TestReceiptBeforeResponse(t *testing.T) {
 
 func TestReceiptsMapped(t *testing.T) {
 	f := newFakeSMSC(t)
-	sink := &testSink{}
+	sink := newSink()
 	c := startClient(t, testConfig(f.addr()), sink)
 	_ = c
 	fc := f.conn(0)
@@ -511,7 +512,7 @@ func TestReceiptsMapped(t *testing.T) {
 	for _, seq := range seqs {
 		eventually(t, "deliver_sm_resp", func() bool { p, ok := f.respTo(DeliverSMResp, seq); return ok && p.Status == StatusOK })
 	}
-	statuses, _ := sink.snapshot()
+	statuses, _ := sink.Got()
 	got := map[string]provider.Status{}
 	for _, s := range statuses {
 		got[s.Ref] = s
@@ -534,7 +535,7 @@ func TestGarbageFromSMSC(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeSMSC(t)
-			c := startClient(t, testConfig(f.addr()), &testSink{})
+			c := startClient(t, testConfig(f.addr()), newSink())
 			f.conn(0).sendRaw(tc.raw)
 			eventually(t, "a second bind", func() bool { return f.count(func(f *fakeSMSC) int { return len(f.binds) }) == 2 })
 			eventually(t, "bound again", func() bool { return c.Health().Ready() })
@@ -548,7 +549,7 @@ func TestGarbageFromSMSC(t *testing.T) {
 
 func TestMalformedRequestIsNacked(t *testing.T) {
 	f := newFakeSMSC(t)
-	c := startClient(t, testConfig(f.addr()), &testSink{})
+	c := startClient(t, testConfig(f.addr()), newSink())
 	fc := f.conn(0)
 	// A deliver_sm framed correctly whose sm_length runs past the end, and a
 	// command the client does not know.
@@ -571,7 +572,7 @@ func TestEnquireLinkBothWays(t *testing.T) {
 	cfg := testConfig(f.addr())
 	cfg.EnquireLinkInterval = 30 * time.Millisecond
 	cfg.RequestTimeout = 200 * time.Millisecond
-	c := startClient(t, cfg, &testSink{})
+	c := startClient(t, cfg, newSink())
 	// The client checks an idle link.
 	eventually(t, "enquire_link from the client", func() bool { return f.count(func(f *fakeSMSC) int { return f.enquires }) >= 2 })
 	// The client answers the SMSC's.
@@ -593,7 +594,7 @@ func TestTPSCap(t *testing.T) {
 	cfg := testConfig(f.addr())
 	cfg.TPS = 5 // one submit_sm per 200 ms
 	cfg.Window = 20
-	c := startClient(t, cfg, &testSink{}, WithClock(clk))
+	c := startClient(t, cfg, newSink(), WithClock(clk))
 	const n = 5
 	done := make(chan []provider.Result, 1)
 	go func() {

@@ -9,61 +9,67 @@ import (
 	"net"
 	"strconv"
 	"time"
+
+	"msgsvc/internal/provider"
 )
 
 // Config describes one SMPP provider: an SMSC account with one or more
 // transceiver binds. Zero values take the defaults noted on each field.
 type Config struct {
 	// Name is the provider's name in webhooks and metrics (default "smpp").
-	Name string
+	Name string `yaml:"-"`
 	// Addr is the SMSC's host:port.
-	Addr string
+	Addr string `yaml:"addr"`
 	// SystemID (up to 15 characters), Password (up to 8) and SystemType (up
 	// to 12, often empty) are sent in bind_transceiver.
-	SystemID   string
-	Password   string
-	SystemType string
-	// Binds is the number of transceiver sessions (default 1). Requests are
-	// spread over the bound ones round-robin.
-	Binds int
+	SystemID   string `yaml:"systemId"`
+	Password   string `yaml:"password"`
+	SystemType string `yaml:"systemType"`
+	// Binds is the number of transceiver sessions (default 1, at most
+	// maxBinds). Requests are spread over the bound ones round-robin.
+	Binds int `yaml:"binds"`
 	// Window is the number of requests one bind may have awaiting a
 	// response (default 10).
-	Window int
+	Window int `yaml:"window"`
 	// TPS caps submit_sm per second over all binds; 0 means no cap.
-	TPS float64
+	TPS float64 `yaml:"tps"`
 	// SourceAddr is the sender used when a message names none.
-	SourceAddr string
+	SourceAddr string `yaml:"sourceAddr"`
 	// EnquireLinkInterval is the idle time after which enquire_link checks
 	// the link (default 30s).
-	EnquireLinkInterval time.Duration
+	EnquireLinkInterval time.Duration `yaml:"-"`
 	// RequestTimeout is how long a request waits for its response
 	// (default 10s); it also bounds dialling and binding.
-	RequestTimeout time.Duration
+	RequestTimeout time.Duration `yaml:"timeout"`
 	// GSMPacking is how data_coding 0 text is laid out (default Unpacked).
-	GSMPacking GSMPacking
+	GSMPacking GSMPacking `yaml:"gsmPacking"`
 
 	// ReconnectMin and ReconnectMax bound the exponential backoff between
 	// bind attempts (defaults 1s and 1m).
-	ReconnectMin, ReconnectMax time.Duration
+	ReconnectMin, ReconnectMax time.Duration `yaml:"-"`
 	// RetryMin and RetryMax bound the backoff between submit attempts after
 	// a transient error (defaults 250ms and 5s).
-	RetryMin, RetryMax time.Duration
+	RetryMin, RetryMax time.Duration `yaml:"-"`
 	// SubmitTimeout bounds a Submit whose context has no deadline
 	// (default 1m).
-	SubmitTimeout time.Duration
+	SubmitTimeout time.Duration `yaml:"-"`
 	// ReassemblyTimeout is how long the parts of an incomplete inbound
 	// message are kept (default 10m).
-	ReassemblyTimeout time.Duration
+	ReassemblyTimeout time.Duration `yaml:"-"`
 	// RelativeValidity sends validity_period in the relative format instead
 	// of absolute UTC time.
-	RelativeValidity bool
+	RelativeValidity bool `yaml:"-"`
 }
+
+// maxBinds caps Config.Binds: more sessions than this to one SMSC account
+// are refused by carriers long before they help throughput.
+const maxBinds = 32
 
 // Validate reports every problem of c at once.
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(field, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("smpp config: %s %s", field, fmt.Sprintf(format, args...)))
+		errs = append(errs, &provider.FieldError{Type: TypeName, Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
 	if c.Addr == "" {
 		bad("Addr", "is required (host:port of the SMSC)")
@@ -89,8 +95,8 @@ func (c Config) Validate() error {
 			bad("SourceAddr", "%v", err)
 		}
 	}
-	if c.Binds < 0 || c.Binds > 64 {
-		bad("Binds", "is %d; use 1 to 64 (0 for the default 1)", c.Binds)
+	if c.Binds < 0 || c.Binds > maxBinds {
+		bad("Binds", "is %d; use 1 to %d (0 for the default 1)", c.Binds, maxBinds)
 	}
 	if c.Window < 0 || c.Window > 1000 {
 		bad("Window", "is %d; use 1 to 1000 (0 for the default 10)", c.Window)

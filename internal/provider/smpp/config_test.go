@@ -34,7 +34,7 @@ func TestValidate(t *testing.T) {
 			t.Errorf("%+v accepted", c)
 		}
 	}
-	if _, err := New(bad, &testSink{}); err == nil {
+	if _, err := New(bad, newSink()); err == nil {
 		t.Fatal("New took a bad config")
 	}
 	if _, err := New(ok, nil); err == nil {
@@ -71,7 +71,7 @@ func TestRelativeValidity(t *testing.T) {
 	clk := newFakeClock()
 	cfg := testConfig(f.addr())
 	cfg.RelativeValidity = true
-	c := startClient(t, cfg, &testSink{}, WithClock(clk))
+	c := startClient(t, cfg, newSink(), WithClock(clk))
 	m := outSMS("m", "5511999990000", "x")
 	m.ExpiresAt = clk.Now().Add(2 * time.Hour)
 	mustOK(t, submit(t, c, m))
@@ -154,7 +154,7 @@ func TestBackoff(t *testing.T) {
 
 func TestCollector(t *testing.T) {
 	f := newFakeSMSC(t)
-	c := startClient(t, testConfig(f.addr()), &testSink{})
+	c := startClient(t, testConfig(f.addr()), newSink())
 	reg := prometheus.NewPedanticRegistry()
 	if err := reg.Register(c.Collector()); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,7 @@
 // Package smpp is msgsvc's SMS provider over SMPP 3.4: a client (ESME) that
 // keeps one or more bind_transceiver sessions to an SMSC, submits messages
 // with submit_sm, and takes delivery receipts and replies from deliver_sm
-// (CONTRACT.md §6, SMPP bullet).
+// (docs/providers.md).
 //
 // Layout: pdu.go, status.go, tlv.go and codec.go are the wire format (strict:
 // lengths are checked before anything is allocated, C-octet strings must end

@@ -2,7 +2,6 @@ package smpp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"msgsvc/internal/provider"
+	"msgsvc/internal/provider/providertest"
 )
 
 // fakeSMSC is a small SMSC built on this package's codec, for tests. It
@@ -235,56 +235,9 @@ func (fc *fakeConn) request(cmd CommandID, body Body) uint32 {
 	return seq
 }
 
-// testSink records what the client reports. failStatuses/failInbound make
-// the next calls fail.
-type testSink struct {
-	mu           sync.Mutex
-	statuses     []provider.Status
-	inbound      []provider.Inbound
-	failStatuses int
-	failInbound  int
-	onInbound    func(in provider.Inbound)
-}
-
-func (s *testSink) Statuses(_ context.Context, name string, reports []provider.Status) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if name != "smpp-test" {
-		return fmt.Errorf("provider name %q", name)
-	}
-	if s.failStatuses > 0 {
-		s.failStatuses--
-		return errors.New("storage down")
-	}
-	s.statuses = append(s.statuses, reports...)
-	return nil
-}
-
-func (s *testSink) Inbound(_ context.Context, _ string, in provider.Inbound) error {
-	s.mu.Lock()
-	hook := s.onInbound
-	fail := s.failInbound > 0
-	if fail {
-		s.failInbound--
-	}
-	s.mu.Unlock()
-	if hook != nil {
-		hook(in)
-	}
-	if fail {
-		return errors.New("storage down")
-	}
-	s.mu.Lock()
-	s.inbound = append(s.inbound, in)
-	s.mu.Unlock()
-	return nil
-}
-
-func (s *testSink) snapshot() ([]provider.Status, []provider.Inbound) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]provider.Status(nil), s.statuses...), append([]provider.Inbound(nil), s.inbound...)
-}
+// newSink records what a client named "smpp-test" reports; a report
+// under another name fails.
+func newSink() *providertest.Sink { return &providertest.Sink{Provider: "smpp-test"} }
 
 // eventually polls cond until it holds or the deadline passes.
 func eventually(t testing.TB, what string, cond func() bool) {

@@ -34,7 +34,7 @@ func moReply(coding byte, msg []byte, udh []byte) *SM {
 
 func TestInboundMultipartReply(t *testing.T) {
 	f := newFakeSMSC(t)
-	sink := &testSink{}
+	sink := newSink()
 	c := startClient(t, testConfig(f.addr()), sink)
 	fc := f.conn(0)
 	text := strings.Repeat("Reply text that is long; ", 15) // 375 septets: 3 parts
@@ -45,11 +45,11 @@ func TestInboundMultipartReply(t *testing.T) {
 	// The handover must happen before the last part is answered.
 	var lastSeq atomic.Uint32
 	var answeredEarly atomic.Bool
-	sink.onInbound = func(provider.Inbound) {
+	sink.OnInbound(func(provider.Inbound) {
 		if _, ok := f.respTo(DeliverSMResp, lastSeq.Load()); ok {
 			answeredEarly.Store(true)
 		}
-	}
+	})
 	for _, i := range []int{1, 0} { // out of order
 		sm := moReply(CodingDefault, parts[i].Message, nil)
 		sm.ESMClass = parts[i].ESMClass
@@ -57,7 +57,7 @@ func TestInboundMultipartReply(t *testing.T) {
 			t.Fatalf("part %d answered %v", i+1, st)
 		}
 	}
-	if _, in := sink.snapshot(); len(in) != 0 {
+	if _, in := sink.Got(); len(in) != 0 {
 		t.Fatalf("incomplete message handed over: %+v", in)
 	}
 	if h := c.Health(); h.Reassembling != 1 {
@@ -69,7 +69,7 @@ func TestInboundMultipartReply(t *testing.T) {
 	if st := deliverAndWait(t, f, fc, sm); st != StatusOK {
 		t.Fatalf("last part answered %v", st)
 	}
-	_, in := sink.snapshot()
+	_, in := sink.Got()
 	if len(in) != 1 {
 		t.Fatalf("inbound = %+v", in)
 	}
@@ -87,7 +87,7 @@ func TestInboundMultipartReply(t *testing.T) {
 
 func TestInboundCodingsAndReferences(t *testing.T) {
 	f := newFakeSMSC(t)
-	sink := &testSink{}
+	sink := newSink()
 	startClient(t, testConfig(f.addr()), sink)
 	fc := f.conn(0)
 
@@ -108,7 +108,7 @@ func TestInboundCodingsAndReferences(t *testing.T) {
 	payload.TLVs = TLVs{{Tag: TagMessagePayload, Value: []byte("from payload")}}
 	deliverAndWait(t, f, fc, payload)
 
-	_, in := sink.snapshot()
+	_, in := sink.Got()
 	var bodies []string
 	for _, m := range in {
 		bodies = append(bodies, m.Body)
@@ -121,7 +121,7 @@ func TestInboundCodingsAndReferences(t *testing.T) {
 
 func TestInboundPacked(t *testing.T) {
 	f := newFakeSMSC(t)
-	sink := &testSink{}
+	sink := newSink()
 	cfg := testConfig(f.addr())
 	cfg.GSMPacking = Packed
 	startClient(t, cfg, sink)
@@ -138,7 +138,7 @@ func TestInboundPacked(t *testing.T) {
 	}
 	single, _ := encodeText("Hi there", 0, Packed)
 	deliverAndWait(t, f, fc, moReply(CodingDefault, single[0].Message, nil))
-	_, in := sink.snapshot()
+	_, in := sink.Got()
 	if len(in) != 2 || in[0].Body != text || in[1].Body != "Hi there" {
 		t.Fatalf("inbound = %+v", in)
 	}
@@ -146,7 +146,8 @@ func TestInboundPacked(t *testing.T) {
 
 func TestInboundSinkFailureAsksForRetry(t *testing.T) {
 	f := newFakeSMSC(t)
-	sink := &testSink{failInbound: 1}
+	sink := newSink()
+	sink.FailInbound(1)
 	startClient(t, testConfig(f.addr()), sink)
 	fc := f.conn(0)
 	p1 := moReply(CodingASCII, []byte("one "), concatUDH8(3, 2, 1))
@@ -161,7 +162,7 @@ func TestInboundSinkFailureAsksForRetry(t *testing.T) {
 	if st := deliverAndWait(t, f, fc, p2); st != StatusOK {
 		t.Fatalf("part 2 again: %v", st)
 	}
-	_, in := sink.snapshot()
+	_, in := sink.Got()
 	if len(in) != 1 || in[0].Body != "one two" {
 		t.Fatalf("inbound = %+v", in)
 	}

@@ -44,7 +44,7 @@ func peerConfig(t *testing.T) Config {
 func TestPeerSubmitAndReceipts(t *testing.T) {
 	cfg := peerConfig(t)
 	cfg.Binds = 2
-	sink := &testSink{}
+	sink := newSink()
 	c := startClient(t, cfg, sink)
 	start := time.Now()
 	long := strings.Repeat("A long GSM text with {braces} and €uro signs. ", 9) // 3 parts
@@ -69,7 +69,7 @@ func TestPeerSubmitAndReceipts(t *testing.T) {
 		}
 	}
 	eventually(t, "a DELIVERED receipt for every part", func() bool {
-		statuses, _ := sink.snapshot()
+		statuses, _ := sink.Got()
 		got := 0
 		for _, s := range statuses {
 			if want[s.Ref] && s.Status == "DELIVERED" {
@@ -78,7 +78,7 @@ func TestPeerSubmitAndReceipts(t *testing.T) {
 		}
 		return got == len(want)
 	})
-	statuses, _ := sink.snapshot()
+	statuses, _ := sink.Got()
 	if len(statuses) != len(want) {
 		t.Fatalf("%d statuses for %d parts: %+v", len(statuses), len(want), statuses)
 	}
@@ -169,7 +169,7 @@ func peerReceiptText(t *testing.T, cfg Config, sm *SM) string {
 // it been lost, is recovered from the answer.
 func TestPeerQuery(t *testing.T) {
 	cfg := peerConfig(t)
-	c := startClient(t, cfg, &testSink{})
+	c := startClient(t, cfg, newSink())
 	res := submit(t, c, outSMS("q", "5511999990003", "Asked about later"))
 	mustOK(t, res)
 	got, err := c.Query(context.Background(), []provider.QueryRef{{Ref: res[0].Ref}})

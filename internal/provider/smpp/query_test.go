@@ -20,7 +20,7 @@ func TestQuery(t *testing.T) {
 			"M5": {MessageState: StateUnknown},
 		}
 	})
-	c := startClient(t, testConfig(f.addr()), &testSink{})
+	c := startClient(t, testConfig(f.addr()), newSink())
 	got, err := c.Query(context.Background(), []provider.QueryRef{{Ref: "M1", From: "Acme"}, {Ref: "M2"},
 		{Ref: "M3", From: "5511999990000"}, {Ref: "M4"}, {Ref: "M5"}})
 	if err != nil {

@@ -231,7 +231,7 @@ func destAddress(to string) (string, error) {
 // sourceAddress classifies a sender: digits are an international number
 // (TON 1, NPI 1), anything else an alphanumeric sender ID (TON 5, NPI 0) of
 // up to 11 printable ASCII characters with at least one letter (the most a
-// handset shows; CONTRACT.md §2). Empty leaves the choice to the SMSC.
+// handset shows). Empty leaves the choice to the SMSC.
 func sourceAddress(from string) (ton, npi byte, addr string, err error) {
 	switch {
 	case from == "":

@@ -67,7 +67,7 @@ func New(cfg Config, deps Deps, opts ...Option) (*Client, error) {
 	}
 	o := buildOptions(opts)
 	cfg = cfg.withDefaults()
-	return &Client{cfg: cfg, deps: deps, http: o.http, log: o.log, now: o.now, rand: o.rand, sleep: o.sleep,
+	return &Client{cfg: cfg, deps: deps, http: o.http, log: o.log.With("provider", cfg.Name), now: o.now, rand: o.rand, sleep: o.sleep,
 		rate: newBucket(cfg.RatePerSecond, o.now, o.sleep)}, nil
 }
 
@@ -238,7 +238,7 @@ func (c *Client) noteFailure(f *failure) {
 	if f.kind == down && c.downFor == "" {
 		c.downFor = f.err.Message
 		c.log.Error("WhatsApp refuses this provider's credentials or account; messages wait and retry until it is fixed",
-			"provider", c.cfg.Name, "err", f.err.Message)
+			"err", f.err.Message)
 	}
 }
 
@@ -247,7 +247,7 @@ func (c *Client) up() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.downFor != "" {
-		c.log.Info("WhatsApp accepts this provider again", "provider", c.cfg.Name)
+		c.log.Info("WhatsApp accepts this provider again")
 		c.downFor = ""
 	}
 }

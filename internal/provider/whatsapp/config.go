@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"msgsvc/internal/provider"
 )
 
 // DefaultAPIURL is the Graph API version this adapter speaks.
@@ -21,52 +23,52 @@ const DefaultAPIURL = "https://graph.facebook.com/v23.0"
 type Config struct {
 	// Name is the provider's name in webhooks and metrics (default
 	// "whatsapp").
-	Name string
+	Name string `yaml:"-"`
 	// APIURL is the Graph API base including its version (default
 	// DefaultAPIURL).
-	APIURL string
+	APIURL string `yaml:"apiUrl"`
 	// PhoneNumberID is the platform's id of the sending business number.
-	PhoneNumberID string
+	PhoneNumberID string `yaml:"phoneNumberId"`
 	// Token is the access token (a system user's), sent as a bearer token.
-	Token string
+	Token string `yaml:"token"`
 	// AppSecret is the Meta app's secret: the key of X-Hub-Signature-256.
-	AppSecret string
+	AppSecret string `yaml:"appSecret"`
 	// VerifyToken is the secret the platform echoes in the webhook
 	// verification handshake.
-	VerifyToken string
+	VerifyToken string `yaml:"verifyToken"`
 	// UserAgent identifies us to the platform (default UserAgent("")).
-	UserAgent string
+	UserAgent string `yaml:"-"`
 	// RatePerSecond caps requests to the platform (default 80, the
 	// platform's standard throughput per business number; negative: no cap).
-	RatePerSecond float64
+	RatePerSecond float64 `yaml:"ratePerSecond"`
 	// RequestTimeout bounds one HTTP request (default 10s).
-	RequestTimeout time.Duration
+	RequestTimeout time.Duration `yaml:"timeout"`
 	// Concurrency is the number of requests in flight at once (default 16).
-	Concurrency int
+	Concurrency int `yaml:"-"`
 	// MaxAttempts is how often one request is tried within a Submit when
 	// the platform answers with a transient error (default 3); what still
 	// fails is left to the dispatcher's later retries.
-	MaxAttempts int
+	MaxAttempts int `yaml:"-"`
 	// RetryMin and RetryMax bound the backoff between attempts (defaults
 	// 500ms and 8s); rate-limit answers wait at least four times RetryMin.
-	RetryMin, RetryMax time.Duration
+	RetryMin, RetryMax time.Duration `yaml:"-"`
 	// CTAURLButtons sends a url button as the platform's interactive
 	// call-to-action message ("cta_url"). Off by default: that type is not
 	// in the platform's published OpenAPI description (v23.0), so the
 	// default keeps to what the document allows and sends the title and the
 	// address as text with a link preview, where WhatsApp makes it tappable.
-	CTAURLButtons bool
+	CTAURLButtons bool `yaml:"ctaUrlButtons"`
 	// MediaReuse is how long a file uploaded to the platform is sent by
 	// its platform id before it is uploaded again (default 25 days: the
 	// platform keeps uploads for 30).
-	MediaReuse time.Duration
+	MediaReuse time.Duration `yaml:"-"`
 }
 
 // Validate reports every problem of c at once.
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(field, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("whatsapp config: %s %s", field, fmt.Sprintf(format, args...)))
+		errs = append(errs, &provider.FieldError{Type: TypeName, Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
 	for _, f := range []struct{ name, v string }{{"PhoneNumberID", c.PhoneNumberID}, {"Token", c.Token},
 		{"AppSecret", c.AppSecret}, {"VerifyToken", c.VerifyToken}} {

@@ -1,5 +1,5 @@
 // Package whatsapp is msgsvc's provider for the WhatsApp Business Cloud API
-// (Graph API v23.0; CONTRACT.md §6, WhatsApp bullet): it sends messages to
+// (Graph API v23.0; docs/providers.md): it sends messages to
 // POST /{phone-number-id}/messages with a bearer token and takes the
 // platform's webhook (statuses of our messages, messages users send).
 //

@@ -170,7 +170,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 	r.c.Submit(context.Background(), text())
 	post(t, r, []byte(`{"object":"whatsapp_business_account","entry":[]}`), "sha256=00")
 	get(t, r, "subscribe", "wrong", "1")
-	r.sink.fail = context.DeadlineExceeded
+	r.sink.Fail(context.DeadlineExceeded)
 	body := whatsapptest.Business{DisplayPhoneNumber: "15550783881"}.Message("16505551234", time.Now(), map[string]any{"type": "text", "text": map[string]any{"body": "hi"}})
 	post(t, r, body, Sign(body, testAppSecret))
 	logs := r.logged()

@@ -33,7 +33,7 @@ func TestDocumentWebhookExamples(t *testing.T) {
 		if w := post(t, r, body, Sign(body, testAppSecret)); w.Code != 200 {
 			t.Fatalf("%s: %d %s", name, w.Code, w.Body)
 		}
-		st, in := r.sink.got()
+		st, in := r.sink.Got()
 		if len(st) != 0 {
 			t.Errorf("%s: statuses %v", name, st)
 		}
@@ -54,7 +54,7 @@ func TestDocumentWebhookExamples(t *testing.T) {
 		if w := post(t, r, body, Sign(body, "another app's secret")); w.Code != 401 {
 			t.Errorf("%s with a wrong signature: %d", name, w.Code)
 		}
-		if _, in := r.sink.got(); len(in) != 1 {
+		if _, in := r.sink.Got(); len(in) != 1 {
 			t.Errorf("%s: a wrongly signed copy was recorded", name)
 		}
 	}

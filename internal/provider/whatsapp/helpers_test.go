@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"msgsvc/internal/media"
-	"msgsvc/internal/provider"
+	"msgsvc/internal/provider/providertest"
 	"msgsvc/internal/provider/whatsapp/whatsapptest"
 )
 
@@ -22,40 +22,6 @@ const (
 	testVerifyToken = "verifySECRET-7"
 	testPhoneID     = "106540352242922"
 )
-
-// sink records what the webhook hands over; fail makes it refuse.
-type sink struct {
-	mu       sync.Mutex
-	statuses []provider.Status
-	inbound  []provider.Inbound
-	fail     error
-}
-
-func (s *sink) Statuses(_ context.Context, name string, r []provider.Status) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return s.fail
-	}
-	s.statuses = append(s.statuses, r...)
-	return nil
-}
-
-func (s *sink) Inbound(_ context.Context, name string, in provider.Inbound) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return s.fail
-	}
-	s.inbound = append(s.inbound, in)
-	return nil
-}
-
-func (s *sink) got() ([]provider.Status, []provider.Inbound) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]provider.Status(nil), s.statuses...), append([]provider.Inbound(nil), s.inbound...)
-}
 
 // files is a media store of fixed files in a temporary directory.
 type files struct {
@@ -131,7 +97,7 @@ func (c *cache) SavePlatformMedia(_ context.Context, scope, sum, id string, at t
 type rig struct {
 	c      *Client
 	p      *whatsapptest.Platform
-	sink   *sink
+	sink   *providertest.Sink
 	files  *files
 	cache  *cache
 	log    *bytes.Buffer
@@ -142,7 +108,7 @@ type rig struct {
 
 func newRig(t *testing.T, tune func(*Config)) *rig {
 	t.Helper()
-	r := &rig{p: whatsapptest.New(t), sink: &sink{}, files: newFiles(t), cache: &cache{}, log: &bytes.Buffer{},
+	r := &rig{p: whatsapptest.New(t), sink: &providertest.Sink{}, files: newFiles(t), cache: &cache{}, log: &bytes.Buffer{},
 		now: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)}
 	cfg := Config{APIURL: r.p.URL, PhoneNumberID: testPhoneID, Token: testToken, AppSecret: testAppSecret,
 		VerifyToken: testVerifyToken, UserAgent: UserAgent("0.5.0-dev"), RatePerSecond: -1}

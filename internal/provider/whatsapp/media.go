@@ -8,8 +8,6 @@ import (
 	"io"
 	"mime/multipart"
 	"net/textproto"
-	"os"
-	"time"
 
 	"msgsvc/internal/domain"
 	"msgsvc/internal/media"
@@ -17,17 +15,11 @@ import (
 )
 
 // Files reads the files integrators uploaded (*media.Store).
-type Files interface {
-	Lookup(ctx context.Context, accountID, mediaID string) (media.Item, error)
-	Open(ctx context.Context, it media.Item) (*os.File, error)
-}
+type Files = provider.Files
 
 // MediaCache remembers the platform's id of each file uploaded to it
 // (*store.Store), per scope: the provider and its phone number.
-type MediaCache interface {
-	PlatformMedia(ctx context.Context, scope, sha256 string, since time.Time) (id string, found bool, err error)
-	SavePlatformMedia(ctx context.Context, scope, sha256, platformID string, at time.Time) error
-}
+type MediaCache = provider.MediaCache
 
 // mediaObject resolves a message's media: a link goes as it is; an
 // uploaded file goes by the platform's id, uploading it first unless the

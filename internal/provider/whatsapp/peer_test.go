@@ -12,6 +12,7 @@ import (
 
 	"msgsvc/internal/domain"
 	"msgsvc/internal/provider"
+	"msgsvc/internal/provider/providertest"
 )
 
 // recorder keeps every answer the peer gave, by request path and body.
@@ -58,7 +59,7 @@ func TestPeerEveryKindPassesValidation(t *testing.T) {
 	rec := &recorder{}
 	c, err := New(Config{APIURL: base, PhoneNumberID: testPhoneID, Token: testToken, AppSecret: testAppSecret,
 		VerifyToken: testVerifyToken, UserAgent: UserAgent("0.5.0-dev"), MaxAttempts: 1},
-		Deps{Sink: &sink{}, Files: newFiles(t), Cache: &cache{}}, WithHTTPClient(&http.Client{Transport: rec}))
+		Deps{Sink: &providertest.Sink{}, Files: newFiles(t), Cache: &cache{}}, WithHTTPClient(&http.Client{Transport: rec}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,7 +74,7 @@ func TestWrongSignatureRecordsNothing(t *testing.T) {
 	if w := post(t, r, reply, Sign(body, testAppSecret)); w.Code != 401 {
 		t.Fatalf("reply with the status's signature: %d", w.Code)
 	}
-	if s, in := r.sink.got(); len(s)+len(in) != 0 {
+	if s, in := r.sink.Got(); len(s)+len(in) != 0 {
 		t.Fatalf("recorded %v %v", s, in)
 	}
 	if h := r.c.Health(); h.BadSignatures != 7 || h.Notifications != 0 {
@@ -107,7 +107,7 @@ func TestStatuses(t *testing.T) {
 		if w := post(t, r, body, Sign(body, testAppSecret)); w.Code != 200 || w.Body.String() != `{"status":"ok"}`+"\n" {
 			t.Fatalf("%s: %d %s", c.status, w.Code, w.Body)
 		}
-		s, _ := r.sink.got()
+		s, _ := r.sink.Got()
 		if got := s[len(s)-1]; got != c.want {
 			t.Fatalf("%s %d:\n got %+v\nwant %+v", c.status, c.code, got, c.want)
 		}
@@ -136,7 +136,7 @@ func TestReplies(t *testing.T) {
 		if w := post(t, r, body, Sign(body, testAppSecret)); w.Code != 200 {
 			t.Fatalf("%s: %d %s", c.name, w.Code, w.Body)
 		}
-		_, in := r.sink.got()
+		_, in := r.sink.Got()
 		got := in[len(in)-1]
 		want := provider.Inbound{From: "5511999990000", To: "15550783881", Channel: domain.WhatsApp, Body: c.want, At: at, Ref: got.Ref}
 		if got != want || !strings.HasPrefix(got.Ref, "wamid.") {
@@ -148,7 +148,7 @@ func TestReplies(t *testing.T) {
 // When the sink cannot store, the platform is told to send again.
 func TestSinkFailureAnswers500(t *testing.T) {
 	r := newRig(t, nil)
-	r.sink.fail = errors.New("database is down")
+	r.sink.Fail(errors.New("database is down"))
 	body := business.Status("wamid.A", "delivered", "5511999990000", time.Now(), 0, "")
 	if w := post(t, r, body, Sign(body, testAppSecret)); w.Code != 500 || problemCode(t, w) != "INTERNAL" {
 		t.Fatalf("%d %s", w.Code, w.Body)

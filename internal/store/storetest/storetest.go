@@ -20,24 +20,29 @@ import (
 // PostgresEnv names the variable that enables the PostgreSQL runs.
 const PostgresEnv = "MSGSVC_TEST_POSTGRES_URL"
 
-// Dialects are the engines a test can run on: "sqlite", plus "postgres"
-// when PostgresEnv is set.
+// Dialects are the engines a test runs on: "sqlite" and "postgres". A
+// PostgreSQL run without PostgresEnv set is skipped (Need) with a
+// "--- SKIP" line that says how to run it, rather than left out unseen.
 func Dialects() []string {
-	if os.Getenv(PostgresEnv) != "" {
-		return []string{"sqlite", "postgres"}
-	}
-	return []string{"sqlite"}
+	return []string{"sqlite", "postgres"}
 }
 
-// Each runs fn as a subtest on every available dialect with a fresh,
-// migrated store (and its DSN, for starting processes on it).
+// Need skips the (sub)test when dialect is PostgreSQL and PostgresEnv is
+// not set, saying how to run it.
+func Need(t testing.TB, dialect string) {
+	t.Helper()
+	if dialect == "postgres" && os.Getenv(PostgresEnv) == "" {
+		t.Skipf("PostgreSQL run skipped: set %s (e.g. postgres://postgres@127.0.0.1:5432/test) to run it", PostgresEnv)
+	}
+}
+
+// Each runs fn as a subtest on every dialect with a fresh, migrated store
+// (and its DSN, for starting processes on it).
 func Each(t *testing.T, fn func(t *testing.T, st *store.Store, dsn string)) {
 	t.Helper()
-	if os.Getenv(PostgresEnv) == "" {
-		t.Logf("PostgreSQL runs skipped: set %s (e.g. postgres://postgres@127.0.0.1:5432/test) to run them", PostgresEnv)
-	}
 	for _, d := range Dialects() {
 		t.Run(d, func(t *testing.T) {
+			Need(t, d)
 			dsn := DSN(t, d)
 			fn(t, Open(t, dsn), dsn)
 		})
@@ -51,10 +56,8 @@ func DSN(t testing.TB, dialect string) string {
 	if dialect == "sqlite" {
 		return filepath.Join(t.TempDir(), "msgsvc.db")
 	}
+	Need(t, dialect)
 	base := os.Getenv(PostgresEnv)
-	if base == "" {
-		t.Skipf("set %s to run PostgreSQL tests", PostgresEnv)
-	}
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	schema := "t_" + hex.EncodeToString(b)

@@ -24,6 +24,8 @@ type SMSC struct {
 	dropReceipts atomic.Bool
 	queries      atomic.Int64
 
+	refuse map[string]smpp.Status // by destination: the status submit_sm gets
+
 	mu       sync.Mutex
 	conns    []net.Conn
 	binds    int
@@ -56,6 +58,17 @@ func (s *SMSC) SetSilent(silent bool) { s.silent.Store(silent) }
 // SetDropReceipts makes the SMSC take messages without ever sending their
 // receipts (a carrier that lost them); query_sm still answers DELIVERED.
 func (s *SMSC) SetDropReceipts(drop bool) { s.dropReceipts.Store(drop) }
+
+// Refuse makes every submit_sm to dest answered with status (an error
+// such as smpp.StatusThrottled or smpp.StatusInvDstAdr), and no receipt.
+func (s *SMSC) Refuse(dest string, status smpp.Status) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refuse == nil {
+		s.refuse = map[string]smpp.Status{}
+	}
+	s.refuse[dest] = status
+}
 
 // Queries counts the query_sm answered.
 func (s *SMSC) Queries() int { return int(s.queries.Load()) }
@@ -169,6 +182,12 @@ func (s *SMSC) submit(c *conn, p smpp.PDU) {
 	s.mu.Lock()
 	s.submits = append(s.submits, dest)
 	silent := s.silent.Load()
+	refused, isRefused := s.refuse[dest]
+	if isRefused && !silent {
+		s.mu.Unlock()
+		c.send(smpp.PDU{Command: smpp.SubmitSMResp, Status: refused, Seq: p.Seq})
+		return
+	}
 	if !silent {
 		s.answered++
 		s.nextID++

@@ -7,15 +7,28 @@
 #   MSGSVC_TEST_SMSC_ADDR=127.0.0.1:2775 go test -run Peer ./internal/provider/smpp/
 #   kill "$pid"
 #
-# Environment: SMSC_SIM_DIR (the simulator's sources; default the shared/
-# folder beside the repository), SMSC_PORT (default 2775), and the
+# Environment: SMSC_SIM_DIR (the simulator's sources; default
+# ../shared/peers/smsc-sim beside the repository, or beside its main checkout
+# when this is a git worktree; they are copied to the temporary directory,
+# since npm ci writes beside them), SMSC_PORT (default 2775), and the
 # simulator's own settings (SMSC_SYSTEM_ID, SMSC_PASSWORD, DLR_DELAY_MS, ...).
 # The temporary directory, with the simulator's log, is named on stderr.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../../../.." && pwd)"
-src="${SMSC_SIM_DIR:-$root/../shared/peers/smsc-sim}"
+# The simulator lives in shared/ beside the repository. In a git worktree the
+# repository's main checkout is the one beside shared/, so look there too.
+src="${SMSC_SIM_DIR:-}"
+if [ -z "$src" ]; then
+  for base in "$root" "$(cd "$root" && cd "$(git rev-parse --git-common-dir 2>/dev/null || echo .)/.." && pwd)"; do
+    if [ -f "$base/../shared/peers/smsc-sim/smsc-sim.js" ]; then
+      src="$(cd "$base/../shared/peers/smsc-sim" && pwd)"
+      break
+    fi
+  done
+  src="${src:-$root/../shared/peers/smsc-sim}"
+fi
 port="${SMSC_PORT:-2775}"
 [ -f "$src/smsc-sim.js" ] || { echo "run-peer: no smsc-sim.js in $src (set SMSC_SIM_DIR)" >&2; exit 1; }
 command -v node >/dev/null && command -v npm >/dev/null || { echo "run-peer: node and npm are required" >&2; exit 1; }

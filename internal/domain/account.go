@@ -1,0 +1,143 @@
+package domain
+
+import "time"
+
+// Limits are an account's requests per minute; 0 means unlimited.
+type Limits struct {
+	TierRPM, SendRPM, StatusRPM, MediaRPM int
+}
+
+// Account is a customer of the service.
+type Account struct {
+	ID                string
+	Name              string
+	Tier              string
+	Currency          string
+	CountryCode       string
+	Balance           int64 // micro-credits
+	BalanceUpdatedAt  time.Time
+	WebhookSecret     string
+	WebhookSecretPrev string // still signed with during a rotation
+	SecretRotatedAt   time.Time
+	Limits            Limits
+	WAQualityTier     int
+	RCSFallback       bool
+	IPAllowlist       []string
+	Prices            string // JSON price overrides, empty for the defaults
+	// PriceTable is Prices parsed when the account was read, so that a send
+	// does not parse JSON; nil when it was not (or Prices does not parse).
+	PriceTable *Prices
+	Senders    Senders
+	CreatedAt  time.Time
+	Compliance Compliance
+}
+
+// PriceList is the account's price table: the one parsed when the account
+// was read, else Prices parsed now (an account built by hand, or a table
+// that does not parse, whose error the send then reports).
+func (a *Account) PriceList() (Prices, error) {
+	if a.PriceTable != nil {
+		return *a.PriceTable, nil
+	}
+	return ParsePrices(a.Prices)
+}
+
+// Compliance are an account's compliance settings (quiet hours, retention, opt-out replies);
+// the compliance package checks them before they are stored.
+type Compliance struct {
+	QuietHours    string // "21:00-08:00" in the recipient's local time; "" for none
+	RetentionDays int    // 0: kept until deleted
+	OptOutReply   string // confirmation sent back on a stop word; "" for none
+	OptInReply    string // confirmation sent back on a start word; "" for none
+}
+
+// Senders are an account's approved senders by channel.
+type Senders map[Channel]ChannelSenders
+
+// ChannelSenders are the approved senders of one channel and its default.
+type ChannelSenders struct {
+	Values  []string `json:"values"`
+	Default string   `json:"default,omitempty"`
+}
+
+// APIKey is a stored key: only its hash and a display prefix, never the key.
+type APIKey struct {
+	ID         string
+	AccountID  string
+	Env        Environment
+	Prefix     string
+	Hash       string
+	Name       string
+	CreatedAt  time.Time
+	LastUsedAt time.Time
+	RevokedAt  time.Time
+}
+
+// Sender states: a request waits for an operator, who approves or rejects it.
+const (
+	SenderPending  = "PENDING"
+	SenderApproved = "APPROVED"
+	SenderRejected = "REJECTED"
+)
+
+// Sender is a sender of an account on a channel: an alphanumeric sender ID
+// or a number (SMS), a business number (WhatsApp), an agent (RCS). Only an
+// approved one may be used and decides who owns inbound messages.
+type Sender struct {
+	ID          string
+	AccountID   string
+	Channel     Channel
+	Value       string
+	Default     bool
+	Status      string // "" when adding is APPROVED: the caller decided
+	Reason      string // why an operator rejected it
+	RequestedBy string // who asked for it (an email, or "console")
+	DecidedBy   string
+	CreatedAt   time.Time
+	DecidedAt   time.Time
+}
+
+// Limit request states.
+const (
+	LimitPending  = "PENDING"
+	LimitApproved = "APPROVED"
+	LimitRejected = "REJECTED"
+)
+
+// LimitRequest is an account's request for higher limits and, once an
+// operator decided it, what was granted (Tier, Limits) or why not (Reason).
+type LimitRequest struct {
+	ID            string
+	AccountID     string
+	RequestedBy   string // the requester's email
+	Status        string
+	MonthlyVolume int64
+	UseCase       string
+	Justification string
+	Tier          string
+	Limits        Limits
+	Reason        string
+	DecidedBy     string // the operator's email
+	CreatedAt     time.Time
+	DecidedAt     time.Time
+}
+
+// User is a person who logs in to the panel. Operators belong to no
+// account (AccountID "") and work across all of them.
+type User struct {
+	ID           string
+	AccountID    string
+	Email        string
+	Role         string
+	PasswordHash string
+	CreatedAt    time.Time
+}
+
+// Session is a panel login.
+type Session struct {
+	TokenHash  string
+	UserID     string
+	CreatedAt  time.Time
+	LastSeenAt time.Time
+	ExpiresAt  time.Time
+}

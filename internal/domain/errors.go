@@ -1,0 +1,24 @@
+package domain
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors of reads and writes. Only the fronts (API, panel) turn
+// them into answers.
+var (
+	ErrNotFound            = errors.New("not found")
+	ErrConflict            = errors.New("conflict")
+	ErrIdempotencyConflict = errors.New("idempotency key reused with a different request")
+)
+
+// ErrDecided: the limit request was already approved or rejected.
+var ErrDecided = fmt.Errorf("limit request already decided: %w", ErrConflict)
+
+// ErrSenderTaken: the sender's value is approved for another account on
+// that channel.
+var ErrSenderTaken = fmt.Errorf("sender held by another account: %w", ErrConflict)
+
+// ErrSenderDecided: the sender request was already approved or rejected.
+var ErrSenderDecided = fmt.Errorf("sender already decided: %w", ErrConflict)

@@ -1,0 +1,81 @@
+package domain
+
+import "time"
+
+// Webhook event states.
+const (
+	EventPending   = "pending"
+	EventDelivered = "delivered"
+	EventFailed    = "failed" // retry schedule exhausted
+	EventGone      = "gone"   // the receiver answered 410
+	// EventNone: the send had no callbackUrl. The event is kept for the
+	// events feed only; nothing is delivered.
+	EventNone = "none"
+)
+
+// Event is one webhook event and its place in the delivery queue. Body is
+// fixed when the event is written, so every retry sends the same bytes.
+type Event struct {
+	ID            string
+	AccountID     string
+	Env           Environment
+	CampaignID    string
+	MessageID     string
+	Event         string
+	URL           string
+	Body          string
+	State         string
+	Attempts      int
+	NextAttemptAt time.Time
+	LeaseOwner    string
+	LastStatus    int
+	LastError     string
+	CreatedAt     time.Time
+	DeliveredAt   time.Time
+}
+
+// Attempt is one try at delivering an event.
+type Attempt struct {
+	ID          string
+	EventID     string
+	AttemptedAt time.Time
+	StatusCode  int // 0 when no HTTP answer came
+	Duration    time.Duration
+	Error       string
+	Response    string // truncated body of the answer
+}
+
+// AttemptOutcome is what a delivery attempt changes: the attempt's record
+// and the event's new state. NextAttemptAt is zero when the event is done.
+type AttemptOutcome struct {
+	Attempt       Attempt
+	State         string
+	NextAttemptAt time.Time
+	// AccountID and URL name the event's receiver (a 410 stops its queue).
+	AccountID, URL string
+}
+
+// Inbound is a message a recipient sent to the account.
+type Inbound struct {
+	ID         string
+	AccountID  string
+	Env        Environment
+	Phone      string
+	Channel    Channel
+	Body       string
+	CampaignID string
+	Provider   string
+	ReceivedAt time.Time
+	// ProviderRef is the provider's id of the message, when it gives one;
+	// a provider's id is recorded once.
+	ProviderRef string
+}
+
+// FeedEvent is an event with its position in its environment's events
+// feed. Positions only grow: an event that becomes readable later always
+// gets a higher one, so a reader that remembers the last position it saw
+// never misses an event.
+type FeedEvent struct {
+	Event
+	Pos int64
+}

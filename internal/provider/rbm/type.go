@@ -1,0 +1,99 @@
+package rbm
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/provider"
+)
+
+// TypeName is the provider type of RBM in the configuration file.
+const TypeName = "rbm"
+
+// Type is RCS Business Messaging as the provider registry knows it: an
+// agent carrying RCS, configured by Config (a file's rbm block, or the
+// MSGSVC_RBM_* variables), which can check devices, take messages back
+// and receives the platform's webhook.
+func Type() provider.Type {
+	return provider.Define(provider.Spec[Config]{
+		Name: TypeName, Channel: domain.RCS, Can: provider.CanCheckDevices | provider.CanRevoke | provider.CanWebhook,
+		Env: fromEnv, New: build,
+	})
+}
+
+// fromEnv is the shortcut of one agent without a file:
+// MSGSVC_RBM_AGENT_ID makes provider "rbm".
+func fromEnv(getenv func(string) string) (Config, bool, error) {
+	e := provider.NewEnv(getenv)
+	agent := e.String("MSGSVC_RBM_AGENT_ID")
+	if agent == "" {
+		return Config{}, false, nil
+	}
+	return Config{AgentID: agent, CredentialsFile: e.String("MSGSVC_RBM_CREDENTIALS"), APIURL: e.String("MSGSVC_RBM_API_URL"),
+		ClientToken: e.String("MSGSVC_RBM_CLIENT_TOKEN"), RatePerSecond: float64(e.Int("MSGSVC_RBM_RATE_PER_SECOND", 0)),
+		FallbackAfter: e.Duration("MSGSVC_RBM_FALLBACK_AFTER")}, true, e.Err()
+}
+
+func build(_ context.Context, name string, c Config, d provider.Deps) (provider.Adapter, error) {
+	c.Name = name
+	if len(c.Credentials) == 0 {
+		key, err := os.ReadFile(c.CredentialsFile)
+		if err != nil {
+			return nil, fmt.Errorf("read the service-account key: %w", err)
+		}
+		c.Credentials = key
+	}
+	opts := []Option{WithFiles(d.Files), WithMediaCache(d.Cache)}
+	if d.Log != nil {
+		opts = append(opts, WithLogger(d.Log))
+	}
+	if d.Now != nil {
+		opts = append(opts, WithClock(d.Now))
+	}
+	if d.HTTP != nil {
+		opts = append(opts, WithHTTPClient(d.HTTP))
+	}
+	a, err := New(c, d.Sink, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if d.Metrics != nil {
+		if err := d.Metrics.Register(a.Collector()); err != nil {
+			return nil, fmt.Errorf("metrics: %w", err)
+		}
+	}
+	return &adapter{Adapter: a}, nil
+}
+
+// adapter is an Adapter as the service runs it: the credentials are
+// checked at the first Start only, and its health is one line for /readyz.
+type adapter struct {
+	*Adapter
+	once sync.Once
+}
+
+func (a *adapter) Start(ctx context.Context) error {
+	var err error
+	a.once.Do(func() { err = a.Adapter.Start(ctx) })
+	return err
+}
+
+func (a *adapter) Stop(ctx context.Context) error { return a.Close(ctx) }
+
+func (a *adapter) Health() provider.Health {
+	h := a.Adapter.Health()
+	detail := "credentials not checked yet"
+	switch {
+	case h.AuthError != "":
+		detail = "credentials refused: " + h.AuthError
+	case h.Checked:
+		detail = "credentials accepted"
+	}
+	if h.LastError != "" && h.LastError != h.AuthError {
+		detail += ", last error: " + h.LastError
+	}
+	return provider.Health{Ready: h.Ready(), Detail: detail}
+}

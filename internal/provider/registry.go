@@ -1,0 +1,221 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/media"
+)
+
+// Adapter is a provider as the service runs it: built from its
+// configuration, started before the first Submit, asked for its health by
+// /readyz, stopped at shutdown. Start and Stop may be called more than
+// once; the calls after the first do nothing. Stop returns promptly (it
+// gives up when ctx ends).
+type Adapter interface {
+	Provider
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+	Health() Health
+}
+
+// Health is what /readyz shows of an adapter: Ready when it can hand
+// messages over now, and a line an operator can act on.
+type Health struct {
+	Ready  bool
+	Detail string
+}
+
+// Settings is an adapter's own configuration, as its package defines it.
+type Settings interface {
+	// Validate reports every problem at once; each is a *FieldError when
+	// it concerns one setting, so that the file's key can be named.
+	Validate() error
+}
+
+// FieldError is a problem with one setting of an adapter's configuration.
+type FieldError struct {
+	Type  string // the provider type, e.g. "smpp"
+	Field string // the Go field of the adapter's configuration
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Type + " config: " + e.Field + " " + e.Msg }
+
+// Files are the accounts' uploaded media, which adapters send onwards
+// (media.Store implements it).
+type Files interface {
+	Lookup(ctx context.Context, accountID, mediaID string) (media.Item, error)
+	Open(ctx context.Context, it media.Item) (*os.File, error)
+}
+
+// MediaCache remembers the platform's id of each file uploaded to it, per
+// scope, beyond this process (store.Store keeps it in storage).
+type MediaCache interface {
+	PlatformMedia(ctx context.Context, scope, sha256 string, since time.Time) (id string, found bool, err error)
+	SavePlatformMedia(ctx context.Context, scope, sha256, platformID string, at time.Time) error
+}
+
+// Deps are what the service gives every adapter it builds. Sink is
+// required; a nil field otherwise takes the adapter's own default (no
+// media, a fresh HTTP client, time.Now, slog.Default()).
+type Deps struct {
+	Sink Sink
+	// Metrics is where the adapter registers its collectors.
+	Metrics prometheus.Registerer
+	Files   Files
+	Cache   MediaCache
+	HTTP    *http.Client
+	Now     func() time.Time
+	Log     *slog.Logger
+	// Version is msgsvc's version, for a User-Agent.
+	Version string
+}
+
+// Type is one kind of adapter: the name the configuration file and the
+// routes use, the channel it carries, what it can do, and how it is read
+// and built. Define makes one from an adapter's own configuration type.
+type Type struct {
+	Name    string
+	Channel domain.Channel
+	// Can is what every adapter of this type can do beyond Submit; the
+	// conformance suite checks that the adapter really does.
+	Can Capability
+
+	decode func(decode func(into any) error) (Settings, error)
+	env    func(getenv func(string) string) (Settings, bool, error)
+	build  func(ctx context.Context, name string, s Settings, d Deps) (Adapter, error)
+}
+
+// Spec describes an adapter type whose configuration is C.
+type Spec[C Settings] struct {
+	Name    string
+	Channel domain.Channel
+	Can     Capability
+	// Decode reads the provider's block of the configuration file and
+	// validates it; decode fills a value from the block (unknown keys are
+	// refused). Nil decodes into a zero C, whose yaml tags name the keys,
+	// and calls its Validate.
+	Decode func(decode func(into any) error) (C, error)
+	// Env reads the environment shortcut (MSGSVC_<TYPE>_*): ok is false
+	// when its variables are not set.
+	Env func(getenv func(string) string) (c C, ok bool, err error)
+	// New builds an adapter named name from a validated configuration.
+	New func(ctx context.Context, name string, c C, d Deps) (Adapter, error)
+}
+
+// Define makes the Type of an adapter package from its Spec.
+func Define[C Settings](s Spec[C]) Type {
+	t := Type{Name: s.Name, Channel: s.Channel, Can: s.Can}
+	t.decode = func(decode func(any) error) (Settings, error) {
+		if s.Decode != nil {
+			return s.Decode(decode)
+		}
+		var c C
+		if err := decode(&c); err != nil {
+			return c, err
+		}
+		return c, c.Validate()
+	}
+	t.env = func(getenv func(string) string) (Settings, bool, error) {
+		if s.Env == nil {
+			return nil, false, nil
+		}
+		c, ok, err := s.Env(getenv)
+		if !ok || err != nil {
+			return nil, ok, err
+		}
+		return c, true, c.Validate()
+	}
+	t.build = func(ctx context.Context, name string, cfg Settings, d Deps) (Adapter, error) {
+		c, ok := cfg.(C)
+		if !ok {
+			return nil, fmt.Errorf("provider %s: configuration %T is not for type %s", name, cfg, s.Name)
+		}
+		if d.Sink == nil {
+			return nil, fmt.Errorf("provider %s: no Sink for its reports", name)
+		}
+		return s.New(ctx, name, c, d)
+	}
+	return t
+}
+
+// Decode reads a provider's block of the configuration file into the
+// type's configuration and validates it: the settings are returned even
+// when invalid, so that problems can be named by key.
+func (t Type) Decode(decode func(into any) error) (Settings, error) { return t.decode(decode) }
+
+// FromEnv reads the type's environment shortcut; ok is false when it is
+// not set.
+func (t Type) FromEnv(getenv func(string) string) (s Settings, ok bool, err error) {
+	return t.env(getenv)
+}
+
+// Build makes an adapter named name.
+func (t Type) Build(ctx context.Context, name string, s Settings, d Deps) (Adapter, error) {
+	return t.build(ctx, name, s, d)
+}
+
+// Registry holds the adapter types this build can run, in the order they
+// were registered. It is a value the service builds at start, not a global.
+type Registry struct {
+	types []Type
+}
+
+// NewRegistry registers types; two of one name are an error.
+func NewRegistry(types ...Type) (*Registry, error) {
+	r := &Registry{}
+	for _, t := range types {
+		if err := r.Add(t); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// Add registers one more type.
+func (r *Registry) Add(t Type) error {
+	switch {
+	case t.Name == "" || t.build == nil:
+		return errors.New("provider type without a name or made without Define")
+	case t.Name == "simulator":
+		return errors.New(`provider type "simulator": the built-in simulator's name`)
+	}
+	if _, dup := r.Type(t.Name); dup {
+		return fmt.Errorf("provider type %q registered twice", t.Name)
+	}
+	r.types = append(r.types, t)
+	return nil
+}
+
+// Type finds a registered type.
+func (r *Registry) Type(name string) (Type, bool) {
+	for _, t := range r.types {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Type{}, false
+}
+
+// Types lists the registered types, in the order they were registered.
+func (r *Registry) Types() []Type { return slices.Clone(r.types) }
+
+// Names lists the registered type names, in the order they were
+// registered.
+func (r *Registry) Names() []string {
+	out := make([]string, len(r.types))
+	for i, t := range r.types {
+		out[i] = t.Name
+	}
+	return out
+}

@@ -1,0 +1,91 @@
+package provider_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/provider"
+	"msgsvc/internal/provider/providertest"
+)
+
+type fakeConfig struct {
+	URL string `yaml:"url"`
+}
+
+func (c fakeConfig) Validate() error {
+	if c.URL == "" {
+		return &provider.FieldError{Type: "fake", Field: "URL", Msg: "is required"}
+	}
+	return nil
+}
+
+type fakeAdapter struct{ name string }
+
+func (f fakeAdapter) Name() string { return f.name }
+func (f fakeAdapter) Submit(_ context.Context, msgs []provider.Outbound) []provider.Result {
+	return make([]provider.Result, len(msgs))
+}
+func (fakeAdapter) Start(context.Context) error { return nil }
+func (fakeAdapter) Stop(context.Context) error  { return nil }
+func (fakeAdapter) Health() provider.Health     { return provider.Health{Ready: true, Detail: "fine"} }
+func (fakeAdapter) HandOverChunk() int          { return 7 }
+
+func fakeType(name string) provider.Type {
+	return provider.Define(provider.Spec[fakeConfig]{Name: name, Channel: domain.SMS, Can: provider.CanChunk,
+		Env: func(getenv func(string) string) (fakeConfig, bool, error) {
+			e := provider.NewEnv(getenv)
+			u := e.String("FAKE_URL")
+			e.Int("FAKE_RATE", 0)
+			return fakeConfig{URL: u}, u != "", e.Err()
+		},
+		New: func(_ context.Context, name string, c fakeConfig, d provider.Deps) (provider.Adapter, error) {
+			return fakeAdapter{name: name}, nil
+		}})
+}
+
+func TestRegistry(t *testing.T) {
+	reg, err := provider.NewRegistry(fakeType("fake"), fakeType("other"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(reg.Names(), ","); got != "fake,other" {
+		t.Fatalf("names %q: registration order expected", got)
+	}
+	if _, err := provider.NewRegistry(fakeType("fake"), fakeType("fake")); err == nil {
+		t.Fatal("a type registered twice")
+	}
+	if err := reg.Add(fakeType("simulator")); err == nil {
+		t.Fatal("the simulator's name taken by a type")
+	}
+	if err := reg.Add(provider.Type{Name: "bare"}); err == nil {
+		t.Fatal("a type not made by Define registered")
+	}
+
+	typ, _ := reg.Type("fake")
+	s, err := typ.Decode(func(into any) error { into.(*fakeConfig).URL = ""; return nil })
+	var fe *provider.FieldError
+	if !errors.As(err, &fe) || fe.Field != "URL" || s == nil {
+		t.Fatalf("decode of an invalid block: %v, %v", s, err)
+	}
+	if _, ok, _ := typ.FromEnv(func(string) string { return "" }); ok {
+		t.Fatal("environment shortcut set without its variables")
+	}
+	env := map[string]string{"FAKE_URL": "http://x", "FAKE_RATE": "fast"}
+	if _, ok, err := typ.FromEnv(func(k string) string { return env[k] }); !ok || err == nil || !strings.Contains(err.Error(), "FAKE_RATE") {
+		t.Fatalf("a malformed variable: ok %v, %v", ok, err)
+	}
+	if _, err := typ.Build(context.Background(), "f", fakeConfig{URL: "x"}, provider.Deps{}); err == nil {
+		t.Fatal("built without a Sink")
+	}
+	a, err := typ.Build(context.Background(), "f", fakeConfig{URL: "x"}, provider.Deps{Sink: &providertest.Sink{}})
+	if err != nil || a.Name() != "f" {
+		t.Fatalf("build: %v, %v", a, err)
+	}
+	caps := provider.CapabilitiesOf(a)
+	if caps.Set() != typ.Can || caps.ChunkSize() != 7 || caps.Querier != nil || caps.Webhook != nil {
+		t.Fatalf("capabilities %+v", caps)
+	}
+}

@@ -1,0 +1,82 @@
+package smpp
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/provider"
+)
+
+// TypeName is the provider type of SMPP in the configuration file.
+const TypeName = "smpp"
+
+// Type is SMPP as the provider registry knows it: an SMSC carrying SMS,
+// configured by Config (a file's smpp block, or the MSGSVC_SMPP_*
+// variables), which can be asked about lost receipts and wants its
+// hand-overs recorded every few windows.
+func Type() provider.Type {
+	return provider.Define(provider.Spec[Config]{
+		Name: TypeName, Channel: domain.SMS, Can: provider.CanQuery | provider.CanChunk,
+		Env: fromEnv, New: build,
+	})
+}
+
+// fromEnv is the shortcut of one SMSC without a file: MSGSVC_SMPP_ADDR
+// makes provider "smpp".
+func fromEnv(getenv func(string) string) (Config, bool, error) {
+	e := provider.NewEnv(getenv)
+	addr := e.String("MSGSVC_SMPP_ADDR")
+	if addr == "" {
+		return Config{}, false, nil
+	}
+	c := Config{Addr: addr, SystemID: e.String("MSGSVC_SMPP_SYSTEM_ID"), Password: e.String("MSGSVC_SMPP_PASSWORD"),
+		SystemType: e.String("MSGSVC_SMPP_SYSTEM_TYPE"), Binds: e.Int("MSGSVC_SMPP_BINDS", 1),
+		Window: e.Int("MSGSVC_SMPP_WINDOW", 10), TPS: float64(e.Int("MSGSVC_SMPP_TPS", 0)),
+		SourceAddr: e.String("MSGSVC_SMPP_SOURCE_ADDR")}
+	return c, true, e.Err()
+}
+
+func build(_ context.Context, name string, c Config, d provider.Deps) (provider.Adapter, error) {
+	c.Name = name
+	var opts []Option
+	if d.Log != nil {
+		opts = append(opts, WithLogger(d.Log))
+	}
+	client, err := New(c, d.Sink, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if d.Metrics != nil {
+		if err := d.Metrics.Register(client.Collector()); err != nil {
+			return nil, fmt.Errorf("metrics: %w", err)
+		}
+	}
+	return &adapter{Client: client}, nil
+}
+
+// adapter is a Client as the service runs it: Start may be called again
+// (it does nothing), and its health is one line for /readyz.
+type adapter struct {
+	*Client
+	once sync.Once
+}
+
+func (a *adapter) Start(ctx context.Context) error {
+	var err error
+	a.once.Do(func() { err = a.Client.Start(ctx) })
+	return err
+}
+
+func (a *adapter) Stop(ctx context.Context) error { return a.Close(ctx) }
+
+func (a *adapter) Health() provider.Health {
+	h := a.Client.Health()
+	detail := fmt.Sprintf("binds up %d/%d, window in use %d/%d, throttled %d, resubmitted %d", h.BindsUp,
+		h.BindsConfigured, h.WindowInUse, h.Window*max(h.BindsConfigured, 1), h.Throttled, h.Resubmitted)
+	if h.LastError != "" {
+		detail += ", last error: " + h.LastError
+	}
+	return provider.Health{Ready: h.Ready(), Detail: detail}
+}

@@ -1,0 +1,210 @@
+package telnyx_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/provider"
+	"msgsvc/internal/provider/httpcall"
+	"msgsvc/internal/provider/providertest"
+	"msgsvc/internal/provider/telnyx"
+	"msgsvc/internal/provider/telnyx/telnyxtest"
+)
+
+var t0 = time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+
+func newAdapter(t *testing.T, p *telnyxtest.Server, tune func(*telnyx.Config)) (*telnyx.Adapter, *providertest.Sink, *[]time.Duration) {
+	t.Helper()
+	cfg := telnyx.Config{APIKey: "KEYtest", PublicKey: publicKey(), From: "+18445550001", APIURL: p.URL,
+		RetryMin: 10 * time.Millisecond, RetryMax: 40 * time.Millisecond}
+	if tune != nil {
+		tune(&cfg)
+	}
+	sink := &providertest.Sink{}
+	var mu sync.Mutex
+	var waits []time.Duration
+	a, err := telnyx.New(cfg, provider.Deps{Sink: sink}, httpcall.Deps{Now: func() time.Time { return t0 },
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			mu.Lock()
+			defer mu.Unlock()
+			waits = append(waits, d)
+			return ctx.Err()
+		}, Rand: func() float64 { return 0 }, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, sink, &waits
+}
+
+func sms(to string) provider.Outbound {
+	return provider.Outbound{ID: "msg_1", To: to, Channel: domain.SMS, Body: "Your code is 482913", Env: domain.Live}
+}
+
+func TestSendsTheMessageBody(t *testing.T) {
+	p := telnyxtest.New(t)
+	a, _, _ := newAdapter(t, p, func(c *telnyx.Config) {
+		c.From, c.MessagingProfileID, c.PublicURL = "", "abc85f64-5717-4562-b3fc-2c9600000000", "https://gw.example.com/"
+	})
+	m := sms("447700900123")
+	m.Content.Media = &domain.Media{URL: "https://cdn.acme.example/a.jpg"}
+	res := a.Submit(context.Background(), []provider.Outbound{m})
+	if res[0].Err != nil || res[0].Ref == "" {
+		t.Fatalf("%+v %v", res[0], res[0].Err)
+	}
+	got, _ := json.Marshal(p.Sends()[0])
+	want := `{"media_urls":["https://cdn.acme.example/a.jpg"],"messaging_profile_id":"abc85f64-5717-4562-b3fc-2c9600000000",` +
+		`"text":"Your code is 482913","to":"+447700900123","type":"MMS","webhook_url":"https://gw.example.com/providers/telnyx/webhook"}`
+	if string(got) != want {
+		t.Errorf("body\n%s\nwant\n%s", got, want)
+	}
+	m = sms("447700900123")
+	m.Content.Media = &domain.Media{MediaID: "med_1"}
+	if res := a.Submit(context.Background(), []provider.Outbound{m}); res[0].Err == nil || res[0].Err.Code != domain.CodeMediaError {
+		t.Errorf("uploaded media: %+v", res[0].Err)
+	}
+}
+
+func TestAnswersMapToErrors(t *testing.T) {
+	for _, c := range []struct {
+		status    int
+		body      string
+		header    http.Header
+		code      string
+		temporary bool
+		attempts  int
+	}{
+		{400, telnyxtest.Error("40310", "Invalid 'to' address"), nil, domain.CodeInvalidNumber, false, 1},
+		{400, telnyxtest.Error("40305", "Invalid 'from' address"), nil, domain.CodeInvalidSender, false, 1},
+		{400, telnyxtest.Error("40300", "Blocked due to STOP"), nil, domain.CodeRejected, false, 1},
+		{422, telnyxtest.Error("10015", "Bad request"), nil, domain.CodeRejected, false, 1},
+		{401, telnyxtest.Error("10009", "Authentication failed"), nil, domain.CodeProviderError, true, 3},
+		{429, telnyxtest.Error("10011", "Too many requests"), http.Header{"Retry-After": {"2"}}, domain.CodeProviderError, true, 3},
+		{500, "", nil, domain.CodeProviderError, true, 3},
+	} {
+		p := telnyxtest.New(t)
+		p.SetAnswer(func(map[string]any) (int, string, http.Header, bool) { return c.status, c.body, c.header, true })
+		a, _, waits := newAdapter(t, p, nil)
+		res := a.Submit(context.Background(), []provider.Outbound{sms("447700900123")})
+		if e := res[0].Err; e == nil || e.Code != c.code || e.Temporary != c.temporary {
+			t.Errorf("%d %s: %+v", c.status, c.body, e)
+		}
+		if n := len(p.Sends()); n != c.attempts && c.status != 429 {
+			t.Errorf("%d: %d attempts, want %d", c.status, n, c.attempts)
+		}
+		if c.status == 429 && (len(*waits) == 0 || (*waits)[0] != 2*time.Second) {
+			t.Errorf("429: waited %v, want Retry-After's 2s", *waits)
+		}
+	}
+}
+
+func TestStatusMapping(t *testing.T) {
+	for _, c := range []struct {
+		status, errorCode string
+		want              domain.Status
+		code              string
+	}{
+		{"sent", "", domain.Sent, ""},
+		{"delivered", "", domain.Delivered, ""},
+		{"delivery_unconfirmed", "", domain.Sent, ""},
+		{"delivery_failed", "40008", domain.Failed, domain.CodeUndelivered},
+		{"delivery_failed", "40001", domain.Failed, domain.CodeInvalidNumber},
+		{"delivery_failed", "", domain.Failed, domain.CodeUndelivered},
+		{"sending_failed", "40010", domain.Failed, domain.CodeInvalidSender},
+		{"sending_failed", "99999", domain.Failed, domain.CodeRejected},
+		{"expired", "", domain.Failed, domain.CodeExpired},
+		{"queued", "", "", ""},
+		{"sending", "", "", ""},
+	} {
+		a, sink, _ := newAdapter(t, telnyxtest.New(t), nil)
+		if w := deliver(a, finalized("m-1", "447700900123", c.status, c.errorCode), t0); w.Code != 200 {
+			t.Fatalf("%s: %d %s", c.status, w.Code, w.Body)
+		}
+		got, _ := sink.Got()
+		if c.want == "" {
+			if len(got) != 0 {
+				t.Errorf("%s: reported %+v", c.status, got)
+			}
+			continue
+		}
+		if len(got) != 1 || got[0].Ref != "m-1" || got[0].Status != c.want || got[0].ErrorCode != c.code {
+			t.Errorf("%s/%s: %+v, want %s %s", c.status, c.errorCode, got, c.want, c.code)
+		}
+	}
+}
+
+func TestInboundReachesTheSink(t *testing.T) {
+	a, sink, _ := newAdapter(t, telnyxtest.New(t), nil)
+	body := `{"data":{"event_type":"message.received","id":"ev-2","record_type":"event","payload":{"id":"in-1","direction":"inbound",` +
+		`"from":{"phone_number":"+5511999990001"},"to":[{"phone_number":"+18445550001","status":"webhook_delivered"}],"text":"YES",` +
+		`"media":[{"url":"https://media.telnyx.example/1.jpg"}]}}}`
+	if w := deliver(a, body, t0); w.Code != 200 {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	_, in := sink.Got()
+	if len(in) != 1 || in[0].From != "5511999990001" || in[0].To != "18445550001" || in[0].Ref != "in-1" ||
+		in[0].Body != "YES\nhttps://media.telnyx.example/1.jpg" {
+		t.Fatalf("%+v", in)
+	}
+}
+
+// A forged, unsigned, stale (replayed) or tampered webhook is refused with
+// 401 and records nothing.
+func TestBadSignaturesAreRefused(t *testing.T) {
+	a, sink, _ := newAdapter(t, telnyxtest.New(t), nil)
+	body := finalized("m-1", "447700900123", "delivered", "")
+	ts := strconv.FormatInt(t0.Unix(), 10)
+	other := ed25519.NewKeyFromSeed([]byte("another-account-seed-for-tests-2"))
+	stale := strconv.FormatInt(t0.Add(-6*time.Minute).Unix(), 10)
+	future := strconv.FormatInt(t0.Add(6*time.Minute).Unix(), 10)
+	for name, req := range map[string]*http.Request{
+		"unsigned":          post(body, "", ""),
+		"no timestamp":      post(body, "", telnyx.Sign(testKey, ts, []byte(body))),
+		"forged":            post(body, ts, telnyx.Sign(other, ts, []byte(body))),
+		"stale (replayed)":  post(body, stale, telnyx.Sign(testKey, stale, []byte(body))),
+		"from the future":   post(body, future, telnyx.Sign(testKey, future, []byte(body))),
+		"timestamp changed": post(body, strconv.FormatInt(t0.Unix()+1, 10), telnyx.Sign(testKey, ts, []byte(body))),
+		"body changed":      post(strings.Replace(body, "delivered", "delivery_failed", 1), ts, telnyx.Sign(testKey, ts, []byte(body))),
+		"not base64":        post(body, ts, "%%%"),
+	} {
+		if w := serve(a, req); w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), "INVALID_SIGNATURE") {
+			t.Errorf("%s: %d %s", name, w.Code, w.Body)
+		}
+	}
+	if st, in := sink.Got(); len(st) != 0 || len(in) != 0 {
+		t.Fatalf("recorded %+v %+v", st, in)
+	}
+	if w := deliver(a, body, t0.Add(-4*time.Minute)); w.Code != 200 {
+		t.Errorf("4 minutes old: %d %s", w.Code, w.Body)
+	}
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	env := map[string]string{"MSGSVC_TELNYX_API_KEY": "KEY1", "MSGSVC_TELNYX_PUBLIC_KEY": publicKey(),
+		"MSGSVC_TELNYX_MESSAGING_PROFILE_ID": "prof-1"}
+	s, ok, err := telnyx.Type().FromEnv(func(k string) string { return env[k] })
+	if !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if c := s.(telnyx.Config); c.MessagingProfileID != "prof-1" {
+		t.Errorf("%+v", c)
+	}
+	env["MSGSVC_TELNYX_PUBLIC_KEY"] = "bm90IGEga2V5"
+	if _, _, err := telnyx.Type().FromEnv(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "PublicKey") {
+		t.Errorf("bad key: %v", err)
+	}
+	err = telnyx.Config{}.Validate()
+	for _, want := range []string{"APIKey", "PublicKey", "From"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate() = %v, want it to name %s", err, want)
+		}
+	}
+}

@@ -1,0 +1,98 @@
+package telnyx
+
+import (
+	"crypto/ed25519"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"msgsvc/internal/provider"
+)
+
+// DefaultAPIURL is Telnyx's API; the v2 paths follow it.
+const DefaultAPIURL = "https://api.telnyx.com"
+
+// Config describes one Telnyx account sending SMS and MMS.
+type Config struct {
+	// Name is the provider's name in webhooks and metrics (default
+	// "telnyx").
+	Name string `yaml:"-"`
+	// APIKey is the API v2 key, sent as a bearer token.
+	APIKey string `yaml:"apiKey"`
+	// PublicKey is the account's webhook public key (base64 Ed25519, from
+	// the portal): it checks telnyx-signature-ed25519.
+	PublicKey string `yaml:"publicKey"`
+	// From is the sending number, used when a message names no sender.
+	From string `yaml:"from"`
+	// MessagingProfileID sends through a messaging profile (its number
+	// pool); From or it is required.
+	MessagingProfileID string `yaml:"messagingProfileId"`
+	// APIURL is the API's base (default DefaultAPIURL).
+	APIURL string `yaml:"apiUrl"`
+	// PublicURL, when set, is the address Telnyx calls back: each send
+	// names PublicURL/providers/telnyx/webhook as its webhook_url. Without
+	// it, the messaging profile's webhook URL is used.
+	PublicURL string `yaml:"publicUrl"`
+	// RequestTimeout bounds one request (default 10s).
+	RequestTimeout time.Duration `yaml:"timeout"`
+	// MaxAttempts, RetryMin, RetryMax and MaxRetryAfter tune the retries
+	// within one hand-over (defaults 3, 500ms, 8s, 10s).
+	MaxAttempts                       int           `yaml:"-"`
+	RetryMin, RetryMax, MaxRetryAfter time.Duration `yaml:"-"`
+}
+
+// Validate reports every problem of c at once.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &provider.FieldError{Type: TypeName, Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	if c.APIKey == "" {
+		bad("APIKey", "is required")
+	}
+	if c.PublicKey == "" {
+		bad("PublicKey", "is required: the account's webhook public key, base64")
+	} else if _, err := publicKey(c.PublicKey); err != nil {
+		bad("PublicKey", "%v", err)
+	}
+	if c.From == "" && c.MessagingProfileID == "" {
+		bad("From", "or messagingProfileId is required")
+	}
+	for _, u := range []struct{ field, v string }{{"APIURL", c.APIURL}, {"PublicURL", c.PublicURL}} {
+		if u.v != "" && !httpURL(u.v) {
+			bad(u.field, "%q is not an http(s) URL", u.v)
+		}
+	}
+	if c.RequestTimeout < 0 || c.RetryMin < 0 || c.RetryMax < 0 || c.MaxRetryAfter < 0 || c.MaxAttempts < 0 {
+		bad("RequestTimeout", "and the retry settings must not be negative")
+	}
+	return errors.Join(errs...)
+}
+
+func publicKey(s string) (ed25519.PublicKey, error) {
+	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s))
+	if err != nil || len(b) != ed25519.PublicKeySize {
+		return nil, errors.New("must be a base64 Ed25519 public key (32 bytes)")
+	}
+	return ed25519.PublicKey(b), nil
+}
+
+func httpURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
+}
+
+func (c Config) withDefaults() Config {
+	if c.Name == "" {
+		c.Name = TypeName
+	}
+	if c.APIURL == "" {
+		c.APIURL = DefaultAPIURL
+	}
+	c.APIURL = strings.TrimRight(c.APIURL, "/")
+	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	return c
+}

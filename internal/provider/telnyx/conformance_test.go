@@ -1,0 +1,109 @@
+package telnyx_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/provider"
+	"msgsvc/internal/provider/providertest"
+	"msgsvc/internal/provider/telnyx"
+	"msgsvc/internal/provider/telnyx/telnyxtest"
+)
+
+const (
+	busyTo = "+447700900998" // the peer answers 503
+	badTo  = "+447700900999" // 40310: invalid to address
+)
+
+// testKey is the account's webhook key pair of these tests.
+var testKey = ed25519.NewKeyFromSeed([]byte("telnyx-webhook-seed-for-tests-32"))
+
+func publicKey() string {
+	return base64.StdEncoding.EncodeToString(testKey.Public().(ed25519.PublicKey))
+}
+
+func TestConformance(t *testing.T) {
+	typ := telnyx.Type()
+	providertest.Run(t, providertest.Harness{Name: "telnyx-conformance", Can: typ.Can,
+		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
+			p := telnyxtest.New(t)
+			p.SetAnswer(func(b map[string]any) (int, string, http.Header, bool) {
+				switch b["to"] {
+				case busyTo:
+					return 503, telnyxtest.Error("10007", "Unexpected error"), nil, true
+				case badTo:
+					return 400, telnyxtest.Error("40310", "Invalid 'to' address"), nil, true
+				}
+				return 0, "", nil, false
+			})
+			cfg := telnyx.Config{APIKey: "KEYtest", PublicKey: publicKey(), From: "+18445550001", APIURL: p.URL,
+				RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond}
+			a, err := typ.Build(context.Background(), "telnyx-conformance", cfg, provider.Deps{Sink: sink, Log: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var seq atomic.Int64
+			msg := func(to string) provider.Outbound {
+				return provider.Outbound{ID: fmt.Sprintf("msg_%d", seq.Add(1)), To: to, Channel: domain.SMS, Body: "hello",
+					Env: domain.Live, ExpiresAt: time.Now().Add(time.Hour)}
+			}
+			return providertest.Instance{Adapter: a,
+				Accept:    func(i int) provider.Outbound { return msg(fmt.Sprintf("4477009%05d", i)) },
+				Temporary: func() provider.Outbound { return msg(busyTo) },
+				Permanent: func() provider.Outbound { return msg(badTo) },
+				Report: func(t *testing.T, m provider.Outbound, r provider.Result) {
+					w := deliver(a, finalized(r.Ref, m.To, "delivered", ""), time.Now())
+					if w.Code != 200 {
+						t.Fatalf("webhook answered %d: %s", w.Code, w.Body)
+					}
+				},
+			}
+		}})
+}
+
+// finalized is a message.finalized event for the message id with one
+// recipient's status (and an error code when set).
+func finalized(id, to, status, errorCode string) string {
+	errs := "[]"
+	if errorCode != "" {
+		errs = fmt.Sprintf(`[{"code":%q,"title":"carrier said no","detail":"carrier said no"}]`, errorCode)
+	}
+	return fmt.Sprintf(`{"data":{"event_type":"message.finalized","id":"ev-1","occurred_at":"2026-11-25T10:00:00.000+00:00","record_type":"event",`+
+		`"payload":{"id":%q,"direction":"outbound","to":[{"phone_number":"+%s","status":%q}],"errors":%s}},"meta":{"attempt":1}}`,
+		id, strings.TrimPrefix(to, "+"), status, errs)
+}
+
+// deliver posts body to the adapter's webhook, signed at "at".
+func deliver(a provider.Adapter, body string, at time.Time) *httptest.ResponseRecorder {
+	ts := strconv.FormatInt(at.Unix(), 10)
+	return serve(a, post(body, ts, telnyx.Sign(testKey, ts, []byte(body))))
+}
+
+func post(body, ts, sig string) *http.Request {
+	req := httptest.NewRequest(http.MethodPost, telnyx.WebhookPath, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if ts != "" {
+		req.Header.Set("telnyx-timestamp", ts)
+	}
+	if sig != "" {
+		req.Header.Set("telnyx-signature-ed25519", sig)
+	}
+	return req
+}
+
+func serve(a provider.Adapter, req *http.Request) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	provider.CapabilitiesOf(a).Webhook.Webhook().ServeHTTP(w, req)
+	return w
+}

@@ -1,0 +1,212 @@
+// Package telnyx is the Telnyx messaging adapter (API v2, POST
+// /v2/messages): SMS and MMS from a number or a messaging profile, and the
+// message.sent, message.finalized and message.received webhooks Telnyx
+// posts to /providers/telnyx/webhook, checked with its Ed25519 signature.
+package telnyx
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/provider"
+	"msgsvc/internal/provider/httpcall"
+)
+
+// TypeName is the provider type of Telnyx in the configuration file.
+const TypeName = "telnyx"
+
+// WebhookPath is where Telnyx posts its webhooks, under the public URL.
+const WebhookPath = "/providers/telnyx/webhook"
+
+// Type is Telnyx as the provider registry knows it: configured by Config
+// (a file's telnyx block, or the MSGSVC_TELNYX_* variables), receiving
+// Telnyx's webhooks.
+func Type() provider.Type {
+	return provider.Define(provider.Spec[Config]{
+		Name: TypeName, Channel: domain.SMS, Can: provider.CanWebhook, Env: fromEnv, New: build,
+	})
+}
+
+// fromEnv is the shortcut of one account without a file:
+// MSGSVC_TELNYX_API_KEY makes provider "telnyx".
+func fromEnv(getenv func(string) string) (Config, bool, error) {
+	e := provider.NewEnv(getenv)
+	key := e.String("MSGSVC_TELNYX_API_KEY")
+	if key == "" {
+		return Config{}, false, nil
+	}
+	return Config{APIKey: key, PublicKey: e.String("MSGSVC_TELNYX_PUBLIC_KEY"), From: e.String("MSGSVC_TELNYX_FROM"),
+		MessagingProfileID: e.String("MSGSVC_TELNYX_MESSAGING_PROFILE_ID"), APIURL: e.String("MSGSVC_TELNYX_API_URL"),
+		PublicURL: e.String("MSGSVC_PUBLIC_URL")}, true, e.Err()
+}
+
+func build(_ context.Context, name string, c Config, d provider.Deps) (provider.Adapter, error) {
+	c.Name = name
+	return New(c, d, httpcall.Deps{HTTP: d.HTTP, Now: d.Now, Log: d.Log})
+}
+
+// Adapter is a Telnyx account as the service runs it. It is safe for
+// concurrent use.
+type Adapter struct {
+	cfg     Config
+	key     ed25519.PublicKey
+	sink    provider.Sink
+	version string
+	call    *httpcall.Client
+}
+
+// New checks cfg and makes an Adapter; hc may replace the clock, the HTTP
+// client and the waits (tests).
+func New(cfg Config, d provider.Deps, hc httpcall.Deps) (*Adapter, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if d.Sink == nil {
+		return nil, fmt.Errorf("telnyx: no sink for statuses and replies")
+	}
+	cfg = cfg.withDefaults()
+	key, _ := publicKey(cfg.PublicKey)
+	a := &Adapter{cfg: cfg, key: key, sink: d.Sink, version: d.Version}
+	a.call = httpcall.New(httpcall.Settings{Provider: "Telnyx", Name: cfg.Name, Timeout: cfg.RequestTimeout,
+		MaxAttempts: cfg.MaxAttempts, RetryMin: cfg.RetryMin, RetryMax: cfg.RetryMax, MaxRetryAfter: cfg.MaxRetryAfter}, hc)
+	return a, nil
+}
+
+// Name is the provider's name in webhooks and metrics.
+func (a *Adapter) Name() string { return a.cfg.Name }
+
+// Start does nothing: Telnyx is reached per request.
+func (a *Adapter) Start(context.Context) error { return nil }
+
+// Stop lets idle connections go.
+func (a *Adapter) Stop(context.Context) error {
+	a.call.Close()
+	return nil
+}
+
+// Health is one line for /readyz.
+func (a *Adapter) Health() provider.Health { return a.call.Health() }
+
+// Submit sends each message and returns one result per message, in order:
+// Telnyx's message id as Ref, or the error.
+func (a *Adapter) Submit(ctx context.Context, msgs []provider.Outbound) []provider.Result {
+	return a.call.Each(ctx, msgs, a.send)
+}
+
+// request is the body of POST /v2/messages.
+type request struct {
+	From               string   `json:"from,omitempty"`
+	MessagingProfileID string   `json:"messaging_profile_id,omitempty"`
+	To                 string   `json:"to"`
+	Text               string   `json:"text,omitempty"`
+	MediaURLs          []string `json:"media_urls,omitempty"`
+	Type               string   `json:"type"`
+	WebhookURL         string   `json:"webhook_url,omitempty"`
+}
+
+func (a *Adapter) send(ctx context.Context, m provider.Outbound) provider.Result {
+	body, perr := a.payload(m)
+	if perr != nil {
+		return provider.Result{Err: perr}
+	}
+	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"},
+		"Authorization": {"Bearer " + a.cfg.APIKey}, "User-Agent": {userAgent(a.version)}}
+	ans, perr := a.call.Do(ctx, httpcall.Request{URL: a.cfg.APIURL + "/v2/messages", Header: h, Body: body}, checkAnswer)
+	if perr != nil {
+		return provider.Result{Err: perr}
+	}
+	var resp struct {
+		Data struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(ans.Body, &resp); err != nil || resp.Data.ID == "" {
+		// Taken but unnamed: sending again could deliver it twice.
+		return provider.Result{Err: &provider.Error{Code: domain.CodeProviderError,
+			Message: "Telnyx took the message but its answer names no id: " + httpcall.Snippet(ans.Body)}}
+	}
+	return provider.Result{Ref: resp.Data.ID}
+}
+
+func (a *Adapter) payload(m provider.Outbound) ([]byte, *provider.Error) {
+	r := request{To: e164(m.To), Text: m.Body, Type: "SMS", MessagingProfileID: a.cfg.MessagingProfileID}
+	switch {
+	case m.From != "":
+		r.From = m.From
+	case a.cfg.From != "":
+		r.From = a.cfg.From
+	}
+	if a.cfg.PublicURL != "" {
+		r.WebhookURL = a.cfg.PublicURL + WebhookPath
+	}
+	if md := m.Content.Media; md != nil {
+		if md.URL == "" {
+			return nil, &provider.Error{Code: domain.CodeMediaError, Message: noPublicMedia}
+		}
+		r.MediaURLs, r.Type = []string{md.URL}, "MMS"
+	}
+	if r.Text == "" && len(r.MediaURLs) == 0 {
+		return nil, &provider.Error{Code: domain.CodeRejected, Message: "nothing to send: no text and no media"}
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, &provider.Error{Code: domain.CodeProviderError, Message: err.Error()}
+	}
+	return b, nil
+}
+
+// noPublicMedia explains the refusal of an uploaded file: Telnyx fetches
+// media from a public address, and msgsvc does not serve its uploads
+// publicly.
+const noPublicMedia = "Telnyx fetches MMS media from a public URL and uploaded files (mediaId) have none: send the file by media.url"
+
+// e164 puts the + that Telnyx wants before a number given without it.
+func e164(n string) string {
+	if n == "" || strings.HasPrefix(n, "+") {
+		return n
+	}
+	return "+" + n
+}
+
+func userAgent(version string) string {
+	if version == "" {
+		return "msgsvc"
+	}
+	return "msgsvc/" + version
+}
+
+// apiError is one item of Telnyx's "errors".
+type apiError struct {
+	Code   string `json:"code"`
+	Title  string `json:"title"`
+	Detail string `json:"detail"`
+}
+
+func (e apiError) text() string {
+	s := "Telnyx error " + e.Code + ": " + e.Title
+	if e.Detail != "" && e.Detail != e.Title {
+		s += ": " + e.Detail
+	}
+	return s
+}
+
+// checkAnswer reads a 2xx (taken) or a 4xx: Telnyx's first error, its
+// code mapped to ours.
+func checkAnswer(a httpcall.Answer) *provider.Error {
+	if a.Status/100 == 2 {
+		return nil
+	}
+	var env struct {
+		Errors []apiError `json:"errors"`
+	}
+	_ = json.Unmarshal(a.Body, &env)
+	if len(env.Errors) == 0 {
+		return refusal("", fmt.Sprintf("Telnyx answered HTTP %d: %s", a.Status, httpcall.Snippet(a.Body)))
+	}
+	return refusal(env.Errors[0].Code, fmt.Sprintf("%s (HTTP %d)", env.Errors[0].text(), a.Status))
+}

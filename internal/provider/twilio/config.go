@@ -1,0 +1,102 @@
+package twilio
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"msgsvc/internal/provider"
+)
+
+// DefaultAPIURL is Twilio's REST API; the 2010-04-01 paths follow it.
+const DefaultAPIURL = "https://api.twilio.com"
+
+// Config describes one Twilio account sending SMS and MMS.
+type Config struct {
+	// Name is the provider's name in webhooks and metrics (default
+	// "twilio").
+	Name string `yaml:"-"`
+	// AccountSID (AC…) and AuthToken are the account's credentials; the
+	// token also keys X-Twilio-Signature.
+	AccountSID string `yaml:"accountSid"`
+	AuthToken  string `yaml:"authToken"`
+	// From is the sending number, used when a message names no sender.
+	From string `yaml:"from"`
+	// MessagingServiceSID (MG…) sends through a Messaging Service, which
+	// picks the number from its pool; From or it is required.
+	MessagingServiceSID string `yaml:"messagingServiceSid"`
+	// APIURL is the REST API's base (default DefaultAPIURL).
+	APIURL string `yaml:"apiUrl"`
+	// PublicURL is the address Twilio calls back (https://gw.example.com):
+	// each send names PublicURL/providers/twilio/status as its
+	// StatusCallback, and signatures are checked over this address, not
+	// over the one the request arrived at, which a proxy may have
+	// rewritten.
+	PublicURL string `yaml:"publicUrl"`
+	// RequestTimeout bounds one request (default 10s).
+	RequestTimeout time.Duration `yaml:"timeout"`
+	// MaxAttempts, RetryMin, RetryMax and MaxRetryAfter tune the retries
+	// within one hand-over (defaults 3, 500ms, 8s, 10s).
+	MaxAttempts                       int           `yaml:"-"`
+	RetryMin, RetryMax, MaxRetryAfter time.Duration `yaml:"-"`
+}
+
+var (
+	accountSID = regexp.MustCompile(`^AC[0-9a-fA-F]{32}$`)
+	serviceSID = regexp.MustCompile(`^MG[0-9a-fA-F]{32}$`)
+)
+
+// Validate reports every problem of c at once.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &provider.FieldError{Type: TypeName, Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	switch {
+	case c.AccountSID == "":
+		bad("AccountSID", "is required")
+	case !accountSID.MatchString(c.AccountSID):
+		bad("AccountSID", "must be AC followed by 32 hex digits")
+	}
+	if c.AuthToken == "" {
+		bad("AuthToken", "is required")
+	}
+	if c.From == "" && c.MessagingServiceSID == "" {
+		bad("From", "or messagingServiceSid is required")
+	}
+	if c.MessagingServiceSID != "" && !serviceSID.MatchString(c.MessagingServiceSID) {
+		bad("MessagingServiceSID", "must be MG followed by 32 hex digits")
+	}
+	if c.PublicURL == "" {
+		bad("PublicURL", "is required: the public address Twilio calls back and signs (MSGSVC_PUBLIC_URL)")
+	} else if !httpURL(c.PublicURL) {
+		bad("PublicURL", "%q is not an http(s) URL", c.PublicURL)
+	}
+	if c.APIURL != "" && !httpURL(c.APIURL) {
+		bad("APIURL", "%q is not an http(s) URL", c.APIURL)
+	}
+	if c.RequestTimeout < 0 || c.RetryMin < 0 || c.RetryMax < 0 || c.MaxRetryAfter < 0 || c.MaxAttempts < 0 {
+		bad("RequestTimeout", "and the retry settings must not be negative")
+	}
+	return errors.Join(errs...)
+}
+
+func httpURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
+}
+
+func (c Config) withDefaults() Config {
+	if c.Name == "" {
+		c.Name = TypeName
+	}
+	if c.APIURL == "" {
+		c.APIURL = DefaultAPIURL
+	}
+	c.APIURL = strings.TrimRight(c.APIURL, "/")
+	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	return c
+}

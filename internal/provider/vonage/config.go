@@ -1,0 +1,96 @@
+package vonage
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"msgsvc/internal/provider"
+)
+
+// DefaultAPIURL is the SMS API's host; /sms/json follows it.
+const DefaultAPIURL = "https://rest.nexmo.com"
+
+// The signature methods of Vonage's signed webhooks, as the dashboard
+// names them; md5hash is Vonage's default.
+var signatureMethods = []string{"md5hash", "md5", "sha1", "sha256", "sha512"}
+
+// Config describes one Vonage account sending SMS over the SMS API.
+type Config struct {
+	// Name is the provider's name in webhooks and metrics (default
+	// "vonage").
+	Name string `yaml:"-"`
+	// APIKey and APISecret are the account's credentials, sent in the
+	// form.
+	APIKey    string `yaml:"apiKey"`
+	APISecret string `yaml:"apiSecret"`
+	// SignatureSecret checks the sig of signed webhooks (delivery
+	// receipts and inbound SMS); SignatureMethod is the method chosen in
+	// the dashboard (default md5hash).
+	SignatureSecret string `yaml:"signatureSecret"`
+	SignatureMethod string `yaml:"signatureMethod"`
+	// From is the sender (a number or an alphanumeric id) when a message
+	// names none.
+	From string `yaml:"from"`
+	// APIURL is the SMS API's base (default DefaultAPIURL).
+	APIURL string `yaml:"apiUrl"`
+	// PublicURL, when set, is the address Vonage calls back: each send
+	// names PublicURL/providers/vonage/status as its callback. Without it,
+	// the account's delivery receipt URL is used.
+	PublicURL string `yaml:"publicUrl"`
+	// RequestTimeout bounds one request (default 10s).
+	RequestTimeout time.Duration `yaml:"timeout"`
+	// MaxAttempts, RetryMin, RetryMax and MaxRetryAfter tune the retries
+	// within one hand-over (defaults 3, 500ms, 8s, 10s).
+	MaxAttempts                       int           `yaml:"-"`
+	RetryMin, RetryMax, MaxRetryAfter time.Duration `yaml:"-"`
+}
+
+// Validate reports every problem of c at once.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &provider.FieldError{Type: TypeName, Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	for _, f := range []struct{ name, v string }{{"APIKey", c.APIKey}, {"APISecret", c.APISecret},
+		{"SignatureSecret", c.SignatureSecret}, {"From", c.From}} {
+		if f.v == "" {
+			bad(f.name, "is required")
+		}
+	}
+	if c.SignatureMethod != "" && !slices.Contains(signatureMethods, c.SignatureMethod) {
+		bad("SignatureMethod", "must be one of %s", strings.Join(signatureMethods, ", "))
+	}
+	for _, u := range []struct{ field, v string }{{"APIURL", c.APIURL}, {"PublicURL", c.PublicURL}} {
+		if u.v != "" && !httpURL(u.v) {
+			bad(u.field, "%q is not an http(s) URL", u.v)
+		}
+	}
+	if c.RequestTimeout < 0 || c.RetryMin < 0 || c.RetryMax < 0 || c.MaxRetryAfter < 0 || c.MaxAttempts < 0 {
+		bad("RequestTimeout", "and the retry settings must not be negative")
+	}
+	return errors.Join(errs...)
+}
+
+func httpURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
+}
+
+func (c Config) withDefaults() Config {
+	if c.Name == "" {
+		c.Name = TypeName
+	}
+	if c.APIURL == "" {
+		c.APIURL = DefaultAPIURL
+	}
+	if c.SignatureMethod == "" {
+		c.SignatureMethod = "md5hash"
+	}
+	c.APIURL = strings.TrimRight(c.APIURL, "/")
+	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	return c
+}

@@ -1,0 +1,97 @@
+package vonage_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/provider"
+	"msgsvc/internal/provider/providertest"
+	"msgsvc/internal/provider/vonage"
+	"msgsvc/internal/provider/vonage/vonagetest"
+)
+
+const (
+	testKey    = "abcd1234"
+	testSecret = "abcdef0123456789"
+	testSigSec = "signature-secret-for-tests"
+	busyTo     = "447700900998" // status 1: throttled
+	badTo      = "447700900999" // status 6: invalid message
+)
+
+func TestConformance(t *testing.T) {
+	typ := vonage.Type()
+	providertest.Run(t, providertest.Harness{Name: "vonage-conformance", Can: typ.Can,
+		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
+			p := vonagetest.New(t)
+			p.SetAnswer(func(f url.Values) (int, string, http.Header, bool) {
+				switch f.Get("to") {
+				case busyTo:
+					return 200, vonagetest.Refused(busyTo, "1", "Throughput Rate Exceeded"), nil, true
+				case badTo:
+					return 200, vonagetest.Refused(badTo, "6", "Unroutable message"), nil, true
+				}
+				return 0, "", nil, false
+			})
+			cfg := vonage.Config{APIKey: testKey, APISecret: testSecret, SignatureSecret: testSigSec, From: "AcmeInc",
+				APIURL: p.URL, RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond}
+			a, err := typ.Build(context.Background(), "vonage-conformance", cfg, provider.Deps{Sink: sink, Log: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var seq atomic.Int64
+			msg := func(to string) provider.Outbound {
+				return provider.Outbound{ID: fmt.Sprintf("msg_%d", seq.Add(1)), To: to, Channel: domain.SMS, Body: "hello",
+					Env: domain.Live, ExpiresAt: time.Now().Add(time.Hour)}
+			}
+			return providertest.Instance{Adapter: a,
+				Accept:    func(i int) provider.Outbound { return msg(fmt.Sprintf("4477009%05d", i)) },
+				Temporary: func() provider.Outbound { return msg(busyTo) },
+				Permanent: func() provider.Outbound { return msg(badTo) },
+				Report: func(t *testing.T, m provider.Outbound, r provider.Result) {
+					w := callback(a, vonage.StatusPath, receipt(r.Ref, m.To, "delivered", "0", time.Now()), "md5hash", "")
+					if w.Code/100 != 2 {
+						t.Fatalf("receipt answered %d: %s", w.Code, w.Body)
+					}
+				},
+			}
+		}})
+}
+
+// receipt is a delivery receipt's parameters, unsigned.
+func receipt(id, to, status, errCode string, at time.Time) map[string]string {
+	return map[string]string{"msisdn": strings.TrimPrefix(to, "+"), "to": "AcmeInc", "network-code": "23410", "messageId": id,
+		"price": "0.03330000", "status": status, "scts": "2611251000", "err-code": errCode, "api-key": testKey,
+		"message-timestamp": at.UTC().Format("2006-01-02 15:04:05"), "timestamp": strconv.FormatInt(at.Unix(), 10),
+		"nonce": "ec11dd3e-1e7f-4db5-9467-82b02cd223b9"}
+}
+
+// callback signs params with method (unless sig is given: "-" for none)
+// and posts them as a form to the adapter's webhook at path.
+func callback(a provider.Adapter, path string, params map[string]string, method, sig string) *httptest.ResponseRecorder {
+	switch sig {
+	case "":
+		params["sig"] = vonage.Sign(params, testSigSec, method)
+	case "-":
+	default:
+		params["sig"] = sig
+	}
+	f := url.Values{}
+	for k, v := range params {
+		f.Set(k, v)
+	}
+	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(f.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	w := httptest.NewRecorder()
+	provider.CapabilitiesOf(a).Webhook.Webhook().ServeHTTP(w, req)
+	return w
+}

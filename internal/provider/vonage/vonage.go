@@ -1,0 +1,189 @@
+// Package vonage is the Vonage (formerly Nexmo) SMS API adapter: SMS over
+// POST /sms/json, the delivery receipts and inbound SMS Vonage posts to
+// /providers/vonage/status and /providers/vonage/inbound, checked with
+// the account's signature secret (Vonage's signed webhooks). The SMS API
+// has no MMS: a message with media is refused.
+package vonage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/provider"
+	"msgsvc/internal/provider/httpcall"
+)
+
+// TypeName is the provider type of Vonage in the configuration file.
+const TypeName = "vonage"
+
+// The callback paths, under the public URL.
+const (
+	StatusPath  = "/providers/vonage/status"
+	InboundPath = "/providers/vonage/inbound"
+)
+
+// Type is Vonage as the provider registry knows it: configured by Config
+// (a file's vonage block, or the MSGSVC_VONAGE_* variables), receiving
+// Vonage's webhooks.
+func Type() provider.Type {
+	return provider.Define(provider.Spec[Config]{
+		Name: TypeName, Channel: domain.SMS, Can: provider.CanWebhook, Env: fromEnv, New: build,
+	})
+}
+
+// fromEnv is the shortcut of one account without a file:
+// MSGSVC_VONAGE_API_KEY makes provider "vonage".
+func fromEnv(getenv func(string) string) (Config, bool, error) {
+	e := provider.NewEnv(getenv)
+	key := e.String("MSGSVC_VONAGE_API_KEY")
+	if key == "" {
+		return Config{}, false, nil
+	}
+	return Config{APIKey: key, APISecret: e.String("MSGSVC_VONAGE_API_SECRET"),
+		SignatureSecret: e.String("MSGSVC_VONAGE_SIGNATURE_SECRET"), SignatureMethod: e.String("MSGSVC_VONAGE_SIGNATURE_METHOD"),
+		From: e.String("MSGSVC_VONAGE_FROM"), APIURL: e.String("MSGSVC_VONAGE_API_URL"), PublicURL: e.String("MSGSVC_PUBLIC_URL")}, true, e.Err()
+}
+
+func build(_ context.Context, name string, c Config, d provider.Deps) (provider.Adapter, error) {
+	c.Name = name
+	return New(c, d, httpcall.Deps{HTTP: d.HTTP, Now: d.Now, Log: d.Log})
+}
+
+// Adapter is a Vonage account as the service runs it. It is safe for
+// concurrent use.
+type Adapter struct {
+	cfg     Config
+	sink    provider.Sink
+	version string
+	call    *httpcall.Client
+}
+
+// New checks cfg and makes an Adapter; hc may replace the clock, the HTTP
+// client and the waits (tests).
+func New(cfg Config, d provider.Deps, hc httpcall.Deps) (*Adapter, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if d.Sink == nil {
+		return nil, fmt.Errorf("vonage: no sink for statuses and replies")
+	}
+	cfg = cfg.withDefaults()
+	a := &Adapter{cfg: cfg, sink: d.Sink, version: d.Version}
+	a.call = httpcall.New(httpcall.Settings{Provider: "Vonage", Name: cfg.Name, Timeout: cfg.RequestTimeout,
+		MaxAttempts: cfg.MaxAttempts, RetryMin: cfg.RetryMin, RetryMax: cfg.RetryMax, MaxRetryAfter: cfg.MaxRetryAfter}, hc)
+	return a, nil
+}
+
+// Name is the provider's name in webhooks and metrics.
+func (a *Adapter) Name() string { return a.cfg.Name }
+
+// Start does nothing: Vonage is reached per request.
+func (a *Adapter) Start(context.Context) error { return nil }
+
+// Stop lets idle connections go.
+func (a *Adapter) Stop(context.Context) error {
+	a.call.Close()
+	return nil
+}
+
+// Health is one line for /readyz.
+func (a *Adapter) Health() provider.Health { return a.call.Health() }
+
+// Submit sends each message and returns one result per message, in order:
+// Vonage's message id as Ref (and every part's id when Vonage split it).
+func (a *Adapter) Submit(ctx context.Context, msgs []provider.Outbound) []provider.Result {
+	return a.call.Each(ctx, msgs, a.send)
+}
+
+// answer is the SMS API's answer: 200 even when a message was refused,
+// with a status per part.
+type answer struct {
+	Messages []struct {
+		Status    string `json:"status"`
+		MessageID string `json:"message-id"`
+		ErrorText string `json:"error-text"`
+	} `json:"messages"`
+}
+
+func (a *Adapter) send(ctx context.Context, m provider.Outbound) provider.Result {
+	form, perr := a.form(m)
+	if perr != nil {
+		return provider.Result{Err: perr}
+	}
+	h := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "Accept": {"application/json"},
+		"User-Agent": {userAgent(a.version)}}
+	ans, perr := a.call.Do(ctx, httpcall.Request{URL: a.cfg.APIURL + "/sms/json", Header: h, Body: []byte(form.Encode())}, checkAnswer)
+	if perr != nil {
+		return provider.Result{Err: perr}
+	}
+	var resp answer
+	_ = json.Unmarshal(ans.Body, &resp) // checkAnswer read it already
+	var parts []string
+	for _, p := range resp.Messages {
+		if p.Status == "0" && p.MessageID != "" {
+			parts = append(parts, p.MessageID)
+		}
+	}
+	if len(parts) == 0 {
+		return provider.Result{Err: &provider.Error{Code: domain.CodeProviderError,
+			Message: "Vonage took the message but its answer names no message-id: " + httpcall.Snippet(ans.Body)}}
+	}
+	r := provider.Result{Ref: parts[0]}
+	if len(parts) > 1 {
+		r.Parts = parts
+	}
+	return r
+}
+
+func (a *Adapter) form(m provider.Outbound) (url.Values, *provider.Error) {
+	if m.Content.Media != nil {
+		return nil, &provider.Error{Code: domain.CodeMediaError, Message: "Vonage's SMS API carries no media (MMS): send text only, or route MMS to Twilio or Telnyx"}
+	}
+	if m.Body == "" {
+		return nil, &provider.Error{Code: domain.CodeRejected, Message: "nothing to send: no text"}
+	}
+	f := url.Values{"api_key": {a.cfg.APIKey}, "api_secret": {a.cfg.APISecret}, "from": {a.cfg.From},
+		"to": {strings.TrimPrefix(m.To, "+")}, "text": {m.Body}, "type": {"text"}}
+	if m.From != "" {
+		f.Set("from", strings.TrimPrefix(m.From, "+"))
+	}
+	if !gsm(m.Body) {
+		f.Set("type", "unicode")
+	}
+	if len(m.ID) <= 40 && m.ID != "" {
+		f.Set("client-ref", m.ID)
+	}
+	if a.cfg.PublicURL != "" {
+		f.Set("callback", a.cfg.PublicURL+StatusPath)
+	}
+	return f, nil
+}
+
+func userAgent(version string) string {
+	if version == "" {
+		return "msgsvc"
+	}
+	return "msgsvc/" + version
+}
+
+// checkAnswer reads an answer: a 200 whose first part's status is not
+// "0" is a refusal; a 4xx is one too.
+func checkAnswer(a httpcall.Answer) *provider.Error {
+	if a.Status/100 != 2 {
+		return &provider.Error{Code: domain.CodeRejected, Message: fmt.Sprintf("Vonage answered HTTP %d: %s", a.Status, httpcall.Snippet(a.Body))}
+	}
+	var resp answer
+	if err := json.Unmarshal(a.Body, &resp); err != nil || len(resp.Messages) == 0 {
+		return &provider.Error{Code: domain.CodeProviderError, Message: "Vonage answered unreadable JSON: " + httpcall.Snippet(a.Body)}
+	}
+	first := resp.Messages[0]
+	if first.Status == "0" {
+		return nil
+	}
+	return refusal(first.Status, fmt.Sprintf("Vonage status %s: %s", first.Status, first.ErrorText))
+}

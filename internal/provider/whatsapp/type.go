@@ -1,0 +1,97 @@
+package whatsapp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/provider"
+)
+
+// TypeName is the provider type of WhatsApp in the configuration file.
+const TypeName = "whatsapp"
+
+// Type is the WhatsApp Business Cloud API as the provider registry knows
+// it: configured by Config (a file's whatsapp block, or the
+// MSGSVC_WHATSAPP_* variables), receiving the platform's webhook.
+func Type() provider.Type {
+	return provider.Define(provider.Spec[Config]{
+		Name: TypeName, Channel: domain.WhatsApp, Can: provider.CanWebhook,
+		Decode: decodeFile, Env: fromEnv, New: build,
+	})
+}
+
+// decodeFile reads a file's whatsapp block. There ratePerSecond may not be
+// negative: "no cap" is for embedding and tests, while a deployment above
+// the platform's rate only collects throttling answers.
+func decodeFile(decode func(any) error) (Config, error) {
+	var c Config
+	if err := decode(&c); err != nil {
+		return c, err
+	}
+	var errs []error
+	if c.RatePerSecond < 0 {
+		errs = append(errs, &provider.FieldError{Type: TypeName, Field: "RatePerSecond",
+			Msg: "must be 0 (the platform's default, 80) or more"})
+	}
+	return c, errors.Join(append(errs, c.Validate())...)
+}
+
+// fromEnv is the shortcut of one business number without a file:
+// MSGSVC_WHATSAPP_TOKEN makes provider "whatsapp".
+func fromEnv(getenv func(string) string) (Config, bool, error) {
+	e := provider.NewEnv(getenv)
+	tok := e.String("MSGSVC_WHATSAPP_TOKEN")
+	if tok == "" {
+		return Config{}, false, nil
+	}
+	return Config{Token: tok, PhoneNumberID: e.String("MSGSVC_WHATSAPP_PHONE_NUMBER_ID"),
+		AppSecret: e.String("MSGSVC_WHATSAPP_APP_SECRET"), VerifyToken: e.String("MSGSVC_WHATSAPP_VERIFY_TOKEN"),
+		APIURL: e.String("MSGSVC_WHATSAPP_API_URL")}, true, e.Err()
+}
+
+func build(_ context.Context, name string, c Config, d provider.Deps) (provider.Adapter, error) {
+	c.Name = name
+	if c.UserAgent == "" {
+		c.UserAgent = UserAgent(d.Version)
+	}
+	var opts []Option
+	if d.Log != nil {
+		opts = append(opts, WithLogger(d.Log))
+	}
+	if d.Now != nil {
+		opts = append(opts, WithClock(d.Now))
+	}
+	if d.HTTP != nil {
+		opts = append(opts, WithHTTPClient(d.HTTP))
+	}
+	client, err := New(c, Deps{Sink: d.Sink, Files: d.Files, Cache: d.Cache}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if d.Metrics != nil {
+		if err := d.Metrics.Register(client.Collector()); err != nil {
+			return nil, fmt.Errorf("metrics: %w", err)
+		}
+	}
+	return adapter{client}, nil
+}
+
+// adapter is a Client as the service runs it, its health one line for
+// /readyz.
+type adapter struct{ *Client }
+
+func (a adapter) Stop(ctx context.Context) error { return a.Close(ctx) }
+
+func (a adapter) Health() provider.Health {
+	h := a.Client.Health()
+	detail := fmt.Sprintf("sent %d, refused %d, failed for now %d, retries %d, throttled %d, in flight %d, media uploaded %d, reused %d, webhooks %d, bad signatures %d",
+		h.Sent, h.Refused, h.Failed, h.Retries, h.Throttled, h.InFlight, h.Uploads, h.Reused, h.Notifications, h.BadSignatures)
+	if h.Down != "" {
+		detail = "the platform refuses the token or account (" + h.Down + "): renew the token or fix the account; messages wait and retry; " + detail
+	} else if h.LastError != "" {
+		detail += ", last error: " + h.LastError
+	}
+	return provider.Health{Ready: h.Ready(), Detail: detail}
+}
