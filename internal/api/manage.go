@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"net/http"
 
 	"msgsvc/internal/api/view"
@@ -28,6 +29,8 @@ func (s *Server) manageRoutes() {
 	s.managed("GET "+base+"/senders", s.listSenders)
 	s.managed("POST "+base+"/senders", s.addSender)
 	s.managed("DELETE "+base+"/senders/{id}", s.removeSender)
+	s.managed("POST "+base+"/senders/{id}/approve", s.approveSender)
+	s.managed("POST "+base+"/senders/{id}/reject", s.rejectSender)
 	s.managed("GET "+base+"/limits", s.manageLimits)
 	s.managed("GET "+base+"/limit-requests", s.listLimitRequests)
 	s.managed("POST "+base+"/limit-requests", s.createLimitRequest)
@@ -145,10 +148,23 @@ func (s *Server) rotateSecret(w http.ResponseWriter, r *http.Request, a manage.A
 
 type senderView struct {
 	ID        string         `json:"id"`
+	AccountID string         `json:"accountId"`
 	Channel   domain.Channel `json:"channel"`
 	Value     string         `json:"value"`
 	Default   bool           `json:"default"`
+	Status    string         `json:"status"`
+	Reason    *string        `json:"reason"` // null unless rejected
 	CreatedAt view.Time      `json:"createdAt"`
+	DecidedAt view.Time      `json:"decidedAt"`
+}
+
+func newSenderView(sd domain.Sender) senderView {
+	v := senderView{ID: sd.ID, AccountID: sd.AccountID, Channel: sd.Channel, Value: sd.Value, Default: sd.Default,
+		Status: sd.Status, CreatedAt: view.Time(sd.CreatedAt), DecidedAt: view.Time(sd.DecidedAt)}
+	if sd.Status == domain.SenderRejected {
+		v.Reason = &sd.Reason
+	}
+	return v
 }
 
 func (s *Server) listSenders(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
@@ -158,7 +174,7 @@ func (s *Server) listSenders(w http.ResponseWriter, r *http.Request, a manage.Ac
 	}
 	out := []senderView{}
 	for _, sd := range list {
-		out = append(out, senderView{ID: sd.ID, Channel: sd.Channel, Value: sd.Value, Default: sd.Default, CreatedAt: view.Time(sd.CreatedAt)})
+		out = append(out, newSenderView(sd))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"senders": out})
 	return nil
@@ -177,7 +193,41 @@ func (s *Server) addSender(w http.ResponseWriter, r *http.Request, a manage.Acto
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, senderView{ID: sd.ID, Channel: sd.Channel, Value: sd.Value, Default: sd.Default, CreatedAt: view.Time(sd.CreatedAt)})
+	writeJSON(w, http.StatusCreated, newSenderView(sd))
+	return nil
+}
+
+// approveSender takes no body (an empty JSON object is accepted too).
+func (s *Server) approveSender(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(body)) > 0 {
+		if err := decodeJSON(body, &struct{}{}); err != nil {
+			return err
+		}
+	}
+	sd, err := s.cfg.Manage.ApproveSender(r.Context(), a, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newSenderView(sd))
+	return nil
+}
+
+func (s *Server) rejectSender(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
+	var req struct {
+		Reason string `json:"reason"`
+	}
+	if err := readJSON(w, r, &req); err != nil {
+		return err
+	}
+	sd, err := s.cfg.Manage.RejectSender(r.Context(), a, r.PathValue("id"), req.Reason)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newSenderView(sd))
 	return nil
 }
 

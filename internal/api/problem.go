@@ -7,8 +7,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"msgsvc/internal/domain"
 	"msgsvc/internal/manage"
@@ -45,6 +47,7 @@ var codes = map[string]int{
 	"INSUFFICIENT_CREDITS":        http.StatusPaymentRequired,
 	"MESSAGE_NOT_CANCELABLE":      http.StatusConflict,
 	"IDEMPOTENCY_CONFLICT":        http.StatusConflict,
+	"SENDER_TAKEN":                http.StatusConflict,
 	"PAYLOAD_TOO_LARGE":           http.StatusRequestEntityTooLarge,
 	"UNSUPPORTED_MEDIA_TYPE":      http.StatusUnsupportedMediaType,
 	"OUTSIDE_CONVERSATION_WINDOW": http.StatusUnprocessableEntity,
@@ -98,6 +101,9 @@ func toProblem(err error) *Problem {
 		p.Errors = rf.Fields
 		return p
 	}
+	if t, ok := manage.IsThrottled(err); ok {
+		return problem("RATE_LIMITED", fmt.Sprintf("Too many attempts; retry after %d seconds.", int((t.RetryAfter+time.Second-1)/time.Second)))
+	}
 	switch {
 	case errors.Is(err, manage.ErrForbidden):
 		return errForbidden
@@ -113,6 +119,8 @@ func toProblem(err error) *Problem {
 		return problem("INSUFFICIENT_CREDITS", "The balance does not cover the cost of this send.")
 	case errors.Is(err, message.ErrIdempotencyConflict):
 		return problem("IDEMPOTENCY_CONFLICT", "This Idempotency-Key was already used with a different request.")
+	case errors.Is(err, manage.ErrSenderTaken):
+		return problem("SENDER_TAKEN", "This sender is already approved for another account on that channel.")
 	case errors.Is(err, message.ErrNotCancelable):
 		return problem("MESSAGE_NOT_CANCELABLE", "The message was already handed to a provider or has ended.")
 	}

@@ -10,6 +10,7 @@ import (
 	"msgsvc/internal/api/view"
 	"msgsvc/internal/domain"
 	"msgsvc/internal/manage"
+	"msgsvc/internal/ratelimit"
 )
 
 // Sessions and the management API (docs/panel.md). A session token
@@ -119,7 +120,11 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, s.cfg.Log, err)
 		return
 	}
-	sess, err := s.cfg.Manage.Login(r.Context(), req.Email, req.Password)
+	sess, err := s.cfg.Manage.LoginFrom(r.Context(), s.clientAddr(r).String(), req.Email, req.Password)
+	if t, ok := manage.IsThrottled(err); ok {
+		s.refuse(w, r, ratelimit.Decision{RetryAfter: t.RetryAfter})
+		return
+	}
 	if errors.Is(err, manage.ErrBadCredentials) {
 		s.authFailure(w, r, addrKey, toProblem(err))
 		return
@@ -160,7 +165,12 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request, a manage
 	if err := readJSON(w, r, &req); err != nil {
 		return err
 	}
-	if err := s.cfg.Manage.ChangePassword(r.Context(), a, req.CurrentPassword, req.NewPassword); err != nil {
+	err := s.cfg.Manage.ChangePassword(r.Context(), a, req.CurrentPassword, req.NewPassword)
+	if t, ok := manage.IsThrottled(err); ok {
+		s.refuse(w, r, ratelimit.Decision{RetryAfter: t.RetryAfter})
+		return nil
+	}
+	if err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

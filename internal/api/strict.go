@@ -17,7 +17,16 @@ import (
 // field by its path (buttons[1].title). It runs before decoding, on every
 // JSON body.
 func checkStrict(body []byte) error {
-	if !utf8.Valid(body) {
+	valid := utf8.Valid(body)
+	if !valid || bytes.Contains(body, []byte(`\ud`)) || bytes.Contains(body, []byte(`\uD`)) {
+		if field, msg, found := badText(body); found {
+			if field == "" {
+				field = "body"
+			}
+			return fieldError(field, msg)
+		}
+	}
+	if !valid {
 		off := invalidUTF8At(body)
 		return validation(fmt.Sprintf("The request body is not valid UTF-8 (at byte %d).", off))
 	}

@@ -92,3 +92,28 @@ func TestStrictRefusesInvalidUTF8Keys(t *testing.T) {
 		t.Fatalf("checkStrict = %v", err)
 	}
 }
+
+// Invalid UTF-8 and escaped lone surrogates are refused naming the field
+// they are in (the decoder would have turned either into U+FFFD).
+func TestBadTextNamesTheField(t *testing.T) {
+	for body, want := range map[string]string{
+		"{\"to\": \"5511999990000\", \"message\": \"hi \xff there\"}":   "message",
+		`{"to": "5511999990000", "message": "\ud800"}`:                  "message",
+		`{"message": "ok \uD800x"}`:                                     "message",
+		`{"message": "\udc00\ud800"}`:                                   "message",
+		`{"to": "1", "buttons": [{"title": "a"}, {"title": "\udfff"}]}`: "buttons[1].title",
+		"{\"a\": {\"b\": [1, \"\xc3\"]}}":                               "a.b[1]",
+		"\"\xff\"":                                                      "body",
+	} {
+		err := checkStrict([]byte(body))
+		p, ok := err.(*Problem)
+		if !ok || p.Code != "VALIDATION_ERROR" || len(p.Errors) != 1 || p.Errors[0].Field != want {
+			t.Errorf("checkStrict(%q) = %v, want VALIDATION_ERROR on %s", body, err, want)
+		}
+	}
+	for _, body := range []string{`{"message": "\ud83d\ude00"}`, `{"message": "\\ud800"}`, `{"message": "\u00e9\u4e2d"}`, `{"message": "😀"}`} {
+		if err := checkStrict([]byte(body)); err != nil {
+			t.Errorf("checkStrict(%s) = %v, want nil", body, err)
+		}
+	}
+}

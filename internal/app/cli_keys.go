@@ -178,6 +178,9 @@ var senderAdd = adminCommand{name: "sender add", summary: "approve a sender ID o
 		return func(ctx context.Context, in adminInput) (any, string, error) {
 			sd, err := in.manage().AddSender(ctx, manage.Console, *account, manage.NewSender{Channel: strings.ToUpper(*channel), Value: *value,
 				Default: *def})
+			if errors.Is(err, manage.ErrSenderTaken) {
+				return nil, "", fmt.Errorf("%s %s is approved for another account already; msgsvc sender list --account ID shows whose", strings.ToUpper(*channel), *value)
+			}
 			if err != nil {
 				return nil, "", err
 			}
@@ -199,7 +202,7 @@ var senderRemove = adminCommand{name: "sender remove", summary: "withdraw an app
 		}
 	}}
 
-var senderList = adminCommand{name: "sender list", summary: "an account's approved senders", needsAccount: true,
+var senderList = adminCommand{name: "sender list", summary: "an account's senders and sender requests", needsAccount: true,
 	flags: func(fs *flag.FlagSet, account *string) adminRun {
 		return func(ctx context.Context, in adminInput) (any, string, error) {
 			list, err := in.manage().Senders(ctx, manage.Console, *account)
@@ -214,13 +217,13 @@ var senderList = adminCommand{name: "sender list", summary: "an account's approv
 				if sd.Default {
 					def = "  (default)"
 				}
-				fmt.Fprintf(&b, "%s  %-8s %s%s\n", sd.ID, sd.Channel, sd.Value, def)
+				fmt.Fprintf(&b, "%s  %-8s %-8s %s%s\n", sd.ID, sd.Channel, sd.Status, sd.Value, def)
 			}
 			return map[string]any{"senders": out}, b.String(), nil
 		}
 	}}
 
 func senderJSON(sd domain.Sender) map[string]any {
-	return map[string]any{"id": sd.ID, "channel": sd.Channel, "value": sd.Value, "default": sd.Default,
+	return map[string]any{"id": sd.ID, "channel": sd.Channel, "value": sd.Value, "default": sd.Default, "status": sd.Status,
 		"createdAt": stamp(sd.CreatedAt)}
 }

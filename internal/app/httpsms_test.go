@@ -184,7 +184,7 @@ func TestInboundSMSThroughTwilio(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := e.st.AddSender(ctx, domain.Sender{ID: id.New(id.Sender, now), AccountID: e.account.ID, Channel: domain.SMS,
-			Value: twNumber, CreatedAt: now}); err != nil {
+			Value: twNumber, Status: domain.SenderApproved, CreatedAt: now}); err != nil {
 			t.Fatal(err)
 		}
 		const phone = "5511999990061"

@@ -279,8 +279,11 @@ func TestManageSenders(t *testing.T) {
 		}
 		r = e.mg("POST", path, admin, map[string]any{"channel": "SMS", "value": "MyShop", "default": true})
 		sd := r.json(t)
-		if r.status != 201 || sd["channel"] != "SMS" || sd["value"] != "MyShop" || sd["default"] != true {
+		if r.status != 201 || sd["channel"] != "SMS" || sd["value"] != "MyShop" || sd["default"] != true || sd["status"] != "PENDING" {
 			t.Fatalf("add sender: %d %s", r.status, r.body)
+		}
+		if r := e.mg("POST", path+"/"+sd["id"].(string)+"/approve", e.member("operator"), nil); r.status != 200 {
+			t.Fatalf("approve sender: %d %s", r.status, r.body)
 		}
 		if r := e.mg("POST", path, admin, map[string]any{"channel": "SMS", "value": "MyShop"}); r.status != 400 {
 			t.Fatalf("the same sender twice: %d %s", r.status, r.body)

@@ -211,7 +211,7 @@ func TestMediaUploadRefusals(t *testing.T) {
 	}
 	files := map[string][]byte{
 		"one byte over 10 MB":      mediatest.Padded(mediatest.PDF(), media.MaxSize+1),
-		"image one byte over 5 MB": mediatest.Padded(png, media.MaxImageSize+1),
+		"image one byte over 5 MB": mediatest.PNGOfSize(media.MaxImageSize + 1),
 		"ELF binary":               mediatest.ELF(),
 		"text claiming image/png":  []byte("hello, I am a picture, honest"),
 		"macro-enabled Word":       mediatest.DOCM(),
@@ -239,7 +239,7 @@ func TestMediaUploadRefusals(t *testing.T) {
 		}
 	}
 	// The limits themselves are accepted.
-	for _, limit := range [][]byte{mediatest.Padded(mediatest.PDF(), media.MaxSize), mediatest.Padded(png, media.MaxImageSize)} {
+	for _, limit := range [][]byte{mediatest.Padded(mediatest.PDF(), media.MaxSize), mediatest.PNGOfSize(media.MaxImageSize)} {
 		if r := e.uploadMedia(e.testKey, "big", "application/octet-stream", limit); r.status != 201 ||
 			r.json(t)["size"] != float64(len(limit)) {
 			t.Fatalf("%d bytes: %d %s", len(limit), r.status, r.body)

@@ -124,9 +124,15 @@ func TestPanelHeadersAndCookie(t *testing.T) {
 	if p.status != 303 || !strings.Contains(c, "HttpOnly") || !strings.Contains(c, "SameSite=Lax") || strings.Contains(c, "Secure") {
 		t.Fatalf("login on loopback: %d cookie %q", p.status, c)
 	}
+	// The connection decides, not the Host header; a proxy's forwarded
+	// https makes the cookie Secure.
 	p = e.browser().post("/login", url.Values{"email": {email}, "password": {testPassword}}, "Host", "panel.example.com")
+	if c := p.header.Get("Set-Cookie"); strings.Contains(c, "Secure") || !strings.Contains(c, "HttpOnly") {
+		t.Fatalf("login on loopback under a public name: cookie %q", c)
+	}
+	p = e.browser().post("/login", url.Values{"email": {email}, "password": {testPassword}}, "X-Forwarded-Proto", "https")
 	if c := p.header.Get("Set-Cookie"); !strings.Contains(c, "Secure") || !strings.Contains(c, "HttpOnly") {
-		t.Fatalf("login on a public name: cookie %q", c)
+		t.Fatalf("login forwarded as https: cookie %q", c)
 	}
 	if p := b.get("/settings/keys"); p.status != 200 || !strings.Contains(p.body, "Generate key") {
 		t.Fatalf("keys page: %d", p.status)

@@ -172,7 +172,7 @@ func (s *Server) wireBackground(router *provider.Router) {
 	cfg, st, now, log := s.cfg, s.store, s.now, s.log
 	deliverer := webhook.NewWorker(webhook.WorkerConfig{Queue: s.eventQueue, Store: st, Log: log, Now: now,
 		Client:   webhook.NewClient(webhook.ClientOptions{AllowPrivate: cfg.WebhookAllowPrivate, UserAgent: "msgsvc/" + Version}),
-		Schedule: cfg.WebhookRetrySchedule, Observe: s.metrics.webhook})
+		Schedule: cfg.WebhookRetrySchedule, Observe: s.metrics.webhook, Version: keycache.NewCounter(st.AuthVersion).Get})
 	dispatcher := message.NewDispatcher(message.DispatcherConfig{Queue: s.sendQueue, Store: st, Routes: router,
 		Tracker: s.tracker, Log: log, Now: now})
 	receipts := &message.ReceiptChecker{Store: st, Providers: map[string]provider.Querier{}, Tracker: s.tracker,
@@ -209,9 +209,9 @@ func (s *Server) wireHTTP(router *provider.Router) error {
 	})
 	inspector, _ := limiter.(ratelimit.Inspector)
 	mg := manage.New(manage.Config{Store: st, Limiter: inspector, Redelivered: s.eventQueue.Wake,
-		SessionTTL: cfg.SessionTTL, Now: now})
+		SessionTTL: cfg.SessionTTL, Failures: backend, Now: now})
 	pages, err := panel.New(panel.Config{Manage: mg, Guard: backend, ClientAddr: api.Proxies(cfg.TrustedProxies).ClientAddr,
-		Now: now, Log: log})
+		TrustedProxies: cfg.TrustedProxies, Now: now, Log: log})
 	if err != nil {
 		return err
 	}

@@ -73,15 +73,28 @@ type APIKey struct {
 	RevokedAt  time.Time
 }
 
-// Sender is an approved sender of an account on a channel: an alphanumeric
-// sender ID or a number (SMS), a business number (WhatsApp), an agent (RCS).
+// Sender states: a request waits for an operator, who approves or rejects it.
+const (
+	SenderPending  = "PENDING"
+	SenderApproved = "APPROVED"
+	SenderRejected = "REJECTED"
+)
+
+// Sender is a sender of an account on a channel: an alphanumeric sender ID
+// or a number (SMS), a business number (WhatsApp), an agent (RCS). Only an
+// approved one may be used and decides who owns inbound messages.
 type Sender struct {
-	ID        string
-	AccountID string
-	Channel   Channel
-	Value     string
-	Default   bool
-	CreatedAt time.Time
+	ID          string
+	AccountID   string
+	Channel     Channel
+	Value       string
+	Default     bool
+	Status      string // "" when adding is APPROVED: the caller decided
+	Reason      string // why an operator rejected it
+	RequestedBy string // who asked for it (an email, or "console")
+	DecidedBy   string
+	CreatedAt   time.Time
+	DecidedAt   time.Time
 }
 
 // Limit request states.

@@ -15,3 +15,10 @@ var (
 
 // ErrDecided: the limit request was already approved or rejected.
 var ErrDecided = fmt.Errorf("limit request already decided: %w", ErrConflict)
+
+// ErrSenderTaken: the sender's value is approved for another account on
+// that channel.
+var ErrSenderTaken = fmt.Errorf("sender held by another account: %w", ErrConflict)
+
+// ErrSenderDecided: the sender request was already approved or rejected.
+var ErrSenderDecided = fmt.Errorf("sender already decided: %w", ErrConflict)

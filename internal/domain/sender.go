@@ -1,6 +1,9 @@
 package domain
 
-import "regexp"
+import (
+	"regexp"
+	"strings"
+)
 
 var (
 	alphaSender  = regexp.MustCompile(`^[A-Za-z0-9 ]{1,11}$`)
@@ -33,3 +36,7 @@ func SenderProblem(channel Channel, v string) string {
 	}
 	return "is not a sender of a known channel"
 }
+
+// SenderKey is a value as senders are compared: sender IDs and agents
+// case-insensitively, numbers as their digits (already all they hold).
+func SenderKey(v string) string { return strings.ToLower(v) }

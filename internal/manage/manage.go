@@ -49,6 +49,7 @@ type Store interface {
 	KeyStore
 	SecurityStore
 	SenderStore
+	SenderDecisionStore
 	LimitStore
 	MessageStore
 	ComplianceStore
@@ -66,7 +67,14 @@ type Config struct {
 	Redelivered func()
 	// SessionTTL is how long a session may stay idle (default 12 h).
 	SessionTTL time.Duration
-	Now        func() time.Time
+	// Failures counts wrong passwords per address and per account, checked
+	// before any hashing (nil: only the one-at-a-time rule and the slots).
+	Failures ratelimit.Failures
+	// PasswordFailuresPerMinute is the budget of each window (default 10).
+	PasswordFailuresPerMinute int
+	// HashSlots bounds the password checks running at once (0: HashSlots()).
+	HashSlots int
+	Now       func() time.Time
 }
 
 // Service runs the actions.
@@ -75,6 +83,7 @@ type Service struct {
 	limiter     ratelimit.Inspector
 	redelivered func()
 	ttl         time.Duration
+	gate        *passwordGate
 	now         func() time.Time
 }
 
@@ -89,7 +98,8 @@ func New(cfg Config) *Service {
 	if cfg.Redelivered == nil {
 		cfg.Redelivered = func() {}
 	}
-	return &Service{st: cfg.Store, limiter: cfg.Limiter, redelivered: cfg.Redelivered, ttl: cfg.SessionTTL, now: cfg.Now}
+	return &Service{st: cfg.Store, limiter: cfg.Limiter, redelivered: cfg.Redelivered, ttl: cfg.SessionTTL, now: cfg.Now,
+		gate: newPasswordGate(cfg.Failures, cfg.PasswordFailuresPerMinute, cfg.HashSlots)}
 }
 
 // SessionTTL is the idle lifetime of a session.

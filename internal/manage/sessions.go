@@ -57,7 +57,21 @@ var dummyHash = sync.OnceValue(func() string {
 
 // Login checks an email and password and opens a session.
 func (s *Service) Login(ctx context.Context, email, password string) (Session, error) {
-	u, err := s.st.UserByEmail(ctx, strings.TrimSpace(email))
+	return s.LoginFrom(ctx, "", email, password)
+}
+
+// LoginFrom is Login from a client address: wrong passwords are throttled
+// per address and per account before any hashing (*ErrThrottled).
+func (s *Service) LoginFrom(ctx context.Context, addr, email, password string) (Session, error) {
+	email = strings.TrimSpace(email)
+	if len(password) > maxPassword {
+		return Session{}, ErrBadCredentials // no user has one: not worth hashing
+	}
+	keys := []gateKey{{"pw-account:" + strings.ToLower(email), 1}}
+	if addr != "" {
+		keys = append(keys, gateKey{"pw-addr:" + addr, 2})
+	}
+	u, err := s.st.UserByEmail(ctx, email)
 	if err != nil && !errors.Is(err, domain.ErrNotFound) {
 		return Session{}, err
 	}
@@ -65,8 +79,14 @@ func (s *Service) Login(ctx context.Context, email, password string) (Session, e
 	if err != nil {
 		hash = dummyHash()
 	}
-	ok, _ := user.VerifyPassword(hash, password)
-	if err != nil || !ok || len(password) > maxPassword {
+	ok, gerr := s.gate.check(ctx, keys, func() bool {
+		ok, _ := user.VerifyPassword(hash, password)
+		return ok
+	})
+	if gerr != nil {
+		return Session{}, gerr
+	}
+	if err != nil || !ok {
 		return Session{}, ErrBadCredentials
 	}
 	token, tokenHash, err := user.NewToken()
@@ -135,7 +155,19 @@ func (s *Service) ChangePassword(ctx context.Context, a Actor, current, next str
 	if err != nil {
 		return err
 	}
-	if ok, _ := user.VerifyPassword(u.PasswordHash, current); !ok {
+	if len(current) > maxPassword {
+		return invalid("currentPassword", "is not your current password")
+	}
+	// Wrong current passwords are throttled per user like wrong logins,
+	// and take a hashing slot like them.
+	ok, err := s.gate.check(ctx, []gateKey{{"pw-change:" + u.ID, 1}}, func() bool {
+		ok, _ := user.VerifyPassword(u.PasswordHash, current)
+		return ok
+	})
+	if err != nil {
+		return err
+	}
+	if !ok {
 		return invalid("currentPassword", "is not your current password")
 	}
 	if msg := passwordProblem(next); msg != "" {
@@ -154,6 +186,9 @@ func (s *Service) ChangePassword(ctx context.Context, a Actor, current, next str
 func passwordProblem(pw string) string {
 	if n := len([]rune(pw)); n < minPassword || len(pw) > maxPassword {
 		return fmt.Sprintf("must be %d to %d characters", minPassword, maxPassword)
+	}
+	if strings.TrimSpace(pw) == "" {
+		return "must not be only spaces"
 	}
 	return ""
 }
@@ -200,6 +235,15 @@ func (s *Service) CreateUser(ctx context.Context, a Actor, in NewUser) (domain.U
 		}
 		in.AccountID = acct.ID
 	}
+	// An email has one user in the whole deployment, so a refusal says the
+	// email has a user somewhere: owners may learn that only a few times a
+	// minute, not walk a list of addresses.
+	probeKey := "user-taken:" + in.AccountID
+	if !a.Operator() {
+		if err := s.gate.window(ctx, probeKey, false); err != nil {
+			return domain.User{}, "", err
+		}
+	}
 	password := in.Password
 	if password == "" {
 		var err error
@@ -215,7 +259,10 @@ func (s *Service) CreateUser(ctx context.Context, a Actor, in NewUser) (domain.U
 	u := domain.User{ID: id.New(id.User, now), AccountID: in.AccountID, Email: in.Email, Role: in.Role, PasswordHash: hash, CreatedAt: now}
 	if err := s.st.CreateUser(ctx, u); err != nil {
 		if errors.Is(err, domain.ErrConflict) {
-			return u, "", invalid("email", "already has a user")
+			if !a.Operator() {
+				_ = s.gate.window(ctx, probeKey, true)
+			}
+			return u, "", invalid("email", "already has a user (in this account or another), so it cannot be added")
 		}
 		return u, "", err
 	}

@@ -104,11 +104,11 @@ func TestStore(t *testing.T) {
 			wantErr error
 		}{
 			{"empty", bytes.NewReader(nil), media.ErrEmpty},
-			{"one byte over", bytes.NewReader(mediatest.Padded(png, media.MaxSize+1)), media.ErrTooLarge},
+			{"one byte over", bytes.NewReader(mediatest.PNGOfSize(media.MaxSize + 1)), media.ErrTooLarge},
 			{"much larger", io.LimitReader(zeros{}, 50*media.MB), media.ErrTooLarge},
 			{"elf", bytes.NewReader(mediatest.ELF()), media.ErrUnsupported},
-			{"image one byte over 5 MB", bytes.NewReader(mediatest.Padded(png, media.MaxImageSize+1)), media.ErrImageTooLarge},
-			{"image over 5 MB is too large", bytes.NewReader(mediatest.Padded(png, media.MaxImageSize+1)), media.ErrTooLarge},
+			{"image one byte over 5 MB", bytes.NewReader(mediatest.PNGOfSize(media.MaxImageSize + 1)), media.ErrImageTooLarge},
+			{"image over 5 MB is too large", bytes.NewReader(mediatest.PNGOfSize(media.MaxImageSize + 1)), media.ErrTooLarge},
 		}
 		for _, tc := range refusals {
 			if _, err := ms.Ingest(ctx, tc.data); !errors.Is(err, tc.wantErr) {
@@ -118,7 +118,7 @@ func TestStore(t *testing.T) {
 		for _, limit := range []struct {
 			data []byte
 			size int64
-		}{{mediatest.Padded(mediatest.PDF(), media.MaxSize), media.MaxSize}, {mediatest.Padded(png, media.MaxImageSize), media.MaxImageSize}} {
+		}{{mediatest.Padded(mediatest.PDF(), media.MaxSize), media.MaxSize}, {mediatest.PNGOfSize(media.MaxImageSize), media.MaxImageSize}} {
 			b, err := ms.Ingest(ctx, bytes.NewReader(limit.data))
 			if err != nil || b.Size != limit.size {
 				t.Fatalf("exactly at the limit: %+v, %v", b, err)

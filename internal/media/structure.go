@@ -38,7 +38,7 @@ func checkStructure(r io.ReaderAt, size int64, t Type) error {
 }
 
 // pngProblem walks the chunks from the signature to IEND, checking each
-// one's length and CRC.
+// one's length and CRC; IEND must end the file.
 func pngProblem(r io.ReaderAt, size int64) string {
 	off, first := int64(8), true
 	var head [8]byte
@@ -69,6 +69,12 @@ func pngProblem(r io.ReaderAt, size int64) string {
 		if typ == "IEND" {
 			if !seenData {
 				return "has no image data"
+			}
+			// Bytes after IEND are no part of the image: a file can smuggle
+			// anything there (another file, a script) past a check of the
+			// image alone.
+			if end := off + 12 + n; end != size {
+				return fmt.Sprintf("has %d bytes after its IEND chunk", size-end)
 			}
 			return ""
 		}

@@ -19,7 +19,7 @@ func TestStructureIsChecked(t *testing.T) {
 		return c
 	}
 	good := map[string][]byte{"PNG": png, "JPEG": jpg, "GIF": gifb, "PDF": pdf, "MP4": mp4,
-		"PNG with bytes after IEND": append(bytes.Clone(png), 0, 0, 0), "MP4 last box to the end": append(bytes.Clone(mp4), 0, 0, 0, 0, 'f', 'r', 'e', 'e', 1, 2)}
+		"MP4 last box to the end": append(bytes.Clone(mp4), 0, 0, 0, 0, 'f', 'r', 'e', 'e', 1, 2)}
 	for name, b := range good {
 		if _, err := sniffAndCheck(b); err != nil {
 			t.Errorf("%s refused: %v", name, err)
@@ -31,6 +31,8 @@ func TestStructureIsChecked(t *testing.T) {
 		want string
 	}{
 		{"PNG signature only", png[:8], "IEND"},
+		{"PNG with bytes after IEND", append(bytes.Clone(png), 0, 0, 0), "after its IEND"},
+		{"PNG with a file after IEND", append(bytes.Clone(png), []byte("<script>alert(1)</script>")...), "after its IEND"},
 		{"PNG cut in half", png[:len(png)/2], "PNG"},
 		{"PNG with a damaged chunk", flip(png, 20), "CRC"},
 		{"PNG without IHDR", append(bytes.Clone(png[:8]), png[33:]...), "IHDR"},

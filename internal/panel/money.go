@@ -42,6 +42,7 @@ func (p *Panel) balancePage(w http.ResponseWriter, r *http.Request, s *session) 
 
 type operatorData struct {
 	Pending  []pendingRow
+	Senders  []pendingSender
 	Accounts []domain.Account
 	Tiers    []string
 }
@@ -77,6 +78,10 @@ func (p *Panel) showOperator(w http.ResponseWriter, r *http.Request, s *session,
 	d := operatorData{Accounts: accts, Tiers: manage.Tiers}
 	for _, lr := range pending {
 		d.Pending = append(d.Pending, pendingRow{LimitRequest: lr, Account: byID[lr.AccountID]})
+	}
+	if d.Senders, err = p.pendingSenders(r, s, byID); err != nil {
+		p.actionError(w, r, s, err)
+		return
 	}
 	// The operator page is about every account, whichever one is open.
 	s.Account, s.Current = "", nil

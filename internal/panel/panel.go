@@ -43,8 +43,11 @@ type Config struct {
 	// ClientAddr is the client's address as the API sees it (trusted
 	// proxies applied).
 	ClientAddr func(r *http.Request) netip.Addr
-	Now        func() time.Time
-	Log        *slog.Logger
+	// TrustedProxies are the proxies whose X-Forwarded-For names the
+	// client: a cookie is Secure unless that client is on loopback.
+	TrustedProxies []netip.Prefix
+	Now            func() time.Time
+	Log            *slog.Logger
 }
 
 // Panel is the web panel's handler.
@@ -155,6 +158,8 @@ func (p *Panel) routes() {
 	p.handle("POST /operator/requests/{id}/approve", p.form(p.approve))
 	p.handle("POST /operator/requests/{id}/reject", p.form(p.reject))
 	p.handle("POST /operator/topups", p.form(p.topUp))
+	p.handle("POST /operator/senders/{id}/approve", p.form(p.approveSender))
+	p.handle("POST /operator/senders/{id}/reject", p.form(p.rejectSender))
 
 	static, _ := fs.Sub(staticFS, "static")
 	files := http.StripPrefix("/static/", http.FileServerFS(static))

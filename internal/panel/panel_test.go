@@ -1,7 +1,10 @@
 package panel
 
 import (
+	"crypto/tls"
+	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -45,20 +48,54 @@ func TestNiceCeil(t *testing.T) {
 
 func TestSafeNext(t *testing.T) {
 	for next, want := range map[string]string{"/messages?to=1": "/messages?to=1", "//evil.example/": "", "/\\evil.example": "",
-		"https://evil.example/": "", "/login?next=/x": "", "": ""} {
+		"https://evil.example/": "", "/login?next=/x": "", "": "", "/\t/evil.example": "", "/\n/evil.example": "",
+		"/\r\n/evil.example": "", "/ /evil.example": "", "/\x00/evil": "", "/\u0085/evil": "", "/a\\b": "", "evil.example": "",
+		"/%09/evil.example": "/%09/evil.example", "/settings/keys?account=acc_1": "/settings/keys?account=acc_1"} {
 		if got := safeNext(next); got != want {
 			t.Errorf("safeNext(%q) = %q, want %q", next, got, want)
 		}
 	}
 }
 
+// The Secure flag follows the connection, not the Host header: a client
+// that says Host: localhost from elsewhere still gets a Secure cookie.
 func TestSecureCookies(t *testing.T) {
-	for host, want := range map[string]bool{"127.0.0.1:8080": false, "localhost:8080": false, "[::1]:8080": false,
-		"app.localhost": false, "panel.example.com": true, "203.0.113.7:8080": true, "10.0.0.5": true} {
+	proxies := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+	p := &Panel{cfg: Config{TrustedProxies: proxies, ClientAddr: func(r *http.Request) netip.Addr {
+		if a, err := netip.ParseAddr(r.Header.Get("X-Forwarded-For")); err == nil {
+			return a
+		}
+		return peer(r.RemoteAddr)
+	}}}
+	for _, c := range []struct {
+		name, remote, host, proto, forFor string
+		tls, want                         bool
+	}{
+		{"loopback, plain", "127.0.0.1:5000", "127.0.0.1:8080", "", "", false, false},
+		{"loopback v6, plain", "[::1]:5000", "[::1]:8080", "", "", false, false},
+		{"Host localhost from elsewhere", "203.0.113.7:5000", "localhost:8080", "", "", false, true},
+		{"Host app.localhost from elsewhere", "203.0.113.7:5000", "app.localhost", "", "", false, true},
+		{"plain from the network", "203.0.113.7:5000", "panel.example.com", "", "", false, true},
+		{"TLS on loopback", "127.0.0.1:5000", "localhost", "", "", true, true},
+		{"a local proxy forwarding https", "127.0.0.1:5000", "localhost:8080", "https", "", false, true},
+		{"trusted proxy, https", "10.0.0.2:5000", "panel.example.com", "https", "203.0.113.7", false, true},
+		{"trusted proxy, http for a remote client", "10.0.0.2:5000", "localhost", "http", "203.0.113.7", false, true},
+		{"trusted proxy, http for a loopback client", "10.0.0.2:5000", "panel.example.com", "http", "127.0.0.1", false, false},
+		{"untrusted peer says http", "203.0.113.9:5000", "localhost", "http", "127.0.0.1", false, true},
+	} {
 		r := httptest.NewRequest("GET", "/login", nil)
-		r.Host = host
-		if got := secureCookies(r); got != want {
-			t.Errorf("secureCookies(%s) = %v, want %v", host, got, want)
+		r.RemoteAddr, r.Host = c.remote, c.host
+		if c.proto != "" {
+			r.Header.Set("X-Forwarded-Proto", c.proto)
+		}
+		if c.forFor != "" {
+			r.Header.Set("X-Forwarded-For", c.forFor)
+		}
+		if c.tls {
+			r.TLS = &tls.ConnectionState{}
+		}
+		if got := p.secureCookies(r); got != c.want {
+			t.Errorf("%s: Secure = %v, want %v", c.name, got, c.want)
 		}
 	}
 }

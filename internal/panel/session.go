@@ -6,13 +6,13 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"msgsvc/internal/domain"
 	"msgsvc/internal/manage"
@@ -146,28 +146,48 @@ func (p *Panel) toLogin(w http.ResponseWriter, r *http.Request, note string) {
 }
 
 // secureCookies reports whether cookies must be Secure: always, unless the
-// panel is reached on a loopback address (a developer's machine, where
-// there is no TLS).
-func secureCookies(r *http.Request) bool {
-	host := r.Host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
+// browser is on the panel's own machine over plain HTTP (a developer's
+// machine, where there is no TLS). It is decided from the connection, never
+// from the Host header a client chooses: a TLS connection is secure; a
+// forwarded https (X-Forwarded-Proto) is believed from anyone, since it
+// can only make the cookie stricter; a plain connection is secure unless
+// its peer, or the client a trusted proxy forwards for, is on loopback.
+func (p *Panel) secureCookies(r *http.Request) bool {
+	if r.TLS != nil {
+		return true
 	}
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return false
+	proto := ""
+	if v := r.Header.Values("X-Forwarded-Proto"); len(v) > 0 {
+		hops := strings.Split(v[len(v)-1], ",")
+		proto = strings.ToLower(strings.TrimSpace(hops[len(hops)-1]))
 	}
-	a, err := netip.ParseAddr(strings.Trim(host, "[]"))
-	return err != nil || !a.IsLoopback()
+	if proto == "https" {
+		return true
+	}
+	client := peer(r.RemoteAddr)
+	if p.trusted(client) && p.cfg.ClientAddr != nil {
+		client = p.cfg.ClientAddr(r)
+	}
+	return !client.IsLoopback()
+}
+
+func (p *Panel) trusted(a netip.Addr) bool {
+	for _, pr := range p.cfg.TrustedProxies {
+		if pr.Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *Panel) setCookie(w http.ResponseWriter, r *http.Request, token string) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
-		Secure: secureCookies(r)})
+		Secure: p.secureCookies(r)})
 }
 
 func (p *Panel) clearCookie(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode,
-		Secure: secureCookies(r)})
+		Secure: p.secureCookies(r)})
 }
 
 // loginView is what the login page shows.
@@ -199,7 +219,12 @@ func (p *Panel) login(w http.ResponseWriter, r *http.Request) {
 		p.render(w, r, http.StatusTooManyRequests, "login", &view{Title: "Log in", Data: lv})
 		return
 	}
-	sess, err := p.cfg.Manage.Login(r.Context(), r.PostForm.Get("email"), r.PostForm.Get("password"))
+	sess, err := p.cfg.Manage.LoginFrom(r.Context(), p.cfg.ClientAddr(r).String(), r.PostForm.Get("email"), r.PostForm.Get("password"))
+	if t, ok := manage.IsThrottled(err); ok {
+		lv.Error = "Too many attempts. Try again in " + retryIn(t.RetryAfter) + "."
+		p.render(w, r, http.StatusTooManyRequests, "login", &view{Title: "Log in", Data: lv})
+		return
+	}
 	if errors.Is(err, manage.ErrBadCredentials) {
 		p.throttled(r, addrKey, true)
 		lv.Error = "The email or password is wrong."
@@ -248,9 +273,19 @@ func retryIn(d time.Duration) string {
 }
 
 // safeNext keeps a post-login destination only if it is a path of this
-// site (never another origin: "//evil.example" or "/\evil.example").
+// site: one leading slash, no backslash, no control character or space
+// anywhere (browsers drop tabs and newlines, so "/\t/evil.example" would
+// become "//evil.example"), no scheme or host. Anything else goes home.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.HasPrefix(next, "/login") {
+	if len(next) > 2048 || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.Contains(next, "\\") ||
+		strings.HasPrefix(next, "/login") {
+		return ""
+	}
+	if strings.IndexFunc(next, func(r rune) bool { return r <= ' ' || r == 0x7f || unicode.IsControl(r) || unicode.IsSpace(r) }) >= 0 {
+		return ""
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" || strings.HasPrefix(u.Path, "//") {
 		return ""
 	}
 	return next
@@ -271,6 +306,11 @@ func (p *Panel) accountPage(w http.ResponseWriter, r *http.Request, s *session) 
 
 func (p *Panel) changePassword(w http.ResponseWriter, r *http.Request, s *session) {
 	err := p.cfg.Manage.ChangePassword(r.Context(), s.Actor, r.PostForm.Get("current"), r.PostForm.Get("new"))
+	if t, ok := manage.IsThrottled(err); ok {
+		p.render(w, r, http.StatusTooManyRequests, "account", &view{Title: "Your account", Nav: "account", S: s,
+			Errors: map[string]string{"current": "Too many attempts. Try again in " + retryIn(t.RetryAfter) + "."}})
+		return
+	}
 	if v, ok := fieldErrors(err, map[string]string{"currentPassword": "current", "newPassword": "new"}); ok {
 		p.render(w, r, http.StatusBadRequest, "account", &view{Title: "Your account", Nav: "account", S: s, Errors: v})
 		return

@@ -1,6 +1,7 @@
 package panel
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -169,16 +170,26 @@ func (p *Panel) showSenders(w http.ResponseWriter, r *http.Request, s *session, 
 func (p *Panel) addSender(w http.ResponseWriter, r *http.Request, s *session) {
 	in := manage.NewSender{Channel: r.PostForm.Get("channel"), Value: strings.TrimSpace(r.PostForm.Get("value")),
 		Default: r.PostForm.Get("default") == "on"}
-	_, err := p.cfg.Manage.AddSender(r.Context(), s.Actor, s.Account, in)
+	sd, err := p.cfg.Manage.AddSender(r.Context(), s.Actor, s.Account, in)
+	form := map[string]string{"channel": in.Channel, "value": in.Value}
+	if errors.Is(err, manage.ErrSenderTaken) {
+		p.showSenders(w, r, s, http.StatusConflict, &view{Errors: map[string]string{"value": "is already approved for another account on this channel"},
+			Form: form})
+		return
+	}
 	if errs, ok := fieldErrors(err, nil); ok {
-		p.showSenders(w, r, s, http.StatusBadRequest, &view{Errors: errs, Form: map[string]string{"channel": in.Channel, "value": in.Value}})
+		p.showSenders(w, r, s, http.StatusBadRequest, &view{Errors: errs, Form: form})
 		return
 	}
 	if err != nil {
 		p.actionError(w, r, s, err)
 		return
 	}
-	http.Redirect(w, r, s.link("/settings/senders?done=sender"), http.StatusSeeOther)
+	done := "sender"
+	if sd.Status == domain.SenderApproved {
+		done = "senderApproved"
+	}
+	http.Redirect(w, r, s.link("/settings/senders?done="+done), http.StatusSeeOther)
 }
 
 func (p *Panel) removeSender(w http.ResponseWriter, r *http.Request, s *session) {

@@ -44,6 +44,11 @@ func (p *Panel) addUser(w http.ResponseWriter, r *http.Request, s *session) {
 		in.Role = ""
 	}
 	u, pw, err := p.cfg.Manage.CreateUser(r.Context(), s.Actor, in)
+	if t, ok := manage.IsThrottled(err); ok {
+		p.showUsers(w, r, s, http.StatusTooManyRequests, &view{Errors: map[string]string{"email": "Too many refused emails. Try again in " +
+			retryIn(t.RetryAfter) + "."}, Form: map[string]string{"email": in.Email, "role": in.Role}}, usersData{})
+		return
+	}
 	if errs, ok := fieldErrors(err, nil); ok {
 		p.showUsers(w, r, s, http.StatusBadRequest, &view{Errors: errs, Form: map[string]string{"email": in.Email, "role": in.Role}}, usersData{})
 		return

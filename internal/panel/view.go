@@ -162,7 +162,9 @@ func humanDuration(d time.Duration) string {
 var notices = map[string]string{
 	"revoked":         "The key was revoked. Its next request is refused, on every node.",
 	"allowlist":       "The IP allow-list was saved. It applies to the next request.",
-	"sender":          "The sender was approved.",
+	"sender":          "The sender was requested: an operator approves or rejects it.",
+	"senderApproved":  "The sender was approved.",
+	"senderRejected":  "The sender request was rejected; the account sees the reason.",
 	"removed":         "The sender was withdrawn.",
 	"requested":       "Your request was sent to the operators. Its status shows below.",
 	"redeliver":       "The webhook was queued again, with the same webhook-id.",

@@ -10,3 +10,13 @@ func (s *Store) WriteGroup(ctx context.Context, fns []func(tx *Tx) error) ([]err
 
 // Pieces is pieces, for its test.
 var Pieces = pieces
+
+// MigrateTo applies the migrations up to a version, for tests of one.
+func (s *Store) MigrateTo(ctx context.Context, version int64) error { return s.migrate(ctx, version) }
+
+// Exec runs a statement outside the write queue, for tests that set up
+// rows as an older version left them.
+func (s *Store) Exec(ctx context.Context, query string, args ...any) error {
+	_, err := s.wexec(ctx, query, args...)
+	return err
+}

@@ -47,7 +47,10 @@ func migrationFS(d Dialect) (fs.FS, error) {
 
 // Migrate applies every pending migration. On PostgreSQL an advisory lock
 // lets several nodes start at once without racing each other.
-func (s *Store) Migrate(ctx context.Context) error {
+func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx, goose.MaxVersion) }
+
+// migrate applies the pending migrations up to version to.
+func (s *Store) migrate(ctx context.Context, to int64) error {
 	set, err := migrationFS(s.dialect)
 	if err != nil {
 		return err
@@ -66,11 +69,23 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
-	if _, err := p.Up(ctx); err != nil {
+	results, err := p.UpTo(ctx, to)
+	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
+	}
+	for _, r := range results {
+		if r.Source != nil && r.Source.Version == senderApprovalVersion {
+			if err := s.refreshAllSenders(ctx); err != nil {
+				return fmt.Errorf("migrate: senders: %w", err)
+			}
+		}
 	}
 	return nil
 }
+
+// senderApprovalVersion is the migration that made senders requests: the
+// accounts' copies of their approved senders are rewritten after it.
+const senderApprovalVersion = 70
 
 // retryable reports whether a transaction failed only because of a
 // concurrent one and may simply run again: a PostgreSQL serialization

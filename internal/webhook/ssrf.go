@@ -182,6 +182,13 @@ func ValidateCallbackURL(raw string, allowPrivate bool) error {
 	if len(raw) > maxCallbackURLLen {
 		return fmt.Errorf("webhook: callback URL is %d bytes, limit is %d", len(raw), maxCallbackURLLen)
 	}
+	// A query is written into the request line as given: a space or a
+	// quote there would split or bend the line, so the URL must arrive
+	// percent-encoded (refused, not silently rewritten: the integrator's
+	// receiver then sees exactly the URL it gave).
+	if i := strings.IndexFunc(raw, func(r rune) bool { return r <= ' ' || r >= 0x7f || strings.ContainsRune("<>\"\\^`{|}", r) }); i >= 0 {
+		return fmt.Errorf("webhook: callback URL has %q at byte %d: spaces, control and non-ASCII characters and <>\"\\^`{|} must be percent-encoded", raw[i:i+1], i)
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return fmt.Errorf("webhook: callback URL: %w", err)

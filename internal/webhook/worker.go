@@ -97,11 +97,18 @@ type WorkerConfig struct {
 	Rand        func() float64
 	Log         *slog.Logger
 	Observe     Observer
+	// Version reads a counter that moves whenever an account's settings
+	// (its webhook secret among them) change: cached signing keys are used
+	// only while it stands, so a rotated secret signs the very next
+	// delivery on every node. Nil: keys are read again after 5 s.
+	Version func(ctx context.Context) (int64, error)
 }
 
 type cachedKeys struct {
 	keys    [][]byte
 	fetched time.Time
+	version int64
+	until   time.Time // when the previous secret stops signing
 }
 
 // NewWorker builds a Worker; Run starts it.
@@ -221,8 +228,20 @@ func (w *Worker) stopGone(outs []domain.AttemptOutcome) {
 
 func (w *Worker) keys(ctx context.Context, accountID string) ([][]byte, error) {
 	now := w.cfg.Now()
-	if v, ok := w.secrets.Load(accountID); ok && now.Sub(v.(cachedKeys).fetched) < 5*time.Second {
-		return v.(cachedKeys).keys, nil
+	var version int64
+	if w.cfg.Version != nil {
+		cur, err := w.cfg.Version(ctx)
+		if err != nil {
+			return nil, err
+		}
+		version = cur
+	}
+	if v, ok := w.secrets.Load(accountID); ok {
+		c := v.(cachedKeys)
+		if (w.cfg.Version != nil && c.version == version || w.cfg.Version == nil && now.Sub(c.fetched) < 5*time.Second) &&
+			now.Before(c.until) {
+			return c.keys, nil
+		}
 	}
 	a, err := w.cfg.Store.Account(ctx, accountID)
 	if err != nil {
@@ -232,13 +251,13 @@ func (w *Worker) keys(ctx context.Context, accountID string) ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys := [][]byte{k}
+	keys, until := [][]byte{k}, now.Add(time.Hour)
 	if a.WebhookSecretPrev != "" && now.Sub(a.SecretRotatedAt) < RotationGrace {
 		if p, err := DecodeSecret(a.WebhookSecretPrev); err == nil {
-			keys = append(keys, p)
+			keys, until = append(keys, p), a.SecretRotatedAt.Add(RotationGrace)
 		}
 	}
-	w.secrets.Store(accountID, cachedKeys{keys: keys, fetched: now})
+	w.secrets.Store(accountID, cachedKeys{keys: keys, fetched: now, version: version, until: until})
 	return keys, nil
 }
 

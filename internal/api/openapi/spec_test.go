@@ -102,6 +102,8 @@ var wantOperations = []struct {
 	{"GET", "/api/v1/manage/senders", "manageListSenders", false},
 	{"POST", "/api/v1/manage/senders", "manageAddSender", false},
 	{"DELETE", "/api/v1/manage/senders/{id}", "manageRemoveSender", false},
+	{"POST", "/api/v1/manage/senders/{id}/approve", "manageApproveSender", false},
+	{"POST", "/api/v1/manage/senders/{id}/reject", "manageRejectSender", false},
 	{"GET", "/api/v1/manage/limits", "manageGetLimits", false},
 	{"GET", "/api/v1/manage/limit-requests", "manageListLimitRequests", false},
 	{"POST", "/api/v1/manage/limit-requests", "manageRequestLimits", false},

@@ -6,6 +6,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/binary"
+	"hash/crc32"
 	"image"
 	"image/color"
 	"image/gif"
@@ -194,4 +195,21 @@ func Padded(prefix []byte, size int) []byte {
 	b := make([]byte, size)
 	copy(b, prefix)
 	return b
+}
+
+// PNGOfSize is a well-formed 1×1 PNG of exactly size bytes: an ancillary
+// chunk before IEND holds the padding (bytes after IEND are refused).
+func PNGOfSize(size int) []byte {
+	p := PNG()
+	iend := p[len(p)-12:]
+	n := size - len(p) - 12
+	if n < 0 {
+		n = 0
+	}
+	chunk := make([]byte, 12+n)
+	binary.BigEndian.PutUint32(chunk, uint32(n))
+	copy(chunk[4:], "zzPd")
+	binary.BigEndian.PutUint32(chunk[8+n:], crc32.ChecksumIEEE(chunk[4:8+n]))
+	out := append(append(bytes.Clone(p[:len(p)-12]), chunk...), iend...)
+	return out
 }

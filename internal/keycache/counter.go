@@ -1,0 +1,17 @@
+package keycache
+
+import "context"
+
+// Counter reads the version counter for many concurrent callers, each
+// getting a read that began after it asked (see fresh): other caches of
+// what an account's row holds (the webhook worker's signing secrets) use
+// it to see a change on the very next use, on every node.
+type Counter struct{ f fresh }
+
+// NewCounter makes a Counter over read (store.AuthVersion).
+func NewCounter(read func(ctx context.Context) (int64, error)) *Counter {
+	return &Counter{f: fresh{read: read}}
+}
+
+// Get returns the counter as of a read that began after the call.
+func (c *Counter) Get(ctx context.Context) (int64, error) { return c.f.get(ctx) }

@@ -1,0 +1,149 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/id"
+	"msgsvc/internal/store"
+	"msgsvc/internal/store/storetest"
+)
+
+func addSender(t *testing.T, st *store.Store, acct string, ch domain.Channel, value, status string) (domain.Sender, error) {
+	t.Helper()
+	sd := domain.Sender{ID: id.New(id.Sender, t0), AccountID: acct, Channel: ch, Value: value, Status: status, CreatedAt: t0}
+	return sd, st.AddSender(context.Background(), sd)
+}
+
+// A value is approved for one account per channel, sender IDs compared
+// case-insensitively; a pending or rejected sender is neither usable nor
+// an owner of inbound messages.
+func TestSenderHeldByOneAccount(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
+		ctx := context.Background()
+		a, b := newAccount(t, st, 0), newAccount(t, st, 0)
+		if _, err := addSender(t, st, a.ID, domain.SMS, "MyShop", domain.SenderApproved); err != nil {
+			t.Fatal(err)
+		}
+		for _, status := range []string{domain.SenderPending, domain.SenderApproved} {
+			if _, err := addSender(t, st, b.ID, domain.SMS, "MYSHOP", status); !errors.Is(err, domain.ErrSenderTaken) {
+				t.Fatalf("B %s MYSHOP: %v, want ErrSenderTaken", status, err)
+			}
+		}
+		// Another channel is another value.
+		if _, err := addSender(t, st, b.ID, domain.RCS, "myshop", domain.SenderPending); err != nil {
+			t.Fatal(err)
+		}
+		// B asked for a number before A held it: deciding B's request late is refused.
+		pend, err := addSender(t, st, b.ID, domain.WhatsApp, "15550001111", domain.SenderPending)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if owners, _ := st.SenderOwners(ctx, domain.WhatsApp, "15550001111"); len(owners) != 0 {
+			t.Fatalf("a pending sender owns inbound: %v", owners)
+		}
+		if got, _ := st.Account(ctx, b.ID); len(got.Senders[domain.WhatsApp].Values) != 0 {
+			t.Fatalf("a pending sender is usable: %+v", got.Senders)
+		}
+		held, err := addSender(t, st, a.ID, domain.WhatsApp, "15550001111", domain.SenderPending)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.DecideSender(ctx, domain.Sender{ID: held.ID, Status: domain.SenderApproved, DecidedBy: "op", DecidedAt: t0}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.DecideSender(ctx, domain.Sender{ID: held.ID, Status: domain.SenderRejected}); !errors.Is(err, domain.ErrSenderDecided) {
+			t.Fatalf("decided twice: %v", err)
+		}
+		if _, err := st.DecideSender(ctx, domain.Sender{ID: pend.ID, Status: domain.SenderApproved}); !errors.Is(err, domain.ErrSenderTaken) {
+			t.Fatalf("approve a held number for B: %v", err)
+		}
+		if owners, _ := st.SenderOwners(ctx, domain.WhatsApp, "15550001111"); len(owners) != 1 || owners[0] != a.ID {
+			t.Fatalf("owners %v, want only A", owners)
+		}
+		if owners, _ := st.SenderOwners(ctx, domain.SMS, "myshop"); len(owners) != 1 || owners[0] != a.ID {
+			t.Fatalf("owners of myshop %v, want A (case-insensitive)", owners)
+		}
+		rej, err := st.DecideSender(ctx, domain.Sender{ID: pend.ID, Status: domain.SenderRejected, Reason: "not yours", DecidedBy: "op", DecidedAt: t0})
+		if err != nil || rej.Status != domain.SenderRejected || rej.Reason != "not yours" || rej.AccountID != b.ID {
+			t.Fatalf("reject: %+v %v", rej, err)
+		}
+		got, _ := st.Account(ctx, a.ID)
+		if v := got.Senders[domain.WhatsApp].Values; len(v) != 1 || v[0] != "15550001111" {
+			t.Fatalf("A's approved senders: %+v", got.Senders)
+		}
+		pending, err := st.PendingSenders(ctx)
+		if err != nil || len(pending) != 1 || pending[0].Channel != domain.RCS {
+			t.Fatalf("pending %+v %v", pending, err)
+		}
+		// Once A lets the value go, B may have it.
+		if err := st.RemoveSender(ctx, a.ID, held.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := addSender(t, st, b.ID, domain.WhatsApp, "15550001111", domain.SenderApproved); !errors.Is(err, domain.ErrConflict) {
+			t.Fatalf("B's rejected row still names the value: %v, want ErrConflict", err)
+		}
+	})
+}
+
+// Existing senders become pending, except in accounts no owner or admin
+// could have added them to (an operator did); a value several accounts
+// held is nobody's until an operator decides.
+func TestSenderApprovalMigration(t *testing.T) {
+	for _, d := range storetest.Dialects() {
+		t.Run(d, func(t *testing.T) {
+			ctx := context.Background()
+			st, err := store.Open(ctx, storetest.DSN(t, d), store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if err := st.MigrateTo(ctx, 69); err != nil {
+				t.Fatal(err)
+			}
+			exec := func(q string, args ...any) {
+				t.Helper()
+				if err := st.Exec(ctx, q, args...); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			for _, acct := range []string{"acc_self", "acc_ops", "acc_ops2"} {
+				exec(`INSERT INTO accounts (id, name, tier, currency, country_code, balance_updated_at, webhook_secret,
+					tier_rpm, send_rpm, status_rpm, media_rpm, created_at, senders) VALUES ($1, 'x', 'free', 'USD', '1', 0, 'whsec_x',
+					1, 1, 1, 1, 0, '{"SMS":{"values":["Stale"]}}')`, acct)
+			}
+			exec(`INSERT INTO users (id, account_id, email, role, password_hash, created_at)
+				VALUES ('usr_1', 'acc_self', 'a@example.com', 'admin', 'x', 0)`)
+			rows := [][3]string{{"snd_1", "acc_self", "Acme"}, {"snd_2", "acc_ops", "Bolt"}, {"snd_3", "acc_ops", "Shared"},
+				{"snd_4", "acc_ops2", "SHARED"}}
+			for _, r := range rows {
+				exec(`INSERT INTO senders (id, account_id, channel, value, is_default, created_at) VALUES ($1, $2, 'SMS', $3, 0, 0)`,
+					r[0], r[1], r[2])
+			}
+			if err := st.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]string{"snd_1": domain.SenderPending, "snd_2": domain.SenderApproved, "snd_3": domain.SenderPending,
+				"snd_4": domain.SenderPending}
+			for sid, status := range want {
+				sd, err := st.Sender(ctx, sid)
+				if err != nil || sd.Status != status {
+					t.Fatalf("%s: %+v %v, want %s", sid, sd, err, status)
+				}
+			}
+			for acct, values := range map[string][]string{"acc_self": nil, "acc_ops": {"Bolt"}, "acc_ops2": nil} {
+				a, err := st.Account(ctx, acct)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := a.Senders[domain.SMS].Values
+				if b, _ := json.Marshal(got); len(got) != len(values) || len(values) > 0 && got[0] != values[0] {
+					t.Fatalf("%s approved senders %s, want %v", acct, b, values)
+				}
+			}
+		})
+	}
+}
