@@ -33,6 +33,15 @@ type clock struct{ offset atomic.Int64 }
 func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
 func (c *clock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
 
+// StartMinute moves the clock to one second past the next whole minute.
+// The rate limiter's windows are whole minutes of this clock, so a test
+// that counts a burst against a per-minute limit starts here: a burst that
+// straddled a window's end would be counted in two windows.
+func (c *clock) StartMinute() {
+	now := c.Now()
+	c.Advance(now.Truncate(time.Minute).Add(time.Minute + time.Second).Sub(now))
+}
+
 // env is a running msgsvc node on a fresh database, with a demo account,
 // a test key, a live key and a webhook receiver.
 type env struct {
