@@ -128,6 +128,7 @@ func runServer(ctx context.Context, dev bool, args []string, stdout, stderr io.W
 		return err
 	}
 	log := newLogger(stderr, cfg.LogLevel, dev)
+	gcPercent := tuneGC(os.Getenv, setGCPercent)
 	srv, err := NewServer(ctx, cfg, log, Options{})
 	if err != nil {
 		return err
@@ -137,7 +138,7 @@ func runServer(ctx context.Context, dev bool, args []string, stdout, stderr io.W
 			return err
 		}
 	}
-	log.Info("msgsvc listening", "addr", srv.Addr(), "db", redactDSN(cfg.DB), "node", cfg.NodeID, "dev", dev)
+	log.Info("msgsvc listening", "addr", srv.Addr(), "db", redactDSN(cfg.DB), "node", cfg.NodeID, "dev", dev, "gcPercent", gcPercent)
 	return srv.Run(ctx)
 }
 
