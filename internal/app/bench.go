@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -148,6 +149,7 @@ func printBench(w io.Writer, r bench.Result) {
 	if l := r.Locks; l != nil {
 		fmt.Fprintf(w, "database lock waits   %d of %d samples, at most %d sessions waiting\n", l.WithWaiters, l.Samples, l.MaxWaiters)
 	}
+	printWrites(w, r)
 	fmt.Fprintf(w, "bench CPU             %.2fs\n", r.BenchCPUSecs)
 	fmt.Fprintf(w, "webhooks %d, missing final events %d, duplicate events %d\n", r.Webhooks, r.Missing, r.Duplicates)
 	if r.FirstErrorSample != "" {
@@ -333,7 +335,7 @@ func freshSchema(ctx context.Context, base string, keep bool, cleanups *[]func()
 	q.Set("search_path", schema)
 	q.Set("application_name", "msgsvc-"+schema)
 	u.RawQuery = q.Encode()
-	return u.String(), localPostgres(ctx, admin, "msgsvc-"+schema), nil
+	return u.String(), localPostgres(ctx, admin, "msgsvc-"+schema, schema), nil
 }
 
 func freePort() (int, error) {
@@ -361,4 +363,26 @@ func waitReady(ctx context.Context, base string, timeout time.Duration) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return fmt.Errorf("node at %s not ready after %s", base, timeout)
+}
+
+// printWrites prints what the run wrote per message, the largest tables first.
+func printWrites(w io.Writer, r bench.Result) {
+	if r.DiskBytesPerMsg > 0 {
+		fmt.Fprintf(w, "service disk writes   %.0f bytes/message\n", r.DiskBytesPerMsg)
+	}
+	if r.RowWritesPerMsg == 0 {
+		return
+	}
+	fmt.Fprintf(w, "database writes       %.2f rows/message, WAL %.0f bytes/message\n", r.RowWritesPerMsg, r.WALBytesPerMsg)
+	tables := make([]string, 0, len(r.RowWritesByTable))
+	for t := range r.RowWritesByTable {
+		tables = append(tables, t)
+	}
+	sort.Slice(tables, func(i, j int) bool {
+		a, b := r.RowWritesByTable[tables[i]], r.RowWritesByTable[tables[j]]
+		return a > b || a == b && tables[i] < tables[j]
+	})
+	for _, t := range tables {
+		fmt.Fprintf(w, "  %-19s %.2f rows/message\n", t, r.RowWritesByTable[t])
+	}
 }

@@ -86,8 +86,17 @@ type Result struct {
 	TotalCPUMicrosPerMsg float64    `json:"totalCpuMicrosPerMessage,omitempty"`
 	Memory               []MemPoint `json:"memory,omitempty"`
 	Locks                *LockStats `json:"databaseLockWaits,omitempty"`
-	BenchCPUSecs         float64    `json:"benchCpuSeconds"`
-	FirstErrorSample     string     `json:"firstError,omitempty"`
+	// What the run wrote: rows inserted, updated or deleted per message
+	// (in all and by table) and the database server's WAL bytes per
+	// message (a PostgreSQL of this machine; the server's whole WAL, so
+	// other work on it counts too), and the bytes the nodes themselves
+	// wrote to storage per message (a node on SQLite: its WAL and checkpoints).
+	RowWritesPerMsg  float64            `json:"rowWritesPerMessage,omitempty"`
+	RowWritesByTable map[string]float64 `json:"rowWritesPerMessageByTable,omitempty"`
+	WALBytesPerMsg   float64            `json:"walBytesPerMessage,omitempty"`
+	DiskBytesPerMsg  float64            `json:"serviceDiskBytesPerMessage,omitempty"`
+	BenchCPUSecs     float64            `json:"benchCpuSeconds"`
+	FirstErrorSample string             `json:"firstError,omitempty"`
 }
 
 // receiver collects webhooks: the first final status per message, and
@@ -187,6 +196,14 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			return Result{}, fmt.Errorf("database CPU: %w", err)
 		}
 	}
+	disk0 := diskWrites(o.PIDs)
+	wc, counting := o.DB.(WriteCounter)
+	var writes0 Writes
+	if counting {
+		if writes0, err = wc.Writes(ctx); err != nil {
+			return Result{}, fmt.Errorf("database writes: %w", err)
+		}
+	}
 	var accepted atomic.Int64
 	smp := newSampler(o.PIDs, o.DB, &accepted, o.N)
 	sctx, stopSampling := context.WithCancel(ctx)
@@ -213,6 +230,16 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		res.BenchCPUSecs = (cpu1 - cpu0).Seconds()
 	}
 	res.serviceCost(o.PIDs, svcCPU0)
+	if len(o.PIDs) > 0 && res.Accepted > 0 {
+		res.DiskBytesPerMsg = float64(diskWrites(o.PIDs)-disk0) / float64(res.Accepted)
+	}
+	if counting {
+		writes1, err := wc.Writes(ctx)
+		if err != nil {
+			return res, fmt.Errorf("database writes: %w", err)
+		}
+		res.writeCost(writes1, writes0)
+	}
 	if remote && res.Accepted > 0 {
 		if cpu1, err := metricsCPU(ctx, o.nodes()); err == nil {
 			res.ServiceCPUSecs = (cpu1 - svcCPU0).Seconds()
