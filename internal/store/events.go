@@ -84,47 +84,103 @@ var inbounds = newTable("inbound_messages",
 // RecordAttempts writes a batch of attempts and their events' new states in
 // one transaction. Only the lease owner's outcome counts: an event whose
 // lease was taken over meanwhile is left to its new owner.
+//
+// A failed attempt is a row of webhook_attempts. The attempt that delivers
+// an event is written into the event's row, which its outcome updates
+// anyway; only when that update did not land (the lease had passed to
+// another node) does it get a row of its own, so the log still shows that
+// the receiver was posted to.
 func (s *Store) RecordAttempts(ctx context.Context, owner string, outs []domain.AttemptOutcome) error {
 	if len(outs) == 0 {
 		return nil
 	}
 	return s.Write(ctx, func(tx *Tx) error {
-		atts := make([]domain.Attempt, len(outs))
+		var failed, delivered []domain.Attempt
 		for i := range outs {
-			atts[i] = outs[i].Attempt
+			if outs[i].State == domain.EventDelivered {
+				delivered = append(delivered, outs[i].Attempt)
+			} else {
+				failed = append(failed, outs[i].Attempt)
+			}
 		}
-		if err := insertRows(ctx, tx, attempts, atts, 256, "", true, "attempts"); err != nil {
+		if err := insertRows(ctx, tx, attempts, failed, 256, "", true, "attempts"); err != nil {
 			return err
 		}
-		// One UPDATE … FROM VALUES per chunk rather than one per event.
 		for _, pc := range pieces(len(outs), 256) {
-			chunk := outs[pc[0]:pc[1]]
-			var b strings.Builder
-			b.WriteString(`UPDATE webhook_events SET state = v.column2, attempts = attempts + 1,
-				next_attempt_at = v.column3, lease_owner = '', last_status = v.column4, last_error = v.column5,
-				delivered_at = COALESCE(v.column6, delivered_at) FROM (VALUES `)
-			args := make([]any, 0, len(chunk)*6+1)
-			args = append(args, owner)
-			for i, o := range chunk {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				n := 2 + i*6
-				fmt.Fprintf(&b, "(CAST($%d AS TEXT), CAST($%d AS TEXT), CAST($%d AS BIGINT), CAST($%d AS INTEGER), CAST($%d AS TEXT), CAST($%d AS BIGINT))",
-					n, n+1, n+2, n+3, n+4, n+5)
-				var delivered sql.NullInt64
-				if o.State == domain.EventDelivered {
-					delivered = nullMS(o.Attempt.AttemptedAt)
-				}
-				args = append(args, o.Attempt.EventID, o.State, nullMS(o.NextAttemptAt), o.Attempt.StatusCode, o.Attempt.Error, delivered)
+			if err := updateAttempted(ctx, tx, owner, outs[pc[0]:pc[1]]); err != nil {
+				return err
 			}
-			b.WriteString(`) AS v WHERE webhook_events.id = v.column1 AND webhook_events.lease_owner = $1`)
-			if err := tx.execLater(ctx, b.String(), args...); err != nil {
-				return fmt.Errorf("update events: %w", err)
+		}
+		for _, pc := range pieces(len(delivered), 256) {
+			if err := insertUnlanded(ctx, tx, delivered[pc[0]:pc[1]]); err != nil {
+				return err
 			}
 		}
 		return nil
 	})
+}
+
+// updateAttempted applies a chunk of outcomes to their events, one
+// UPDATE … FROM VALUES rather than one per event.
+func updateAttempted(ctx context.Context, tx *Tx, owner string, chunk []domain.AttemptOutcome) error {
+	const per = 9
+	var b strings.Builder
+	b.WriteString(`UPDATE webhook_events SET state = v.column2, attempts = attempts + 1,
+		next_attempt_at = v.column3, lease_owner = '', last_status = v.column4, last_error = v.column5,
+		delivered_at = COALESCE(v.column6, delivered_at),
+		delivered_attempt_id = COALESCE(v.column7, delivered_attempt_id),
+		delivered_duration_ms = COALESCE(v.column8, delivered_duration_ms),
+		delivered_response = COALESCE(v.column9, delivered_response) FROM (VALUES `)
+	args := make([]any, 0, len(chunk)*per+1)
+	args = append(args, owner)
+	for i, o := range chunk {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		n := 2 + i*per
+		fmt.Fprintf(&b, "(CAST($%d AS TEXT), CAST($%d AS TEXT), CAST($%d AS BIGINT), CAST($%d AS INTEGER), CAST($%d AS TEXT), "+
+			"CAST($%d AS BIGINT), CAST($%d AS TEXT), CAST($%d AS BIGINT), CAST($%d AS TEXT))",
+			n, n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8)
+		var delivered, duration sql.NullInt64
+		var attemptID, response sql.NullString
+		if o.State == domain.EventDelivered {
+			delivered = nullMS(o.Attempt.AttemptedAt)
+			attemptID = sql.NullString{String: o.Attempt.ID, Valid: true}
+			duration = sql.NullInt64{Int64: o.Attempt.Duration.Milliseconds(), Valid: true}
+			response = sql.NullString{String: o.Attempt.Response, Valid: true}
+		}
+		args = append(args, o.Attempt.EventID, o.State, nullMS(o.NextAttemptAt), o.Attempt.StatusCode, o.Attempt.Error,
+			delivered, attemptID, duration, response)
+	}
+	b.WriteString(`) AS v WHERE webhook_events.id = v.column1 AND webhook_events.lease_owner = $1`)
+	if err := tx.execLater(ctx, b.String(), args...); err != nil {
+		return fmt.Errorf("update events: %w", err)
+	}
+	return nil
+}
+
+// insertUnlanded gives a row of its own to each delivering attempt that
+// its event's row does not hold.
+func insertUnlanded(ctx context.Context, tx *Tx, chunk []domain.Attempt) error {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO webhook_attempts (` + attempts.list + `) SELECT v.column1, v.column2, v.column3, v.column4,
+		v.column5, v.column6, v.column7 FROM (VALUES `)
+	args := make([]any, 0, len(chunk)*len(attempts.cols))
+	for i := range chunk {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		n := 1 + i*len(attempts.cols)
+		fmt.Fprintf(&b, "(CAST($%d AS TEXT), CAST($%d AS TEXT), CAST($%d AS BIGINT), CAST($%d AS INTEGER), CAST($%d AS BIGINT), "+
+			"CAST($%d AS TEXT), CAST($%d AS TEXT))", n, n+1, n+2, n+3, n+4, n+5, n+6)
+		args = attempts.args(&chunk[i], args)
+	}
+	b.WriteString(`) AS v WHERE NOT EXISTS (SELECT 1 FROM webhook_events e
+		WHERE e.id = v.column2 AND e.delivered_attempt_id = v.column1)`)
+	if err := tx.execLater(ctx, b.String(), args...); err != nil {
+		return fmt.Errorf("record unlanded deliveries: %w", err)
+	}
+	return nil
 }
 
 // EventsForMessage lists the webhook events of a message, oldest first.
@@ -151,8 +207,23 @@ func (s *Store) PendingEvents(ctx context.Context) (int, error) {
 
 // Attempts lists an event's delivery attempts, oldest first.
 func (s *Store) Attempts(ctx context.Context, eventID string) ([]domain.Attempt, error) {
-	return attempts.scanAll(s.rquery(ctx, `SELECT `+attempts.list+` FROM webhook_attempts WHERE event_id = $1
-		ORDER BY `+s.seq(), eventID))
+	return attempts.scanAll(s.rquery(ctx, attemptLog(s, `e.id = $1`), eventID))
+}
+
+// attemptLog selects the attempts of the events that where selects: the
+// rows of webhook_attempts and the delivering attempt held in an event's
+// row, grouped by event in the order the events were raised, each
+// event's attempts in the order they were written (a delivery, when there
+// is one, is an event's last: a redelivery first moves it to a row).
+func attemptLog(s *Store, where string) string {
+	return `SELECT ` + attempts.list + ` FROM (
+		SELECT ` + prefixed("a.", attempts.list) + `, e.` + s.seq() + ` AS event_pos, 0 AS delivery, a.` + s.seq() + ` AS pos
+			FROM webhook_attempts a JOIN webhook_events e ON e.id = a.event_id WHERE ` + where + `
+		UNION ALL
+		SELECT e.delivered_attempt_id, e.id, e.delivered_at, e.last_status, e.delivered_duration_ms, '', e.delivered_response,
+			e.` + s.seq() + `, 1, 0
+			FROM webhook_events e WHERE ` + where + ` AND e.delivered_attempt_id <> ''
+	) AS log ORDER BY event_pos, delivery, pos`
 }
 
 // AccountEvent reads one webhook event of an account.
@@ -162,19 +233,32 @@ func (s *Store) AccountEvent(ctx context.Context, accountID, eventID string) (do
 }
 
 // MessageAttempts lists the delivery attempts of every webhook event of a
-// message of an account, oldest first.
+// message of an account: by event, in the order the events were raised,
+// and each event's oldest first.
 func (s *Store) MessageAttempts(ctx context.Context, accountID, messageID string) ([]domain.Attempt, error) {
-	return attempts.scanAll(s.rquery(ctx, `SELECT `+prefixed("a.", attempts.list)+` FROM webhook_attempts a
-		JOIN webhook_events e ON e.id = a.event_id
-		WHERE e.account_id = $1 AND e.message_id = $2 ORDER BY a.`+s.seq(), accountID, messageID))
+	return attempts.scanAll(s.rquery(ctx, attemptLog(s, `e.account_id = $1 AND e.message_id = $2`), accountID, messageID))
 }
 
 // Redeliver queues an event of an account again, whatever its state. An
-// event whose send had no callbackUrl has nowhere to go: ErrNotFound.
+// event whose send had no callbackUrl has nowhere to go: ErrNotFound. A
+// delivery held in the event's row moves to a row of the attempt log
+// first, so the next delivery does not overwrite it.
 func (s *Store) Redeliver(ctx context.Context, accountID, eventID string, now time.Time) error {
-	res, err := s.wexec(ctx, `UPDATE webhook_events SET state = 'pending', next_attempt_at = $3, lease_owner = ''
-		WHERE id = $1 AND account_id = $2 AND url <> ''`, eventID, accountID, ms(now))
-	return affectedOne(res, err, "redeliver")
+	return s.Write(ctx, func(tx *Tx) error {
+		res, err := tx.exec(ctx, `UPDATE webhook_events SET state = 'pending', next_attempt_at = $3, lease_owner = ''
+			WHERE id = $1 AND account_id = $2 AND url <> ''`, eventID, accountID, ms(now))
+		if err := affectedOne(res, err, "redeliver"); err != nil {
+			return err
+		}
+		if _, err := tx.exec(ctx, `INSERT INTO webhook_attempts (`+attempts.list+`)
+			SELECT delivered_attempt_id, id, delivered_at, last_status, delivered_duration_ms, '', delivered_response
+			FROM webhook_events WHERE id = $1 AND delivered_attempt_id <> ''`, eventID); err != nil {
+			return fmt.Errorf("redeliver: keep the last delivery: %w", err)
+		}
+		_, err = tx.exec(ctx, `UPDATE webhook_events SET delivered_attempt_id = '', delivered_duration_ms = 0,
+			delivered_response = '' WHERE id = $1`, eventID)
+		return wrap("redeliver", err)
+	})
 }
 
 // InsertInbound records a reply, in the caller's transaction. A reply whose

@@ -79,6 +79,9 @@ func TestEventQueue(t *testing.T) {
 		delivered.Attempts, delivered.NextAttemptAt, delivered.LastStatus, delivered.LastError = 1, at(5*time.Minute), 500, "server error"
 		checkEvents(t, st, acc.ID, "msg_1", sent, delivered)
 		pending(t, st, 3)
+		// The delivering attempt lives in its event's row: only the failure is a row.
+		attemptRows(t, st, 1)
+		checkAttempts(t, st, sent.ID, okAttempt)
 
 		// Owner a's lease on the retry runs out and b takes it over; a's
 		// late outcome is recorded as an attempt but leaves the event to b.
@@ -121,11 +124,29 @@ func TestEventQueue(t *testing.T) {
 		sent.State, sent.NextAttemptAt = domain.EventPending, at(10*time.Minute)
 		checkEvents(t, st, acc.ID, "msg_1", sent, delivered)
 		pending(t, st, 4)
+		// Redelivery moves the delivery held in the row to the log, so the
+		// next one cannot overwrite it.
+		attemptRows(t, st, 3)
+		checkAttempts(t, st, sent.ID, okAttempt)
 		// The redelivered event is due again, as is b's retry whose lease ran out.
 		got, err = st.ClaimEvents(ctx, "c", at(10*time.Minute), lease, 100)
 		sortEvents(got)
 		if err != nil || len(got) != 2 || got[0].ID != sent.ID || got[1].ID != delivered.ID {
 			t.Errorf("claim after redelivery: %+v %v", got, err)
+		}
+
+		again := newAttempt(sent.ID, at(11*time.Minute), 204, "")
+		if err := st.RecordAttempts(ctx, "c", []domain.AttemptOutcome{{Attempt: again, State: domain.EventDelivered}}); err != nil {
+			t.Fatal(err)
+		}
+		attemptRows(t, st, 3)
+		checkAttempts(t, st, sent.ID, okAttempt, again)
+		log, err := st.MessageAttempts(ctx, acc.ID, "msg_1")
+		if want := []domain.Attempt{okAttempt, again, failAttempt, late}; err != nil || !reflect.DeepEqual(log, want) {
+			t.Errorf("message attempts (%v):\n got %+v\nwant %+v", err, log, want)
+		}
+		if log, err := st.MessageAttempts(ctx, other.ID, "msg_1"); err != nil || len(log) != 0 {
+			t.Errorf("another account's view of msg_1's attempts: %+v %v", log, err)
 		}
 
 		byCampaign, err := st.EventsForCampaign(ctx, acc.ID, "cmp_1", 2)
@@ -134,6 +155,22 @@ func TestEventQueue(t *testing.T) {
 		}
 		checkEvents(t, st, other.ID, "msg_1", foreign)
 	})
+}
+
+func attemptRows(t *testing.T, st *store.Store, want int) {
+	t.Helper()
+	n, err := st.CountRows(context.Background(), "webhook_attempts")
+	if err != nil || n != want {
+		t.Errorf("webhook_attempts rows %d (%v), want %d", n, err, want)
+	}
+}
+
+func checkAttempts(t *testing.T, st *store.Store, eventID string, want ...domain.Attempt) {
+	t.Helper()
+	got, err := st.Attempts(context.Background(), eventID)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("attempts of %s (%v):\n got %+v\nwant %+v", eventID, err, got, want)
+	}
 }
 
 func pending(t *testing.T, st *store.Store, want int) {

@@ -20,3 +20,10 @@ func (s *Store) Exec(ctx context.Context, query string, args ...any) error {
 	_, err := s.wexec(ctx, query, args...)
 	return err
 }
+
+// CountRows counts the rows of a table, for tests of what a write leaves.
+func (s *Store) CountRows(ctx context.Context, table string) (int, error) {
+	var n int
+	err := s.rqueryRow(ctx, `SELECT COUNT(*) FROM `+table).Scan(&n)
+	return n, err
+}
