@@ -23,6 +23,10 @@ type Claimer interface {
 // does; it fails routes over while a provider is down).
 type Routes interface {
 	Pick(env domain.Environment, channel domain.Channel, countryCode string) provider.Provider
+	// PickFor is Pick for a message that names no sender: a provider
+	// whose own sender usable refuses is skipped, and nil is returned when
+	// none is left.
+	PickFor(env domain.Environment, channel domain.Channel, countryCode string, usable func(sender string) bool) provider.Provider
 	Report(name string, ok bool)
 	// ByName finds the provider that took a message, or nil.
 	ByName(name string) provider.Provider
@@ -67,6 +71,7 @@ type Dispatcher struct {
 	log     *slog.Logger
 	caps    CapabilityCache
 	capTTL  time.Duration
+	holders SenderHolders
 }
 
 // DispatcherConfig sets up a Dispatcher.
@@ -93,6 +98,10 @@ type DispatcherConfig struct {
 	// CapabilityTTL is how long a cached answer is trusted (default
 	// rcs.CapabilityTTL).
 	CapabilityTTL time.Duration
+	// Holders tells which account holds a provider's own sender; nil uses
+	// Store when it implements SenderHolders, else every provider's own
+	// sender is taken as held by nobody.
+	Holders SenderHolders
 }
 
 // NewDispatcher builds a Dispatcher; Run starts it.
@@ -102,9 +111,12 @@ func NewDispatcher(c DispatcherConfig) *Dispatcher {
 			Workers: c.Workers, Poll: c.Poll, Now: c.Now, Log: c.Log})
 	}
 	d := &Dispatcher{queue: c.Queue, routes: c.Routes, tracker: c.Tracker, owner: c.Queue.Owner(), lease: c.Queue.Lease(),
-		now: c.Now, log: c.Log, caps: c.Capabilities, capTTL: c.CapabilityTTL}
+		now: c.Now, log: c.Log, caps: c.Capabilities, capTTL: c.CapabilityTTL, holders: c.Holders}
 	if d.caps == nil {
 		d.caps, _ = c.Store.(CapabilityCache)
+	}
+	if d.holders == nil {
+		d.holders, _ = c.Store.(SenderHolders)
 	}
 	if d.capTTL <= 0 {
 		d.capTTL = rcs.CapabilityTTL
@@ -141,6 +153,8 @@ func (d *Dispatcher) dispatch(ctx context.Context, msgs []domain.Message) error 
 	var reports []Report
 	var rich, overdue []routed
 	now := d.now().UTC()
+	held := d.heldSenders()
+	var heldErr error
 	for _, m := range msgs {
 		if !m.ExpiresAt.After(now) {
 			reports = append(reports, Report{Kind: Expire, MessageID: m.ID, At: now})
@@ -150,7 +164,12 @@ func (d *Dispatcher) dispatch(ctx context.Context, msgs []domain.Message) error 
 			overdue = append(overdue, routed{m, d.routes.ByName(m.Provider)})
 			continue
 		}
-		p := d.routes.Pick(m.Env, m.Channel, m.CountryCode)
+		p, err := d.pick(work, held, m)
+		if err != nil {
+			// Left to its lease: it comes due again when the lease lapses.
+			heldErr = cmp.Or(heldErr, err)
+			continue
+		}
 		if p == nil {
 			reports = append(reports, Report{Kind: Rejected, MessageID: m.ID, ErrorCode: domain.CodeNoRoute, At: now, LeaseOwner: d.owner})
 			continue
@@ -189,6 +208,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, msgs []domain.Message) error 
 	if err := d.tracker.Apply(work, reports); err != nil {
 		return err
 	}
+	firstErr = cmp.Or(firstErr, heldErr)
 	for _, r := range reports {
 		if r.Kind == Fallback || r.Kind == Revoked {
 			d.queue.Wake() // the fallback SMS are due now

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -98,5 +99,67 @@ func TestBothDownStaysOnPrimary(t *testing.T) {
 	}
 	if got := r.Pick(domain.Live, domain.SMS, "1"); got != a {
 		t.Fatalf("both down: %v, want the primary", got)
+	}
+}
+
+// A message that names no sender goes out from its provider's own sender:
+// PickFor skips a provider whose own sender the caller may not use, keeps
+// one without an own sender, and leaves the breakers to choose among what
+// is left.
+func TestPickForSkipsProvidersWhoseSenderIsRefused(t *testing.T) {
+	now := time.Unix(1_000, 0)
+	sim, a, b, c := named("simulator"), named("a"), named("b"), named("c")
+	r := NewRouter(sim, []Route{
+		{Channel: domain.SMS, Primary: a, Secondary: b},
+		{Channel: domain.SMS, Countries: []string{"47"}, Primary: a},
+		{Channel: domain.SMS, Countries: []string{"48"}, Primary: a, Secondary: c},
+	}).WithClock(func() time.Time { return now })
+	r.SetOwnSender("a", "15550001111")
+	r.SetOwnSender("b", "MyShop")
+	var asked []string
+	refuse := func(refused ...string) func(string) bool {
+		return func(s string) bool {
+			asked = append(asked, s)
+			return !slices.Contains(refused, s)
+		}
+	}
+	cases := []struct {
+		name    string
+		env     domain.Environment
+		cc      string
+		refused []string
+		want    Provider
+	}{
+		{"both usable", domain.Live, "1", nil, a},
+		{"primary's sender refused", domain.Live, "1", []string{"15550001111"}, b},
+		{"both refused", domain.Live, "1", []string{"15550001111", "MyShop"}, nil},
+		{"no secondary", domain.Live, "47", []string{"15550001111"}, nil},
+		{"a secondary without an own sender", domain.Live, "48", []string{"15550001111"}, c},
+		{"test traffic", domain.Test, "47", []string{"15550001111"}, sim},
+	}
+	for _, tc := range cases {
+		if got := r.PickFor(tc.env, domain.SMS, tc.cc, refuse(tc.refused...)); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if slices.Contains(asked, "") {
+		t.Errorf("asked about a provider without an own sender: %q", asked)
+	}
+
+	// The primary's breaker is open: the secondary takes the traffic, but
+	// not when its own sender is refused; then the primary's own retries
+	// decide, as when both are down.
+	r.Tune("a", BreakerSettings{Failures: 1, Cooldown: time.Minute})
+	r.Report("a", false)
+	if got := r.PickFor(domain.Live, domain.SMS, "1", refuse()); got != b {
+		t.Errorf("primary down: %v, want the secondary", got)
+	}
+	if got := r.PickFor(domain.Live, domain.SMS, "1", refuse("MyShop")); got != a {
+		t.Errorf("primary down, secondary's sender refused: %v, want the primary", got)
+	}
+	r.Tune("b", BreakerSettings{Failures: 1, Cooldown: time.Minute})
+	r.Report("b", false)
+	if got := r.PickFor(domain.Live, domain.SMS, "1", refuse("15550001111")); got != b {
+		t.Errorf("only the secondary usable, and down: %v, want it (its own retries decide)", got)
 	}
 }
