@@ -23,10 +23,10 @@ type Claimer interface {
 // does; it fails routes over while a provider is down).
 type Routes interface {
 	Pick(env domain.Environment, channel domain.Channel, countryCode string) provider.Provider
-	// PickFor is Pick for a message that names no sender: a provider
-	// whose own sender usable refuses is skipped, and nil is returned when
-	// none is left.
-	PickFor(env domain.Environment, channel domain.Channel, countryCode string, usable func(sender string) bool) provider.Provider
+	// PickFor is Pick for a message sent from from ("" for none): a
+	// provider that would send it from its own sender, which usable
+	// refuses, is skipped, and nil is returned when none is left.
+	PickFor(env domain.Environment, channel domain.Channel, countryCode, from string, usable func(sender string) bool) provider.Provider
 	Report(name string, ok bool)
 	// ByName finds the provider that took a message, or nil.
 	ByName(name string) provider.Provider

@@ -59,16 +59,16 @@ func (h *heldSenders) holder(ctx context.Context, channel domain.Channel, sender
 }
 
 // pick chooses a message's provider. A message that names no sender goes
-// out from its provider's own sender, so a provider whose own sender
-// another account holds is not used for it: the route's next provider is,
-// else none (NO_ROUTE). An own sender nobody holds is the deployment's,
-// usable by every account.
+// out from its provider's own sender (on WhatsApp every message does), so
+// a provider whose own sender another account holds is not used for it:
+// the route's next provider is, else none (NO_ROUTE). An own sender nobody
+// holds is the deployment's, usable by every account.
 func (d *Dispatcher) pick(ctx context.Context, held *heldSenders, m domain.Message) (provider.Provider, error) {
-	if m.From != "" || !m.Env.Live() {
+	if !m.Env.Live() {
 		return d.routes.Pick(m.Env, m.Channel, m.CountryCode), nil
 	}
 	var err error
-	p := d.routes.PickFor(m.Env, m.Channel, m.CountryCode, func(sender string) bool {
+	p := d.routes.PickFor(m.Env, m.Channel, m.CountryCode, m.From, func(sender string) bool {
 		who, e := held.holder(ctx, m.Channel, sender)
 		if e != nil {
 			err = cmp.Or(err, e)

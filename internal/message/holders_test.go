@@ -54,8 +54,8 @@ func TestDispatchKeepsAHeldRouteSenderToItsAccount(t *testing.T) {
 		{Channel: domain.SMS, Countries: []string{"55"}, Primary: shared},
 		{Channel: domain.SMS, Countries: []string{"44"}, Primary: shared, Secondary: backup},
 	})
-	router.SetOwnSender("shared", "+15550001111")
-	router.SetOwnSender("backup", "15550002222")
+	router.SetOwnSender("shared", "+15550001111", false)
+	router.SetOwnSender("backup", "15550002222", false)
 	holders := &fakeHolders{held: map[string]string{"15550001111": "acc_other"}}
 	f.disp = NewDispatcher(DispatcherConfig{Store: f.st, Routes: router, Tracker: f.tracker, Owner: "node-1", Now: f.clock,
 		Holders: holders, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})

@@ -53,12 +53,23 @@ type OwnSender interface {
 	OwnSender() string
 }
 
-// OwnSenderOf is the own sender of a provider's settings, or "".
-func OwnSenderOf(s Settings) string {
+// OnlyOwnSender is implemented by the settings of a provider that sends
+// every message from its own sender, even one that names another (a
+// WhatsApp provider is one business number).
+type OnlyOwnSender interface {
+	OnlyOwnSender() bool
+}
+
+// OwnSenderOf is the own sender of a provider's settings ("" for none),
+// and whether the provider sends every message from it.
+func OwnSenderOf(s Settings) (sender string, only bool) {
 	if o, ok := s.(OwnSender); ok {
-		return o.OwnSender()
+		sender = o.OwnSender()
 	}
-	return ""
+	if o, ok := s.(OnlyOwnSender); ok {
+		only = o.OnlyOwnSender()
+	}
+	return sender, only
 }
 
 // FieldError is a problem with one setting of an adapter's configuration.

@@ -30,9 +30,16 @@ type Router struct {
 
 	mu       sync.Mutex
 	breakers map[string]*breaker
-	// own is each provider's own sender, by provider name: what a message
-	// that names no sender goes out from. Set before traffic, read only.
-	own map[string]string
+	// own is each provider's own sender, by provider name. Set before
+	// traffic, then only read.
+	own map[string]ownSender
+}
+
+// ownSender is what a message that names no sender goes out from, and
+// whether every message does.
+type ownSender struct {
+	value string
+	only  bool
 }
 
 // BreakerSettings tune a provider's circuit breaker.
@@ -43,16 +50,17 @@ type BreakerSettings struct {
 
 // NewRouter builds a router; test receives all test-key traffic.
 func NewRouter(test Provider, routes []Route) *Router {
-	return &Router{test: test, routes: routes, now: time.Now, breakers: map[string]*breaker{}, own: map[string]string{}}
+	return &Router{test: test, routes: routes, now: time.Now, breakers: map[string]*breaker{}, own: map[string]ownSender{}}
 }
 
 // SetOwnSender records the sender a provider uses for a message that
-// names none (OwnSenderOf its settings); "" when it has none (the
-// platform picks, as from a pool). Call it before traffic starts.
-func (r *Router) SetOwnSender(name, sender string) {
+// names none (OwnSenderOf its settings; "" when it has none: the platform
+// picks, as from a pool), and whether it sends every message from it.
+// Call it before traffic starts.
+func (r *Router) SetOwnSender(name, sender string, only bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.own[name] = sender
+	r.own[name] = ownSender{sender, only}
 }
 
 // WithClock sets the router's clock (tests).
@@ -75,16 +83,24 @@ func (r *Router) Pick(env domain.Environment, channel domain.Channel, countryCod
 	return r.pick(env, channel, countryCode, true, nil)
 }
 
-// PickFor is Pick for a message that names no sender: a provider with a
-// sender of its own is a candidate only when usable(that sender) says so
-// (a provider without one always is). It returns nil when the route has
-// no candidate left. usable is called outside the router's lock, at most
+// PickFor is Pick for a message sent from from ("" for none): a provider
+// that would send it from its own sender (the message names none, or the
+// provider sends every message from its own) is a candidate only when
+// usable(that sender) says so. It returns nil when the route has no
+// candidate left. usable is called outside the router's lock, at most
 // once per provider of the route.
-func (r *Router) PickFor(env domain.Environment, channel domain.Channel, countryCode string, usable func(sender string) bool) Provider {
-	return r.pick(env, channel, countryCode, true, usable)
+func (r *Router) PickFor(env domain.Environment, channel domain.Channel, countryCode, from string, usable func(sender string) bool) Provider {
+	return r.pick(env, channel, countryCode, true, func(name string) bool {
+		r.mu.Lock()
+		own := r.own[name]
+		r.mu.Unlock()
+		return own.value == "" || (from != "" && !own.only) || usable(own.value)
+	})
 }
 
-func (r *Router) pick(env domain.Environment, channel domain.Channel, countryCode string, handOver bool, usable func(string) bool) Provider {
+// pick chooses among the route's providers that candidate (nil: all)
+// accepts by name.
+func (r *Router) pick(env domain.Environment, channel domain.Channel, countryCode string, handOver bool, candidate func(name string) bool) Provider {
 	if !env.Live() {
 		return r.test
 	}
@@ -94,7 +110,7 @@ func (r *Router) pick(env domain.Environment, channel domain.Channel, countryCod
 	}
 	candidates := make([]Provider, 0, 2)
 	for _, p := range []Provider{rt.Primary, rt.Secondary} {
-		if p != nil && (usable == nil || r.usable(p.Name(), usable)) {
+		if p != nil && (candidate == nil || candidate(p.Name())) {
 			candidates = append(candidates, p)
 		}
 	}
@@ -113,14 +129,6 @@ func (r *Router) pick(env domain.Environment, channel domain.Channel, countryCod
 		}
 	}
 	return candidates[0] // all down: the first one's own retries decide
-}
-
-// usable asks about a provider's own sender, if it has one.
-func (r *Router) usable(name string, usable func(string) bool) bool {
-	r.mu.Lock()
-	sender := r.own[name]
-	r.mu.Unlock()
-	return sender == "" || usable(sender)
 }
 
 func (r *Router) route(channel domain.Channel, countryCode string) *Route {

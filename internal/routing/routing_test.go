@@ -64,15 +64,16 @@ func TestOwnSenders(t *testing.T) {
 	want := map[string]string{"carrier-a": "Acme", "carrier-b": "", "whatsapp": "15550001234", "rbm": "acme-agent",
 		"twilio": "+15017122661", "telnyx": "", "vonage": "AcmeInc"}
 	for _, p := range c.Providers {
-		if got := provider.OwnSenderOf(p.Settings); got != want[p.Name] {
-			t.Errorf("%s: own sender %q, want %q", p.Name, got, want[p.Name])
+		got, only := provider.OwnSenderOf(p.Settings)
+		if got != want[p.Name] || only != (p.Type == "whatsapp") {
+			t.Errorf("%s: own sender %q (every message: %v), want %q", p.Name, got, only, want[p.Name])
 		}
 	}
 	// A WhatsApp provider without its number is known by the number's id;
 	// the number is digits only.
 	c, err = FromEnv(Config{}, env(map[string]string{"MSGSVC_WHATSAPP_TOKEN": "t", "MSGSVC_WHATSAPP_PHONE_NUMBER_ID": "106540352242922",
 		"MSGSVC_WHATSAPP_APP_SECRET": "s", "MSGSVC_WHATSAPP_VERIFY_TOKEN": "v"}), registry(t))
-	if err != nil || provider.OwnSenderOf(c.Providers[0].Settings) != "106540352242922" {
+	if own, _ := provider.OwnSenderOf(c.Providers[0].Settings); err != nil || own != "106540352242922" {
 		t.Errorf("whatsapp without a number: %v, %v", c.Providers, err)
 	}
 	_, err = FromEnv(Config{}, env(map[string]string{"MSGSVC_WHATSAPP_TOKEN": "t", "MSGSVC_WHATSAPP_PHONE_NUMBER_ID": "106540352242922",

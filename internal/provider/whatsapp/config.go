@@ -74,6 +74,10 @@ type Config struct {
 // number's id.
 func (c Config) OwnSender() string { return cmp.Or(c.Number, c.PhoneNumberID) }
 
+// OnlyOwnSender is true: a message's from does not choose among business
+// numbers, every message goes out from this one (provider.OnlyOwnSender).
+func (c Config) OnlyOwnSender() bool { return true }
+
 // Validate reports every problem of c at once.
 func (c Config) Validate() error {
 	var errs []error
