@@ -111,6 +111,8 @@ func (s *Server) providers(sim *simulator.Simulator, sink provider.Sink, reg *pr
 	router := provider.NewRouter(sim, routes).WithClock(s.now)
 	for _, spec := range rc.Providers {
 		router.Tune(spec.Name, provider.BreakerSettings{Failures: spec.Breaker.Failures, Cooldown: spec.Breaker.Cooldown})
+		own, only := provider.OwnSenderOf(spec.Settings)
+		router.SetOwnSender(spec.Name, own, only)
 	}
 	return router, nil
 }

@@ -173,7 +173,7 @@ func (s *Server) wireBackground(router *provider.Router) {
 	deliverer := webhook.NewWorker(webhook.WorkerConfig{Queue: s.eventQueue, Store: st, Log: log, Now: now,
 		Client:   webhook.NewClient(webhook.ClientOptions{AllowPrivate: cfg.WebhookAllowPrivate, UserAgent: "msgsvc/" + Version}),
 		Schedule: cfg.WebhookRetrySchedule, Observe: s.metrics.webhook, Version: keycache.NewCounter(st.AuthVersion).Get})
-	dispatcher := message.NewDispatcher(message.DispatcherConfig{Queue: s.sendQueue, Store: st, Routes: router,
+	dispatcher := message.NewDispatcher(message.DispatcherConfig{Queue: s.sendQueue, Store: st, Routes: router, Holders: st,
 		Tracker: s.tracker, Log: log, Now: now})
 	receipts := &message.ReceiptChecker{Store: st, Providers: map[string]provider.Querier{}, Tracker: s.tracker,
 		Overdue: cfg.ReceiptOverdue, Now: now, Log: log}

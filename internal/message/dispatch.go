@@ -23,6 +23,10 @@ type Claimer interface {
 // does; it fails routes over while a provider is down).
 type Routes interface {
 	Pick(env domain.Environment, channel domain.Channel, countryCode string) provider.Provider
+	// PickFor is Pick for a message sent from from ("" for none): a
+	// provider that would send it from its own sender, which usable
+	// refuses, is skipped, and nil is returned when none is left.
+	PickFor(env domain.Environment, channel domain.Channel, countryCode, from string, usable func(sender string) bool) provider.Provider
 	Report(name string, ok bool)
 	// ByName finds the provider that took a message, or nil.
 	ByName(name string) provider.Provider
@@ -67,6 +71,7 @@ type Dispatcher struct {
 	log     *slog.Logger
 	caps    CapabilityCache
 	capTTL  time.Duration
+	holders SenderHolders
 }
 
 // DispatcherConfig sets up a Dispatcher.
@@ -93,6 +98,10 @@ type DispatcherConfig struct {
 	// CapabilityTTL is how long a cached answer is trusted (default
 	// rcs.CapabilityTTL).
 	CapabilityTTL time.Duration
+	// Holders tells which account holds a provider's own sender; nil uses
+	// Store when it implements SenderHolders, else every provider's own
+	// sender is taken as held by nobody.
+	Holders SenderHolders
 }
 
 // NewDispatcher builds a Dispatcher; Run starts it.
@@ -102,9 +111,12 @@ func NewDispatcher(c DispatcherConfig) *Dispatcher {
 			Workers: c.Workers, Poll: c.Poll, Now: c.Now, Log: c.Log})
 	}
 	d := &Dispatcher{queue: c.Queue, routes: c.Routes, tracker: c.Tracker, owner: c.Queue.Owner(), lease: c.Queue.Lease(),
-		now: c.Now, log: c.Log, caps: c.Capabilities, capTTL: c.CapabilityTTL}
+		now: c.Now, log: c.Log, caps: c.Capabilities, capTTL: c.CapabilityTTL, holders: c.Holders}
 	if d.caps == nil {
 		d.caps, _ = c.Store.(CapabilityCache)
+	}
+	if d.holders == nil {
+		d.holders, _ = c.Store.(SenderHolders)
 	}
 	if d.capTTL <= 0 {
 		d.capTTL = rcs.CapabilityTTL
@@ -137,34 +149,13 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 func (d *Dispatcher) dispatch(ctx context.Context, msgs []domain.Message) error {
 	// The lease is ours: finish even if shutdown begins.
 	work := context.WithoutCancel(ctx)
-	groups := map[provider.Provider][]domain.Message{}
-	var reports []Report
-	var rich, overdue []routed
 	now := d.now().UTC()
-	for _, m := range msgs {
-		if !m.ExpiresAt.After(now) {
-			reports = append(reports, Report{Kind: Expire, MessageID: m.ID, At: now})
-			continue
-		}
-		if awaitingDelivery(&m) {
-			overdue = append(overdue, routed{m, d.routes.ByName(m.Provider)})
-			continue
-		}
-		p := d.routes.Pick(m.Env, m.Channel, m.CountryCode)
-		if p == nil {
-			reports = append(reports, Report{Kind: Rejected, MessageID: m.ID, ErrorCode: domain.CodeNoRoute, At: now, LeaseOwner: d.owner})
-			continue
-		}
-		if m.Channel == domain.RCS {
-			rich = append(rich, routed{m, p})
-			continue
-		}
-		groups[p] = append(groups[p], m)
-	}
-	if len(overdue) > 0 {
+	b := d.route(work, msgs, now)
+	groups, reports := b.groups, b.reports
+	if overdue := b.overdue; len(overdue) > 0 {
 		reports = append(reports, d.revoke(work, overdue, now)...)
 	}
-	if len(rich) > 0 {
+	if rich := b.rich; len(rich) > 0 {
 		send, screened := d.screenRCS(work, rich, now)
 		reports = append(reports, screened...)
 		for _, it := range send {
@@ -189,6 +180,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, msgs []domain.Message) error 
 	if err := d.tracker.Apply(work, reports); err != nil {
 		return err
 	}
+	firstErr = cmp.Or(firstErr, b.err)
 	for _, r := range reports {
 		if r.Kind == Fallback || r.Kind == Revoked {
 			d.queue.Wake() // the fallback SMS are due now
@@ -196,6 +188,45 @@ func (d *Dispatcher) dispatch(ctx context.Context, msgs []domain.Message) error 
 		}
 	}
 	return firstErr
+}
+
+// sorted is a claimed batch sorted by what happens next to each message.
+type sorted struct {
+	groups  map[provider.Provider][]domain.Message // handed over now, by provider
+	reports []Report                               // ended without a hand-over (expired, no route)
+	rich    []routed                               // RCS, screened for capable devices first
+	overdue []routed                               // awaiting delivery too long: taken back
+	// err is why some messages could not be routed; they are left to their
+	// lease and come due again when it lapses.
+	err error
+}
+
+// route sorts a batch, choosing each message's provider.
+func (d *Dispatcher) route(ctx context.Context, msgs []domain.Message, now time.Time) sorted {
+	b := sorted{groups: map[provider.Provider][]domain.Message{}}
+	held := d.heldSenders()
+	for _, m := range msgs {
+		if !m.ExpiresAt.After(now) {
+			b.reports = append(b.reports, Report{Kind: Expire, MessageID: m.ID, At: now})
+			continue
+		}
+		if awaitingDelivery(&m) {
+			b.overdue = append(b.overdue, routed{m, d.routes.ByName(m.Provider)})
+			continue
+		}
+		p, err := d.pick(ctx, held, m)
+		switch {
+		case err != nil:
+			b.err = cmp.Or(b.err, err)
+		case p == nil:
+			b.reports = append(b.reports, Report{Kind: Rejected, MessageID: m.ID, ErrorCode: domain.CodeNoRoute, At: now, LeaseOwner: d.owner})
+		case m.Channel == domain.RCS:
+			b.rich = append(b.rich, routed{m, p})
+		default:
+			b.groups[p] = append(b.groups[p], m)
+		}
+	}
+	return b
 }
 
 // handOver submits messages to a provider, in chunks when it asks for

@@ -72,6 +72,9 @@ type fakeRoutes map[domain.Channel]provider.Provider // by channel
 func (r fakeRoutes) Pick(_ domain.Environment, channel domain.Channel, _ string) provider.Provider {
 	return r[channel]
 }
+func (r fakeRoutes) PickFor(env domain.Environment, channel domain.Channel, cc, _ string, _ func(string) bool) provider.Provider {
+	return r.Pick(env, channel, cc)
+}
 func (r fakeRoutes) Report(string, bool) {}
 func (r fakeRoutes) ByName(name string) provider.Provider {
 	for _, p := range r {

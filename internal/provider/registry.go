@@ -42,6 +42,36 @@ type Settings interface {
 	Validate() error
 }
 
+// OwnSender is implemented by the settings of a provider that sends from a
+// sender of its own when a message names none: the SMPP sourceAddr, the
+// HTTP providers' from number, the WhatsApp business number, the RBM
+// agent. An account may hold that value as an approved sender, and then
+// no other account's message may go out from it.
+type OwnSender interface {
+	// OwnSender is that sender, "" when there is none (the platform
+	// picks one, as from a pool).
+	OwnSender() string
+}
+
+// OnlyOwnSender is implemented by the settings of a provider that sends
+// every message from its own sender, even one that names another (a
+// WhatsApp provider is one business number).
+type OnlyOwnSender interface {
+	OnlyOwnSender() bool
+}
+
+// OwnSenderOf is the own sender of a provider's settings ("" for none),
+// and whether the provider sends every message from it.
+func OwnSenderOf(s Settings) (sender string, only bool) {
+	if o, ok := s.(OwnSender); ok {
+		sender = o.OwnSender()
+	}
+	if o, ok := s.(OnlyOwnSender); ok {
+		only = o.OnlyOwnSender()
+	}
+	return sender, only
+}
+
 // FieldError is a problem with one setting of an adapter's configuration.
 type FieldError struct {
 	Type  string // the provider type, e.g. "smpp"

@@ -30,6 +30,16 @@ type Router struct {
 
 	mu       sync.Mutex
 	breakers map[string]*breaker
+	// own is each provider's own sender, by provider name. Set before
+	// traffic, then only read.
+	own map[string]ownSender
+}
+
+// ownSender is what a message that names no sender goes out from, and
+// whether every message does.
+type ownSender struct {
+	value string
+	only  bool
 }
 
 // BreakerSettings tune a provider's circuit breaker.
@@ -40,7 +50,17 @@ type BreakerSettings struct {
 
 // NewRouter builds a router; test receives all test-key traffic.
 func NewRouter(test Provider, routes []Route) *Router {
-	return &Router{test: test, routes: routes, now: time.Now, breakers: map[string]*breaker{}}
+	return &Router{test: test, routes: routes, now: time.Now, breakers: map[string]*breaker{}, own: map[string]ownSender{}}
+}
+
+// SetOwnSender records the sender a provider uses for a message that
+// names none (OwnSenderOf its settings; "" when it has none: the platform
+// picks, as from a pool), and whether it sends every message from it.
+// Call it before traffic starts.
+func (r *Router) SetOwnSender(name, sender string, only bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.own[name] = ownSender{sender, only}
 }
 
 // WithClock sets the router's clock (tests).
@@ -60,10 +80,27 @@ func (r *Router) Tune(name string, s BreakerSettings) {
 // route matches. A route that names the destination's calling code wins
 // over a catch-all. A provider whose breaker is half-open gets one probe.
 func (r *Router) Pick(env domain.Environment, channel domain.Channel, countryCode string) Provider {
-	return r.pick(env, channel, countryCode, true)
+	return r.pick(env, channel, countryCode, true, nil)
 }
 
-func (r *Router) pick(env domain.Environment, channel domain.Channel, countryCode string, handOver bool) Provider {
+// PickFor is Pick for a message sent from from ("" for none): a provider
+// that would send it from its own sender (the message names none, or the
+// provider sends every message from its own) is a candidate only when
+// usable(that sender) says so. It returns nil when the route has no
+// candidate left. usable is called outside the router's lock, at most
+// once per provider of the route.
+func (r *Router) PickFor(env domain.Environment, channel domain.Channel, countryCode, from string, usable func(sender string) bool) Provider {
+	return r.pick(env, channel, countryCode, true, func(name string) bool {
+		r.mu.Lock()
+		own := r.own[name]
+		r.mu.Unlock()
+		return own.value == "" || (from != "" && !own.only) || usable(own.value)
+	})
+}
+
+// pick chooses among the route's providers that candidate (nil: all)
+// accepts by name.
+func (r *Router) pick(env domain.Environment, channel domain.Channel, countryCode string, handOver bool, candidate func(name string) bool) Provider {
 	if !env.Live() {
 		return r.test
 	}
@@ -71,16 +108,27 @@ func (r *Router) pick(env domain.Environment, channel domain.Channel, countryCod
 	if rt == nil {
 		return nil
 	}
+	candidates := make([]Provider, 0, 2)
+	for _, p := range []Provider{rt.Primary, rt.Secondary} {
+		if p != nil && (candidate == nil || candidate(p.Name())) {
+			candidates = append(candidates, p)
+		}
+	}
+	switch len(candidates) {
+	case 0:
+		return nil
+	case 1:
+		return candidates[0]
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.now()
-	if rt.Secondary == nil || r.breaker(rt.Primary.Name()).admit(now, handOver) {
-		return rt.Primary
+	for _, p := range candidates {
+		if r.breaker(p.Name()).admit(now, handOver) {
+			return p
+		}
 	}
-	if r.breaker(rt.Secondary.Name()).admit(now, handOver) {
-		return rt.Secondary
-	}
-	return rt.Primary // both down: the primary's own retries decide
+	return candidates[0] // all down: the first one's own retries decide
 }
 
 func (r *Router) route(channel domain.Channel, countryCode string) *Route {
@@ -129,7 +177,7 @@ func (r *Router) ByName(name string) Provider {
 // PickName names the provider a message would go to now, for callers that
 // only record it (a send); it never takes a breaker's probe.
 func (r *Router) PickName(env domain.Environment, channel domain.Channel, countryCode string) string {
-	if p := r.pick(env, channel, countryCode, false); p != nil {
+	if p := r.pick(env, channel, countryCode, false, nil); p != nil {
 		return p.Name()
 	}
 	return ""

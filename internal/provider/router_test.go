@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -98,5 +99,72 @@ func TestBothDownStaysOnPrimary(t *testing.T) {
 	}
 	if got := r.Pick(domain.Live, domain.SMS, "1"); got != a {
 		t.Fatalf("both down: %v, want the primary", got)
+	}
+}
+
+// A message that names no sender goes out from its provider's own sender
+// (on a provider that sends everything from it, every message does):
+// PickFor skips a provider whose own sender the caller may not use, keeps
+// one without an own sender, and leaves the breakers to choose among what
+// is left.
+func TestPickForSkipsProvidersWhoseSenderIsRefused(t *testing.T) {
+	now := time.Unix(1_000, 0)
+	sim, a, b, c, w := named("simulator"), named("a"), named("b"), named("c"), named("w")
+	r := NewRouter(sim, []Route{
+		{Channel: domain.SMS, Primary: a, Secondary: b},
+		{Channel: domain.SMS, Countries: []string{"47"}, Primary: a},
+		{Channel: domain.SMS, Countries: []string{"48"}, Primary: a, Secondary: c},
+		{Channel: domain.WhatsApp, Primary: w},
+	}).WithClock(func() time.Time { return now })
+	r.SetOwnSender("a", "15550001111", false)
+	r.SetOwnSender("b", "MyShop", false)
+	r.SetOwnSender("w", "15550003333", true)
+	var asked []string
+	refuse := func(refused ...string) func(string) bool {
+		return func(s string) bool {
+			asked = append(asked, s)
+			return !slices.Contains(refused, s)
+		}
+	}
+	cases := []struct {
+		name      string
+		env       domain.Environment
+		channel   domain.Channel
+		cc, from  string
+		refused   []string
+		want      Provider
+		wantAsked int
+	}{
+		{"both usable", domain.Live, domain.SMS, "1", "", nil, a, 2},
+		{"primary's sender refused", domain.Live, domain.SMS, "1", "", []string{"15550001111"}, b, 2},
+		{"both refused", domain.Live, domain.SMS, "1", "", []string{"15550001111", "MyShop"}, nil, 2},
+		{"no secondary", domain.Live, domain.SMS, "47", "", []string{"15550001111"}, nil, 1},
+		{"a secondary without an own sender", domain.Live, domain.SMS, "48", "", []string{"15550001111"}, c, 1},
+		{"the message names its sender", domain.Live, domain.SMS, "47", "Other", []string{"15550001111"}, a, 0},
+		{"a provider that sends only from its own", domain.Live, domain.WhatsApp, "1", "15550004444", []string{"15550003333"}, nil, 1},
+		{"test traffic", domain.Test, domain.SMS, "47", "", []string{"15550001111"}, sim, 0},
+	}
+	for _, tc := range cases {
+		asked = nil
+		if got := r.PickFor(tc.env, tc.channel, tc.cc, tc.from, refuse(tc.refused...)); got != tc.want || len(asked) != tc.wantAsked {
+			t.Errorf("%s: %v after asking about %q, want %v after %d questions", tc.name, got, asked, tc.want, tc.wantAsked)
+		}
+	}
+
+	// The primary's breaker is open: the secondary takes the traffic, but
+	// not when its own sender is refused; then the primary's own retries
+	// decide, as when both are down.
+	r.Tune("a", BreakerSettings{Failures: 1, Cooldown: time.Minute})
+	r.Report("a", false)
+	if got := r.PickFor(domain.Live, domain.SMS, "1", "", refuse()); got != b {
+		t.Errorf("primary down: %v, want the secondary", got)
+	}
+	if got := r.PickFor(domain.Live, domain.SMS, "1", "", refuse("MyShop")); got != a {
+		t.Errorf("primary down, secondary's sender refused: %v, want the primary", got)
+	}
+	r.Tune("b", BreakerSettings{Failures: 1, Cooldown: time.Minute})
+	r.Report("b", false)
+	if got := r.PickFor(domain.Live, domain.SMS, "1", "", refuse("15550001111")); got != b {
+		t.Errorf("only the secondary usable, and down: %v, want it (its own retries decide)", got)
 	}
 }

@@ -50,6 +50,39 @@ func TestExampleFile(t *testing.T) {
 	}
 }
 
+// Each provider's own sender, which a message that names none goes out
+// from (and which an account may hold), is read from its block.
+func TestOwnSenders(t *testing.T) {
+	secrets := env(map[string]string{"CARRIER_A_PASSWORD": "a", "CARRIER_B_PASSWORD": "b", "WHATSAPP_TOKEN": "t",
+		"WHATSAPP_APP_SECRET": "s", "WHATSAPP_VERIFY_TOKEN": "v", "RBM_CLIENT_TOKEN": "c", "TWILIO_AUTH_TOKEN": "tw",
+		"TELNYX_API_KEY": "KEY1", "TELNYX_PUBLIC_KEY": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", "VONAGE_API_SECRET": "vs",
+		"VONAGE_SIGNATURE_SECRET": "vss"})
+	c, err := Load("../../msgsvc.example.yaml", secrets, registry(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"carrier-a": "Acme", "carrier-b": "", "whatsapp": "15550001234", "rbm": "acme-agent",
+		"twilio": "+15017122661", "telnyx": "", "vonage": "AcmeInc"}
+	for _, p := range c.Providers {
+		got, only := provider.OwnSenderOf(p.Settings)
+		if got != want[p.Name] || only != (p.Type == "whatsapp") {
+			t.Errorf("%s: own sender %q (every message: %v), want %q", p.Name, got, only, want[p.Name])
+		}
+	}
+	// A WhatsApp provider without its number is known by the number's id;
+	// the number is digits only.
+	c, err = FromEnv(Config{}, env(map[string]string{"MSGSVC_WHATSAPP_TOKEN": "t", "MSGSVC_WHATSAPP_PHONE_NUMBER_ID": "106540352242922",
+		"MSGSVC_WHATSAPP_APP_SECRET": "s", "MSGSVC_WHATSAPP_VERIFY_TOKEN": "v"}), registry(t))
+	if own, _ := provider.OwnSenderOf(c.Providers[0].Settings); err != nil || own != "106540352242922" {
+		t.Errorf("whatsapp without a number: %v, %v", c.Providers, err)
+	}
+	_, err = FromEnv(Config{}, env(map[string]string{"MSGSVC_WHATSAPP_TOKEN": "t", "MSGSVC_WHATSAPP_PHONE_NUMBER_ID": "106540352242922",
+		"MSGSVC_WHATSAPP_APP_SECRET": "s", "MSGSVC_WHATSAPP_VERIFY_TOKEN": "v", "MSGSVC_WHATSAPP_NUMBER": "+1 555"}), registry(t))
+	if err == nil || !strings.Contains(err.Error(), "digits only") {
+		t.Errorf("a number that is not digits: %v", err)
+	}
+}
+
 func TestProblemsNameLineAndKey(t *testing.T) {
 	cases := []struct {
 		name, yaml string

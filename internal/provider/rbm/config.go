@@ -63,6 +63,10 @@ type Config struct {
 	MaxWebhookBody int64 `yaml:"-"`
 }
 
+// OwnSender is the agent, which a message that names no agent goes out
+// from (provider.OwnSender).
+func (c Config) OwnSender() string { return c.AgentID }
+
 // Validate reports every problem of c at once. Secrets are never part of
 // the text.
 func (c Config) Validate() error {

@@ -65,6 +65,10 @@ type Config struct {
 // are refused by carriers long before they help throughput.
 const maxBinds = 32
 
+// OwnSender is SourceAddr: what a message that names no sender goes out
+// from (provider.OwnSender).
+func (c Config) OwnSender() string { return c.SourceAddr }
+
 // Validate reports every problem of c at once.
 func (c Config) Validate() error {
 	var errs []error

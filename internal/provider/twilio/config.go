@@ -49,6 +49,10 @@ var (
 	serviceSID = regexp.MustCompile(`^MG[0-9a-fA-F]{32}$`)
 )
 
+// OwnSender is From, "" when the platform picks the number from a pool
+// (provider.OwnSender).
+func (c Config) OwnSender() string { return c.From }
+
 // Validate reports every problem of c at once.
 func (c Config) Validate() error {
 	var errs []error

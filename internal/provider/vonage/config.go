@@ -49,6 +49,10 @@ type Config struct {
 	RetryMin, RetryMax, MaxRetryAfter time.Duration `yaml:"-"`
 }
 
+// OwnSender is From, "" when the platform picks the number from a pool
+// (provider.OwnSender).
+func (c Config) OwnSender() string { return c.From }
+
 // Validate reports every problem of c at once.
 func (c Config) Validate() error {
 	var errs []error

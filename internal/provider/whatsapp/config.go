@@ -1,6 +1,7 @@
 package whatsapp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,6 +30,10 @@ type Config struct {
 	APIURL string `yaml:"apiUrl"`
 	// PhoneNumberID is the platform's id of the sending business number.
 	PhoneNumberID string `yaml:"phoneNumberId"`
+	// Number is that business number itself, digits only (optional). An
+	// account that holds it as an approved sender is then the only one
+	// whose messages this provider takes.
+	Number string `yaml:"number"`
 	// Token is the access token (a system user's), sent as a bearer token.
 	Token string `yaml:"token"`
 	// AppSecret is the Meta app's secret: the key of X-Hub-Signature-256.
@@ -64,6 +69,15 @@ type Config struct {
 	MediaReuse time.Duration `yaml:"-"`
 }
 
+// OwnSender is the business number every message of this provider goes
+// out from (provider.OwnSender): Number, as accounts hold it, else the
+// number's id.
+func (c Config) OwnSender() string { return cmp.Or(c.Number, c.PhoneNumberID) }
+
+// OnlyOwnSender is true: a message's from does not choose among business
+// numbers, every message goes out from this one (provider.OnlyOwnSender).
+func (c Config) OnlyOwnSender() bool { return true }
+
 // Validate reports every problem of c at once.
 func (c Config) Validate() error {
 	var errs []error
@@ -78,6 +92,9 @@ func (c Config) Validate() error {
 	}
 	if c.PhoneNumberID != "" && !digits.MatchString(c.PhoneNumberID) {
 		bad("PhoneNumberID", "must be the platform's numeric id of the phone number, not the number itself")
+	}
+	if c.Number != "" && !digits.MatchString(c.Number) {
+		bad("Number", "must be the business phone number, digits only")
 	}
 	if c.APIURL != "" {
 		if u, err := url.Parse(c.APIURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {

@@ -46,7 +46,7 @@ func fromEnv(getenv func(string) string) (Config, bool, error) {
 	if tok == "" {
 		return Config{}, false, nil
 	}
-	return Config{Token: tok, PhoneNumberID: e.String("MSGSVC_WHATSAPP_PHONE_NUMBER_ID"),
+	return Config{Token: tok, PhoneNumberID: e.String("MSGSVC_WHATSAPP_PHONE_NUMBER_ID"), Number: e.String("MSGSVC_WHATSAPP_NUMBER"),
 		AppSecret: e.String("MSGSVC_WHATSAPP_APP_SECRET"), VerifyToken: e.String("MSGSVC_WHATSAPP_VERIFY_TOKEN"),
 		APIURL: e.String("MSGSVC_WHATSAPP_API_URL")}, true, e.Err()
 }

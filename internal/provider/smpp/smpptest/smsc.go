@@ -30,6 +30,7 @@ type SMSC struct {
 	conns    []net.Conn
 	binds    int
 	submits  []string // destination of every submit_sm received
+	sources  []string // and its source_addr
 	answered int
 	nextID   int
 }
@@ -86,6 +87,14 @@ func (s *SMSC) Submits() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.submits...)
+}
+
+// Sources returns the source_addr of every submit_sm received, in the
+// order of Submits.
+func (s *SMSC) Sources() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.sources...)
 }
 
 // Answered counts the submit_sm answered (each then reported delivered).
@@ -175,12 +184,13 @@ func (s *SMSC) serve(c *conn) {
 // delivered.
 func (s *SMSC) submit(c *conn, p smpp.PDU) {
 	sm, _ := p.Body.(*smpp.SM)
-	dest := ""
+	dest, src := "", ""
 	if sm != nil {
-		dest = sm.DestAddr
+		dest, src = sm.DestAddr, sm.SourceAddr
 	}
 	s.mu.Lock()
 	s.submits = append(s.submits, dest)
+	s.sources = append(s.sources, src)
 	silent := s.silent.Load()
 	refused, isRefused := s.refuse[dest]
 	if isRefused && !silent {

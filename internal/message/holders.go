@@ -1,0 +1,83 @@
+package message
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"strings"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/provider"
+)
+
+// SenderHolders tells which accounts hold a value as an approved sender of
+// a channel (at most one; store.Store implements it).
+type SenderHolders interface {
+	SenderOwners(ctx context.Context, channel domain.Channel, value string) ([]string, error)
+}
+
+// heldSenders answers, for one batch, who holds the providers' own
+// senders. It is a query, not a cache: each batch asks afresh, once per
+// channel and sender it meets, so an operator's approval or withdrawal
+// applies from the next batch on every node. The cost is one lookup on a
+// unique index per own sender per batch, whatever the batch's size.
+type heldSenders struct {
+	holders SenderHolders
+	seen    map[heldKey]string // the holder's account id, "" for nobody
+}
+
+type heldKey struct {
+	channel domain.Channel
+	value   string
+}
+
+func (d *Dispatcher) heldSenders() *heldSenders {
+	return &heldSenders{holders: d.holders, seen: map[heldKey]string{}}
+}
+
+// holder is the account that holds sender on a channel, "" for nobody.
+func (h *heldSenders) holder(ctx context.Context, channel domain.Channel, sender string) (string, error) {
+	if h.holders == nil {
+		return "", nil
+	}
+	// Accounts hold numbers as digits; providers are configured with or
+	// without a leading "+".
+	k := heldKey{channel, domain.SenderKey(strings.TrimPrefix(sender, "+"))}
+	if who, ok := h.seen[k]; ok {
+		return who, nil
+	}
+	ids, err := h.holders.SenderOwners(ctx, channel, k.value)
+	if err != nil {
+		return "", fmt.Errorf("who holds sender %q: %w", sender, err)
+	}
+	who := ""
+	if len(ids) > 0 {
+		who = ids[0]
+	}
+	h.seen[k] = who
+	return who, nil
+}
+
+// pick chooses a message's provider. A message that names no sender goes
+// out from its provider's own sender (on WhatsApp every message does), so
+// a provider whose own sender another account holds is not used for it:
+// the route's next provider is, else none (NO_ROUTE). An own sender nobody
+// holds is the deployment's, usable by every account.
+func (d *Dispatcher) pick(ctx context.Context, held *heldSenders, m domain.Message) (provider.Provider, error) {
+	if !m.Env.Live() {
+		return d.routes.Pick(m.Env, m.Channel, m.CountryCode), nil
+	}
+	var err error
+	p := d.routes.PickFor(m.Env, m.Channel, m.CountryCode, m.From, func(sender string) bool {
+		who, e := held.holder(ctx, m.Channel, sender)
+		if e != nil {
+			err = cmp.Or(err, e)
+			return false
+		}
+		return who == "" || who == m.AccountID
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
