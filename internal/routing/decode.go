@@ -194,12 +194,23 @@ func yamlKeys(into any) (map[string]bool, string) {
 		return nil, ""
 	}
 	known := map[string]bool{}
+	addKeys(t, known)
+	return known, t.String()
+}
+
+// addKeys adds the keys of struct type t, and those of the structs it
+// embeds inline (settings several providers share), to known.
+func addKeys(t reflect.Type, known map[string]bool) {
 	for i := range t.NumField() {
-		if k := fieldKey(t.Field(i)); k != "" {
+		f := t.Field(i)
+		if _, opts, _ := strings.Cut(f.Tag.Get("yaml"), ","); opts == "inline" && f.Type.Kind() == reflect.Struct {
+			addKeys(f.Type, known)
+			continue
+		}
+		if k := fieldKey(f); k != "" {
 			known[k] = true
 		}
 	}
-	return known, t.String()
 }
 
 // yamlKey is the key of a configuration's Go field, "" when the file does

@@ -89,6 +89,8 @@ func TestProblemsNameLineAndKey(t *testing.T) {
 		want       []string
 	}{
 		{"unknown key", "providers:\n  - name: a\n    type: smpp\n    smpp:\n      adr: x:1\n", []string{"line 5", "adr"}},
+		{"a shared setting that files do not set", "providers:\n  - name: v\n    type: vonage\n    vonage:\n      retryMin: 1s\n", []string{"line 5", "retryMin"}},
+		{"a shared setting out of range", "providers:\n  - name: v\n    type: vonage\n    vonage: {apiKey: k, apiSecret: s, signatureSecret: x, from: Acme, timeout: -1s}\n", []string{"providers[0].vonage.timeout"}},
 		{"wrong type", "providers:\n  - name: a\n    type: smpp\n    smpp:\n      window: many\n", []string{"line 5"}},
 		{"unknown provider in a route", "providers:\n  - name: a\n    type: smpp\n    smpp: {addr: 'h:1', systemId: s}\n" +
 			"routes:\n  - channel: sms\n    primary: b\n", []string{"cfg.yaml:6", "routes[0].primary", `no provider is named "b"`}},

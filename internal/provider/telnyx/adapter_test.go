@@ -25,7 +25,7 @@ var t0 = time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 func newAdapter(t *testing.T, p *telnyxtest.Server, tune func(*telnyx.Config)) (*telnyx.Adapter, *providertest.Sink, *[]time.Duration) {
 	t.Helper()
 	cfg := telnyx.Config{APIKey: "KEYtest", PublicKey: publicKey(), From: "+18445550001", APIURL: p.URL,
-		RetryMin: 10 * time.Millisecond, RetryMax: 40 * time.Millisecond}
+		Tuning: httpcall.Tuning{RetryMin: 10 * time.Millisecond, RetryMax: 40 * time.Millisecond}}
 	if tune != nil {
 		tune(&cfg)
 	}

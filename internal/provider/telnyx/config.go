@@ -5,11 +5,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
-	"time"
 
 	"msgsvc/internal/provider"
+	"msgsvc/internal/provider/httpcall"
 )
 
 // DefaultAPIURL is Telnyx's API; the v2 paths follow it.
@@ -36,12 +35,8 @@ type Config struct {
 	// names PublicURL/providers/telnyx/webhook as its webhook_url. Without
 	// it, the messaging profile's webhook URL is used.
 	PublicURL string `yaml:"publicUrl"`
-	// RequestTimeout bounds one request (default 10s).
-	RequestTimeout time.Duration `yaml:"timeout"`
-	// MaxAttempts, RetryMin, RetryMax and MaxRetryAfter tune the retries
-	// within one hand-over (defaults 3, 500ms, 8s, 10s).
-	MaxAttempts                       int           `yaml:"-"`
-	RetryMin, RetryMax, MaxRetryAfter time.Duration `yaml:"-"`
+	// Tuning holds the request timeout and the retries.
+	httpcall.Tuning `yaml:",inline"`
 }
 
 // OwnSender is From, "" when the platform picks the number from a pool
@@ -66,11 +61,11 @@ func (c Config) Validate() error {
 		bad("From", "or messagingProfileId is required")
 	}
 	for _, u := range []struct{ field, v string }{{"APIURL", c.APIURL}, {"PublicURL", c.PublicURL}} {
-		if u.v != "" && !httpURL(u.v) {
+		if u.v != "" && !httpcall.IsURL(u.v) {
 			bad(u.field, "%q is not an http(s) URL", u.v)
 		}
 	}
-	if c.RequestTimeout < 0 || c.RetryMin < 0 || c.RetryMax < 0 || c.MaxRetryAfter < 0 || c.MaxAttempts < 0 {
+	if c.Negative() {
 		bad("RequestTimeout", "and the retry settings must not be negative")
 	}
 	return errors.Join(errs...)
@@ -82,11 +77,6 @@ func publicKey(s string) (ed25519.PublicKey, error) {
 		return nil, errors.New("must be a base64 Ed25519 public key (32 bytes)")
 	}
 	return ed25519.PublicKey(b), nil
-}
-
-func httpURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
 }
 
 func (c Config) withDefaults() Config {

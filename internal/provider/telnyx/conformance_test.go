@@ -16,6 +16,7 @@ import (
 
 	"msgsvc/internal/domain"
 	"msgsvc/internal/provider"
+	"msgsvc/internal/provider/httpcall"
 	"msgsvc/internal/provider/providertest"
 	"msgsvc/internal/provider/telnyx"
 	"msgsvc/internal/provider/telnyx/telnyxtest"
@@ -48,7 +49,7 @@ func TestConformance(t *testing.T) {
 				return 0, "", nil, false
 			})
 			cfg := telnyx.Config{APIKey: "KEYtest", PublicKey: publicKey(), From: "+18445550001", APIURL: p.URL,
-				RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond}
+				Tuning: httpcall.Tuning{RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond}}
 			a, err := typ.Build(context.Background(), "telnyx-conformance", cfg, provider.Deps{Sink: sink, Log: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				t.Fatal(err)

@@ -46,7 +46,7 @@ func TestPeerEveryKindPassesValidation(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rec := &httpcalltest.Recorder{Strip: "/v2"}
-			cfg := telnyx.Config{APIKey: "KEYexample", PublicKey: publicKey(), From: "+18445550001", APIURL: base, MaxAttempts: 1}
+			cfg := telnyx.Config{APIKey: "KEYexample", PublicKey: publicKey(), From: "+18445550001", APIURL: base, Tuning: httpcall.Tuning{MaxAttempts: 1}}
 			if c.tune != nil {
 				c.tune(&cfg)
 			}

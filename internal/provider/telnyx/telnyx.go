@@ -53,11 +53,11 @@ func build(_ context.Context, name string, c Config, d provider.Deps) (provider.
 // Adapter is a Telnyx account as the service runs it. It is safe for
 // concurrent use.
 type Adapter struct {
+	httpcall.Base
 	cfg     Config
 	key     ed25519.PublicKey
 	sink    provider.Sink
 	version string
-	call    *httpcall.Client
 }
 
 // New checks cfg and makes an Adapter; hc may replace the clock, the HTTP
@@ -72,30 +72,14 @@ func New(cfg Config, d provider.Deps, hc httpcall.Deps) (*Adapter, error) {
 	cfg = cfg.withDefaults()
 	key, _ := publicKey(cfg.PublicKey)
 	a := &Adapter{cfg: cfg, key: key, sink: d.Sink, version: d.Version}
-	a.call = httpcall.New(httpcall.Settings{Provider: "Telnyx", Name: cfg.Name, Timeout: cfg.RequestTimeout,
-		MaxAttempts: cfg.MaxAttempts, RetryMin: cfg.RetryMin, RetryMax: cfg.RetryMax, MaxRetryAfter: cfg.MaxRetryAfter}, hc)
+	a.Base = httpcall.NewBase(cfg.Name, httpcall.New(cfg.Settings("Telnyx", cfg.Name), hc))
 	return a, nil
 }
-
-// Name is the provider's name in webhooks and metrics.
-func (a *Adapter) Name() string { return a.cfg.Name }
-
-// Start does nothing: Telnyx is reached per request.
-func (a *Adapter) Start(context.Context) error { return nil }
-
-// Stop lets idle connections go.
-func (a *Adapter) Stop(context.Context) error {
-	a.call.Close()
-	return nil
-}
-
-// Health is one line for /readyz.
-func (a *Adapter) Health() provider.Health { return a.call.Health() }
 
 // Submit sends each message and returns one result per message, in order:
 // Telnyx's message id as Ref, or the error.
 func (a *Adapter) Submit(ctx context.Context, msgs []provider.Outbound) []provider.Result {
-	return a.call.Each(ctx, msgs, a.send)
+	return a.Call.Each(ctx, msgs, a.send)
 }
 
 // request is the body of POST /v2/messages.
@@ -116,7 +100,7 @@ func (a *Adapter) send(ctx context.Context, m provider.Outbound) provider.Result
 	}
 	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"},
 		"Authorization": {"Bearer " + a.cfg.APIKey}, "User-Agent": {userAgent(a.version)}}
-	ans, perr := a.call.Do(ctx, httpcall.Request{URL: a.cfg.APIURL + "/v2/messages", Header: h, Body: body}, checkAnswer)
+	ans, perr := a.Call.Do(ctx, httpcall.Request{URL: a.cfg.APIURL + "/v2/messages", Header: h, Body: body}, checkAnswer)
 	if perr != nil {
 		return provider.Result{Err: perr}
 	}

@@ -52,7 +52,7 @@ func (a *Adapter) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if why := a.verify(r.Header.Get("telnyx-signature-ed25519"), r.Header.Get("telnyx-timestamp"), body); why != "" {
-		a.call.Unsigned(w, r, why)
+		a.Call.Unsigned(w, r, why)
 		return
 	}
 	var ev event
@@ -60,7 +60,7 @@ func (a *Adapter) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		httpcall.Problem(w, http.StatusBadRequest, "VALIDATION_ERROR", "The body is not a Telnyx webhook event.")
 		return
 	}
-	a.call.Counts.Callbacks.Add(1)
+	a.Call.Counts.Callbacks.Add(1)
 	var err error
 	switch ev.Data.EventType {
 	case "message.sent", "message.finalized":
@@ -69,7 +69,7 @@ func (a *Adapter) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		err = a.inbound(r, ev)
 	}
 	if err != nil {
-		a.call.NotStored(w, err)
+		a.Call.NotStored(w, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -91,7 +91,7 @@ func (a *Adapter) verify(sig, ts string, body []byte) string {
 	if err != nil || !ed25519.Verify(a.key, signed(ts, body), raw) {
 		return "telnyx-signature-ed25519 does not match the timestamp and body under the account's public key."
 	}
-	if !httpcall.Fresh(time.Unix(secs, 0), a.call.Now()) {
+	if !httpcall.Fresh(time.Unix(secs, 0), a.Call.Now()) {
 		return "telnyx-timestamp is more than 5 minutes from this node's clock: refused as a replay."
 	}
 	return ""
@@ -120,7 +120,7 @@ func (a *Adapter) status(r *http.Request, ev event) error {
 	if !ok {
 		return nil
 	}
-	rep := provider.Status{Ref: p.ID, Status: st, ErrorCode: mapped, At: a.call.Now().UTC()}
+	rep := provider.Status{Ref: p.ID, Status: st, ErrorCode: mapped, At: a.Call.Now().UTC()}
 	if mapped != "" {
 		rep.ErrorMessage = msg
 		if msg == "" {
@@ -142,5 +142,5 @@ func (a *Adapter) inbound(r *http.Request, ev event) error {
 		body = strings.TrimSpace(body + "\n" + m.URL)
 	}
 	return a.sink.Inbound(r.Context(), a.cfg.Name, provider.Inbound{From: strings.TrimPrefix(p.From.PhoneNumber, "+"),
-		To: strings.TrimPrefix(p.To[0].PhoneNumber, "+"), Channel: domain.SMS, Body: body, At: a.call.Now().UTC(), Ref: p.ID})
+		To: strings.TrimPrefix(p.To[0].PhoneNumber, "+"), Channel: domain.SMS, Body: body, At: a.Call.Now().UTC(), Ref: p.ID})
 }

@@ -42,7 +42,7 @@ func (w *waits) now() time.Time {
 func newAdapter(t *testing.T, p *twiliotest.Server, tune func(*twilio.Config)) (*twilio.Adapter, *providertest.Sink, *waits) {
 	t.Helper()
 	cfg := twilio.Config{AccountSID: testSID, AuthToken: testToken, From: "+15017122661", APIURL: p.URL, PublicURL: testPublic,
-		RetryMin: 10 * time.Millisecond, RetryMax: 40 * time.Millisecond}
+		Tuning: httpcall.Tuning{RetryMin: 10 * time.Millisecond, RetryMax: 40 * time.Millisecond}}
 	if tune != nil {
 		tune(&cfg)
 	}

@@ -3,12 +3,11 @@ package twilio
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"regexp"
 	"strings"
-	"time"
 
 	"msgsvc/internal/provider"
+	"msgsvc/internal/provider/httpcall"
 )
 
 // DefaultAPIURL is Twilio's REST API; the 2010-04-01 paths follow it.
@@ -36,12 +35,8 @@ type Config struct {
 	// over the one the request arrived at, which a proxy may have
 	// rewritten.
 	PublicURL string `yaml:"publicUrl"`
-	// RequestTimeout bounds one request (default 10s).
-	RequestTimeout time.Duration `yaml:"timeout"`
-	// MaxAttempts, RetryMin, RetryMax and MaxRetryAfter tune the retries
-	// within one hand-over (defaults 3, 500ms, 8s, 10s).
-	MaxAttempts                       int           `yaml:"-"`
-	RetryMin, RetryMax, MaxRetryAfter time.Duration `yaml:"-"`
+	// Tuning holds the request timeout and the retries.
+	httpcall.Tuning `yaml:",inline"`
 }
 
 var (
@@ -76,21 +71,16 @@ func (c Config) Validate() error {
 	}
 	if c.PublicURL == "" {
 		bad("PublicURL", "is required: the public address Twilio calls back and signs (MSGSVC_PUBLIC_URL)")
-	} else if !httpURL(c.PublicURL) {
+	} else if !httpcall.IsURL(c.PublicURL) {
 		bad("PublicURL", "%q is not an http(s) URL", c.PublicURL)
 	}
-	if c.APIURL != "" && !httpURL(c.APIURL) {
+	if c.APIURL != "" && !httpcall.IsURL(c.APIURL) {
 		bad("APIURL", "%q is not an http(s) URL", c.APIURL)
 	}
-	if c.RequestTimeout < 0 || c.RetryMin < 0 || c.RetryMax < 0 || c.MaxRetryAfter < 0 || c.MaxAttempts < 0 {
+	if c.Negative() {
 		bad("RequestTimeout", "and the retry settings must not be negative")
 	}
 	return errors.Join(errs...)
-}
-
-func httpURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
 }
 
 func (c Config) withDefaults() Config {

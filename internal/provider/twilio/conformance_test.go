@@ -14,6 +14,7 @@ import (
 
 	"msgsvc/internal/domain"
 	"msgsvc/internal/provider"
+	"msgsvc/internal/provider/httpcall"
 	"msgsvc/internal/provider/providertest"
 	"msgsvc/internal/provider/twilio"
 	"msgsvc/internal/provider/twilio/twiliotest"
@@ -42,7 +43,7 @@ func TestConformance(t *testing.T) {
 				return 0, "", nil, false
 			})
 			cfg := twilio.Config{AccountSID: testSID, AuthToken: testToken, From: "+15017122661", APIURL: p.URL,
-				PublicURL: testPublic, RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond}
+				PublicURL: testPublic, Tuning: httpcall.Tuning{RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond}}
 			a, err := typ.Build(context.Background(), "twilio-conformance", cfg, provider.Deps{Sink: sink, Log: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				t.Fatal(err)

@@ -51,7 +51,7 @@ func TestPeerEveryKindPassesValidation(t *testing.T) {
 				return bytes.ReplaceAll(b, []byte("MediaUrl="), []byte("MediaUrl%5B%5D="))
 			}}
 			cfg := twilio.Config{AccountSID: testSID, AuthToken: testToken, From: "+15017122661", APIURL: base,
-				PublicURL: testPublic, MaxAttempts: 1}
+				PublicURL: testPublic, Tuning: httpcall.Tuning{MaxAttempts: 1}}
 			if c.tune != nil {
 				c.tune(&cfg)
 			}

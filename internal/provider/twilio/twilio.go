@@ -57,10 +57,10 @@ func build(_ context.Context, name string, c Config, d provider.Deps) (provider.
 // Adapter is a Twilio account as the service runs it. It is safe for
 // concurrent use.
 type Adapter struct {
+	httpcall.Base
 	cfg     Config
 	sink    provider.Sink
 	version string
-	call    *httpcall.Client
 }
 
 // New checks cfg and makes an Adapter; hc may replace the clock, the HTTP
@@ -74,30 +74,14 @@ func New(cfg Config, d provider.Deps, hc httpcall.Deps) (*Adapter, error) {
 	}
 	cfg = cfg.withDefaults()
 	a := &Adapter{cfg: cfg, sink: d.Sink, version: d.Version}
-	a.call = httpcall.New(httpcall.Settings{Provider: "Twilio", Name: cfg.Name, Timeout: cfg.RequestTimeout,
-		MaxAttempts: cfg.MaxAttempts, RetryMin: cfg.RetryMin, RetryMax: cfg.RetryMax, MaxRetryAfter: cfg.MaxRetryAfter}, hc)
+	a.Base = httpcall.NewBase(cfg.Name, httpcall.New(cfg.Settings("Twilio", cfg.Name), hc))
 	return a, nil
 }
-
-// Name is the provider's name in webhooks and metrics.
-func (a *Adapter) Name() string { return a.cfg.Name }
-
-// Start does nothing: Twilio is reached per request.
-func (a *Adapter) Start(context.Context) error { return nil }
-
-// Stop lets idle connections go.
-func (a *Adapter) Stop(context.Context) error {
-	a.call.Close()
-	return nil
-}
-
-// Health is one line for /readyz.
-func (a *Adapter) Health() provider.Health { return a.call.Health() }
 
 // Submit sends each message and returns one result per message, in order:
 // Twilio's message SID (SM…) as Ref, or the error.
 func (a *Adapter) Submit(ctx context.Context, msgs []provider.Outbound) []provider.Result {
-	return a.call.Each(ctx, msgs, a.send)
+	return a.Call.Each(ctx, msgs, a.send)
 }
 
 func (a *Adapter) send(ctx context.Context, m provider.Outbound) provider.Result {
@@ -113,7 +97,7 @@ func (a *Adapter) send(ctx context.Context, m provider.Outbound) provider.Result
 	}
 	req.SetBasicAuth(a.cfg.AccountSID, a.cfg.AuthToken)
 	h.Set("Authorization", req.Header.Get("Authorization"))
-	ans, perr := a.call.Do(ctx, httpcall.Request{URL: a.cfg.APIURL + "/2010-04-01/Accounts/" + a.cfg.AccountSID + "/Messages.json",
+	ans, perr := a.Call.Do(ctx, httpcall.Request{URL: a.cfg.APIURL + "/2010-04-01/Accounts/" + a.cfg.AccountSID + "/Messages.json",
 		Header: h, Body: []byte(form.Encode())}, checkAnswer)
 	if perr != nil {
 		return provider.Result{Err: perr}

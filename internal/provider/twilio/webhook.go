@@ -37,10 +37,10 @@ func (a *Adapter) serveCallback(w http.ResponseWriter, r *http.Request) {
 	// The signed address is the one Twilio was given, not the one the
 	// request reached us at: a proxy in between may have rewritten it.
 	if !ValidSignature(r.Header.Get("X-Twilio-Signature"), a.cfg.AuthToken, a.cfg.PublicURL+r.URL.RequestURI(), form) {
-		a.call.Unsigned(w, r, "X-Twilio-Signature is missing or does not match the public URL and the parameters.")
+		a.Call.Unsigned(w, r, "X-Twilio-Signature is missing or does not match the public URL and the parameters.")
 		return
 	}
-	a.call.Counts.Callbacks.Add(1)
+	a.Call.Counts.Callbacks.Add(1)
 	switch {
 	case strings.HasSuffix(r.URL.Path, "/status"):
 		a.status(w, r, form)
@@ -62,7 +62,7 @@ func (a *Adapter) status(w http.ResponseWriter, r *http.Request, f url.Values) {
 	}
 	st, code, ok := statusOf(f.Get("MessageStatus"), f.Get("ErrorCode"))
 	if ok {
-		rep := provider.Status{Ref: sid, Status: st, ErrorCode: code, At: a.call.Now().UTC()}
+		rep := provider.Status{Ref: sid, Status: st, ErrorCode: code, At: a.Call.Now().UTC()}
 		if code != "" {
 			rep.ErrorMessage = "Twilio " + f.Get("MessageStatus")
 			if ec := f.Get("ErrorCode"); ec != "" {
@@ -70,7 +70,7 @@ func (a *Adapter) status(w http.ResponseWriter, r *http.Request, f url.Values) {
 			}
 		}
 		if err := a.sink.Statuses(r.Context(), a.cfg.Name, []provider.Status{rep}); err != nil {
-			a.call.NotStored(w, err)
+			a.Call.NotStored(w, err)
 			return
 		}
 	}
@@ -94,9 +94,9 @@ func (a *Adapter) inbound(w http.ResponseWriter, r *http.Request, f url.Values) 
 		body = strings.TrimSpace(body + "\n" + u)
 	}
 	in := provider.Inbound{From: strings.TrimPrefix(from, "+"), To: strings.TrimPrefix(to, "+"), Channel: domain.SMS,
-		Body: body, At: a.call.Now().UTC(), Ref: f.Get("MessageSid")}
+		Body: body, At: a.Call.Now().UTC(), Ref: f.Get("MessageSid")}
 	if err := a.sink.Inbound(r.Context(), a.cfg.Name, in); err != nil {
-		a.call.NotStored(w, err)
+		a.Call.NotStored(w, err)
 		return
 	}
 	// An empty TwiML response: no automatic reply.

@@ -26,7 +26,7 @@ var t0 = time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 func newAdapter(t *testing.T, p *vonagetest.Server, tune func(*vonage.Config)) (*vonage.Adapter, *providertest.Sink) {
 	t.Helper()
 	cfg := vonage.Config{APIKey: testKey, APISecret: testSecret, SignatureSecret: testSigSec, From: "AcmeInc", APIURL: p.URL,
-		RetryMin: 10 * time.Millisecond, RetryMax: 40 * time.Millisecond}
+		Tuning: httpcall.Tuning{RetryMin: 10 * time.Millisecond, RetryMax: 40 * time.Millisecond}}
 	if tune != nil {
 		tune(&cfg)
 	}

@@ -3,12 +3,11 @@ package vonage
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
-	"time"
 
 	"msgsvc/internal/provider"
+	"msgsvc/internal/provider/httpcall"
 )
 
 // DefaultAPIURL is the SMS API's host; /sms/json follows it.
@@ -41,12 +40,8 @@ type Config struct {
 	// names PublicURL/providers/vonage/status as its callback. Without it,
 	// the account's delivery receipt URL is used.
 	PublicURL string `yaml:"publicUrl"`
-	// RequestTimeout bounds one request (default 10s).
-	RequestTimeout time.Duration `yaml:"timeout"`
-	// MaxAttempts, RetryMin, RetryMax and MaxRetryAfter tune the retries
-	// within one hand-over (defaults 3, 500ms, 8s, 10s).
-	MaxAttempts                       int           `yaml:"-"`
-	RetryMin, RetryMax, MaxRetryAfter time.Duration `yaml:"-"`
+	// Tuning holds the request timeout and the retries.
+	httpcall.Tuning `yaml:",inline"`
 }
 
 // OwnSender is From, "" when the platform picks the number from a pool
@@ -69,19 +64,14 @@ func (c Config) Validate() error {
 		bad("SignatureMethod", "must be one of %s", strings.Join(signatureMethods, ", "))
 	}
 	for _, u := range []struct{ field, v string }{{"APIURL", c.APIURL}, {"PublicURL", c.PublicURL}} {
-		if u.v != "" && !httpURL(u.v) {
+		if u.v != "" && !httpcall.IsURL(u.v) {
 			bad(u.field, "%q is not an http(s) URL", u.v)
 		}
 	}
-	if c.RequestTimeout < 0 || c.RetryMin < 0 || c.RetryMax < 0 || c.MaxRetryAfter < 0 || c.MaxAttempts < 0 {
+	if c.Negative() {
 		bad("RequestTimeout", "and the retry settings must not be negative")
 	}
 	return errors.Join(errs...)
-}
-
-func httpURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
 }
 
 func (c Config) withDefaults() Config {

@@ -15,6 +15,7 @@ import (
 
 	"msgsvc/internal/domain"
 	"msgsvc/internal/provider"
+	"msgsvc/internal/provider/httpcall"
 	"msgsvc/internal/provider/providertest"
 	"msgsvc/internal/provider/vonage"
 	"msgsvc/internal/provider/vonage/vonagetest"
@@ -43,7 +44,7 @@ func TestConformance(t *testing.T) {
 				return 0, "", nil, false
 			})
 			cfg := vonage.Config{APIKey: testKey, APISecret: testSecret, SignatureSecret: testSigSec, From: "AcmeInc",
-				APIURL: p.URL, RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond}
+				APIURL: p.URL, Tuning: httpcall.Tuning{RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond}}
 			a, err := typ.Build(context.Background(), "vonage-conformance", cfg, provider.Deps{Sink: sink, Log: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				t.Fatal(err)

@@ -41,7 +41,7 @@ func TestPeerEveryKindPassesValidation(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			rec := &httpcalltest.Recorder{Strip: "/sms"}
 			a, err := vonage.New(vonage.Config{APIKey: testKey, APISecret: testSecret, SignatureSecret: testSigSec, From: "AcmeInc",
-				APIURL: base, MaxAttempts: 1}, provider.Deps{Sink: &providertest.Sink{}, Version: "0.5.0-dev"},
+				APIURL: base, Tuning: httpcall.Tuning{MaxAttempts: 1}}, provider.Deps{Sink: &providertest.Sink{}, Version: "0.5.0-dev"},
 				httpcall.Deps{HTTP: &http.Client{Transport: rec}, Log: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				t.Fatal(err)

@@ -47,10 +47,10 @@ func (a *Adapter) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if why := a.verify(params); why != "" {
-		a.call.Unsigned(w, r, why)
+		a.Call.Unsigned(w, r, why)
 		return
 	}
-	a.call.Counts.Callbacks.Add(1)
+	a.Call.Counts.Callbacks.Add(1)
 	switch {
 	case strings.HasSuffix(r.URL.Path, "/status"):
 		err = a.status(r, params)
@@ -65,7 +65,7 @@ func (a *Adapter) serveWebhook(w http.ResponseWriter, r *http.Request) {
 			httpcall.Problem(w, http.StatusBadRequest, "VALIDATION_ERROR", "The callback lacks messageId, msisdn or to.")
 			return
 		}
-		a.call.NotStored(w, err)
+		a.Call.NotStored(w, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -114,7 +114,7 @@ func (a *Adapter) verify(p map[string]string) string {
 		return "sig does not match the parameters under the signature secret (" + a.cfg.SignatureMethod + ")."
 	}
 	secs, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || !httpcall.Fresh(time.Unix(secs, 0), a.call.Now()) {
+	if err != nil || !httpcall.Fresh(time.Unix(secs, 0), a.Call.Now()) {
 		return "timestamp is more than 5 minutes from this node's clock: refused as a replay."
 	}
 	return ""
@@ -165,7 +165,7 @@ func (a *Adapter) status(r *http.Request, p map[string]string) error {
 	if !ok {
 		return nil
 	}
-	rep := provider.Status{Ref: id, Status: st, ErrorCode: code, At: a.call.Now().UTC()}
+	rep := provider.Status{Ref: id, Status: st, ErrorCode: code, At: a.Call.Now().UTC()}
 	if code != "" {
 		rep.ErrorMessage = fmt.Sprintf("Vonage %s (err-code %s)", p["status"], p["err-code"])
 	}
@@ -179,5 +179,5 @@ func (a *Adapter) inbound(r *http.Request, p map[string]string) error {
 		return errIncomplete
 	}
 	return a.sink.Inbound(r.Context(), a.cfg.Name, provider.Inbound{From: strings.TrimPrefix(p["msisdn"], "+"),
-		To: strings.TrimPrefix(p["to"], "+"), Channel: domain.SMS, Body: p["text"], At: a.call.Now().UTC(), Ref: p["messageId"]})
+		To: strings.TrimPrefix(p["to"], "+"), Channel: domain.SMS, Body: p["text"], At: a.Call.Now().UTC(), Ref: p["messageId"]})
 }
