@@ -206,7 +206,7 @@ func TestPanelInChromium(t *testing.T) {
 	owner, op, viewer := "ana@acme.example", "ops@msgsvc.example", "vic@acme.example"
 	for _, u := range []struct{ account, email, role string }{{e.account.ID, owner, "owner"}, {"", op, "operator"},
 		{e.account.ID, viewer, "viewer"}} {
-		if _, _, err := CreateUser(context.Background(), e.st, u.account, u.email, u.role, testPassword, e.clock.Now()); err != nil {
+		if _, _, err := createTestUser(context.Background(), e.st, u.account, u.email, u.role, testPassword, e.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}

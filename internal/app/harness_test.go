@@ -19,9 +19,11 @@ import (
 
 	"msgsvc/internal/config"
 	"msgsvc/internal/domain"
+	"msgsvc/internal/manage"
 	"msgsvc/internal/store"
 	"msgsvc/internal/store/storetest"
 	"msgsvc/internal/template"
+	"msgsvc/internal/user"
 	"msgsvc/internal/webhook"
 )
 
@@ -98,7 +100,7 @@ func newEnv(t *testing.T, dialect string, o envOptions) *env {
 	if o.log != nil {
 		log = slog.New(slog.NewTextHandler(o.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	srv, err := NewServer(context.Background(), cfg, log, Options{Now: clk.Now, Poll: o.poll})
+	srv, err := NewServer(context.Background(), cfg, log, Options{Now: clk.Now, Poll: o.poll, Hasher: testHasher})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,4 +345,15 @@ func (r *receiver) set(f func(r *receiver)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	f(r)
+}
+
+// testHasher makes the tests' password hashes: what a hash costs is not
+// what these tests test (internal/user does), and at the recommended cost
+// one takes a third of a second under the race detector.
+var testHasher = user.Hasher{Time: 1, Memory: 64, Threads: 1}
+
+// createTestUser is CreateUser at the tests' hashing cost.
+func createTestUser(ctx context.Context, st *store.Store, accountID, email, role, password string, now time.Time) (domain.User, string, error) {
+	m := manage.New(manage.Config{Store: st, Hasher: testHasher, Now: func() time.Time { return now }})
+	return m.CreateUser(ctx, manage.Console, manage.NewUser{AccountID: accountID, Email: email, Role: role, Password: password})
 }

@@ -98,7 +98,7 @@ func roleOps(t *testing.T, e *env, mid, eventID string) []roleOp {
 		return r.ID
 	}
 	newUser := func() string {
-		u, _, err := CreateUser(ctx, e.st, e.account.ID, fmt.Sprintf("gone%d@acme.example", fresh()), user.Viewer, testPassword, e.clock.Now())
+		u, _, err := createTestUser(ctx, e.st, e.account.ID, fmt.Sprintf("gone%d@acme.example", fresh()), user.Viewer, testPassword, e.clock.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -56,7 +56,7 @@ func wantProblem(t *testing.T, what string, r response, status int, code string)
 func TestManageSessions(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d string) {
 		e := newEnv(t, d, envOptions{})
-		_, _, err := CreateUser(context.Background(), e.st, e.account.ID, "Ana@Acme.example", "owner", testPassword, e.clock.Now())
+		_, _, err := createTestUser(context.Background(), e.st, e.account.ID, "Ana@Acme.example", "owner", testPassword, e.clock.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +139,7 @@ func TestLoginThrottle(t *testing.T) {
 	e := newEnv(t, "sqlite", envOptions{config: func(c *config.Config) {
 		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	}})
-	if _, _, err := CreateUser(context.Background(), e.st, e.account.ID, "ana@acme.example", "owner", testPassword, e.clock.Now()); err != nil {
+	if _, _, err := createTestUser(context.Background(), e.st, e.account.ID, "ana@acme.example", "owner", testPassword, e.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	e.placeAt(time.Second)
@@ -348,7 +348,7 @@ func TestManageUsers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		theirs, _, err := CreateUser(context.Background(), e.st, other.ID, "x@other.example", "owner", testPassword, e.clock.Now())
+		theirs, _, err := createTestUser(context.Background(), e.st, other.ID, "x@other.example", "owner", testPassword, e.clock.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -54,7 +54,7 @@ func TestPanelSenderRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := CreateUser(ctx, e.st, other.ID, "admin@other.example", "admin", testPassword, e.clock.Now()); err != nil {
+	if _, _, err := createTestUser(ctx, e.st, other.ID, "admin@other.example", "admin", testPassword, e.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	b := e.browser()

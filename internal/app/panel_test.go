@@ -99,7 +99,7 @@ func (e *env) user(role string) string {
 		account = ""
 	}
 	email := role + "-" + strings.ToLower(e.clock.Now().Format("150405.000000000")) + "@acme.example"
-	if _, _, err := CreateUser(context.Background(), e.st, account, email, role, testPassword, e.clock.Now()); err != nil {
+	if _, _, err := createTestUser(context.Background(), e.st, account, email, role, testPassword, e.clock.Now()); err != nil {
 		e.t.Fatal(err)
 	}
 	return email

@@ -32,7 +32,7 @@ func TestSendersHeldByOneAccount(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := CreateUser(ctx, e.st, other.ID, "admin@other.example", "admin", testPassword, e.clock.Now()); err != nil {
+		if _, _, err := createTestUser(ctx, e.st, other.ID, "admin@other.example", "admin", testPassword, e.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		adminB := e.login("admin@other.example", testPassword)

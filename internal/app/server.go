@@ -31,6 +31,7 @@ import (
 	"msgsvc/internal/ratelimit"
 	"msgsvc/internal/store"
 	"msgsvc/internal/template"
+	"msgsvc/internal/user"
 	"msgsvc/internal/webhook"
 )
 
@@ -42,6 +43,7 @@ type Server struct {
 	store   *store.Store
 	now     func() time.Time
 	poll    time.Duration
+	hasher  user.Hasher
 	reg     *prometheus.Registry
 	metrics *metrics
 
@@ -72,6 +74,10 @@ type Options struct {
 	// work that became due (default 1 s). Tests that move Now forward
 	// shorten it, so that what they made due is picked up at once.
 	Poll time.Duration
+	// Hasher is the cost of the password hashes the node makes (zero:
+	// user.Recommended()). Tests lower it: under the race detector one
+	// hash at the recommended cost takes a third of a second.
+	Hasher user.Hasher
 }
 
 // NewServer opens storage, applies migrations and wires every part. It
@@ -89,7 +95,7 @@ func NewServer(ctx context.Context, cfg config.Config, log *slog.Logger, opt Opt
 		st.Close()
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, store: st, now: opt.Now, poll: opt.Poll}
+	s := &Server{cfg: cfg, log: log, store: st, now: opt.Now, poll: opt.Poll, hasher: opt.Hasher}
 	if err := s.wire(); err != nil {
 		st.Close()
 		return nil, err
@@ -209,7 +215,7 @@ func (s *Server) wireHTTP(router *provider.Router) error {
 	})
 	inspector, _ := limiter.(ratelimit.Inspector)
 	mg := manage.New(manage.Config{Store: st, Limiter: inspector, Redelivered: s.eventQueue.Wake,
-		SessionTTL: cfg.SessionTTL, Failures: backend, Now: now})
+		SessionTTL: cfg.SessionTTL, Failures: backend, Hasher: s.hasher, Now: now})
 	pages, err := panel.New(panel.Config{Manage: mg, Guard: backend, ClientAddr: api.Proxies(cfg.TrustedProxies).ClientAddr,
 		TrustedProxies: cfg.TrustedProxies, Now: now, Log: log})
 	if err != nil {

@@ -107,7 +107,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	var buf lockedBuffer
 	e := newEnv(t, "sqlite", envOptions{log: &buf, retrySchedule: "20ms,20ms"})
 	ctx := context.Background()
-	_, password, err := CreateUser(ctx, e.st, e.account.ID, "ops@acme.example", "owner", "", e.clock.Now())
+	_, password, err := createTestUser(ctx, e.st, e.account.ID, "ops@acme.example", "owner", "", e.clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

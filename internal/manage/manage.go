@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"msgsvc/internal/domain"
@@ -74,7 +75,10 @@ type Config struct {
 	PasswordFailuresPerMinute int
 	// HashSlots bounds the password checks running at once (0: HashSlots()).
 	HashSlots int
-	Now       func() time.Time
+	// Hasher is the cost of the password hashes made (zero:
+	// user.Recommended(); tests choose a cheaper one).
+	Hasher user.Hasher
+	Now    func() time.Time
 }
 
 // Service runs the actions.
@@ -84,7 +88,12 @@ type Service struct {
 	redelivered func()
 	ttl         time.Duration
 	gate        *passwordGate
-	now         func() time.Time
+	hasher      user.Hasher
+	// dummyHash is verified against when the email is unknown, so that a
+	// wrong email takes as long as a wrong password and does not tell
+	// which emails have users; it is made at the Service's own cost.
+	dummyHash func() string
+	now       func() time.Time
 }
 
 // New makes a Service.
@@ -98,8 +107,13 @@ func New(cfg Config) *Service {
 	if cfg.Redelivered == nil {
 		cfg.Redelivered = func() {}
 	}
+	h := cfg.Hasher
 	return &Service{st: cfg.Store, limiter: cfg.Limiter, redelivered: cfg.Redelivered, ttl: cfg.SessionTTL, now: cfg.Now,
-		gate: newPasswordGate(cfg.Failures, cfg.PasswordFailuresPerMinute, cfg.HashSlots)}
+		gate: newPasswordGate(cfg.Failures, cfg.PasswordFailuresPerMinute, cfg.HashSlots), hasher: h,
+		dummyHash: sync.OnceValue(func() string {
+			hash, _ := h.Hash("no user has this password")
+			return hash
+		})}
 }
 
 // SessionTTL is the idle lifetime of a session.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"msgsvc/internal/domain"
@@ -47,14 +46,6 @@ const (
 	maxPassword = 256
 )
 
-// dummyHash is verified against when the email is unknown, so that a wrong
-// email takes as long as a wrong password and does not tell which emails
-// have users.
-var dummyHash = sync.OnceValue(func() string {
-	h, _ := user.HashPassword("no user has this password")
-	return h
-})
-
 // Login checks an email and password and opens a session.
 func (s *Service) Login(ctx context.Context, email, password string) (Session, error) {
 	return s.LoginFrom(ctx, "", email, password)
@@ -77,7 +68,7 @@ func (s *Service) LoginFrom(ctx context.Context, addr, email, password string) (
 	}
 	hash := u.PasswordHash
 	if err != nil {
-		hash = dummyHash()
+		hash = s.dummyHash()
 	}
 	ok, gerr := s.gate.check(ctx, keys, func() bool {
 		ok, _ := user.VerifyPassword(hash, password)
@@ -173,7 +164,7 @@ func (s *Service) ChangePassword(ctx context.Context, a Actor, current, next str
 	if msg := passwordProblem(next); msg != "" {
 		return invalid("newPassword", msg)
 	}
-	hash, err := user.HashPassword(next)
+	hash, err := s.hasher.Hash(next)
 	if err != nil {
 		return err
 	}
@@ -251,7 +242,7 @@ func (s *Service) CreateUser(ctx context.Context, a Actor, in NewUser) (domain.U
 			return domain.User{}, "", err
 		}
 	}
-	hash, err := user.HashPassword(password)
+	hash, err := s.hasher.Hash(password)
 	if err != nil {
 		return domain.User{}, "", err
 	}

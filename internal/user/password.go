@@ -28,25 +28,38 @@ const (
 // ValidRole reports whether r is a role within an account.
 func ValidRole(r string) bool { return r == Owner || r == Admin || r == Developer || r == Viewer }
 
-// argon2id parameters: the RFC 9106 second recommendation (64 MiB, 3
-// passes), which costs tens of milliseconds per login.
-const (
-	argonTime    = 3
-	argonMemory  = 64 * 1024
-	argonThreads = 2
-	argonKeyLen  = 32
-)
+// Hasher makes argon2id password hashes at its cost. A hash names its own
+// cost, so VerifyPassword checks hashes of any cost, and a cost changed
+// later applies to passwords set from then on.
+type Hasher struct {
+	Time    uint32 // passes
+	Memory  uint32 // KiB
+	Threads uint8
+}
 
-// HashPassword returns a PHC-formatted argon2id hash.
-func HashPassword(pw string) (string, error) {
+// Recommended is the RFC 9106 second recommendation (64 MiB, 3 passes),
+// which costs tens of milliseconds per login.
+func Recommended() Hasher { return Hasher{Time: 3, Memory: 64 * 1024, Threads: 2} }
+
+const argonKeyLen = 32
+
+// Hash returns a PHC-formatted argon2id hash of pw; the zero Hasher hashes
+// at the Recommended cost.
+func (h Hasher) Hash(pw string) (string, error) {
+	if h == (Hasher{}) {
+		h = Recommended()
+	}
 	salt := make([]byte, 16)
 	if _, err := rand.Read(salt); err != nil {
 		return "", err
 	}
-	sum := argon2.IDKey([]byte(pw), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
-	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemory, argonTime, argonThreads,
+	sum := argon2.IDKey([]byte(pw), salt, h.Time, h.Memory, h.Threads, argonKeyLen)
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, h.Memory, h.Time, h.Threads,
 		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(sum)), nil
 }
+
+// HashPassword hashes pw at the Recommended cost.
+func HashPassword(pw string) (string, error) { return Recommended().Hash(pw) }
 
 // ErrBadHash: a stored hash that cannot be read.
 var ErrBadHash = errors.New("unreadable password hash")
