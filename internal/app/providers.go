@@ -1,14 +1,18 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
 	"os"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"msgsvc/internal/costs"
+	"msgsvc/internal/domain"
 	"msgsvc/internal/provider"
 	"msgsvc/internal/provider/rbm"
 	"msgsvc/internal/provider/simulator"
@@ -82,7 +86,8 @@ func (s *Server) providers(sim *simulator.Simulator, sink provider.Sink, reg *pr
 	if rc, err = routing.FromEnv(rc, s.getenv, types); err != nil {
 		return nil, err
 	}
-	deps := provider.Deps{Sink: sink, Metrics: reg, Files: s.media, Cache: s.store, Now: s.now, Log: s.log, Version: Version}
+	observer := &qualitySink{Sink: sink}
+	deps := provider.Deps{Sink: observer, Metrics: reg, Files: s.media, Cache: s.store, Now: s.now, Log: s.log, Version: Version}
 	built := map[string]provider.Provider{}
 	for _, spec := range rc.Providers {
 		t, _ := types.Type(spec.Type) // routing read only registered types
@@ -95,11 +100,7 @@ func (s *Server) providers(sim *simulator.Simulator, sink provider.Sink, reg *pr
 	}
 	var routes []provider.Route
 	for _, r := range rc.Routes {
-		rt := provider.Route{Channel: r.Channel, Countries: r.Countries, Primary: built[r.Primary]}
-		if r.Secondary != "" {
-			rt.Secondary = built[r.Secondary]
-		}
-		routes = append(routes, rt)
+		routes = append(routes, runRoute(r, built))
 	}
 	for _, ch := range rc.Unrouted() {
 		if s.cfg.Dev {
@@ -108,11 +109,51 @@ func (s *Server) providers(sim *simulator.Simulator, sink provider.Sink, reg *pr
 		}
 		s.log.Warn("no route for live messages of this channel: they fail with NO_ROUTE and are refunded", "channel", ch)
 	}
-	router := provider.NewRouter(sim, routes).WithClock(s.now)
+	cards := map[string]*costs.Table{}
+	for _, spec := range rc.Providers {
+		cards[spec.Name] = spec.Costs
+	}
+	router := provider.NewRouter(sim, routes).WithClock(s.now).WithCosts(cards, cmp.Or(rc.Currency, "USD"))
+	observer.router.Store(router)
 	for _, spec := range rc.Providers {
 		router.Tune(spec.Name, provider.BreakerSettings{Failures: spec.Breaker.Failures, Cooldown: spec.Breaker.Cooldown})
 	}
 	return router, nil
+}
+
+// qualitySink counts each provider's final statuses for the routes that
+// choose by delivered ratio, on their way to the tracker.
+type qualitySink struct {
+	provider.Sink
+	router atomic.Pointer[provider.Router]
+}
+
+func (q *qualitySink) Statuses(ctx context.Context, name string, sts []provider.Status) error {
+	if r := q.router.Load(); r != nil {
+		for _, st := range sts {
+			switch st.Status {
+			case domain.Delivered:
+				r.Observe(name, true)
+			case domain.Failed:
+				r.Observe(name, false)
+			}
+		}
+	}
+	return q.Sink.Statuses(ctx, name, sts)
+}
+
+// runRoute is a configured route as the router runs it; the names were
+// checked against the built providers when the file was read.
+func runRoute(r routing.Route, built map[string]provider.Provider) provider.Route {
+	hours, _ := provider.ParseHours(r.Hours)
+	rt := provider.Route{Name: r.Name, Order: r.Order, Channel: r.Channel, Countries: r.Countries, Prefixes: r.Prefixes,
+		Accounts: r.Accounts, Senders: r.Senders, Hours: hours, Strategy: provider.Strategy(r.Strategy),
+		Window: r.Window, AllowLoss: r.AllowLoss}
+	for _, name := range r.Chain() {
+		rt.Providers = append(rt.Providers, built[name])
+		rt.Weights = append(rt.Weights, r.Weights[name])
+	}
+	return rt
 }
 
 // getenv is os.Getenv, except that the provider variables that also have

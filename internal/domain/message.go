@@ -35,6 +35,12 @@ type Message struct {
 	Charged       int64 // what was debited and not yet refunded (0 for test keys)
 	Provider      string
 	ProviderRef   string
+	// Route, Cost and CostCurrency are what the provider's hand-over cost
+	// the operator (micro-units; "" currency when the provider has no cost
+	// for the destination). Never shown to integrators.
+	Route         string
+	Cost          int64
+	CostCurrency  string
 	ErrorCode     string
 	ErrorMessage  string
 	Reference     string

@@ -150,9 +150,10 @@ func (d *Dispatcher) dispatch(ctx context.Context, msgs []domain.Message) error 
 			overdue = append(overdue, routed{m, d.routes.ByName(m.Provider)})
 			continue
 		}
-		p := d.routes.Pick(m.Env, m.Channel, m.CountryCode)
+		p := d.route(&m)
 		if p == nil {
-			reports = append(reports, Report{Kind: Rejected, MessageID: m.ID, ErrorCode: domain.CodeNoRoute, At: now, LeaseOwner: d.owner})
+			reports = append(reports, Report{Kind: Rejected, MessageID: m.ID, ErrorCode: domain.CodeNoRoute, At: now,
+				LeaseOwner: d.owner, Route: m.Route})
 			continue
 		}
 		if m.Channel == domain.RCS {
@@ -198,6 +199,27 @@ func (d *Dispatcher) dispatch(ctx context.Context, msgs []domain.Message) error 
 	return firstErr
 }
 
+// Chooser decides where a message goes knowing all of it (its account,
+// sender, destination and price): provider.Router does.
+type Chooser interface {
+	Choose(m *domain.Message) provider.Decision
+}
+
+// route picks a message's provider now and notes on it the route taken
+// and what the hand-over will cost; nil fails it NO_ROUTE.
+func (d *Dispatcher) route(m *domain.Message) provider.Provider {
+	c, ok := d.routes.(Chooser)
+	if !ok {
+		return d.routes.Pick(m.Env, m.Channel, m.CountryCode)
+	}
+	dec := c.Choose(m)
+	m.Route, m.Cost, m.CostCurrency = dec.Route, 0, ""
+	if dec.Costed {
+		m.Cost, m.CostCurrency = dec.Cost, dec.Currency
+	}
+	return dec.Provider
+}
+
 // handOver submits messages to a provider, in chunks when it asks for
 // them. A chunk's outcome is recorded while the next one is handed over,
 // so at most two chunks are ever acknowledged by the provider and not yet
@@ -239,7 +261,8 @@ func (d *Dispatcher) submit(ctx context.Context, p provider.Provider, msgs []dom
 	now := d.now().UTC()
 	reports := make([]Report, len(msgs))
 	for i, m := range msgs {
-		r := Report{MessageID: m.ID, Provider: p.Name(), At: now, LeaseOwner: d.owner}
+		r := Report{MessageID: m.ID, Provider: p.Name(), At: now, LeaseOwner: d.owner, Route: m.Route, Cost: m.Cost,
+			Currency: m.CostCurrency}
 		var res provider.Result
 		if i < len(results) {
 			res = results[i]
