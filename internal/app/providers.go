@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -86,7 +85,7 @@ func (s *Server) providers(sim *simulator.Simulator, sink provider.Sink, reg *pr
 	if rc, err = routing.FromEnv(rc, s.getenv, types); err != nil {
 		return nil, err
 	}
-	observer := &qualitySink{Sink: sink}
+	observer := &qualitySink{Sink: sink, routes: s.routing}
 	deps := provider.Deps{Sink: observer, Metrics: reg, Files: s.media, Cache: s.store, Now: s.now, Log: s.log, Version: Version}
 	built := map[string]provider.Provider{}
 	for _, spec := range rc.Providers {
@@ -114,7 +113,6 @@ func (s *Server) providers(sim *simulator.Simulator, sink provider.Sink, reg *pr
 		cards[spec.Name] = spec.Costs
 	}
 	router := provider.NewRouter(sim, routes).WithClock(s.now).WithCosts(cards, cmp.Or(rc.Currency, "USD"))
-	observer.router.Store(router)
 	for _, spec := range rc.Providers {
 		router.Tune(spec.Name, provider.BreakerSettings{Failures: spec.Breaker.Failures, Cooldown: spec.Breaker.Cooldown})
 	}
@@ -125,11 +123,11 @@ func (s *Server) providers(sim *simulator.Simulator, sink provider.Sink, reg *pr
 // choose by delivered ratio, on their way to the tracker.
 type qualitySink struct {
 	provider.Sink
-	router atomic.Pointer[provider.Router]
+	routes *provider.Switch
 }
 
 func (q *qualitySink) Statuses(ctx context.Context, name string, sts []provider.Status) error {
-	if r := q.router.Load(); r != nil {
+	if r := q.routes.Router(); r != nil {
 		for _, st := range sts {
 			switch st.Status {
 			case domain.Delivered:
@@ -172,7 +170,7 @@ func (s *Server) getenv(key string) string {
 
 // providerHealth is what /readyz shows of each configured provider and of
 // the routes' circuit breakers.
-func (s *Server) providerHealth(router *provider.Router) map[string]string {
+func (s *Server) providerHealth(router *provider.Switch) map[string]string {
 	out := map[string]string{}
 	breakers := router.Breakers()
 	for _, a := range s.adapters {

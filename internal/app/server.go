@@ -57,7 +57,9 @@ type Server struct {
 	templates *template.Service
 	messages  *message.Service
 	adapters  []adapter
-	services  services // background, in the order they start
+	// routing is the router in use; a reload of the configuration swaps it.
+	routing  *provider.Switch
+	services services // background, in the order they start
 
 	listener net.Listener
 	http     *http.Server
@@ -109,13 +111,15 @@ func (s *Server) wire() error {
 	if err := s.wireServices(); err != nil {
 		return err
 	}
+	s.routing = provider.NewSwitch(nil)
 	router, err := s.providers(s.sim, s.tracker, s.reg)
 	if err != nil {
 		return err
 	}
-	s.wireSending(router)
-	s.wireBackground(router)
-	return s.wireHTTP(router)
+	s.routing.Swap(router)
+	s.wireSending(s.routing)
+	s.wireBackground(s.routing)
+	return s.wireHTTP(s.routing)
 }
 
 // wireQueues makes the lease queues of messages waiting for a provider and
@@ -153,7 +157,7 @@ func (s *Server) wireServices() error {
 
 // wireSending makes the send service, which writes messages due at once
 // leased to the local dispatcher and hands them to its queue.
-func (s *Server) wireSending(router *provider.Router) {
+func (s *Server) wireSending(router *provider.Switch) {
 	cfg := s.cfg
 	redaction := s.redactor.Redaction()
 	sendMedia := sendMedia{files: s.media, urls: media.NewURLChecker(media.URLOptions{AllowPrivate: cfg.WebhookAllowPrivate,
@@ -168,7 +172,7 @@ func (s *Server) wireSending(router *provider.Router) {
 // the webhook worker first and the dispatcher after the simulator, so that
 // at a stop, in reverse order, what hands out work stops before what takes
 // it.
-func (s *Server) wireBackground(router *provider.Router) {
+func (s *Server) wireBackground(router *provider.Switch) {
 	cfg, st, now, log := s.cfg, s.store, s.now, s.log
 	deliverer := webhook.NewWorker(webhook.WorkerConfig{Queue: s.eventQueue, Store: st, Log: log, Now: now,
 		Client:   webhook.NewClient(webhook.ClientOptions{AllowPrivate: cfg.WebhookAllowPrivate, UserAgent: "msgsvc/" + Version}),
@@ -196,7 +200,7 @@ func (s *Server) wireBackground(router *provider.Router) {
 
 // wireHTTP makes the HTTP front: rate limits, the panel, the API, and the
 // listener.
-func (s *Server) wireHTTP(router *provider.Router) error {
+func (s *Server) wireHTTP(router *provider.Switch) error {
 	cfg, st, now, log := s.cfg, s.store, s.now, s.log
 	backend, closeRL, err := ratelimit.Open(cfg.RateLimitBackend, "msgsvc:rl:", now)
 	if err != nil {
@@ -209,7 +213,7 @@ func (s *Server) wireHTTP(router *provider.Router) error {
 	})
 	inspector, _ := limiter.(ratelimit.Inspector)
 	mg := manage.New(manage.Config{Store: st, Limiter: inspector, Redelivered: s.eventQueue.Wake,
-		SessionTTL: cfg.SessionTTL, Failures: backend, Now: now})
+		SessionTTL: cfg.SessionTTL, Failures: backend, Now: now, Routes: router})
 	pages, err := panel.New(panel.Config{Manage: mg, Guard: backend, ClientAddr: api.Proxies(cfg.TrustedProxies).ClientAddr,
 		TrustedProxies: cfg.TrustedProxies, Now: now, Log: log})
 	if err != nil {

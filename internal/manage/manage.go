@@ -75,6 +75,11 @@ type Config struct {
 	// HashSlots bounds the password checks running at once (0: HashSlots()).
 	HashSlots int
 	Now       func() time.Time
+	// Routes is the live router operators inspect and simulate (nil: no
+	// routes are shown).
+	Routes RouteDesk
+	// Margins sums messages' prices and costs (nil: Store, when it can).
+	Margins MarginStore
 }
 
 // Service runs the actions.
@@ -85,6 +90,8 @@ type Service struct {
 	ttl         time.Duration
 	gate        *passwordGate
 	now         func() time.Time
+	routes      RouteDesk
+	margins     MarginStore
 }
 
 // New makes a Service.
@@ -98,8 +105,12 @@ func New(cfg Config) *Service {
 	if cfg.Redelivered == nil {
 		cfg.Redelivered = func() {}
 	}
+	if cfg.Margins == nil {
+		cfg.Margins, _ = cfg.Store.(MarginStore)
+	}
 	return &Service{st: cfg.Store, limiter: cfg.Limiter, redelivered: cfg.Redelivered, ttl: cfg.SessionTTL, now: cfg.Now,
-		gate: newPasswordGate(cfg.Failures, cfg.PasswordFailuresPerMinute, cfg.HashSlots)}
+		gate: newPasswordGate(cfg.Failures, cfg.PasswordFailuresPerMinute, cfg.HashSlots), routes: cfg.Routes,
+		margins: cfg.Margins}
 }
 
 // SessionTTL is the idle lifetime of a session.

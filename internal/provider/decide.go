@@ -226,3 +226,58 @@ func (r *Router) DeliveredRatio(name string, window int) (float64, bool) {
 	defer r.mu.Unlock()
 	return r.quality[name][window].ratio()
 }
+
+// RouteInfo is a configured route as operators see it.
+type RouteInfo struct {
+	Name      string
+	Order     int
+	Channel   domain.Channel
+	Countries []string
+	Prefixes  []string
+	Accounts  []string
+	Senders   []string
+	Hours     string
+	Strategy  Strategy
+	Window    int // Quality only
+	AllowLoss bool
+	Providers []ProviderInfo
+}
+
+// ProviderInfo is a provider of a route: its weight (Weighted), circuit,
+// delivered ratio over the route's window (DefaultWindow unless Quality)
+// and how many prefixes its rate card has.
+type ProviderInfo struct {
+	Name         string
+	Weight       int
+	Circuit      string
+	Ratio        float64
+	RatioKnown   bool
+	CostPrefixes int
+}
+
+// Describe lists the routes in the order given, with their providers'
+// state now.
+func (r *Router) Describe() []RouteInfo {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	out := make([]RouteInfo, 0, len(r.routes))
+	for _, rt := range r.routes {
+		ri := RouteInfo{Name: rt.Name, Order: rt.Order, Channel: rt.Channel, Countries: rt.Countries, Prefixes: rt.Prefixes,
+			Accounts: rt.Accounts, Senders: rt.Senders, Hours: rt.Hours.String(), Strategy: rt.Strategy, AllowLoss: rt.AllowLoss}
+		window := DefaultWindow
+		if rt.Strategy == Quality {
+			ri.Window, window = rt.Window, rt.Window
+		}
+		for i, p := range rt.Providers {
+			pi := ProviderInfo{Name: p.Name(), Circuit: r.breaker(p.Name()).state(now), CostPrefixes: r.costs[p.Name()].Len()}
+			if rt.Strategy == Weighted && i < len(rt.Weights) {
+				pi.Weight = rt.Weights[i]
+			}
+			pi.Ratio, pi.RatioKnown = r.quality[p.Name()][window].ratio()
+			ri.Providers = append(ri.Providers, pi)
+		}
+		out = append(out, ri)
+	}
+	return out
+}
