@@ -194,7 +194,7 @@ type messageDetailView struct {
 	view.Message
 	Environment domain.Environment `json:"environment"`
 	*costOf
-	Webhooks    []eventView        `json:"webhooks"`
+	Webhooks []eventView `json:"webhooks"`
 }
 
 func (s *Server) manageMessage(w http.ResponseWriter, r *http.Request, a manage.Actor) error {

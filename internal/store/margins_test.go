@@ -27,7 +27,7 @@ func TestMargins(t *testing.T) {
 		m2 := handed(live, at(2*time.Second), "cheap", domain.Failed, 2*credit, 60_000)
 		m3 := handed(live, at(3*time.Second), "dear", domain.Sent, 2*credit, 100_000)
 		m4 := handed(live, at(48*time.Hour), "dear", domain.Delivered, 2*credit, 100_000) // outside the range
-		unsent := newMessage(live, "447700900124", 0, at(4*time.Second))                   // NO_ROUTE: never handed over
+		unsent := newMessage(live, "447700900124", 0, at(4*time.Second))                  // NO_ROUTE: never handed over
 		unsent.Status, unsent.ErrorCode = domain.Failed, domain.CodeNoRoute
 		tm := handed(test, at(5*time.Second), "simulator", domain.Delivered, 0, 0)
 		om := handed(other, at(6*time.Second), "dear", domain.Read, credit, 100_000)
