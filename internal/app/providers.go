@@ -39,6 +39,10 @@ type adapter struct {
 	// platform's own webhook calls at /providers/<kind>/webhook.
 	kind    string
 	webhook http.Handler
+	// spec is the configuration it was built from, and metrics its
+	// collectors: a reload keeps an adapter whose spec is unchanged.
+	spec    routing.Provider
+	metrics *adapterMetrics
 }
 
 func newAdapter(kind string, a provider.Adapter) adapter {
@@ -72,41 +76,76 @@ func (s *Server) providerWebhooks() map[string]http.Handler {
 // router. In dev, live traffic of a channel without a configured route goes
 // to the simulator; in serve it fails with NO_ROUTE.
 func (s *Server) providers(sim *simulator.Simulator, sink provider.Sink, reg *prometheus.Registry) (*provider.Router, error) {
-	types, err := providerTypes()
+	rc, types, err := s.loadRouting()
 	if err != nil {
 		return nil, err
+	}
+	s.deps = provider.Deps{Sink: &qualitySink{Sink: sink, routes: s.routing}, Metrics: reg, Files: s.media, Cache: s.store,
+		Now: s.now, Log: s.log, Version: Version}
+	built := map[string]provider.Provider{}
+	for _, spec := range rc.Providers {
+		a, err := s.buildAdapter(types, spec)
+		if err != nil {
+			return nil, err
+		}
+		built[spec.Name] = a.p
+		s.adapters = append(s.adapters, a)
+	}
+	for _, ch := range rc.Unrouted() {
+		if !s.cfg.Dev {
+			s.log.Warn("no route for live messages of this channel: they fail with NO_ROUTE and are refunded", "channel", ch)
+		}
+	}
+	return s.buildRouter(rc, built, sim), nil
+}
+
+// loadRouting reads and checks the provider configuration.
+func (s *Server) loadRouting() (routing.Config, *provider.Registry, error) {
+	types, err := providerTypes()
+	if err != nil {
+		return routing.Config{}, nil, err
 	}
 	var rc routing.Config
 	if s.cfg.Config != "" {
 		if rc, err = routing.Load(s.cfg.Config, os.Getenv, types); err != nil {
-			return nil, err
+			return routing.Config{}, nil, err
 		}
 	}
 	if rc, err = routing.FromEnv(rc, s.getenv, types); err != nil {
-		return nil, err
+		return routing.Config{}, nil, err
 	}
-	observer := &qualitySink{Sink: sink, routes: s.routing}
-	deps := provider.Deps{Sink: observer, Metrics: reg, Files: s.media, Cache: s.store, Now: s.now, Log: s.log, Version: Version}
-	built := map[string]provider.Provider{}
-	for _, spec := range rc.Providers {
-		t, _ := types.Type(spec.Type) // routing read only registered types
-		a, err := t.Build(context.Background(), spec.Name, spec.Settings, deps)
-		if err != nil {
-			return nil, fmt.Errorf("provider %s: %w", spec.Name, err)
-		}
-		built[spec.Name] = a
-		s.adapters = append(s.adapters, newAdapter(spec.Type, a))
+	return rc, types, nil
+}
+
+// buildAdapter builds one configured provider; its metrics are registered
+// so that a reload can take them back.
+func (s *Server) buildAdapter(types *provider.Registry, spec routing.Provider) (adapter, error) {
+	t, _ := types.Type(spec.Type) // routing read only registered types
+	deps := s.deps
+	metrics := &adapterMetrics{reg: deps.Metrics}
+	if deps.Metrics != nil {
+		deps.Metrics = metrics
 	}
+	a, err := t.Build(context.Background(), spec.Name, spec.Settings, deps)
+	if err != nil {
+		metrics.unregister()
+		return adapter{}, fmt.Errorf("provider %s: %w", spec.Name, err)
+	}
+	out := newAdapter(spec.Type, a)
+	out.spec, out.metrics = spec, metrics
+	return out, nil
+}
+
+// buildRouter makes the router of a configuration over built adapters.
+func (s *Server) buildRouter(rc routing.Config, built map[string]provider.Provider, sim provider.Provider) *provider.Router {
 	var routes []provider.Route
 	for _, r := range rc.Routes {
 		routes = append(routes, runRoute(r, built))
 	}
-	for _, ch := range rc.Unrouted() {
-		if s.cfg.Dev {
+	if s.cfg.Dev {
+		for _, ch := range rc.Unrouted() {
 			routes = append(routes, provider.Route{Channel: ch, Primary: sim})
-			continue
 		}
-		s.log.Warn("no route for live messages of this channel: they fail with NO_ROUTE and are refunded", "channel", ch)
 	}
 	cards := map[string]*costs.Table{}
 	for _, spec := range rc.Providers {
@@ -116,7 +155,7 @@ func (s *Server) providers(sim *simulator.Simulator, sink provider.Sink, reg *pr
 	for _, spec := range rc.Providers {
 		router.Tune(spec.Name, provider.BreakerSettings{Failures: spec.Breaker.Failures, Cooldown: spec.Breaker.Cooldown})
 	}
-	return router, nil
+	return router
 }
 
 // qualitySink counts each provider's final statuses for the routes that
@@ -173,6 +212,8 @@ func (s *Server) getenv(key string) string {
 func (s *Server) providerHealth(router *provider.Switch) map[string]string {
 	out := map[string]string{}
 	breakers := router.Breakers()
+	s.adaptersMu.Lock()
+	defer s.adaptersMu.Unlock()
 	for _, a := range s.adapters {
 		h := a.health()
 		state, detail := "ok: ", h.Detail

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -58,8 +59,14 @@ type Server struct {
 	messages  *message.Service
 	adapters  []adapter
 	// routing is the router in use; a reload of the configuration swaps it.
-	routing  *provider.Switch
-	services services // background, in the order they start
+	routing *provider.Switch
+	// deps are what adapters are built with; providerCtx is what they run
+	// under; adaptersMu guards adapters against a reload.
+	deps        provider.Deps
+	providerCtx context.Context
+	adaptersMu  sync.Mutex
+	reloads     *reloadState
+	services    services // background, in the order they start
 
 	listener net.Listener
 	http     *http.Server
@@ -107,6 +114,7 @@ func (s *Server) wire() error {
 	s.reg = prometheus.NewRegistry()
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = newMetrics(s.reg)
+	s.reloads = newReloadState(s.reg)
 	s.wireQueues()
 	if err := s.wireServices(); err != nil {
 		return err
@@ -225,6 +233,9 @@ func (s *Server) wireHTTP(router *provider.Switch) error {
 		OptOuts:  &compliance.OptOuts{Store: st, Now: now},
 		Registry: s.reg, Log: log, Now: now, Version: Version, Ready: func(ctx context.Context) map[string]string {
 			out := s.providerHealth(router)
+			if cfg.Config != "" {
+				out["config"] = s.reloads.health()
+			}
 			out["rateLimit"] = "ok"
 			if err := backend.Ping(ctx); err != nil {
 				out["rateLimit"] = "unreachable (failing open): " + err.Error()
@@ -315,6 +326,9 @@ func (s *Server) Run(ctx context.Context) error {
 	s.releaseLeases("took back the work a previous run of this node had claimed")
 	providerCtx, stopProviders := context.WithCancel(context.Background())
 	defer stopProviders()
+	s.reloads.mu.Lock()
+	s.providerCtx = providerCtx
+	s.reloads.mu.Unlock()
 	for _, a := range s.adapters {
 		if err := a.start(providerCtx); err != nil {
 			return fmt.Errorf("start provider %s: %w", a.p.Name(), err)
@@ -341,6 +355,8 @@ func (s *Server) Run(ctx context.Context) error {
 	if late := s.services.stop(sctx); len(late) > 0 {
 		s.log.Warn("workers did not stop in time; their leases will lapse and other nodes take over", "late", late)
 	}
+	s.reloads.mu.Lock() // no reload while the providers stop
+	defer s.reloads.mu.Unlock()
 	stopProviders()
 	for _, a := range s.adapters {
 		if e := a.close(sctx); e != nil {
