@@ -66,9 +66,56 @@ func (s *Server) providerWebhooks() map[string]http.Handler {
 			s.log.Warn("several providers of one type: the first configured receives the platform's webhook", "type", a.kind, "ignored", a.p.Name())
 			continue
 		}
-		out[a.kind] = a.webhook
+		out[a.kind] = typeWebhook{s: s, kind: a.kind}
 	}
 	return out
+}
+
+// typeWebhook hands a platform's webhook call to the first provider of its
+// type in the configuration in use, so that one rebuilt by a reload gets
+// them.
+type typeWebhook struct {
+	s    *Server
+	kind string
+}
+
+func (h typeWebhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.s.adaptersMu.Lock()
+	var target http.Handler
+	for _, a := range h.s.adapters {
+		if a.kind == h.kind && a.webhook != nil {
+			target = a.webhook
+			break
+		}
+	}
+	h.s.adaptersMu.Unlock()
+	if target == nil {
+		http.NotFound(w, r)
+		return
+	}
+	target.ServeHTTP(w, r)
+}
+
+// adapterQuerier asks the provider of that name in the configuration in
+// use about overdue receipts; a provider a reload removed answers nothing.
+type adapterQuerier struct {
+	s    *Server
+	name string
+}
+
+func (q adapterQuerier) Query(ctx context.Context, qs []provider.QueryRef) ([]provider.Status, error) {
+	q.s.adaptersMu.Lock()
+	var target provider.Querier
+	for _, a := range q.s.adapters {
+		if a.p.Name() == q.name {
+			target = provider.CapabilitiesOf(a.p).Querier
+		}
+	}
+	q.s.adaptersMu.Unlock()
+	if target == nil {
+		return nil, nil
+	}
+	return target.Query(ctx, qs)
 }
 
 // providers reads the provider configuration (the --config file, then the

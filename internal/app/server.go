@@ -191,7 +191,7 @@ func (s *Server) wireBackground(router *provider.Switch) {
 		Overdue: cfg.ReceiptOverdue, Now: now, Log: log}
 	for _, a := range s.adapters {
 		if q := provider.CapabilitiesOf(a.p).Querier; q != nil {
-			receipts.Providers[a.p.Name()] = q
+			receipts.Providers[a.p.Name()] = adapterQuerier{s: s, name: a.p.Name()}
 		}
 	}
 	sweeper := &message.Sweeper{Store: st, Tracker: s.tracker, Now: now, Log: log}
