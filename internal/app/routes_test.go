@@ -146,7 +146,36 @@ func TestRoutesKnowMoney(t *testing.T) {
 			t.Fatalf("failover: %+v", m)
 		}
 		checkOperatorViews(t, e)
+		checkRoutesPage(t, e)
 	})
+}
+
+// checkRoutesPage: the panel's Operator → Routes shows the routes, the
+// simulator's answer and the margins, to operators only.
+func checkRoutesPage(t *testing.T, e *env) {
+	t.Helper()
+	b := e.browser()
+	b.login(e.user("operator"))
+	p := b.get("/operator/routes")
+	for _, want := range []string{"cheapest", "least-cost", "quality (last 20)", "weight 70", "Margins, last 30 days", ">cheap<", "50.0 %"} {
+		if p.status != 200 || !strings.Contains(p.body, want) {
+			t.Fatalf("routes page: %d, no %q in %s", p.status, want, p.body)
+		}
+	}
+	p = b.get("/operator/routes?to=46703000011&type=SMS&account=" + e.account.ID)
+	for _, want := range []string{"Route <strong>guarded</strong>", "NO_ROUTE", "no: cost above the price (margin guard)", ">-3<"} {
+		if p.status != 200 || !strings.Contains(p.body, want) {
+			t.Fatalf("simulated on the page: %d, no %q in %s", p.status, want, p.body)
+		}
+	}
+	if p = b.get("/operator/routes?to=12&type=SMS&account=" + e.account.ID); p.status != 400 || !strings.Contains(p.body, `id="err-to"`) {
+		t.Fatalf("a bad number: %d %s", p.status, p.body)
+	}
+	owner := e.browser()
+	owner.login(e.user("owner"))
+	if p := owner.get("/operator/routes?to=46703000011&type=SMS&account=" + e.account.ID); p.status != 403 || strings.Contains(p.body, "guarded") {
+		t.Fatalf("an owner on the routes page: %d", p.status)
+	}
 }
 
 // checkOperatorViews: costs reach operators, never the account's own
