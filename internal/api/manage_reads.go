@@ -141,10 +141,11 @@ func (s *Server) rejectLimitRequest(w http.ResponseWriter, r *http.Request, a ma
 }
 
 // manageMessageItem is a message of a search: the status query's fields
-// plus the environment.
+// plus the environment, and for operators its route and cost.
 type manageMessageItem struct {
 	view.Message
 	Environment domain.Environment `json:"environment"`
+	*costOf
 }
 
 func (s *Server) searchMessages(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
@@ -157,7 +158,7 @@ func (s *Server) searchMessages(w http.ResponseWriter, r *http.Request, a manage
 	}
 	out := []manageMessageItem{}
 	for _, m := range page.Messages {
-		out = append(out, manageMessageItem{Message: view.OfMessage(m), Environment: m.Env})
+		out = append(out, manageMessageItem{Message: view.OfMessage(m), Environment: m.Env, costOf: operatorCost(a, m)})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"messages": out, "nextCursor": view.StrOrNil(page.Next)})
 	return nil
@@ -192,7 +193,8 @@ type eventView struct {
 type messageDetailView struct {
 	view.Message
 	Environment domain.Environment `json:"environment"`
-	Webhooks    []eventView        `json:"webhooks"`
+	*costOf
+	Webhooks []eventView `json:"webhooks"`
 }
 
 func (s *Server) manageMessage(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
@@ -200,7 +202,8 @@ func (s *Server) manageMessage(w http.ResponseWriter, r *http.Request, a manage.
 	if err != nil {
 		return err
 	}
-	out := messageDetailView{Message: view.OfMessage(d.Message), Environment: d.Message.Env, Webhooks: []eventView{}}
+	out := messageDetailView{Message: view.OfMessage(d.Message), Environment: d.Message.Env, Webhooks: []eventView{},
+		costOf: operatorCost(a, d.Message)}
 	for _, ev := range d.Events {
 		e := eventView{EventID: ev.Event.ID, Type: ev.Event.Event, State: ev.Event.State, CreatedAt: view.Time(ev.Event.CreatedAt),
 			DeliveredAt: view.Time(ev.Event.DeliveredAt), Attempts: []attemptView{}}

@@ -45,6 +45,7 @@ Usage:
   msgsvc listen   [--secret whsec_…] [--forward-to URL]   receive, verify and print webhooks on 127.0.0.1:9000
   msgsvc bench    [flags]   load-test a node (one it starts, or --url) and report throughput and latency
   msgsvc version  [--json]  the version of this binary
+  msgsvc config check FILE  validate a providers and routes file (serve reloads it on SIGHUP)
 
 The operator commands take --db (MSGSVC_DB) and print JSON with --json; send and listen talk to a
 running node like any integrator's program (--url, --key; MSGSVC_URL, MSGSVC_API_KEY, MSGSVC_WEBHOOK_SECRET).
@@ -71,6 +72,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runAdmin(ctx, cmd, args[1:], stdin, stdout, stderr)
 	case "version":
 		err = runVersion(args[1:], stdout, stderr)
+	case "config":
+		err = runConfig(args[1:], stdout, stderr)
 	case "bench":
 		err = runBench(ctx, args[1:], stdout, stderr)
 	case "send":
@@ -139,6 +142,7 @@ func runServer(ctx context.Context, dev bool, args []string, stdout, stderr io.W
 		}
 	}
 	log.Info("msgsvc listening", "addr", srv.Addr(), "db", redactDSN(cfg.DB), "node", cfg.NodeID, "dev", dev, "gcPercent", gcPercent)
+	go reloadOnHangup(ctx, srv, cfg.Config, log)
 	return srv.Run(ctx)
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -59,7 +60,15 @@ type Server struct {
 	templates *template.Service
 	messages  *message.Service
 	adapters  []adapter
-	services  services // background, in the order they start
+	// routing is the router in use; a reload of the configuration swaps it.
+	routing *provider.Switch
+	// deps are what adapters are built with; providerCtx is what they run
+	// under; adaptersMu guards adapters against a reload.
+	deps        provider.Deps
+	providerCtx context.Context
+	adaptersMu  sync.Mutex
+	reloads     *reloadState
+	services    services // background, in the order they start
 
 	listener net.Listener
 	http     *http.Server
@@ -111,17 +120,20 @@ func (s *Server) wire() error {
 	s.reg = prometheus.NewRegistry()
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = newMetrics(s.reg)
+	s.reloads = newReloadState(s.reg)
 	s.wireQueues()
 	if err := s.wireServices(); err != nil {
 		return err
 	}
+	s.routing = provider.NewSwitch(nil)
 	router, err := s.providers(s.sim, s.tracker, s.reg)
 	if err != nil {
 		return err
 	}
-	s.wireSending(router)
-	s.wireBackground(router)
-	return s.wireHTTP(router)
+	s.routing.Swap(router)
+	s.wireSending(s.routing)
+	s.wireBackground(s.routing)
+	return s.wireHTTP(s.routing)
 }
 
 // wireQueues makes the lease queues of messages waiting for a provider and
@@ -159,7 +171,7 @@ func (s *Server) wireServices() error {
 
 // wireSending makes the send service, which writes messages due at once
 // leased to the local dispatcher and hands them to its queue.
-func (s *Server) wireSending(router *provider.Router) {
+func (s *Server) wireSending(router *provider.Switch) {
 	cfg := s.cfg
 	redaction := s.redactor.Redaction()
 	sendMedia := sendMedia{files: s.media, urls: media.NewURLChecker(media.URLOptions{AllowPrivate: cfg.WebhookAllowPrivate,
@@ -174,7 +186,7 @@ func (s *Server) wireSending(router *provider.Router) {
 // the webhook worker first and the dispatcher after the simulator, so that
 // at a stop, in reverse order, what hands out work stops before what takes
 // it.
-func (s *Server) wireBackground(router *provider.Router) {
+func (s *Server) wireBackground(router *provider.Switch) {
 	cfg, st, now, log := s.cfg, s.store, s.now, s.log
 	deliverer := webhook.NewWorker(webhook.WorkerConfig{Queue: s.eventQueue, Store: st, Log: log, Now: now,
 		Client:   webhook.NewClient(webhook.ClientOptions{AllowPrivate: cfg.WebhookAllowPrivate, UserAgent: "msgsvc/" + Version}),
@@ -185,7 +197,7 @@ func (s *Server) wireBackground(router *provider.Router) {
 		Overdue: cfg.ReceiptOverdue, Now: now, Log: log}
 	for _, a := range s.adapters {
 		if q := provider.CapabilitiesOf(a.p).Querier; q != nil {
-			receipts.Providers[a.p.Name()] = q
+			receipts.Providers[a.p.Name()] = adapterQuerier{s: s, name: a.p.Name()}
 		}
 	}
 	sweeper := &message.Sweeper{Store: st, Tracker: s.tracker, Now: now, Log: log}
@@ -202,7 +214,7 @@ func (s *Server) wireBackground(router *provider.Router) {
 
 // wireHTTP makes the HTTP front: rate limits, the panel, the API, and the
 // listener.
-func (s *Server) wireHTTP(router *provider.Router) error {
+func (s *Server) wireHTTP(router *provider.Switch) error {
 	cfg, st, now, log := s.cfg, s.store, s.now, s.log
 	backend, closeRL, err := ratelimit.Open(cfg.RateLimitBackend, "msgsvc:rl:", now)
 	if err != nil {
@@ -215,7 +227,7 @@ func (s *Server) wireHTTP(router *provider.Router) error {
 	})
 	inspector, _ := limiter.(ratelimit.Inspector)
 	mg := manage.New(manage.Config{Store: st, Limiter: inspector, Redelivered: s.eventQueue.Wake,
-		SessionTTL: cfg.SessionTTL, Failures: backend, Hasher: s.hasher, Now: now})
+		SessionTTL: cfg.SessionTTL, Failures: backend, Hasher: s.hasher, Now: now, Routes: router})
 	pages, err := panel.New(panel.Config{Manage: mg, Guard: backend, ClientAddr: api.Proxies(cfg.TrustedProxies).ClientAddr,
 		TrustedProxies: cfg.TrustedProxies, Now: now, Log: log})
 	if err != nil {
@@ -227,6 +239,9 @@ func (s *Server) wireHTTP(router *provider.Router) error {
 		OptOuts:  &compliance.OptOuts{Store: st, Now: now},
 		Registry: s.reg, Log: log, Now: now, Version: Version, Ready: func(ctx context.Context) map[string]string {
 			out := s.providerHealth(router)
+			if cfg.Config != "" {
+				out["config"] = s.reloads.health()
+			}
 			out["rateLimit"] = "ok"
 			if err := backend.Ping(ctx); err != nil {
 				out["rateLimit"] = "unreachable (failing open): " + err.Error()
@@ -317,6 +332,9 @@ func (s *Server) Run(ctx context.Context) error {
 	s.releaseLeases("took back the work a previous run of this node had claimed")
 	providerCtx, stopProviders := context.WithCancel(context.Background())
 	defer stopProviders()
+	s.reloads.mu.Lock()
+	s.providerCtx = providerCtx
+	s.reloads.mu.Unlock()
 	for _, a := range s.adapters {
 		if err := a.start(providerCtx); err != nil {
 			return fmt.Errorf("start provider %s: %w", a.p.Name(), err)
@@ -343,6 +361,8 @@ func (s *Server) Run(ctx context.Context) error {
 	if late := s.services.stop(sctx); len(late) > 0 {
 		s.log.Warn("workers did not stop in time; their leases will lapse and other nodes take over", "late", late)
 	}
+	s.reloads.mu.Lock() // no reload while the providers stop
+	defer s.reloads.mu.Unlock()
 	stopProviders()
 	for _, a := range s.adapters {
 		if e := a.close(sctx); e != nil {

@@ -17,24 +17,30 @@ type Campaign struct {
 // Message is one recipient of a campaign, and its place in the dispatch
 // queue: NextAttemptAt and LeaseOwner say when it is due and who holds it.
 type Message struct {
-	ID            string
-	CampaignID    string
-	AccountID     string
-	Env           Environment
-	To            string
-	CountryCode   string
-	From          string  // the sender it goes out with; "" for the route's own
-	Type          Channel // what was asked for
-	Channel       Channel // what carries it (SMS after an RCS fallback)
-	Body          string
-	Content       Content
-	Status        Status
-	Segments      int
-	Encoding      string
-	Credits       int64 // price of the message, micro-credits
-	Charged       int64 // what was debited and not yet refunded (0 for test keys)
-	Provider      string
-	ProviderRef   string
+	ID          string
+	CampaignID  string
+	AccountID   string
+	Env         Environment
+	To          string
+	CountryCode string
+	From        string  // the sender it goes out with; "" for the route's own
+	Type        Channel // what was asked for
+	Channel     Channel // what carries it (SMS after an RCS fallback)
+	Body        string
+	Content     Content
+	Status      Status
+	Segments    int
+	Encoding    string
+	Credits     int64 // price of the message, micro-credits
+	Charged     int64 // what was debited and not yet refunded (0 for test keys)
+	Provider    string
+	ProviderRef string
+	// Route, Cost and CostCurrency are what the provider's hand-over cost
+	// the operator (micro-units; "" currency when the provider has no cost
+	// for the destination). Never shown to integrators.
+	Route         string
+	Cost          int64
+	CostCurrency  string
 	ErrorCode     string
 	ErrorMessage  string
 	Reference     string

@@ -40,3 +40,8 @@ func SenderProblem(channel Channel, v string) string {
 // SenderKey is a value as senders are compared: sender IDs and agents
 // case-insensitively, numbers as their digits (already all they hold).
 func SenderKey(v string) string { return strings.ToLower(v) }
+
+// RouteSenderKey is a provider's own sender as accounts' senders are
+// compared: providers are configured with numbers with or without a
+// leading "+", accounts hold their digits.
+func RouteSenderKey(v string) string { return SenderKey(strings.TrimPrefix(v, "+")) }

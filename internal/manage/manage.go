@@ -79,6 +79,11 @@ type Config struct {
 	// user.Recommended(); tests choose a cheaper one).
 	Hasher user.Hasher
 	Now    func() time.Time
+	// Routes is the live router operators inspect and simulate (nil: no
+	// routes are shown).
+	Routes RouteDesk
+	// Margins sums messages' prices and costs (nil: Store, when it can).
+	Margins MarginStore
 }
 
 // Service runs the actions.
@@ -94,6 +99,8 @@ type Service struct {
 	// which emails have users; it is made at the Service's own cost.
 	dummyHash func() string
 	now       func() time.Time
+	routes    RouteDesk
+	margins   MarginStore
 }
 
 // New makes a Service.
@@ -107,13 +114,16 @@ func New(cfg Config) *Service {
 	if cfg.Redelivered == nil {
 		cfg.Redelivered = func() {}
 	}
+	if cfg.Margins == nil {
+		cfg.Margins, _ = cfg.Store.(MarginStore)
+	}
 	h := cfg.Hasher
 	return &Service{st: cfg.Store, limiter: cfg.Limiter, redelivered: cfg.Redelivered, ttl: cfg.SessionTTL, now: cfg.Now,
 		gate: newPasswordGate(cfg.Failures, cfg.PasswordFailuresPerMinute, cfg.HashSlots), hasher: h,
 		dummyHash: sync.OnceValue(func() string {
 			hash, _ := h.Hash("no user has this password")
 			return hash
-		})}
+		}), routes: cfg.Routes, margins: cfg.Margins}
 }
 
 // SessionTTL is the idle lifetime of a session.

@@ -23,6 +23,9 @@ type SenderDecisionStore interface {
 	Sender(ctx context.Context, id string) (domain.Sender, error)
 	PendingSenders(ctx context.Context) ([]domain.Sender, error)
 	DecideSender(ctx context.Context, d domain.Sender) (domain.Sender, error)
+	// SenderOwners lists the accounts that hold a value as an approved
+	// sender of a channel (at most one).
+	SenderOwners(ctx context.Context, channel domain.Channel, value string) ([]string, error)
 }
 
 // ErrSenderTaken: the value is approved for another account on that

@@ -23,10 +23,11 @@ type Claimer interface {
 // does; it fails routes over while a provider is down).
 type Routes interface {
 	Pick(env domain.Environment, channel domain.Channel, countryCode string) provider.Provider
-	// PickFor is Pick for a message sent from from ("" for none): a
-	// provider that would send it from its own sender, which usable
-	// refuses, is skipped, and nil is returned when none is left.
-	PickFor(env domain.Environment, channel domain.Channel, countryCode, from string, usable func(sender string) bool) provider.Provider
+	// ChooseFor decides where a message goes knowing all of it (its
+	// account, sender, destination and price) and what the hand-over
+	// will cost: a provider that would send it from its own sender, which
+	// usable refuses, is not eligible; no provider is NO_ROUTE.
+	ChooseFor(m *domain.Message, usable func(sender string) bool) provider.Decision
 	Report(name string, ok bool)
 	// ByName finds the provider that took a message, or nil.
 	ByName(name string) provider.Provider
@@ -214,12 +215,13 @@ func (d *Dispatcher) route(ctx context.Context, msgs []domain.Message, now time.
 			b.overdue = append(b.overdue, routed{m, d.routes.ByName(m.Provider)})
 			continue
 		}
-		p, err := d.pick(ctx, held, m)
+		p, err := d.pick(ctx, held, &m)
 		switch {
 		case err != nil:
 			b.err = cmp.Or(b.err, err)
 		case p == nil:
-			b.reports = append(b.reports, Report{Kind: Rejected, MessageID: m.ID, ErrorCode: domain.CodeNoRoute, At: now, LeaseOwner: d.owner})
+			b.reports = append(b.reports, Report{Kind: Rejected, MessageID: m.ID, ErrorCode: domain.CodeNoRoute, At: now,
+				LeaseOwner: d.owner, Route: m.Route})
 		case m.Channel == domain.RCS:
 			b.rich = append(b.rich, routed{m, p})
 		default:
@@ -270,7 +272,8 @@ func (d *Dispatcher) submit(ctx context.Context, p provider.Provider, msgs []dom
 	now := d.now().UTC()
 	reports := make([]Report, len(msgs))
 	for i, m := range msgs {
-		r := Report{MessageID: m.ID, Provider: p.Name(), At: now, LeaseOwner: d.owner}
+		r := Report{MessageID: m.ID, Provider: p.Name(), At: now, LeaseOwner: d.owner, Route: m.Route, Cost: m.Cost,
+			Currency: m.CostCurrency}
 		var res provider.Result
 		if i < len(results) {
 			res = results[i]

@@ -72,8 +72,8 @@ type fakeRoutes map[domain.Channel]provider.Provider // by channel
 func (r fakeRoutes) Pick(_ domain.Environment, channel domain.Channel, _ string) provider.Provider {
 	return r[channel]
 }
-func (r fakeRoutes) PickFor(env domain.Environment, channel domain.Channel, cc, _ string, _ func(string) bool) provider.Provider {
-	return r.Pick(env, channel, cc)
+func (r fakeRoutes) ChooseFor(m *domain.Message, _ func(string) bool) provider.Decision {
+	return provider.Decision{Provider: r.Pick(m.Env, m.Channel, m.CountryCode)}
 }
 func (r fakeRoutes) Report(string, bool) {}
 func (r fakeRoutes) ByName(name string) provider.Provider {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"strings"
 
 	"msgsvc/internal/domain"
 	"msgsvc/internal/provider"
@@ -40,9 +39,7 @@ func (h *heldSenders) holder(ctx context.Context, channel domain.Channel, sender
 	if h.holders == nil {
 		return "", nil
 	}
-	// Accounts hold numbers as digits; providers are configured with or
-	// without a leading "+".
-	k := heldKey{channel, domain.SenderKey(strings.TrimPrefix(sender, "+"))}
+	k := heldKey{channel, domain.RouteSenderKey(sender)}
 	if who, ok := h.seen[k]; ok {
 		return who, nil
 	}
@@ -58,17 +55,15 @@ func (h *heldSenders) holder(ctx context.Context, channel domain.Channel, sender
 	return who, nil
 }
 
-// pick chooses a message's provider. A message that names no sender goes
-// out from its provider's own sender (on WhatsApp every message does), so
-// a provider whose own sender another account holds is not used for it:
-// the route's next provider is, else none (NO_ROUTE). An own sender nobody
-// holds is the deployment's, usable by every account.
-func (d *Dispatcher) pick(ctx context.Context, held *heldSenders, m domain.Message) (provider.Provider, error) {
-	if !m.Env.Live() {
-		return d.routes.Pick(m.Env, m.Channel, m.CountryCode), nil
-	}
+// pick chooses a message's provider and notes on it the route taken and
+// what the hand-over will cost. A message that names no sender goes out
+// from its provider's own sender (on WhatsApp every message does), so a
+// provider whose own sender another account holds is not used for it: the
+// route's next eligible provider is, else none (NO_ROUTE). An own sender
+// nobody holds is the deployment's, usable by every account.
+func (d *Dispatcher) pick(ctx context.Context, held *heldSenders, m *domain.Message) (provider.Provider, error) {
 	var err error
-	p := d.routes.PickFor(m.Env, m.Channel, m.CountryCode, m.From, func(sender string) bool {
+	dec := d.routes.ChooseFor(m, func(sender string) bool {
 		who, e := held.holder(ctx, m.Channel, sender)
 		if e != nil {
 			err = cmp.Or(err, e)
@@ -79,5 +74,9 @@ func (d *Dispatcher) pick(ctx context.Context, held *heldSenders, m domain.Messa
 	if err != nil {
 		return nil, err
 	}
-	return p, nil
+	m.Route, m.Cost, m.CostCurrency = dec.Route, 0, ""
+	if dec.Costed {
+		m.Cost, m.CostCurrency = dec.Cost, dec.Currency
+	}
+	return dec.Provider, nil
 }

@@ -55,6 +55,11 @@ type Report struct {
 	// FallbackAt, for Accepted: the provider's Result.FallbackAt.
 	FallbackAt time.Time
 	LeaseOwner string // for Accepted/Retry/Rejected/Revoked/Unrevoked: only the lease holder's word counts
+	// Route, Cost and Currency, for Accepted (Route also for Rejected): the
+	// route taken and what the hand-over costs.
+	Route    string
+	Cost     int64
+	Currency string
 }
 
 // Tracker applies reports to messages: it moves statuses forward only,

@@ -43,6 +43,9 @@ func transition(m *domain.Message, r Report, at time.Time) ([]domain.Status, mon
 		if r.Provider != "" {
 			m.Provider = r.Provider
 		}
+		if r.Route != "" {
+			m.Route = r.Route
+		}
 		return fail(m, r.ErrorCode, r.ErrorMessage, at)
 	case Expire:
 		return fail(m, domain.CodeExpired, "", at)
@@ -96,6 +99,7 @@ func awaitingDelivery(m *domain.Message) bool {
 // for its delivery until r.FallbackAt; any other is priced at once.
 func accept(m *domain.Message, r Report, at time.Time) ([]domain.Status, money) {
 	m.Provider, m.ProviderRef = r.Provider, r.Ref
+	m.Route, m.Cost, m.CostCurrency = r.Route, r.Cost, r.Currency
 	m.NextAttemptAt, m.LeaseOwner = time.Time{}, ""
 	// An error of an earlier, failed hand-over is history now.
 	m.ErrorCode, m.ErrorMessage = "", ""

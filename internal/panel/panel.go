@@ -160,6 +160,7 @@ func (p *Panel) routes() {
 	p.handle("POST /operator/topups", p.form(p.topUp))
 	p.handle("POST /operator/senders/{id}/approve", p.form(p.approveSender))
 	p.handle("POST /operator/senders/{id}/reject", p.form(p.rejectSender))
+	p.handle("GET /operator/routes", p.authed(p.routesPage))
 
 	static, _ := fs.Sub(staticFS, "static")
 	files := http.StripPrefix("/static/", http.FileServerFS(static))

@@ -78,6 +78,21 @@ var funcs = template.FuncMap{
 	"list":  func(s ...string) []string { return s },
 	"label": func(f string) string { return limitLabels[f] },
 	"ms":    func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + " ms" },
+	// The routes page: amounts of money, ratios and shares.
+	"amount":   func(micro int64) string { return strconv.FormatFloat(ledger.Credits(micro), 'f', -1, 64) },
+	"subtract": func(a, b int64) int64 { return a - b },
+	"ratio": func(v float64, known bool) string {
+		if !known {
+			return "—"
+		}
+		return strconv.FormatFloat(v*100, 'f', 1, 64) + " %"
+	},
+	"share": func(n, of int64) string {
+		if of == 0 {
+			return "—"
+		}
+		return strconv.FormatFloat(float64(n)*100/float64(of), 'f', 1, 64) + " %"
+	},
 }
 
 // limitLabels name the limits in the operator's approval form.

@@ -1,19 +1,31 @@
 package provider
 
 import (
-	"slices"
 	"sync"
 	"time"
 
+	"msgsvc/internal/costs"
 	"msgsvc/internal/domain"
 )
 
-// Route selects providers for a channel and destination calling codes.
-// No Countries matches every destination. Secondary takes the traffic
-// while Primary's circuit breaker is open.
+// Route selects providers for the messages its match holds for. No
+// Countries, Prefixes, Accounts, Senders or Hours matches everything of
+// its channel. Providers are tried by Strategy; a route given only
+// Primary and Secondary is the failover of the two.
 type Route struct {
+	Name      string
+	Order     int // lower first; among equal orders the longest destination match wins, then the first given
 	Channel   domain.Channel
 	Countries []string
+	Prefixes  []string
+	Accounts  []string
+	Senders   []string
+	Hours     Hours
+	Strategy  Strategy
+	Providers []Provider
+	Weights   []int // Weighted: parallel to Providers
+	Window    int   // Quality: final statuses counted per provider (default 500)
+	AllowLoss bool  // let a provider cost more than the account pays
 	Primary   Provider
 	Secondary Provider
 }
@@ -22,14 +34,18 @@ type Route struct {
 // the simulator, live traffic follows the routes. Each provider has a
 // circuit breaker fed by the outcome of its hand-overs (Report): after a
 // run of failures the provider is skipped for a cooldown, then one probe
-// hand-over decides whether it is back.
+// hand-over decides whether it is back. It also keeps each provider's
+// rate card and its recent delivered ratio (Observe).
 type Router struct {
-	test   Provider
-	routes []Route
-	now    func() time.Time
+	test     Provider
+	routes   []*route
+	costs    map[string]*costs.Table
+	currency string
+	now      func() time.Time
 
 	mu       sync.Mutex
 	breakers map[string]*breaker
+	quality  map[string]map[int]*ring // provider → window → its last final statuses
 	// own is each provider's own sender, by provider name. Set before
 	// traffic, then only read.
 	own map[string]ownSender
@@ -50,8 +66,39 @@ type BreakerSettings struct {
 
 // NewRouter builds a router; test receives all test-key traffic.
 func NewRouter(test Provider, routes []Route) *Router {
-	return &Router{test: test, routes: routes, now: time.Now, breakers: map[string]*breaker{}, own: map[string]ownSender{}}
+	r := &Router{test: test, now: time.Now, breakers: map[string]*breaker{}, quality: map[string]map[int]*ring{},
+		costs: map[string]*costs.Table{}, own: map[string]ownSender{}}
+	for i, rt := range routes {
+		c := compile(rt, i)
+		r.routes = append(r.routes, c)
+		for _, p := range c.Providers {
+			r.ring(p.Name(), DefaultWindow) // shown to operators on every route
+			r.ring(p.Name(), c.Window)
+		}
+	}
+	return r
 }
+
+// WithClock sets the router's clock (tests).
+func (r *Router) WithClock(now func() time.Time) *Router {
+	r.now = now
+	return r
+}
+
+// WithCosts gives the providers' rate cards (by provider name) and the
+// currency their costs are in.
+func (r *Router) WithCosts(cards map[string]*costs.Table, currency string) *Router {
+	for name, t := range cards {
+		if t != nil {
+			r.costs[name] = t
+		}
+	}
+	r.currency = currency
+	return r
+}
+
+// Currency is the currency of the providers' costs.
+func (r *Router) Currency() string { return r.currency }
 
 // SetOwnSender records the sender a provider uses for a message that
 // names none (OwnSenderOf its settings; "" when it has none: the platform
@@ -63,12 +110,6 @@ func (r *Router) SetOwnSender(name, sender string, only bool) {
 	r.own[name] = ownSender{sender, only}
 }
 
-// WithClock sets the router's clock (tests).
-func (r *Router) WithClock(now func() time.Time) *Router {
-	r.now = now
-	return r
-}
-
 // Tune sets a provider's breaker settings.
 func (r *Router) Tune(name string, s BreakerSettings) {
 	r.mu.Lock()
@@ -76,11 +117,12 @@ func (r *Router) Tune(name string, s BreakerSettings) {
 	r.breaker(name).settings = s
 }
 
-// Pick returns the provider to hand a message to now, or nil when no
-// route matches. A route that names the destination's calling code wins
-// over a catch-all. A provider whose breaker is half-open gets one probe.
+// Pick returns the provider to hand a message of a channel to a calling
+// code now, or nil when no route matches; the margin guard does not apply
+// (nothing is known of the price). A provider whose breaker is half-open
+// gets one probe.
 func (r *Router) Pick(env domain.Environment, channel domain.Channel, countryCode string) Provider {
-	return r.pick(env, channel, countryCode, true, nil)
+	return r.decide(bare(env, channel, countryCode), true, false, nil, nil).Provider
 }
 
 // PickFor is Pick for a message sent from from ("" for none): a provider
@@ -90,63 +132,13 @@ func (r *Router) Pick(env domain.Environment, channel domain.Channel, countryCod
 // candidate left. usable is called outside the router's lock, at most
 // once per provider of the route.
 func (r *Router) PickFor(env domain.Environment, channel domain.Channel, countryCode, from string, usable func(sender string) bool) Provider {
-	return r.pick(env, channel, countryCode, true, func(name string) bool {
-		r.mu.Lock()
-		own := r.own[name]
-		r.mu.Unlock()
-		return own.value == "" || (from != "" && !own.only) || usable(own.value)
-	})
+	m := bare(env, channel, countryCode)
+	m.From = from
+	return r.decide(m, true, false, nil, usable).Provider
 }
 
-// pick chooses among the route's providers that candidate (nil: all)
-// accepts by name.
-func (r *Router) pick(env domain.Environment, channel domain.Channel, countryCode string, handOver bool, candidate func(name string) bool) Provider {
-	if !env.Live() {
-		return r.test
-	}
-	rt := r.route(channel, countryCode)
-	if rt == nil {
-		return nil
-	}
-	candidates := make([]Provider, 0, 2)
-	for _, p := range []Provider{rt.Primary, rt.Secondary} {
-		if p != nil && (candidate == nil || candidate(p.Name())) {
-			candidates = append(candidates, p)
-		}
-	}
-	switch len(candidates) {
-	case 0:
-		return nil
-	case 1:
-		return candidates[0]
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	now := r.now()
-	for _, p := range candidates {
-		if r.breaker(p.Name()).admit(now, handOver) {
-			return p
-		}
-	}
-	return candidates[0] // all down: the first one's own retries decide
-}
-
-func (r *Router) route(channel domain.Channel, countryCode string) *Route {
-	var best *Route
-	for i := range r.routes {
-		rt := &r.routes[i]
-		if rt.Channel != channel {
-			continue
-		}
-		specific := slices.Contains(rt.Countries, countryCode)
-		if len(rt.Countries) > 0 && !specific {
-			continue
-		}
-		if best == nil || (len(best.Countries) == 0 && specific) {
-			best = rt
-		}
-	}
-	return best
+func bare(env domain.Environment, channel domain.Channel, countryCode string) *domain.Message {
+	return &domain.Message{Env: env, Channel: channel, CountryCode: countryCode, To: countryCode}
 }
 
 // Report tells the router how a hand-over to a provider went: ok when the
@@ -164,11 +156,10 @@ func (r *Router) ByName(name string) Provider {
 		return r.test
 	}
 	for _, rt := range r.routes {
-		if rt.Primary != nil && rt.Primary.Name() == name {
-			return rt.Primary
-		}
-		if rt.Secondary != nil && rt.Secondary.Name() == name {
-			return rt.Secondary
+		for _, p := range rt.Providers {
+			if p.Name() == name {
+				return p
+			}
 		}
 	}
 	return nil
@@ -177,7 +168,7 @@ func (r *Router) ByName(name string) Provider {
 // PickName names the provider a message would go to now, for callers that
 // only record it (a send); it never takes a breaker's probe.
 func (r *Router) PickName(env domain.Environment, channel domain.Channel, countryCode string) string {
-	if p := r.pick(env, channel, countryCode, false, nil); p != nil {
+	if p := r.decide(bare(env, channel, countryCode), false, false, nil, nil).Provider; p != nil {
 		return p.Name()
 	}
 	return ""

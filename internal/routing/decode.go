@@ -3,11 +3,14 @@ package routing
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"msgsvc/internal/costs"
 	"msgsvc/internal/provider"
 )
 
@@ -39,6 +42,8 @@ func (r *reader) config(doc *yaml.Node) Config {
 			for _, item := range r.items(val) {
 				c.Providers = append(c.Providers, r.provider(item, len(c.Providers)))
 			}
+		case "currency":
+			r.fail(strictDecode(val, &c.Currency))
 		case "routes":
 			for _, item := range r.items(val) {
 				rt := Route{line: item.Line}
@@ -91,6 +96,8 @@ func (r *reader) provider(item *yaml.Node, i int) Provider {
 			r.fail(strictDecode(val, &p.Type))
 		case "breaker":
 			r.fail(strictDecode(val, &p.Breaker))
+		case "costs":
+			p.Costs = r.costs(val, fmt.Sprintf("providers[%d].costs", i))
 		default:
 			if _, ok := r.types.Type(key.Value); !ok {
 				r.fail(unknownKey(key, "routing.Provider"))
@@ -242,4 +249,40 @@ func fieldKey(f reflect.StructField) string {
 		return strings.ToLower(f.Name)
 	}
 	return name
+}
+
+// costs reads a provider's rate card: a CSV file's path (relative to the
+// configuration file) or an inline map of prefix to cost.
+func (r *reader) costs(n *yaml.Node, key string) *costs.Table {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		path := n.Value
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(filepath.Dir(r.source), path)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			r.problem(n.Line, key, "%v", err)
+			return nil
+		}
+		defer f.Close()
+		t, err := costs.ReadCSV(f)
+		if err != nil {
+			r.problem(n.Line, key, "%s: %v", n.Value, strings.ReplaceAll(err.Error(), "\n", "; "))
+		}
+		return t
+	case yaml.MappingNode:
+		var m map[string]float64
+		if err := n.Decode(&m); err != nil {
+			r.fail(errors.New(yamlMessage(err)))
+			return nil
+		}
+		t, err := costs.FromMap(m)
+		if err != nil {
+			r.problem(n.Line, key, "%v", strings.ReplaceAll(err.Error(), "\n", "; "))
+		}
+		return t
+	}
+	r.fail(fmt.Errorf("line %d: costs must be a CSV file's path or a map of prefix to cost", n.Line))
+	return nil
 }

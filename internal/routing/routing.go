@@ -19,12 +19,15 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"msgsvc/internal/costs"
 	"msgsvc/internal/domain"
 	"msgsvc/internal/provider"
 )
 
 // Config is the whole provider configuration.
 type Config struct {
+	// Currency is the one providers' costs are in (default USD).
+	Currency  string
 	Providers []Provider
 	Routes    []Route
 }
@@ -39,6 +42,9 @@ type Provider struct {
 	// Breaker tunes the circuit breaker that fails routes over to their
 	// secondary while this provider is down or refusing.
 	Breaker BreakerSpec
+	// Costs is what the provider charges per SMS segment (or per message
+	// on other channels) by destination prefix; nil when not given.
+	Costs *costs.Table
 
 	line int
 }
@@ -50,15 +56,42 @@ type BreakerSpec struct {
 	Cooldown time.Duration `yaml:"cooldown"`
 }
 
-// Route sends a channel's messages to a destination's calling codes (none:
-// every destination) through Primary, or Secondary while Primary is down.
+// Route is a rule: the messages its match holds for go to its providers,
+// chosen by its strategy. Primary and Secondary are the short form of a
+// failover between two providers.
 type Route struct {
+	Name      string         `yaml:"name"`
+	Order     int            `yaml:"order"`
 	Channel   domain.Channel `yaml:"channel"`
 	Countries []string       `yaml:"countries"`
+	Prefixes  []string       `yaml:"prefixes"`
+	Accounts  []string       `yaml:"accounts"`
+	Senders   []string       `yaml:"senders"`
+	Hours     string         `yaml:"hours"`
+	Providers []string       `yaml:"providers"`
+	Strategy  string         `yaml:"strategy"`
+	Weights   map[string]int `yaml:"weights"`
+	Window    int            `yaml:"window"`
+	AllowLoss bool           `yaml:"allowLoss"`
 	Primary   string         `yaml:"primary"`
 	Secondary string         `yaml:"secondary"`
 
 	line int
+}
+
+// Chain is the route's providers in order: Providers, or the primary and
+// the secondary of the short form.
+func (r Route) Chain() []string {
+	if len(r.Providers) > 0 {
+		return r.Providers
+	}
+	var out []string
+	for _, n := range []string{r.Primary, r.Secondary} {
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Problem is one mistake in the configuration, where it was found.

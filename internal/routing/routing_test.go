@@ -42,7 +42,8 @@ func TestExampleFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Providers) != 7 || len(c.Routes) != 6 || smppOf(c.Providers[0]).Password != "a" || c.Providers[0].line != 11 {
+	if len(c.Providers) != 7 || len(c.Routes) != 6 || smppOf(c.Providers[0]).Password != "a" || c.Providers[0].line != 15 ||
+		c.Providers[0].Costs.Len() != 4 || c.Routes[0].Strategy != "least-cost" || c.Currency != "USD" {
 		t.Fatalf("example read as %+v", c)
 	}
 	if u := c.Unrouted(); len(u) != 0 {

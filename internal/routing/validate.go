@@ -3,8 +3,10 @@ package routing
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 
+	"msgsvc/internal/costs"
 	"msgsvc/internal/domain"
 	"msgsvc/internal/provider"
 )
@@ -35,34 +37,108 @@ func (c Config) validate(source string, types *provider.Registry) []error {
 		}
 	}
 	for i, r := range c.Routes {
-		key := fmt.Sprintf("routes[%d]", i)
-		if _, err := domain.ParseChannel(string(r.Channel)); err != nil {
-			add(r.line, key+".channel", "must be SMS, WHATSAPP or RCS")
+		out = append(out, c.validateRoute(source, fmt.Sprintf("routes[%d]", i), r, types)...)
+	}
+	if c.Currency != "" && !currencyRe.MatchString(c.Currency) {
+		out = append(out, Problem{Source: source, Key: "currency", Msg: fmt.Sprintf("%q is not a currency code such as USD", c.Currency)})
+	}
+	return out
+}
+
+var currencyRe = regexp.MustCompile(`^[A-Z]{3}$`)
+
+// validateRoute checks one route: its match, its providers and its
+// strategy's settings.
+func (c Config) validateRoute(source, key string, r Route, types *provider.Registry) []error {
+	var out []error
+	add := func(k, format string, args ...any) {
+		out = append(out, Problem{Source: source, Line: r.line, Key: key + k, Msg: fmt.Sprintf(format, args...)})
+	}
+	if _, err := domain.ParseChannel(string(r.Channel)); err != nil {
+		add(".channel", "must be SMS, WHATSAPP or RCS")
+	}
+	if r.Name != "" && !nameRe.MatchString(r.Name) {
+		add(".name", "%q must be 1 to 32 of a-z, 0-9, _ and -, starting with a letter", r.Name)
+	}
+	for j, cc := range r.Countries {
+		if n, err := strconv.Atoi(cc); err != nil || n < 1 || n > 999 || cc[0] == '0' {
+			add(fmt.Sprintf(".countries[%d]", j), "%q is not a calling code (1 to 3 digits, e.g. 44)", cc)
 		}
-		for j, cc := range r.Countries {
-			if n, err := strconv.Atoi(cc); err != nil || n < 1 || n > 999 || cc[0] == '0' {
-				add(r.line, fmt.Sprintf("%s.countries[%d]", key, j), "%q is not a calling code (1 to 3 digits, e.g. 44)", cc)
-			}
+	}
+	for j, p := range r.Prefixes {
+		if err := (&costs.Table{}).Add(p, 0); err != nil || p[0] == '0' {
+			add(fmt.Sprintf(".prefixes[%d]", j), "%q is not a destination prefix (digits of the number in international form, e.g. 447)", p)
 		}
-		for _, ref := range []struct{ field, name string }{{"primary", r.Primary}, {"secondary", r.Secondary}} {
-			if ref.name == "" {
-				if ref.field == "primary" {
-					add(r.line, key+".primary", "is required")
-				}
-				continue
-			}
-			p, ok := c.Provider(ref.name)
-			if !ok {
-				add(r.line, key+"."+ref.field, "no provider is named %q", ref.name)
-				continue
-			}
+	}
+	if len(r.Countries) > 0 && len(r.Prefixes) > 0 {
+		add(".prefixes", "give countries or prefixes, not both")
+	}
+	if _, err := provider.ParseHours(r.Hours); err != nil {
+		add(".hours", "%v", err)
+	}
+	out = append(out, c.validateChain(source, key, r, types)...)
+	return out
+}
+
+func (c Config) validateChain(source, key string, r Route, types *provider.Registry) []error {
+	var out []error
+	add := func(k, format string, args ...any) {
+		out = append(out, Problem{Source: source, Line: r.line, Key: key + k, Msg: fmt.Sprintf(format, args...)})
+	}
+	short := r.Primary != "" || r.Secondary != ""
+	switch {
+	case short && len(r.Providers) > 0:
+		add(".providers", "give providers or primary and secondary, not both")
+	case !short && len(r.Providers) == 0:
+		add(".providers", "is required (or primary)")
+	case short && r.Primary == "":
+		add(".primary", "is required")
+	case r.Secondary != "" && r.Secondary == r.Primary:
+		add(".secondary", "is the primary itself")
+	}
+	field := func(j int) string {
+		if short {
+			return []string{".primary", ".secondary"}[min(j, 1)]
+		}
+		return fmt.Sprintf(".providers[%d]", j)
+	}
+	seen := map[string]bool{}
+	for j, name := range r.Chain() {
+		p, ok := c.Provider(name)
+		switch {
+		case !ok:
+			add(field(j), "no provider is named %q", name)
+		case seen[name]:
+			add(field(j), "%q is named twice", name)
+		default:
 			if t, known := types.Type(p.Type); known && t.Channel != r.Channel {
-				add(r.line, key+"."+ref.field, "provider %q (%s) does not carry %s", ref.name, p.Type, r.Channel)
+				add(field(j), "provider %q (%s) does not carry %s", name, p.Type, r.Channel)
 			}
 		}
-		if r.Secondary != "" && r.Secondary == r.Primary {
-			add(r.line, key+".secondary", "is the primary itself")
+		seen[name] = true
+	}
+	strategy := provider.Strategy(r.Strategy)
+	if r.Strategy != "" && !slices.Contains(provider.Strategies, strategy) {
+		add(".strategy", "%q is not one of failover, least-cost, weighted, quality", r.Strategy)
+	}
+	for name, w := range r.Weights {
+		if !seen[name] {
+			add(".weights."+name, "is not one of the route's providers")
+		} else if w < 0 {
+			add(".weights."+name, "must not be negative")
 		}
+	}
+	if strategy == provider.Weighted && len(r.Weights) == 0 {
+		add(".weights", "is required by the weighted strategy")
+	}
+	if strategy != provider.Weighted && len(r.Weights) > 0 {
+		add(".weights", "is only for the weighted strategy")
+	}
+	if r.Window < 0 || r.Window > 100_000 {
+		add(".window", "must be 1 to 100000 final statuses")
+	}
+	if r.Window != 0 && strategy != provider.Quality {
+		add(".window", "is only for the quality strategy")
 	}
 	return out
 }

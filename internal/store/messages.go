@@ -41,6 +41,9 @@ var messages = newTable("messages",
 	int64Col("charged", func(m *domain.Message) *int64 { return &m.Charged }),
 	textCol("provider", func(m *domain.Message) *string { return &m.Provider }),
 	textCol("provider_ref", func(m *domain.Message) *string { return &m.ProviderRef }),
+	textCol("route", func(m *domain.Message) *string { return &m.Route }),
+	int64Col("cost", func(m *domain.Message) *int64 { return &m.Cost }),
+	textCol("cost_currency", func(m *domain.Message) *string { return &m.CostCurrency }),
 	textCol("error_code", func(m *domain.Message) *string { return &m.ErrorCode }),
 	textCol("error_message", func(m *domain.Message) *string { return &m.ErrorMessage }),
 	textCol("reference", func(m *domain.Message) *string { return &m.Reference }),
@@ -316,7 +319,7 @@ func (tx *Tx) MessageIDsByProviderRef(ctx context.Context, provider string, refs
 // chunk (UPDATE … FROM VALUES): on PostgreSQL a statement per message
 // would cost a network round trip each.
 func (tx *Tx) UpdateMessages(ctx context.Context, msgs []domain.Message) error {
-	const cols = 20
+	const cols = 23
 	for _, pc := range pieces(len(msgs), 128) {
 		chunk := msgs[pc[0]:pc[1]]
 		var b strings.Builder
@@ -324,7 +327,8 @@ func (tx *Tx) UpdateMessages(ctx context.Context, msgs []domain.Message) error {
 			provider_ref = v.column5, error_code = v.column6, error_message = v.column7, updated_at = v.column8,
 			sent_at = v.column9, delivered_at = v.column10, read_at = v.column11, failed_at = v.column12,
 			canceled_at = v.column13, next_attempt_at = v.column14, lease_owner = v.column15, charged = v.column16,
-			credits = v.column17, segments = v.column18, encoding = v.column19, attempts = v.column20 FROM (VALUES `)
+			credits = v.column17, segments = v.column18, encoding = v.column19, attempts = v.column20, route = v.column21,
+			cost = v.column22, cost_currency = v.column23 FROM (VALUES `)
 		args := make([]any, 0, len(chunk)*cols)
 		for i, m := range chunk {
 			if i > 0 {
@@ -334,7 +338,7 @@ func (tx *Tx) UpdateMessages(ctx context.Context, msgs []domain.Message) error {
 			args = append(args, m.ID, string(m.Status), string(m.Channel), m.Provider, m.ProviderRef, m.ErrorCode, m.ErrorMessage,
 				ms(m.UpdatedAt), nullMS(m.SentAt), nullMS(m.DeliveredAt), nullMS(m.ReadAt), nullMS(m.FailedAt),
 				nullMS(m.CanceledAt), nullMS(m.NextAttemptAt), m.LeaseOwner, m.Charged, m.Credits, m.Segments,
-				m.Encoding, m.Attempts)
+				m.Encoding, m.Attempts, m.Route, m.Cost, m.CostCurrency)
 		}
 		b.WriteString(`) AS v WHERE messages.id = v.column1`)
 		if err := tx.execLater(ctx, b.String(), args...); err != nil {
@@ -352,7 +356,7 @@ func (s *Store) updateRow(from int) string {
 		return v.(string)
 	}
 	types := []string{"TEXT", "TEXT", "TEXT", "TEXT", "TEXT", "TEXT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "BIGINT",
-		"BIGINT", "BIGINT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "INTEGER", "TEXT", "INTEGER"}
+		"BIGINT", "BIGINT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "INTEGER", "TEXT", "INTEGER", "TEXT", "BIGINT", "TEXT"}
 	var b strings.Builder
 	b.WriteByte('(')
 	for i, t := range types {

@@ -31,6 +31,7 @@ func TestUpdateMessageRoundTrip(t *testing.T) {
 		full.UpdatedAt, full.SentAt, full.DeliveredAt, full.ReadAt = odd(1), odd(2), odd(3), odd(4)
 		full.FailedAt, full.CanceledAt, full.NextAttemptAt = odd(5), odd(6), odd(7)
 		full.LeaseOwner, full.Charged, full.Credits, full.Segments, full.Encoding, full.Attempts = "w1", 7, 9, 3, "UCS2", 4
+		full.Route, full.Cost, full.CostCurrency = "uk-cheap", 31_000, "EUR"
 		cleared := full
 		cleared.SentAt, cleared.DeliveredAt, cleared.ReadAt, cleared.FailedAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 		cleared.CanceledAt, cleared.NextAttemptAt, cleared.LeaseOwner, cleared.Charged = time.Time{}, time.Time{}, "", 0

@@ -22,6 +22,7 @@ type SMSC struct {
 	ln           net.Listener
 	silent       atomic.Bool
 	dropReceipts atomic.Bool
+	undeliv      atomic.Bool
 	queries      atomic.Int64
 
 	refuse map[string]smpp.Status // by destination: the status submit_sm gets
@@ -59,6 +60,10 @@ func (s *SMSC) SetSilent(silent bool) { s.silent.Store(silent) }
 // SetDropReceipts makes the SMSC take messages without ever sending their
 // receipts (a carrier that lost them); query_sm still answers DELIVERED.
 func (s *SMSC) SetDropReceipts(drop bool) { s.dropReceipts.Store(drop) }
+
+// SetUndeliverable makes the SMSC take messages and report each one
+// undelivered (stat:UNDELIV), as a cheap route that loses traffic does.
+func (s *SMSC) SetUndeliverable(u bool) { s.undeliv.Store(u) }
 
 // Refuse makes every submit_sm to dest answered with status (an error
 // such as smpp.StatusThrottled or smpp.StatusInvDstAdr), and no receipt.
@@ -212,10 +217,14 @@ func (s *SMSC) submit(c *conn, p smpp.PDU) {
 		return
 	}
 	now := time.Now().UTC().Format("0601021504")
-	text := fmt.Sprintf("id:%s sub:001 dlvrd:001 submit date:%s done date:%s stat:DELIVRD err:000 text:", id, now, now)
+	dlvrd, stat, state := "001", "DELIVRD", smpp.StateDelivered
+	if s.undeliv.Load() {
+		dlvrd, stat, state = "000", "UNDELIV", smpp.StateUndeliverable
+	}
+	text := fmt.Sprintf("id:%s sub:001 dlvrd:%s submit date:%s done date:%s stat:%s err:000 text:", id, dlvrd, now, now, stat)
 	c.request(smpp.DeliverSM, &smpp.SM{SourceTON: smpp.TONInternational, SourceNPI: smpp.NPIISDN, SourceAddr: dest,
 		ESMClass: smpp.ESMClassReceipt, ShortMessage: []byte(text),
-		TLVs: smpp.TLVs{smpp.StringTLV(smpp.TagReceiptedMessageID, id), smpp.ByteTLV(smpp.TagMessageState, byte(smpp.StateDelivered))}})
+		TLVs: smpp.TLVs{smpp.StringTLV(smpp.TagReceiptedMessageID, id), smpp.ByteTLV(smpp.TagMessageState, byte(state))}})
 }
 
 // query answers query_sm: DELIVERED for an id this SMSC gave, else

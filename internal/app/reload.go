@@ -1,0 +1,184 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"msgsvc/internal/provider"
+)
+
+// adapterMetrics is the registry as one adapter sees it: it remembers what
+// the adapter registered, so that replacing the adapter can take it back.
+type adapterMetrics struct {
+	reg prometheus.Registerer
+	mu  sync.Mutex
+	cs  []prometheus.Collector
+}
+
+func (m *adapterMetrics) Register(c prometheus.Collector) error {
+	if err := m.reg.Register(c); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.cs = append(m.cs, c)
+	m.mu.Unlock()
+	return nil
+}
+
+func (m *adapterMetrics) MustRegister(cs ...prometheus.Collector) {
+	for _, c := range cs {
+		if err := m.Register(c); err != nil {
+			panic(err)
+		}
+	}
+}
+
+func (m *adapterMetrics) Unregister(c prometheus.Collector) bool { return m.reg.Unregister(c) }
+
+func (m *adapterMetrics) unregister() {
+	if m == nil || m.reg == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, c := range m.cs {
+		m.reg.Unregister(c)
+	}
+}
+
+func (m *adapterMetrics) reregister() {
+	if m == nil || m.reg == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, c := range m.cs {
+		_ = m.reg.Register(c)
+	}
+}
+
+// reloadState is the outcome of the last reload, for /readyz and metrics.
+type reloadState struct {
+	mu      sync.Mutex // one reload at a time
+	failed  error
+	at      time.Time
+	outcome *prometheus.CounterVec
+	valid   prometheus.Gauge
+}
+
+func newReloadState(reg prometheus.Registerer) *reloadState {
+	r := &reloadState{
+		outcome: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "msgsvc_config_reloads_total",
+			Help: "Reloads of the configuration file (SIGHUP) by outcome."}, []string{"outcome"}),
+		valid: prometheus.NewGauge(prometheus.GaugeOpts{Name: "msgsvc_config_last_reload_ok",
+			Help: "1 when the last reload of the configuration file succeeded (or none was asked), 0 while the node runs the previous one."}),
+	}
+	r.valid.Set(1)
+	reg.MustRegister(r.outcome, r.valid)
+	return r
+}
+
+// health is what /readyz shows of the configuration.
+func (r *reloadState) health() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failed == nil {
+		return "ok"
+	}
+	return fmt.Sprintf("reload failed at %s, running the previous configuration: %v", r.at.UTC().Format(time.RFC3339), r.failed)
+}
+
+// Reload reads the configuration file again and puts it in use: providers
+// whose settings did not change keep running (an SMSC's binds stay up),
+// changed and new ones are built and started, removed ones stopped, and
+// the routes replaced. An invalid file changes nothing: the node keeps the
+// configuration it runs, says so in the log, /readyz and metrics, and the
+// error is returned.
+func (s *Server) Reload(ctx context.Context) error {
+	s.reloads.mu.Lock()
+	defer s.reloads.mu.Unlock()
+	kept, started, stopped, err := s.reload(ctx)
+	s.reloads.at = s.now()
+	if err != nil {
+		s.reloads.failed = err
+		s.reloads.outcome.WithLabelValues("failed").Inc()
+		s.reloads.valid.Set(0)
+		s.log.Error("configuration reload failed: still running the previous configuration", "file", s.cfg.Config, "err", err)
+		return err
+	}
+	s.reloads.failed = nil
+	s.reloads.outcome.WithLabelValues("ok").Inc()
+	s.reloads.valid.Set(1)
+	s.log.Info("configuration reloaded", "file", s.cfg.Config, "kept", kept, "started", started, "stopped", stopped)
+	return nil
+}
+
+func (s *Server) reload(ctx context.Context) (kept, started, stopped []string, err error) {
+	if s.providerCtx == nil {
+		return nil, nil, nil, errors.New("the node is not running")
+	}
+	rc, types, err := s.loadRouting()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	s.adaptersMu.Lock()
+	old := map[string]adapter{}
+	for _, a := range s.adapters {
+		old[a.p.Name()] = a
+	}
+	s.adaptersMu.Unlock()
+	var next, fresh, replaced []adapter
+	built := map[string]provider.Provider{}
+	undo := func() {
+		for _, a := range fresh {
+			_ = a.close(ctx)
+			a.metrics.unregister()
+		}
+		for _, a := range replaced {
+			a.metrics.reregister()
+		}
+	}
+	for _, spec := range rc.Providers {
+		prev, ok := old[spec.Name]
+		if ok && prev.spec.Type == spec.Type && reflect.DeepEqual(prev.spec.Settings, spec.Settings) {
+			next, built[spec.Name] = append(next, prev), prev.p
+			kept = append(kept, spec.Name)
+			continue
+		}
+		if ok {
+			prev.metrics.unregister() // the new adapter registers the same names
+			replaced = append(replaced, prev)
+		}
+		a, err := s.buildAdapter(types, spec)
+		if err == nil {
+			err = a.start(s.providerCtx)
+		}
+		if err != nil {
+			undo()
+			return nil, nil, nil, errors.Join(err, errors.New("nothing was changed"))
+		}
+		fresh, next, built[spec.Name] = append(fresh, a), append(next, a), a.p
+		started = append(started, spec.Name)
+	}
+	s.routing.Swap(s.buildRouter(rc, built, s.sim))
+	s.adaptersMu.Lock()
+	s.adapters = next
+	s.adaptersMu.Unlock()
+	for name, a := range old {
+		if n, ok := built[name]; ok && n == a.p {
+			continue
+		}
+		if e := a.close(ctx); e != nil {
+			s.log.Warn("stop provider", "provider", name, "err", e)
+		}
+		a.metrics.unregister()
+		stopped = append(stopped, name)
+	}
+	return kept, started, stopped, nil
+}
