@@ -87,6 +87,7 @@ var wantOperations = []struct {
 	{"POST", "/api/v1/integration/media", "uploadMedia", false},
 	{"GET", "/api/v1/integration/templates", "listTemplates", false},
 	{"GET", "/api/v1/integration/limits", "getLimits", false},
+	{"GET", "/api/v1/integration/usage", "getUsage", false},
 	{"POST", "/api/v1/integration/test/replies", "injectTestReply", false},
 	{"GET", "/api/v1/integration/opt-outs", "listOptOuts", false},
 	{"POST", "/api/v1/integration/messages/{messageId}/redact", "redactMessage", false},
