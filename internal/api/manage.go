@@ -47,6 +47,7 @@ func (s *Server) manageRoutes() {
 	s.managed("GET "+base+"/accounts", s.listAccounts)
 	s.managed("POST "+base+"/topups", s.topUp)
 	s.manageComplianceRoutes(base)
+	s.manageAlertRoutes(base)
 }
 
 // acct is the account a request names (?account=ID; operators only).

@@ -209,7 +209,7 @@ func (s *Server) wireHTTP(router *provider.Router) error {
 	})
 	inspector, _ := limiter.(ratelimit.Inspector)
 	mg := manage.New(manage.Config{Store: st, Limiter: inspector, Redelivered: s.eventQueue.Wake,
-		SessionTTL: cfg.SessionTTL, Failures: backend, Now: now})
+		SessionTTL: cfg.SessionTTL, Failures: backend, AllowPrivateWebhooks: cfg.WebhookAllowPrivate, Now: now})
 	pages, err := panel.New(panel.Config{Manage: mg, Guard: backend, ClientAddr: api.Proxies(cfg.TrustedProxies).ClientAddr,
 		TrustedProxies: cfg.TrustedProxies, Now: now, Log: log})
 	if err != nil {

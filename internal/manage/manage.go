@@ -54,6 +54,7 @@ type Store interface {
 	MessageStore
 	ComplianceStore
 	BalanceStore
+	AlertStore
 }
 
 // Config wires a Service.
@@ -74,7 +75,10 @@ type Config struct {
 	PasswordFailuresPerMinute int
 	// HashSlots bounds the password checks running at once (0: HashSlots()).
 	HashSlots int
-	Now       func() time.Time
+	// AllowPrivateWebhooks permits http and private addresses for the
+	// account webhook, as for callbacks.
+	AllowPrivateWebhooks bool
+	Now                  func() time.Time
 }
 
 // Service runs the actions.
@@ -85,6 +89,8 @@ type Service struct {
 	ttl         time.Duration
 	gate        *passwordGate
 	now         func() time.Time
+	// allowPrivate permits http and private webhook addresses.
+	allowPrivate bool
 }
 
 // New makes a Service.
@@ -99,7 +105,7 @@ func New(cfg Config) *Service {
 		cfg.Redelivered = func() {}
 	}
 	return &Service{st: cfg.Store, limiter: cfg.Limiter, redelivered: cfg.Redelivered, ttl: cfg.SessionTTL, now: cfg.Now,
-		gate: newPasswordGate(cfg.Failures, cfg.PasswordFailuresPerMinute, cfg.HashSlots)}
+		gate: newPasswordGate(cfg.Failures, cfg.PasswordFailuresPerMinute, cfg.HashSlots), allowPrivate: cfg.AllowPrivateWebhooks}
 }
 
 // SessionTTL is the idle lifetime of a session.

@@ -59,12 +59,50 @@ func (tx *Tx) mark(ctx context.Context, query string, args ...any) (bool, error)
 	return true, nil
 }
 
-// ClearAlertMarks forgets an account's low-balance mark (its threshold
-// changed: the new one is a new alert).
-func (s *Store) ClearAlertMarks(ctx context.Context, accountID string) error {
-	_, err := s.wexec(ctx, `DELETE FROM alert_marks WHERE account_id = $1 AND event = $2`, accountID, domain.EventBalanceLow)
-	if err != nil {
-		return fmt.Errorf("clear alert marks: %w", err)
+// SetAccountWebhook sets the URL of the account's own events ("" for none).
+func (s *Store) SetAccountWebhook(ctx context.Context, accountID, url string) error {
+	res, err := s.wexec(ctx, `UPDATE accounts SET webhook_url = $2 WHERE id = $1`, accountID, url)
+	return affectedOne(res, err, "set account webhook")
+}
+
+// SetAlerts sets an account's alert thresholds. A new low-balance
+// threshold is a new alert: its mark goes, so a balance already below it
+// is announced at the next debit.
+func (s *Store) SetAlerts(ctx context.Context, accountID string, a domain.Alerts) error {
+	return s.Write(ctx, func(tx *Tx) error {
+		var before sql.NullInt64
+		err := tx.queryRow(ctx, `SELECT alert_low_balance FROM accounts WHERE id = $1`, accountID).Scan(&before)
+		if errors.Is(err, sql.ErrNoRows) {
+			return domain.ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("set alerts: %w", err)
+		}
+		if _, err := tx.exec(ctx, `UPDATE accounts SET alert_low_balance = $2, alert_daily_spend = $3 WHERE id = $1`,
+			accountID, nullable(a.LowBalance), nullable(a.DailySpend)); err != nil {
+			return fmt.Errorf("set alerts: %w", err)
+		}
+		if before.Valid && a.LowBalance != nil && before.Int64 == *a.LowBalance {
+			return nil
+		}
+		if _, err := tx.exec(ctx, `DELETE FROM alert_marks WHERE account_id = $1 AND event = $2`,
+			accountID, domain.EventBalanceLow); err != nil {
+			return fmt.Errorf("set alerts: %w", err)
+		}
+		return nil
+	})
+}
+
+func nullable(v *int64) any {
+	if v == nil {
+		return nil
 	}
-	return nil
+	return *v
+}
+
+// AlertEvents lists an account's own events (balance.low, spend.daily),
+// newest first.
+func (s *Store) AlertEvents(ctx context.Context, accountID string, limit int) ([]domain.Event, error) {
+	return events.scanAll(s.rquery(ctx, `SELECT `+eventCols+` FROM webhook_events WHERE account_id = $1
+		AND event IN ('balance.low', 'spend.daily') ORDER BY `+s.seq()+` DESC LIMIT $2`, accountID, limit))
 }

@@ -20,8 +20,12 @@ CREATE TABLE alert_marks (
     created_at BIGINT NOT NULL,
     PRIMARY KEY (account_id, event, period)
 );
+-- The account's own events, for the panel's list of them (the account's
+-- other events are far more numerous).
+CREATE INDEX webhook_events_alerts ON webhook_events (account_id) WHERE event IN ('balance.low', 'spend.daily');
 
 -- +goose Down
+DROP INDEX webhook_events_alerts;
 DROP TABLE alert_marks;
 ALTER TABLE accounts DROP COLUMN alert_daily_spend;
 ALTER TABLE accounts DROP COLUMN alert_low_balance;
