@@ -127,6 +127,21 @@ func (c *Client) Limits(ctx context.Context) (*Limits, error) {
 	return &out, c.do(ctx, request{method: http.MethodGet, path: base + "/limits"}, &out)
 }
 
+// Usage reads what the key's environment sent and was charged, refunds
+// deducted, per UTC day (or month), channel and calling code. Zero fields
+// of q take the server's defaults: the 30 days up to today, by day, every
+// channel.
+func (c *Client) Usage(ctx context.Context, q UsageQuery) (*Usage, error) {
+	v := url.Values{}
+	for k, s := range map[string]string{"from": q.From, "to": q.To, "groupBy": q.GroupBy, "channel": q.Channel} {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	var out Usage
+	return &out, c.do(ctx, request{method: http.MethodGet, path: base + "/usage", query: v}, &out)
+}
+
 // Templates lists the account's WhatsApp templates.
 func (c *Client) Templates(ctx context.Context) ([]Template, error) {
 	var out struct {

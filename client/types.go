@@ -221,6 +221,31 @@ type Balance struct {
 	LastUpdated time.Time `json:"last_updated"`
 }
 
+// UsageQuery narrows a usage report. From and To are UTC days as
+// "2026-11-25" (both included); GroupBy is "day" or "month"; Channel is
+// "SMS", "WHATSAPP" or "RCS".
+type UsageQuery struct {
+	From, To, GroupBy, Channel string
+}
+
+// Usage is a usage report in the account's currency.
+type Usage struct {
+	Usage    []UsageRow `json:"usage"`
+	Currency string     `json:"currency"`
+}
+
+// UsageRow is what was sent in one period (a day "2026-11-25" or a month
+// "2026-11") on one channel to one calling code. Credits are exact to the
+// micro-credit, refunds deducted.
+type UsageRow struct {
+	Period   string  `json:"period"`
+	Channel  string  `json:"channel"`
+	Country  string  `json:"country"`
+	Messages int64   `json:"messages"`
+	Segments int64   `json:"segments"`
+	Credits  float64 `json:"credits"`
+}
+
 // Media is an uploaded file.
 type Media struct {
 	MediaID  string `json:"mediaId"`

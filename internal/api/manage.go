@@ -48,6 +48,7 @@ func (s *Server) manageRoutes() {
 	s.managed("POST "+base+"/topups", s.topUp)
 	s.manageComplianceRoutes(base)
 	s.manageRouteRoutes(base)
+	s.manageAlertRoutes(base)
 }
 
 // acct is the account a request names (?account=ID; operators only).

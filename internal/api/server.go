@@ -35,6 +35,7 @@ type Store interface {
 	UserByEmail(ctx context.Context, email string) (domain.User, error)
 	CreateSession(ctx context.Context, s domain.Session) error
 	Ping(ctx context.Context) error
+	UsageByDay(ctx context.Context, q domain.UsageQuery) ([]domain.UsageDelta, error)
 }
 
 // Replies records inbound messages (the test reply endpoint).
@@ -151,6 +152,7 @@ func (s *Server) routes() {
 	s.integration("POST "+base+"/media", typeMedia, s.uploadMedia) // keeps Idempotency-Key itself
 	s.integration("GET "+base+"/templates", typeNone, s.listTemplates)
 	s.integration("GET "+base+"/limits", typeNone, s.limits)
+	s.integration("GET "+base+"/usage", typeNone, s.usage)
 	s.integration("GET "+base+"/opt-outs", typeNone, s.listOptOuts)
 	s.integration("POST "+base+"/messages/{messageId}/redact", typeNone, s.idempotent(s.redactMessage))
 

@@ -43,11 +43,12 @@ Usage:
                         [--status APPROVED|PENDING|REJECTED] [--parameters "label 1,label 2"]
   msgsvc send     --to N --message TEXT [--type SMS|WHATSAPP|RCS] [--wait]   send through a running node's API
   msgsvc listen   [--secret whsec_…] [--forward-to URL]   receive, verify and print webhooks on 127.0.0.1:9000
+  msgsvc usage    [--from DAY] [--to DAY] [--group-by day|month] [--channel SMS]   the key's usage and spend
   msgsvc bench    [flags]   load-test a node (one it starts, or --url) and report throughput and latency
   msgsvc version  [--json]  the version of this binary
   msgsvc config check FILE  validate a providers and routes file (serve reloads it on SIGHUP)
 
-The operator commands take --db (MSGSVC_DB) and print JSON with --json; send and listen talk to a
+The operator commands take --db (MSGSVC_DB) and print JSON with --json; send, listen and usage talk to a
 running node like any integrator's program (--url, --key; MSGSVC_URL, MSGSVC_API_KEY, MSGSVC_WEBHOOK_SECRET).
 Run "msgsvc COMMAND -h" for a command's flags ("msgsvc account -h" lists the account commands).
 `
@@ -80,6 +81,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runSend(ctx, args[1:], stdout, stderr)
 	case "listen":
 		err = runListen(ctx, args[1:], stdout, stderr)
+	case "usage":
+		err = runUsage(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -227,7 +227,8 @@ func (s *Server) wireHTTP(router *provider.Switch) error {
 	})
 	inspector, _ := limiter.(ratelimit.Inspector)
 	mg := manage.New(manage.Config{Store: st, Limiter: inspector, Redelivered: s.eventQueue.Wake,
-		SessionTTL: cfg.SessionTTL, Failures: backend, Hasher: s.hasher, Now: now, Routes: router})
+		SessionTTL: cfg.SessionTTL, Failures: backend, AllowPrivateWebhooks: cfg.WebhookAllowPrivate, Hasher: s.hasher,
+		Now: now, Routes: router})
 	pages, err := panel.New(panel.Config{Manage: mg, Guard: backend, ClientAddr: api.Proxies(cfg.TrustedProxies).ClientAddr,
 		TrustedProxies: cfg.TrustedProxies, Now: now, Log: log})
 	if err != nil {

@@ -30,6 +30,10 @@ type Account struct {
 	Senders    Senders
 	CreatedAt  time.Time
 	Compliance Compliance
+	// WebhookURL receives the account's own events (balance.low,
+	// spend.daily); "" for none.
+	WebhookURL string
+	Alerts     Alerts
 }
 
 // PriceList is the account's price table: the one parsed when the account

@@ -45,6 +45,16 @@ type Tx interface {
 	// balance would go below zero. It must be atomic under concurrency.
 	AddBalance(ctx context.Context, accountID string, delta int64, at time.Time) (int64, error)
 	InsertLedger(ctx context.Context, entries []Entry) error
+	// BalanceRose is told the balance a credit left, so that a low-balance
+	// alert already posted is posted again at the next crossing once the
+	// balance is back at or above the account's threshold.
+	BalanceRose(ctx context.Context, accountID string, balance int64) error
+}
+
+// After is the balance a debit left, when one was made.
+type After struct {
+	Balance int64
+	Debited bool
 }
 
 // Charge is what one message costs its account.
@@ -57,20 +67,20 @@ type Charge struct {
 // with too little balance it returns ErrInsufficientCredits and writes
 // nothing. Each charged message gets its own line, with the running
 // balance after it.
-func Reserve(ctx context.Context, tx Tx, accountID, campaignID string, charges []Charge, at time.Time) error {
+func Reserve(ctx context.Context, tx Tx, accountID, campaignID string, charges []Charge, at time.Time) (After, error) {
 	var total int64
 	for _, c := range charges {
 		total += c.Amount
 	}
 	if total == 0 {
-		return nil
+		return After{}, nil
 	}
 	balance, err := tx.AddBalance(ctx, accountID, -total, at)
 	if err != nil {
-		return err
+		return After{}, err
 	}
 	running := balance + total
-	return tx.InsertLedger(ctx, debitLines(make([]Entry, 0, len(charges)), accountID,
+	return After{Balance: balance, Debited: true}, tx.InsertLedger(ctx, debitLines(make([]Entry, 0, len(charges)), accountID,
 		Send{CampaignID: campaignID, Charges: charges, At: at}, &running))
 }
 
@@ -86,8 +96,8 @@ type Send struct {
 // when the balance covers them all, one balance update and one insert of
 // lines serve every send. Otherwise each send is tried in turn and those
 // the balance no longer covers are refused. It reports which sends were
-// charged.
-func ReserveAll(ctx context.Context, tx Tx, accountID string, debits []Send) ([]bool, error) {
+// charged and the balance the last debit left.
+func ReserveAll(ctx context.Context, tx Tx, accountID string, debits []Send) ([]bool, After, error) {
 	charged := make([]bool, len(debits))
 	totals := make([]int64, len(debits))
 	var total int64
@@ -105,12 +115,14 @@ func ReserveAll(ctx context.Context, tx Tx, accountID string, debits []Send) ([]
 		for i := range charged {
 			charged[i] = true
 		}
-		return charged, nil
+		return charged, After{}, nil
 	}
 	var entries []Entry
+	var after After
 	balance, err := tx.AddBalance(ctx, accountID, -total, last)
 	switch {
 	case err == nil:
+		after = After{Balance: balance, Debited: true}
 		running := balance + total
 		for i, d := range debits {
 			charged[i] = true
@@ -127,19 +139,20 @@ func ReserveAll(ctx context.Context, tx Tx, accountID string, debits []Send) ([]
 				continue
 			}
 			if err != nil {
-				return nil, err
+				return nil, After{}, err
 			}
 			charged[i] = true
+			after = After{Balance: balance, Debited: true}
 			running := balance + totals[i]
 			entries = debitLines(entries, accountID, d, &running)
 		}
 	default:
-		return nil, err
+		return nil, After{}, err
 	}
 	if len(entries) == 0 {
-		return charged, nil
+		return charged, after, nil
 	}
-	return charged, tx.InsertLedger(ctx, entries)
+	return charged, after, tx.InsertLedger(ctx, entries)
 }
 
 // debitLines appends a send's debit lines, each with the balance it left.
@@ -164,6 +177,9 @@ func Return(ctx context.Context, tx Tx, accountID, campaignID, messageID string,
 	if err != nil {
 		return err
 	}
+	if err := tx.BalanceRose(ctx, accountID, balance); err != nil {
+		return err
+	}
 	return tx.InsertLedger(ctx, []Entry{{ID: id.New(id.Ledger, at), AccountID: accountID, Amount: amount, BalanceAfter: balance,
 		Kind: Refund, MessageID: messageID, CampaignID: campaignID, Note: note, CreatedAt: at}})
 }
@@ -175,6 +191,11 @@ func Credit(ctx context.Context, tx Tx, accountID string, amount int64, kind Kin
 	balance, err := tx.AddBalance(ctx, accountID, amount, at)
 	if err != nil {
 		return 0, err
+	}
+	if amount > 0 {
+		if err := tx.BalanceRose(ctx, accountID, balance); err != nil {
+			return 0, err
+		}
 	}
 	return balance, tx.InsertLedger(ctx, []Entry{{ID: id.New(id.Ledger, at), AccountID: accountID, Amount: amount,
 		BalanceAfter: balance, Kind: kind, Note: note, CreatedAt: at}})

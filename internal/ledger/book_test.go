@@ -30,6 +30,8 @@ func (f *fakeTx) InsertLedger(_ context.Context, entries []Entry) error {
 	return nil
 }
 
+func (f *fakeTx) BalanceRose(context.Context, string, int64) error { return nil }
+
 func TestReserveAll(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	send := func(c string, amounts ...int64) Send {
@@ -60,9 +62,16 @@ func TestReserveAll(t *testing.T) {
 	}
 	for _, tc := range tests {
 		tx := &fakeTx{balance: tc.balance}
-		charged, err := ReserveAll(context.Background(), tx, "acc", tc.sends)
+		charged, after, err := ReserveAll(context.Background(), tx, "acc", tc.sends)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
+		}
+		want := After{}
+		if len(tc.wantLines) > 0 {
+			want = After{Balance: tx.balance, Debited: true}
+		}
+		if after != want {
+			t.Errorf("%s: after %+v, want %+v", tc.name, after, want)
 		}
 		if !reflect.DeepEqual(charged, tc.wantCharged) {
 			t.Errorf("%s: charged %v, want %v", tc.name, charged, tc.wantCharged)

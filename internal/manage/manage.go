@@ -55,6 +55,7 @@ type Store interface {
 	MessageStore
 	ComplianceStore
 	BalanceStore
+	AlertStore
 }
 
 // Config wires a Service.
@@ -75,6 +76,9 @@ type Config struct {
 	PasswordFailuresPerMinute int
 	// HashSlots bounds the password checks running at once (0: HashSlots()).
 	HashSlots int
+	// AllowPrivateWebhooks permits http and private addresses for the
+	// account webhook, as for callbacks.
+	AllowPrivateWebhooks bool
 	// Hasher is the cost of the password hashes made (zero:
 	// user.Recommended(); tests choose a cheaper one).
 	Hasher user.Hasher
@@ -101,6 +105,8 @@ type Service struct {
 	now       func() time.Time
 	routes    RouteDesk
 	margins   MarginStore
+	// allowPrivate permits http and private webhook addresses.
+	allowPrivate bool
 }
 
 // New makes a Service.
@@ -123,7 +129,7 @@ func New(cfg Config) *Service {
 		dummyHash: sync.OnceValue(func() string {
 			hash, _ := h.Hash("no user has this password")
 			return hash
-		}), routes: cfg.Routes, margins: cfg.Margins}
+		}), routes: cfg.Routes, margins: cfg.Margins, allowPrivate: cfg.AllowPrivateWebhooks}
 }
 
 // SessionTTL is the idle lifetime of a session.

@@ -3,16 +3,20 @@ package message
 import (
 	"context"
 	"errors"
+	"time"
 
 	"msgsvc/internal/domain"
 	"msgsvc/internal/ledger"
 )
 
 // SendTx is what committing sends needs of a write transaction: the ledger,
-// the rows of campaigns and messages, idempotency keys, the daily count of
-// WhatsApp conversations and the opt-out list.
+// the usage counts and the account's alerts, the rows of campaigns and
+// messages, idempotency keys, the daily count of WhatsApp conversations and
+// the opt-out list.
 type SendTx interface {
 	ledger.Tx
+	UsageTx
+	AlertTx
 	InsertCampaign(ctx context.Context, c domain.Campaign) error
 	InsertCampaigns(ctx context.Context, cs []domain.Campaign) error
 	InsertMessages(ctx context.Context, msgs []domain.Message) error
@@ -32,7 +36,8 @@ type pendingSend struct {
 	messages      []domain.Message
 	conversations *domain.Conversations
 	idem          *domain.Idempotency
-	single        bool // the request gave "to" rather than "recipients"
+	single        bool          // the request gave "to" rather than "recipients"
+	alerts        *alertAccount // nil: the account has none
 }
 
 // sendResult tells how one pendingSend of a batch ended: replayed from an
@@ -104,7 +109,8 @@ func commitGroup(ctx context.Context, tx SendTx, sends []pendingSend) ([]sendRes
 			}
 		}
 	}
-	if err := chargeAll(ctx, tx, sends, results, going); err != nil {
+	debited, err := chargeAll(ctx, tx, sends, results, going)
+	if err != nil {
 		return nil, err
 	}
 	var cs []domain.Campaign
@@ -121,7 +127,23 @@ func commitGroup(ctx context.Context, tx SendTx, sends []pendingSend) ([]sendRes
 	if err := tx.InsertCampaigns(ctx, cs); err != nil {
 		return nil, err
 	}
-	return results, tx.InsertMessages(ctx, ms)
+	if err := insertCounted(ctx, tx, ms); err != nil {
+		return nil, err
+	}
+	for _, d := range debited {
+		if err := checkAlerts(ctx, tx, d.alerts, d.balance, d.at); err != nil {
+			return nil, err
+		}
+	}
+	return results, nil
+}
+
+// debit is what one account's charges of a group left: the balance, when,
+// and the account's alerts to check against it.
+type debit struct {
+	alerts  *alertAccount
+	balance int64
+	at      time.Time
 }
 
 // claimKey claims a send's idempotency key; a key already used decides
@@ -156,8 +178,9 @@ func checkOptOuts(ctx context.Context, tx SendTx, snd pendingSend) (sendResult, 
 
 // chargeAll reserves the credits of the going sends, account by account
 // (ledger.ReserveAll); a send the balance does not cover is refused and
-// stops.
-func chargeAll(ctx context.Context, tx SendTx, sends []pendingSend, results []sendResult, going []bool) error {
+// stops. It returns what the debits left of the accounts that have
+// alerts.
+func chargeAll(ctx context.Context, tx SendTx, sends []pendingSend, results []sendResult, going []bool) ([]debit, error) {
 	byAccount := map[string][]int{}
 	var accounts []string
 	for i, snd := range sends {
@@ -170,16 +193,24 @@ func chargeAll(ctx context.Context, tx SendTx, sends []pendingSend, results []se
 		}
 		byAccount[a] = append(byAccount[a], i)
 	}
+	var out []debit
 	for _, a := range accounts {
 		idx := byAccount[a]
 		debits := make([]ledger.Send, len(idx))
+		var last time.Time
 		for j, i := range idx {
 			c := sends[i].campaign
 			debits[j] = ledger.Send{CampaignID: c.ID, Charges: charges(sends[i].messages), At: c.CreatedAt}
+			if c.CreatedAt.After(last) {
+				last = c.CreatedAt
+			}
 		}
-		charged, err := ledger.ReserveAll(ctx, tx, a, debits)
+		charged, after, err := ledger.ReserveAll(ctx, tx, a, debits)
 		if err != nil {
-			return err
+			return nil, err
+		}
+		if al := sends[idx[0]].alerts; after.Debited && al != nil {
+			out = append(out, debit{alerts: al, balance: after.Balance, at: last})
 		}
 		for j, i := range idx {
 			if charged[j] {
@@ -187,11 +218,11 @@ func chargeAll(ctx context.Context, tx SendTx, sends []pendingSend, results []se
 			}
 			going[i] = false
 			if results[i], err = refuse(ctx, tx, sends[i], ledger.ErrInsufficientCredits); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
-	return nil
+	return out, nil
 }
 
 func charges(msgs []domain.Message) []ledger.Charge {
@@ -219,7 +250,8 @@ func commitSend(ctx context.Context, tx SendTx, snd pendingSend) (sendResult, er
 		return refuse(ctx, tx, snd, err)
 	}
 	c := snd.campaign
-	if err := ledger.Reserve(ctx, tx, c.AccountID, c.ID, charges(snd.messages), c.CreatedAt); err != nil {
+	after, err := ledger.Reserve(ctx, tx, c.AccountID, c.ID, charges(snd.messages), c.CreatedAt)
+	if err != nil {
 		if !errors.Is(err, ledger.ErrInsufficientCredits) {
 			return sendResult{}, err
 		}
@@ -234,7 +266,13 @@ func commitSend(ctx context.Context, tx SendTx, snd pendingSend) (sendResult, er
 	if err := tx.InsertCampaign(ctx, c); err != nil {
 		return sendResult{}, err
 	}
-	return sendResult{}, tx.InsertMessages(ctx, snd.messages)
+	if err := insertCounted(ctx, tx, snd.messages); err != nil {
+		return sendResult{}, err
+	}
+	if !after.Debited {
+		return sendResult{}, nil
+	}
+	return sendResult{}, checkAlerts(ctx, tx, snd.alerts, after.Balance, c.CreatedAt)
 }
 
 // refuse ends a send that a business rule refused: the refusal is its

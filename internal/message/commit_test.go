@@ -183,6 +183,7 @@ func TestCommitSends(t *testing.T) {
 				}
 			}
 			checkBalance(t, st, acc.ID, balance)
+			storetest.CheckUsage(t, st, acc.ID)
 		}
 
 		for _, k := range []string{"k1", "k2"} {
@@ -345,6 +346,7 @@ func TestConcurrentDebitsNeverOverdraw(t *testing.T) {
 					t.Errorf("accepted %d, refused %d; want %d and %d", ok.Load(), refused.Load(), tc.wantSends, total-tc.wantSends)
 				}
 				checkBalance(t, st, acc.ID, tc.balance-int64(tc.wantSends)*tc.costEach)
+				storetest.CheckUsage(t, st, acc.ID)
 			})
 		})
 	}
@@ -416,5 +418,6 @@ func TestConcurrentIdempotentBatches(t *testing.T) {
 		}
 		// Each accepted send carries two messages of one credit.
 		checkBalance(t, st, acc.ID, 100*credit-int64(2*2*pairs)*credit)
+		storetest.CheckUsage(t, st, acc.ID)
 	})
 }

@@ -271,6 +271,8 @@ func TestRCSCapabilityAndFallback(t *testing.T) {
 			if refunds != c.want.refund || debits-refunds != m.Charged {
 				t.Fatalf("debits %d refunds %d charged %d; want refund %d", debits, refunds, m.Charged, c.want.refund)
 			}
+			// Usage follows the message to the channel that carried it, refunds deducted.
+			storetest.CheckUsage(t, f.st, f.caller.Account.ID)
 		})
 	}
 }

@@ -21,6 +21,7 @@ type InboundTx interface {
 	RemoveOptOut(ctx context.Context, accountID string, env domain.Environment, phone string) (bool, error)
 	InsertCampaign(ctx context.Context, c domain.Campaign) error
 	InsertMessages(ctx context.Context, msgs []domain.Message) error
+	UsageTx
 	InsertEvents(ctx context.Context, evs []domain.Event) error
 }
 

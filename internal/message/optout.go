@@ -147,5 +147,5 @@ func (c *optOutChange) record(ctx context.Context, tx InboundTx) error {
 	if err := tx.InsertCampaign(ctx, c.confirm.campaign); err != nil {
 		return err
 	}
-	return tx.InsertMessages(ctx, []domain.Message{c.confirm.message})
+	return insertCounted(ctx, tx, []domain.Message{c.confirm.message})
 }

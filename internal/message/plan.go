@@ -217,7 +217,8 @@ func (s *Service) dryRun(ctx context.Context, caller Caller, p sendPlan) (Receip
 // accept writes the send, grouped with concurrent ones into one commit.
 func (s *Service) accept(ctx context.Context, caller Caller, p sendPlan, key *IdempotencyKey, now time.Time) (Outcome, error) {
 	rc := p.receipt(false)
-	snd := pendingSend{campaign: p.campaign, messages: p.messages, conversations: p.conversations, single: p.single}
+	snd := pendingSend{campaign: p.campaign, messages: p.messages, conversations: p.conversations, single: p.single,
+		alerts: alertsOf(caller.Account)}
 	if key != nil {
 		status, body, err := key.Response(rc)
 		if err != nil {

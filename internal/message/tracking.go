@@ -234,6 +234,7 @@ func (t *Tracker) deliver(ctx context.Context, evs []domain.Event, lease eventLe
 // the webhook events the changes cause.
 type TrackTx interface {
 	ledger.Tx
+	UsageTx
 	LockMessages(ctx context.Context, ids []string) (map[string]domain.Message, error)
 	MessageIDsByProviderRef(ctx context.Context, provider string, refs []string) (map[string]string, error)
 	UpdateMessages(ctx context.Context, msgs []domain.Message) error
@@ -262,6 +263,7 @@ func applyReports(ctx context.Context, tx TrackTx, reports []Report, now time.Ti
 	}
 	changed := map[string]bool{}
 	var events []domain.Event
+	var usage []domain.UsageDelta
 	for _, r := range reports {
 		m, ok := msgs[r.MessageID]
 		if !ok {
@@ -271,10 +273,12 @@ func applyReports(ctx context.Context, tx TrackTx, reports []Report, now time.Ti
 		if at.IsZero() {
 			at = now
 		}
+		before := m
 		steps, refund := transition(&m, r, at)
 		if len(steps) == 0 && !refund.changed {
 			continue
 		}
+		usage = append(usage, domain.UsageChange(before, m)...)
 		if err := ledger.Return(ctx, tx, m.AccountID, m.CampaignID, m.ID, refund.amount, refund.note, now); err != nil {
 			return nil, err
 		}
@@ -287,6 +291,9 @@ func applyReports(ctx context.Context, tx TrackTx, reports []Report, now time.Ti
 		updates = append(updates, msgs[mid])
 	}
 	if err := tx.UpdateMessages(ctx, updates); err != nil {
+		return nil, err
+	}
+	if err := tx.AddUsage(ctx, usage); err != nil {
 		return nil, err
 	}
 	if err := tx.InsertEvents(ctx, events); err != nil {

@@ -36,6 +36,9 @@ var accounts = newTable("accounts",
 	intCol("retention_days", func(a *domain.Account) *int { return &a.Compliance.RetentionDays }),
 	textCol("opt_out_reply", func(a *domain.Account) *string { return &a.Compliance.OptOutReply }),
 	textCol("opt_in_reply", func(a *domain.Account) *string { return &a.Compliance.OptInReply }),
+	textCol("webhook_url", func(a *domain.Account) *string { return &a.WebhookURL }),
+	nullInt64Col("alert_low_balance", func(a *domain.Account) **int64 { return &a.Alerts.LowBalance }),
+	nullInt64Col("alert_daily_spend", func(a *domain.Account) **int64 { return &a.Alerts.DailySpend }),
 )
 
 // CreateAccount inserts a new account with a zero balance; opening credits

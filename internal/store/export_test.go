@@ -1,6 +1,12 @@
 package store
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"msgsvc/internal/domain"
+)
 
 // WriteGroup runs fns as one group, as concurrent Writes that met in the
 // queue would: tests decide exactly what shares a transaction.
@@ -26,4 +32,36 @@ func (s *Store) CountRows(ctx context.Context, table string) (int, error) {
 	var n int
 	err := s.rqueryRow(ctx, `SELECT COUNT(*) FROM `+table).Scan(&n)
 	return n, err
+}
+
+// ExplainUsage is the plan of UsageByDay's query for q, as the engine
+// describes it.
+func (s *Store) ExplainUsage(ctx context.Context, q domain.UsageQuery) (string, error) {
+	query, args := usageByDay(q)
+	explain := "EXPLAIN "
+	if s.dialect == SQLite {
+		explain = "EXPLAIN QUERY PLAN "
+	}
+	rows, err := s.rquery(ctx, explain+query, args...)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	n := 1 // PostgreSQL: the plan's lines
+	if s.dialect == SQLite {
+		n = 4 // id, parent, notused, detail
+	}
+	var out []string
+	for rows.Next() {
+		vals := make([]any, n)
+		ptrs := make([]any, n)
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return "", err
+		}
+		out = append(out, fmt.Sprint(vals[len(vals)-1]))
+	}
+	return strings.Join(out, "\n"), rows.Err()
 }

@@ -29,8 +29,11 @@ func (s *Store) Feed(ctx context.Context, accountID string, env domain.Environme
 			return nil, err
 		}
 	}
+	// The account's own alerts go to its account webhook, not to the feed
+	// of messages and replies.
 	rows, err := s.rquery(ctx, `SELECT `+pos+`, `+eventCols+` FROM webhook_events WHERE account_id = $1 AND env = $2
-		AND `+pos+` > $3 ORDER BY `+pos+` LIMIT $4`, accountID, env, after, limit)
+		AND `+pos+` > $3 AND event NOT IN ($5, $6) ORDER BY `+pos+` LIMIT $4`, accountID, env, after, limit,
+		domain.EventBalanceLow, domain.EventSpendDaily)
 	if err != nil {
 		return nil, fmt.Errorf("read events feed: %w", err)
 	}

@@ -127,6 +127,31 @@ func int64Col[T any](name string, f func(*T) *int64) column[T] {
 }
 
 // boolCol stores a bool as 0 or 1 (SQLite has no boolean type).
+// nullInt64Col stores a nil pointer as NULL (a setting that is off).
+func nullInt64Col[T any](name string, f func(*T) **int64) column[T] {
+	return column[T]{name, func(v *T) any {
+		if *f(v) == nil {
+			return nil
+		}
+		return **f(v)
+	}, func(v *T) any { return nullInt64{f(v)} }}
+}
+
+type nullInt64 struct{ p **int64 }
+
+func (n nullInt64) Scan(src any) error {
+	var v sql.NullInt64
+	if err := v.Scan(src); err != nil {
+		return err
+	}
+	*n.p = nil
+	if v.Valid {
+		x := v.Int64
+		*n.p = &x
+	}
+	return nil
+}
+
 func boolCol[T any](name string, f func(*T) *bool) column[T] {
 	return column[T]{name, func(v *T) any { return boolInt(*f(v)) }, func(v *T) any { return (*intBool)(f(v)) }}
 }

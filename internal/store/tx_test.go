@@ -140,8 +140,9 @@ func TestRefund(t *testing.T) {
 		c := newCampaign(acc, "live", t0, 2)
 		msgs := []domain.Message{newMessage(c, "34600000000", 2*credit, t0), newMessage(c, "34600000001", 2*credit, t0)}
 		write(t, st, func(ctx context.Context, tx *store.Tx) error {
-			return ledger.Reserve(ctx, tx, acc.ID, c.ID, []ledger.Charge{{MessageID: msgs[0].ID, Amount: 2 * credit},
+			_, err := ledger.Reserve(ctx, tx, acc.ID, c.ID, []ledger.Charge{{MessageID: msgs[0].ID, Amount: 2 * credit},
 				{MessageID: msgs[1].ID, Amount: 2 * credit}}, t0)
+			return err
 		})
 		insertMessages(t, st, c, msgs...)
 		m := msgs[0]

@@ -1,41 +1,166 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
 )
 
-const dayMS = int64(24 * time.Hour / time.Millisecond) // 86400000, as in the query
+// usageLine is one row of usage_days: a key's counts as one writer keeps
+// them.
+type usageLine struct {
+	domain.UsageDelta
+	holder string
+}
 
-// Usage sums an account's messages of one environment per UTC day and
-// channel (the channel that carried them), from the day of since on,
-// oldest day first. Ids begin with their creation time, so the time range
-// is a range of the account's ids and needs no index of its own.
-func (s *Store) Usage(ctx context.Context, accountID string, env domain.Environment, since time.Time) ([]domain.UsageDay, error) {
-	day := since.UTC().Truncate(24 * time.Hour)
-	rows, err := s.rquery(ctx, `SELECT created_at / 86400000 AS day, channel, COUNT(*), COALESCE(SUM(charged), 0)
-		FROM messages WHERE account_id = $1 AND id >= $2 AND env = $3 GROUP BY 1, 2 ORDER BY 1, 2`,
-		accountID, id.Floor(id.Message, day), string(env))
+var usageLines = newTable("usage_days",
+	textCol("account_id", func(u *usageLine) *string { return &u.AccountID }),
+	enumCol("env", func(u *usageLine) *domain.Environment { return &u.Env }),
+	int64Col("day", func(u *usageLine) *int64 { return &u.Day }),
+	enumCol("channel", func(u *usageLine) *domain.Channel { return &u.Channel }),
+	textCol("country", func(u *usageLine) *string { return &u.Country }),
+	textCol("holder", func(u *usageLine) *string { return &u.holder }),
+	int64Col("messages", func(u *usageLine) *int64 { return &u.Messages }),
+	int64Col("segments", func(u *usageLine) *int64 { return &u.Segments }),
+	int64Col("credits", func(u *usageLine) *int64 { return &u.Credits }),
+)
+
+const usageUpsert = ` ON CONFLICT (account_id, env, day, channel, country, holder) DO UPDATE SET
+	messages = usage_days.messages + excluded.messages, segments = usage_days.segments + excluded.segments,
+	credits = usage_days.credits + excluded.credits`
+
+// AddUsage adds deltas to the usage counts, in the caller's transaction:
+// usage moves with the charge or refund that causes it, or not at all.
+// Each PostgreSQL writer adds to rows of its own (as to its balance
+// share), so concurrent sends never wait for one another's row locks;
+// keys go in one order, so tools writing shared rows cannot deadlock.
+func (tx *Tx) AddUsage(ctx context.Context, deltas []domain.UsageDelta) error {
+	deltas = domain.MergeUsage(deltas)
+	if len(deltas) == 0 {
+		return nil
+	}
+	lines := make([]usageLine, len(deltas))
+	for i, d := range deltas {
+		lines[i] = usageLine{UsageDelta: d, holder: tx.holder}
+	}
+	slices.SortFunc(lines, func(a, b usageLine) int { return compareUsageKeys(a.UsageKey, b.UsageKey) })
+	return insertRows(ctx, tx, usageLines, lines, 64, usageUpsert, true, "usage")
+}
+
+func compareUsageKeys(a, b domain.UsageKey) int {
+	return cmp.Or(cmp.Compare(a.AccountID, b.AccountID), cmp.Compare(a.Env, b.Env), cmp.Compare(a.Day, b.Day),
+		cmp.Compare(a.Channel, b.Channel), cmp.Compare(a.Country, b.Country))
+}
+
+// UsageByDay reads the usage counts of q per day, channel and calling
+// code, oldest day first. It reads the kept counts (a range of
+// usage_days' key), never the messages.
+func (s *Store) UsageByDay(ctx context.Context, q domain.UsageQuery) ([]domain.UsageDelta, error) {
+	query, args := usageByDay(q)
+	rows, err := s.rquery(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("usage: %w", err)
 	}
 	defer rows.Close()
-	var out []domain.UsageDay
+	var out []domain.UsageDelta
 	for rows.Next() {
-		var u domain.UsageDay
-		var d int64
-		if err := rows.Scan(&d, &u.Channel, &u.Messages, &u.Charged); err != nil {
+		d := domain.UsageDelta{UsageKey: domain.UsageKey{AccountID: q.AccountID, Env: q.Env}}
+		if err := rows.Scan(&d.Day, &d.Channel, &d.Country, &d.Messages, &d.Segments, &d.Credits); err != nil {
 			return nil, fmt.Errorf("usage: %w", err)
 		}
-		u.Day = time.UnixMilli(d * dayMS).UTC()
-		out = append(out, u)
+		out = append(out, d)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("usage: %w", err)
+	}
+	return out, nil
+}
+
+func usageByDay(q domain.UsageQuery) (string, []any) {
+	query := `SELECT day, channel, country, SUM(messages), SUM(segments), SUM(credits) FROM usage_days
+		WHERE account_id = $1 AND env = $2 AND day >= $3 AND day <= $4`
+	args := []any{q.AccountID, string(q.Env), q.From, q.To}
+	if q.Channel != "" {
+		query += ` AND channel = $5`
+		args = append(args, string(q.Channel))
+	}
+	return query + ` GROUP BY day, channel, country HAVING SUM(messages) <> 0 OR SUM(credits) <> 0
+		ORDER BY day, channel, country`, args
+}
+
+// Usage sums an account's messages of one environment per UTC day and
+// channel (the channel that carried them), from the day of since on,
+// oldest day first, from the kept counts.
+func (s *Store) Usage(ctx context.Context, accountID string, env domain.Environment, since time.Time) ([]domain.UsageDay, error) {
+	days, err := s.UsageByDay(ctx, domain.UsageQuery{AccountID: accountID, Env: env, From: domain.DayNumber(since),
+		To: math.MaxInt32})
+	if err != nil {
+		return nil, err
+	}
+	var out []domain.UsageDay
+	for _, d := range days {
+		day := domain.DayTime(d.Day)
+		if n := len(out); n > 0 && out[n-1].Day.Equal(day) && out[n-1].Channel == d.Channel {
+			out[n-1].Messages += int(d.Messages)
+			out[n-1].Charged += d.Credits
+			continue
+		}
+		out = append(out, domain.UsageDay{Day: day, Channel: d.Channel, Messages: int(d.Messages), Charged: d.Credits})
+	}
+	return out, nil
+}
+
+// DaySpend is what an account's live keys were charged on one UTC day,
+// refunds deducted, as the caller's transaction sees it.
+func (tx *Tx) DaySpend(ctx context.Context, accountID string, day int64) (int64, error) {
+	var sum int64
+	err := tx.queryRow(ctx, `SELECT COALESCE(SUM(credits), 0) FROM usage_days WHERE account_id = $1 AND env = $2
+		AND day = $3`, accountID, string(domain.Live), day).Scan(&sum)
+	if err != nil {
+		return 0, fmt.Errorf("day spend: %w", err)
+	}
+	return sum, nil
+}
+
+// UsageFromMessages counts an account's usage from its messages, every
+// environment and day: what the kept counts must always equal. Tests and
+// audits compare the two; it scans the account's messages.
+func (s *Store) UsageFromMessages(ctx context.Context, accountID string) ([]domain.UsageDelta, error) {
+	rows, err := s.rquery(ctx, `SELECT env, created_at / 86400000, channel, country_code, COUNT(*), SUM(segments), SUM(charged)
+		FROM messages WHERE account_id = $1 GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("usage from messages: %w", err)
+	}
+	defer rows.Close()
+	var out []domain.UsageDelta
+	for rows.Next() {
+		d := domain.UsageDelta{UsageKey: domain.UsageKey{AccountID: accountID}}
+		if err := rows.Scan(&d.Env, &d.Day, &d.Channel, &d.Country, &d.Messages, &d.Segments, &d.Credits); err != nil {
+			return nil, fmt.Errorf("usage from messages: %w", err)
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("usage from messages: %w", err)
+	}
+	return out, nil
+}
+
+// KeptUsage reads an account's kept usage counts, every environment and
+// day, in the order of UsageFromMessages.
+func (s *Store) KeptUsage(ctx context.Context, accountID string) ([]domain.UsageDelta, error) {
+	var out []domain.UsageDelta
+	for _, env := range []domain.Environment{domain.Live, domain.Test} {
+		ds, err := s.UsageByDay(ctx, domain.UsageQuery{AccountID: accountID, Env: env, From: 0, To: math.MaxInt32})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ds...)
 	}
 	return out, nil
 }

@@ -101,3 +101,20 @@ func RedactBody(body string, redact func(phone string) string) (string, error) {
 	}
 	return body, nil
 }
+
+// alertPayload is an account's own event (balance.low, spend.daily).
+type alertPayload struct {
+	Event     string  `json:"event"`
+	AccountID string  `json:"accountId"`
+	Balance   float64 `json:"balance"`
+	Threshold float64 `json:"threshold"`
+	Currency  string  `json:"currency"`
+	Timestamp string  `json:"timestamp"`
+}
+
+// AlertBody is the body of an account's alert: its balance and the
+// threshold that was crossed, both in credits.
+func AlertBody(event, accountID string, balance, threshold float64, currency string, at time.Time) string {
+	return encode(alertPayload{Event: event, AccountID: accountID, Balance: balance, Threshold: threshold,
+		Currency: currency, Timestamp: domain.FormatTime(at)})
+}

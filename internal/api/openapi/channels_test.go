@@ -48,6 +48,8 @@ func TestSchemasFollowGoTypes(t *testing.T) {
 		{"DryRunResponse.messages[]", schema("DryRunResponse", "properties", "messages", "items"), reflect.TypeFor[view.Sent]()},
 		{"OptOutList", schema("OptOutList"), reflect.TypeFor[view.OptOutPage]()},
 		{"OptOut", schema("OptOut"), reflect.TypeFor[view.OptOut]()},
+		{"UsageReport", schema("UsageReport"), reflect.TypeFor[view.UsageReport]()},
+		{"UsageRow", schema("UsageRow"), reflect.TypeFor[view.UsageRow]()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

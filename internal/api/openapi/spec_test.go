@@ -87,6 +87,7 @@ var wantOperations = []struct {
 	{"POST", "/api/v1/integration/media", "uploadMedia", false},
 	{"GET", "/api/v1/integration/templates", "listTemplates", false},
 	{"GET", "/api/v1/integration/limits", "getLimits", false},
+	{"GET", "/api/v1/integration/usage", "getUsage", false},
 	{"POST", "/api/v1/integration/test/replies", "injectTestReply", false},
 	{"GET", "/api/v1/integration/opt-outs", "listOptOuts", false},
 	{"POST", "/api/v1/integration/messages/{messageId}/redact", "redactMessage", false},
@@ -122,6 +123,10 @@ var wantOperations = []struct {
 	{"GET", "/api/v1/manage/opt-outs", "manageListOptOuts", false},
 	{"POST", "/api/v1/manage/opt-outs", "manageAddOptOut", false},
 	{"DELETE", "/api/v1/manage/opt-outs/{phone}", "manageRemoveOptOut", false},
+	{"GET", "/api/v1/manage/account-webhook", "manageGetAccountWebhook", false},
+	{"PUT", "/api/v1/manage/account-webhook", "manageSetAccountWebhook", false},
+	{"GET", "/api/v1/manage/alerts", "manageGetAlerts", false},
+	{"PUT", "/api/v1/manage/alerts", "manageSetAlerts", false},
 	{"GET", "/api/v1/manage/compliance", "manageGetCompliance", false},
 	{"PUT", "/api/v1/manage/compliance", "manageSetCompliance", false},
 	{"GET", "/api/v1/manage/routes", "manageListRoutes", false},
@@ -559,16 +564,21 @@ func TestOperationParameters(t *testing.T) {
 func TestWebhooks(t *testing.T) {
 	doc := rawSpec(t)
 	hooks := at(t, doc, "webhooks").(map[string]any)
-	if got := slices.Collect(maps.Keys(hooks)); !sameSet(got, []string{"delivery_status", "message_received"}) {
+	if got := slices.Collect(maps.Keys(hooks)); !sameSet(got, []string{"delivery_status", "message_received", "account_alert"}) {
 		t.Errorf("webhooks %v", got)
 	}
-	for name, schema := range map[string]string{"delivery_status": "DeliveryStatusEvent", "message_received": "MessageReceivedEvent"} {
+	if got := strs(t, at(t, doc, "components", "schemas", "AccountAlertEvent", "properties", "event", "enum")); !sameSet(got,
+		[]string{"balance.low", "spend.daily"}) {
+		t.Errorf("account alerts %v", got)
+	}
+	for name, schema := range map[string]string{"delivery_status": "DeliveryStatusEvent", "message_received": "MessageReceivedEvent",
+		"account_alert": "AccountAlertEvent"} {
 		t.Run(name, func(t *testing.T) {
 			op := at(t, hooks, name, "post")
 			if got := at(t, op, "requestBody", "content", "application/json", "schema", "$ref"); got != "#/components/schemas/"+schema {
 				t.Errorf("payload schema %v", got)
 			}
-			if got := at(t, doc, "components", "schemas", schema, "properties", "event", "const"); got != name {
+			if got, _ := at(t, doc, "components", "schemas", schema, "properties", "event").(map[string]any)["const"]; got != name && name != "account_alert" {
 				t.Errorf("event const = %v", got)
 			}
 			var headers []string

@@ -241,3 +241,29 @@ func OfOptOuts(p compliance.Page) OptOutPage {
 	}
 	return out
 }
+
+// UsageReport is GET /usage.
+type UsageReport struct {
+	Usage    []UsageRow `json:"usage"`
+	Currency string     `json:"currency"`
+}
+
+// UsageRow is one period's usage of one channel to one calling code.
+type UsageRow struct {
+	Period   string  `json:"period"`
+	Channel  string  `json:"channel"`
+	Country  string  `json:"country"`
+	Messages int64   `json:"messages"`
+	Segments int64   `json:"segments"`
+	Credits  float64 `json:"credits"`
+}
+
+// Usage renders a usage report in the account's currency.
+func Usage(rows []domain.UsageRow, currency string) UsageReport {
+	out := UsageReport{Usage: make([]UsageRow, len(rows)), Currency: currency}
+	for i, u := range rows {
+		out.Usage[i] = UsageRow{Period: u.Period, Channel: string(u.Channel), Country: u.Country, Messages: u.Messages,
+			Segments: u.Segments, Credits: ledger.Credits(u.Credits)}
+	}
+	return out
+}

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -123,5 +124,23 @@ func CheckBalance(t testing.TB, st *store.Store, accountID string, want int64) {
 	}
 	if a.Balance != want || sum != want || a.Balance < 0 {
 		t.Fatalf("balance %d, ledger sum %d; want both %d", a.Balance, sum, want)
+	}
+}
+
+// CheckUsage fails the test unless the account's kept usage counts equal
+// what its messages add up to.
+func CheckUsage(t testing.TB, st *store.Store, accountID string) {
+	t.Helper()
+	ctx := context.Background()
+	kept, err := st.KeptUsage(ctx, accountID)
+	if err != nil {
+		t.Fatalf("kept usage: %v", err)
+	}
+	counted, err := st.UsageFromMessages(ctx, accountID)
+	if err != nil {
+		t.Fatalf("usage from messages: %v", err)
+	}
+	if !reflect.DeepEqual(kept, counted) {
+		t.Fatalf("kept usage\n%+v\ndiffers from the messages'\n%+v", kept, counted)
 	}
 }

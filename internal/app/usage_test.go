@@ -1,0 +1,147 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"msgsvc/internal/store/storetest"
+)
+
+type usageRow struct {
+	Period   string  `json:"period"`
+	Channel  string  `json:"channel"`
+	Country  string  `json:"country"`
+	Messages int64   `json:"messages"`
+	Segments int64   `json:"segments"`
+	Credits  float64 `json:"credits"`
+}
+
+func (e *env) usage(t *testing.T, key, query string) []usageRow {
+	t.Helper()
+	r := e.do("GET", "/api/v1/integration/usage"+query, key, nil)
+	if r.status != 200 {
+		t.Fatalf("usage%s: %d %s", query, r.status, r.body)
+	}
+	var out struct {
+		Usage    []usageRow `json:"usage"`
+		Currency string     `json:"currency"`
+	}
+	if err := json.Unmarshal(r.body, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Currency != "USD" {
+		t.Errorf("currency %q", out.Currency)
+	}
+	return out.Usage
+}
+
+// Usage is what each key's environment was charged, refunds deducted, per
+// day, channel and calling code; another account and the other
+// environment see none of it.
+func TestUsageReport(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d string) {
+		e := newEnv(t, d, envOptions{})
+		ctx := context.Background()
+		today := e.clock.Now().UTC().Format(time.DateOnly)
+		month := today[:7]
+		// Live: two home SMS (1 credit each, one of two segments), one
+		// abroad (2 credits), one failed at once and refunded.
+		for _, m := range []map[string]any{
+			{"to": "5511999990010", "message": "hello"},
+			{"to": "5511999990011", "message": strings.Repeat("a", 170)},
+			{"to": "447911123456", "message": "hello"},
+			{"to": "5511999990001", "message": "refunded"},
+		} {
+			m["type"] = "SMS"
+			if r := send(t, e, e.liveKey, m); r.status != 202 {
+				t.Fatalf("send: %d %s", r.status, r.body)
+			}
+		}
+		// Test: one SMS, charged nothing.
+		if r := send(t, e, e.testKey, map[string]any{"to": "5511999990012", "message": "hi", "type": "SMS"}); r.status != 202 {
+			t.Fatalf("send: %d %s", r.status, r.body)
+		}
+		want := []usageRow{{today, "SMS", "44", 1, 1, 2}, {today, "SMS", "55", 3, 4, 4}}
+		waitFor(t, "the refund", 10*time.Second, func() bool {
+			return reflect.DeepEqual(e.usage(t, e.liveKey, ""), []usageRow{want[0], {today, "SMS", "55", 3, 4, 3}})
+		})
+		want[1].Credits = 3
+		if got := e.usage(t, e.liveKey, "?from="+today+"&to="+today+"&groupBy=month&channel=sms"); !reflect.DeepEqual(got,
+			[]usageRow{{month, "SMS", "44", 1, 1, 2}, {month, "SMS", "55", 3, 4, 3}}) {
+			t.Errorf("by month: %+v", got)
+		}
+		if got := e.usage(t, e.liveKey, "?channel=RCS"); len(got) != 0 {
+			t.Errorf("RCS: %+v", got)
+		}
+		if got := e.usage(t, e.testKey, ""); !reflect.DeepEqual(got, []usageRow{{today, "SMS", "55", 1, 1, 0}}) {
+			t.Errorf("test key: %+v", got)
+		}
+		storetest.CheckUsage(t, e.st, e.account.ID)
+
+		// msgsvc usage prints the same, as a table or as the API's JSON.
+		api := []string{"--url", e.base, "--key", e.liveKey}
+		out, err := runCmd(t, runUsage, api...)
+		if err != nil || !regexp.MustCompile(`(?m)^\s*`+today+`\s+SMS\s+\+55\s+3\s+4\s+3\s*$`).MatchString(out) ||
+			!regexp.MustCompile(`(?m)^\s*total\s+4\s+5\s+5\s*$`).MatchString(out) {
+			t.Errorf("msgsvc usage: %v\n%s", err, out)
+		}
+		out, err = runCmd(t, runUsage, append(api, "--json", "--group-by", "month")...)
+		if err != nil || !strings.Contains(out, `"period": "`+month+`"`) {
+			t.Errorf("msgsvc usage --json: %v\n%s", err, out)
+		}
+		if _, err := runCmd(t, runUsage, append(api, "--group-by", "week")...); err == nil ||
+			!strings.Contains(err.Error(), "--group-by: must be day or month") {
+			t.Errorf("msgsvc usage --group-by week: %v", err)
+		}
+
+		// Another account's keys see their own (empty) usage.
+		other, err := CreateAccount(ctx, e.st, NewAccount{Name: "Other", Tier: "enterprise", Credits: 50, Currency: "USD",
+			Country: "44"}, e.clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, env := range []string{"test", "live"} {
+			k, _, err := CreateKey(ctx, e.st, other.ID, env, e.clock.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := e.usage(t, k.Secret, "?groupBy=month"); len(got) != 0 {
+				t.Errorf("other account's %s key sees %+v", env, got)
+			}
+		}
+
+		// Bad parameters are named, all at once.
+		for _, tc := range []struct{ query, fields string }{
+			{"?from=2026-13-01", "from"},
+			{"?from=2026-11-25&to=2026-11-24", "to"},
+			{"?from=2024-01-01&to=2026-01-01", "from"},
+			{"?groupBy=week&channel=fax", "groupBy,channel"},
+			{"?account=acc_x", "account"},
+		} {
+			r := e.do("GET", "/api/v1/integration/usage"+tc.query, e.liveKey, nil)
+			var p struct {
+				Code   string `json:"code"`
+				Errors []struct {
+					Field string `json:"field"`
+				} `json:"errors"`
+			}
+			_ = json.Unmarshal(r.body, &p)
+			var fields []string
+			for _, f := range p.Errors {
+				fields = append(fields, f.Field)
+			}
+			if r.status != 400 || p.Code != "VALIDATION_ERROR" || strings.Join(fields, ",") != tc.fields ||
+				!strings.HasPrefix(r.header.Get("Content-Type"), "application/problem+json") {
+				t.Errorf("%s: %d %s", tc.query, r.status, r.body)
+			}
+		}
+		if r := e.do("GET", "/api/v1/integration/usage", "", nil); r.status != 401 {
+			t.Errorf("no key: %d", r.status)
+		}
+	})
+}

@@ -1,0 +1,100 @@
+package manage
+
+import (
+	"context"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/ledger"
+	"msgsvc/internal/user"
+	"msgsvc/internal/webhook"
+)
+
+// AlertStore is what the account webhook and the alert thresholds need
+// from storage.
+type AlertStore interface {
+	SetAccountWebhook(ctx context.Context, accountID, url string) error
+	SetAlerts(ctx context.Context, accountID string, a domain.Alerts) error
+}
+
+// AccountWebhook is the URL of an account's own events ("" for none).
+func (s *Service) AccountWebhook(ctx context.Context, a Actor, accountID string) (string, error) {
+	acct, err := s.account(ctx, a, accountID, user.Viewer)
+	return acct.WebhookURL, err
+}
+
+// SetAccountWebhook sets where the account's own events (balance.low,
+// spend.daily) are posted, checked like a send's callbackUrl (https to a
+// public address); "" removes it. An admin's setting, like the secret
+// that signs them.
+func (s *Service) SetAccountWebhook(ctx context.Context, a Actor, accountID, url string) (string, error) {
+	acct, err := s.account(ctx, a, accountID, user.Admin)
+	if err != nil {
+		return "", err
+	}
+	if url != "" {
+		if err := webhook.ValidateCallbackURL(url, s.allowPrivate); err != nil {
+			var p problems
+			p.add("url", err.Error())
+			return "", p.err("The webhook URL is not valid.")
+		}
+	}
+	return url, s.st.SetAccountWebhook(ctx, acct.ID, url)
+}
+
+// Alerts are an account's alert thresholds in credits; nil is off.
+type Alerts struct {
+	LowBalance *float64
+	DailySpend *float64
+}
+
+// maxThreshold bounds a threshold, in credits.
+const maxThreshold = 1e9
+
+// AlertSettings reads an account's alert thresholds.
+func (s *Service) AlertSettings(ctx context.Context, a Actor, accountID string) (Alerts, error) {
+	acct, err := s.account(ctx, a, accountID, user.Viewer)
+	return alertsIn(acct.Alerts), err
+}
+
+// SetAlertSettings replaces an account's alert thresholds. A new
+// low-balance threshold is a new alert: a balance already below it is
+// announced at the next debit.
+func (s *Service) SetAlertSettings(ctx context.Context, a Actor, accountID string, in Alerts) (Alerts, error) {
+	acct, err := s.account(ctx, a, accountID, user.Admin)
+	if err != nil {
+		return Alerts{}, err
+	}
+	var p problems
+	micro := func(field string, v *float64) *int64 {
+		if v == nil {
+			return nil
+		}
+		m, err := ledger.FromCredits(*v)
+		switch {
+		case err != nil || *v > maxThreshold:
+			p.add(field, "must be a number of credits up to 1000000000, with at most 6 decimal places")
+		case m < 0:
+			p.add(field, "must not be negative")
+		}
+		return &m
+	}
+	next := domain.Alerts{LowBalance: micro("lowBalance", in.LowBalance), DailySpend: micro("dailySpend", in.DailySpend)}
+	if err := p.err("The alert thresholds are not valid."); err != nil {
+		return Alerts{}, err
+	}
+	if err := s.st.SetAlerts(ctx, acct.ID, next); err != nil {
+		return Alerts{}, err
+	}
+	return alertsIn(next), nil
+}
+
+func alertsIn(a domain.Alerts) Alerts {
+	credits := func(v *int64) *float64 {
+		if v == nil {
+			return nil
+		}
+		c := ledger.Credits(*v)
+		return &c
+	}
+	return Alerts{LowBalance: credits(a.LowBalance), DailySpend: credits(a.DailySpend)}
+}

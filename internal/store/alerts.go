@@ -1,0 +1,108 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"msgsvc/internal/domain"
+)
+
+// BalanceRose clears the account's low-balance mark once a credit has
+// brought its balance back to or above the threshold (or the alert is
+// off), so the next crossing is posted again. Most credits find no mark:
+// a lookup of the key, sent with the transaction's next round trip.
+func (tx *Tx) BalanceRose(ctx context.Context, accountID string, balance int64) error {
+	err := tx.execLater(ctx, `DELETE FROM alert_marks WHERE account_id = $1 AND event = $2 AND period = ''
+		AND $3 >= COALESCE((SELECT alert_low_balance FROM accounts WHERE id = $1), 0)`,
+		accountID, domain.EventBalanceLow, balance)
+	if err != nil {
+		return fmt.Errorf("clear low-balance mark: %w", err)
+	}
+	return nil
+}
+
+// MarkAlert records that an account's alert was posted for a period,
+// unless it already was: it reports whether this call recorded it. The
+// key is unique, so of two transactions marking the same crossing on any
+// nodes, one waits for the other and finds its mark.
+func (tx *Tx) MarkAlert(ctx context.Context, accountID, event, period, eventID string, at time.Time) (bool, error) {
+	return tx.mark(ctx, `INSERT INTO alert_marks (account_id, event, period, event_id, created_at)
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (account_id, event, period) DO NOTHING RETURNING event_id`,
+		accountID, event, period, eventID, ms(at))
+}
+
+// MarkSpend marks the account's daily-spend alert of a UTC day if what its
+// live keys were charged that day (refunds deducted, this transaction's
+// charges included) reached threshold and the day was not marked yet; it
+// reports whether this call marked it.
+func (tx *Tx) MarkSpend(ctx context.Context, accountID string, day, threshold int64, eventID string, at time.Time) (bool, error) {
+	return tx.mark(ctx, `INSERT INTO alert_marks (account_id, event, period, event_id, created_at)
+		SELECT $1, $2, $3, $4, $5 WHERE (SELECT COALESCE(SUM(credits), 0) FROM usage_days
+			WHERE account_id = $1 AND env = $6 AND day = $7) >= CAST($8 AS BIGINT)
+		ON CONFLICT (account_id, event, period) DO NOTHING RETURNING event_id`,
+		accountID, domain.EventSpendDaily, domain.DayTime(day).Format(time.DateOnly), eventID, ms(at),
+		string(domain.Live), day, threshold)
+}
+
+func (tx *Tx) mark(ctx context.Context, query string, args ...any) (bool, error) {
+	var got string
+	err := tx.queryRow(ctx, query, args...).Scan(&got)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("mark alert: %w", err)
+	}
+	return true, nil
+}
+
+// SetAccountWebhook sets the URL of the account's own events ("" for none).
+func (s *Store) SetAccountWebhook(ctx context.Context, accountID, url string) error {
+	res, err := s.wexec(ctx, `UPDATE accounts SET webhook_url = $2 WHERE id = $1`, accountID, url)
+	return affectedOne(res, err, "set account webhook")
+}
+
+// SetAlerts sets an account's alert thresholds. A new low-balance
+// threshold is a new alert: its mark goes, so a balance already below it
+// is announced at the next debit.
+func (s *Store) SetAlerts(ctx context.Context, accountID string, a domain.Alerts) error {
+	return s.Write(ctx, func(tx *Tx) error {
+		var before sql.NullInt64
+		err := tx.queryRow(ctx, `SELECT alert_low_balance FROM accounts WHERE id = $1`, accountID).Scan(&before)
+		if errors.Is(err, sql.ErrNoRows) {
+			return domain.ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("set alerts: %w", err)
+		}
+		if _, err := tx.exec(ctx, `UPDATE accounts SET alert_low_balance = $2, alert_daily_spend = $3 WHERE id = $1`,
+			accountID, nullable(a.LowBalance), nullable(a.DailySpend)); err != nil {
+			return fmt.Errorf("set alerts: %w", err)
+		}
+		if before.Valid && a.LowBalance != nil && before.Int64 == *a.LowBalance {
+			return nil
+		}
+		if _, err := tx.exec(ctx, `DELETE FROM alert_marks WHERE account_id = $1 AND event = $2`,
+			accountID, domain.EventBalanceLow); err != nil {
+			return fmt.Errorf("set alerts: %w", err)
+		}
+		return nil
+	})
+}
+
+func nullable(v *int64) any {
+	if v == nil {
+		return nil
+	}
+	return *v
+}
+
+// AlertEvents lists an account's own events (balance.low, spend.daily),
+// newest first.
+func (s *Store) AlertEvents(ctx context.Context, accountID string, limit int) ([]domain.Event, error) {
+	return events.scanAll(s.rquery(ctx, `SELECT `+eventCols+` FROM webhook_events WHERE account_id = $1
+		AND event IN ('balance.low', 'spend.daily') ORDER BY `+s.seq()+` DESC LIMIT $2`, accountID, limit))
+}

@@ -1,0 +1,28 @@
+-- +goose Up
+-- What each account's environment sent per UTC day, channel and calling
+-- code, kept in the transactions that charge and refund messages, so a
+-- usage report reads a few rows per day instead of every message. Writers
+-- of PostgreSQL nodes each keep their own rows (holder), as they keep
+-- their own balance shares; SQLite has one writer and one row per key.
+-- Clustered on the key (WITHOUT ROWID): a report is one range of it.
+CREATE TABLE usage_days (
+    account_id TEXT NOT NULL,
+    env        TEXT NOT NULL,
+    day        BIGINT NOT NULL, -- days since 1970-01-01 UTC
+    channel    TEXT NOT NULL,
+    country    TEXT NOT NULL,
+    holder     TEXT NOT NULL DEFAULT '',
+    messages   BIGINT NOT NULL,
+    segments   BIGINT NOT NULL,
+    credits    BIGINT NOT NULL, -- micro-credits charged, refunds deducted
+    PRIMARY KEY (account_id, env, day, channel, country, holder)
+) WITHOUT ROWID;
+-- Operators' view across accounts: one range of days.
+CREATE INDEX usage_days_day ON usage_days (day);
+
+INSERT INTO usage_days (account_id, env, day, channel, country, holder, messages, segments, credits)
+SELECT account_id, env, created_at / 86400000, channel, country_code, '', COUNT(*), SUM(segments), SUM(charged)
+FROM messages GROUP BY account_id, env, created_at / 86400000, channel, country_code;
+
+-- +goose Down
+DROP TABLE usage_days;

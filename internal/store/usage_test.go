@@ -1,0 +1,117 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/store"
+	"msgsvc/internal/store/storetest"
+)
+
+var readsMessages = regexp.MustCompile(`(?i)(on|scan|search) messages\b`)
+
+// A usage report reads the counts kept per day, channel and calling code,
+// never the messages: an account whose counts say 10 million messages
+// (and no message row at all) gets them back, by a range of the key. The
+// time each report takes is logged for docs/benchmarks.md, not asserted.
+func TestUsageReadsKeptCounts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a year of counts")
+	}
+	storetest.Each(t, func(t *testing.T, st *store.Store, dsn string) {
+		ctx := context.Background()
+		const days, countries, perKey = 366, 20, 455 // 366 × 3 × 20 keys × 455 ≈ 10 million messages
+		first := domain.DayNumber(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+		var wantYear, wantMonth int64
+		gen := func(account string, holders int) {
+			var deltas []domain.UsageDelta
+			for d := int64(0); d < days; d++ {
+				for _, ch := range domain.Channels {
+					for c := range countries {
+						deltas = append(deltas, domain.UsageDelta{
+							UsageKey:   domain.UsageKey{AccountID: account, Env: domain.Live, Day: first + d, Channel: ch, Country: fmt.Sprint(c + 1)},
+							UsageCount: domain.UsageCount{Messages: perKey, Segments: perKey, Credits: perKey * 1_000_000}})
+					}
+				}
+			}
+			// Writers of several nodes each keep their own rows: the
+			// report sums them.
+			for h := range holders {
+				w := st
+				if h > 0 {
+					w = storetest.OpenWith(t, dsn, store.Options{Holder: fmt.Sprintf("node-%d", h)})
+				}
+				part := deltas
+				if holders > 1 {
+					part = make([]domain.UsageDelta, len(deltas))
+					for i, x := range deltas {
+						x.Messages, x.Segments, x.Credits = x.Messages/int64(holders), x.Segments/int64(holders), x.Credits/int64(holders)
+						if h == 0 {
+							x.Messages += deltas[i].Messages % int64(holders)
+							x.Segments += deltas[i].Segments % int64(holders)
+							x.Credits += deltas[i].Credits % int64(holders)
+						}
+						part[i] = x
+					}
+				}
+				for start := 0; start < len(part); start += 4096 {
+					chunk := part[start:min(start+4096, len(part))]
+					if err := w.Write(ctx, func(tx *store.Tx) error { return tx.AddUsage(ctx, chunk) }); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		holders := 1
+		if strings.HasPrefix(dsn, "postgres") {
+			holders = 4
+		}
+		gen("acc_big", holders)
+		gen("acc_other", 1)
+		wantYear = days * 3 * countries * perKey
+		wantMonth = 30 * 3 * countries * perKey
+
+		for _, tc := range []struct {
+			name string
+			q    domain.UsageQuery
+			want int64
+		}{
+			{"30 days", domain.UsageQuery{AccountID: "acc_big", Env: domain.Live, From: first + 100, To: first + 129}, wantMonth},
+			{"a year", domain.UsageQuery{AccountID: "acc_big", Env: domain.Live, From: first, To: first + days - 1}, wantYear},
+		} {
+			start := time.Now()
+			rows, err := st.UsageByDay(ctx, tc.q)
+			took := time.Since(start)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum int64
+			for _, r := range rows {
+				sum += r.Messages
+			}
+			if sum != tc.want {
+				t.Fatalf("%s: %d messages, want %d", tc.name, sum, tc.want)
+			}
+			plan, err := st.ExplainUsage(ctx, tc.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if readsMessages.MatchString(plan) || !strings.Contains(plan, "usage_days") {
+				t.Fatalf("%s: plan\n%s", tc.name, plan)
+			}
+			// SQLite says how it reads: a range of the key.
+			if !strings.HasPrefix(dsn, "postgres") && !strings.Contains(plan, "USING PRIMARY KEY (account_id=? AND env=? AND day>? AND day<?)") {
+				t.Fatalf("%s: plan\n%s", tc.name, plan)
+			}
+			t.Logf("%s: %d rows of %d messages in %v; plan:\n%s", tc.name, len(rows), sum, took, plan)
+		}
+		if got, err := st.UsageByDay(ctx, domain.UsageQuery{AccountID: "acc_big", Env: domain.Test, From: first, To: first + days}); err != nil || len(got) != 0 {
+			t.Fatalf("test environment: %d rows, %v", len(got), err)
+		}
+	})
+}
