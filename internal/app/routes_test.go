@@ -126,7 +126,7 @@ func TestRoutesKnowMoney(t *testing.T) {
 			t.Fatal(err)
 		}
 		m = sendOne(t, e, "46703000011")
-		if m.Status != domain.Failed || m.ErrorCode != domain.CodeNoRoute || m.Route != "guarded" || m.Charged != 0 {
+		if m.Status != domain.Failed || m.ErrorCode != domain.CodeNoRoute || m.Route != "guarded" || m.Charged != 0 || m.Provider != "" {
 			t.Fatalf("margin guard: %+v", m)
 		}
 		after, err := e.st.Account(ctx, e.account.ID)
