@@ -145,7 +145,7 @@ func runServer(ctx context.Context, dev bool, args []string, stdout, stderr io.W
 		}
 	}
 	log.Info("msgsvc listening", "addr", srv.Addr(), "db", redactDSN(cfg.DB), "node", cfg.NodeID, "dev", dev, "gcPercent", gcPercent)
-	go reloadOnHangup(ctx, srv, cfg.Config, log)
+	reloadOnHangup(ctx, srv, cfg.Config, log)
 	return srv.Run(ctx)
 }
 

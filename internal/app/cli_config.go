@@ -45,11 +45,18 @@ func runConfig(args []string, stdout, stderr io.Writer) error {
 }
 
 // reloadOnHangup reloads the configuration file on each SIGHUP until ctx
-// ends. A failed reload is logged by Reload and changes nothing.
+// ends. A failed reload is logged by Reload and changes nothing. The
+// signal is caught from the moment it returns.
 func reloadOnHangup(ctx context.Context, srv *Server, file string, log *slog.Logger) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
+	go func() {
+		defer signal.Stop(hup)
+		reloadEach(ctx, hup, srv, file, log)
+	}()
+}
+
+func reloadEach(ctx context.Context, hup <-chan os.Signal, srv *Server, file string, log *slog.Logger) {
 	for {
 		select {
 		case <-ctx.Done():

@@ -94,6 +94,19 @@ func (r *reloadState) health() string {
 	return fmt.Sprintf("reload failed at %s, running the previous configuration: %v", r.at.UTC().Format(time.RFC3339), r.failed)
 }
 
+// startProviders starts the configured providers; a reload waits for them.
+func (s *Server) startProviders(ctx context.Context) error {
+	s.reloads.mu.Lock()
+	defer s.reloads.mu.Unlock()
+	s.providerCtx = ctx
+	for _, a := range s.adapters {
+		if err := a.start(ctx); err != nil {
+			return fmt.Errorf("start provider %s: %w", a.p.Name(), err)
+		}
+	}
+	return nil
+}
+
 // Reload reads the configuration file again and puts it in use: providers
 // whose settings did not change keep running (an SMSC's binds stay up),
 // changed and new ones are built and started, removed ones stopped, and

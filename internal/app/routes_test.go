@@ -126,7 +126,7 @@ func TestRoutesKnowMoney(t *testing.T) {
 			t.Fatal(err)
 		}
 		m = sendOne(t, e, "46703000011")
-		if m.Status != domain.Failed || m.ErrorCode != domain.CodeNoRoute || m.Route != "guarded" || m.Charged != 0 {
+		if m.Status != domain.Failed || m.ErrorCode != domain.CodeNoRoute || m.Route != "guarded" || m.Charged != 0 || m.Provider != "" {
 			t.Fatalf("margin guard: %+v", m)
 		}
 		after, err := e.st.Account(ctx, e.account.ID)
@@ -171,8 +171,17 @@ func checkRoutesPage(t *testing.T, e *env) {
 	if p = b.get("/operator/routes?to=12&type=SMS&account=" + e.account.ID); p.status != 400 || !strings.Contains(p.body, `id="err-to"`) {
 		t.Fatalf("a bad number: %d %s", p.status, p.body)
 	}
+	list := e.mg("GET", "/api/v1/manage/messages?account="+e.account.ID+"&to=46700000011", e.member("operator"), nil).json(t)["messages"].([]any)
+	mid := list[0].(map[string]any)["messageId"].(string)
+	if p := b.get("/messages/" + mid + "?account=" + e.account.ID); p.status != 200 || !strings.Contains(p.body, "<dd>0.01 USD") ||
+		!strings.Contains(p.body, "<dd>cheapest</dd>") {
+		t.Fatalf("an operator's message page: %d %s", p.status, p.body)
+	}
 	owner := e.browser()
 	owner.login(e.user("owner"))
+	if p := owner.get("/messages/" + mid); p.status != 200 || strings.Contains(p.body, "0.01 USD") || strings.Contains(p.body, "cheapest") {
+		t.Fatalf("the owner's message page shows costs: %d", p.status)
+	}
 	if p := owner.get("/operator/routes?to=46703000011&type=SMS&account=" + e.account.ID); p.status != 403 || strings.Contains(p.body, "guarded") {
 		t.Fatalf("an owner on the routes page: %d", p.status)
 	}

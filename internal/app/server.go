@@ -333,13 +333,8 @@ func (s *Server) Run(ctx context.Context) error {
 	s.releaseLeases("took back the work a previous run of this node had claimed")
 	providerCtx, stopProviders := context.WithCancel(context.Background())
 	defer stopProviders()
-	s.reloads.mu.Lock()
-	s.providerCtx = providerCtx
-	s.reloads.mu.Unlock()
-	for _, a := range s.adapters {
-		if err := a.start(providerCtx); err != nil {
-			return fmt.Errorf("start provider %s: %w", a.p.Name(), err)
-		}
+	if err := s.startProviders(providerCtx); err != nil {
+		return err
 	}
 	s.services.start(context.Background())
 	serveErr := make(chan error, 1)

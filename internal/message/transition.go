@@ -46,6 +46,9 @@ func transition(m *domain.Message, r Report, at time.Time) ([]domain.Status, mon
 		if r.Route != "" {
 			m.Route = r.Route
 		}
+		if r.ErrorCode == domain.CodeNoRoute {
+			m.Provider = "" // the send's guess: no provider carried it
+		}
 		return fail(m, r.ErrorCode, r.ErrorMessage, at)
 	case Expire:
 		return fail(m, domain.CodeExpired, "", at)
