@@ -5,15 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"msgsvc/internal/provider/smpp/smpptest"
 )
 
 // smscSimEnv names the sources of the independent SMSC simulator
@@ -118,33 +118,8 @@ type smsc struct {
 // startSMSC runs the simulator's own start script on a free port.
 func startSMSC(t *testing.T, dir string) *smsc {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	script, _ := filepath.Abs("../provider/smpp/testdata/run-peer.sh")
-	cmd := exec.Command(script)
-	cmd.Env = append(os.Environ(), "SMSC_SIM_DIR="+dir, fmt.Sprintf("SMSC_PORT=%d", port))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("start the SMSC simulator: %v\n%s", err, stderr.String())
-	}
-	var pid int
-	if _, err := fmt.Sscan(strings.TrimSpace(string(out)), &pid); err != nil {
-		t.Fatalf("simulator pid %q: %v", out, err)
-	}
-	proc, _ := os.FindProcess(pid)
-	m := regexp.MustCompile(`log (\S+)`).FindStringSubmatch(stderr.String())
-	if m == nil {
-		t.Fatalf("no simulator log in %q", stderr.String())
-	}
-	s := &smsc{addr: fmt.Sprintf("127.0.0.1:%d", port), cmd: &exec.Cmd{Process: proc}, log: m[1]}
-	t.Cleanup(func() { _ = proc.Kill() })
-	return s
+	p := smpptest.StartPeer(t, dir)
+	return &smsc{addr: p.Addr, cmd: &exec.Cmd{Process: p.Process}, log: p.Log}
 }
 
 // smscStats are the simulator's counters.
