@@ -14,6 +14,18 @@ import (
 type AlertStore interface {
 	SetAccountWebhook(ctx context.Context, accountID, url string) error
 	SetAlerts(ctx context.Context, accountID string, a domain.Alerts) error
+	AlertEvents(ctx context.Context, accountID string, limit int) ([]domain.Event, error)
+}
+
+// AlertEvents lists the account's latest alerts (balance.low,
+// spend.daily), newest first, with their delivery state.
+func (s *Service) AlertEvents(ctx context.Context, a Actor, accountID string) ([]domain.Event, error) {
+	acct, err := s.account(ctx, a, accountID, user.Viewer)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := s.st.AlertEvents(ctx, acct.ID, 20)
+	return nonNil(evs), err
 }
 
 // AccountWebhook is the URL of an account's own events ("" for none).

@@ -55,6 +55,7 @@ type Store interface {
 	ComplianceStore
 	BalanceStore
 	AlertStore
+	OverviewStore
 }
 
 // Config wires a Service.

@@ -106,3 +106,32 @@ func (s *Store) AlertEvents(ctx context.Context, accountID string, limit int) ([
 	return events.scanAll(s.rquery(ctx, `SELECT `+eventCols+` FROM webhook_events WHERE account_id = $1
 		AND event IN ('balance.low', 'spend.daily') ORDER BY `+s.seq()+` DESC LIMIT $2`, accountID, limit))
 }
+
+// TroubledEvents lists an account's webhooks that need attention, newest
+// first: given up (failed), refused for good (gone), or failing and
+// waiting for their next try.
+func (s *Store) TroubledEvents(ctx context.Context, accountID string, limit int) ([]domain.Event, error) {
+	return events.scanAll(s.rquery(ctx, `SELECT `+eventCols+` FROM webhook_events WHERE account_id = $1
+		AND (state IN ('failed', 'gone') OR (state = 'pending' AND attempts > 0)) ORDER BY `+s.seq()+` DESC LIMIT $2`,
+		accountID, limit))
+}
+
+// TopSpenders lists the accounts whose live keys were charged the most
+// from a UTC day on, most first.
+func (s *Store) TopSpenders(ctx context.Context, fromDay int64, limit int) ([]domain.AccountSpend, error) {
+	rows, err := s.rquery(ctx, `SELECT account_id, SUM(messages), SUM(credits) FROM usage_days WHERE day >= $1 AND env = $2
+		GROUP BY account_id ORDER BY SUM(credits) DESC, account_id LIMIT $3`, fromDay, string(domain.Live), limit)
+	if err != nil {
+		return nil, fmt.Errorf("top spenders: %w", err)
+	}
+	defer rows.Close()
+	var out []domain.AccountSpend
+	for rows.Next() {
+		var a domain.AccountSpend
+		if err := rows.Scan(&a.AccountID, &a.Messages, &a.Credits); err != nil {
+			return nil, fmt.Errorf("top spenders: %w", err)
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
