@@ -84,11 +84,19 @@ func TestUsageReadsKeptCounts(t *testing.T) {
 			{"30 days", domain.UsageQuery{AccountID: "acc_big", Env: domain.Live, From: first + 100, To: first + 129}, wantMonth},
 			{"a year", domain.UsageQuery{AccountID: "acc_big", Env: domain.Live, From: first, To: first + days - 1}, wantYear},
 		} {
-			start := time.Now()
-			rows, err := st.UsageByDay(ctx, tc.q)
-			took := time.Since(start)
-			if err != nil {
-				t.Fatal(err)
+			// The first run prepares the statement and warms the cache; the
+			// best of the next three is logged.
+			var rows []domain.UsageDelta
+			var took time.Duration
+			for i := range 4 {
+				start := time.Now()
+				var err error
+				if rows, err = st.UsageByDay(ctx, tc.q); err != nil {
+					t.Fatal(err)
+				}
+				if d := time.Since(start); i > 0 && (took == 0 || d < took) {
+					took = d
+				}
 			}
 			var sum int64
 			for _, r := range rows {
@@ -114,4 +122,60 @@ func TestUsageReadsKeptCounts(t *testing.T) {
 			t.Fatalf("test environment: %d rows, %v", len(got), err)
 		}
 	})
+}
+
+// Messages sent before the usage rows existed are counted once, from the
+// messages, by the migration that adds them.
+func TestUsageMigrationCountsEarlierMessages(t *testing.T) {
+	for _, d := range storetest.Dialects() {
+		t.Run(d, func(t *testing.T) {
+			storetest.Need(t, d)
+			ctx := context.Background()
+			st, err := store.Open(ctx, storetest.DSN(t, d), store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if err := st.MigrateTo(ctx, 99); err != nil {
+				t.Fatal(err)
+			}
+			exec := func(q string, args ...any) {
+				t.Helper()
+				if err := st.Exec(ctx, q, args...); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			exec(`INSERT INTO accounts (id, name, tier, currency, country_code, balance_updated_at, webhook_secret,
+				tier_rpm, send_rpm, status_rpm, media_rpm, created_at) VALUES ('acc_old', 'x', 'free', 'USD', '55', 0, 'whsec_x',
+				1, 1, 1, 1, 0)`)
+			exec(`INSERT INTO campaigns (id, account_id, key_id, env, type, total, created_at)
+				VALUES ('cmp_old', 'acc_old', 'key_x', 'live', 'SMS', 4, 0)`)
+			day := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC).UnixMilli()
+			for i, m := range []struct {
+				env, channel, country, status string
+				segments                      int
+				charged                       int64
+				at                            int64
+			}{
+				{"live", "SMS", "55", "DELIVERED", 2, 2_000_000, day},
+				{"live", "SMS", "55", "FAILED", 1, 0, day + 1000},
+				{"live", "RCS", "44", "READ", 1, 1_000_000, day + 86_400_000},
+				{"test", "SMS", "55", "SENT", 1, 0, day},
+			} {
+				exec(`INSERT INTO messages (id, campaign_id, account_id, env, to_phone, country_code, type, channel, body, status,
+					segments, encoding, credits, charged, created_at, updated_at, expires_at)
+					VALUES ($1, 'cmp_old', 'acc_old', $2, '5511999990000', $3, $4, $4, 'hi', $5, $6, 'GSM-7', $7, $7, $8, $8, $8)`,
+					fmt.Sprintf("msg_old%d", i), m.env, m.country, m.channel, m.status, m.segments, m.charged, m.at)
+			}
+			if err := st.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			storetest.CheckUsage(t, st, "acc_old")
+			got, err := st.UsageByDay(ctx, domain.UsageQuery{AccountID: "acc_old", Env: domain.Live, From: 0, To: 1 << 30})
+			if err != nil || len(got) != 2 || got[0].Messages != 2 || got[0].Segments != 3 || got[0].Credits != 2_000_000 ||
+				got[0].Statuses.Of(domain.Failed) != 1 || got[1].Channel != domain.RCS || got[1].Country != "44" {
+				t.Fatalf("usage after the migration: %+v %v", got, err)
+			}
+		})
+	}
 }
