@@ -62,7 +62,13 @@ func TestAlertsOncePerCrossing(t *testing.T) {
 			strings.TrimSpace(string(r.body)) != `{"lowBalance":5,"dailySpend":3}` {
 			t.Fatalf("alerts: %d %s", r.status, r.body)
 		}
-		if r := e.mg("GET", "/api/v1/manage/alerts", e.member("viewer"), nil); strings.TrimSpace(string(r.body)) != `{"lowBalance":5,"dailySpend":3}` {
+		viewer := e.member("viewer")
+		if r := e.mg("GET", "/api/v1/manage/account-webhook", viewer, nil); r.status != 200 || r.json(t)["url"] != e.hooks.url() {
+			t.Fatalf("read the account webhook: %d %s", r.status, r.body)
+		}
+		wantProblem(t, "a viewer sets the webhook", e.mg("PUT", "/api/v1/manage/account-webhook", viewer,
+			map[string]any{"url": ""}), 403, "FORBIDDEN")
+		if r := e.mg("GET", "/api/v1/manage/alerts", viewer, nil); strings.TrimSpace(string(r.body)) != `{"lowBalance":5,"dailySpend":3}` {
 			t.Fatalf("read alerts: %d %s", r.status, r.body)
 		}
 		wantProblem(t, "a developer sets alerts", e.mg("PUT", "/api/v1/manage/alerts", e.member("developer"),
