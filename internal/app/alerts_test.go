@@ -237,3 +237,39 @@ func alertLog(t *testing.T) *lockedBuffer {
 	})
 	return b
 }
+
+// The overview and the alerts page show an account to its own users
+// only: another account's user naming it sees their own account (the
+// panel takes ?account= from operators alone), and an operator opens it
+// by name.
+func TestOverviewTenants(t *testing.T) {
+	e := newEnv(t, "sqlite", envOptions{})
+	ctx := context.Background()
+	e.sendLive(t, 2)
+	other, err := CreateAccount(ctx, e.st, NewAccount{Name: "Other", Tier: "enterprise", Credits: 5, Currency: "USD", Country: "55"},
+		e.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	email := "owner@other.example"
+	if _, _, err := CreateUser(ctx, e.st, other.ID, email, "owner", testPassword, e.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	b := e.browser()
+	b.login(email)
+	for _, path := range []string{"/?account=" + e.account.ID, "/settings/alerts?account=" + e.account.ID} {
+		if p := b.get(path); p.status != 200 || strings.Contains(p.body, "Acme") || strings.Contains(p.body, e.account.ID) ||
+			!strings.Contains(p.body, "Other") {
+			t.Errorf("another account's user on %s: %d", path, p.status)
+		}
+	}
+	if p := b.get("/"); p.status != 200 || !strings.Contains(p.body, "Other") || strings.Contains(p.body, "Acme") ||
+		!strings.Contains(p.body, "Nothing sent today.") {
+		t.Errorf("their own overview: %d", p.status)
+	}
+	op := e.browser()
+	op.login(e.user("operator"))
+	if p := op.get("/?account=" + e.account.ID); p.status != 200 || !strings.Contains(p.body, "Operator view of <strong>Acme</strong>") {
+		t.Errorf("an operator opens the account's overview: %d", p.status)
+	}
+}
