@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"msgsvc/internal/domain"
 )
 
 // SweepStore is what the Sweeper needs from storage.
@@ -12,6 +14,7 @@ type SweepStore interface {
 	DeleteIdempotencyBefore(ctx context.Context, t time.Time) (int64, error)
 	DeletePendingReportsBefore(ctx context.Context, t time.Time) (int64, error)
 	DeleteEventsBefore(ctx context.Context, t time.Time, limit int) (int, error)
+	FoldUsage(ctx context.Context, beforeDay int64) (int64, error)
 }
 
 // EventRetention is how long events are kept for the events feed and the
@@ -66,6 +69,11 @@ func (s *Sweeper) Run(ctx context.Context) {
 			}
 			if err := s.DeleteOldEvents(ctx); err != nil && ctx.Err() == nil {
 				s.Log.Error("clean old events", "err", err)
+			}
+			// Days before yesterday change only by late reports and
+			// refunds: their writers' usage rows become one per key.
+			if _, err := s.Store.FoldUsage(ctx, domain.DayNumber(now)-1); err != nil && ctx.Err() == nil {
+				s.Log.Error("fold usage rows", "err", err)
 			}
 		}
 		select {

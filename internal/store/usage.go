@@ -194,3 +194,39 @@ func (s *Store) KeptUsage(ctx context.Context, accountID string) ([]domain.Usage
 	}
 	return out, nil
 }
+
+// foldBatch bounds the rows one fold statement moves.
+const foldBatch = 5000
+
+// FoldUsage folds the PostgreSQL writers' usage rows of days before
+// beforeDay into one row per key (holder ”), so a report over past days
+// reads as few rows as on SQLite. Each statement deletes a batch of
+// writers' rows and adds exactly what it deleted (DELETE … RETURNING feeds
+// the upsert), so a late change a writer makes meanwhile is either folded
+// or left in its own row, never lost; rows a writer holds are skipped
+// until the next fold. It returns the rows folded; SQLite keeps one row
+// per key already.
+func (s *Store) FoldUsage(ctx context.Context, beforeDay int64) (int64, error) {
+	if s.dialect != Postgres {
+		return 0, nil
+	}
+	keys := "account_id, env, day, channel, country"
+	var total int64
+	for {
+		res, err := s.wexec(ctx, `WITH moved AS (DELETE FROM usage_days WHERE ctid IN (SELECT ctid FROM usage_days
+				WHERE day < $1 AND holder <> '' LIMIT `+fmt.Sprint(foldBatch)+` FOR UPDATE SKIP LOCKED)
+				RETURNING `+keys+`, `+strings.Join(usageCounts, ", ")+`)
+			INSERT INTO usage_days (`+keys+`, holder, `+strings.Join(usageCounts, ", ")+`)
+			SELECT `+keys+`, '', `+usageSums+` FROM moved GROUP BY `+keys+` ORDER BY `+keys+usageUpsert, beforeDay)
+		if err != nil {
+			return total, fmt.Errorf("fold usage: %w", err)
+		}
+		// The insert's count is of keys, not of rows moved; a batch that
+		// found rows goes on until one finds none.
+		n, _ := res.RowsAffected()
+		if n == 0 {
+			return total, nil
+		}
+		total += n
+	}
+}

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -76,47 +77,58 @@ func TestUsageReadsKeptCounts(t *testing.T) {
 		wantYear = days * 3 * countries * perKey
 		wantMonth = 30 * 3 * countries * perKey
 
-		for _, tc := range []struct {
-			name string
-			q    domain.UsageQuery
-			want int64
-		}{
-			{"30 days", domain.UsageQuery{AccountID: "acc_big", Env: domain.Live, From: first + 100, To: first + 129}, wantMonth},
-			{"a year", domain.UsageQuery{AccountID: "acc_big", Env: domain.Live, From: first, To: first + days - 1}, wantYear},
-		} {
-			// The first run prepares the statement and warms the cache; the
-			// best of the next three is logged.
-			var rows []domain.UsageDelta
-			var took time.Duration
-			for i := range 4 {
-				start := time.Now()
-				var err error
-				if rows, err = st.UsageByDay(ctx, tc.q); err != nil {
+		measure := func(label string) {
+			t.Helper()
+			for _, tc := range []struct {
+				name string
+				q    domain.UsageQuery
+				want int64
+			}{
+				{"30 days", domain.UsageQuery{AccountID: "acc_big", Env: domain.Live, From: first + 100, To: first + 129}, wantMonth},
+				{"a year", domain.UsageQuery{AccountID: "acc_big", Env: domain.Live, From: first, To: first + days - 1}, wantYear},
+			} {
+				// The first run prepares the statement and warms the cache; the
+				// best of the next three is logged.
+				var rows []domain.UsageDelta
+				var took time.Duration
+				for i := range 4 {
+					start := time.Now()
+					var err error
+					if rows, err = st.UsageByDay(ctx, tc.q); err != nil {
+						t.Fatal(err)
+					}
+					if d := time.Since(start); i > 0 && (took == 0 || d < took) {
+						took = d
+					}
+				}
+				var sum int64
+				for _, r := range rows {
+					sum += r.Messages
+				}
+				if sum != tc.want {
+					t.Fatalf("%s: %d messages, want %d", tc.name, sum, tc.want)
+				}
+				plan, err := st.ExplainUsage(ctx, tc.q)
+				if err != nil {
 					t.Fatal(err)
 				}
-				if d := time.Since(start); i > 0 && (took == 0 || d < took) {
-					took = d
+				if readsMessages.MatchString(plan) || !strings.Contains(plan, "usage_days") {
+					t.Fatalf("%s: plan\n%s", tc.name, plan)
 				}
+				// SQLite says how it reads: a range of the key.
+				if !strings.HasPrefix(dsn, "postgres") && !strings.Contains(plan, "USING PRIMARY KEY (account_id=? AND env=? AND day>? AND day<?)") {
+					t.Fatalf("%s: plan\n%s", tc.name, plan)
+				}
+				t.Logf("%s%s: %d rows of %d messages in %v; plan:\n%s", tc.name, label, len(rows), sum, took, plan)
 			}
-			var sum int64
-			for _, r := range rows {
-				sum += r.Messages
-			}
-			if sum != tc.want {
-				t.Fatalf("%s: %d messages, want %d", tc.name, sum, tc.want)
-			}
-			plan, err := st.ExplainUsage(ctx, tc.q)
-			if err != nil {
+		}
+		measure("")
+		// Folded, the PostgreSQL writers' rows of past days are one per key.
+		if strings.HasPrefix(dsn, "postgres") {
+			if _, err := st.FoldUsage(ctx, first+days); err != nil {
 				t.Fatal(err)
 			}
-			if readsMessages.MatchString(plan) || !strings.Contains(plan, "usage_days") {
-				t.Fatalf("%s: plan\n%s", tc.name, plan)
-			}
-			// SQLite says how it reads: a range of the key.
-			if !strings.HasPrefix(dsn, "postgres") && !strings.Contains(plan, "USING PRIMARY KEY (account_id=? AND env=? AND day>? AND day<?)") {
-				t.Fatalf("%s: plan\n%s", tc.name, plan)
-			}
-			t.Logf("%s: %d rows of %d messages in %v; plan:\n%s", tc.name, len(rows), sum, took, plan)
+			measure(", folded")
 		}
 		if got, err := st.UsageByDay(ctx, domain.UsageQuery{AccountID: "acc_big", Env: domain.Test, From: first, To: first + days}); err != nil || len(got) != 0 {
 			t.Fatalf("test environment: %d rows, %v", len(got), err)
@@ -178,4 +190,60 @@ func TestUsageMigrationCountsEarlierMessages(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Folding the writers' rows of past days keeps every count and leaves one
+// row per key; a writer's later change to a folded day adds a row of its
+// own again, folded the next time.
+func TestFoldUsage(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store, dsn string) {
+		ctx := context.Background()
+		today := domain.DayNumber(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
+		key := func(day int64, country string) domain.UsageKey {
+			return domain.UsageKey{AccountID: "acc_f", Env: domain.Live, Day: day, Channel: domain.SMS, Country: country}
+		}
+		one := domain.UsageCount{Messages: 1, Segments: 2, Credits: 3, Statuses: domain.StatusCounts{0, 0, 1}}
+		for h := range 3 {
+			w := storetest.OpenWith(t, dsn, store.Options{Holder: fmt.Sprintf("node-%d", h)})
+			for _, k := range []domain.UsageKey{key(today-3, "55"), key(today-3, "44"), key(today-2, "55"), key(today, "55")} {
+				if err := w.Write(ctx, func(tx *store.Tx) error {
+					return tx.AddUsage(ctx, []domain.UsageDelta{{UsageKey: k, UsageCount: one}})
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		before, err := st.KeptUsage(ctx, "acc_f")
+		if err != nil {
+			t.Fatal(err)
+		}
+		folded, err := st.FoldUsage(ctx, today-1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, err := st.KeptUsage(ctx, "acc_f")
+		if err != nil || !reflect.DeepEqual(before, after) {
+			t.Fatalf("counts changed by the fold:\n%+v\n%+v (%v)", before, after, err)
+		}
+		wantFolded := int64(3) // the keys of days before yesterday, each now one row
+		if !strings.HasPrefix(dsn, "postgres") {
+			wantFolded = 0
+		}
+		if folded != wantFolded {
+			t.Errorf("folded %d keys, want %d", folded, wantFolded)
+		}
+		w := storetest.OpenWith(t, dsn, store.Options{Holder: "node-late"})
+		if err := w.Write(ctx, func(tx *store.Tx) error {
+			return tx.AddUsage(ctx, []domain.UsageDelta{{UsageKey: key(today-3, "55"), UsageCount: one}})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.FoldUsage(ctx, today-1); err != nil {
+			t.Fatal(err)
+		}
+		got, err := st.UsageByDay(ctx, domain.UsageQuery{AccountID: "acc_f", Env: domain.Live, From: today - 3, To: today - 3})
+		if err != nil || len(got) != 2 || got[1].Country != "55" || got[1].Messages != 4 || got[1].Statuses.Of(domain.Delivered) != 4 {
+			t.Fatalf("after a late change and a second fold: %+v %v", got, err)
+		}
+	})
 }
