@@ -273,3 +273,29 @@ func TestOverviewTenants(t *testing.T) {
 		t.Errorf("an operator opens the account's overview: %d", p.status)
 	}
 }
+
+// A low balance that no debit announced (here: a threshold set above the
+// balance) is announced by the sweeper, once.
+func TestLowBalanceAnnouncedBySweeper(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d string) {
+		e := newEnv(t, d, envOptions{credits: 10})
+		owner := e.member("owner")
+		e.mg("PUT", "/api/v1/manage/account-webhook", owner, map[string]any{"url": e.hooks.url()})
+		e.sendLive(t, 6) // 10 → 4, no alert set
+		if r := e.mg("PUT", "/api/v1/manage/alerts", owner, map[string]any{"lowBalance": 5}); r.status != 200 {
+			t.Fatalf("alerts: %d %s", r.status, r.body)
+		}
+		e.clock.Advance(31 * time.Second)
+		waitFor(t, "the sweeper's balance.low", 10*time.Second, func() bool { return len(e.alertHooks()) == 1 })
+		h := e.alertHooks()[0]
+		if h.payload["event"] != "balance.low" || h.payload["balance"] != 4.0 || h.payload["threshold"] != 5.0 {
+			t.Errorf("alert: %s", h.raw)
+		}
+		if left, err := e.st.UnmarkedLowBalances(context.Background(), 10); err != nil || len(left) != 0 {
+			t.Errorf("still unannounced after the alert: %d %v", len(left), err)
+		}
+		if got := e.alertCounts(t, e.account.ID); got["balance.low"] != 1 {
+			t.Errorf("alerts stored: %v", got)
+		}
+	})
+}

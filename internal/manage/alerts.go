@@ -70,7 +70,7 @@ func (s *Service) AlertSettings(ctx context.Context, a Actor, accountID string) 
 
 // SetAlertSettings replaces an account's alert thresholds. A new
 // low-balance threshold is a new alert: a balance already below it is
-// announced at the next debit.
+// announced by the next debit or the sweeper.
 func (s *Service) SetAlertSettings(ctx context.Context, a Actor, accountID string, in Alerts) (Alerts, error) {
 	acct, err := s.account(ctx, a, accountID, user.Admin)
 	if err != nil {

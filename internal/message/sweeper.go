@@ -15,7 +15,12 @@ type SweepStore interface {
 	DeletePendingReportsBefore(ctx context.Context, t time.Time) (int64, error)
 	DeleteEventsBefore(ctx context.Context, t time.Time, limit int) (int, error)
 	FoldUsage(ctx context.Context, beforeDay int64) (int64, error)
+	UnmarkedLowBalances(ctx context.Context, limit int) ([]domain.Account, error)
 }
+
+// alertCheck is how often the sweeper looks for low balances no debit
+// announced.
+const alertCheck = 30 * time.Second
 
 // EventRetention is how long events are kept for the events feed and the
 // panel (the contract asks for at least 30 days).
@@ -49,7 +54,7 @@ func (s *Sweeper) Run(ctx context.Context) {
 	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	lastCleanup := time.Time{}
+	lastCleanup, lastAlerts := time.Time{}, time.Time{}
 	for {
 		if err := s.Expire(ctx); err != nil && ctx.Err() == nil {
 			s.Log.Error("expire messages", "err", err)
@@ -58,6 +63,12 @@ func (s *Sweeper) Run(ctx context.Context) {
 			s.Log.Error("apply parked reports", "err", err)
 		} else if n > 0 {
 			s.Log.Info("applied reports parked while their submission's answer was being recorded", "reports", n)
+		}
+		if now := s.Now(); now.Sub(lastAlerts) >= alertCheck {
+			lastAlerts = now
+			if err := s.announceLowBalances(ctx); err != nil && ctx.Err() == nil {
+				s.Log.Error("announce low balances", "err", err)
+			}
 		}
 		if now := s.Now(); now.Sub(lastCleanup) > time.Hour {
 			lastCleanup = now
@@ -117,4 +128,20 @@ func (s *Sweeper) DeleteOldEvents(ctx context.Context) error {
 		}
 	}
 	return ctx.Err()
+}
+
+// announceLowBalances posts the balance.low no debit posted: for an
+// account already below a threshold just set, or (PostgreSQL) after two
+// writers' debits that crossed it together each saw the other's share as
+// it was before.
+func (s *Sweeper) announceLowBalances(ctx context.Context) error {
+	accts, err := s.Store.UnmarkedLowBalances(ctx, 100)
+	if err != nil || len(accts) == 0 {
+		return err
+	}
+	n, err := s.Tracker.AnnounceLowBalances(ctx, accts)
+	if n > 0 {
+		s.Log.Info("announced low balances no debit had announced", "accounts", n)
+	}
+	return err
 }

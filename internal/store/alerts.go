@@ -67,7 +67,7 @@ func (s *Store) SetAccountWebhook(ctx context.Context, accountID, url string) er
 
 // SetAlerts sets an account's alert thresholds. A new low-balance
 // threshold is a new alert: its mark goes, so a balance already below it
-// is announced at the next debit.
+// is announced by the next debit or the sweeper.
 func (s *Store) SetAlerts(ctx context.Context, accountID string, a domain.Alerts) error {
 	return s.Write(ctx, func(tx *Tx) error {
 		var before sql.NullInt64
@@ -134,4 +134,19 @@ func (s *Store) TopSpenders(ctx context.Context, fromDay int64, limit int) ([]do
 		out = append(out, a)
 	}
 	return out, rows.Err()
+}
+
+// UnmarkedLowBalances lists the accounts whose balance is below their
+// low-balance alert with no balance.low mark: a crossing no debit
+// announced (a threshold set under the balance, or on PostgreSQL two
+// writers' debits that each saw the other's share as it was before).
+func (s *Store) UnmarkedLowBalances(ctx context.Context, limit int) ([]domain.Account, error) {
+	balance := "a.balance"
+	if s.dialect == Postgres {
+		balance = "(a.balance + COALESCE((SELECT SUM(h.amount) FROM balance_holds h WHERE h.account_id = a.id), 0))"
+	}
+	return accounts.scanAll(s.rquery(ctx, `SELECT `+s.accountList("a")+` FROM accounts a
+		WHERE a.alert_low_balance IS NOT NULL AND `+balance+` < a.alert_low_balance
+		AND NOT EXISTS (SELECT 1 FROM alert_marks m WHERE m.account_id = a.id AND m.event = $1 AND m.period = '')
+		ORDER BY a.id LIMIT $2`, domain.EventBalanceLow, limit))
 }
