@@ -87,6 +87,16 @@ func TestUsageReport(t *testing.T) {
 			return err1 == nil && err2 == nil && reflect.DeepEqual(kept, counted)
 		})
 
+		// The overview's latest failures: the live one, not the test
+		// environment's, not another account's.
+		fails, err := e.st.RecentFailures(ctx, e.account.ID, "live", e.clock.Now().Add(-time.Hour), 5)
+		if err != nil || len(fails) != 1 || fails[0].To != "5511999990001" || fails[0].ErrorCode != "INVALID_NUMBER" {
+			t.Errorf("recent failures: %+v %v", fails, err)
+		}
+		if fails, err := e.st.RecentFailures(ctx, e.account.ID, "test", e.clock.Now().Add(-time.Hour), 5); err != nil || len(fails) != 0 {
+			t.Errorf("recent test failures: %+v %v", fails, err)
+		}
+
 		// msgsvc usage prints the same, as a table or as the API's JSON.
 		api := []string{"--url", e.base, "--key", e.liveKey}
 		out, err := runCmd(t, runUsage, api...)

@@ -14,7 +14,7 @@ import (
 // recent failures and the webhooks that need attention.
 type OverviewStore interface {
 	UsageByDay(ctx context.Context, q domain.UsageQuery) ([]domain.UsageDelta, error)
-	SearchMessages(ctx context.Context, f domain.MessageFilter) ([]domain.Message, error)
+	RecentFailures(ctx context.Context, accountID string, env domain.Environment, since time.Time, limit int) ([]domain.Message, error)
 	TroubledEvents(ctx context.Context, accountID string, limit int) ([]domain.Event, error)
 	TopSpenders(ctx context.Context, fromDay int64, limit int) ([]domain.AccountSpend, error)
 }
@@ -103,8 +103,7 @@ func (s *Service) Overview(ctx context.Context, a Actor, accountID string, env d
 			out.SpendToday += d.Credits
 		}
 	}
-	if out.Failures, err = s.st.SearchMessages(ctx, domain.MessageFilter{AccountID: acct.ID, Env: env, Status: domain.Failed,
-		From: now.Add(-24 * time.Hour), Limit: attention}); err != nil {
+	if out.Failures, err = s.st.RecentFailures(ctx, acct.ID, env, now.Add(-24*time.Hour), attention); err != nil {
 		return Overview{}, err
 	}
 	if out.Webhooks, err = s.st.TroubledEvents(ctx, acct.ID, attention); err != nil {

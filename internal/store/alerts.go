@@ -150,3 +150,10 @@ func (s *Store) UnmarkedLowBalances(ctx context.Context, limit int) ([]domain.Ac
 		AND NOT EXISTS (SELECT 1 FROM alert_marks m WHERE m.account_id = a.id AND m.event = $1 AND m.period = '')
 		ORDER BY a.id LIMIT $2`, domain.EventBalanceLow, limit))
 }
+
+// RecentFailures lists an environment's messages that failed at or after
+// since, latest first (the partial index messages_failed).
+func (s *Store) RecentFailures(ctx context.Context, accountID string, env domain.Environment, since time.Time, limit int) ([]domain.Message, error) {
+	return messages.scanAll(s.rquery(ctx, `SELECT `+messageCols+` FROM messages WHERE account_id = $1 AND status = 'FAILED'
+		AND failed_at >= $2 AND env = $3 ORDER BY failed_at DESC LIMIT $4`, accountID, ms(since), string(env), limit))
+}
