@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"msgsvc/internal/domain"
@@ -117,10 +118,13 @@ func (s *Store) TroubledEvents(ctx context.Context, accountID string, limit int)
 }
 
 // TopSpenders lists the accounts whose live keys were charged the most
-// from a UTC day on, most first.
+// from a UTC day on, most first. The range is closed at both ends so
+// that SQLite's planner, without statistics, reads the days' range of
+// usage_days_day rather than the whole table in key order.
 func (s *Store) TopSpenders(ctx context.Context, fromDay int64, limit int) ([]domain.AccountSpend, error) {
-	rows, err := s.rquery(ctx, `SELECT account_id, SUM(messages), SUM(credits) FROM usage_days WHERE day >= $1 AND env = $2
-		GROUP BY account_id ORDER BY SUM(credits) DESC, account_id LIMIT $3`, fromDay, string(domain.Live), limit)
+	rows, err := s.rquery(ctx, `SELECT account_id, SUM(messages), SUM(credits) FROM usage_days WHERE day >= $1 AND day <= $4
+		AND env = $2 GROUP BY account_id ORDER BY SUM(credits) DESC, account_id LIMIT $3`,
+		fromDay, string(domain.Live), limit, int64(math.MaxInt32))
 	if err != nil {
 		return nil, fmt.Errorf("top spenders: %w", err)
 	}

@@ -247,3 +247,26 @@ func TestFoldUsage(t *testing.T) {
 		}
 	})
 }
+
+// The operators' ranking sums live charges from a day on, most first.
+func TestTopSpenders(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
+		ctx := context.Background()
+		d := func(acct string, env domain.Environment, day, credits int64) domain.UsageDelta {
+			return domain.UsageDelta{UsageKey: domain.UsageKey{AccountID: acct, Env: env, Day: day, Channel: domain.SMS, Country: "55"},
+				UsageCount: domain.UsageCount{Messages: 1, Segments: 1, Credits: credits}}
+		}
+		if err := st.Write(ctx, func(tx *store.Tx) error {
+			return tx.AddUsage(ctx, []domain.UsageDelta{d("acc_a", domain.Live, 100, 5), d("acc_a", domain.Live, 101, 5),
+				d("acc_b", domain.Live, 101, 20), d("acc_b", domain.Live, 90, 1000), d("acc_c", domain.Test, 101, 0),
+				d("acc_c", domain.Live, 100, 1)})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := st.TopSpenders(ctx, 100, 2)
+		want := []domain.AccountSpend{{AccountID: "acc_b", Messages: 1, Credits: 20}, {AccountID: "acc_a", Messages: 2, Credits: 10}}
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("top spenders: %+v %v", got, err)
+		}
+	})
+}
