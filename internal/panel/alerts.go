@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"msgsvc/internal/domain"
 	"msgsvc/internal/manage"
 )
 
@@ -15,7 +14,7 @@ import (
 type alertsData struct {
 	URL    string
 	Alerts manage.Alerts
-	Events []domain.Event
+	Events []manage.EventAttempts
 }
 
 func (p *Panel) alertsPage(w http.ResponseWriter, r *http.Request, s *session) {
