@@ -281,6 +281,36 @@ func TestComplianceOperations(t *testing.T) {
 	}
 }
 
+// The usage report: the key's environment's messages per period, channel
+// and calling code; a bad parameter is a validation error naming it.
+func TestUsage(t *testing.T) {
+	c, cx := newClient(t), ctx(t)
+	if _, err := c.Send(cx, client.SendRequest{To: "5511999990000", Message: "counted", Type: client.SMS}); err != nil {
+		t.Fatal(err)
+	}
+	u, err := c.Usage(cx, client.UsageQuery{GroupBy: "month", Channel: "sms"})
+	if err != nil || u.Currency == "" {
+		t.Fatalf("usage: %+v %v", u, err)
+	}
+	var home int64
+	for _, r := range u.Usage {
+		if r.Channel != "SMS" || len(r.Period) != len("2026-11") {
+			t.Errorf("row %+v", r)
+		}
+		if r.Country == "55" {
+			home += r.Messages
+		}
+	}
+	if home < 1 {
+		t.Errorf("no SMS to +55 counted: %+v", u.Usage)
+	}
+	var apiErr *client.Error
+	if _, err := c.Usage(cx, client.UsageQuery{GroupBy: "week"}); !errors.As(err, &apiErr) || apiErr.Code != client.CodeValidation ||
+		len(apiErr.Fields) != 1 || apiErr.Fields[0].Field != "groupBy" {
+		t.Fatalf("a bad groupBy: %v", err)
+	}
+}
+
 // The client has a method for every operation of the integration API.
 func TestClientCoversTheAPI(t *testing.T) {
 	methods := map[string]string{
@@ -288,7 +318,7 @@ func TestClientCoversTheAPI(t *testing.T) {
 		"getMessage": "Message", "cancelMessage": "CancelMessage", "getCampaign": "Campaign, CampaignMessages",
 		"cancelCampaign": "CancelCampaign", "uploadMedia": "UploadMedia", "listTemplates": "Templates", "getLimits": "Limits",
 		"injectTestReply": "InjectTestReply", "listEvents": "EventsPage, Feed", "listOptOuts": "ListOptOuts, OptOuts",
-		"redactMessage": "RedactMessage",
+		"redactMessage": "RedactMessage", "getUsage": "Usage",
 	}
 	var doc struct {
 		Paths map[string]map[string]struct {

@@ -62,7 +62,13 @@ func TestAlertsOncePerCrossing(t *testing.T) {
 			strings.TrimSpace(string(r.body)) != `{"lowBalance":5,"dailySpend":3}` {
 			t.Fatalf("alerts: %d %s", r.status, r.body)
 		}
-		if r := e.mg("GET", "/api/v1/manage/alerts", e.member("viewer"), nil); strings.TrimSpace(string(r.body)) != `{"lowBalance":5,"dailySpend":3}` {
+		viewer := e.member("viewer")
+		if r := e.mg("GET", "/api/v1/manage/account-webhook", viewer, nil); r.status != 200 || r.json(t)["url"] != e.hooks.url() {
+			t.Fatalf("read the account webhook: %d %s", r.status, r.body)
+		}
+		wantProblem(t, "a viewer sets the webhook", e.mg("PUT", "/api/v1/manage/account-webhook", viewer,
+			map[string]any{"url": ""}), 403, "FORBIDDEN")
+		if r := e.mg("GET", "/api/v1/manage/alerts", viewer, nil); strings.TrimSpace(string(r.body)) != `{"lowBalance":5,"dailySpend":3}` {
 			t.Fatalf("read alerts: %d %s", r.status, r.body)
 		}
 		wantProblem(t, "a developer sets alerts", e.mg("PUT", "/api/v1/manage/alerts", e.member("developer"),
@@ -230,4 +236,66 @@ func alertLog(t *testing.T) *lockedBuffer {
 		}
 	})
 	return b
+}
+
+// The overview and the alerts page show an account to its own users
+// only: another account's user naming it sees their own account (the
+// panel takes ?account= from operators alone), and an operator opens it
+// by name.
+func TestOverviewTenants(t *testing.T) {
+	e := newEnv(t, "sqlite", envOptions{})
+	ctx := context.Background()
+	e.sendLive(t, 2)
+	other, err := CreateAccount(ctx, e.st, NewAccount{Name: "Other", Tier: "enterprise", Credits: 5, Currency: "USD", Country: "55"},
+		e.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	email := "owner@other.example"
+	if _, _, err := CreateUser(ctx, e.st, other.ID, email, "owner", testPassword, e.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	b := e.browser()
+	b.login(email)
+	for _, path := range []string{"/?account=" + e.account.ID, "/settings/alerts?account=" + e.account.ID} {
+		if p := b.get(path); p.status != 200 || strings.Contains(p.body, "Acme") || strings.Contains(p.body, e.account.ID) ||
+			!strings.Contains(p.body, "Other") {
+			t.Errorf("another account's user on %s: %d", path, p.status)
+		}
+	}
+	if p := b.get("/"); p.status != 200 || !strings.Contains(p.body, "Other") || strings.Contains(p.body, "Acme") ||
+		!strings.Contains(p.body, "Nothing sent today.") {
+		t.Errorf("their own overview: %d", p.status)
+	}
+	op := e.browser()
+	op.login(e.user("operator"))
+	if p := op.get("/?account=" + e.account.ID); p.status != 200 || !strings.Contains(p.body, "Operator view of <strong>Acme</strong>") {
+		t.Errorf("an operator opens the account's overview: %d", p.status)
+	}
+}
+
+// A low balance that no debit announced (here: a threshold set above the
+// balance) is announced by the sweeper, once.
+func TestLowBalanceAnnouncedBySweeper(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d string) {
+		e := newEnv(t, d, envOptions{credits: 10})
+		owner := e.member("owner")
+		e.mg("PUT", "/api/v1/manage/account-webhook", owner, map[string]any{"url": e.hooks.url()})
+		e.sendLive(t, 6) // 10 → 4, no alert set
+		if r := e.mg("PUT", "/api/v1/manage/alerts", owner, map[string]any{"lowBalance": 5}); r.status != 200 {
+			t.Fatalf("alerts: %d %s", r.status, r.body)
+		}
+		e.clock.Advance(31 * time.Second)
+		waitFor(t, "the sweeper's balance.low", 10*time.Second, func() bool { return len(e.alertHooks()) == 1 })
+		h := e.alertHooks()[0]
+		if h.payload["event"] != "balance.low" || h.payload["balance"] != 4.0 || h.payload["threshold"] != 5.0 {
+			t.Errorf("alert: %s", h.raw)
+		}
+		if left, err := e.st.UnmarkedLowBalances(context.Background(), 10); err != nil || len(left) != 0 {
+			t.Errorf("still unannounced after the alert: %d %v", len(left), err)
+		}
+		if got := e.alertCounts(t, e.account.ID); got["balance.low"] != 1 {
+			t.Errorf("alerts stored: %v", got)
+		}
+	})
 }

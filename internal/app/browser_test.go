@@ -214,9 +214,10 @@ func TestPanelInChromium(t *testing.T) {
 	c.open("/login?note=expired")
 	c.shot("login")
 	c.login(owner)
-	if got := c.text("h1"); got != "API keys" {
+	if got := c.text("h1"); got != "Overview" {
 		t.Fatalf("after login: %q", got)
 	}
+	c.open("/settings/keys")
 	browserKeys(t, c)
 	browserSecurity(t, c)
 	browserSenders(t, c)

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"msgsvc/internal/store/storetest"
 )
 
 type usageRow struct {
@@ -81,7 +79,23 @@ func TestUsageReport(t *testing.T) {
 		if got := e.usage(t, e.testKey, ""); !reflect.DeepEqual(got, []usageRow{{today, "SMS", "55", 1, 1, 0}}) {
 			t.Errorf("test key: %+v", got)
 		}
-		storetest.CheckUsage(t, e.st, e.account.ID)
+		// The kept counts follow the messages (read apart, so they agree
+		// once the simulator's reports stop moving them).
+		waitFor(t, "the kept usage to match the messages", 10*time.Second, func() bool {
+			kept, err1 := e.st.KeptUsage(ctx, e.account.ID)
+			counted, err2 := e.st.UsageFromMessages(ctx, e.account.ID)
+			return err1 == nil && err2 == nil && reflect.DeepEqual(kept, counted)
+		})
+
+		// The overview's latest failures: the live one, not the test
+		// environment's, not another account's.
+		fails, err := e.st.RecentFailures(ctx, e.account.ID, "live", e.clock.Now().Add(-time.Hour), 5)
+		if err != nil || len(fails) != 1 || fails[0].To != "5511999990001" || fails[0].ErrorCode != "INVALID_NUMBER" {
+			t.Errorf("recent failures: %+v %v", fails, err)
+		}
+		if fails, err := e.st.RecentFailures(ctx, e.account.ID, "test", e.clock.Now().Add(-time.Hour), 5); err != nil || len(fails) != 0 {
+			t.Errorf("recent test failures: %+v %v", fails, err)
+		}
 
 		// msgsvc usage prints the same, as a table or as the API's JSON.
 		api := []string{"--url", e.base, "--key", e.liveKey}

@@ -18,11 +18,35 @@ type UsageKey struct {
 }
 
 // UsageCount is what was sent under one key: messages, segments and the
-// micro-credits charged for them, refunds deducted.
+// micro-credits charged for them, refunds deducted, and the messages by
+// their current status.
 type UsageCount struct {
 	Messages int64
 	Segments int64
 	Credits  int64
+	Statuses StatusCounts
+}
+
+// StatusCounts counts messages by status, in the order of Statuses.
+type StatusCounts [6]int64
+
+// Of is the count of one status.
+func (c StatusCounts) Of(s Status) int64 {
+	for i, x := range Statuses {
+		if x == s {
+			return c[i]
+		}
+	}
+	return 0
+}
+
+func statusIndex(s Status) int {
+	for i, x := range Statuses {
+		if x == s {
+			return i
+		}
+	}
+	return -1
 }
 
 // Add adds o to u.
@@ -30,6 +54,17 @@ func (u *UsageCount) Add(o UsageCount) {
 	u.Messages += o.Messages
 	u.Segments += o.Segments
 	u.Credits += o.Credits
+	for i := range u.Statuses {
+		u.Statuses[i] += o.Statuses[i]
+	}
+}
+
+func (u UsageCount) negated() UsageCount {
+	out := UsageCount{Messages: -u.Messages, Segments: -u.Segments, Credits: -u.Credits}
+	for i := range u.Statuses {
+		out.Statuses[i] = -u.Statuses[i]
+	}
+	return out
 }
 
 // Zero reports whether u counts nothing.
@@ -54,23 +89,28 @@ func DayTime(day int64) time.Time {
 // UsageOf is what a message counts for in usage: one message of its
 // segments, charged what it was charged and not refunded.
 func UsageOf(m Message) UsageDelta {
-	return UsageDelta{UsageKey: UsageKey{AccountID: m.AccountID, Env: m.Env, Day: DayNumber(m.CreatedAt), Channel: m.Channel,
+	d := UsageDelta{UsageKey: UsageKey{AccountID: m.AccountID, Env: m.Env, Day: DayNumber(m.CreatedAt), Channel: m.Channel,
 		Country: m.CountryCode}, UsageCount: UsageCount{Messages: 1, Segments: int64(m.Segments), Credits: m.Charged}}
+	if i := statusIndex(m.Status); i >= 0 {
+		d.Statuses[i] = 1
+	}
+	return d
 }
 
 // UsageChange is the change to usage that turning before into after
-// makes (an RCS message that fell back to SMS moves to the SMS row, a
-// refund lowers the credits): nothing when neither counts differently.
+// makes (a new status, a refund that lowers the credits, an RCS message
+// that fell back to SMS and moves to the SMS row): nothing when neither
+// counts differently.
 func UsageChange(before, after Message) []UsageDelta {
 	b, a := UsageOf(before), UsageOf(after)
 	if b == a {
 		return nil
 	}
+	b.UsageCount = b.negated()
 	if b.UsageKey == a.UsageKey {
-		return []UsageDelta{{UsageKey: a.UsageKey, UsageCount: UsageCount{Messages: 0, Segments: a.Segments - b.Segments,
-			Credits: a.Credits - b.Credits}}}
+		a.Add(b.UsageCount)
+		return []UsageDelta{a}
 	}
-	b.Messages, b.Segments, b.Credits = -b.Messages, -b.Segments, -b.Credits
 	return []UsageDelta{b, a}
 }
 
@@ -150,4 +190,18 @@ func UsageReport(days []UsageDelta, byMonth bool) []UsageRow {
 		return cmp.Or(cmp.Compare(a.Period, b.Period), cmp.Compare(a.Channel, b.Channel), cmp.Compare(a.Country, b.Country))
 	})
 	return out
+}
+
+// AccountSpend is what one account's live keys sent and were charged over
+// some days.
+type AccountSpend struct {
+	AccountID string
+	Messages  int64
+	Credits   int64
+}
+
+// BelowLowBalance reports whether the account's balance is under its
+// low-balance alert.
+func (a Account) BelowLowBalance() bool {
+	return a.Alerts.LowBalance != nil && a.Balance < *a.Alerts.LowBalance
 }

@@ -14,6 +14,32 @@ import (
 type AlertStore interface {
 	SetAccountWebhook(ctx context.Context, accountID, url string) error
 	SetAlerts(ctx context.Context, accountID string, a domain.Alerts) error
+	AlertEvents(ctx context.Context, accountID string, limit int) ([]domain.Event, error)
+	Attempts(ctx context.Context, eventID string) ([]domain.Attempt, error)
+}
+
+// alertsShown bounds the alerts the Alerts page lists.
+const alertsShown = 20
+
+// AlertEvents lists the account's latest alerts (balance.low,
+// spend.daily), newest first, each with its delivery attempts.
+func (s *Service) AlertEvents(ctx context.Context, a Actor, accountID string) ([]EventAttempts, error) {
+	acct, err := s.account(ctx, a, accountID, user.Viewer)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := s.st.AlertEvents(ctx, acct.ID, alertsShown)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]EventAttempts, len(evs))
+	for i, ev := range evs {
+		out[i].Event = ev
+		if out[i].Attempts, err = s.st.Attempts(ctx, ev.ID); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // AccountWebhook is the URL of an account's own events ("" for none).
@@ -58,7 +84,7 @@ func (s *Service) AlertSettings(ctx context.Context, a Actor, accountID string) 
 
 // SetAlertSettings replaces an account's alert thresholds. A new
 // low-balance threshold is a new alert: a balance already below it is
-// announced at the next debit.
+// announced by the next debit or the sweeper.
 func (s *Service) SetAlertSettings(ctx context.Context, a Actor, accountID string, in Alerts) (Alerts, error) {
 	acct, err := s.account(ctx, a, accountID, user.Admin)
 	if err != nil {

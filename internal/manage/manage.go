@@ -56,6 +56,7 @@ type Store interface {
 	ComplianceStore
 	BalanceStore
 	AlertStore
+	OverviewStore
 }
 
 // Config wires a Service.

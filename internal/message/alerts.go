@@ -64,31 +64,34 @@ func checkAlerts(ctx context.Context, tx AlertTx, a *alertAccount, balance int64
 	if a == nil {
 		return nil
 	}
-	var evs []domain.Event
-	if t := a.alerts.LowBalance; t != nil && balance < *t {
-		ev := alertEvent(a, domain.EventBalanceLow, balance, *t, at)
-		ok, err := tx.MarkAlert(ctx, a.id, domain.EventBalanceLow, "", ev.ID, at)
-		if err != nil {
-			return err
-		}
-		if ok {
-			evs = append(evs, ev)
-		}
+	if _, err := lowBalanceAlert(ctx, tx, a, balance, at); err != nil {
+		return err
 	}
-	if t := a.alerts.DailySpend; t != nil {
-		ev := alertEvent(a, domain.EventSpendDaily, balance, *t, at)
-		ok, err := tx.MarkSpend(ctx, a.id, domain.DayNumber(at), *t, ev.ID, at)
-		if err != nil {
-			return err
-		}
-		if ok {
-			evs = append(evs, ev)
-		}
-	}
-	if len(evs) == 0 {
+	t := a.alerts.DailySpend
+	if t == nil {
 		return nil
 	}
-	return tx.InsertEvents(ctx, evs)
+	ev := alertEvent(a, domain.EventSpendDaily, balance, *t, at)
+	ok, err := tx.MarkSpend(ctx, a.id, domain.DayNumber(at), *t, ev.ID, at)
+	if err != nil || !ok {
+		return err
+	}
+	return tx.InsertEvents(ctx, []domain.Event{ev})
+}
+
+// lowBalanceAlert marks and writes balance.low when balance is below the
+// account's threshold and the crossing was not marked yet.
+func lowBalanceAlert(ctx context.Context, tx AlertTx, a *alertAccount, balance int64, at time.Time) ([]domain.Event, error) {
+	t := a.alerts.LowBalance
+	if t == nil || balance >= *t {
+		return nil, nil
+	}
+	ev := alertEvent(a, domain.EventBalanceLow, balance, *t, at)
+	ok, err := tx.MarkAlert(ctx, a.id, domain.EventBalanceLow, "", ev.ID, at)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return []domain.Event{ev}, tx.InsertEvents(ctx, []domain.Event{ev})
 }
 
 // alertEvent is an account's alert as a webhook event of its live
@@ -99,4 +102,31 @@ func alertEvent(a *alertAccount, event string, balance, threshold int64, at time
 	return domain.Event{ID: id.New(id.Event, at), AccountID: a.id, Env: domain.Live, Event: event, URL: a.url,
 		Body:          webhook.AlertBody(event, a.id, ledger.Credits(balance), ledger.Credits(threshold), a.currency, at),
 		NextAttemptAt: at, CreatedAt: at}
+}
+
+// AnnounceLowBalances posts balance.low for accounts found below their
+// threshold with no mark, each in a transaction of its own that marks it
+// first, so a debit deciding the same crossing on another node at the
+// same moment posts it once between them. It reports how many it posted.
+func (t *Tracker) AnnounceLowBalances(ctx context.Context, accts []domain.Account) (int, error) {
+	now := t.now()
+	posted := 0
+	for _, a := range accts {
+		low := alertsOf(a)
+		if low == nil || low.alerts.LowBalance == nil {
+			continue
+		}
+		low.alerts.DailySpend = nil
+		var evs []domain.Event
+		err := t.store.Write(ctx, func(tx Tx) error {
+			var err error
+			evs, err = lowBalanceAlert(ctx, tx, low, a.Balance, now)
+			return err
+		})
+		if err != nil {
+			return posted, err
+		}
+		posted += len(evs)
+	}
+	return posted, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"msgsvc/internal/domain"
 )
 
 // SweepStore is what the Sweeper needs from storage.
@@ -12,7 +14,13 @@ type SweepStore interface {
 	DeleteIdempotencyBefore(ctx context.Context, t time.Time) (int64, error)
 	DeletePendingReportsBefore(ctx context.Context, t time.Time) (int64, error)
 	DeleteEventsBefore(ctx context.Context, t time.Time, limit int) (int, error)
+	FoldUsage(ctx context.Context, beforeDay int64) (int64, error)
+	UnmarkedLowBalances(ctx context.Context, limit int) ([]domain.Account, error)
 }
+
+// alertCheck is how often the sweeper looks for low balances no debit
+// announced.
+const alertCheck = 30 * time.Second
 
 // EventRetention is how long events are kept for the events feed and the
 // panel (the contract asks for at least 30 days).
@@ -46,7 +54,7 @@ func (s *Sweeper) Run(ctx context.Context) {
 	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	lastCleanup := time.Time{}
+	lastCleanup, lastAlerts := time.Time{}, time.Time{}
 	for {
 		if err := s.Expire(ctx); err != nil && ctx.Err() == nil {
 			s.Log.Error("expire messages", "err", err)
@@ -55,6 +63,12 @@ func (s *Sweeper) Run(ctx context.Context) {
 			s.Log.Error("apply parked reports", "err", err)
 		} else if n > 0 {
 			s.Log.Info("applied reports parked while their submission's answer was being recorded", "reports", n)
+		}
+		if now := s.Now(); now.Sub(lastAlerts) >= alertCheck {
+			lastAlerts = now
+			if err := s.announceLowBalances(ctx); err != nil && ctx.Err() == nil {
+				s.Log.Error("announce low balances", "err", err)
+			}
 		}
 		if now := s.Now(); now.Sub(lastCleanup) > time.Hour {
 			lastCleanup = now
@@ -66,6 +80,11 @@ func (s *Sweeper) Run(ctx context.Context) {
 			}
 			if err := s.DeleteOldEvents(ctx); err != nil && ctx.Err() == nil {
 				s.Log.Error("clean old events", "err", err)
+			}
+			// Days before yesterday change only by late reports and
+			// refunds: their writers' usage rows become one per key.
+			if _, err := s.Store.FoldUsage(ctx, domain.DayNumber(now)-1); err != nil && ctx.Err() == nil {
+				s.Log.Error("fold usage rows", "err", err)
 			}
 		}
 		select {
@@ -109,4 +128,20 @@ func (s *Sweeper) DeleteOldEvents(ctx context.Context) error {
 		}
 	}
 	return ctx.Err()
+}
+
+// announceLowBalances posts the balance.low no debit posted: for an
+// account already below a threshold just set, or (PostgreSQL) after two
+// writers' debits that crossed it together each saw the other's share as
+// it was before.
+func (s *Sweeper) announceLowBalances(ctx context.Context) error {
+	accts, err := s.Store.UnmarkedLowBalances(ctx, 100)
+	if err != nil || len(accts) == 0 {
+		return err
+	}
+	n, err := s.Tracker.AnnounceLowBalances(ctx, accts)
+	if n > 0 {
+		s.Log.Info("announced low balances no debit had announced", "accounts", n)
+	}
+	return err
 }

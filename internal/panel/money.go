@@ -41,6 +41,7 @@ func (p *Panel) balancePage(w http.ResponseWriter, r *http.Request, s *session) 
 }
 
 type operatorData struct {
+	Overview manage.OperatorOverview
 	Pending  []pendingRow
 	Senders  []pendingSender
 	Accounts []domain.Account
@@ -78,6 +79,10 @@ func (p *Panel) showOperator(w http.ResponseWriter, r *http.Request, s *session,
 	d := operatorData{Accounts: accts, Tiers: manage.Tiers}
 	for _, lr := range pending {
 		d.Pending = append(d.Pending, pendingRow{LimitRequest: lr, Account: byID[lr.AccountID]})
+	}
+	if d.Overview, err = p.cfg.Manage.OperatorOverview(r.Context(), s.Actor, accts); err != nil {
+		p.actionError(w, r, s, err)
+		return
 	}
 	if d.Senders, err = p.pendingSenders(r, s, byID); err != nil {
 		p.actionError(w, r, s, err)

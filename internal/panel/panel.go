@@ -142,6 +142,9 @@ func (p *Panel) routes() {
 	p.handle("POST /settings/compliance", p.form(p.setCompliance))
 	p.handle("POST /settings/compliance/opt-outs", p.form(p.addOptOut))
 	p.handle("POST /settings/compliance/opt-outs/{phone}/remove", p.form(p.removeOptOut))
+	p.handle("GET /settings/alerts", p.authed(p.alertsPage))
+	p.handle("POST /settings/alerts", p.form(p.setAlerts))
+	p.handle("POST /settings/alerts/events/{id}/redeliver", p.form(p.redeliverAlert))
 	p.handle("GET /settings/limits", p.authed(p.limitsPage))
 	p.handle("POST /settings/limits", p.form(p.requestLimits))
 
@@ -168,15 +171,6 @@ func (p *Panel) routes() {
 		w.Header().Set("Cache-Control", "public, max-age=3600")
 		files.ServeHTTP(w, r)
 	})
-}
-
-// home sends a user to the first page they need.
-func (p *Panel) home(w http.ResponseWriter, r *http.Request, s *session) {
-	if s.Actor.Operator() && s.Account == "" {
-		http.Redirect(w, r, "/operator", http.StatusSeeOther)
-		return
-	}
-	http.Redirect(w, r, s.link("/settings/keys"), http.StatusSeeOther)
 }
 
 // fail renders an error page.

@@ -93,6 +93,13 @@ var funcs = template.FuncMap{
 		}
 		return strconv.FormatFloat(float64(n)*100/float64(of), 'f', 1, 64) + " %"
 	},
+	"deref": func(p *int64) int64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	},
+	"percent": func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " %" },
 }
 
 // limitLabels name the limits in the operator's approval form.
@@ -192,6 +199,7 @@ var notices = map[string]string{
 	"alreadyOptedOut": "The number was opted out already; its first record stays.",
 	"optedIn":         "The number was opted back in: sends to it are accepted again.",
 	"compliance":      "The compliance settings were saved.",
+	"alerts":          "The account webhook and the alerts were saved. They apply to the next send.",
 }
 
 func notice(r *http.Request) string { return notices[r.URL.Query().Get("done")] }

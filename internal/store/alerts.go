@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"msgsvc/internal/domain"
@@ -67,7 +68,7 @@ func (s *Store) SetAccountWebhook(ctx context.Context, accountID, url string) er
 
 // SetAlerts sets an account's alert thresholds. A new low-balance
 // threshold is a new alert: its mark goes, so a balance already below it
-// is announced at the next debit.
+// is announced by the next debit or the sweeper.
 func (s *Store) SetAlerts(ctx context.Context, accountID string, a domain.Alerts) error {
 	return s.Write(ctx, func(tx *Tx) error {
 		var before sql.NullInt64
@@ -105,4 +106,58 @@ func nullable(v *int64) any {
 func (s *Store) AlertEvents(ctx context.Context, accountID string, limit int) ([]domain.Event, error) {
 	return events.scanAll(s.rquery(ctx, `SELECT `+eventCols+` FROM webhook_events WHERE account_id = $1
 		AND event IN ('balance.low', 'spend.daily') ORDER BY `+s.seq()+` DESC LIMIT $2`, accountID, limit))
+}
+
+// TroubledEvents lists an account's webhooks that need attention, newest
+// first: given up (failed), refused for good (gone), or failing and
+// waiting for their next try.
+func (s *Store) TroubledEvents(ctx context.Context, accountID string, limit int) ([]domain.Event, error) {
+	return events.scanAll(s.rquery(ctx, `SELECT `+eventCols+` FROM webhook_events WHERE account_id = $1
+		AND (state IN ('failed', 'gone') OR (state = 'pending' AND attempts > 0)) ORDER BY `+s.seq()+` DESC LIMIT $2`,
+		accountID, limit))
+}
+
+// TopSpenders lists the accounts whose live keys were charged the most
+// from a UTC day on, most first. The range is closed at both ends so
+// that SQLite's planner, without statistics, reads the days' range of
+// usage_days_day rather than the whole table in key order.
+func (s *Store) TopSpenders(ctx context.Context, fromDay int64, limit int) ([]domain.AccountSpend, error) {
+	rows, err := s.rquery(ctx, `SELECT account_id, SUM(messages), SUM(credits) FROM usage_days WHERE day >= $1 AND day <= $4
+		AND env = $2 GROUP BY account_id ORDER BY SUM(credits) DESC, account_id LIMIT $3`,
+		fromDay, string(domain.Live), limit, int64(math.MaxInt32))
+	if err != nil {
+		return nil, fmt.Errorf("top spenders: %w", err)
+	}
+	defer rows.Close()
+	var out []domain.AccountSpend
+	for rows.Next() {
+		var a domain.AccountSpend
+		if err := rows.Scan(&a.AccountID, &a.Messages, &a.Credits); err != nil {
+			return nil, fmt.Errorf("top spenders: %w", err)
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// UnmarkedLowBalances lists the accounts whose balance is below their
+// low-balance alert with no balance.low mark: a crossing no debit
+// announced (a threshold set under the balance, or on PostgreSQL two
+// writers' debits that each saw the other's share as it was before).
+func (s *Store) UnmarkedLowBalances(ctx context.Context, limit int) ([]domain.Account, error) {
+	balance := "a.balance"
+	if s.dialect == Postgres {
+		balance = "(a.balance + COALESCE((SELECT SUM(h.amount) FROM balance_holds h WHERE h.account_id = a.id), 0))"
+	}
+	return accounts.scanAll(s.rquery(ctx, `SELECT `+s.accountList("a")+` FROM accounts a
+		WHERE a.alert_low_balance IS NOT NULL AND `+balance+` < a.alert_low_balance
+		AND NOT EXISTS (SELECT 1 FROM alert_marks m WHERE m.account_id = a.id AND m.event = $1 AND m.period = '')
+		ORDER BY a.id LIMIT $2`, domain.EventBalanceLow, limit))
+}
+
+// RecentFailures lists an environment's messages that failed at or after
+// since, latest first (the partial index messages_failed).
+func (s *Store) RecentFailures(ctx context.Context, accountID string, env domain.Environment, since time.Time, limit int) ([]domain.Message, error) {
+	return messages.scanAll(s.rquery(ctx, `SELECT `+messageCols+` FROM messages WHERE account_id = $1 AND status = 'FAILED'
+		AND failed_at >= $2 AND env = $3 ORDER BY failed_at DESC LIMIT $4`, accountID, ms(since), string(env), limit))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"msgsvc/internal/domain"
@@ -28,11 +29,36 @@ var usageLines = newTable("usage_days",
 	int64Col("messages", func(u *usageLine) *int64 { return &u.Messages }),
 	int64Col("segments", func(u *usageLine) *int64 { return &u.Segments }),
 	int64Col("credits", func(u *usageLine) *int64 { return &u.Credits }),
+	int64Col("sending", func(u *usageLine) *int64 { return &u.Statuses[0] }),
+	int64Col("sent", func(u *usageLine) *int64 { return &u.Statuses[1] }),
+	int64Col("delivered", func(u *usageLine) *int64 { return &u.Statuses[2] }),
+	int64Col("read", func(u *usageLine) *int64 { return &u.Statuses[3] }),
+	int64Col("failed", func(u *usageLine) *int64 { return &u.Statuses[4] }),
+	int64Col("canceled", func(u *usageLine) *int64 { return &u.Statuses[5] }),
 )
 
-const usageUpsert = ` ON CONFLICT (account_id, env, day, channel, country, holder) DO UPDATE SET
-	messages = usage_days.messages + excluded.messages, segments = usage_days.segments + excluded.segments,
-	credits = usage_days.credits + excluded.credits`
+// usageCounts are the counted columns, in the order of domain.UsageCount.
+var usageCounts = []string{"messages", "segments", "credits", "sending", "sent", "delivered", "read", "failed", "canceled"}
+
+var usageUpsert, usageSums = func() (string, string) {
+	set := make([]string, len(usageCounts))
+	sums := make([]string, len(usageCounts))
+	for i, c := range usageCounts {
+		set[i] = c + " = usage_days." + c + " + excluded." + c
+		sums[i] = "SUM(" + c + ")"
+	}
+	return ` ON CONFLICT (account_id, env, day, channel, country, holder) DO UPDATE SET ` + strings.Join(set, ", "),
+		strings.Join(sums, ", ")
+}()
+
+// countDests are where a row's sums of usageCounts go.
+func countDests(u *domain.UsageCount) []any {
+	out := []any{&u.Messages, &u.Segments, &u.Credits}
+	for i := range u.Statuses {
+		out = append(out, &u.Statuses[i])
+	}
+	return out
+}
 
 // AddUsage adds deltas to the usage counts, in the caller's transaction:
 // usage moves with the charge or refund that causes it, or not at all.
@@ -70,7 +96,7 @@ func (s *Store) UsageByDay(ctx context.Context, q domain.UsageQuery) ([]domain.U
 	var out []domain.UsageDelta
 	for rows.Next() {
 		d := domain.UsageDelta{UsageKey: domain.UsageKey{AccountID: q.AccountID, Env: q.Env}}
-		if err := rows.Scan(&d.Day, &d.Channel, &d.Country, &d.Messages, &d.Segments, &d.Credits); err != nil {
+		if err := rows.Scan(append([]any{&d.Day, &d.Channel, &d.Country}, countDests(&d.UsageCount)...)...); err != nil {
 			return nil, fmt.Errorf("usage: %w", err)
 		}
 		out = append(out, d)
@@ -82,7 +108,7 @@ func (s *Store) UsageByDay(ctx context.Context, q domain.UsageQuery) ([]domain.U
 }
 
 func usageByDay(q domain.UsageQuery) (string, []any) {
-	query := `SELECT day, channel, country, SUM(messages), SUM(segments), SUM(credits) FROM usage_days
+	query := `SELECT day, channel, country, ` + usageSums + ` FROM usage_days
 		WHERE account_id = $1 AND env = $2 AND day >= $3 AND day <= $4`
 	args := []any{q.AccountID, string(q.Env), q.From, q.To}
 	if q.Channel != "" {
@@ -131,8 +157,12 @@ func (tx *Tx) DaySpend(ctx context.Context, accountID string, day int64) (int64,
 // environment and day: what the kept counts must always equal. Tests and
 // audits compare the two; it scans the account's messages.
 func (s *Store) UsageFromMessages(ctx context.Context, accountID string) ([]domain.UsageDelta, error) {
-	rows, err := s.rquery(ctx, `SELECT env, created_at / 86400000, channel, country_code, COUNT(*), SUM(segments), SUM(charged)
-		FROM messages WHERE account_id = $1 GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`, accountID)
+	byStatus := ""
+	for _, st := range domain.Statuses {
+		byStatus += `, SUM(CASE WHEN status = '` + string(st) + `' THEN 1 ELSE 0 END)`
+	}
+	rows, err := s.rquery(ctx, `SELECT env, created_at / 86400000, channel, country_code, COUNT(*), SUM(segments), SUM(charged)`+
+		byStatus+` FROM messages WHERE account_id = $1 GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("usage from messages: %w", err)
 	}
@@ -140,7 +170,7 @@ func (s *Store) UsageFromMessages(ctx context.Context, accountID string) ([]doma
 	var out []domain.UsageDelta
 	for rows.Next() {
 		d := domain.UsageDelta{UsageKey: domain.UsageKey{AccountID: accountID}}
-		if err := rows.Scan(&d.Env, &d.Day, &d.Channel, &d.Country, &d.Messages, &d.Segments, &d.Credits); err != nil {
+		if err := rows.Scan(append([]any{&d.Env, &d.Day, &d.Channel, &d.Country}, countDests(&d.UsageCount)...)...); err != nil {
 			return nil, fmt.Errorf("usage from messages: %w", err)
 		}
 		out = append(out, d)
@@ -163,4 +193,40 @@ func (s *Store) KeptUsage(ctx context.Context, accountID string) ([]domain.Usage
 		out = append(out, ds...)
 	}
 	return out, nil
+}
+
+// foldBatch bounds the rows one fold statement moves.
+const foldBatch = 5000
+
+// FoldUsage folds the PostgreSQL writers' usage rows of days before
+// beforeDay into one row per key (holder ”), so a report over past days
+// reads as few rows as on SQLite. Each statement deletes a batch of
+// writers' rows and adds exactly what it deleted (DELETE … RETURNING feeds
+// the upsert), so a late change a writer makes meanwhile is either folded
+// or left in its own row, never lost; rows a writer holds are skipped
+// until the next fold. It returns the rows folded; SQLite keeps one row
+// per key already.
+func (s *Store) FoldUsage(ctx context.Context, beforeDay int64) (int64, error) {
+	if s.dialect != Postgres {
+		return 0, nil
+	}
+	keys := "account_id, env, day, channel, country"
+	var total int64
+	for {
+		res, err := s.wexec(ctx, `WITH moved AS (DELETE FROM usage_days WHERE ctid IN (SELECT ctid FROM usage_days
+				WHERE day < $1 AND holder <> '' LIMIT `+fmt.Sprint(foldBatch)+` FOR UPDATE SKIP LOCKED)
+				RETURNING `+keys+`, `+strings.Join(usageCounts, ", ")+`)
+			INSERT INTO usage_days (`+keys+`, holder, `+strings.Join(usageCounts, ", ")+`)
+			SELECT `+keys+`, '', `+usageSums+` FROM moved GROUP BY `+keys+` ORDER BY `+keys+usageUpsert, beforeDay)
+		if err != nil {
+			return total, fmt.Errorf("fold usage: %w", err)
+		}
+		// The insert's count is of keys, not of rows moved; a batch that
+		// found rows goes on until one finds none.
+		n, _ := res.RowsAffected()
+		if n == 0 {
+			return total, nil
+		}
+		total += n
+	}
 }

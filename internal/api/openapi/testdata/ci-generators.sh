@@ -71,7 +71,7 @@ mkdir -p "$work/ts"
 echo "--- recorded traffic of the app tests, validated by Ajv"
 traffic="$work/traffic.jsonl"
 MSGSVC_TEST_TRAFFIC="$traffic" go test -count=1 -timeout 15m \
-  -run '^(TestEveryStatusIsDocumented|TestManage.*|TestEventsFeed|TestMessageList|TestRedactMessage|TestRetentionPeriod|TestAuthentication|TestBalance|TestSendValidation|TestSendChargesAndShape|TestLifeCycleAndWebhooks|TestScheduleCancelAndCampaigns|TestHealthMetricsDocs|TestTemplatesAndMediaOnSends|TestMediaUpload.*|TestOptOut.*|TestIdempotency|TestRepliesRouteToLatestCampaign|TestTrafficTour|TestRoutesKnowMoney)$' \
+  -run '^(TestEveryStatusIsDocumented|TestManage.*|TestEventsFeed|TestMessageList|TestRedactMessage|TestRetentionPeriod|TestAuthentication|TestBalance|TestSendValidation|TestSendChargesAndShape|TestLifeCycleAndWebhooks|TestScheduleCancelAndCampaigns|TestHealthMetricsDocs|TestTemplatesAndMediaOnSends|TestMediaUpload.*|TestOptOut.*|TestIdempotency|TestRepliesRouteToLatestCampaign|TestTrafficTour|TestRoutesKnowMoney|TestUsageReport|TestAlertsOncePerCrossing)$' \
   ./internal/app/ >"$work/app.log" 2>&1 || { cat "$work/app.log"; exit 1; }
 tail -1 "$work/app.log"
 export VALIDATOR_MODULES="$work/npm/node_modules"

@@ -23,8 +23,13 @@ CREATE TABLE alert_marks (
 -- The account's own events, for the panel's list of them (the account's
 -- other events are far more numerous).
 CREATE INDEX webhook_events_alerts ON webhook_events (account_id) WHERE event IN ('balance.low', 'spend.daily');
+-- Webhooks that need attention (given up, refused for good, or failing
+-- and retried), for the panel's overview: few, whatever the traffic.
+CREATE INDEX webhook_events_trouble ON webhook_events (account_id)
+    WHERE state IN ('failed', 'gone') OR (state = 'pending' AND attempts > 0);
 
 -- +goose Down
+DROP INDEX webhook_events_trouble;
 DROP INDEX webhook_events_alerts;
 DROP TABLE alert_marks;
 ALTER TABLE accounts DROP COLUMN alert_daily_spend;
