@@ -138,7 +138,7 @@ func TestAlertsOncePerCrossing(t *testing.T) {
 			t.Fatal(err)
 		}
 		email := "owner-other@other.example"
-		if _, _, err := CreateUser(context.Background(), e.st, other.ID, email, "owner", testPassword, e.clock.Now()); err != nil {
+		if _, _, err := createTestUser(context.Background(), e.st, other.ID, email, "owner", testPassword, e.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		theirs := e.login(email, testPassword)
@@ -252,7 +252,7 @@ func TestOverviewTenants(t *testing.T) {
 		t.Fatal(err)
 	}
 	email := "owner@other.example"
-	if _, _, err := CreateUser(ctx, e.st, other.ID, email, "owner", testPassword, e.clock.Now()); err != nil {
+	if _, _, err := createTestUser(ctx, e.st, other.ID, email, "owner", testPassword, e.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	b := e.browser()

@@ -49,7 +49,7 @@ func TestOverviewInChromium(t *testing.T) {
 
 	owner, op := "olivia@acme.example", "otto@msgsvc.example"
 	for _, u := range []struct{ account, email, role string }{{e.account.ID, owner, "owner"}, {"", op, "operator"}} {
-		if _, _, err := CreateUser(ctx, e.st, u.account, u.email, u.role, testPassword, e.clock.Now()); err != nil {
+		if _, _, err := createTestUser(ctx, e.st, u.account, u.email, u.role, testPassword, e.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}

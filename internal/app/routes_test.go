@@ -258,7 +258,7 @@ func checkOperatorViews(t *testing.T, e *env) {
 
 	// An account's owner, and another account's, reach none of it.
 	other, _ := otherAccount(t, e)
-	_, _, err := CreateUser(context.Background(), e.st, other.ID, "owner@other.example", "owner", testPassword, e.clock.Now())
+	_, _, err := createTestUser(context.Background(), e.st, other.ID, "owner@other.example", "owner", testPassword, e.clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
