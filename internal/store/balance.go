@@ -29,7 +29,12 @@ import (
 // Locks are taken so that no cycle can form: a transaction waits only for
 // the account row and for its own writer's share (which only a gathering
 // transaction, holding the row, can hold); gathering never waits for a
-// share (SKIP LOCKED).
+// share (SKIP LOCKED). The row is locked FOR NO KEY UPDATE, as an UPDATE of
+// its balance locks it, never FOR UPDATE: every insert of a row naming the
+// account (a message, a ledger line) holds a FOR KEY SHARE lock on it for
+// its foreign key until its transaction ends, which FOR UPDATE waits for;
+// two transactions that had each inserted such a row and then both wanted
+// the row FOR UPDATE deadlocked.
 
 // errBalanceBusy: the account covers a debit only with funds in shares that
 // transactions in flight hold; the group runs again (retryable).
@@ -88,7 +93,7 @@ func (tx *Tx) refill(ctx context.Context, accountID string, need int64, at time.
 		var got int64
 		err := tx.queryRow(ctx, `WITH take AS (
 				SELECT LEAST(balance, GREATEST($3, balance / `+fmt.Sprint(refillDivisor)+`)) AS amount
-				FROM accounts WHERE id = $1 AND balance >= $3 FOR UPDATE),
+				FROM accounts WHERE id = $1 AND balance >= $3 FOR NO KEY UPDATE),
 			moved AS (UPDATE accounts SET balance = balance - take.amount FROM take WHERE accounts.id = $1
 				RETURNING take.amount)
 			INSERT INTO balance_holds (account_id, holder, amount, updated_at) SELECT $1, $2, amount, $4 FROM moved
@@ -112,7 +117,7 @@ func (tx *Tx) refill(ctx context.Context, accountID string, need int64, at time.
 // gather moves the shares of the account that no other transaction is
 // using back into its row (which it locks first).
 func (tx *Tx) gather(ctx context.Context, accountID string) error {
-	_, err := tx.exec(ctx, `WITH a AS (SELECT id FROM accounts WHERE id = $1 FOR UPDATE),
+	_, err := tx.exec(ctx, `WITH a AS (SELECT id FROM accounts WHERE id = $1 FOR NO KEY UPDATE),
 		g AS (UPDATE balance_holds h SET amount = 0
 			FROM (SELECT holder, amount FROM balance_holds WHERE account_id = $1 AND amount > 0
 				AND EXISTS (SELECT 1 FROM a) FOR UPDATE SKIP LOCKED) old
