@@ -88,22 +88,34 @@ func (tx *Tx) addHeld(ctx context.Context, accountID string, delta int64, at tim
 // refill moves at least need from the account row into the writer's
 // share, gathering idle shares back into the row first if the row alone
 // is short.
+//
+// The row is read and locked by a statement of its own, and the amount
+// moved is computed from what that statement read: it is the row's latest
+// version, and no other transaction can change it before this one ends.
+// One statement that locked the row in a WITH and subtracted in another
+// part of it could subtract an amount computed from a newer version than
+// the one it subtracted from, and break the balance's CHECK when two
+// nodes' writers refilled at once.
 func (tx *Tx) refill(ctx context.Context, accountID string, need int64, at time.Time) error {
 	for attempt := 0; attempt < 2; attempt++ {
-		var got int64
-		err := tx.queryRow(ctx, `WITH take AS (
-				SELECT LEAST(balance, GREATEST($3, balance / `+fmt.Sprint(refillDivisor)+`)) AS amount
-				FROM accounts WHERE id = $1 AND balance >= $3 FOR NO KEY UPDATE),
-			moved AS (UPDATE accounts SET balance = balance - take.amount FROM take WHERE accounts.id = $1
-				RETURNING take.amount)
-			INSERT INTO balance_holds (account_id, holder, amount, updated_at) SELECT $1, $2, amount, $4 FROM moved
-			ON CONFLICT (account_id, holder) DO UPDATE SET amount = balance_holds.amount + excluded.amount,
-			updated_at = excluded.updated_at RETURNING amount`, accountID, tx.holder, need, ms(at)).Scan(&got)
-		if err == nil {
-			return nil
+		var balance int64
+		err := tx.queryRow(ctx, `SELECT balance FROM accounts WHERE id = $1 FOR NO KEY UPDATE`, accountID).Scan(&balance)
+		if errors.Is(err, sql.ErrNoRows) {
+			return domain.ErrNotFound
 		}
-		if !errors.Is(err, sql.ErrNoRows) {
+		if err != nil {
 			return fmt.Errorf("refill balance share: %w", err)
+		}
+		if balance >= need {
+			amount := min(balance, max(need, balance/refillDivisor))
+			_, err := tx.exec(ctx, `WITH moved AS (UPDATE accounts SET balance = balance - $3 WHERE id = $1 RETURNING id)
+				INSERT INTO balance_holds (account_id, holder, amount, updated_at) SELECT $1, $2, $3, $4 FROM moved
+				ON CONFLICT (account_id, holder) DO UPDATE SET amount = balance_holds.amount + excluded.amount,
+				updated_at = excluded.updated_at`, accountID, tx.holder, amount, ms(at))
+			if err != nil {
+				return fmt.Errorf("refill balance share: %w", err)
+			}
+			return nil
 		}
 		if attempt == 0 {
 			if err := tx.gather(ctx, accountID); err != nil {
