@@ -54,6 +54,7 @@ type Store interface {
 	MessageStore
 	ComplianceStore
 	BalanceStore
+	SMPPStore
 }
 
 // Config wires a Service.
@@ -74,7 +75,10 @@ type Config struct {
 	PasswordFailuresPerMinute int
 	// HashSlots bounds the password checks running at once (0: HashSlots()).
 	HashSlots int
-	Now       func() time.Time
+	// SMPPRemoved is told of a removed SMPP user, so that this node closes
+	// its binds at once (nil: the SMPP server's own check finds it).
+	SMPPRemoved func(userID string)
+	Now         func() time.Time
 }
 
 // Service runs the actions.
@@ -84,6 +88,7 @@ type Service struct {
 	redelivered func()
 	ttl         time.Duration
 	gate        *passwordGate
+	smppRemoved func(userID string)
 	now         func() time.Time
 }
 
@@ -98,7 +103,10 @@ func New(cfg Config) *Service {
 	if cfg.Redelivered == nil {
 		cfg.Redelivered = func() {}
 	}
-	return &Service{st: cfg.Store, limiter: cfg.Limiter, redelivered: cfg.Redelivered, ttl: cfg.SessionTTL, now: cfg.Now,
+	if cfg.SMPPRemoved == nil {
+		cfg.SMPPRemoved = func(string) {}
+	}
+	return &Service{st: cfg.Store, limiter: cfg.Limiter, redelivered: cfg.Redelivered, smppRemoved: cfg.SMPPRemoved, ttl: cfg.SessionTTL, now: cfg.Now,
 		gate: newPasswordGate(cfg.Failures, cfg.PasswordFailuresPerMinute, cfg.HashSlots)}
 }
 

@@ -1,0 +1,95 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/id"
+	"msgsvc/internal/store"
+	"msgsvc/internal/store/storetest"
+)
+
+func TestSMPPUsers(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
+		ctx := context.Background()
+		a, b := newAccount(t, st, 0), newAccount(t, st, 0)
+		u := domain.SMPPUser{ID: id.New(id.SMPPUser, t0), AccountID: a.ID, Env: domain.Live, SystemID: "acme1",
+			PasswordHash: "h", MaxBinds: 4, CreatedAt: t0}
+		if err := st.CreateSMPPUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		dup := u
+		dup.ID, dup.AccountID = id.New(id.SMPPUser, t0), b.ID
+		if err := st.CreateSMPPUser(ctx, dup); !errors.Is(err, domain.ErrSystemIDTaken) {
+			t.Fatalf("same system_id in another account: %v, want ErrSystemIDTaken", err)
+		}
+		got, acct, err := st.SMPPUserBySystemID(ctx, "acme1")
+		if err != nil || got.ID != u.ID || acct.ID != a.ID || got.MaxBinds != 4 || !got.CreatedAt.Equal(t0) {
+			t.Fatalf("by system_id: %+v %s %v", got, acct.ID, err)
+		}
+		if list, err := st.SMPPUsers(ctx, b.ID); err != nil || len(list) != 0 {
+			t.Fatalf("B sees %d users of A (%v)", len(list), err)
+		}
+		if err := st.RemoveSMPPUser(ctx, b.ID, u.ID); !errors.Is(err, domain.ErrNotFound) {
+			t.Fatalf("B removes A's user: %v, want ErrNotFound", err)
+		}
+		if present, err := st.SMPPUsersPresent(ctx, []string{u.ID, "smu_gone"}); err != nil || !present[u.ID] || present["smu_gone"] {
+			t.Fatalf("present: %v %v", present, err)
+		}
+		if err := st.RemoveSMPPUser(ctx, a.ID, u.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := st.SMPPUserBySystemID(ctx, "acme1"); !errors.Is(err, domain.ErrNotFound) {
+			t.Fatalf("removed user found: %v", err)
+		}
+	})
+}
+
+func TestSMPPItemQueue(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
+		ctx := context.Background()
+		a := newAccount(t, st, 0)
+		item := func(user string, created time.Time) domain.SMPPItem {
+			return domain.SMPPItem{ID: id.New(id.SMPPItem, created), UserID: user, AccountID: a.ID, Env: domain.Live,
+				MessageID: "msg_1", Source: "15550001111", Dest: "ACME", ESMClass: 4, Text: "id:msg_1 stat:DELIVRD", State: 2,
+				CreatedAt: created, ExpiresAt: created.Add(72 * time.Hour), NextAttemptAt: created}
+		}
+		old, newer, other := item("smu_a", at(-2*time.Second)), item("smu_a", at(-time.Second)), item("smu_b", at(-time.Second))
+		expired := item("smu_a", at(-73*time.Hour))
+		write(t, st, func(ctx context.Context, tx *store.Tx) error {
+			return tx.InsertSMPPItems(ctx, []domain.SMPPItem{newer, other, old, expired})
+		})
+		const lease = 30 * time.Second
+		got, err := st.ClaimSMPPItems(ctx, []string{"smu_a"}, "n1", t0, lease, 10)
+		if err != nil || len(got) != 2 || got[0].ID != old.ID || got[1].ID != newer.ID {
+			t.Fatalf("claim: %+v %v, want the two live rows of smu_a oldest first", got, err)
+		}
+		if again, err := st.ClaimSMPPItems(ctx, []string{"smu_a"}, "n2", t0.Add(time.Second), lease, 10); err != nil || len(again) != 0 {
+			t.Fatalf("leased rows claimed again: %d %v", len(again), err)
+		}
+		if err := st.AckSMPPItem(ctx, old.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.ReleaseSMPPItems(ctx, "n1", []string{newer.ID}, t0.Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		got, err = st.ClaimSMPPItems(ctx, []string{"smu_a"}, "n2", t0.Add(2*time.Second), lease, 10)
+		if err != nil || len(got) != 1 || got[0].ID != newer.ID {
+			t.Fatalf("after ack and release: %+v %v, want only the released row", got, err)
+		}
+		// A lapsed lease comes due again without a release; an acked row never.
+		got, err = st.ClaimSMPPItems(ctx, []string{"smu_a"}, "n3", t0.Add(2*time.Second+lease), lease, 10)
+		if err != nil || len(got) != 1 || got[0].ID != newer.ID {
+			t.Fatalf("after lapse: %+v %v", got, err)
+		}
+		if n, err := st.PurgeSMPPItems(ctx, t0); err != nil || n != 1 {
+			t.Fatalf("purge: %d %v, want the expired row", n, err)
+		}
+		if n, err := st.PendingSMPPItems(ctx); err != nil || n != 2 {
+			t.Fatalf("pending: %d %v", n, err)
+		}
+	})
+}
