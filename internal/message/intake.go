@@ -41,7 +41,10 @@ type Draft struct {
 	ScheduledAt string
 	Validity    *int
 	Reference   string
-	Problems    []domain.FieldError
+	// SMPP marks a send that came in over SMPP (SMS only): its user gets
+	// the receipt, when it asked for one.
+	SMPP     *domain.SMPPOrigin
+	Problems []domain.FieldError
 }
 
 // FallbackRequest is the fallback an RCS send asks for.

@@ -62,6 +62,7 @@ func (s *Service) checkContent(ctx context.Context, verr *domain.ValidationError
 		if d.Text != "" {
 			out.encoding, out.segments = checkSMS(verr, d.Text)
 		}
+		out.content.SMPP = d.SMPP
 		return out, nil
 	case domain.WhatsApp:
 		out.content = d.Content

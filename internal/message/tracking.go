@@ -9,6 +9,7 @@ import (
 	"msgsvc/internal/id"
 	"msgsvc/internal/ledger"
 	"msgsvc/internal/provider"
+	"msgsvc/internal/smppserver/dlr"
 	"msgsvc/internal/webhook"
 )
 
@@ -233,6 +234,7 @@ type TrackTx interface {
 	MessageIDsByProviderRef(ctx context.Context, provider string, refs []string) (map[string]string, error)
 	UpdateMessages(ctx context.Context, msgs []domain.Message) error
 	InsertEvents(ctx context.Context, evs []domain.Event) error
+	InsertSMPPItems(ctx context.Context, items []domain.SMPPItem) error
 	InsertParts(ctx context.Context, ps []domain.Part) error
 	PartsByRef(ctx context.Context, provider string, refs []string) (map[string]domain.Part, error)
 	SetPartStatus(ctx context.Context, provider, ref string, status domain.Status) ([]domain.Part, error)
@@ -257,6 +259,7 @@ func applyReports(ctx context.Context, tx TrackTx, reports []Report, now time.Ti
 	}
 	changed := map[string]bool{}
 	var events []domain.Event
+	var receipts []domain.SMPPItem
 	for _, r := range reports {
 		m, ok := msgs[r.MessageID]
 		if !ok {
@@ -266,9 +269,13 @@ func applyReports(ctx context.Context, tx TrackTx, reports []Report, now time.Ti
 		if at.IsZero() {
 			at = now
 		}
+		before := m.Status
 		steps, refund := transition(&m, r, at)
 		if len(steps) == 0 && !refund.changed {
 			continue
+		}
+		if dlr.Wanted(m, before) {
+			receipts = append(receipts, dlr.Item(m, at))
 		}
 		if err := ledger.Return(ctx, tx, m.AccountID, m.CampaignID, m.ID, refund.amount, refund.note, now); err != nil {
 			return nil, err
@@ -286,6 +293,13 @@ func applyReports(ctx context.Context, tx TrackTx, reports []Report, now time.Ti
 	}
 	if err := tx.InsertEvents(ctx, events); err != nil {
 		return nil, err
+	}
+	if len(receipts) > 0 {
+		// The receipt is written with the status, so it cannot be lost
+		// between the two.
+		if err := tx.InsertSMPPItems(ctx, receipts); err != nil {
+			return nil, err
+		}
 	}
 	later, err := recordRefs(ctx, tx, reports, changed)
 	if err != nil || len(later) == 0 {

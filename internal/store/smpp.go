@@ -187,3 +187,15 @@ func itemBefore(a, b domain.SMPPItem) bool {
 	}
 	return a.ID < b.ID
 }
+
+// ReleaseSMPPLeases makes every row leased to owner due again at now: at a
+// node's start, what its previous run had claimed; at its stop, what it
+// did not get acknowledged.
+func (s *Store) ReleaseSMPPLeases(ctx context.Context, owner string, now time.Time) (int64, error) {
+	res, err := s.wexec(ctx, `UPDATE smpp_items SET lease_owner = '', next_attempt_at = $2 WHERE lease_owner = $1`,
+		owner, ms(now))
+	if err != nil {
+		return 0, fmt.Errorf("release smpp items: %w", err)
+	}
+	return res.RowsAffected()
+}

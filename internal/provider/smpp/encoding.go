@@ -251,3 +251,15 @@ func decodeLatin1(b []byte) string {
 	}
 	return sb.String()
 }
+
+// DecodeText decodes a short_message or message_payload by data_coding,
+// GSM 03.38 read one septet per octet. A server uses it for what its
+// ESMEs submit.
+func DecodeText(dc byte, data []byte) string { return decodeText(dc, data, 0, Unpacked) }
+
+// UDHLen is the length of the user data header at the start of msg,
+// its length octet included.
+func UDHLen(msg []byte) (int, error) {
+	_, n, _, err := splitUDH(msg)
+	return n, err
+}

@@ -1,0 +1,294 @@
+package app
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"regexp"
+	"slices"
+	"testing"
+	"time"
+
+	"msgsvc/internal/config"
+	"msgsvc/internal/manage"
+	"msgsvc/internal/provider/smpp"
+	"msgsvc/internal/smppserver/esmetest"
+)
+
+// smppEnv is a node with the SMPP server on.
+func smppEnv(t *testing.T, dialect string) *env {
+	t.Helper()
+	return newEnv(t, dialect, envOptions{poll: 50 * time.Millisecond, config: func(c *config.Config) {
+		c.SMPPListen = "127.0.0.1:0"
+	}})
+}
+
+// smppUser makes an SMPP user of account and returns its system_id and
+// password.
+func (e *env) smppUser(account, env, systemID string) (string, string) {
+	e.t.Helper()
+	u, pw, err := console(e.st, e.clock.Now()).CreateSMPPUser(context.Background(), manage.Console, account,
+		manage.NewSMPPUser{Environment: env, SystemID: systemID})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return u.SystemID, pw
+}
+
+var receiptText = regexp.MustCompile(`^id:(msg_[0-9a-z]{26}) sub:001 dlvrd:001 submit date:\d{10} done date:\d{10} ` +
+	`stat:DELIVRD err:000 text:Hello over SMPP$`)
+
+// A customer sends over SMPP as over the API: one id everywhere, and the
+// receipt comes back as deliver_sm with the standard text and TLVs.
+func TestSMPPSubmitAndReceipt(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d string) {
+		e := smppEnv(t, d)
+		sys, pw := e.smppUser(e.account.ID, "test", "acme")
+		c := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
+		if st := c.Bind(smpp.BindTransceiver, sys, pw); st != smpp.StatusOK {
+			t.Fatalf("bind: %s", st)
+		}
+		r := c.Submit("", "5511999990000", "Hello over SMPP", 1)
+		id := ""
+		if b, ok := r.Body.(*smpp.SMResp); ok {
+			id = b.MessageID
+		}
+		if r.Status != smpp.StatusOK || !regexp.MustCompile(`^msg_[0-9a-z]{26}$`).MatchString(id) {
+			t.Fatalf("submit_sm_resp: %s %q", r.Status, id)
+		}
+		if m := e.do("GET", "/api/v1/integration/messages/"+id, e.testKey, nil); m.status != 200 {
+			t.Fatalf("the message by its SMPP id: %d %s", m.status, m.body)
+		}
+		dl := c.WaitDelivered(1)[0]
+		sm := dl.Body.(*smpp.SM)
+		got := receiptText.FindStringSubmatch(string(sm.ShortMessage))
+		rid, _ := sm.TLVs.CString(smpp.TagReceiptedMessageID)
+		state, _ := sm.TLVs.Byte(smpp.TagMessageState)
+		if got == nil || got[1] != id || sm.ESMClass != 0x04 || rid != id || state != 2 || sm.SourceAddr != "5511999990000" {
+			t.Fatalf("receipt: esm_class %#x %q receipted %q state %d", sm.ESMClass, sm.ShortMessage, rid, state)
+		}
+		// Acknowledged: never again, and nothing left waiting.
+		waitFor(t, "the acknowledged receipt leaves the table", 10*time.Second, func() bool {
+			n, err := e.st.PendingSMPPItems(context.Background())
+			return err == nil && n == 0
+		})
+		// Without registered_delivery no receipt is queued.
+		if r := c.Submit("", "5511999990001", "no receipt please", 0); r.Status != smpp.StatusOK {
+			t.Fatalf("second submit: %s", r.Status)
+		}
+		r = c.Submit("", "5511999990010", "Hello over SMPP", 1)
+		c.WaitDelivered(2)
+		if rid, _ := c.Delivered[1].Body.(*smpp.SM).TLVs.CString(smpp.TagReceiptedMessageID); rid != r.Body.(*smpp.SMResp).MessageID {
+			t.Fatalf("the second receipt is of %s, want the third submit's %s", rid, r.Body.(*smpp.SMResp).MessageID)
+		}
+	})
+}
+
+// Every refusal of section 8 as it comes over the wire, and a second
+// account that can neither bind as the first nor send as its sender.
+func TestSMPPRefusals(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d string) {
+		e := smppEnv(t, d)
+		ctx := context.Background()
+		if _, err := console(e.st, e.clock.Now()).AddSender(ctx, manage.Console, e.account.ID,
+			manage.NewSender{Channel: "SMS", Value: "ACME"}); err != nil {
+			t.Fatal(err)
+		}
+		sysA, pwA := e.smppUser(e.account.ID, "test", "acme")
+		other, _ := otherAccount(t, e)
+		sysB, pwB := e.smppUser(other.ID, "live", "other")
+		addr := e.srv.SMPPAddr()
+
+		c := esmetest.Dial(t, addr, nil)
+		if r := c.Submit("", "5511999990000", "too early", 0); r.Status != smpp.StatusInvBndSts {
+			t.Fatalf("submit before bind: %s", r.Status)
+		}
+		for _, b := range []struct{ sys, pw string }{{sysA, "wrong"}, {"nobody", pwA}, {sysA, pwB}, {sysB, pwA}} {
+			if st := c.Bind(smpp.BindTransceiver, b.sys, b.pw); st != smpp.StatusBindFail {
+				t.Fatalf("bind %s/%s: %s, want ESME_RBINDFAIL", b.sys, b.pw, st)
+			}
+		}
+		if st := c.Bind(smpp.BindTransmitter, sysA, pwA); st != smpp.StatusOK {
+			t.Fatalf("bind_transmitter: %s", st)
+		}
+		if st := c.Bind(smpp.BindTransmitter, sysA, pwA); st != smpp.StatusAlyBnd {
+			t.Fatalf("second bind on a session: %s", st)
+		}
+		if r := c.Call(smpp.CommandID(0x00000099), &smpp.Raw{}); r.Command != smpp.GenericNack || r.Status != smpp.StatusInvCmdID {
+			t.Fatalf("unknown command: %s %s", r.Command, r.Status)
+		}
+		if r := c.Call(smpp.EnquireLink, nil); r.Command != smpp.EnquireLinkResp || r.Status != smpp.StatusOK {
+			t.Fatalf("enquire_link: %s %s", r.Command, r.Status)
+		}
+		if r := c.Submit("", "123", "bad number", 0); r.Status != smpp.StatusInvDstAdr {
+			t.Fatalf("invalid destination: %s", r.Status)
+		}
+		if r := c.Submit("NOTOURS", "5511999990000", "bad sender", 0); r.Status != smpp.StatusInvSrcAdr {
+			t.Fatalf("unapproved sender: %s", r.Status)
+		}
+		if r := c.Submit("ACME", "5511999990000", "our sender", 0); r.Status != smpp.StatusOK {
+			t.Fatalf("approved sender: %s", r.Status)
+		}
+		if r := c.Call(smpp.Unbind, nil); r.Command != smpp.UnbindResp || r.Status != smpp.StatusOK {
+			t.Fatalf("unbind: %s %s", r.Command, r.Status)
+		}
+
+		// Account B: its bind cannot send as A's approved sender, and with
+		// no credits its live sends are refused.
+		b := esmetest.Dial(t, addr, nil)
+		if st := b.Bind(smpp.BindTransceiver, sysB, pwB); st != smpp.StatusOK {
+			t.Fatalf("bind of B: %s", st)
+		}
+		if r := b.Submit("ACME", "5511999990000", "as A", 0); r.Status != smpp.StatusInvSrcAdr {
+			t.Fatalf("B as A's sender: %s, want ESME_RINVSRCADR", r.Status)
+		}
+		if r := b.Submit("", "5511999990000", "no credits", 0); r.Status != smpp.StatusSubmitFail {
+			t.Fatalf("B without credits: %s, want ESME_RSUBMITFAIL", r.Status)
+		}
+
+		// A receiver bind cannot submit.
+		rx := esmetest.Dial(t, addr, nil)
+		if st := rx.Bind(smpp.BindReceiver, sysA, pwA); st != smpp.StatusOK {
+			t.Fatalf("bind_receiver: %s", st)
+		}
+		if r := rx.Submit("", "5511999990000", "from a receiver", 0); r.Status != smpp.StatusInvBndSts {
+			t.Fatalf("submit on a receiver: %s", r.Status)
+		}
+	})
+}
+
+// B's receiving bind never sees A's receipts, and A's binds see them all.
+func TestSMPPReceiptsStayInTheirAccount(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d string) {
+		e := smppEnv(t, d)
+		sysA, pwA := e.smppUser(e.account.ID, "test", "acme")
+		other, _ := otherAccount(t, e)
+		sysB, pwB := e.smppUser(other.ID, "test", "other")
+		addr := e.srv.SMPPAddr()
+		b := esmetest.Dial(t, addr, nil)
+		if st := b.Bind(smpp.BindReceiver, sysB, pwB); st != smpp.StatusOK {
+			t.Fatalf("bind of B: %s", st)
+		}
+		tx := esmetest.Dial(t, addr, nil)
+		if st := tx.Bind(smpp.BindTransmitter, sysA, pwA); st != smpp.StatusOK {
+			t.Fatalf("bind of A: %s", st)
+		}
+		for i := 0; i < 3; i++ {
+			if r := tx.Submit("", "5511999990000", "Hello over SMPP", 1); r.Status != smpp.StatusOK {
+				t.Fatalf("submit: %s", r.Status)
+			}
+		}
+		// A's receipts wait for a receiving bind of A: B's bind is no such.
+		waitFor(t, "A's three receipts are queued", 10*time.Second, func() bool {
+			n, err := e.st.PendingSMPPItems(context.Background())
+			return err == nil && n == 3
+		})
+		rx := esmetest.Dial(t, addr, nil)
+		if st := rx.Bind(smpp.BindReceiver, sysA, pwA); st != smpp.StatusOK {
+			t.Fatalf("receiver of A: %s", st)
+		}
+		rx.WaitDelivered(3)
+		if r := b.Call(smpp.EnquireLink, nil); r.Status != smpp.StatusOK || len(b.Delivered) != 0 {
+			t.Fatalf("B's bind got %d deliver_sm", len(b.Delivered))
+		}
+	})
+}
+
+// Receipts not acknowledged when the node stops are sent after it starts
+// again, oldest first, and none twice once acknowledged.
+func TestSMPPReceiptsSurviveARestart(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d string) {
+		e := smppEnv(t, d)
+		sys, pw := e.smppUser(e.account.ID, "test", "acme")
+		c := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
+		c.AutoAck = false
+		if st := c.Bind(smpp.BindTransceiver, sys, pw); st != smpp.StatusOK {
+			t.Fatalf("bind: %s", st)
+		}
+		var ids []string
+		for i := 0; i < 3; i++ {
+			r := c.Submit("", "5511999990000", "Hello over SMPP", 1)
+			if r.Status != smpp.StatusOK {
+				t.Fatalf("submit: %s", r.Status)
+			}
+			ids = append(ids, r.Body.(*smpp.SMResp).MessageID)
+		}
+		// The first receipt is acknowledged, the others read and left
+		// unanswered when the customer and then the node go away.
+		first := c.WaitDelivered(1)[0]
+		c.Write(smpp.PDU{Command: smpp.DeliverSMResp, Seq: first.Seq, Body: &smpp.SMResp{}})
+		c.WaitDelivered(3)
+		acked, _ := first.Body.(*smpp.SM).TLVs.CString(smpp.TagReceiptedMessageID)
+		waitFor(t, "the acknowledged receipt leaves the table", 10*time.Second, func() bool {
+			n, err := e.st.PendingSMPPItems(context.Background())
+			return err == nil && n == 2
+		})
+		c.Conn.Close()
+		cfg := e.srv.cfg
+		e.stop()
+
+		srv, err := NewServer(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Options{Now: e.clock.Now, Poll: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- srv.Run(ctx) }()
+		defer func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("second run: %v", err)
+			}
+		}()
+		again := esmetest.Dial(t, srv.SMPPAddr(), nil)
+		if st := again.Bind(smpp.BindReceiver, sys, pw); st != smpp.StatusOK {
+			t.Fatalf("bind after restart: %s", st)
+		}
+		got := again.WaitDelivered(2)
+		var rids []string
+		for _, p := range got {
+			rid, _ := p.Body.(*smpp.SM).TLVs.CString(smpp.TagReceiptedMessageID)
+			rids = append(rids, rid)
+		}
+		want := []string{}
+		for _, id := range ids {
+			if id != acked {
+				want = append(want, id)
+			}
+		}
+		if len(rids) != 2 || rids[0] == acked || rids[1] == acked || !slices.Equal(rids, want) {
+			t.Fatalf("after restart: receipts of %v, want those of %v (acknowledged before: %s)", rids, want, acked)
+		}
+		waitFor(t, "nothing left waiting", 10*time.Second, func() bool {
+			n, err := srv.Store().PendingSMPPItems(context.Background())
+			return err == nil && n == 0
+		})
+	})
+}
+
+// A removed user's binds are closed at once and it binds no more.
+func TestSMPPUserRemovalClosesBinds(t *testing.T) {
+	e := smppEnv(t, "sqlite")
+	sys, pw := e.smppUser(e.account.ID, "test", "acme")
+	c := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
+	if st := c.Bind(smpp.BindTransceiver, sys, pw); st != smpp.StatusOK {
+		t.Fatalf("bind: %s", st)
+	}
+	users, err := e.st.SMPPUsers(context.Background(), e.account.ID)
+	if err != nil || len(users) != 1 {
+		t.Fatal(err)
+	}
+	dev := e.member("developer")
+	if r := e.mg("DELETE", "/api/v1/manage/smpp-users/"+users[0].ID, dev, nil); r.status != 204 {
+		t.Fatalf("remove: %d %s", r.status, r.body)
+	}
+	for {
+		if _, err := c.Read(); err != nil {
+			break // closed by the server
+		}
+	}
+	if st := esmetest.Dial(t, e.srv.SMPPAddr(), nil).Bind(smpp.BindTransceiver, sys, pw); st != smpp.StatusBindFail {
+		t.Fatalf("bind of a removed user: %s", st)
+	}
+}

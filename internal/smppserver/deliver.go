@@ -1,0 +1,162 @@
+package smppserver
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/lease"
+	"msgsvc/internal/provider/smpp"
+)
+
+// Items is the table of deliver_sm waiting for their SMPP user's binds.
+type Items interface {
+	ClaimSMPPItems(ctx context.Context, users []string, owner string, now time.Time, lease time.Duration, limit int) ([]domain.SMPPItem, error)
+	ReleaseSMPPItems(ctx context.Context, owner string, ids []string, now time.Time) error
+	AckSMPPItem(ctx context.Context, id string) error
+	PurgeSMPPItems(ctx context.Context, now time.Time) (int64, error)
+}
+
+// receiptQueue is the leased queue of waiting deliver_sm: this node
+// claims the rows of the users bound to it for receiving, sends them
+// oldest first, and deletes each once a bind acknowledged it. A row whose
+// bind went away is released at once for the user's next bind, here or on
+// another node; one a bind refused waits out its lease and goes again.
+type receiptQueue struct {
+	srv *Server
+	q   *lease.Queue[domain.SMPPItem]
+}
+
+func newReceiptQueue(s *Server) *receiptQueue {
+	rq := &receiptQueue{srv: s}
+	claim := func(ctx context.Context, owner string, now time.Time, d time.Duration, limit int) ([]domain.SMPPItem, error) {
+		users := s.binds.receivers()
+		if len(users) == 0 {
+			return nil, nil
+		}
+		return s.cfg.Items.ClaimSMPPItems(ctx, users, owner, now, d, limit)
+	}
+	rq.q = lease.New(lease.Config[domain.SMPPItem]{Name: "smpp receipts", Owner: s.cfg.Owner,
+		Lease: 2 * s.cfg.ResponseTimeout, Claim: claim, Release: s.cfg.Items.ReleaseSMPPItems,
+		ID: func(it domain.SMPPItem) string { return it.ID }, Batch: 256, Workers: 4, Poll: s.cfg.Poll,
+		Now: s.cfg.Now, Log: s.cfg.Log})
+	return rq
+}
+
+func (rq *receiptQueue) run(ctx context.Context) { rq.q.Run(ctx, rq.handle) }
+
+// handle sends a claimed batch: each user's rows in order over one of its
+// receiving binds, pipelined up to the bind's window.
+func (rq *receiptQueue) handle(ctx context.Context, items []domain.SMPPItem) error {
+	var order []string
+	byUser := map[string][]domain.SMPPItem{}
+	for _, it := range items {
+		if _, ok := byUser[it.UserID]; !ok {
+			order = append(order, it.UserID)
+		}
+		byUser[it.UserID] = append(byUser[it.UserID], it)
+	}
+	var wg sync.WaitGroup
+	for _, u := range order {
+		wg.Add(1)
+		go func(its []domain.SMPPItem) {
+			defer wg.Done()
+			rq.sendAll(ctx, its)
+		}(byUser[u])
+	}
+	wg.Wait()
+	return nil
+}
+
+func (rq *receiptQueue) sendAll(ctx context.Context, its []domain.SMPPItem) {
+	s := rq.srv
+	ss := s.binds.receiver(its[0].UserID)
+	type sent struct {
+		it   domain.SMPPItem
+		wait func() (smpp.PDU, error)
+		at   time.Time
+	}
+	var inFlight []sent
+	var release []string
+	for _, it := range its {
+		if ss == nil {
+			release = append(release, it.ID)
+			continue
+		}
+		wait, err := ss.request(ctx, smpp.DeliverSM, deliverSM(it))
+		if err != nil {
+			release = append(release, it.ID)
+			ss = nil // the bind is gone: the rest wait for another
+			continue
+		}
+		inFlight = append(inFlight, sent{it, wait, s.cfg.Now()})
+	}
+	for _, f := range inFlight {
+		p, err := f.wait()
+		acked := err == nil && p.Command == smpp.DeliverSMResp && p.Status == smpp.StatusOK
+		if obs := s.cfg.Observer.Receipt; obs != nil {
+			obs(acked, s.cfg.Now().Sub(f.at))
+		}
+		switch {
+		case acked:
+			if err := s.cfg.Items.AckSMPPItem(ctx, f.it.ID); err != nil {
+				s.cfg.Log.Error("smpp: record acknowledged receipt; it may be sent again", "err", err, "id", f.it.ID)
+			}
+		case err == errClosed:
+			release = append(release, f.it.ID)
+		}
+		// A refusal or a timeout: the row goes again when its lease ends.
+	}
+	if len(release) > 0 {
+		if err := s.cfg.Items.ReleaseSMPPItems(ctx, s.cfg.Owner, release, s.cfg.Now()); err != nil {
+			s.cfg.Log.Warn("smpp: release receipts; they go again when their lease ends", "err", err)
+		}
+	}
+}
+
+// deliverSM is the PDU of a waiting row: from the handset to the sender
+// the message went out with, as receipts travel.
+func deliverSM(it domain.SMPPItem) *smpp.SM {
+	dstTON, dstNPI := byte(smpp.TONInternational), byte(smpp.NPIISDN)
+	if !allDigits(it.Dest) {
+		dstTON, dstNPI = smpp.TONAlphanumeric, smpp.NPIUnknown
+	}
+	sm := &smpp.SM{SourceTON: smpp.TONInternational, SourceNPI: smpp.NPIISDN, SourceAddr: it.Source,
+		DestTON: dstTON, DestNPI: dstNPI, DestAddr: it.Dest, ESMClass: byte(it.ESMClass), DataCoding: smpp.CodingASCII,
+		ShortMessage: asciiText(it.Text)}
+	if it.ESMClass&smpp.ESMClassReceipt != 0 {
+		sm.TLVs = smpp.TLVs{smpp.StringTLV(smpp.TagReceiptedMessageID, it.MessageID),
+			smpp.ByteTLV(smpp.TagMessageState, byte(it.State))}
+	}
+	return sm
+}
+
+// asciiText is text in IA5 (ASCII), the coding receipts travel in: their
+// ids hold '_', which GSM 03.38 would move to another octet. Any other
+// character becomes '?'.
+func asciiText(text string) []byte {
+	out := make([]byte, 0, len(text))
+	for _, r := range text {
+		if r >= 0x80 || r < 0x20 {
+			r = '?'
+		}
+		out = append(out, byte(r))
+	}
+	if len(out) > smpp.MaxShortMessage {
+		out = out[:smpp.MaxShortMessage]
+	}
+	return out
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
