@@ -21,6 +21,8 @@ type ESME struct {
 	Delivered []smpp.PDU
 	// AutoAck answers every deliver_sm read with deliver_sm_resp OK.
 	AutoAck bool
+	// early keeps responses read while waiting for another.
+	early map[uint32]smpp.PDU
 }
 
 // Dial connects to addr; tlsCfg non-nil speaks TLS.
@@ -36,7 +38,7 @@ func Dial(t testing.TB, addr string, tlsCfg *tls.Config) *ESME {
 	if err != nil {
 		t.Fatalf("dial %s: %v", addr, err)
 	}
-	e := &ESME{t: t, Conn: c, AutoAck: true}
+	e := &ESME{t: t, Conn: c, AutoAck: true, early: map[uint32]smpp.PDU{}}
 	t.Cleanup(func() { c.Close() })
 	return e
 }
@@ -74,9 +76,14 @@ func (e *ESME) Read() (smpp.PDU, error) {
 }
 
 // Response reads until the response to seq (or a generic_nack) comes,
-// keeping the deliver_sm read meanwhile (answered when AutoAck).
+// keeping the deliver_sm read meanwhile (answered when AutoAck) and the
+// responses to other requests.
 func (e *ESME) Response(seq uint32) smpp.PDU {
 	e.t.Helper()
+	if p, ok := e.early[seq]; ok {
+		delete(e.early, seq)
+		return p
+	}
 	for {
 		p, err := e.Read()
 		if err != nil {
@@ -96,6 +103,7 @@ func (e *ESME) Response(seq uint32) smpp.PDU {
 		if p.Seq == seq || p.Command == smpp.GenericNack {
 			return p
 		}
+		e.early[p.Seq] = p
 	}
 }
 
