@@ -292,3 +292,56 @@ func TestSMPPUserRemovalClosesBinds(t *testing.T) {
 		t.Fatalf("bind of a removed user: %s", st)
 	}
 }
+
+// Replies go as deliver_sm to the user that sent the message they answer,
+// else to any receiving bind of the account, never to another account's.
+func TestSMPPReplies(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d string) {
+		e := smppEnv(t, d)
+		sys1, pw1 := e.smppUser(e.account.ID, "test", "acme")
+		sys2, pw2 := e.smppUser(e.account.ID, "test", "acme2")
+		other, otherKey := otherAccount(t, e)
+		sysB, pwB := e.smppUser(other.ID, "test", "other")
+		addr := e.srv.SMPPAddr()
+		one, two, b := esmetest.Dial(t, addr, nil), esmetest.Dial(t, addr, nil), esmetest.Dial(t, addr, nil)
+		for _, c := range []struct {
+			e       *esmetest.ESME
+			sys, pw string
+		}{{one, sys1, pw1}, {two, sys2, pw2}, {b, sysB, pwB}} {
+			if st := c.e.Bind(smpp.BindTransceiver, c.sys, c.pw); st != smpp.StatusOK {
+				t.Fatalf("bind %s: %s", c.sys, st)
+			}
+		}
+		if r := one.Submit("", "5511999990000", "Shall we?", 0); r.Status != smpp.StatusOK {
+			t.Fatalf("submit: %s", r.Status)
+		}
+		reply := func(key, from, text string) {
+			if r := e.do("POST", "/api/v1/integration/test/replies", key, map[string]any{"from": from, "message": text}); r.status != 202 {
+				t.Fatalf("test reply: %d %s", r.status, r.body)
+			}
+		}
+		reply(e.testKey, "5511999990000", "Yes please ✓")
+		got := one.WaitDelivered(1)[0].Body.(*smpp.SM)
+		if got.ESMClass != 0 || got.DataCoding != smpp.CodingUCS2 || smpp.DecodeText(got.DataCoding, got.ShortMessage) != "Yes please ✓" ||
+			got.SourceAddr != "5511999990000" {
+			t.Fatalf("reply to the sending user: esm_class %#x dc %d %q from %s", got.ESMClass, got.DataCoding, got.ShortMessage, got.SourceAddr)
+		}
+		// A reply answering no SMPP message goes to any receiving bind of A.
+		reply(e.testKey, "5511999990030", "hello")
+		waitFor(t, "the account's reply is delivered", 10*time.Second, func() bool {
+			one.Call(smpp.EnquireLink, nil)
+			two.Call(smpp.EnquireLink, nil)
+			return len(one.Delivered)+len(two.Delivered) == 2
+		})
+		// B's own reply reaches B, and B never saw A's.
+		reply(otherKey, "5511999990040", "for B")
+		if got := b.WaitDelivered(1); len(got) != 1 || string(got[0].Body.(*smpp.SM).ShortMessage) != "for B" {
+			t.Fatalf("B's deliveries: %d", len(got))
+		}
+		one.Call(smpp.EnquireLink, nil)
+		two.Call(smpp.EnquireLink, nil)
+		if len(one.Delivered)+len(two.Delivered) != 2 {
+			t.Fatalf("A's binds got %d deliver_sm, want 2", len(one.Delivered)+len(two.Delivered))
+		}
+	})
+}

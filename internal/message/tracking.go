@@ -80,6 +80,7 @@ type TrackerStore interface {
 	Account(ctx context.Context, id string) (domain.Account, error)
 	LatestMessageVia(ctx context.Context, provider, phone string, since time.Time) (domain.Message, error)
 	KnownParkedRefs(ctx context.Context, limit int) (map[string][]string, error)
+	HasSMPPUsers(ctx context.Context, accountID string, env domain.Environment) (bool, error)
 }
 
 // TrackerConfig sets up a Tracker.

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"msgsvc/internal/channel/sms"
 	"msgsvc/internal/domain"
 	"msgsvc/internal/lease"
 	"msgsvc/internal/provider/smpp"
@@ -12,7 +13,8 @@ import (
 
 // Items is the table of deliver_sm waiting for their SMPP user's binds.
 type Items interface {
-	ClaimSMPPItems(ctx context.Context, users []string, owner string, now time.Time, lease time.Duration, limit int) ([]domain.SMPPItem, error)
+	ClaimSMPPItems(ctx context.Context, users, accounts []string, owner string, now time.Time, lease time.Duration,
+		limit int) ([]domain.SMPPItem, error)
 	ReleaseSMPPItems(ctx context.Context, owner string, ids []string, now time.Time) error
 	AckSMPPItem(ctx context.Context, id string) error
 	PurgeSMPPItems(ctx context.Context, now time.Time) (int64, error)
@@ -31,11 +33,11 @@ type receiptQueue struct {
 func newReceiptQueue(s *Server) *receiptQueue {
 	rq := &receiptQueue{srv: s}
 	claim := func(ctx context.Context, owner string, now time.Time, d time.Duration, limit int) ([]domain.SMPPItem, error) {
-		users := s.binds.receivers()
+		users, accounts := s.binds.receivers()
 		if len(users) == 0 {
 			return nil, nil
 		}
-		return s.cfg.Items.ClaimSMPPItems(ctx, users, owner, now, d, limit)
+		return s.cfg.Items.ClaimSMPPItems(ctx, users, accounts, owner, now, d, limit)
 	}
 	rq.q = lease.New(lease.Config[domain.SMPPItem]{Name: "smpp receipts", Owner: s.cfg.Owner,
 		Lease: 2 * s.cfg.ResponseTimeout, Claim: claim, Release: s.cfg.Items.ReleaseSMPPItems,
@@ -52,6 +54,10 @@ func (rq *receiptQueue) handle(ctx context.Context, items []domain.SMPPItem) err
 	var order []string
 	byUser := map[string][]domain.SMPPItem{}
 	for _, it := range items {
+		if it.UserID == "" {
+			// A reply for any receiving bind of the account.
+			it.UserID = rq.srv.binds.receiverOf(it.AccountID, it.Env)
+		}
 		if _, ok := byUser[it.UserID]; !ok {
 			order = append(order, it.UserID)
 		}
@@ -115,19 +121,32 @@ func (rq *receiptQueue) sendAll(ctx context.Context, its []domain.SMPPItem) {
 	}
 }
 
-// deliverSM is the PDU of a waiting row: from the handset to the sender
-// the message went out with, as receipts travel.
+// deliverSM is the PDU of a waiting row: a receipt from the handset to
+// the sender the message went out with, or a reply from the handset to
+// the number it answered.
 func deliverSM(it domain.SMPPItem) *smpp.SM {
 	dstTON, dstNPI := byte(smpp.TONInternational), byte(smpp.NPIISDN)
 	if !allDigits(it.Dest) {
 		dstTON, dstNPI = smpp.TONAlphanumeric, smpp.NPIUnknown
 	}
 	sm := &smpp.SM{SourceTON: smpp.TONInternational, SourceNPI: smpp.NPIISDN, SourceAddr: it.Source,
-		DestTON: dstTON, DestNPI: dstNPI, DestAddr: it.Dest, ESMClass: byte(it.ESMClass), DataCoding: smpp.CodingASCII,
-		ShortMessage: asciiText(it.Text)}
+		DestTON: dstTON, DestNPI: dstNPI, DestAddr: it.Dest, ESMClass: byte(it.ESMClass)}
 	if it.ESMClass&smpp.ESMClassReceipt != 0 {
+		sm.DataCoding, sm.ShortMessage = smpp.CodingASCII, asciiText(it.Text)
 		sm.TLVs = smpp.TLVs{smpp.StringTLV(smpp.TagReceiptedMessageID, it.MessageID),
 			smpp.ByteTLV(smpp.TagMessageState, byte(it.State))}
+		return sm
+	}
+	var text []byte
+	if b, ok := sms.EncodeGSM7(it.Text); ok {
+		sm.DataCoding, text = smpp.CodingDefault, b
+	} else {
+		sm.DataCoding, text = smpp.CodingUCS2, sms.EncodeUCS2(it.Text)
+	}
+	if len(text) > smpp.MaxShortMessage {
+		sm.TLVs = smpp.TLVs{{Tag: smpp.TagMessagePayload, Value: text}}
+	} else {
+		sm.ShortMessage = text
 	}
 	return sm
 }

@@ -319,20 +319,45 @@ func (r *registry) users() []domain.SMPPUser {
 	return out
 }
 
-// receivers lists the users with a receiving bind on this node.
-func (r *registry) receivers() []string {
+// receivers lists the users with a receiving bind on this node, and
+// their accounts as "accountID:env".
+func (r *registry) receivers() (users, accounts []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []string
+	seen := map[string]bool{}
 	for id, set := range r.byUser {
 		for ss := range set {
 			if ss.receives() {
-				out = append(out, id)
+				users = append(users, id)
+				u := r.user[id]
+				if key := u.AccountID + ":" + string(u.Env); !seen[key] {
+					seen[key] = true
+					accounts = append(accounts, key)
+				}
 				break
 			}
 		}
 	}
-	return out
+	return users, accounts
+}
+
+// receiverOf names a user of the account and environment with a
+// receiving bind here ("" when none).
+func (r *registry) receiverOf(accountID string, env domain.Environment) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for id, set := range r.byUser {
+		u := r.user[id]
+		if u.AccountID != accountID || u.Env != env {
+			continue
+		}
+		for ss := range set {
+			if ss.receives() && !ss.isClosed() {
+				return id
+			}
+		}
+	}
+	return ""
 }
 
 // receiver picks a receiving bind of the user, round-robin; nil if none.

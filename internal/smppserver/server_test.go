@@ -86,7 +86,7 @@ type fakeItems struct {
 	acked []string
 }
 
-func (f *fakeItems) ClaimSMPPItems(_ context.Context, users []string, owner string, now time.Time, d time.Duration, limit int) ([]domain.SMPPItem, error) {
+func (f *fakeItems) ClaimSMPPItems(_ context.Context, users, _ []string, owner string, now time.Time, d time.Duration, limit int) ([]domain.SMPPItem, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []domain.SMPPItem

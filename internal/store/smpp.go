@@ -113,9 +113,11 @@ func (tx *Tx) InsertSMPPItems(ctx context.Context, items []domain.SMPPItem) erro
 	return insertRows(ctx, tx, smppItems, items, 256, "", true, "smpp items")
 }
 
-// ClaimSMPPItems leases up to limit due, unexpired rows of the given users,
-// oldest first.
-func (s *Store) ClaimSMPPItems(ctx context.Context, users []string, owner string, now time.Time, lease time.Duration,
+// ClaimSMPPItems leases up to limit due, unexpired rows, oldest first:
+// those of the given users, and those of no user (replies an account's
+// any receiving bind may take) of the given accounts, each named
+// "accountID:env".
+func (s *Store) ClaimSMPPItems(ctx context.Context, users, accounts []string, owner string, now time.Time, lease time.Duration,
 	limit int) ([]domain.SMPPItem, error) {
 	if len(users) == 0 {
 		return nil, nil
@@ -124,17 +126,24 @@ func (s *Store) ClaimSMPPItems(ctx context.Context, users []string, owner string
 	if s.dialect == Postgres {
 		lock = " FOR UPDATE SKIP LOCKED"
 	}
+	args := []any{owner, ms(now.Add(lease)), ms(now), limit}
+	for _, u := range users {
+		args = append(args, u)
+	}
+	for _, a := range accounts {
+		args = append(args, a)
+	}
+	byAccount := ""
+	if len(accounts) > 0 {
+		byAccount = ` OR (user_id = '' AND account_id || ':' || env IN (` + s.placeholders(5+len(users), len(accounts)) + `))`
+	}
 	var out []domain.SMPPItem
 	err := s.Write(ctx, func(tx *Tx) error {
-		args := []any{owner, ms(now.Add(lease)), ms(now), limit}
-		for _, u := range users {
-			args = append(args, u)
-		}
 		var err error
 		out, err = smppItems.scanAll(tx.query(ctx, `UPDATE smpp_items SET lease_owner = $1, next_attempt_at = $2
 			WHERE id IN (SELECT id FROM smpp_items WHERE next_attempt_at <= $3 AND expires_at > $3
-			AND user_id IN (`+s.placeholders(5, len(users))+`) ORDER BY created_at, id LIMIT $4`+lock+`) RETURNING `+smppItems.list,
-			args...))
+			AND (user_id IN (`+s.placeholders(5, len(users))+`)`+byAccount+`) ORDER BY created_at, id LIMIT $4`+lock+`)
+			RETURNING `+smppItems.list, args...))
 		return err
 	})
 	sortItems(out)
@@ -198,4 +207,15 @@ func (s *Store) ReleaseSMPPLeases(ctx context.Context, owner string, now time.Ti
 		return 0, fmt.Errorf("release smpp items: %w", err)
 	}
 	return res.RowsAffected()
+}
+
+// HasSMPPUsers reports whether an account has SMPP users in env: only
+// then do its replies wait for SMPP binds.
+func (s *Store) HasSMPPUsers(ctx context.Context, accountID string, env domain.Environment) (bool, error) {
+	var n int
+	err := s.rqueryRow(ctx, `SELECT COUNT(*) FROM smpp_users WHERE account_id = $1 AND env = $2`, accountID, env).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("smpp users of %s: %w", accountID, err)
+	}
+	return n > 0, nil
 }

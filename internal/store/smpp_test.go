@@ -63,11 +63,11 @@ func TestSMPPItemQueue(t *testing.T) {
 			return tx.InsertSMPPItems(ctx, []domain.SMPPItem{newer, other, old, expired})
 		})
 		const lease = 30 * time.Second
-		got, err := st.ClaimSMPPItems(ctx, []string{"smu_a"}, "n1", t0, lease, 10)
+		got, err := st.ClaimSMPPItems(ctx, []string{"smu_a"}, nil, "n1", t0, lease, 10)
 		if err != nil || len(got) != 2 || got[0].ID != old.ID || got[1].ID != newer.ID {
 			t.Fatalf("claim: %+v %v, want the two live rows of smu_a oldest first", got, err)
 		}
-		if again, err := st.ClaimSMPPItems(ctx, []string{"smu_a"}, "n2", t0.Add(time.Second), lease, 10); err != nil || len(again) != 0 {
+		if again, err := st.ClaimSMPPItems(ctx, []string{"smu_a"}, nil, "n2", t0.Add(time.Second), lease, 10); err != nil || len(again) != 0 {
 			t.Fatalf("leased rows claimed again: %d %v", len(again), err)
 		}
 		if err := st.AckSMPPItem(ctx, old.ID); err != nil {
@@ -76,19 +76,31 @@ func TestSMPPItemQueue(t *testing.T) {
 		if err := st.ReleaseSMPPItems(ctx, "n1", []string{newer.ID}, t0.Add(time.Second)); err != nil {
 			t.Fatal(err)
 		}
-		got, err = st.ClaimSMPPItems(ctx, []string{"smu_a"}, "n2", t0.Add(2*time.Second), lease, 10)
+		got, err = st.ClaimSMPPItems(ctx, []string{"smu_a"}, nil, "n2", t0.Add(2*time.Second), lease, 10)
 		if err != nil || len(got) != 1 || got[0].ID != newer.ID {
 			t.Fatalf("after ack and release: %+v %v, want only the released row", got, err)
 		}
 		// A lapsed lease comes due again without a release; an acked row never.
-		got, err = st.ClaimSMPPItems(ctx, []string{"smu_a"}, "n3", t0.Add(2*time.Second+lease), lease, 10)
+		got, err = st.ClaimSMPPItems(ctx, []string{"smu_a"}, nil, "n3", t0.Add(2*time.Second+lease), lease, 10)
 		if err != nil || len(got) != 1 || got[0].ID != newer.ID {
 			t.Fatalf("after lapse: %+v %v", got, err)
+		}
+		// A reply for any bind of the account goes to a user of that
+		// account and environment only.
+		reply := item("", at(-time.Second))
+		reply.ESMClass, reply.State = 0, 0
+		write(t, st, func(ctx context.Context, tx *store.Tx) error { return tx.InsertSMPPItems(ctx, []domain.SMPPItem{reply}) })
+		later := t0.Add(3*time.Second + lease)
+		if got, err := st.ClaimSMPPItems(ctx, []string{"smu_b"}, []string{a.ID + ":test", "acc_other:live"}, "n4", later, lease, 10); err != nil || len(got) != 1 || got[0].UserID != "smu_b" {
+			t.Fatalf("claim for another environment and account: %+v %v", got, err)
+		}
+		if got, err := st.ClaimSMPPItems(ctx, []string{"smu_a"}, []string{a.ID + ":live"}, "n4", later, lease, 10); err != nil || len(got) != 1 || got[0].ID != reply.ID {
+			t.Fatalf("claim of the account's reply: %+v %v", got, err)
 		}
 		if n, err := st.PurgeSMPPItems(ctx, t0); err != nil || n != 1 {
 			t.Fatalf("purge: %d %v, want the expired row", n, err)
 		}
-		if n, err := st.PendingSMPPItems(ctx); err != nil || n != 2 {
+		if n, err := st.PendingSMPPItems(ctx); err != nil || n != 3 {
 			t.Fatalf("pending: %d %v", n, err)
 		}
 	})
