@@ -89,7 +89,9 @@ func TestSMPPItemQueue(t *testing.T) {
 		// account and environment only.
 		reply := item("", at(-time.Second))
 		reply.ESMClass, reply.State = 0, 0
-		write(t, st, func(ctx context.Context, tx *store.Tx) error { return tx.InsertSMPPItems(ctx, []domain.SMPPItem{reply}) })
+		write(t, st, func(ctx context.Context, tx *store.Tx) error {
+			return tx.InsertSMPPItems(ctx, []domain.SMPPItem{reply})
+		})
 		later := t0.Add(3*time.Second + lease)
 		if got, err := st.ClaimSMPPItems(ctx, []string{"smu_b"}, []string{a.ID + ":test", "acc_other:live"}, "n4", later, lease, 10); err != nil || len(got) != 1 || got[0].UserID != "smu_b" {
 			t.Fatalf("claim for another environment and account: %+v %v", got, err)
