@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"msgsvc/internal/config"
+	"msgsvc/internal/domain"
 	"msgsvc/internal/manage"
 	"msgsvc/internal/provider/smpp"
 	"msgsvc/internal/smppserver/esmetest"
+	"msgsvc/internal/store/storetest"
 )
 
 // smppEnv is a node with the SMPP server on.
@@ -344,4 +346,115 @@ func TestSMPPReplies(t *testing.T) {
 			t.Fatalf("A's binds got %d deliver_sm, want 2", len(one.Delivered)+len(two.Delivered))
 		}
 	})
+}
+
+// A customer that sends a window of submits and goes away before reading
+// the answers loses none of them and gets none twice: each submit read is
+// one stored message, and the node serves the next bind.
+func TestSMPPDisconnectMidWindow(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d string) {
+		e := smppEnv(t, d)
+		sys, pw := e.smppUser(e.account.ID, "test", "acme")
+		c := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
+		if st := c.Bind(smpp.BindTransmitter, sys, pw); st != smpp.StatusOK {
+			t.Fatalf("bind: %s", st)
+		}
+		const n = 60
+		for i := 0; i < n; i++ {
+			c.Send(smpp.SubmitSM, &smpp.SM{DestAddr: "5511999990000", ShortMessage: []byte("mid-window")})
+		}
+		c.Conn.Close()
+		count := func() int {
+			ms, err := e.st.SearchMessages(context.Background(), domain.MessageFilter{AccountID: e.account.ID, Env: domain.Test,
+				Limit: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(ms)
+		}
+		waitFor(t, "every submit read is stored", 10*time.Second, func() bool { return count() == n })
+		again := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
+		if st := again.Bind(smpp.BindTransmitter, sys, pw); st != smpp.StatusOK {
+			t.Fatalf("bind after the drop: %s", st)
+		}
+		if r := again.Submit("", "5511999990000", "after", 0); r.Status != smpp.StatusOK {
+			t.Fatalf("submit after the drop: %s", r.Status)
+		}
+		if got := count(); got != n+1 {
+			t.Fatalf("%d messages, want %d", got, n+1)
+		}
+	})
+}
+
+// A flood beyond the account's send limit: exactly the limit is
+// accepted in the minute, the rest answered ESME_RTHROTTLED.
+func TestSMPPFloodBeyondTheRateLimit(t *testing.T) {
+	e := smppEnv(t, "sqlite")
+	if err := e.st.SetLimits(context.Background(), e.account.ID, domain.Limits{SendRPM: 20}); err != nil {
+		t.Fatal(err)
+	}
+	sys, pw := e.smppUser(e.account.ID, "test", "acme")
+	e.clock.StartMinute()
+	c := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
+	if st := c.Bind(smpp.BindTransmitter, sys, pw); st != smpp.StatusOK {
+		t.Fatalf("bind: %s", st)
+	}
+	var seqs []uint32
+	for i := 0; i < 50; i++ {
+		seqs = append(seqs, c.Send(smpp.SubmitSM, &smpp.SM{DestAddr: "5511999990000", ShortMessage: []byte("flood")}))
+	}
+	counts := map[smpp.Status]int{}
+	for _, s := range seqs {
+		counts[c.Response(s).Status]++
+	}
+	if counts[smpp.StatusOK] != 20 || counts[smpp.StatusThrottled] != 30 {
+		t.Fatalf("answers %v, want 20 ESME_ROK and 30 ESME_RTHROTTLED", counts)
+	}
+}
+
+// startSMPPNode runs another node on cfg until the test ends.
+func startSMPPNode(t *testing.T, cfg config.Config, now func() time.Time) *Server {
+	t.Helper()
+	srv, err := NewServer(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Options{Now: now, Poll: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("node %s: %v", cfg.NodeID, err)
+		}
+	})
+	return srv
+}
+
+// Across nodes on PostgreSQL: a customer bound to node 1 receives the
+// receipt of a message it submitted through node 2.
+func TestSMPPReceiptAcrossNodes(t *testing.T) {
+	storetest.Need(t, "postgres")
+	e := smppEnv(t, "postgres")
+	sys, pw := e.smppUser(e.account.ID, "test", "acme")
+	cfg := e.srv.cfg
+	cfg.NodeID, cfg.DataDir = "test-node-2", t.TempDir()
+	two := startSMPPNode(t, cfg, e.clock.Now)
+	rx := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
+	if st := rx.Bind(smpp.BindReceiver, sys, pw); st != smpp.StatusOK {
+		t.Fatalf("bind to node 1: %s", st)
+	}
+	tx := esmetest.Dial(t, two.SMPPAddr(), nil)
+	if st := tx.Bind(smpp.BindTransmitter, sys, pw); st != smpp.StatusOK {
+		t.Fatalf("bind to node 2: %s", st)
+	}
+	r := tx.Submit("", "5511999990000", "Hello over SMPP", 1)
+	if r.Status != smpp.StatusOK {
+		t.Fatalf("submit to node 2: %s", r.Status)
+	}
+	got := rx.WaitDelivered(1)[0].Body.(*smpp.SM)
+	if rid, _ := got.TLVs.CString(smpp.TagReceiptedMessageID); rid != r.Body.(*smpp.SMResp).MessageID {
+		t.Fatalf("node 1 delivered the receipt of %s, want %s", rid, r.Body.(*smpp.SMResp).MessageID)
+	}
 }
