@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -101,5 +102,52 @@ func TestSMPPUserCommands(t *testing.T) {
 	run("smpp-user", "remove", "--id", u["id"].(string))
 	if list := run("smpp-user", "list")["smppUsers"].([]any); len(list) != 0 {
 		t.Fatalf("list after remove: %v", list)
+	}
+}
+
+// Settings → SMPP in the panel: a developer makes a user and sees its
+// password once, a viewer is refused, another account's developer cannot
+// remove it.
+func TestPanelSMPPUsers(t *testing.T) {
+	e := newEnv(t, "sqlite", envOptions{})
+	ctx := context.Background()
+	dev := e.browser()
+	dev.login(e.user("developer"))
+	p := dev.post("/settings/smpp", url.Values{"csrf": {dev.csrf("/settings/smpp")}, "environment": {"live"},
+		"systemId": {"acme"}, "maxBinds": {"2"}})
+	users, err := e.st.SMPPUsers(ctx, e.account.ID)
+	if p.status != 201 || err != nil || len(users) != 1 || !strings.Contains(p.body, "Copy the password now") {
+		t.Fatalf("create: %d %v %v", p.status, users, err)
+	}
+	pw := regexp.MustCompile(`id="new-smpp-password" class="mono" type="text" value="([A-Za-z0-9]{8})"`).FindStringSubmatch(p.body)
+	if pw == nil {
+		t.Fatal("the page does not show the password")
+	}
+	if page := dev.get("/settings/smpp"); strings.Contains(page.body, pw[1]) || !strings.Contains(page.body, "acme") {
+		t.Fatal("the list shows the password, or not the user")
+	}
+	if page := dev.post("/settings/smpp", url.Values{"csrf": {dev.csrf("/settings/smpp")}, "environment": {"live"},
+		"systemId": {"acme"}}); page.status != 400 || !strings.Contains(page.body, "is taken") {
+		t.Fatalf("a taken system_id: %d", page.status)
+	}
+	viewer := e.browser()
+	viewer.login(e.user("viewer"))
+	if page := viewer.get("/settings/smpp"); page.status != 403 {
+		t.Fatalf("a viewer's SMPP page: %d", page.status)
+	}
+	other, _ := otherAccount(t, e)
+	if _, _, err := CreateUser(ctx, e.st, other.ID, "dev@other.example", "developer", testPassword, e.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	b := e.browser()
+	b.login("dev@other.example")
+	if page := b.post("/settings/smpp/"+users[0].ID+"/remove", url.Values{"csrf": {b.csrf("/settings/smpp")}}); page.status != 404 {
+		t.Fatalf("B removing A's user: %d", page.status)
+	}
+	if page := dev.post("/settings/smpp/"+users[0].ID+"/remove", url.Values{"csrf": {dev.csrf("/settings/smpp")}}); page.status != 303 {
+		t.Fatalf("remove: %d", page.status)
+	}
+	if got, _ := e.st.SMPPUsers(ctx, e.account.ID); len(got) != 0 {
+		t.Fatalf("after remove: %v", got)
 	}
 }

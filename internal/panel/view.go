@@ -177,6 +177,7 @@ var notices = map[string]string{
 	"alreadyOptedOut": "The number was opted out already; its first record stays.",
 	"optedIn":         "The number was opted back in: sends to it are accepted again.",
 	"compliance":      "The compliance settings were saved.",
+	"smppRemoved":     "The SMPP user was removed and its binds closed.",
 }
 
 func notice(r *http.Request) string { return notices[r.URL.Query().Get("done")] }
