@@ -4,8 +4,13 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,7 +68,7 @@ func TestSMPPSubmitAndReceipt(t *testing.T) {
 		}
 		dl := c.WaitDelivered(1)[0]
 		sm := dl.Body.(*smpp.SM)
-		got := receiptText.FindStringSubmatch(string(sm.ShortMessage))
+		got := receiptText.FindStringSubmatch(smpp.DecodeText(sm.DataCoding, sm.ShortMessage))
 		rid, _ := sm.TLVs.CString(smpp.TagReceiptedMessageID)
 		state, _ := sm.TLVs.Byte(smpp.TagMessageState)
 		if got == nil || got[1] != id || sm.ESMClass != 0x04 || rid != id || state != 2 || sm.SourceAddr != "5511999990000" {
@@ -457,4 +462,46 @@ func TestSMPPReceiptAcrossNodes(t *testing.T) {
 	if rid, _ := got.TLVs.CString(smpp.TagReceiptedMessageID); rid != r.Body.(*smpp.SMResp).MessageID {
 		t.Fatalf("node 1 delivered the receipt of %s, want %s", rid, r.Body.(*smpp.SMResp).MessageID)
 	}
+}
+
+// node-smpp, an SMPP library nobody here wrote, as the customer's ESME:
+// a refused bind, a window of submits in GSM and UCS-2, and every receipt
+// once with its id. CI sets MSGSVC_TEST_SMSC_SIM_DIR to the simulator's
+// sources, whose package.json pins node-smpp.
+func TestSMPPServerPeerNodeSMPP(t *testing.T) {
+	src := os.Getenv("MSGSVC_TEST_SMSC_SIM_DIR")
+	if src == "" {
+		t.Skip("set MSGSVC_TEST_SMSC_SIM_DIR to ../shared/peers/smsc-sim (node and npm needed)")
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"package.json", "package-lock.json"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script, err := os.ReadFile("../smppserver/testdata/node-esme.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "node-esme.js"), script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--prefix", dir).CombinedOutput(); err != nil {
+		t.Fatalf("npm ci: %v\n%s", err, out)
+	}
+	e := smppEnv(t, "sqlite")
+	sys, pw := e.smppUser(e.account.ID, "test", "nodesmpp")
+	host, port, _ := net.SplitHostPort(e.srv.SMPPAddr())
+	cmd := exec.Command("node", "node-esme.js", "150", "50")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "SMPP_HOST="+host, "SMPP_PORT="+port, "SMPP_SYSTEM_ID="+sys, "SMPP_PASSWORD="+pw)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.HasPrefix(strings.TrimSpace(string(out)), "OK:") {
+		t.Fatalf("node-smpp ESME: %v\n%s", err, out)
+	}
+	t.Log(strings.TrimSpace(string(out)))
 }

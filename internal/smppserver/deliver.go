@@ -132,7 +132,7 @@ func deliverSM(it domain.SMPPItem) *smpp.SM {
 	sm := &smpp.SM{SourceTON: smpp.TONInternational, SourceNPI: smpp.NPIISDN, SourceAddr: it.Source,
 		DestTON: dstTON, DestNPI: dstNPI, DestAddr: it.Dest, ESMClass: byte(it.ESMClass)}
 	if it.ESMClass&smpp.ESMClassReceipt != 0 {
-		sm.DataCoding, sm.ShortMessage = smpp.CodingASCII, asciiText(it.Text)
+		sm.DataCoding, sm.ShortMessage = smpp.CodingDefault, gsmText(it.Text)
 		sm.TLVs = smpp.TLVs{smpp.StringTLV(smpp.TagReceiptedMessageID, it.MessageID),
 			smpp.ByteTLV(smpp.TagMessageState, byte(it.State))}
 		return sm
@@ -151,16 +151,20 @@ func deliverSM(it domain.SMPPItem) *smpp.SM {
 	return sm
 }
 
-// asciiText is text in IA5 (ASCII), the coding receipts travel in: their
-// ids hold '_', which GSM 03.38 would move to another octet. Any other
-// character becomes '?'.
-func asciiText(text string) []byte {
-	out := make([]byte, 0, len(text))
-	for _, r := range text {
-		if r >= 0x80 || r < 0x20 {
-			r = '?'
+// gsmText encodes a receipt's text in GSM 03.38, one septet per octet,
+// as data_coding 0 says (a message id's '_' is 0x11 there); a character
+// outside the alphabet becomes '?'.
+func gsmText(text string) []byte {
+	out, ok := sms.EncodeGSM7(text)
+	if !ok {
+		out = out[:0]
+		for _, r := range text {
+			b, ok := sms.EncodeGSM7(string(r))
+			if !ok {
+				b = []byte{'?'}
+			}
+			out = append(out, b...)
 		}
-		out = append(out, byte(r))
 	}
 	if len(out) > smpp.MaxShortMessage {
 		out = out[:smpp.MaxShortMessage]
