@@ -83,6 +83,17 @@ func TestSMPPSubmitAndReceipt(t *testing.T) {
 		if r := c.Submit("", "5511999990001", "no receipt please", 0); r.Status != smpp.StatusOK {
 			t.Fatalf("second submit: %s", r.Status)
 		}
+		// One part of a message the customer split: one segment, its
+		// header kept for the carrier.
+		part := append([]byte{5, 0, 3, 9, 2, 1}, strings.Repeat("p", 153)...)
+		pr := c.Call(smpp.SubmitSM, &smpp.SM{DestAddr: "5511999990000", ESMClass: smpp.ESMClassUDHI, ShortMessage: part})
+		if pr.Status != smpp.StatusOK {
+			t.Fatalf("UDH part: %s", pr.Status)
+		}
+		pm, err := e.st.MessageByID(context.Background(), pr.Body.(*smpp.SMResp).MessageID)
+		if err != nil || pm.Segments != 1 || pm.Content.UDH != "050003090201" || pm.Body != strings.Repeat("p", 153) {
+			t.Fatalf("UDH part stored as %d segments, header %q, %v", pm.Segments, pm.Content.UDH, err)
+		}
 		r = c.Submit("", "5511999990010", "Hello over SMPP", 1)
 		c.WaitDelivered(2)
 		if rid, _ := c.Delivered[1].Body.(*smpp.SM).TLVs.CString(smpp.TagReceiptedMessageID); rid != r.Body.(*smpp.SMResp).MessageID {

@@ -43,7 +43,10 @@ type Draft struct {
 	Reference   string
 	// SMPP marks a send that came in over SMPP (SMS only): its user gets
 	// the receipt, when it asked for one.
-	SMPP     *domain.SMPPOrigin
+	SMPP *domain.SMPPOrigin
+	// UDH (hex) makes an SMS one part of a longer message, sent whole with
+	// this header and counted as one segment.
+	UDH      string
 	Problems []domain.FieldError
 }
 

@@ -346,8 +346,8 @@ func TestSubmitFields(t *testing.T) {
 	if d[3].Text != "long payload" || d[3].Validity == nil || *d[3].Validity != 86400 || d[3].ScheduledAt != "2030-11-21T10:00:00Z" {
 		t.Fatalf("payload, validity, schedule: %q %v %q", d[3].Text, d[3].Validity, d[3].ScheduledAt)
 	}
-	if d[4].Text != "part" {
-		t.Fatalf("UDH part: %q", d[4].Text)
+	if d[4].Text != "part" || d[4].UDH != "050003070201" {
+		t.Fatalf("UDH part: %q header %q", d[4].Text, d[4].UDH)
 	}
 }
 

@@ -2,6 +2,7 @@ package smppserver
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -89,7 +90,7 @@ func draft(sm *smpp.SM, now time.Time) (message.Draft, smpp.Status) {
 		if err != nil {
 			return d, smpp.StatusSubmitFail
 		}
-		data = data[n:]
+		d.UDH, data = hex.EncodeToString(data[:n]), data[n:]
 	}
 	switch sm.DataCoding {
 	case smpp.CodingDefault, smpp.CodingLatin1, smpp.CodingUCS2:

@@ -76,6 +76,27 @@ func encodeText(text string, ref uint8, packing GSMPacking) ([]encodedPart, erro
 	return out, nil
 }
 
+// encodeWithUDH encodes text as one part carrying udh, a header its
+// sender made (one part of a message it split itself): GSM 03.38 when the
+// text fits the alphabet, else UCS-2.
+func encodeWithUDH(text string, udh []byte, packing GSMPacking) (encodedPart, error) {
+	p := encodedPart{ESMClass: ESMClassUDHI}
+	if septets, gsm := sms.EncodeGSM7(text); gsm {
+		p.DataCoding = CodingDefault
+		if packing == Packed {
+			septets = packSeptets(septets, fillBits(len(udh)))
+		}
+		p.Message = append(append([]byte(nil), udh...), septets...)
+	} else {
+		p.DataCoding = CodingUCS2
+		p.Message = append(append([]byte(nil), udh...), sms.EncodeUCS2(text)...)
+	}
+	if len(p.Message) > MaxShortMessage {
+		return p, fmt.Errorf("part is %d octets (max %d)", len(p.Message), MaxShortMessage)
+	}
+	return p, nil
+}
+
 // concatUDH8 is a UDH holding one concatenation IE with an 8-bit reference.
 func concatUDH8(ref, total, seq uint8) []byte {
 	return []byte{5, 0x00, 3, ref, total, seq}
