@@ -21,9 +21,13 @@ import (
 	"msgsvc/internal/ratelimit"
 )
 
-// Users finds the SMPP user a bind names, with its account as it is now.
+// Users finds the SMPP user a bind names, with its account as it is now;
+// which bound users still exist; and a counter that moves whenever an
+// account's settings change (store.AuthVersion).
 type Users interface {
 	SMPPUserBySystemID(ctx context.Context, systemID string) (domain.SMPPUser, domain.Account, error)
+	SMPPUsersPresent(ctx context.Context, ids []string) (map[string]bool, error)
+	AuthVersion(ctx context.Context) (int64, error)
 }
 
 // Sender is the send of the API (message.Service).
@@ -212,6 +216,7 @@ func (s *Server) watch(ctx context.Context) {
 	t := time.NewTicker(s.cfg.Poll)
 	defer t.Stop()
 	lastPurge := time.Time{}
+	var version int64
 	for {
 		select {
 		case <-ctx.Done():
@@ -224,20 +229,45 @@ func (s *Server) watch(ctx context.Context) {
 				s.cfg.Log.Warn("smpp: purge expired receipts", "err", err)
 			}
 		}
-		s.checkBinds(ctx)
+		s.checkBinds(ctx, &version)
 	}
 }
 
-// checkBinds closes the binds of removed users and of addresses their
-// account no longer allows, and gives the others their account as it is.
-func (s *Server) checkBinds(ctx context.Context) {
-	for _, u := range s.binds.users() {
+// checkBinds closes the binds of removed users and, when accounts' settings
+// changed, of addresses their account no longer allows, and gives the
+// others their account as it is now. When nothing changed it costs two
+// small reads.
+func (s *Server) checkBinds(ctx context.Context, seen *int64) {
+	users := s.binds.users()
+	if len(users) == 0 {
+		return
+	}
+	ids := make([]string, len(users))
+	for i, u := range users {
+		ids[i] = u.ID
+	}
+	present, err := s.cfg.Users.SMPPUsersPresent(ctx, ids)
+	if err != nil {
+		s.cfg.Log.Warn("smpp: check bound users", "err", err)
+		return
+	}
+	for _, u := range users {
+		if !present[u.ID] {
+			s.UserRemoved(u.ID)
+		}
+	}
+	v, err := s.cfg.Users.AuthVersion(ctx)
+	if err != nil || v == *seen {
+		return
+	}
+	*seen = v
+	for _, u := range users {
 		got, acct, err := s.cfg.Users.SMPPUserBySystemID(ctx, u.SystemID)
 		switch {
 		case errors.Is(err, domain.ErrNotFound) || err == nil && got.ID != u.ID:
 			s.UserRemoved(u.ID)
 		case err != nil:
-			s.cfg.Log.Warn("smpp: check bound user", "err", err)
+			*seen = 0 // look again on the next poll
 		default:
 			for _, ss := range s.binds.of(u.ID) {
 				if !domain.AddrAllowed(acct.IPAllowlist, ss.addr) {

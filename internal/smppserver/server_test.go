@@ -22,9 +22,10 @@ import (
 
 // fakeUsers holds SMPP users by system_id.
 type fakeUsers struct {
-	mu    sync.Mutex
-	users map[string]domain.SMPPUser
-	accts map[string]domain.Account
+	mu      sync.Mutex
+	users   map[string]domain.SMPPUser
+	accts   map[string]domain.Account
+	version int64
 }
 
 func (f *fakeUsers) SMPPUserBySystemID(_ context.Context, sys string) (domain.SMPPUser, domain.Account, error) {
@@ -37,9 +38,38 @@ func (f *fakeUsers) SMPPUserBySystemID(_ context.Context, sys string) (domain.SM
 	return u, f.accts[u.AccountID], nil
 }
 
+func (f *fakeUsers) SMPPUsersPresent(_ context.Context, ids []string) (map[string]bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]bool{}
+	for _, u := range f.users {
+		if contains(ids, u.ID) {
+			out[u.ID] = true
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeUsers) AuthVersion(context.Context) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.version, nil
+}
+
 func (f *fakeUsers) remove(sys string) {
 	f.mu.Lock()
 	delete(f.users, sys)
+	f.mu.Unlock()
+}
+
+// allow sets an account's allow-list, moving the version as the store's
+// triggers do.
+func (f *fakeUsers) allow(accountID string, list ...string) {
+	f.mu.Lock()
+	a := f.accts[accountID]
+	a.IPAllowlist = list
+	f.accts[accountID] = a
+	f.version++
 	f.mu.Unlock()
 }
 
@@ -422,6 +452,22 @@ func TestRemovedUserNoticed(t *testing.T) {
 	if !closedSoon(e) {
 		t.Fatal("the bind of a removed user stays open")
 	}
+}
+
+// An allow-list that no longer admits a bind's address closes it, and a
+// bind from outside the list is refused.
+func TestAllowListBitesOnOpenBinds(t *testing.T) {
+	f := start(t, nil)
+	e := f.bound(t, smpp.BindTransceiver, "acme")
+	f.users.allow("acc_a", "192.0.2.0/24")
+	if !closedSoon(e) {
+		t.Fatal("the bind stays open outside the new allow-list")
+	}
+	if st := esmetest.Dial(t, f.addr, nil).Bind(smpp.BindTransceiver, "acme", f.pw); st != smpp.StatusBindFail {
+		t.Fatalf("bind from outside the allow-list: %s", st)
+	}
+	f.users.allow("acc_a", "127.0.0.1")
+	f.bound(t, smpp.BindTransceiver, "acme")
 }
 
 // TLS on the same port when configured.
