@@ -443,6 +443,26 @@ func TestReceiptsRedeliveredOnRebind(t *testing.T) {
 	}
 }
 
+// More waiting deliver_sm than a bind's window all go out: each answer
+// frees its slot for the next.
+func TestMoreReceiptsThanTheWindow(t *testing.T) {
+	f := start(t, func(c *Config) { c.Window = 5 })
+	now := time.Now()
+	for i := 0; i < 23; i++ {
+		f.items.rows = append(f.items.rows, domain.SMPPItem{ID: fmt.Sprintf("smd_%02d", i), UserID: "smu_a",
+			MessageID: fmt.Sprintf("msg_%02d", i), Source: "5511999990000", Dest: "ACME", ESMClass: 4, Text: "id:x",
+			State: 2, NextAttemptAt: now})
+	}
+	rx := f.bound(t, smpp.BindReceiver, "acme")
+	got := rx.WaitDelivered(23)
+	for i, p := range got {
+		if rid, _ := p.Body.(*smpp.SM).TLVs.CString(smpp.TagReceiptedMessageID); rid != fmt.Sprintf("msg_%02d", i) {
+			t.Fatalf("deliver_sm %d is %s: not oldest first", i, rid)
+		}
+	}
+	waitUntil(t, func() bool { return f.items.left() == 0 })
+}
+
 // Removing a user closes its binds within a poll, on nodes that were not
 // told.
 func TestRemovedUserNoticed(t *testing.T) {

@@ -34,7 +34,7 @@ type session struct {
 	bound   smpp.CommandID // the bind command; 0 while open
 	user    domain.SMPPUser
 	acct    domain.Account
-	pending map[uint32]chan smpp.PDU // our requests awaiting a response
+	pending map[uint32]*waiter // our requests awaiting a response
 
 	inflight  chan struct{} // one per submit_sm being handled
 	outgoing  chan struct{} // one per deliver_sm awaiting its response
@@ -46,7 +46,7 @@ type session struct {
 }
 
 func newSession(srv *Server, conn net.Conn) *session {
-	return &session{srv: srv, conn: conn, addr: peerAddr(conn), pending: map[uint32]chan smpp.PDU{},
+	return &session{srv: srv, conn: conn, addr: peerAddr(conn), pending: map[uint32]*waiter{},
 		inflight: make(chan struct{}, srv.cfg.Window), outgoing: make(chan struct{}, srv.cfg.Window),
 		closed: make(chan struct{})}
 }
@@ -251,8 +251,10 @@ func (s *session) write(p smpp.PDU) error {
 	return err
 }
 
-// request writes a request and returns the wait for its response; at
-// most Window requests await theirs at once, and requests go out in the
+// request writes a request and returns the wait for its response. At
+// most Window requests await theirs at once: a slot is freed when the
+// response comes or its time runs out, whether or not anyone waits yet,
+// so callers may write many before they wait. Requests go out in the
 // order request is called.
 func (s *session) request(ctx context.Context, cmd smpp.CommandID, body smpp.Body) (func() (smpp.PDU, error), error) {
 	select {
@@ -263,34 +265,51 @@ func (s *session) request(ctx context.Context, cmd smpp.CommandID, body smpp.Bod
 		return nil, ctx.Err()
 	}
 	seq := s.seq.Add(1)
-	ch := make(chan smpp.PDU, 1)
+	w := &waiter{ch: make(chan outcome, 1)}
 	s.mu.Lock()
-	s.pending[seq] = ch
+	s.pending[seq] = w
+	w.timer = time.AfterFunc(s.srv.cfg.ResponseTimeout, func() { s.finish(seq, outcome{err: errTimeout}) })
 	s.mu.Unlock()
-	done := func() {
-		s.mu.Lock()
-		delete(s.pending, seq)
-		s.mu.Unlock()
-		<-s.outgoing
-	}
 	if err := s.write(smpp.PDU{Command: cmd, Seq: seq, Body: body}); err != nil {
-		done()
+		s.finish(seq, outcome{err: errClosed})
 		s.shutdown()
 		return nil, errClosed
 	}
 	return func() (smpp.PDU, error) {
-		defer done()
-		t := time.NewTimer(s.srv.cfg.ResponseTimeout)
-		defer t.Stop()
 		select {
-		case p := <-ch:
-			return p, nil
+		case o := <-w.ch:
+			return o.p, o.err
 		case <-s.closed:
 			return smpp.PDU{}, errClosed
-		case <-t.C:
-			return smpp.PDU{}, errTimeout
 		}
 	}, nil
+}
+
+// waiter is a request awaiting its response.
+type waiter struct {
+	ch    chan outcome
+	timer *time.Timer
+}
+
+type outcome struct {
+	p   smpp.PDU
+	err error
+}
+
+// finish settles a request once, freeing its slot of the window.
+func (s *session) finish(seq uint32, o outcome) {
+	s.mu.Lock()
+	w := s.pending[seq]
+	delete(s.pending, seq)
+	s.mu.Unlock()
+	if w == nil {
+		return
+	}
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	<-s.outgoing
+	w.ch <- o
 }
 
 var (
@@ -299,17 +318,7 @@ var (
 )
 
 // settle hands a response to the request waiting for it.
-func (s *session) settle(p smpp.PDU) {
-	s.mu.Lock()
-	ch := s.pending[p.Seq]
-	s.mu.Unlock()
-	if ch != nil {
-		select {
-		case ch <- p:
-		default:
-		}
-	}
-}
+func (s *session) settle(p smpp.PDU) { s.finish(p.Seq, outcome{p: p}) }
 
 // keepAlive checks an idle link with enquire_link and closes one silent
 // for three intervals.
