@@ -143,7 +143,7 @@ func (s *Server) wireServices() error {
 		return err
 	}
 	s.tracker = message.NewTracker(message.TrackerConfig{Store: message.Storage{Store: st}, Events: s.eventQueue.Wake,
-		Due: s.sendQueue.Wake, Workers: commitWorkers(cfg), Now: s.now, Handoff: s.eventQueue})
+		Due: s.sendQueue.Wake, Workers: commitWorkers(cfg), Now: s.now, Handoff: s.eventQueue, SMPP: s.wakeSMPP})
 	simCfg := simulator.Config{Sink: s.tracker, Stale: st, Delay: cfg.SimulatorDelay, Log: s.log, Now: s.now, Node: cfg.NodeID}
 	if cfg.SimJournal {
 		simCfg.Journal = st

@@ -49,6 +49,14 @@ func (s *Server) SMPPAddr() string {
 	return s.smppListener.Addr().String()
 }
 
+// wakeSMPP tells the SMPP server that receipts may wait in the table;
+// without binds on this node its claim reads nothing.
+func (s *Server) wakeSMPP() {
+	if s.smpp != nil {
+		s.smpp.Wake()
+	}
+}
+
 // smppRemoved closes a removed SMPP user's binds on this node at once.
 func (s *Server) smppRemoved(userID string) {
 	if s.smpp != nil {

@@ -111,6 +111,9 @@ func (t *Tracker) Receive(ctx context.Context, providerName string, in provider.
 	if optOut != nil && optOut.confirm != nil && !dup {
 		t.due()
 	}
+	if smppReply != nil && !dup {
+		t.smpp()
+	}
 	return rec.CampaignID, nil
 }
 

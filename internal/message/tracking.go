@@ -68,6 +68,7 @@ type Tracker struct {
 	now     func() time.Time
 	events  func() // called after events were written
 	due     func() // called after messages became due (opt-out confirmations)
+	smpp    func() // called after reports were applied (receipts may wait)
 	handoff Handoff[domain.Event]
 }
 
@@ -97,6 +98,9 @@ type TrackerConfig struct {
 	// Handoff, when set, gives the status events straight to a webhook
 	// worker of this node instead of through a database claim.
 	Handoff Handoff[domain.Event]
+	// SMPP is called after reports or a reply were stored: receipts or
+	// replies may wait for this node's SMPP binds (nil: none here).
+	SMPP func()
 }
 
 // eventLease is how new events are written: unleased (zero) or leased to
@@ -120,7 +124,10 @@ func NewTracker(c TrackerConfig) *Tracker {
 	if c.Workers <= 0 {
 		c.Workers = 1
 	}
-	t := &Tracker{store: c.Store, now: c.Now, events: c.Events, due: c.Due, handoff: c.Handoff}
+	if c.SMPP == nil {
+		c.SMPP = func() {}
+	}
+	t := &Tracker{store: c.Store, now: c.Now, events: c.Events, due: c.Due, smpp: c.SMPP, handoff: c.Handoff}
 	t.reports = batch.New(t.apply, 64, c.Workers)
 	return t
 }
@@ -208,6 +215,7 @@ func (t *Tracker) apply(ctx context.Context, groups [][]Report) ([]struct{}, err
 		return nil, err
 	}
 	t.deliver(ctx, queued, lease)
+	t.smpp()
 	return make([]struct{}, len(groups)), nil
 }
 
