@@ -96,13 +96,23 @@ func TestSMPPSubmitAndReceipt(t *testing.T) {
 		}
 		r = c.Submit("", "5511999990010", "Hello over SMPP", 1)
 		c.WaitDelivered(2)
+		waitFor(t, "the metrics count the binds, submits and acknowledged receipts", 10*time.Second, func() bool {
+			metrics := string(e.do("GET", "/metrics", "", nil).body)
+			for _, m := range []string{"msgsvc_smpp_binds 1", `msgsvc_smpp_submits_total{status="ESME_ROK"} 4`,
+				`msgsvc_smpp_deliver_sm_total{outcome="acknowledged"} 2`, "msgsvc_smpp_receipts_waiting 0"} {
+				if !strings.Contains(metrics, m) {
+					return false
+				}
+			}
+			return true
+		})
 		if rid, _ := c.Delivered[1].Body.(*smpp.SM).TLVs.CString(smpp.TagReceiptedMessageID); rid != r.Body.(*smpp.SMResp).MessageID {
 			t.Fatalf("the second receipt is of %s, want the third submit's %s", rid, r.Body.(*smpp.SMResp).MessageID)
 		}
 	})
 }
 
-// Every refusal of section 8 as it comes over the wire, and a second
+// Every refusal of a bind and a submit as it comes over the wire, and a second
 // account that can neither bind as the first nor send as its sender.
 func TestSMPPRefusals(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d string) {
