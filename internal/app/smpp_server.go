@@ -35,7 +35,7 @@ func (s *Server) wireSMPP(limiter ratelimit.Limiter, guard smppserver.Guard) err
 		return fmt.Errorf("smpp-listen on %s: %w", cfg.SMPPListen, err)
 	}
 	s.smppListener = ln
-	s.smpp = smppserver.New(smppserver.Config{Users: s.store, Sender: s.messages, Items: s.store, Limiter: limiter,
+	s.smpp = smppserver.New(smppserver.Config{Users: s.store, Sender: s.messages, Items: s.store, Binds: s.store, Limiter: limiter,
 		Guard: guard, TLS: tlsCfg, Owner: cfg.NodeID, Poll: s.poll, Now: s.now, Log: s.log,
 		Observer: newSMPPMetrics(s.reg, s.store.PendingSMPPItems)})
 	return nil

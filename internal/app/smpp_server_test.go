@@ -499,6 +499,16 @@ func TestSMPPReceiptAcrossNodes(t *testing.T) {
 	if rid, _ := got.TLVs.CString(smpp.TagReceiptedMessageID); rid != r.Body.(*smpp.SMResp).MessageID {
 		t.Fatalf("node 1 delivered the receipt of %s, want %s", rid, r.Body.(*smpp.SMResp).MessageID)
 	}
+	// maxBinds (4) counts the binds of both nodes together.
+	for i, addr := range []string{e.srv.SMPPAddr(), two.SMPPAddr(), two.SMPPAddr()} {
+		want := smpp.StatusOK
+		if i == 2 {
+			want = smpp.StatusBindFail
+		}
+		if st := esmetest.Dial(t, addr, nil).Bind(smpp.BindTransmitter, sys, pw); st != want {
+			t.Fatalf("bind %d of the user across nodes: %s, want %s", i+3, st, want)
+		}
+	}
 }
 
 // node-smpp, an SMPP library nobody here wrote, as the customer's ESME:

@@ -46,7 +46,7 @@ func (s *Server) authenticate(ctx context.Context, ss *session, b *smpp.Bind) (d
 		s.countFailure(ctx, addrKey)
 		return u, acct, false
 	}
-	if !s.binds.add(u, ss) {
+	if !s.binds.add(u, ss) || !s.reserve(ctx, u, ss) {
 		return u, acct, false
 	}
 	if s.cfg.Guard != nil {
@@ -81,4 +81,22 @@ func (s *Server) countFailure(ctx context.Context, addrKey string) {
 	if _, err := s.cfg.Guard.Count(ctx, addrKey, s.cfg.BindFailuresPerMinute); err != nil {
 		s.cfg.Log.Warn("smpp: count bind failure", "err", err)
 	}
+}
+
+// reserve counts a bind against the user's maxBinds on every node; a
+// refusal takes it off this node's registry again.
+func (s *Server) reserve(ctx context.Context, u domain.SMPPUser, ss *session) bool {
+	if s.cfg.Binds == nil {
+		return true
+	}
+	now := s.cfg.Now()
+	ok, err := s.cfg.Binds.ReserveSMPPBind(ctx, u.ID, ss.id, s.cfg.Owner, max(u.MaxBinds, 1), now, now.Add(bindTTL))
+	if err != nil {
+		s.cfg.Log.Warn("smpp: count binds", "err", err)
+	}
+	if err != nil || !ok {
+		s.binds.remove(u.ID, ss)
+		return false
+	}
+	return true
 }

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"msgsvc/internal/domain"
@@ -35,6 +36,19 @@ type Sender interface {
 	Send(ctx context.Context, caller message.Caller, d message.Draft, opt message.SendOptions) (message.Outcome, error)
 }
 
+// BindStore counts a user's binds on every node together, so that
+// maxBinds holds across nodes.
+type BindStore interface {
+	ReserveSMPPBind(ctx context.Context, userID, bindID, node string, max int, now, until time.Time) (bool, error)
+	RenewSMPPBinds(ctx context.Context, node string, ids []string, until time.Time) error
+	DropSMPPBind(ctx context.Context, id string) error
+	DropNodeSMPPBinds(ctx context.Context, node string, now time.Time) error
+}
+
+// bindTTL is how long a bind counts without being renewed: a node renews
+// its binds every third of it, and a dead node's stop counting after it.
+const bindTTL = 30 * time.Second
+
 // Guard counts failed binds per client address, as failed API keys are.
 type Guard interface {
 	ratelimit.Failures
@@ -54,6 +68,8 @@ type Config struct {
 	Users  Users
 	Sender Sender
 	Items  Items
+	// Binds counts binds across nodes; nil counts this node's only.
+	Binds BindStore
 	// Limiter applies the account's send rate limit to submit_sm; nil
 	// limits nothing.
 	Limiter ratelimit.Limiter
@@ -88,6 +104,7 @@ type Server struct {
 	mu       sync.Mutex
 	ln       net.Listener
 	conns    map[*session]struct{}
+	bindSeq  atomic.Int64
 	wg       sync.WaitGroup
 	shutdown chan struct{}
 	stopOnce sync.Once
@@ -130,6 +147,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.mu.Lock()
 	s.ln = ln
 	s.mu.Unlock()
+	if s.cfg.Binds != nil {
+		// This node's binds of a previous run are closed.
+		if err := s.cfg.Binds.DropNodeSMPPBinds(ctx, s.cfg.Owner, s.cfg.Now()); err != nil {
+			s.cfg.Log.Warn("smpp: forget the binds of a previous run; they expire", "err", err)
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -215,7 +238,7 @@ func (s *Server) Wake() { s.queue.q.Wake() }
 func (s *Server) watch(ctx context.Context) {
 	t := time.NewTicker(s.cfg.Poll)
 	defer t.Stop()
-	lastPurge := time.Time{}
+	lastPurge, lastRenew := time.Time{}, s.cfg.Now()
 	var version int64
 	for {
 		select {
@@ -230,6 +253,24 @@ func (s *Server) watch(ctx context.Context) {
 			}
 		}
 		s.checkBinds(ctx, &version)
+		if now := s.cfg.Now(); now.Sub(lastRenew) >= bindTTL/3 {
+			lastRenew = now
+			s.renewBinds(ctx, now)
+		}
+	}
+}
+
+// renewBinds keeps this node's binds counted across nodes.
+func (s *Server) renewBinds(ctx context.Context, now time.Time) {
+	if s.cfg.Binds == nil {
+		return
+	}
+	ids := s.binds.ids()
+	if len(ids) == 0 {
+		return
+	}
+	if err := s.cfg.Binds.RenewSMPPBinds(ctx, s.cfg.Owner, ids, now.Add(bindTTL)); err != nil {
+		s.cfg.Log.Warn("smpp: renew binds", "err", err)
 	}
 }
 
@@ -335,6 +376,19 @@ func (r *registry) of(userID string) []*session {
 	out := make([]*session, 0, len(r.byUser[userID]))
 	for ss := range r.byUser[userID] {
 		out = append(out, ss)
+	}
+	return out
+}
+
+// ids lists the ids of this node's binds.
+func (r *registry) ids() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, set := range r.byUser {
+		for ss := range set {
+			out = append(out, ss.id)
+		}
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package smppserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"sync"
@@ -26,6 +27,7 @@ type session struct {
 	srv  *Server
 	conn net.Conn
 	addr netip.Addr
+	id   string // the bind's name where binds are counted across nodes
 
 	wmu sync.Mutex // one PDU written at a time
 	seq atomic.Uint32
@@ -46,7 +48,7 @@ type session struct {
 }
 
 func newSession(srv *Server, conn net.Conn) *session {
-	return &session{srv: srv, conn: conn, addr: peerAddr(conn), pending: map[uint32]*waiter{},
+	return &session{srv: srv, conn: conn, addr: peerAddr(conn), id: fmt.Sprintf("%s/%d", srv.cfg.Owner, srv.bindSeq.Add(1)), pending: map[uint32]*waiter{},
 		inflight: make(chan struct{}, srv.cfg.Window), outgoing: make(chan struct{}, srv.cfg.Window),
 		closed: make(chan struct{})}
 }
@@ -225,6 +227,13 @@ func (s *session) unregister() {
 		return
 	}
 	s.srv.binds.remove(u.ID, s)
+	if b := s.srv.cfg.Binds; b != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := b.DropSMPPBind(ctx, s.id); err != nil {
+			s.srv.cfg.Log.Warn("smpp: forget a closed bind; it expires", "err", err)
+		}
+	}
 	if f := s.srv.cfg.Observer.Binds; f != nil {
 		f(-1)
 	}

@@ -219,3 +219,64 @@ func (s *Store) HasSMPPUsers(ctx context.Context, accountID string, env domain.E
 	}
 	return n > 0, nil
 }
+
+// ReserveSMPPBind records a bind of userID on node unless the user
+// already holds max unexpired binds on all nodes together; it reports
+// whether the bind may open.
+func (s *Store) ReserveSMPPBind(ctx context.Context, userID, bindID, node string, max int, now, until time.Time) (bool, error) {
+	ok := false
+	err := s.Write(ctx, func(tx *Tx) error {
+		if s.dialect == Postgres {
+			// Two nodes reserving for one user at once take turns here.
+			if _, err := tx.exec(ctx, `SELECT id FROM smpp_users WHERE id = $1 FOR UPDATE`, userID); err != nil {
+				return fmt.Errorf("lock smpp user: %w", err)
+			}
+		}
+		var n int
+		if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM smpp_binds WHERE user_id = $1 AND expires_at > $2`,
+			userID, ms(now)).Scan(&n); err != nil {
+			return fmt.Errorf("count smpp binds: %w", err)
+		}
+		if n >= max {
+			return nil
+		}
+		ok = true
+		if _, err := tx.exec(ctx, `INSERT INTO smpp_binds (id, user_id, node, expires_at) VALUES ($1, $2, $3, $4)`,
+			bindID, userID, node, ms(until)); err != nil {
+			return fmt.Errorf("record smpp bind: %w", err)
+		}
+		return nil
+	})
+	return ok, err
+}
+
+// RenewSMPPBinds keeps a node's open binds counted until until.
+func (s *Store) RenewSMPPBinds(ctx context.Context, node string, ids []string, until time.Time) error {
+	return s.Write(ctx, func(tx *Tx) error {
+		return inChunks(ids, func(chunk []any) error {
+			_, err := tx.exec(ctx, `UPDATE smpp_binds SET expires_at = $2 WHERE node = $1 AND id IN (`+
+				tx.s.placeholders(3, len(chunk))+`)`, append([]any{node, ms(until)}, chunk...)...)
+			if err != nil {
+				return fmt.Errorf("renew smpp binds: %w", err)
+			}
+			return nil
+		})
+	})
+}
+
+// DropSMPPBind forgets a closed bind.
+func (s *Store) DropSMPPBind(ctx context.Context, id string) error {
+	if _, err := s.wexec(ctx, `DELETE FROM smpp_binds WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("drop smpp bind: %w", err)
+	}
+	return nil
+}
+
+// DropNodeSMPPBinds forgets every bind of a node: at its start, those of
+// its previous run, which are closed.
+func (s *Store) DropNodeSMPPBinds(ctx context.Context, node string, now time.Time) error {
+	if _, err := s.wexec(ctx, `DELETE FROM smpp_binds WHERE node = $1 OR expires_at <= $2`, node, ms(now)); err != nil {
+		return fmt.Errorf("drop smpp binds of %s: %w", node, err)
+	}
+	return nil
+}

@@ -107,3 +107,50 @@ func TestSMPPItemQueue(t *testing.T) {
 		}
 	})
 }
+
+func TestSMPPBindsCountedAcrossNodes(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
+		ctx := context.Background()
+		a := newAccount(t, st, 0)
+		u := domain.SMPPUser{ID: id.New(id.SMPPUser, t0), AccountID: a.ID, Env: domain.Live, SystemID: "acme",
+			PasswordHash: "h", MaxBinds: 2, CreatedAt: t0}
+		if err := st.CreateSMPPUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		ttl := 30 * time.Second
+		reserve := func(bind, node string, now time.Time) bool {
+			t.Helper()
+			ok, err := st.ReserveSMPPBind(ctx, u.ID, bind, node, 2, now, now.Add(ttl))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		if !reserve("b1", "n1", t0) || !reserve("b2", "n2", t0) {
+			t.Fatal("two binds of a user with maxBinds 2 refused")
+		}
+		if reserve("b3", "n1", t0) {
+			t.Fatal("a third bind, on any node, accepted")
+		}
+		if err := st.DropSMPPBind(ctx, "b1"); err != nil {
+			t.Fatal(err)
+		}
+		if !reserve("b3", "n1", t0) {
+			t.Fatal("a bind after one closed refused")
+		}
+		// n2 keeps its bind alive; n1 dies and its bind expires.
+		if err := st.RenewSMPPBinds(ctx, "n2", []string{"b2"}, t0.Add(2*ttl)); err != nil {
+			t.Fatal(err)
+		}
+		later := t0.Add(ttl + time.Second)
+		if !reserve("b4", "n3", later) || reserve("b5", "n3", later) {
+			t.Fatal("a dead node's expired bind still counts, or a renewed one does not")
+		}
+		if err := st.DropNodeSMPPBinds(ctx, "n3", later); err != nil {
+			t.Fatal(err)
+		}
+		if !reserve("b6", "n4", later) {
+			t.Fatal("the binds of a restarted node still count")
+		}
+	})
+}
