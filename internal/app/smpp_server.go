@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
-	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -104,7 +103,7 @@ func newSMPPMetrics(reg *prometheus.Registry, pending func(context.Context) (int
 	reg.MustRegister(binds, submits, bindFails, receipts, waiting)
 	return smppserver.Observer{
 		Binds:    func(d int) { binds.Add(float64(d)) },
-		Submit:   func(st uint32) { submits.WithLabelValues(statusLabel(st)).Inc() },
+		Submit:   func(st uint32) { submits.WithLabelValues(smpp.Status(st).String()).Inc() },
 		BindFail: bindFails.Inc,
 		Receipt: func(acked bool, _ time.Duration) {
 			outcome := "acknowledged"
@@ -114,12 +113,4 @@ func newSMPPMetrics(reg *prometheus.Registry, pending func(context.Context) (int
 			receipts.WithLabelValues(outcome).Inc()
 		},
 	}
-}
-
-func statusLabel(st uint32) string {
-	s := smpp.Status(st).String()
-	if s == "" {
-		return strconv.FormatUint(uint64(st), 16)
-	}
-	return s
 }

@@ -131,6 +131,15 @@ func TestSMPPRefusals(t *testing.T) {
 		if r := c.Submit("", "5511999990000", "too early", 0); r.Status != smpp.StatusInvBndSts {
 			t.Fatalf("submit before bind: %s", r.Status)
 		}
+		for _, cmd := range []smpp.CommandID{smpp.EnquireLink, smpp.Unbind, smpp.QuerySM} {
+			body := smpp.Body(nil)
+			if cmd == smpp.QuerySM {
+				body = &smpp.Query{MessageID: "msg_x"}
+			}
+			if r := c.Call(cmd, body); r.Command != cmd.Resp() || r.Status != smpp.StatusInvBndSts {
+				t.Fatalf("%s before bind: %s %s", cmd, r.Command, r.Status)
+			}
+		}
 		for _, b := range []struct{ sys, pw string }{{sysA, "wrong"}, {"nobody", pwA}, {sysA, pwB}, {sysB, pwA}} {
 			if st := c.Bind(smpp.BindTransceiver, b.sys, b.pw); st != smpp.StatusBindFail {
 				t.Fatalf("bind %s/%s: %s, want ESME_RBINDFAIL", b.sys, b.pw, st)

@@ -108,7 +108,11 @@ func (s *session) handle(ctx context.Context, p smpp.PDU) bool {
 	kind := s.kind()
 	switch p.Command {
 	case smpp.EnquireLink:
-		s.respond(smpp.EnquireLinkResp, smpp.StatusOK, p.Seq, nil)
+		st := smpp.StatusOK
+		if kind == 0 {
+			st = smpp.StatusInvBndSts // every request but a bind waits for one
+		}
+		s.respond(smpp.EnquireLinkResp, st, p.Seq, nil)
 	case smpp.BindTransmitter, smpp.BindReceiver, smpp.BindTransceiver:
 		if kind != 0 {
 			s.respond(p.Command.Resp(), smpp.StatusAlyBnd, p.Seq, nil)
