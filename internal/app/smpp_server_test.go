@@ -2,8 +2,15 @@ package app
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"io"
 	"log/slog"
+	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -165,6 +172,12 @@ func TestSMPPRefusals(t *testing.T) {
 		}
 		if r := c.Submit("ACME", "5511999990000", "our sender", 0); r.Status != smpp.StatusOK {
 			t.Fatalf("approved sender: %s", r.Status)
+		}
+		if _, _, err := console(e.st, e.clock.Now()).AddOptOut(ctx, manage.Console, e.account.ID, "test", "5511999990010"); err != nil {
+			t.Fatal(err)
+		}
+		if r := c.Submit("", "5511999990010", "to an opted-out number", 0); r.Status != smpp.StatusSubmitFail {
+			t.Fatalf("opted-out recipient: %s, want ESME_RSUBMITFAIL", r.Status)
 		}
 		if r := c.Call(smpp.Unbind, nil); r.Command != smpp.UnbindResp || r.Status != smpp.StatusOK {
 			t.Fatalf("unbind: %s %s", r.Command, r.Status)
@@ -560,4 +573,56 @@ func TestSMPPServerPeerNodeSMPP(t *testing.T) {
 		t.Fatalf("node-smpp ESME: %v\n%s", err, out)
 	}
 	t.Log(strings.TrimSpace(string(out)))
+}
+
+// --smpp-tls-cert and --smpp-tls-key make the port speak TLS.
+func TestSMPPOverTLS(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	writeSelfSigned(t, certFile, keyFile)
+	e := newEnv(t, "sqlite", envOptions{config: func(c *config.Config) {
+		c.SMPPListen, c.SMPPTLSCert, c.SMPPTLSKey = "127.0.0.1:0", certFile, keyFile
+	}})
+	sys, pw := e.smppUser(e.account.ID, "test", "acme")
+	pool := x509.NewCertPool()
+	certPEM, err := os.ReadFile(certFile)
+	if err != nil || !pool.AppendCertsFromPEM(certPEM) {
+		t.Fatalf("read the certificate: %v", err)
+	}
+	c := esmetest.Dial(t, e.srv.SMPPAddr(), &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"})
+	if st := c.Bind(smpp.BindTransceiver, sys, pw); st != smpp.StatusOK {
+		t.Fatalf("bind over TLS: %s", st)
+	}
+	if r := c.Submit("", "5511999990000", "over TLS", 0); r.Status != smpp.StatusOK {
+		t.Fatalf("submit over TLS: %s", r.Status)
+	}
+	plain := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
+	plain.Send(smpp.BindTransceiver, &smpp.Bind{SystemID: sys, Password: pw, InterfaceVersion: smpp.InterfaceVersion})
+	if p, err := plain.Read(); err == nil && p.Status == smpp.StatusOK {
+		t.Fatal("a plain TCP bind was accepted on the TLS port")
+	}
+}
+
+func writeSelfSigned(t *testing.T, certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl := &x509.Certificate{SerialNumber: big.NewInt(1), NotBefore: time.Now().Add(-time.Hour),
+		NotAfter: time.Now().Add(time.Hour), IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
+	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
