@@ -138,7 +138,11 @@ func runServer(ctx context.Context, dev bool, args []string, stdout, stderr io.W
 			return err
 		}
 	}
-	log.Info("msgsvc listening", "addr", srv.Addr(), "db", redactDSN(cfg.DB), "node", cfg.NodeID, "dev", dev)
+	attrs := []any{"addr", srv.Addr(), "db", redactDSN(cfg.DB), "node", cfg.NodeID, "dev", dev}
+	if a := srv.SMPPAddr(); a != "" {
+		attrs = append(attrs, "smpp", a)
+	}
+	log.Info("msgsvc listening", attrs...)
 	return srv.Run(ctx)
 }
 

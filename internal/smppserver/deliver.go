@@ -2,7 +2,7 @@ package smppserver
 
 import (
 	"context"
-	"sync"
+	"errors"
 	"time"
 
 	"msgsvc/internal/channel/sms"
@@ -49,7 +49,10 @@ func newReceiptQueue(s *Server) *receiptQueue {
 func (rq *receiptQueue) run(ctx context.Context) { rq.q.Run(ctx, rq.handle) }
 
 // handle sends a claimed batch: each user's rows in order over one of its
-// receiving binds, pipelined up to the bind's window.
+// receiving binds, pipelined up to the bind's window. It returns once they
+// are written; their answers are awaited apart, so a customer slow to
+// answer holds its own window, not the queue's workers. Rows that find the
+// window full go back to the table, claimed again when answers free it.
 func (rq *receiptQueue) handle(ctx context.Context, items []domain.SMPPItem) error {
 	var order []string
 	byUser := map[string][]domain.SMPPItem{}
@@ -63,26 +66,23 @@ func (rq *receiptQueue) handle(ctx context.Context, items []domain.SMPPItem) err
 		}
 		byUser[it.UserID] = append(byUser[it.UserID], it)
 	}
-	var wg sync.WaitGroup
 	for _, u := range order {
-		wg.Add(1)
-		go func(its []domain.SMPPItem) {
-			defer wg.Done()
-			rq.sendAll(ctx, its)
-		}(byUser[u])
+		rq.sendAll(ctx, byUser[u])
 	}
-	wg.Wait()
 	return nil
+}
+
+// sent is a deliver_sm written, awaiting its answer.
+type sent struct {
+	ss   *session
+	it   domain.SMPPItem
+	wait func() (smpp.PDU, error)
+	at   time.Time
 }
 
 func (rq *receiptQueue) sendAll(ctx context.Context, its []domain.SMPPItem) {
 	s := rq.srv
 	ss := s.binds.receiver(its[0].UserID)
-	type sent struct {
-		it   domain.SMPPItem
-		wait func() (smpp.PDU, error)
-		at   time.Time
-	}
 	var inFlight []sent
 	var release []string
 	for _, it := range its {
@@ -91,33 +91,58 @@ func (rq *receiptQueue) sendAll(ctx context.Context, its []domain.SMPPItem) {
 			continue
 		}
 		wait, err := ss.request(ctx, smpp.DeliverSM, deliverSM(it))
+		if errors.Is(err, errWindowFull) {
+			ss.starved.Store(true)
+		}
 		if err != nil {
+			// The window is full (the rest go once answers free it, in
+			// order), or the bind is gone (they wait for another).
 			release = append(release, it.ID)
-			ss = nil // the bind is gone: the rest wait for another
+			ss = nil
 			continue
 		}
-		inFlight = append(inFlight, sent{it, wait, s.cfg.Now()})
+		inFlight = append(inFlight, sent{ss, it, wait, s.cfg.Now()})
 	}
+	rq.release(ctx, release)
 	for _, f := range inFlight {
-		p, err := f.wait()
-		acked := err == nil && p.Command == smpp.DeliverSMResp && p.Status == smpp.StatusOK
-		if obs := s.cfg.Observer.Receipt; obs != nil {
-			obs(acked, s.cfg.Now().Sub(f.at))
-		}
-		switch {
-		case acked:
-			if err := s.cfg.Items.AckSMPPItem(ctx, f.it.ID); err != nil {
-				s.cfg.Log.Error("smpp: record acknowledged receipt; it may be sent again", "err", err, "id", f.it.ID)
-			}
-		case err == errClosed:
-			release = append(release, f.it.ID)
-		}
-		// A refusal or a timeout: the row goes again when its lease ends.
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			rq.settle(ctx, f)
+		}()
 	}
-	if len(release) > 0 {
-		if err := s.cfg.Items.ReleaseSMPPItems(ctx, s.cfg.Owner, release, s.cfg.Now()); err != nil {
-			s.cfg.Log.Warn("smpp: release receipts; they go again when their lease ends", "err", err)
+}
+
+// settle records the answer to a written deliver_sm as soon as it comes:
+// an acknowledged row is deleted, one whose bind went away is released,
+// one refused or not answered in time goes again when its lease ends.
+func (rq *receiptQueue) settle(ctx context.Context, f sent) {
+	s := rq.srv
+	p, err := f.wait()
+	acked := err == nil && p.Command == smpp.DeliverSMResp && p.Status == smpp.StatusOK
+	if obs := s.cfg.Observer.Receipt; obs != nil {
+		obs(acked, s.cfg.Now().Sub(f.at))
+	}
+	switch {
+	case acked:
+		if err := s.cfg.Items.AckSMPPItem(ctx, f.it.ID); err != nil {
+			s.cfg.Log.Error("smpp: record acknowledged receipt; it may be sent again", "err", err, "id", f.it.ID)
 		}
+	case errors.Is(err, errClosed):
+		rq.release(ctx, []string{f.it.ID})
+	}
+	if f.ss.starved.CompareAndSwap(true, false) {
+		rq.q.Wake() // the window has room again for rows that found it full
+	}
+}
+
+func (rq *receiptQueue) release(ctx context.Context, ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	s := rq.srv
+	if err := s.cfg.Items.ReleaseSMPPItems(ctx, s.cfg.Owner, ids, s.cfg.Now()); err != nil {
+		s.cfg.Log.Warn("smpp: release receipts; they go again when their lease ends", "err", err)
 	}
 }
 

@@ -40,6 +40,7 @@ type session struct {
 
 	inflight  chan struct{} // one per submit_sm being handled
 	outgoing  chan struct{} // one per deliver_sm awaiting its response
+	starved   atomic.Bool   // rows went back to the table for want of room in outgoing
 	lastRead  atomic.Int64  // unix nanoseconds
 	malformed int
 	closed    chan struct{}
@@ -267,15 +268,21 @@ func (s *session) write(p smpp.PDU) error {
 // request writes a request and returns the wait for its response. At
 // most Window requests await theirs at once: a slot is freed when the
 // response comes or its time runs out, whether or not anyone waits yet,
-// so callers may write many before they wait. Requests go out in the
-// order request is called.
+// so callers may write many before they wait; with the window full it
+// fails with errWindowFull rather than wait. Requests go out in the order
+// request is called.
 func (s *session) request(ctx context.Context, cmd smpp.CommandID, body smpp.Body) (func() (smpp.PDU, error), error) {
 	select {
-	case s.outgoing <- struct{}{}:
 	case <-s.closed:
 		return nil, errClosed
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	default:
+	}
+	select {
+	case s.outgoing <- struct{}{}:
+	default:
+		return nil, errWindowFull
 	}
 	seq := s.seq.Add(1)
 	w := &waiter{ch: make(chan outcome, 1)}
@@ -326,8 +333,9 @@ func (s *session) finish(seq uint32, o outcome) {
 }
 
 var (
-	errClosed  = errors.New("smpp: session closed")
-	errTimeout = errors.New("smpp: no response in time")
+	errClosed     = errors.New("smpp: session closed")
+	errTimeout    = errors.New("smpp: no response in time")
+	errWindowFull = errors.New("smpp: window full")
 )
 
 // settle hands a response to the request waiting for it.
