@@ -103,7 +103,7 @@ func (s *Server) wrapAuth(reqType string, h handler) http.Handler {
 			s.authFailure(w, r, addrKey, err)
 			return
 		}
-		if !allowed(acct.IPAllowlist, addr) {
+		if !domain.AddrAllowed(acct.IPAllowlist, addr) {
 			s.authFailure(w, r, addrKey, errIPBlocked)
 			return
 		}
@@ -220,27 +220,6 @@ func (s *Server) touch(r *http.Request, keyID string) {
 	if err := s.cfg.Store.TouchKey(r.Context(), keyID, now); err != nil {
 		s.cfg.Log.Warn("record key use", "err", err)
 	}
-}
-
-// allowed checks an address against an allow-list of addresses and CIDR
-// ranges; an empty list allows everyone.
-func allowed(list []string, addr netip.Addr) bool {
-	if len(list) == 0 {
-		return true
-	}
-	for _, e := range list {
-		e = strings.TrimSpace(e)
-		if p, err := netip.ParsePrefix(e); err == nil {
-			if p.Contains(addr) {
-				return true
-			}
-			continue
-		}
-		if a, err := netip.ParseAddr(e); err == nil && a.Unmap() == addr {
-			return true
-		}
-	}
-	return false
 }
 
 func typeLimit(l domain.Limits, reqType string) int {

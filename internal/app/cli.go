@@ -34,6 +34,7 @@ Usage:
   msgsvc account prices --account ID [--set '{"home":{...},"abroad":{...},"countries":{"44":{...}}}']
   msgsvc account secret rotate --account ID   new webhook signing secret (both sign for 24 h)
   msgsvc key create|list|revoke --account ID [--env test|live] [--id KEY_ID]
+  msgsvc smpp-user create|list|remove --account ID [--env test|live] [--system-id S] [--max-binds N] [--id USER_ID]
   msgsvc sender add|list|remove --account ID [--channel SMS --value Acme --default] [--id SENDER_ID]
   msgsvc optout list|add|remove --account ID [--env test|live] [--phone NUMBER]
   msgsvc credits add    --account ID --amount N [--note TEXT]
@@ -69,7 +70,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runMigrate(ctx, args[1:], stdout, stderr)
 	case "backup":
 		err = runBackup(ctx, args[1:], stdout, stderr)
-	case "account", "key", "credits", "user", "template", "sender", "optout":
+	case "account", "key", "credits", "user", "template", "sender", "optout", "smpp-user":
 		err = runAdmin(ctx, cmd, args[1:], stdin, stdout, stderr)
 	case "version":
 		err = runVersion(args[1:], stdout, stderr)
@@ -144,7 +145,11 @@ func runServer(ctx context.Context, dev bool, args []string, stdout, stderr io.W
 			return err
 		}
 	}
-	log.Info("msgsvc listening", "addr", srv.Addr(), "db", redactDSN(cfg.DB), "node", cfg.NodeID, "dev", dev, "gcPercent", gcPercent)
+	attrs := []any{"addr", srv.Addr(), "db", redactDSN(cfg.DB), "node", cfg.NodeID, "dev", dev, "gcPercent", gcPercent}
+	if a := srv.SMPPAddr(); a != "" {
+		attrs = append(attrs, "smpp", a)
+	}
+	log.Info("msgsvc listening", attrs...)
 	reloadOnHangup(ctx, srv, cfg.Config, log)
 	return srv.Run(ctx)
 }

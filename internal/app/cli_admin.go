@@ -44,6 +44,7 @@ func (in adminInput) manage() *manage.Service { return console(in.st, in.now) }
 var adminCommands = []adminCommand{
 	accountCreate, accountSettings, accountLimits, accountPrices, accountSecretRotate,
 	keyCreate, keyList, keyRevoke,
+	smppUserCreate, smppUserList, smppUserRemove,
 	creditsAdd,
 	userCreate,
 	templateCreate,

@@ -30,6 +30,7 @@ import (
 	"msgsvc/internal/provider"
 	"msgsvc/internal/provider/simulator"
 	"msgsvc/internal/ratelimit"
+	"msgsvc/internal/smppserver"
 	"msgsvc/internal/store"
 	"msgsvc/internal/template"
 	"msgsvc/internal/user"
@@ -73,6 +74,10 @@ type Server struct {
 	listener net.Listener
 	http     *http.Server
 	closeRL  func() error
+
+	smpp         *smppserver.Server // nil unless --smpp-listen
+	smppListener net.Listener
+	stopSMPP     func()
 }
 
 // Options are the parts of a server that tests replace.
@@ -156,7 +161,7 @@ func (s *Server) wireServices() error {
 		return err
 	}
 	s.tracker = message.NewTracker(message.TrackerConfig{Store: message.Storage{Store: st}, Events: s.eventQueue.Wake,
-		Due: s.sendQueue.Wake, Workers: commitWorkers(cfg), Now: s.now, Handoff: s.eventQueue})
+		Due: s.sendQueue.Wake, Workers: commitWorkers(cfg), Now: s.now, Handoff: s.eventQueue, SMPP: s.wakeSMPP})
 	simCfg := simulator.Config{Sink: s.tracker, Stale: st, Delay: cfg.SimulatorDelay, Log: s.log, Now: s.now, Node: cfg.NodeID}
 	if cfg.SimJournal {
 		simCfg.Journal = st
@@ -226,9 +231,12 @@ func (s *Server) wireHTTP(router *provider.Switch) error {
 		log.Warn("rate-limit backend unavailable; allowing requests", "err", err)
 	})
 	inspector, _ := limiter.(ratelimit.Inspector)
+	if err := s.wireSMPP(limiter, backend); err != nil {
+		return err
+	}
 	mg := manage.New(manage.Config{Store: st, Limiter: inspector, Redelivered: s.eventQueue.Wake,
 		SessionTTL: cfg.SessionTTL, Failures: backend, AllowPrivateWebhooks: cfg.WebhookAllowPrivate, Hasher: s.hasher,
-		Now: now, Routes: router})
+		SMPPRemoved: s.smppRemoved, Now: now, Routes: router})
 	pages, err := panel.New(panel.Config{Manage: mg, Guard: backend, ClientAddr: api.Proxies(cfg.TrustedProxies).ClientAddr,
 		TrustedProxies: cfg.TrustedProxies, Now: now, Log: log})
 	if err != nil {
@@ -251,6 +259,9 @@ func (s *Server) wireHTTP(router *provider.Switch) error {
 		}})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
+		if s.smppListener != nil {
+			s.smppListener.Close()
+		}
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	s.listener = ln
@@ -337,6 +348,7 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 	s.services.start(context.Background())
+	s.startSMPP()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- s.http.Serve(s.listener) }()
 	if s.cfg.PprofAddr != "" {
@@ -353,6 +365,9 @@ func (s *Server) Run(ctx context.Context) error {
 	defer cancel()
 	if e := s.http.Shutdown(sctx); e != nil && err == nil {
 		err = e
+	}
+	if s.stopSMPP != nil {
+		s.stopSMPP() // its submits in flight finish before the sends close
 	}
 	if late := s.services.stop(sctx); len(late) > 0 {
 		s.log.Warn("workers did not stop in time; their leases will lapse and other nodes take over", "late", late)
@@ -387,11 +402,15 @@ func (s *Server) releaseLeases(what string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	msgs, evs, err := s.store.ReleaseLeases(ctx, s.cfg.NodeID, s.now())
+	var rcpts int64
+	if err == nil {
+		rcpts, err = s.store.ReleaseSMPPLeases(ctx, s.cfg.NodeID, s.now())
+	}
 	switch {
 	case err != nil:
 		s.log.Warn("release leases; they run out by themselves", "err", err)
-	case msgs+evs > 0:
-		s.log.Info(what, "messages", msgs, "events", evs, "node", s.cfg.NodeID)
+	case msgs+evs+rcpts > 0:
+		s.log.Info(what, "messages", msgs, "events", evs, "smppReceipts", rcpts, "node", s.cfg.NodeID)
 	}
 }
 

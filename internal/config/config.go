@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -37,6 +38,12 @@ type Config struct {
 	SMPPAddr     string
 	SMPPSystemID string
 	SMPPPassword string
+
+	// SMPPListen turns on the SMPP server for customers on host:port;
+	// with SMPPTLSCert and SMPPTLSKey it speaks TLS there.
+	SMPPListen  string
+	SMPPTLSCert string
+	SMPPTLSKey  string
 
 	PprofAddr     string
 	MediaURLProbe bool
@@ -73,12 +80,14 @@ func Flags(fs *flag.FlagSet, dev bool) func() (Config, error) {
 	f.httpFlags(fs, env)
 	f.queueFlags(fs, env, dev)
 	f.providerFlags(fs, env)
+	f.smppServerFlags(fs, env)
 	return func() (Config, error) {
 		c := Config{Dev: dev}
 		errs := f.node(&c)
 		errs = append(errs, f.http(&c)...)
 		errs = append(errs, f.queues(&c)...)
 		errs = append(errs, f.providers(&c)...)
+		errs = append(errs, f.smppServer(&c)...)
 		return c, errors.Join(errs...)
 	}
 }
@@ -90,6 +99,7 @@ type flagText struct {
 	proxies, rlBackend, session, probe                                  *string
 	schedule, private, wLease, dLease, dispatch, commits, receipts      *string
 	cfgFile, simDelay, journal, smppAddr, smppID, smppPass              *string
+	smppListen, smppCert, smppKey                                       *string
 }
 
 // nodeFlags are the node's own: where it keeps its data, its name, its
@@ -221,6 +231,30 @@ func (f *flagText) providers(c *Config) []error {
 	}
 	if (c.SMPPAddr != "") != (c.SMPPSystemID != "") {
 		errs = append(errs, errors.New("smpp: set both MSGSVC_SMPP_ADDR and MSGSVC_SMPP_SYSTEM_ID"))
+	}
+	return errs
+}
+
+// smppServerFlags are the SMPP server's, for customers' ESMEs.
+func (f *flagText) smppServerFlags(fs *flag.FlagSet, env func(name, def string) string) {
+	f.smppListen = fs.String("smpp-listen", env("SMPP_LISTEN", ""), "serve SMPP 3.4 to customers' ESMEs on host:port (off when empty) [MSGSVC_SMPP_LISTEN]")
+	f.smppCert = fs.String("smpp-tls-cert", env("SMPP_TLS_CERT", ""), "PEM certificate: serve SMPP over TLS on --smpp-listen [MSGSVC_SMPP_TLS_CERT]")
+	f.smppKey = fs.String("smpp-tls-key", env("SMPP_TLS_KEY", ""), "PEM private key of --smpp-tls-cert [MSGSVC_SMPP_TLS_KEY]")
+}
+
+func (f *flagText) smppServer(c *Config) []error {
+	c.SMPPListen, c.SMPPTLSCert, c.SMPPTLSKey = *f.smppListen, *f.smppCert, *f.smppKey
+	var errs []error
+	if c.SMPPListen != "" {
+		if _, _, err := net.SplitHostPort(c.SMPPListen); err != nil {
+			errs = append(errs, fmt.Errorf("smpp-listen: %q is not host:port", c.SMPPListen))
+		}
+	}
+	if (c.SMPPTLSCert != "") != (c.SMPPTLSKey != "") {
+		errs = append(errs, errors.New("smpp-tls-cert and smpp-tls-key go together"))
+	}
+	if c.SMPPTLSCert != "" && c.SMPPListen == "" {
+		errs = append(errs, errors.New("smpp-tls-cert: needs --smpp-listen"))
 	}
 	return errs
 }

@@ -22,6 +22,13 @@ type Content struct {
 	// back in the queue (a retry, a fallback) is not handed over inside
 	// them either.
 	Quiet string `json:"quiet,omitempty"`
+	// SMPP is set on a message submitted over SMPP: the user that sent it
+	// and whether it asked for a receipt.
+	SMPP *SMPPOrigin `json:"smpp,omitempty"`
+	// UDH is the user data header (hex, its length octet first) of an SMS
+	// that is one part of a longer message its sender split itself: the
+	// part goes out whole, with this header, as one segment.
+	UDH string `json:"udh,omitempty"`
 }
 
 // Media is an attachment: a file uploaded to msgsvc (MediaID) or a public
@@ -101,7 +108,7 @@ type Fallback struct {
 // Empty reports whether there is no rich content at all (plain text).
 func (c Content) Empty() bool {
 	return c.Media == nil && len(c.Buttons) == 0 && c.List == nil && len(c.Cards) == 0 && c.Template == nil &&
-		c.Fallback == nil && c.Quiet == ""
+		c.Fallback == nil && c.Quiet == "" && c.SMPP == nil && c.UDH == ""
 }
 
 // SMSFallback returns the message's fallback plan, if it has one.

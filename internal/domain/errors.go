@@ -16,6 +16,9 @@ var (
 // ErrDecided: the limit request was already approved or rejected.
 var ErrDecided = fmt.Errorf("limit request already decided: %w", ErrConflict)
 
+// ErrSystemIDTaken: another SMPP user already has the system_id.
+var ErrSystemIDTaken = fmt.Errorf("system_id taken: %w", ErrConflict)
+
 // ErrSenderTaken: the sender's value is approved for another account on
 // that channel.
 var ErrSenderTaken = fmt.Errorf("sender held by another account: %w", ErrConflict)

@@ -29,6 +29,8 @@ const (
 	Request  = "req"
 	Limit    = "lim"
 	Sender   = "snd"
+	SMPPUser = "smu"
+	SMPPItem = "smd"
 )
 
 // New returns prefix + "_" + 26 characters: 48 bits of Unix milliseconds

@@ -57,6 +57,7 @@ type Store interface {
 	BalanceStore
 	AlertStore
 	OverviewStore
+	SMPPStore
 }
 
 // Config wires a Service.
@@ -83,7 +84,10 @@ type Config struct {
 	// Hasher is the cost of the password hashes made (zero:
 	// user.Recommended(); tests choose a cheaper one).
 	Hasher user.Hasher
-	Now    func() time.Time
+	// SMPPRemoved is told of a removed SMPP user, so that this node closes
+	// its binds at once (nil: the SMPP server's own check finds it).
+	SMPPRemoved func(userID string)
+	Now         func() time.Time
 	// Routes is the live router operators inspect and simulate (nil: no
 	// routes are shown).
 	Routes RouteDesk
@@ -108,6 +112,7 @@ type Service struct {
 	margins   MarginStore
 	// allowPrivate permits http and private webhook addresses.
 	allowPrivate bool
+	smppRemoved  func(userID string)
 }
 
 // New makes a Service.
@@ -124,13 +129,16 @@ func New(cfg Config) *Service {
 	if cfg.Margins == nil {
 		cfg.Margins, _ = cfg.Store.(MarginStore)
 	}
+	if cfg.SMPPRemoved == nil {
+		cfg.SMPPRemoved = func(string) {}
+	}
 	h := cfg.Hasher
 	return &Service{st: cfg.Store, limiter: cfg.Limiter, redelivered: cfg.Redelivered, ttl: cfg.SessionTTL, now: cfg.Now,
 		gate: newPasswordGate(cfg.Failures, cfg.PasswordFailuresPerMinute, cfg.HashSlots), hasher: h,
 		dummyHash: sync.OnceValue(func() string {
 			hash, _ := h.Hash("no user has this password")
 			return hash
-		}), routes: cfg.Routes, margins: cfg.Margins, allowPrivate: cfg.AllowPrivateWebhooks}
+		}), routes: cfg.Routes, margins: cfg.Margins, allowPrivate: cfg.AllowPrivateWebhooks, smppRemoved: cfg.SMPPRemoved}
 }
 
 // SessionTTL is the idle lifetime of a session.

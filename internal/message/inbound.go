@@ -9,6 +9,7 @@ import (
 	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
 	"msgsvc/internal/provider"
+	"msgsvc/internal/smppserver/dlr"
 	"msgsvc/internal/webhook"
 )
 
@@ -23,6 +24,7 @@ type InboundTx interface {
 	InsertMessages(ctx context.Context, msgs []domain.Message) error
 	UsageTx
 	InsertEvents(ctx context.Context, evs []domain.Event) error
+	InsertSMPPItems(ctx context.Context, items []domain.SMPPItem) error
 }
 
 // ReplyWindow is how far back a reply looks for the campaign it answers.
@@ -75,6 +77,10 @@ func (t *Tracker) Receive(ctx context.Context, providerName string, in provider.
 	if err != nil {
 		return "", err
 	}
+	smppReply, err := t.smppReply(ctx, in, rec, last, now)
+	if err != nil {
+		return "", err
+	}
 	err = t.store.Write(ctx, func(tx Tx) error {
 		err := tx.InsertInbound(ctx, rec)
 		// Delivered again by the provider: recorded and announced the first time.
@@ -86,6 +92,11 @@ func (t *Tracker) Receive(ctx context.Context, providerName string, in provider.
 		}
 		if err := optOut.record(ctx, tx); err != nil {
 			return err
+		}
+		if smppReply != nil {
+			if err := tx.InsertSMPPItems(ctx, []domain.SMPPItem{*smppReply}); err != nil {
+				return err
+			}
 		}
 		if ev != nil {
 			return tx.InsertEvents(ctx, []domain.Event{*ev})
@@ -100,6 +111,9 @@ func (t *Tracker) Receive(ctx context.Context, providerName string, in provider.
 	}
 	if optOut != nil && optOut.confirm != nil && !dup {
 		t.due()
+	}
+	if smppReply != nil && !dup {
+		t.smpp()
 	}
 	return rec.CampaignID, nil
 }
@@ -142,4 +156,31 @@ func (t *Tracker) owner(ctx context.Context, providerName string, in *provider.I
 		return fmt.Errorf("route inbound: %w", err)
 	}
 	return nil
+}
+
+// smppReply is the deliver_sm an SMS reply owes the account's SMPP binds:
+// those of the SMPP user that sent the message it answers, else any
+// receiving bind of the account in its environment (UserID ""). Nil when
+// the account has no SMPP user there.
+func (t *Tracker) smppReply(ctx context.Context, in provider.Inbound, rec domain.Inbound, last domain.Message,
+	now time.Time) (*domain.SMPPItem, error) {
+	if in.AccountID == "" || in.Channel != domain.SMS {
+		return nil, nil
+	}
+	user := ""
+	if last.AccountID == in.AccountID && last.Content.SMPP != nil {
+		user = last.Content.SMPP.User
+	} else {
+		has, err := t.store.HasSMPPUsers(ctx, in.AccountID, in.Env)
+		if err != nil || !has {
+			return nil, err
+		}
+	}
+	dest := in.To
+	if dest == "" {
+		dest = last.From
+	}
+	return &domain.SMPPItem{ID: id.New(id.SMPPItem, now), UserID: user, AccountID: in.AccountID, Env: in.Env,
+		MessageID: rec.ID, Source: in.From, Dest: dest, Text: in.Body, CreatedAt: now, ExpiresAt: now.Add(dlr.Keep),
+		NextAttemptAt: now}, nil
 }

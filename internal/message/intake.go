@@ -41,7 +41,13 @@ type Draft struct {
 	ScheduledAt string
 	Validity    *int
 	Reference   string
-	Problems    []domain.FieldError
+	// SMPP marks a send that came in over SMPP (SMS only): its user gets
+	// the receipt, when it asked for one.
+	SMPP *domain.SMPPOrigin
+	// UDH (hex) makes an SMS one part of a longer message, sent whole with
+	// this header and counted as one segment.
+	UDH      string
+	Problems []domain.FieldError
 }
 
 // FallbackRequest is the fallback an RCS send asks for.

@@ -62,6 +62,10 @@ func (s *Service) checkContent(ctx context.Context, verr *domain.ValidationError
 		if d.Text != "" {
 			out.encoding, out.segments = checkSMS(verr, d.Text)
 		}
+		out.content.SMPP, out.content.UDH = d.SMPP, d.UDH
+		if d.UDH != "" {
+			out.segments = 1 // a part its sender cut: one segment by definition
+		}
 		return out, nil
 	case domain.WhatsApp:
 		out.content = d.Content

@@ -9,6 +9,7 @@ import (
 	"msgsvc/internal/id"
 	"msgsvc/internal/ledger"
 	"msgsvc/internal/provider"
+	"msgsvc/internal/smppserver/dlr"
 	"msgsvc/internal/webhook"
 )
 
@@ -72,6 +73,7 @@ type Tracker struct {
 	now     func() time.Time
 	events  func() // called after events were written
 	due     func() // called after messages became due (opt-out confirmations)
+	smpp    func() // called after reports were applied (receipts may wait)
 	handoff Handoff[domain.Event]
 }
 
@@ -84,6 +86,7 @@ type TrackerStore interface {
 	Account(ctx context.Context, id string) (domain.Account, error)
 	LatestMessageVia(ctx context.Context, provider, phone string, since time.Time) (domain.Message, error)
 	KnownParkedRefs(ctx context.Context, limit int) (map[string][]string, error)
+	HasSMPPUsers(ctx context.Context, accountID string, env domain.Environment) (bool, error)
 }
 
 // TrackerConfig sets up a Tracker.
@@ -100,6 +103,9 @@ type TrackerConfig struct {
 	// Handoff, when set, gives the status events straight to a webhook
 	// worker of this node instead of through a database claim.
 	Handoff Handoff[domain.Event]
+	// SMPP is called after reports or a reply were stored: receipts or
+	// replies may wait for this node's SMPP binds (nil: none here).
+	SMPP func()
 }
 
 // eventLease is how new events are written: unleased (zero) or leased to
@@ -123,7 +129,10 @@ func NewTracker(c TrackerConfig) *Tracker {
 	if c.Workers <= 0 {
 		c.Workers = 1
 	}
-	t := &Tracker{store: c.Store, now: c.Now, events: c.Events, due: c.Due, handoff: c.Handoff}
+	if c.SMPP == nil {
+		c.SMPP = func() {}
+	}
+	t := &Tracker{store: c.Store, now: c.Now, events: c.Events, due: c.Due, smpp: c.SMPP, handoff: c.Handoff}
 	t.reports = batch.New(t.apply, 64, c.Workers)
 	return t
 }
@@ -211,6 +220,7 @@ func (t *Tracker) apply(ctx context.Context, groups [][]Report) ([]struct{}, err
 		return nil, err
 	}
 	t.deliver(ctx, queued, lease)
+	t.smpp()
 	return make([]struct{}, len(groups)), nil
 }
 
@@ -239,6 +249,7 @@ type TrackTx interface {
 	MessageIDsByProviderRef(ctx context.Context, provider string, refs []string) (map[string]string, error)
 	UpdateMessages(ctx context.Context, msgs []domain.Message) error
 	InsertEvents(ctx context.Context, evs []domain.Event) error
+	InsertSMPPItems(ctx context.Context, items []domain.SMPPItem) error
 	InsertParts(ctx context.Context, ps []domain.Part) error
 	PartsByRef(ctx context.Context, provider string, refs []string) (map[string]domain.Part, error)
 	SetPartStatus(ctx context.Context, provider, ref string, status domain.Status) ([]domain.Part, error)
@@ -264,6 +275,7 @@ func applyReports(ctx context.Context, tx TrackTx, reports []Report, now time.Ti
 	changed := map[string]bool{}
 	var events []domain.Event
 	var usage []domain.UsageDelta
+	var receipts []domain.SMPPItem
 	for _, r := range reports {
 		m, ok := msgs[r.MessageID]
 		if !ok {
@@ -279,6 +291,9 @@ func applyReports(ctx context.Context, tx TrackTx, reports []Report, now time.Ti
 			continue
 		}
 		usage = append(usage, domain.UsageChange(before, m)...)
+		if dlr.Wanted(m, before.Status) {
+			receipts = append(receipts, dlr.Item(m, at))
+		}
 		if err := ledger.Return(ctx, tx, m.AccountID, m.CampaignID, m.ID, refund.amount, refund.note, now); err != nil {
 			return nil, err
 		}
@@ -298,6 +313,13 @@ func applyReports(ctx context.Context, tx TrackTx, reports []Report, now time.Ti
 	}
 	if err := tx.InsertEvents(ctx, events); err != nil {
 		return nil, err
+	}
+	if len(receipts) > 0 {
+		// The receipt is written with the status, so it cannot be lost
+		// between the two.
+		if err := tx.InsertSMPPItems(ctx, receipts); err != nil {
+			return nil, err
+		}
 	}
 	later, err := recordRefs(ctx, tx, reports, changed)
 	if err != nil || len(later) == 0 {

@@ -200,6 +200,7 @@ var notices = map[string]string{
 	"optedIn":         "The number was opted back in: sends to it are accepted again.",
 	"compliance":      "The compliance settings were saved.",
 	"alerts":          "The account webhook and the alerts were saved. They apply to the next send.",
+	"smppRemoved":     "The SMPP user was removed and its binds closed.",
 }
 
 func notice(r *http.Request) string { return notices[r.URL.Query().Get("done")] }

@@ -69,14 +69,14 @@ func decodeBody(cmd CommandID, st Status, body []byte) (Body, error) {
 			return nil, r.errf("body", "%d octets where none belong", len(body))
 		}
 		return nil, nil
-	case BindTransceiver:
+	case BindTransceiver, BindTransmitter, BindReceiver:
 		return decodeBind(r)
-	case BindTransceiverResp, SubmitSMResp, DeliverSMResp:
+	case BindTransceiverResp, BindTransmitterResp, BindReceiverResp, SubmitSMResp, DeliverSMResp:
 		if len(body) == 0 && st != StatusOK {
 			// §4.1.6, §4.4.2: the body is left out of an error response.
 			return nil, nil
 		}
-		if cmd == BindTransceiverResp {
+		if cmd != SubmitSMResp && cmd != DeliverSMResp {
 			return decodeBindResp(r)
 		}
 		return decodeSMResp(r)

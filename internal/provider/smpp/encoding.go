@@ -76,6 +76,27 @@ func encodeText(text string, ref uint8, packing GSMPacking) ([]encodedPart, erro
 	return out, nil
 }
 
+// encodeWithUDH encodes text as one part carrying udh, a header its
+// sender made (one part of a message it split itself): GSM 03.38 when the
+// text fits the alphabet, else UCS-2.
+func encodeWithUDH(text string, udh []byte, packing GSMPacking) (encodedPart, error) {
+	p := encodedPart{ESMClass: ESMClassUDHI}
+	if septets, gsm := sms.EncodeGSM7(text); gsm {
+		p.DataCoding = CodingDefault
+		if packing == Packed {
+			septets = packSeptets(septets, fillBits(len(udh)))
+		}
+		p.Message = append(append([]byte(nil), udh...), septets...)
+	} else {
+		p.DataCoding = CodingUCS2
+		p.Message = append(append([]byte(nil), udh...), sms.EncodeUCS2(text)...)
+	}
+	if len(p.Message) > MaxShortMessage {
+		return p, fmt.Errorf("part is %d octets (max %d)", len(p.Message), MaxShortMessage)
+	}
+	return p, nil
+}
+
 // concatUDH8 is a UDH holding one concatenation IE with an 8-bit reference.
 func concatUDH8(ref, total, seq uint8) []byte {
 	return []byte{5, 0x00, 3, ref, total, seq}
@@ -250,4 +271,16 @@ func decodeLatin1(b []byte) string {
 		sb.WriteRune(rune(c))
 	}
 	return sb.String()
+}
+
+// DecodeText decodes a short_message or message_payload by data_coding,
+// GSM 03.38 read one septet per octet. A server uses it for what its
+// ESMEs submit.
+func DecodeText(dc byte, data []byte) string { return decodeText(dc, data, 0, Unpacked) }
+
+// UDHLen is the length of the user data header at the start of msg,
+// its length octet included.
+func UDHLen(msg []byte) (int, error) {
+	_, n, _, err := splitUDH(msg)
+	return n, err
 }

@@ -11,6 +11,10 @@ type CommandID uint32
 // are responses.
 const (
 	GenericNack         CommandID = 0x80000000
+	BindReceiver        CommandID = 0x00000001
+	BindReceiverResp    CommandID = 0x80000001
+	BindTransmitter     CommandID = 0x00000002
+	BindTransmitterResp CommandID = 0x80000002
 	QuerySM             CommandID = 0x00000003
 	QuerySMResp         CommandID = 0x80000003
 	SubmitSM            CommandID = 0x00000004
@@ -35,6 +39,14 @@ func (c CommandID) String() string {
 	switch c {
 	case GenericNack:
 		return "generic_nack"
+	case BindReceiver:
+		return "bind_receiver"
+	case BindReceiverResp:
+		return "bind_receiver_resp"
+	case BindTransmitter:
+		return "bind_transmitter"
+	case BindTransmitterResp:
+		return "bind_transmitter_resp"
 	case QuerySM:
 		return "query_sm"
 	case QuerySMResp:
@@ -132,7 +144,8 @@ type Body interface {
 	appendTo(b []byte) ([]byte, error)
 }
 
-// Bind is the body of bind_transceiver (§4.1.5).
+// Bind is the body of bind_transmitter, bind_receiver and bind_transceiver
+// (§4.1).
 type Bind struct {
 	SystemID         string
 	Password         string
@@ -143,7 +156,7 @@ type Bind struct {
 	AddressRange     string
 }
 
-// BindResp is the body of bind_transceiver_resp (§4.1.6).
+// BindResp is the body of the three bind responses (§4.1).
 type BindResp struct {
 	SystemID string
 	TLVs     TLVs

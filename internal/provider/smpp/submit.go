@@ -2,6 +2,7 @@ package smpp
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
@@ -88,7 +89,7 @@ func (c *Client) prepare(m *provider.Outbound) ([]*SM, *provider.Error) {
 	if perr != nil {
 		return nil, perr
 	}
-	encoded, err := encodeText(m.Body, uint8(c.ref.Add(1)), c.cfg.GSMPacking)
+	encoded, err := c.encode(m)
 	if err != nil {
 		return nil, permanent(CodeRejected, "%v", err)
 	}
@@ -105,6 +106,23 @@ func (c *Client) prepare(m *provider.Outbound) ([]*SM, *provider.Error) {
 		}
 	}
 	return out, nil
+}
+
+// encode cuts a message's text into parts, or keeps a part its sender
+// cut whole, with the sender's header.
+func (c *Client) encode(m *provider.Outbound) ([]encodedPart, error) {
+	if m.Content.UDH == "" {
+		return encodeText(m.Body, uint8(c.ref.Add(1)), c.cfg.GSMPacking)
+	}
+	udh, err := hex.DecodeString(m.Content.UDH)
+	if err != nil || len(udh) == 0 || int(udh[0])+1 != len(udh) {
+		return nil, fmt.Errorf("user data header %q is not a header", m.Content.UDH)
+	}
+	p, err := encodeWithUDH(m.Body, udh, c.cfg.GSMPacking)
+	if err != nil {
+		return nil, err
+	}
+	return []encodedPart{p}, nil
 }
 
 // submitPart sends one submit_sm until it is answered for good or ctx ends.

@@ -1,0 +1,68 @@
+package api
+
+import (
+	"net/http"
+
+	"msgsvc/internal/api/view"
+	"msgsvc/internal/manage"
+)
+
+type smppUserView struct {
+	ID          string    `json:"id"`
+	SystemID    string    `json:"systemId"`
+	Environment string    `json:"environment"`
+	MaxBinds    int       `json:"maxBinds"`
+	CreatedAt   view.Time `json:"createdAt"`
+}
+
+type newSMPPUserView struct {
+	smppUserView
+	Password string `json:"password"`
+}
+
+func (s *Server) listSMPPUsers(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
+	users, err := s.cfg.Manage.SMPPUsers(r.Context(), a, acct(r))
+	if err != nil {
+		return err
+	}
+	out := []smppUserView{}
+	for _, u := range users {
+		out = append(out, smppUserView{ID: u.ID, SystemID: u.SystemID, Environment: string(u.Env), MaxBinds: u.MaxBinds,
+			CreatedAt: view.Time(u.CreatedAt)})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"smppUsers": out})
+	return nil
+}
+
+func (s *Server) createSMPPUser(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
+	var req struct {
+		Environment string `json:"environment"`
+		SystemID    string `json:"systemId"`
+		MaxBinds    *int   `json:"maxBinds"`
+	}
+	if err := readJSON(w, r, &req); err != nil {
+		return err
+	}
+	in := manage.NewSMPPUser{Environment: req.Environment, SystemID: req.SystemID}
+	if req.MaxBinds != nil {
+		in.MaxBinds = *req.MaxBinds
+		if in.MaxBinds == 0 {
+			in.MaxBinds = -1 // an explicit 0 is out of range, not the default
+		}
+	}
+	u, pw, err := s.cfg.Manage.CreateSMPPUser(r.Context(), a, acct(r), in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, newSMPPUserView{smppUserView: smppUserView{ID: u.ID, SystemID: u.SystemID,
+		Environment: string(u.Env), MaxBinds: u.MaxBinds, CreatedAt: view.Time(u.CreatedAt)}, Password: pw})
+	return nil
+}
+
+func (s *Server) removeSMPPUser(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
+	if err := s.cfg.Manage.RemoveSMPPUser(r.Context(), a, acct(r), r.PathValue("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,475 @@
+// Package smppserver is the SMPP 3.4 server of msgsvc: accounts' ESMEs
+// bind to it as they would to a carrier's SMSC, submit messages that go
+// through the same send as the API, and receive their delivery receipts
+// as deliver_sm. Receipts wait in a leased table (see the lease package)
+// until a receiving bind of their SMPP user acknowledges them, so none is
+// lost to a dropped session or a restart, on either side.
+package smppserver
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/message"
+	"msgsvc/internal/ratelimit"
+	"msgsvc/internal/user"
+)
+
+// Users finds the SMPP user a bind names, with its account as it is now;
+// which bound users still exist; and a counter that moves whenever an
+// account's settings change (store.AuthVersion).
+type Users interface {
+	SMPPUserBySystemID(ctx context.Context, systemID string) (domain.SMPPUser, domain.Account, error)
+	SMPPUsersPresent(ctx context.Context, ids []string) (map[string]bool, error)
+	AuthVersion(ctx context.Context) (int64, error)
+}
+
+// Sender is the send of the API (message.Service).
+type Sender interface {
+	Send(ctx context.Context, caller message.Caller, d message.Draft, opt message.SendOptions) (message.Outcome, error)
+}
+
+// BindStore counts a user's binds on every node together, so that
+// maxBinds holds across nodes.
+type BindStore interface {
+	ReserveSMPPBind(ctx context.Context, userID, bindID, node string, max int, now, until time.Time) (bool, error)
+	RenewSMPPBinds(ctx context.Context, node string, ids []string, until time.Time) error
+	DropSMPPBind(ctx context.Context, id string) error
+	DropNodeSMPPBinds(ctx context.Context, node string, now time.Time) error
+}
+
+// bindTTL is how long a bind counts without being renewed: a node renews
+// its binds every third of it, and a dead node's stop counting after it.
+const bindTTL = 30 * time.Second
+
+// Guard counts failed binds per client address, as failed API keys are.
+type Guard interface {
+	ratelimit.Failures
+	ratelimit.KnownSet
+}
+
+// Observer is told what the server does (metrics); nil fields are skipped.
+type Observer struct {
+	Binds    func(delta int)                   // a bind opened (+1) or closed (-1)
+	Submit   func(status uint32)               // a submit_sm answered with this command_status
+	BindFail func()                            // a bind refused
+	Receipt  func(acked bool, d time.Duration) // a deliver_sm answered (or not)
+}
+
+// Config sets up a Server.
+type Config struct {
+	Users  Users
+	Sender Sender
+	Items  Items
+	// Binds counts binds across nodes; nil counts this node's only.
+	Binds BindStore
+	// Limiter applies the account's send rate limit to submit_sm; nil
+	// limits nothing.
+	Limiter ratelimit.Limiter
+	// Guard throttles failed binds per address; nil throttles nothing.
+	Guard Guard
+	// BindFailuresPerMinute is the failure budget of an address (default 10).
+	BindFailuresPerMinute int
+	// TLS, when set, serves SMPP over TLS instead of plain TCP.
+	TLS *tls.Config
+	// Owner is this node's name in the leases of the receipt queue.
+	Owner string
+	// Window bounds unanswered requests each way per bind (default 100).
+	Window int
+	// EnquireLink is the idle time after which the server checks the link
+	// (default 30 s); a bind silent for three times as long is closed.
+	EnquireLink time.Duration
+	// ResponseTimeout bounds the wait for a deliver_sm_resp (default 30 s).
+	ResponseTimeout time.Duration
+	// Poll is how often waiting receipts are looked for in the table, and
+	// removed users and changed accounts noticed (default 1 s).
+	Poll time.Duration
+	// Hasher is the cost of the dummy hash a bind of an unknown system_id
+	// is checked against, so that it costs what a known one does; it
+	// should be the cost SMPP passwords are hashed at (zero:
+	// user.Recommended()).
+	Hasher   user.Hasher
+	Now      func() time.Time
+	Log      *slog.Logger
+	Observer Observer
+}
+
+// Server accepts SMPP connections.
+type Server struct {
+	cfg      Config
+	binds    *registry
+	queue    *receiptQueue
+	mu       sync.Mutex
+	ln       net.Listener
+	conns    map[*session]struct{}
+	bindSeq  atomic.Int64
+	wg       sync.WaitGroup
+	shutdown chan struct{}
+	stopOnce sync.Once
+	// dummyHash is made once, at the first bind of an unknown system_id.
+	dummyHash func() string
+}
+
+// New builds a Server; Serve starts it.
+func New(c Config) *Server {
+	if c.BindFailuresPerMinute <= 0 {
+		c.BindFailuresPerMinute = 10
+	}
+	if c.Window <= 0 {
+		c.Window = 100
+	}
+	if c.EnquireLink <= 0 {
+		c.EnquireLink = 30 * time.Second
+	}
+	if c.ResponseTimeout <= 0 {
+		c.ResponseTimeout = 30 * time.Second
+	}
+	if c.Poll <= 0 {
+		c.Poll = time.Second
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	s := &Server{cfg: c, binds: newRegistry(), conns: map[*session]struct{}{}, shutdown: make(chan struct{}),
+		dummyHash: sync.OnceValue(func() string {
+			h, _ := c.Hasher.Hash("not-a-password")
+			return h
+		})}
+	s.queue = newReceiptQueue(s)
+	return s
+}
+
+// Serve accepts connections on ln until ctx ends or Close is called, then
+// closes every bind and returns once their sessions have ended.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if s.cfg.TLS != nil {
+		ln = tls.NewListener(ln, s.cfg.TLS)
+	}
+	s.mu.Lock()
+	s.ln = ln
+	s.mu.Unlock()
+	if s.cfg.Binds != nil {
+		// This node's binds of a previous run are closed.
+		if err := s.cfg.Binds.DropNodeSMPPBinds(ctx, s.cfg.Owner, s.cfg.Now()); err != nil {
+			s.cfg.Log.Warn("smpp: forget the binds of a previous run; they expire", "err", err)
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-s.shutdown:
+		}
+		ln.Close()
+	}()
+	s.wg.Add(2)
+	go func() { defer s.wg.Done(); s.queue.run(ctx) }()
+	go func() { defer s.wg.Done(); s.watch(ctx) }()
+	var err error
+	for {
+		conn, aerr := ln.Accept()
+		if aerr != nil {
+			if ctx.Err() == nil && !errors.Is(aerr, net.ErrClosed) {
+				err = aerr
+			}
+			break
+		}
+		s.start(ctx, conn)
+	}
+	cancel()
+	s.closeAll()
+	s.wg.Wait()
+	return err
+}
+
+// Close stops Serve.
+func (s *Server) Close() { s.stopOnce.Do(func() { close(s.shutdown) }) }
+
+// Addr is the address Serve listens on (nil before Serve).
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+func (s *Server) start(ctx context.Context, conn net.Conn) {
+	ss := newSession(s, conn)
+	s.mu.Lock()
+	s.conns[ss] = struct{}{}
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		ss.serve(ctx)
+		s.mu.Lock()
+		delete(s.conns, ss)
+		s.mu.Unlock()
+	}()
+}
+
+func (s *Server) closeAll() {
+	s.mu.Lock()
+	all := make([]*session, 0, len(s.conns))
+	for ss := range s.conns {
+		all = append(all, ss)
+	}
+	s.mu.Unlock()
+	for _, ss := range all {
+		ss.shutdown()
+	}
+}
+
+// UserRemoved closes the binds of a removed SMPP user at once; the other
+// nodes notice within a poll.
+func (s *Server) UserRemoved(userID string) {
+	for _, ss := range s.binds.of(userID) {
+		ss.shutdown()
+	}
+}
+
+// Wake tells the server that receipts may be waiting in the table.
+func (s *Server) Wake() { s.queue.q.Wake() }
+
+// watch closes the binds of users removed on any node and refreshes the
+// accounts the binds act for (senders, limits, allow-list), once a poll.
+func (s *Server) watch(ctx context.Context) {
+	t := time.NewTicker(s.cfg.Poll)
+	defer t.Stop()
+	lastPurge, lastRenew := time.Time{}, s.cfg.Now()
+	var version int64
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if now := s.cfg.Now(); now.Sub(lastPurge) >= time.Minute {
+			lastPurge = now
+			if _, err := s.cfg.Items.PurgeSMPPItems(ctx, now); err != nil {
+				s.cfg.Log.Warn("smpp: purge expired receipts", "err", err)
+			}
+		}
+		s.checkBinds(ctx, &version)
+		if now := s.cfg.Now(); now.Sub(lastRenew) >= bindTTL/3 {
+			lastRenew = now
+			s.renewBinds(ctx, now)
+		}
+	}
+}
+
+// renewBinds keeps this node's binds counted across nodes.
+func (s *Server) renewBinds(ctx context.Context, now time.Time) {
+	if s.cfg.Binds == nil {
+		return
+	}
+	ids := s.binds.ids()
+	if len(ids) == 0 {
+		return
+	}
+	if err := s.cfg.Binds.RenewSMPPBinds(ctx, s.cfg.Owner, ids, now.Add(bindTTL)); err != nil {
+		s.cfg.Log.Warn("smpp: renew binds", "err", err)
+	}
+}
+
+// checkBinds closes the binds of removed users and, when accounts' settings
+// changed, of addresses their account no longer allows, and gives the
+// others their account as it is now. When nothing changed it costs two
+// small reads.
+func (s *Server) checkBinds(ctx context.Context, seen *int64) {
+	users := s.binds.users()
+	if len(users) == 0 {
+		return
+	}
+	ids := make([]string, len(users))
+	for i, u := range users {
+		ids[i] = u.ID
+	}
+	present, err := s.cfg.Users.SMPPUsersPresent(ctx, ids)
+	if err != nil {
+		s.cfg.Log.Warn("smpp: check bound users", "err", err)
+		return
+	}
+	for _, u := range users {
+		if !present[u.ID] {
+			s.UserRemoved(u.ID)
+		}
+	}
+	v, err := s.cfg.Users.AuthVersion(ctx)
+	if err != nil || v == *seen {
+		return
+	}
+	*seen = v
+	for _, u := range users {
+		got, acct, err := s.cfg.Users.SMPPUserBySystemID(ctx, u.SystemID)
+		switch {
+		case errors.Is(err, domain.ErrNotFound) || err == nil && got.ID != u.ID:
+			s.UserRemoved(u.ID)
+		case err != nil:
+			*seen = 0 // look again on the next poll
+		default:
+			for _, ss := range s.binds.of(u.ID) {
+				if !domain.AddrAllowed(acct.IPAllowlist, ss.addr) {
+					ss.shutdown()
+					continue
+				}
+				ss.setAccount(acct)
+			}
+		}
+	}
+}
+
+// peerAddr is the client's address without a port.
+func peerAddr(c net.Conn) netip.Addr {
+	ap, err := netip.ParseAddrPort(c.RemoteAddr().String())
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ap.Addr().Unmap()
+}
+
+// registry is this node's binds by SMPP user.
+type registry struct {
+	mu     sync.Mutex
+	byUser map[string]map[*session]struct{}
+	user   map[string]domain.SMPPUser
+	next   map[string]int // round-robin of receiving binds
+}
+
+func newRegistry() *registry {
+	return &registry{byUser: map[string]map[*session]struct{}{}, user: map[string]domain.SMPPUser{}, next: map[string]int{}}
+}
+
+// add registers a bind unless its user already holds MaxBinds on this node.
+func (r *registry) add(u domain.SMPPUser, ss *session) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	set := r.byUser[u.ID]
+	if len(set) >= max(u.MaxBinds, 1) {
+		return false
+	}
+	if set == nil {
+		set = map[*session]struct{}{}
+		r.byUser[u.ID] = set
+	}
+	set[ss] = struct{}{}
+	r.user[u.ID] = u
+	return true
+}
+
+func (r *registry) remove(userID string, ss *session) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.byUser[userID], ss)
+	if len(r.byUser[userID]) == 0 {
+		delete(r.byUser, userID)
+		delete(r.user, userID)
+		delete(r.next, userID)
+	}
+}
+
+func (r *registry) of(userID string) []*session {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*session, 0, len(r.byUser[userID]))
+	for ss := range r.byUser[userID] {
+		out = append(out, ss)
+	}
+	return out
+}
+
+// ids lists the ids of this node's binds.
+func (r *registry) ids() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, set := range r.byUser {
+		for ss := range set {
+			out = append(out, ss.id)
+		}
+	}
+	return out
+}
+
+func (r *registry) users() []domain.SMPPUser {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]domain.SMPPUser, 0, len(r.user))
+	for _, u := range r.user {
+		out = append(out, u)
+	}
+	return out
+}
+
+// receivers lists the users with a receiving bind on this node, and
+// their accounts as "accountID:env".
+func (r *registry) receivers() (users, accounts []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seen := map[string]bool{}
+	for id, set := range r.byUser {
+		for ss := range set {
+			if ss.receives() {
+				users = append(users, id)
+				u := r.user[id]
+				if key := u.AccountID + ":" + string(u.Env); !seen[key] {
+					seen[key] = true
+					accounts = append(accounts, key)
+				}
+				break
+			}
+		}
+	}
+	return users, accounts
+}
+
+// receiverOf names a user of the account and environment with a
+// receiving bind here ("" when none).
+func (r *registry) receiverOf(accountID string, env domain.Environment) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for id, set := range r.byUser {
+		u := r.user[id]
+		if u.AccountID != accountID || u.Env != env {
+			continue
+		}
+		for ss := range set {
+			if ss.receives() && !ss.isClosed() {
+				return id
+			}
+		}
+	}
+	return ""
+}
+
+// receiver picks a receiving bind of the user, round-robin; nil if none.
+func (r *registry) receiver(userID string) *session {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var rx []*session
+	for ss := range r.byUser[userID] {
+		if ss.receives() && !ss.isClosed() {
+			rx = append(rx, ss)
+		}
+	}
+	if len(rx) == 0 {
+		return nil
+	}
+	i := r.next[userID] % len(rx)
+	r.next[userID] = i + 1
+	return rx[i]
+}

@@ -1,0 +1,282 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"msgsvc/internal/domain"
+)
+
+var smppUsers = newTable("smpp_users",
+	textCol("id", func(u *domain.SMPPUser) *string { return &u.ID }),
+	textCol("account_id", func(u *domain.SMPPUser) *string { return &u.AccountID }),
+	enumCol("env", func(u *domain.SMPPUser) *domain.Environment { return &u.Env }),
+	textCol("system_id", func(u *domain.SMPPUser) *string { return &u.SystemID }),
+	textCol("password_hash", func(u *domain.SMPPUser) *string { return &u.PasswordHash }),
+	intCol("max_binds", func(u *domain.SMPPUser) *int { return &u.MaxBinds }),
+	timeCol("created_at", func(u *domain.SMPPUser) *time.Time { return &u.CreatedAt }),
+)
+
+var smppItems = newTable("smpp_items",
+	textCol("id", func(it *domain.SMPPItem) *string { return &it.ID }),
+	textCol("user_id", func(it *domain.SMPPItem) *string { return &it.UserID }),
+	textCol("account_id", func(it *domain.SMPPItem) *string { return &it.AccountID }),
+	enumCol("env", func(it *domain.SMPPItem) *domain.Environment { return &it.Env }),
+	textCol("message_id", func(it *domain.SMPPItem) *string { return &it.MessageID }),
+	textCol("source", func(it *domain.SMPPItem) *string { return &it.Source }),
+	textCol("dest", func(it *domain.SMPPItem) *string { return &it.Dest }),
+	intCol("esm_class", func(it *domain.SMPPItem) *int { return &it.ESMClass }),
+	textCol("text", func(it *domain.SMPPItem) *string { return &it.Text }),
+	intCol("state", func(it *domain.SMPPItem) *int { return &it.State }),
+	timeCol("created_at", func(it *domain.SMPPItem) *time.Time { return &it.CreatedAt }),
+	timeCol("expires_at", func(it *domain.SMPPItem) *time.Time { return &it.ExpiresAt }),
+	timeCol("next_attempt_at", func(it *domain.SMPPItem) *time.Time { return &it.NextAttemptAt }),
+	textCol("lease_owner", func(it *domain.SMPPItem) *string { return &it.LeaseOwner }),
+)
+
+// CreateSMPPUser stores a new SMPP user; a system_id another user has is
+// domain.ErrSystemIDTaken.
+func (s *Store) CreateSMPPUser(ctx context.Context, u domain.SMPPUser) error {
+	_, err := s.wexec(ctx, smppUsers.insert(s), smppUsers.args(&u, nil)...)
+	if isUniqueViolation(err) {
+		return domain.ErrSystemIDTaken
+	}
+	if err != nil {
+		return fmt.Errorf("create smpp user: %w", err)
+	}
+	return nil
+}
+
+// SMPPUsers lists an account's SMPP users, oldest first.
+func (s *Store) SMPPUsers(ctx context.Context, accountID string) ([]domain.SMPPUser, error) {
+	return smppUsers.scanAll(s.rquery(ctx, `SELECT `+smppUsers.list+` FROM smpp_users WHERE account_id = $1 ORDER BY id`,
+		accountID))
+}
+
+// SMPPUserBySystemID finds the user a bind names, with its account.
+func (s *Store) SMPPUserBySystemID(ctx context.Context, systemID string) (domain.SMPPUser, domain.Account, error) {
+	row := s.rqueryRow(ctx, `SELECT `+prefixed("u.", smppUsers.list)+`, `+s.accountList("a")+
+		` FROM smpp_users u JOIN accounts a ON a.id = u.account_id WHERE u.system_id = $1`, systemID)
+	var u domain.SMPPUser
+	var a domain.Account
+	err := row.Scan(accounts.dests(&a, smppUsers.dests(&u, nil))...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return u, a, domain.ErrNotFound
+	}
+	if err != nil {
+		return u, a, fmt.Errorf("scan smpp user: %w", err)
+	}
+	return u, a, nil
+}
+
+// RemoveSMPPUser deletes an account's SMPP user and what waits for it;
+// another account's user is ErrNotFound.
+func (s *Store) RemoveSMPPUser(ctx context.Context, accountID, userID string) error {
+	return s.Write(ctx, func(tx *Tx) error {
+		res, err := tx.exec(ctx, `DELETE FROM smpp_users WHERE id = $1 AND account_id = $2`, userID, accountID)
+		if err := affectedOne(res, err, "remove smpp user"); err != nil {
+			return err
+		}
+		if _, err := tx.exec(ctx, `DELETE FROM smpp_items WHERE user_id = $1`, userID); err != nil {
+			return fmt.Errorf("remove smpp items: %w", err)
+		}
+		return nil
+	})
+}
+
+// SMPPUsersPresent returns which of ids still exist.
+func (s *Store) SMPPUsersPresent(ctx context.Context, ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	err := inChunks(ids, func(chunk []any) error {
+		rows, err := s.rquery(ctx, `SELECT id FROM smpp_users WHERE id IN (`+s.placeholders(1, len(chunk))+`)`, chunk...)
+		if err != nil {
+			return fmt.Errorf("smpp users present: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			out[id] = true
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// InsertSMPPItems queues deliver_sm rows, in the caller's transaction.
+func (tx *Tx) InsertSMPPItems(ctx context.Context, items []domain.SMPPItem) error {
+	return insertRows(ctx, tx, smppItems, items, 256, "", true, "smpp items")
+}
+
+// ClaimSMPPItems leases up to limit due, unexpired rows, oldest first:
+// those of the given users, and those of no user (replies an account's
+// any receiving bind may take) of the given accounts, each named
+// "accountID:env".
+func (s *Store) ClaimSMPPItems(ctx context.Context, users, accounts []string, owner string, now time.Time, lease time.Duration,
+	limit int) ([]domain.SMPPItem, error) {
+	if len(users) == 0 {
+		return nil, nil
+	}
+	lock := ""
+	if s.dialect == Postgres {
+		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	args := []any{owner, ms(now.Add(lease)), ms(now), limit}
+	for _, u := range users {
+		args = append(args, u)
+	}
+	for _, a := range accounts {
+		args = append(args, a)
+	}
+	byAccount := ""
+	if len(accounts) > 0 {
+		byAccount = ` OR (user_id = '' AND account_id || ':' || env IN (` + s.placeholders(5+len(users), len(accounts)) + `))`
+	}
+	var out []domain.SMPPItem
+	err := s.Write(ctx, func(tx *Tx) error {
+		var err error
+		out, err = smppItems.scanAll(tx.query(ctx, `UPDATE smpp_items SET lease_owner = $1, next_attempt_at = $2
+			WHERE id IN (SELECT id FROM smpp_items WHERE next_attempt_at <= $3 AND expires_at > $3
+			AND (user_id IN (`+s.placeholders(5, len(users))+`)`+byAccount+`) ORDER BY created_at, id LIMIT $4`+lock+`)
+			RETURNING `+smppItems.list, args...))
+		return err
+	})
+	sortItems(out)
+	return out, err
+}
+
+// ReleaseSMPPItems makes an owner's leased rows due again at now.
+func (s *Store) ReleaseSMPPItems(ctx context.Context, owner string, ids []string, now time.Time) error {
+	return s.releaseLeases(ctx, "smpp_items", "1 = 1", owner, ids, now)
+}
+
+// AckSMPPItem deletes a row a bind acknowledged: it is never sent again.
+func (s *Store) AckSMPPItem(ctx context.Context, id string) error {
+	if _, err := s.wexec(ctx, `DELETE FROM smpp_items WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("ack smpp item: %w", err)
+	}
+	return nil
+}
+
+// PurgeSMPPItems deletes rows that expired unacknowledged before now.
+func (s *Store) PurgeSMPPItems(ctx context.Context, now time.Time) (int64, error) {
+	res, err := s.wexec(ctx, `DELETE FROM smpp_items WHERE expires_at <= $1`, ms(now))
+	if err != nil {
+		return 0, fmt.Errorf("purge smpp items: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+// PendingSMPPItems counts the rows waiting for a bind.
+func (s *Store) PendingSMPPItems(ctx context.Context) (int, error) {
+	var n int
+	if err := s.rqueryRow(ctx, `SELECT COUNT(*) FROM smpp_items`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count smpp items: %w", err)
+	}
+	return n, nil
+}
+
+// sortItems puts claimed rows oldest first: RETURNING keeps no order.
+func sortItems(items []domain.SMPPItem) {
+	for i := 1; i < len(items); i++ {
+		for j := i; j > 0 && itemBefore(items[j], items[j-1]); j-- {
+			items[j], items[j-1] = items[j-1], items[j]
+		}
+	}
+}
+
+func itemBefore(a, b domain.SMPPItem) bool {
+	if !a.CreatedAt.Equal(b.CreatedAt) {
+		return a.CreatedAt.Before(b.CreatedAt)
+	}
+	return a.ID < b.ID
+}
+
+// ReleaseSMPPLeases makes every row leased to owner due again at now: at a
+// node's start, what its previous run had claimed; at its stop, what it
+// did not get acknowledged.
+func (s *Store) ReleaseSMPPLeases(ctx context.Context, owner string, now time.Time) (int64, error) {
+	res, err := s.wexec(ctx, `UPDATE smpp_items SET lease_owner = '', next_attempt_at = $2 WHERE lease_owner = $1`,
+		owner, ms(now))
+	if err != nil {
+		return 0, fmt.Errorf("release smpp items: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+// HasSMPPUsers reports whether an account has SMPP users in env: only
+// then do its replies wait for SMPP binds.
+func (s *Store) HasSMPPUsers(ctx context.Context, accountID string, env domain.Environment) (bool, error) {
+	var n int
+	err := s.rqueryRow(ctx, `SELECT COUNT(*) FROM smpp_users WHERE account_id = $1 AND env = $2`, accountID, env).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("smpp users of %s: %w", accountID, err)
+	}
+	return n > 0, nil
+}
+
+// ReserveSMPPBind records a bind of userID on node unless the user
+// already holds max unexpired binds on all nodes together; it reports
+// whether the bind may open.
+func (s *Store) ReserveSMPPBind(ctx context.Context, userID, bindID, node string, max int, now, until time.Time) (bool, error) {
+	ok := false
+	err := s.Write(ctx, func(tx *Tx) error {
+		if s.dialect == Postgres {
+			// Two nodes reserving for one user at once take turns here.
+			if _, err := tx.exec(ctx, `SELECT id FROM smpp_users WHERE id = $1 FOR UPDATE`, userID); err != nil {
+				return fmt.Errorf("lock smpp user: %w", err)
+			}
+		}
+		var n int
+		if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM smpp_binds WHERE user_id = $1 AND expires_at > $2`,
+			userID, ms(now)).Scan(&n); err != nil {
+			return fmt.Errorf("count smpp binds: %w", err)
+		}
+		if n >= max {
+			return nil
+		}
+		ok = true
+		if _, err := tx.exec(ctx, `INSERT INTO smpp_binds (id, user_id, node, expires_at) VALUES ($1, $2, $3, $4)`,
+			bindID, userID, node, ms(until)); err != nil {
+			return fmt.Errorf("record smpp bind: %w", err)
+		}
+		return nil
+	})
+	return ok, err
+}
+
+// RenewSMPPBinds keeps a node's open binds counted until until.
+func (s *Store) RenewSMPPBinds(ctx context.Context, node string, ids []string, until time.Time) error {
+	return s.Write(ctx, func(tx *Tx) error {
+		return inChunks(ids, func(chunk []any) error {
+			_, err := tx.exec(ctx, `UPDATE smpp_binds SET expires_at = $2 WHERE node = $1 AND id IN (`+
+				tx.s.placeholders(3, len(chunk))+`)`, append([]any{node, ms(until)}, chunk...)...)
+			if err != nil {
+				return fmt.Errorf("renew smpp binds: %w", err)
+			}
+			return nil
+		})
+	})
+}
+
+// DropSMPPBind forgets a closed bind.
+func (s *Store) DropSMPPBind(ctx context.Context, id string) error {
+	if _, err := s.wexec(ctx, `DELETE FROM smpp_binds WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("drop smpp bind: %w", err)
+	}
+	return nil
+}
+
+// DropNodeSMPPBinds forgets every bind of a node: at its start, those of
+// its previous run, which are closed.
+func (s *Store) DropNodeSMPPBinds(ctx context.Context, node string, now time.Time) error {
+	if _, err := s.wexec(ctx, `DELETE FROM smpp_binds WHERE node = $1 OR expires_at <= $2`, node, ms(now)); err != nil {
+		return fmt.Errorf("drop smpp binds of %s: %w", node, err)
+	}
+	return nil
+}

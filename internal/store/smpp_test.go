@@ -1,0 +1,156 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/id"
+	"msgsvc/internal/store"
+	"msgsvc/internal/store/storetest"
+)
+
+func TestSMPPUsers(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
+		ctx := context.Background()
+		a, b := newAccount(t, st, 0), newAccount(t, st, 0)
+		u := domain.SMPPUser{ID: id.New(id.SMPPUser, t0), AccountID: a.ID, Env: domain.Live, SystemID: "acme1",
+			PasswordHash: "h", MaxBinds: 4, CreatedAt: t0}
+		if err := st.CreateSMPPUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		dup := u
+		dup.ID, dup.AccountID = id.New(id.SMPPUser, t0), b.ID
+		if err := st.CreateSMPPUser(ctx, dup); !errors.Is(err, domain.ErrSystemIDTaken) {
+			t.Fatalf("same system_id in another account: %v, want ErrSystemIDTaken", err)
+		}
+		got, acct, err := st.SMPPUserBySystemID(ctx, "acme1")
+		if err != nil || got.ID != u.ID || acct.ID != a.ID || got.MaxBinds != 4 || !got.CreatedAt.Equal(t0) {
+			t.Fatalf("by system_id: %+v %s %v", got, acct.ID, err)
+		}
+		if list, err := st.SMPPUsers(ctx, b.ID); err != nil || len(list) != 0 {
+			t.Fatalf("B sees %d users of A (%v)", len(list), err)
+		}
+		if err := st.RemoveSMPPUser(ctx, b.ID, u.ID); !errors.Is(err, domain.ErrNotFound) {
+			t.Fatalf("B removes A's user: %v, want ErrNotFound", err)
+		}
+		if present, err := st.SMPPUsersPresent(ctx, []string{u.ID, "smu_gone"}); err != nil || !present[u.ID] || present["smu_gone"] {
+			t.Fatalf("present: %v %v", present, err)
+		}
+		if err := st.RemoveSMPPUser(ctx, a.ID, u.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := st.SMPPUserBySystemID(ctx, "acme1"); !errors.Is(err, domain.ErrNotFound) {
+			t.Fatalf("removed user found: %v", err)
+		}
+	})
+}
+
+func TestSMPPItemQueue(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
+		ctx := context.Background()
+		a := newAccount(t, st, 0)
+		item := func(user string, created time.Time) domain.SMPPItem {
+			return domain.SMPPItem{ID: id.New(id.SMPPItem, created), UserID: user, AccountID: a.ID, Env: domain.Live,
+				MessageID: "msg_1", Source: "15550001111", Dest: "ACME", ESMClass: 4, Text: "id:msg_1 stat:DELIVRD", State: 2,
+				CreatedAt: created, ExpiresAt: created.Add(72 * time.Hour), NextAttemptAt: created}
+		}
+		old, newer, other := item("smu_a", at(-2*time.Second)), item("smu_a", at(-time.Second)), item("smu_b", at(-time.Second))
+		expired := item("smu_a", at(-73*time.Hour))
+		write(t, st, func(ctx context.Context, tx *store.Tx) error {
+			return tx.InsertSMPPItems(ctx, []domain.SMPPItem{newer, other, old, expired})
+		})
+		const lease = 30 * time.Second
+		got, err := st.ClaimSMPPItems(ctx, []string{"smu_a"}, nil, "n1", t0, lease, 10)
+		if err != nil || len(got) != 2 || got[0].ID != old.ID || got[1].ID != newer.ID {
+			t.Fatalf("claim: %+v %v, want the two live rows of smu_a oldest first", got, err)
+		}
+		if again, err := st.ClaimSMPPItems(ctx, []string{"smu_a"}, nil, "n2", t0.Add(time.Second), lease, 10); err != nil || len(again) != 0 {
+			t.Fatalf("leased rows claimed again: %d %v", len(again), err)
+		}
+		if err := st.AckSMPPItem(ctx, old.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.ReleaseSMPPItems(ctx, "n1", []string{newer.ID}, t0.Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		got, err = st.ClaimSMPPItems(ctx, []string{"smu_a"}, nil, "n2", t0.Add(2*time.Second), lease, 10)
+		if err != nil || len(got) != 1 || got[0].ID != newer.ID {
+			t.Fatalf("after ack and release: %+v %v, want only the released row", got, err)
+		}
+		// A lapsed lease comes due again without a release; an acked row never.
+		got, err = st.ClaimSMPPItems(ctx, []string{"smu_a"}, nil, "n3", t0.Add(2*time.Second+lease), lease, 10)
+		if err != nil || len(got) != 1 || got[0].ID != newer.ID {
+			t.Fatalf("after lapse: %+v %v", got, err)
+		}
+		// A reply for any bind of the account goes to a user of that
+		// account and environment only.
+		reply := item("", at(-time.Second))
+		reply.ESMClass, reply.State = 0, 0
+		write(t, st, func(ctx context.Context, tx *store.Tx) error {
+			return tx.InsertSMPPItems(ctx, []domain.SMPPItem{reply})
+		})
+		later := t0.Add(3*time.Second + lease)
+		if got, err := st.ClaimSMPPItems(ctx, []string{"smu_b"}, []string{a.ID + ":test", "acc_other:live"}, "n4", later, lease, 10); err != nil || len(got) != 1 || got[0].UserID != "smu_b" {
+			t.Fatalf("claim for another environment and account: %+v %v", got, err)
+		}
+		if got, err := st.ClaimSMPPItems(ctx, []string{"smu_a"}, []string{a.ID + ":live"}, "n4", later, lease, 10); err != nil || len(got) != 1 || got[0].ID != reply.ID {
+			t.Fatalf("claim of the account's reply: %+v %v", got, err)
+		}
+		if n, err := st.PurgeSMPPItems(ctx, t0); err != nil || n != 1 {
+			t.Fatalf("purge: %d %v, want the expired row", n, err)
+		}
+		if n, err := st.PendingSMPPItems(ctx); err != nil || n != 3 {
+			t.Fatalf("pending: %d %v", n, err)
+		}
+	})
+}
+
+func TestSMPPBindsCountedAcrossNodes(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
+		ctx := context.Background()
+		a := newAccount(t, st, 0)
+		u := domain.SMPPUser{ID: id.New(id.SMPPUser, t0), AccountID: a.ID, Env: domain.Live, SystemID: "acme",
+			PasswordHash: "h", MaxBinds: 2, CreatedAt: t0}
+		if err := st.CreateSMPPUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		ttl := 30 * time.Second
+		reserve := func(bind, node string, now time.Time) bool {
+			t.Helper()
+			ok, err := st.ReserveSMPPBind(ctx, u.ID, bind, node, 2, now, now.Add(ttl))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		if !reserve("b1", "n1", t0) || !reserve("b2", "n2", t0) {
+			t.Fatal("two binds of a user with maxBinds 2 refused")
+		}
+		if reserve("b3", "n1", t0) {
+			t.Fatal("a third bind, on any node, accepted")
+		}
+		if err := st.DropSMPPBind(ctx, "b1"); err != nil {
+			t.Fatal(err)
+		}
+		if !reserve("b3", "n1", t0) {
+			t.Fatal("a bind after one closed refused")
+		}
+		// n2 keeps its bind alive; n1 dies and its bind expires.
+		if err := st.RenewSMPPBinds(ctx, "n2", []string{"b2"}, t0.Add(2*ttl)); err != nil {
+			t.Fatal(err)
+		}
+		later := t0.Add(ttl + time.Second)
+		if !reserve("b4", "n3", later) || reserve("b5", "n3", later) {
+			t.Fatal("a dead node's expired bind still counts, or a renewed one does not")
+		}
+		if err := st.DropNodeSMPPBinds(ctx, "n3", later); err != nil {
+			t.Fatal(err)
+		}
+		if !reserve("b6", "n4", later) {
+			t.Fatal("the binds of a restarted node still count")
+		}
+	})
+}
