@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"msgsvc/internal/dlr"
 	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
 	"msgsvc/internal/provider"
-	"msgsvc/internal/smppserver/dlr"
 	"msgsvc/internal/webhook"
 )
 

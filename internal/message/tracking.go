@@ -5,11 +5,11 @@ import (
 	"time"
 
 	"msgsvc/internal/batch"
+	"msgsvc/internal/dlr"
 	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
 	"msgsvc/internal/ledger"
 	"msgsvc/internal/provider"
-	"msgsvc/internal/smppserver/dlr"
 	"msgsvc/internal/webhook"
 )
 
