@@ -85,9 +85,15 @@ func TestOverviewInChromium(t *testing.T) {
 		t.Errorf("the alerts form: %q %q %q", c.value("#lowBalance"), c.value("#dailySpend"), c.value("#url"))
 	}
 	c.fill("#lowBalance", "-3")
+	c.fill("#url", "https://hooks.example.com/elsewhere")
 	if st := c.press("form[action='/settings/alerts'] button[type=submit]"); st != 400 || !strings.Contains(c.text("main"), "must not be negative") {
 		t.Errorf("a negative threshold: %d", st)
 	}
+	// A refused form changes nothing, the webhook beside the bad threshold included.
+	if a, err := e.st.Account(ctx, e.account.ID); err != nil || a.WebhookURL != e.hooks.url() {
+		t.Errorf("after a refused form the account webhook is %q (%v), want %q", a.WebhookURL, err, e.hooks.url())
+	}
+	c.fill("#url", e.hooks.url())
 	c.fill("#lowBalance", "25")
 	c.fill("#dailySpend", "")
 	if st := c.press("form[action='/settings/alerts'] button[type=submit]"); st != 200 || !strings.Contains(c.text(".notice"), "saved") {

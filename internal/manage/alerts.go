@@ -57,14 +57,21 @@ func (s *Service) SetAccountWebhook(ctx context.Context, a Actor, accountID, url
 	if err != nil {
 		return "", err
 	}
-	if url != "" {
-		if err := webhook.ValidateCallbackURL(url, s.allowPrivate); err != nil {
-			var p problems
-			p.add("url", err.Error())
-			return "", p.err("The webhook URL is not valid.")
-		}
+	var p problems
+	s.checkWebhookURL(&p, url)
+	if err := p.err("The webhook URL is not valid."); err != nil {
+		return "", err
 	}
 	return url, s.st.SetAccountWebhook(ctx, acct.ID, url)
+}
+
+func (s *Service) checkWebhookURL(p *problems, url string) {
+	if url == "" {
+		return
+	}
+	if err := webhook.ValidateCallbackURL(url, s.allowPrivate); err != nil {
+		p.add("url", err.Error())
+	}
 }
 
 // Alerts are an account's alert thresholds in credits; nil is off.
@@ -91,6 +98,41 @@ func (s *Service) SetAlertSettings(ctx context.Context, a Actor, accountID strin
 		return Alerts{}, err
 	}
 	var p problems
+	next := thresholds(&p, in)
+	if err := p.err("The alert thresholds are not valid."); err != nil {
+		return Alerts{}, err
+	}
+	if err := s.st.SetAlerts(ctx, acct.ID, next); err != nil {
+		return Alerts{}, err
+	}
+	return alertsIn(next), nil
+}
+
+// SetAlertsAndWebhook sets the account webhook and the thresholds
+// together, as the panel's form does: both are checked before either is
+// written, so a refused form changes nothing.
+func (s *Service) SetAlertsAndWebhook(ctx context.Context, a Actor, accountID, url string, in Alerts) (Alerts, error) {
+	acct, err := s.account(ctx, a, accountID, user.Admin)
+	if err != nil {
+		return Alerts{}, err
+	}
+	var p problems
+	s.checkWebhookURL(&p, url)
+	next := thresholds(&p, in)
+	if err := p.err("The account webhook or the alert thresholds are not valid."); err != nil {
+		return Alerts{}, err
+	}
+	if err := s.st.SetAccountWebhook(ctx, acct.ID, url); err != nil {
+		return Alerts{}, err
+	}
+	if err := s.st.SetAlerts(ctx, acct.ID, next); err != nil {
+		return Alerts{}, err
+	}
+	return alertsIn(next), nil
+}
+
+// thresholds reads alert thresholds in credits, adding what is wrong to p.
+func thresholds(p *problems, in Alerts) domain.Alerts {
 	micro := func(field string, v *float64) *int64 {
 		if v == nil {
 			return nil
@@ -104,14 +146,7 @@ func (s *Service) SetAlertSettings(ctx context.Context, a Actor, accountID strin
 		}
 		return &m
 	}
-	next := domain.Alerts{LowBalance: micro("lowBalance", in.LowBalance), DailySpend: micro("dailySpend", in.DailySpend)}
-	if err := p.err("The alert thresholds are not valid."); err != nil {
-		return Alerts{}, err
-	}
-	if err := s.st.SetAlerts(ctx, acct.ID, next); err != nil {
-		return Alerts{}, err
-	}
-	return alertsIn(next), nil
+	return domain.Alerts{LowBalance: micro("lowBalance", in.LowBalance), DailySpend: micro("dailySpend", in.DailySpend)}
 }
 
 func alertsIn(a domain.Alerts) Alerts {

@@ -77,9 +77,7 @@ func (p *Panel) setAlerts(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	var err error
 	if len(errs) == 0 {
-		if _, err = p.cfg.Manage.SetAccountWebhook(r.Context(), s.Actor, s.Account, form["url"]); err == nil {
-			_, err = p.cfg.Manage.SetAlertSettings(r.Context(), s.Actor, s.Account, in)
-		}
+		_, err = p.cfg.Manage.SetAlertsAndWebhook(r.Context(), s.Actor, s.Account, form["url"], in)
 		if fe, ok := fieldErrors(err, nil); ok {
 			errs = fe
 		}
