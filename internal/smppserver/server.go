@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"msgsvc/internal/domain"
+	"msgsvc/internal/keycache"
 	"msgsvc/internal/message"
 	"msgsvc/internal/ratelimit"
 	"msgsvc/internal/user"
@@ -116,6 +117,12 @@ type Server struct {
 	stopOnce sync.Once
 	// dummyHash is made once, at the first bind of an unknown system_id.
 	dummyHash func() string
+	// auth reads the counter that moves when an account's settings change
+	// or a user is removed, coalescing concurrent reads; seen is the value
+	// the binds were last checked against (under checking).
+	auth     *keycache.Counter
+	checking sync.Mutex
+	seen     int64
 }
 
 // New builds a Server; Serve starts it.
@@ -145,7 +152,7 @@ func New(c Config) *Server {
 		dummyHash: sync.OnceValue(func() string {
 			h, _ := c.Hasher.Hash("not-a-password")
 			return h
-		})}
+		}), auth: keycache.NewCounter(c.Users.AuthVersion)}
 	s.queue = newReceiptQueue(s)
 	return s
 }
@@ -251,7 +258,6 @@ func (s *Server) watch(ctx context.Context) {
 	t := time.NewTicker(s.cfg.Poll)
 	defer t.Stop()
 	lastPurge, lastRenew := time.Time{}, s.cfg.Now()
-	var version int64
 	for {
 		select {
 		case <-ctx.Done():
@@ -264,12 +270,33 @@ func (s *Server) watch(ctx context.Context) {
 				s.cfg.Log.Warn("smpp: purge expired receipts", "err", err)
 			}
 		}
-		s.checkBinds(ctx, &version)
+		s.checking.Lock()
+		s.checkBinds(ctx, &s.seen)
+		s.checking.Unlock()
 		if now := s.cfg.Now(); now.Sub(lastRenew) >= bindTTL/3 {
 			lastRenew = now
 			s.renewBinds(ctx, now)
 		}
 	}
+}
+
+// current reports whether a session's bind still stands for a request
+// now: the counter is read before each submit_sm, as the API reads it
+// before each request, and when it moved (a user removed or an account
+// changed on any node) the binds are checked at once rather than at the
+// next poll.
+func (s *Server) current(ctx context.Context, ss *session) bool {
+	v, err := s.auth.Get(ctx)
+	if err != nil {
+		s.cfg.Log.Warn("smpp: read the settings counter", "err", err)
+		return false
+	}
+	s.checking.Lock()
+	if v != s.seen {
+		s.checkBinds(ctx, &s.seen)
+	}
+	s.checking.Unlock()
+	return !ss.isClosed()
 }
 
 // renewBinds keeps this node's binds counted across nodes.

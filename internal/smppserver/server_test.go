@@ -85,6 +85,12 @@ type fakeSender struct {
 	most   atomic.Int64 // the most that ran at once
 }
 
+func (f *fakeSender) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.drafts)
+}
+
 func (f *fakeSender) Send(_ context.Context, c message.Caller, d message.Draft, _ message.SendOptions) (message.Outcome, error) {
 	b := f.busy.Add(1)
 	defer f.busy.Add(-1)
@@ -437,6 +443,9 @@ func TestReceiptsRedeliveredOnRebind(t *testing.T) {
 	}
 	waitUntil(t, func() bool { return f.items.left() == 3 })
 	rx.Conn.Close() // two unacknowledged
+	// The user may hold two binds: the new one waits until the server has
+	// let the closed one go, as a real ESME's retry would find.
+	waitUntil(t, func() bool { return len(f.srv.binds.of("smu_a")) == 1 })
 
 	again := f.bound(t, smpp.BindTransceiver, "acme")
 	got := again.WaitDelivered(2)
@@ -474,6 +483,35 @@ func TestRemovedUserNoticed(t *testing.T) {
 	f := start(t, nil)
 	e := f.bound(t, smpp.BindTransceiver, "acme")
 	f.users.remove("acme")
+	if !closedSoon(e) {
+		t.Fatal("the bind of a removed user stays open")
+	}
+}
+
+// A user removed on another node (the store moves the settings counter)
+// bites at the bind's next submit_sm, not at the next poll: the submit is
+// refused, nothing is sent, and the bind is closed.
+func TestRemovedUserBitesAtTheNextSubmit(t *testing.T) {
+	f := start(t, func(c *Config) { c.Poll = time.Hour })
+	e := f.bound(t, smpp.BindTransceiver, "acme")
+	if p := e.Submit("", "5511999990000", "before", 0); p.Status != smpp.StatusOK {
+		t.Fatalf("submit before the removal: %s", p.Status)
+	}
+	sent := f.sender.count()
+	f.users.mu.Lock()
+	delete(f.users.users, "acme")
+	f.users.version++
+	f.users.mu.Unlock()
+	// The bind may be closed before the refusal is written: either is the
+	// removal biting.
+	e.Send(smpp.SubmitSM, &smpp.SM{DestTON: smpp.TONInternational, DestNPI: smpp.NPIISDN, DestAddr: "5511999990000",
+		ShortMessage: []byte("after")})
+	if p, err := e.Read(); err == nil && (p.Command != smpp.SubmitSMResp || p.Status != smpp.StatusSubmitFail) {
+		t.Fatalf("submit after the removal: %s %s", p.Command, p.Status)
+	}
+	if n := f.sender.count(); n != sent {
+		t.Fatalf("%d sends after the removal", n-sent)
+	}
 	if !closedSoon(e) {
 		t.Fatal("the bind of a removed user stays open")
 	}

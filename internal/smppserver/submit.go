@@ -26,6 +26,9 @@ func (s *Server) submit(ctx context.Context, ss *session, p smpp.PDU) (string, s
 	if !ok {
 		return "", smpp.StatusSubmitFail
 	}
+	if !s.current(ctx, ss) {
+		return "", smpp.StatusSubmitFail // the user was removed or its address is no longer allowed
+	}
 	u, acct := ss.caller()
 	now := s.cfg.Now()
 	d, st := draft(sm, now)
