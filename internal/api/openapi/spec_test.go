@@ -572,14 +572,22 @@ func TestWebhooks(t *testing.T) {
 	if got := slices.Collect(maps.Keys(hooks)); !sameSet(got, []string{"delivery_status", "message_received", "balance.low", "spend.daily"}) {
 		t.Errorf("webhooks %v", got)
 	}
+	// The feed's events are shared schemas; the alerts' bodies are written
+	// in their webhooks, since nothing else names them and a generator that
+	// drops unused schemas (oapi-codegen by default) would leave its webhook
+	// types pointing at nothing.
 	for name, schema := range map[string]string{"delivery_status": "DeliveryStatusEvent", "message_received": "MessageReceivedEvent",
-		"balance.low": "BalanceLowEvent", "spend.daily": "SpendDailyEvent"} {
+		"balance.low": "", "spend.daily": ""} {
 		t.Run(name, func(t *testing.T) {
 			op := at(t, hooks, name, "post")
-			if got := at(t, op, "requestBody", "content", "application/json", "schema", "$ref"); got != "#/components/schemas/"+schema {
-				t.Errorf("payload schema %v", got)
+			body := at(t, op, "requestBody", "content", "application/json", "schema")
+			if schema != "" {
+				if got := at(t, body, "$ref"); got != "#/components/schemas/"+schema {
+					t.Errorf("payload schema %v", got)
+				}
+				body = at(t, doc, "components", "schemas", schema)
 			}
-			if got := at(t, doc, "components", "schemas", schema, "properties", "event", "const"); got != name {
+			if got := at(t, body, "properties", "event", "const"); got != name {
 				t.Errorf("event const = %v", got)
 			}
 			var headers []string
