@@ -43,6 +43,9 @@ func TestManageLimitRequests(t *testing.T) {
 		if r.status != 201 || lr["status"] != "PENDING" || lr["monthlyVolume"] != 500000.0 || lr["tier"] != nil || lr["decidedAt"] != nil {
 			t.Fatalf("request: %d %s", r.status, r.body)
 		}
+		// Requests list by creation time; two made in the same millisecond
+		// tie, so the second is made a millisecond later.
+		e.clock.Advance(time.Millisecond)
 		second := e.mg("POST", "/api/v1/manage/limit-requests", admin, req).json(t)
 		if list, _ := e.mg("GET", "/api/v1/manage/limit-requests", viewer, nil).json(t)["limitRequests"].([]any); len(list) != 2 ||
 			list[0].(map[string]any)["id"] != second["id"] {
