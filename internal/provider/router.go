@@ -125,18 +125,6 @@ func (r *Router) Pick(env domain.Environment, channel domain.Channel, countryCod
 	return r.decide(bare(env, channel, countryCode), true, false, nil, nil).Provider
 }
 
-// PickFor is Pick for a message sent from from ("" for none): a provider
-// that would send it from its own sender (the message names none, or the
-// provider sends every message from its own) is a candidate only when
-// usable(that sender) says so. It returns nil when the route has no
-// candidate left. usable is called outside the router's lock, at most
-// once per provider of the route.
-func (r *Router) PickFor(env domain.Environment, channel domain.Channel, countryCode, from string, usable func(sender string) bool) Provider {
-	m := bare(env, channel, countryCode)
-	m.From = from
-	return r.decide(m, true, false, nil, usable).Provider
-}
-
 func bare(env domain.Environment, channel domain.Channel, countryCode string) *domain.Message {
 	return &domain.Message{Env: env, Channel: channel, CountryCode: countryCode, To: countryCode}
 }

@@ -104,10 +104,10 @@ func TestBothDownStaysOnPrimary(t *testing.T) {
 
 // A message that names no sender goes out from its provider's own sender
 // (on a provider that sends everything from it, every message does):
-// PickFor skips a provider whose own sender the caller may not use, keeps
+// ChooseFor skips a provider whose own sender the caller may not use, keeps
 // one without an own sender, and leaves the breakers to choose among what
 // is left.
-func TestPickForSkipsProvidersWhoseSenderIsRefused(t *testing.T) {
+func TestChooseForSkipsProvidersWhoseSenderIsRefused(t *testing.T) {
 	now := time.Unix(1_000, 0)
 	sim, a, b, c, w := named("simulator"), named("a"), named("b"), named("c"), named("w")
 	r := NewRouter(sim, []Route{
@@ -119,6 +119,11 @@ func TestPickForSkipsProvidersWhoseSenderIsRefused(t *testing.T) {
 	r.SetOwnSender("a", "15550001111", false)
 	r.SetOwnSender("b", "MyShop", false)
 	r.SetOwnSender("w", "15550003333", true)
+	pickFor := func(env domain.Environment, channel domain.Channel, cc, from string, usable func(string) bool) Provider {
+		m := bare(env, channel, cc)
+		m.From = from
+		return r.ChooseFor(m, usable).Provider
+	}
 	var asked []string
 	refuse := func(refused ...string) func(string) bool {
 		return func(s string) bool {
@@ -146,7 +151,7 @@ func TestPickForSkipsProvidersWhoseSenderIsRefused(t *testing.T) {
 	}
 	for _, tc := range cases {
 		asked = nil
-		if got := r.PickFor(tc.env, tc.channel, tc.cc, tc.from, refuse(tc.refused...)); got != tc.want || len(asked) != tc.wantAsked {
+		if got := pickFor(tc.env, tc.channel, tc.cc, tc.from, refuse(tc.refused...)); got != tc.want || len(asked) != tc.wantAsked {
 			t.Errorf("%s: %v after asking about %q, want %v after %d questions", tc.name, got, asked, tc.want, tc.wantAsked)
 		}
 	}
@@ -156,15 +161,15 @@ func TestPickForSkipsProvidersWhoseSenderIsRefused(t *testing.T) {
 	// decide, as when both are down.
 	r.Tune("a", BreakerSettings{Failures: 1, Cooldown: time.Minute})
 	r.Report("a", false)
-	if got := r.PickFor(domain.Live, domain.SMS, "1", "", refuse()); got != b {
+	if got := pickFor(domain.Live, domain.SMS, "1", "", refuse()); got != b {
 		t.Errorf("primary down: %v, want the secondary", got)
 	}
-	if got := r.PickFor(domain.Live, domain.SMS, "1", "", refuse("MyShop")); got != a {
+	if got := pickFor(domain.Live, domain.SMS, "1", "", refuse("MyShop")); got != a {
 		t.Errorf("primary down, secondary's sender refused: %v, want the primary", got)
 	}
 	r.Tune("b", BreakerSettings{Failures: 1, Cooldown: time.Minute})
 	r.Report("b", false)
-	if got := r.PickFor(domain.Live, domain.SMS, "1", "", refuse("15550001111")); got != b {
+	if got := pickFor(domain.Live, domain.SMS, "1", "", refuse("15550001111")); got != b {
 		t.Errorf("only the secondary usable, and down: %v, want it (its own retries decide)", got)
 	}
 }

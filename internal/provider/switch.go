@@ -74,9 +74,6 @@ func (s *Switch) ChooseFor(m *domain.Message, usable func(string) bool) Decision
 func (s *Switch) ExplainFor(m *domain.Message, usable func(string) bool) Decision {
 	return s.Router().ExplainFor(m, usable)
 }
-func (s *Switch) PickFor(env domain.Environment, channel domain.Channel, countryCode, from string, usable func(string) bool) Provider {
-	return s.Router().PickFor(env, channel, countryCode, from, usable)
-}
 func (s *Switch) SetOwnSender(name, sender string, only bool) {
 	s.Router().SetOwnSender(name, sender, only)
 }
