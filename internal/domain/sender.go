@@ -45,3 +45,11 @@ func SenderKey(v string) string { return strings.ToLower(v) }
 // compared: providers are configured with numbers with or without a
 // leading "+", accounts hold their digits.
 func RouteSenderKey(v string) string { return SenderKey(strings.TrimPrefix(v, "+")) }
+
+// MayUseRouteSender reports whether an account may send from a route
+// provider's own sender that holders (the accounts that have it approved,
+// at most one) hold: nobody's is the deployment's and everyone's; a held
+// one is its holder's alone.
+func MayUseRouteSender(holders []string, accountID string) bool {
+	return len(holders) == 0 || holders[0] == accountID
+}

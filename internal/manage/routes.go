@@ -99,7 +99,7 @@ func (s *Service) SimulateRoute(ctx context.Context, a Actor, q Simulation) (Sim
 			lookupErr = cmp.Or(lookupErr, err)
 			return false
 		}
-		return len(who) == 0 || who[0] == acct.ID
+		return domain.MayUseRouteSender(who, acct.ID)
 	})
 	if lookupErr != nil {
 		return Simulated{}, fmt.Errorf("who holds a route's sender: %w", lookupErr)

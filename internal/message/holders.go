@@ -22,7 +22,7 @@ type SenderHolders interface {
 // unique index per own sender per batch, whatever the batch's size.
 type heldSenders struct {
 	holders SenderHolders
-	seen    map[heldKey]string // the holder's account id, "" for nobody
+	seen    map[heldKey][]string // the holders' account ids, none for nobody
 }
 
 type heldKey struct {
@@ -31,28 +31,24 @@ type heldKey struct {
 }
 
 func (d *Dispatcher) heldSenders() *heldSenders {
-	return &heldSenders{holders: d.holders, seen: map[heldKey]string{}}
+	return &heldSenders{holders: d.holders, seen: map[heldKey][]string{}}
 }
 
-// holder is the account that holds sender on a channel, "" for nobody.
-func (h *heldSenders) holder(ctx context.Context, channel domain.Channel, sender string) (string, error) {
+// of lists the accounts that hold sender on a channel, none for nobody.
+func (h *heldSenders) of(ctx context.Context, channel domain.Channel, sender string) ([]string, error) {
 	if h.holders == nil {
-		return "", nil
+		return nil, nil
 	}
 	k := heldKey{channel, domain.RouteSenderKey(sender)}
-	if who, ok := h.seen[k]; ok {
-		return who, nil
+	if ids, ok := h.seen[k]; ok {
+		return ids, nil
 	}
 	ids, err := h.holders.SenderOwners(ctx, channel, k.value)
 	if err != nil {
-		return "", fmt.Errorf("who holds sender %q: %w", sender, err)
+		return nil, fmt.Errorf("who holds sender %q: %w", sender, err)
 	}
-	who := ""
-	if len(ids) > 0 {
-		who = ids[0]
-	}
-	h.seen[k] = who
-	return who, nil
+	h.seen[k] = ids
+	return ids, nil
 }
 
 // pick chooses a message's provider and notes on it the route taken and
@@ -64,12 +60,12 @@ func (h *heldSenders) holder(ctx context.Context, channel domain.Channel, sender
 func (d *Dispatcher) pick(ctx context.Context, held *heldSenders, m *domain.Message) (provider.Provider, error) {
 	var err error
 	dec := d.routes.ChooseFor(m, func(sender string) bool {
-		who, e := held.holder(ctx, m.Channel, sender)
+		ids, e := held.of(ctx, m.Channel, sender)
 		if e != nil {
 			err = cmp.Or(err, e)
 			return false
 		}
-		return who == "" || who == m.AccountID
+		return domain.MayUseRouteSender(ids, m.AccountID)
 	})
 	if err != nil {
 		return nil, err
