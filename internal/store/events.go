@@ -106,10 +106,16 @@ func (s *Store) RecordAttempts(ctx context.Context, owner string, outs []domain.
 		if err := insertRows(ctx, tx, attempts, failed, 256, "", true, "attempts"); err != nil {
 			return err
 		}
+		landed := true
 		for _, pc := range pieces(len(outs), 256) {
-			if err := updateAttempted(ctx, tx, owner, outs[pc[0]:pc[1]]); err != nil {
+			all, err := updateAttempted(ctx, tx, owner, outs[pc[0]:pc[1]])
+			if err != nil {
 				return err
 			}
+			landed = landed && all
+		}
+		if landed {
+			return nil // every event's row took its outcome, deliveries included
 		}
 		for _, pc := range pieces(len(delivered), 256) {
 			if err := insertUnlanded(ctx, tx, delivered[pc[0]:pc[1]]); err != nil {
@@ -121,8 +127,16 @@ func (s *Store) RecordAttempts(ctx context.Context, owner string, outs []domain.
 }
 
 // updateAttempted applies a chunk of outcomes to their events, one
-// UPDATE … FROM VALUES rather than one per event.
-func updateAttempted(ctx context.Context, tx *Tx, owner string, chunk []domain.AttemptOutcome) error {
+// UPDATE … FROM VALUES rather than one per event. It reports whether every
+// outcome is known to have landed (SQLite tells how many rows changed;
+// PostgreSQL's statement is pipelined, so there it never knows).
+//
+// The owner is compared through the VALUES rather than as a parameter of
+// the WHERE clause: SQLite, checking whether a parameter compared with a
+// column could make a partial index's predicate true, marks such a
+// statement to be compiled again whenever that parameter is bound anew,
+// which cost a parse and a plan on every batch.
+func updateAttempted(ctx context.Context, tx *Tx, owner string, chunk []domain.AttemptOutcome) (bool, error) {
 	const per = 9
 	var b strings.Builder
 	b.WriteString(`UPDATE webhook_events SET state = v.column2, attempts = attempts + 1,
@@ -139,7 +153,7 @@ func updateAttempted(ctx context.Context, tx *Tx, owner string, chunk []domain.A
 		}
 		n := 2 + i*per
 		fmt.Fprintf(&b, "(CAST($%d AS TEXT), CAST($%d AS TEXT), CAST($%d AS BIGINT), CAST($%d AS INTEGER), CAST($%d AS TEXT), "+
-			"CAST($%d AS BIGINT), CAST($%d AS TEXT), CAST($%d AS BIGINT), CAST($%d AS TEXT))",
+			"CAST($%d AS BIGINT), CAST($%d AS TEXT), CAST($%d AS BIGINT), CAST($%d AS TEXT), CAST($1 AS TEXT))",
 			n, n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8)
 		var delivered, duration sql.NullInt64
 		var attemptID, response sql.NullString
@@ -152,11 +166,19 @@ func updateAttempted(ctx context.Context, tx *Tx, owner string, chunk []domain.A
 		args = append(args, o.Attempt.EventID, o.State, nullMS(o.NextAttemptAt), o.Attempt.StatusCode, o.Attempt.Error,
 			delivered, attemptID, duration, response)
 	}
-	b.WriteString(`) AS v WHERE webhook_events.id = v.column1 AND webhook_events.lease_owner = $1`)
-	if err := tx.execLater(ctx, b.String(), args...); err != nil {
-		return fmt.Errorf("update events: %w", err)
+	b.WriteString(`) AS v WHERE webhook_events.id = v.column1 AND webhook_events.lease_owner = v.column10`)
+	if tx.pg != nil {
+		if err := tx.execLater(ctx, b.String(), args...); err != nil {
+			return false, fmt.Errorf("update events: %w", err)
+		}
+		return false, nil
 	}
-	return nil
+	res, err := tx.exec(ctx, b.String(), args...)
+	if err != nil {
+		return false, fmt.Errorf("update events: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return err == nil && n == int64(len(chunk)), nil
 }
 
 // insertUnlanded gives a row of its own to each delivering attempt that
