@@ -20,22 +20,27 @@ func insertRows[T any](ctx context.Context, tx *Tx, t table[T], rows []T, max in
 	n := len(t.cols)
 	for _, pc := range pieces(len(rows), max) {
 		chunk := rows[pc[0]:pc[1]]
-		var b strings.Builder
-		b.WriteString(`INSERT INTO ` + t.name + ` (` + t.list + `) VALUES `)
+		query := tx.s.shape("insert "+t.name+suffix, len(chunk), func() string {
+			var b strings.Builder
+			b.WriteString(`INSERT INTO ` + t.name + ` (` + t.list + `) VALUES `)
+			for i := range chunk {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString("(" + tx.s.placeholders(i*n+1, n) + ")")
+			}
+			b.WriteString(suffix)
+			return b.String()
+		})
 		args := make([]any, 0, len(chunk)*n)
 		for i := range chunk {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("(" + tx.s.placeholders(i*n+1, n) + ")")
 			args = t.args(&chunk[i], args)
 		}
-		b.WriteString(suffix)
 		var err error
 		if later {
-			err = tx.execLater(ctx, b.String(), args...)
+			err = tx.execLater(ctx, query, args...)
 		} else {
-			_, err = tx.exec(ctx, b.String(), args...)
+			_, err = tx.exec(ctx, query, args...)
 		}
 		if err != nil {
 			return fmt.Errorf("insert %s: %w", what, err)

@@ -138,23 +138,29 @@ func (s *Store) RecordAttempts(ctx context.Context, owner string, outs []domain.
 // which cost a parse and a plan on every batch.
 func updateAttempted(ctx context.Context, tx *Tx, owner string, chunk []domain.AttemptOutcome) (bool, error) {
 	const per = 9
-	var b strings.Builder
-	b.WriteString(`UPDATE webhook_events SET state = v.column2, attempts = attempts + 1,
+	query := tx.s.shape("update events", len(chunk), func() string {
+		var b strings.Builder
+		b.WriteString(`UPDATE webhook_events SET state = v.column2, attempts = attempts + 1,
 		next_attempt_at = v.column3, lease_owner = '', last_status = v.column4, last_error = v.column5,
 		delivered_at = COALESCE(v.column6, delivered_at),
 		delivered_attempt_id = COALESCE(v.column7, delivered_attempt_id),
 		delivered_duration_ms = COALESCE(v.column8, delivered_duration_ms),
 		delivered_response = COALESCE(v.column9, delivered_response) FROM (VALUES `)
+		for i := range chunk {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			n := 2 + i*per
+			fmt.Fprintf(&b, "(CAST($%d AS TEXT), CAST($%d AS TEXT), CAST($%d AS BIGINT), CAST($%d AS INTEGER), CAST($%d AS TEXT), "+
+				"CAST($%d AS BIGINT), CAST($%d AS TEXT), CAST($%d AS BIGINT), CAST($%d AS TEXT), CAST($1 AS TEXT))",
+				n, n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8)
+		}
+		b.WriteString(`) AS v WHERE webhook_events.id = v.column1 AND webhook_events.lease_owner = v.column10`)
+		return b.String()
+	})
 	args := make([]any, 0, len(chunk)*per+1)
 	args = append(args, owner)
-	for i, o := range chunk {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		n := 2 + i*per
-		fmt.Fprintf(&b, "(CAST($%d AS TEXT), CAST($%d AS TEXT), CAST($%d AS BIGINT), CAST($%d AS INTEGER), CAST($%d AS TEXT), "+
-			"CAST($%d AS BIGINT), CAST($%d AS TEXT), CAST($%d AS BIGINT), CAST($%d AS TEXT), CAST($1 AS TEXT))",
-			n, n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8)
+	for _, o := range chunk {
 		var delivered, duration sql.NullInt64
 		var attemptID, response sql.NullString
 		if o.State == domain.EventDelivered {
@@ -166,14 +172,13 @@ func updateAttempted(ctx context.Context, tx *Tx, owner string, chunk []domain.A
 		args = append(args, o.Attempt.EventID, o.State, nullMS(o.NextAttemptAt), o.Attempt.StatusCode, o.Attempt.Error,
 			delivered, attemptID, duration, response)
 	}
-	b.WriteString(`) AS v WHERE webhook_events.id = v.column1 AND webhook_events.lease_owner = v.column10`)
 	if tx.pg != nil {
-		if err := tx.execLater(ctx, b.String(), args...); err != nil {
+		if err := tx.execLater(ctx, query, args...); err != nil {
 			return false, fmt.Errorf("update events: %w", err)
 		}
 		return false, nil
 	}
-	res, err := tx.exec(ctx, b.String(), args...)
+	res, err := tx.exec(ctx, query, args...)
 	if err != nil {
 		return false, fmt.Errorf("update events: %w", err)
 	}
@@ -184,22 +189,27 @@ func updateAttempted(ctx context.Context, tx *Tx, owner string, chunk []domain.A
 // insertUnlanded gives a row of its own to each delivering attempt that
 // its event's row does not hold.
 func insertUnlanded(ctx context.Context, tx *Tx, chunk []domain.Attempt) error {
-	var b strings.Builder
-	b.WriteString(`INSERT INTO webhook_attempts (` + attempts.list + `) SELECT v.column1, v.column2, v.column3, v.column4,
+	query := tx.s.shape("insert unlanded", len(chunk), func() string {
+		var b strings.Builder
+		b.WriteString(`INSERT INTO webhook_attempts (` + attempts.list + `) SELECT v.column1, v.column2, v.column3, v.column4,
 		v.column5, v.column6, v.column7 FROM (VALUES `)
+		for i := range chunk {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			n := 1 + i*len(attempts.cols)
+			fmt.Fprintf(&b, "(CAST($%d AS TEXT), CAST($%d AS TEXT), CAST($%d AS BIGINT), CAST($%d AS INTEGER), CAST($%d AS BIGINT), "+
+				"CAST($%d AS TEXT), CAST($%d AS TEXT))", n, n+1, n+2, n+3, n+4, n+5, n+6)
+		}
+		b.WriteString(`) AS v WHERE NOT EXISTS (SELECT 1 FROM webhook_events e
+		WHERE e.id = v.column2 AND e.delivered_attempt_id = v.column1)`)
+		return b.String()
+	})
 	args := make([]any, 0, len(chunk)*len(attempts.cols))
 	for i := range chunk {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		n := 1 + i*len(attempts.cols)
-		fmt.Fprintf(&b, "(CAST($%d AS TEXT), CAST($%d AS TEXT), CAST($%d AS BIGINT), CAST($%d AS INTEGER), CAST($%d AS BIGINT), "+
-			"CAST($%d AS TEXT), CAST($%d AS TEXT))", n, n+1, n+2, n+3, n+4, n+5, n+6)
 		args = attempts.args(&chunk[i], args)
 	}
-	b.WriteString(`) AS v WHERE NOT EXISTS (SELECT 1 FROM webhook_events e
-		WHERE e.id = v.column2 AND e.delivered_attempt_id = v.column1)`)
-	if err := tx.execLater(ctx, b.String(), args...); err != nil {
+	if err := tx.execLater(ctx, query, args...); err != nil {
 		return fmt.Errorf("record unlanded deliveries: %w", err)
 	}
 	return nil

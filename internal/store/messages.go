@@ -322,26 +322,31 @@ func (tx *Tx) UpdateMessages(ctx context.Context, msgs []domain.Message) error {
 	const cols = 23
 	for _, pc := range pieces(len(msgs), 128) {
 		chunk := msgs[pc[0]:pc[1]]
-		var b strings.Builder
-		b.WriteString(`UPDATE messages SET status = v.column2, channel = v.column3, provider = v.column4,
+		query := tx.s.shape("update messages", len(chunk), func() string {
+			var b strings.Builder
+			b.WriteString(`UPDATE messages SET status = v.column2, channel = v.column3, provider = v.column4,
 			provider_ref = v.column5, error_code = v.column6, error_message = v.column7, updated_at = v.column8,
 			sent_at = v.column9, delivered_at = v.column10, read_at = v.column11, failed_at = v.column12,
 			canceled_at = v.column13, next_attempt_at = v.column14, lease_owner = v.column15, charged = v.column16,
 			credits = v.column17, segments = v.column18, encoding = v.column19, attempts = v.column20, route = v.column21,
 			cost = v.column22, cost_currency = v.column23 FROM (VALUES `)
-		args := make([]any, 0, len(chunk)*cols)
-		for i, m := range chunk {
-			if i > 0 {
-				b.WriteString(", ")
+			for i := range chunk {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(tx.s.updateRow(i * cols))
 			}
-			b.WriteString(tx.s.updateRow(i * cols))
+			b.WriteString(`) AS v WHERE messages.id = v.column1`)
+			return b.String()
+		})
+		args := make([]any, 0, len(chunk)*cols)
+		for _, m := range chunk {
 			args = append(args, m.ID, string(m.Status), string(m.Channel), m.Provider, m.ProviderRef, m.ErrorCode, m.ErrorMessage,
 				ms(m.UpdatedAt), nullMS(m.SentAt), nullMS(m.DeliveredAt), nullMS(m.ReadAt), nullMS(m.FailedAt),
 				nullMS(m.CanceledAt), nullMS(m.NextAttemptAt), m.LeaseOwner, m.Charged, m.Credits, m.Segments,
 				m.Encoding, m.Attempts, m.Route, m.Cost, m.CostCurrency)
 		}
-		b.WriteString(`) AS v WHERE messages.id = v.column1`)
-		if err := tx.execLater(ctx, b.String(), args...); err != nil {
+		if err := tx.execLater(ctx, query, args...); err != nil {
 			return fmt.Errorf("update messages: %w", err)
 		}
 	}

@@ -40,6 +40,7 @@ type Store struct {
 	now    func() time.Time
 	stmts  stmtCache
 	phs    sync.Map // [2]int{from, n} -> placeholder list
+	shapes sync.Map // shapeKey -> the text of a multi-row statement
 	writes *batch.Batcher[func(tx *Tx) error, error]
 	holder string // names this process's shares of balances (balance.go)
 }
@@ -284,6 +285,27 @@ func (s *Store) placeholders(from, n int) string {
 	}
 	v := b.String()
 	s.phs.Store(key, v)
+	return v
+}
+
+// shapeKey names one shape of a multi-row statement: which statement, for
+// how many rows.
+type shapeKey struct {
+	name string
+	rows int
+}
+
+// shape returns the text of a multi-row statement for rows rows, built
+// once per shape: the batches of the hot path come in a few sizes (see
+// pieces), and building their text each time (thousands of characters for
+// a chunk of messages) cost more allocation than the rest of the batch.
+func (s *Store) shape(name string, rows int, build func() string) string {
+	key := shapeKey{name, rows}
+	if v, ok := s.shapes.Load(key); ok {
+		return v.(string)
+	}
+	v := build()
+	s.shapes.Store(key, v)
 	return v
 }
 
