@@ -214,6 +214,14 @@ type qualitySink struct {
 	routes *provider.Switch
 }
 
+// Expect passes a provider's early word on to the tracker (see
+// provider.Expecter).
+func (q *qualitySink) Expect(name, ref string) {
+	if e, ok := q.Sink.(provider.Expecter); ok {
+		e.Expect(name, ref)
+	}
+}
+
 func (q *qualitySink) Statuses(ctx context.Context, name string, sts []provider.Status) error {
 	if r := q.routes.Router(); r != nil {
 		for _, st := range sts {

@@ -75,6 +75,7 @@ type Tracker struct {
 	due     func() // called after messages became due (opt-out confirmations)
 	smpp    func() // called after reports were applied (receipts may wait)
 	handoff Handoff[domain.Event]
+	expect  expectations
 }
 
 // TrackerStore is what the Tracker needs from storage.
@@ -146,17 +147,28 @@ func (t *Tracker) Apply(ctx context.Context, reports []Report) error {
 		return nil
 	}
 	_, err := t.reports.Do(ctx, reports)
+	t.expect.recorded(reports)
 	return err
 }
 
-// Statuses implements provider.Sink.
+// Statuses implements provider.Sink. A report by a reference that its
+// provider announced (Expect) but whose hand-over is not recorded yet
+// waits for that record first.
 func (t *Tracker) Statuses(ctx context.Context, providerName string, sts []provider.Status) error {
 	reports := make([]Report, len(sts))
 	for i, st := range sts {
 		reports[i] = Report{Kind: Progress, MessageID: st.MessageID, Provider: providerName, Ref: st.Ref, Status: st.Status,
 			ErrorCode: st.ErrorCode, ErrorMessage: st.ErrorMessage, At: st.At}
 	}
+	t.expect.wait(ctx, reports)
 	return t.Apply(ctx, reports)
+}
+
+// Expect implements provider.Expecter: ref is the provider's id of a
+// message it just took, whose hand-over this node's dispatcher is about to
+// record.
+func (t *Tracker) Expect(providerName, ref string) {
+	t.expect.expect(providerName, ref, t.now())
 }
 
 // Unpark applies the parked reports whose provider id a message now

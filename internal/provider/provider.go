@@ -113,3 +113,14 @@ type Sink interface {
 	Statuses(ctx context.Context, provider string, reports []Status) error
 	Inbound(ctx context.Context, provider string, in Inbound) error
 }
+
+// Expecter is a Sink that can be told a provider's reference the moment the
+// provider gives it, before Submit returns: a fast provider's receipt can
+// overtake the record of its own hand-over, and a Sink that knows the
+// reference is coming holds such a receipt (unacknowledged) until the
+// hand-over is recorded, instead of parking it in storage until then.
+// Adapters whose receipts can race their submissions call it when their
+// Sink offers it.
+type Expecter interface {
+	Expect(provider, ref string)
+}

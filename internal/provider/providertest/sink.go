@@ -26,9 +26,29 @@ type Sink struct {
 	failStatuses int
 	failInbound  int
 	onInbound    func(provider.Inbound)
+	// log is every Expect and Statuses call in order, as "expect REF" and
+	// "status REF", so a test can see which came first.
+	log []string
 }
 
-var _ provider.Sink = (*Sink)(nil)
+var (
+	_ provider.Sink     = (*Sink)(nil)
+	_ provider.Expecter = (*Sink)(nil)
+)
+
+// Expect records a provider's announcement of a reference.
+func (s *Sink) Expect(name, ref string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.log = append(s.log, "expect "+ref)
+}
+
+// Log returns the Expect and Statuses calls in the order they came.
+func (s *Sink) Log() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.log...)
+}
 
 // ErrStorageDown is what the sink answers when told to fail a number of
 // reports.
@@ -46,6 +66,9 @@ func (s *Sink) Statuses(_ context.Context, name string, reports []provider.Statu
 		return ErrStorageDown
 	}
 	s.statuses = append(s.statuses, reports...)
+	for _, r := range reports {
+		s.log = append(s.log, "status "+r.Ref)
+	}
 	return nil
 }
 

@@ -174,6 +174,9 @@ func (c *Client) connect(ctx context.Context, i int) (*session, error) {
 		return nil, fmt.Errorf("dial %s: %w", c.cfg.Addr, err)
 	}
 	s := newSession(i, &c.cfg, conn, c.log, c.handleDeliver)
+	if e, ok := c.sink.(provider.Expecter); ok {
+		s.onTaken = func(ref string) { e.Expect(c.cfg.Name, ref) }
+	}
 	smsc, err := s.bind(dctx)
 	if err != nil {
 		s.close(err)

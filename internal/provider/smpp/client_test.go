@@ -3,6 +3,7 @@ package smpp
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -622,6 +623,41 @@ func TestTPSCap(t *testing.T) {
 	for _, r := range <-done {
 		if r.Err != nil {
 			t.Fatal(r.Err)
+		}
+	}
+}
+
+// An SMSC may send a message's receipt right behind the answer to its
+// submit_sm, before Submit has returned and the hand-over is recorded. The
+// client announces the SMSC's id to its Sink as it reads the answer, so the
+// announcement always comes before the receipt it might otherwise race.
+func TestAnswerAnnouncedBeforeItsReceipt(t *testing.T) {
+	f := newFakeSMSC(t)
+	sink := newSink()
+	f.set(func(f *fakeSMSC) {
+		f.onSubmit = func(fc *fakeConn, p PDU, n int) bool {
+			id := fmt.Sprintf("R%d", n)
+			fc.send(PDU{Command: SubmitSMResp, Seq: p.Seq, Body: &SMResp{MessageID: id}})
+			fc.request(DeliverSM, &SM{SourceAddr: "5511999990000", DestAddr: "MyShop", ESMClass: ESMClassReceipt,
+				ShortMessage: []byte("id:" + id + " sub:001 dlvrd:001 submit date:2611211000 done date:2611211000 stat:DELIVRD err:000 text:x")})
+			return true
+		}
+	})
+	c := startClient(t, testConfig(f.addr()), sink)
+	for i := 0; i < 20; i++ {
+		mustOK(t, submit(t, c, outSMS(fmt.Sprintf("m%d", i), "5511999990000", "hello")))
+	}
+	eventually(t, "every receipt", func() bool { sts, _ := sink.Got(); return len(sts) == 20 })
+	first := map[string]string{}
+	for _, e := range sink.Log() {
+		kind, ref, _ := strings.Cut(e, " ")
+		if _, ok := first[ref]; !ok {
+			first[ref] = kind
+		}
+	}
+	for i := 1; i <= 20; i++ {
+		if ref := fmt.Sprintf("R%d", i); first[ref] != "expect" {
+			t.Fatalf("for %s the sink heard %q first, want its announcement (log %v)", ref, first[ref], sink.Log())
 		}
 	}
 }

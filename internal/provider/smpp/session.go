@@ -28,12 +28,16 @@ var (
 // each holds a window slot until its response arrives, the request times
 // out, or the connection ends; responses are matched by sequence number.
 type session struct {
-	slot    int
-	cfg     *Config
-	conn    net.Conn
-	br      *bufio.Reader
-	log     *slog.Logger
-	onPDU   func(s *session, p PDU) // handles deliver_sm, in its own goroutine
+	slot  int
+	cfg   *Config
+	conn  net.Conn
+	br    *bufio.Reader
+	log   *slog.Logger
+	onPDU func(s *session, p PDU) // handles deliver_sm, in its own goroutine
+	// onTaken learns the SMSC's message_id of each accepted submit_sm in
+	// the read loop, before any later PDU of this connection (its receipt
+	// among them) is handled.
+	onTaken func(ref string)
 	window  chan struct{}
 	seq     atomic.Uint32
 	inbound atomic.Int32
@@ -150,6 +154,11 @@ func (s *session) malformed(p PDU, err error) {
 func (s *session) dispatch(p PDU) {
 	switch {
 	case p.Command.IsResponse():
+		if p.Command == SubmitSMResp && p.Status == StatusOK && s.onTaken != nil {
+			if body, ok := p.Body.(*SMResp); ok && body.MessageID != "" {
+				s.onTaken(body.MessageID)
+			}
+		}
 		s.settle(p, nil)
 	case p.Command == EnquireLink:
 		_ = s.respond(EnquireLinkResp, StatusOK, p.Seq, nil)

@@ -1,0 +1,103 @@
+package message
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"msgsvc/internal/domain"
+	"msgsvc/internal/provider"
+)
+
+// A receipt whose reference the provider announced waits, unacknowledged,
+// for the hand-over's record instead of being parked, and is applied right
+// after it.
+func TestAnnouncedReceiptWaitsForItsHandOver(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, fakeRoutes{domain.SMS: &fakeProvider{name: "smsc"}}, "", false)
+	mid := f.send(t, Draft{To: "5511999990010", Text: "hi", Type: "SMS"})
+	// fakeProvider answers with Ref "ref-<id>", as the SMPP client would
+	// announce it while reading the answer.
+	f.tracker.Expect("smsc", "ref-"+mid)
+	done := make(chan error, 1)
+	go func() {
+		done <- f.tracker.Statuses(ctx, "smsc", []provider.Status{{Ref: "ref-" + mid, Status: domain.Delivered}})
+	}()
+	waitFor(t, "the receipt to wait", func() bool { _, w := f.tracker.expect.state(); return w == 1 })
+	select {
+	case err := <-done:
+		t.Fatalf("the receipt was taken (%v) before its hand-over was recorded", err)
+	default:
+	}
+	if m, _ := f.st.Message(ctx, f.caller.Account.ID, f.caller.Key.Env, mid); m.Status != domain.Sending {
+		t.Fatalf("status %s before the hand-over", m.Status)
+	}
+	f.dispatch(t)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the receipt still waits after the hand-over was recorded")
+	}
+	m, _ := f.st.Message(ctx, f.caller.Account.ID, f.caller.Key.Env, mid)
+	if m.Status != domain.Delivered || m.SentAt.IsZero() {
+		t.Fatalf("status %s, want DELIVERED with SENT before it", m.Status)
+	}
+	if refs, err := f.st.KnownParkedRefs(ctx, 10); err != nil || len(refs) != 0 {
+		t.Fatalf("parked reports %v (%v), want none", refs, err)
+	}
+	if n, w := f.tracker.expect.state(); n != 0 || w != 0 {
+		t.Fatalf("%d references still expected, %d receipts waiting", n, w)
+	}
+}
+
+// When the announced hand-over is not recorded within the hold, the
+// receipt goes the slow way: parked, and applied once the reference is
+// recorded.
+func TestAnnouncedReceiptStopsWaiting(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, fakeRoutes{domain.SMS: &fakeProvider{name: "smsc"}}, "", false)
+	f.tracker.expect.hold = 20 * time.Millisecond
+	mid := f.send(t, Draft{To: "5511999990010", Text: "hi", Type: "SMS"})
+	f.tracker.Expect("smsc", "ref-"+mid)
+	if err := f.tracker.Statuses(ctx, "smsc", []provider.Status{{Ref: "ref-" + mid, Status: domain.Delivered}}); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := f.st.Message(ctx, f.caller.Account.ID, f.caller.Key.Env, mid); m.Status != domain.Sending {
+		t.Fatalf("status %s before the hand-over", m.Status)
+	}
+	f.dispatch(t)
+	if m, _ := f.st.Message(ctx, f.caller.Account.ID, f.caller.Key.Env, mid); m.Status != domain.Delivered {
+		t.Fatalf("status %s after the hand-over, want DELIVERED from the parked receipt", m.Status)
+	}
+	if n, _ := f.tracker.expect.state(); n != 0 {
+		t.Fatalf("%d references still expected after the hand-over", n)
+	}
+}
+
+// Announcements whose record never comes are forgotten after the hold.
+func TestStaleAnnouncementsAreDropped(t *testing.T) {
+	var e expectations
+	e.hold = time.Minute
+	t0 := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	e.expect("p", "a", t0)
+	e.expect("p", "b", t0.Add(30*time.Second))
+	e.recorded([]Report{{Kind: Accepted, Provider: "p", Ref: "b"}})
+	e.expect("p", "c", t0.Add(61*time.Second))
+	if n, _ := e.state(); n != 1 || len(e.queue) != 1 || e.queue[0].ref != "c" {
+		t.Fatalf("expected %d, queue %v; want only c", n, e.queue)
+	}
+}
+
+// waitFor polls cond until it holds; the test fails after 10 seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
