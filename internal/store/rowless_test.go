@@ -5,7 +5,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"msgsvc/internal/domain"
+	"msgsvc/internal/id"
 	"msgsvc/internal/store"
 	"msgsvc/internal/store/storetest"
 )
@@ -109,4 +112,50 @@ func TestRowlessCampaignMigration(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A campaign named after its only message has no row and is read from the
+// message; the message must name it back, and only its own account and
+// environment find it.
+func TestCampaignReadFromItsMessage(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
+		ctx := context.Background()
+		acc, other := newAccount(t, st, 0), newAccount(t, st, 0)
+		m := newMessage(domain.Campaign{AccountID: acc.ID, Env: domain.Live, CallbackURL: "https://hooks.example.com/cb"},
+			"34600000001", 0, at(time.Minute))
+		m.CampaignID = id.Derive(id.Campaign, m.ID)
+		m.Type, m.Channel = domain.WhatsApp, domain.WhatsApp
+		// A message of a campaign with a row, whose id a caller could turn
+		// into a campaign id.
+		c := newCampaign(acc, domain.Live, at(2*time.Minute), 1)
+		inRow := newMessage(c, "34600000002", 0, at(2*time.Minute))
+		insertMessages(t, st, c, inRow)
+		write(t, st, func(ctx context.Context, tx *store.Tx) error { return tx.InsertMessages(ctx, []domain.Message{m}) })
+		if n, err := st.CountRows(ctx, "campaigns"); err != nil || n != 1 {
+			t.Fatalf("%d campaigns rows (%v), want 1", n, err)
+		}
+		got, err := st.Campaign(ctx, acc.ID, domain.Live, m.CampaignID)
+		want := domain.Campaign{ID: m.CampaignID, AccountID: acc.ID, Env: domain.Live, Type: domain.WhatsApp,
+			CallbackURL: "https://hooks.example.com/cb", Total: 1, CreatedAt: m.CreatedAt}
+		if err != nil || got != want {
+			t.Fatalf("derived campaign: %+v (%v), want %+v", got, err, want)
+		}
+		if got, err := st.Campaign(ctx, acc.ID, domain.Live, c.ID); err != nil || got != c {
+			t.Fatalf("campaign with a row: %+v (%v), want %+v", got, err, c)
+		}
+		for _, tc := range []struct {
+			name, account string
+			env           domain.Environment
+			id            string
+		}{
+			{"other account", other.ID, domain.Live, m.CampaignID},
+			{"other environment", acc.ID, domain.Test, m.CampaignID},
+			{"made from a message of another campaign", acc.ID, domain.Live, id.Derive(id.Campaign, inRow.ID)},
+			{"no body", acc.ID, domain.Live, "cmp"},
+			{"the message's own id", acc.ID, domain.Live, m.ID},
+		} {
+			_, err := st.Campaign(ctx, tc.account, tc.env, tc.id)
+			wantErr(t, tc.name, err, domain.ErrNotFound)
+		}
+	})
 }
