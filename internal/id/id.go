@@ -6,6 +6,7 @@ package id
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"strings"
 	"time"
 )
 
@@ -103,4 +104,16 @@ func Floor(prefix string, t time.Time) string {
 	out = append(out, prefix...)
 	out = append(out, '_')
 	return string(append(out, encode(raw)...))
+}
+
+// Derive returns the id of prefix that shares fromID's body: the campaign
+// of a one-recipient send is named after its message, so that it can be
+// found from the message alone and needs no row of its own. An id without
+// a body derives "", which names nothing.
+func Derive(prefix, fromID string) string {
+	i := strings.IndexByte(fromID, '_')
+	if i < 0 {
+		return ""
+	}
+	return prefix + fromID[i:]
 }

@@ -46,3 +46,17 @@ func TestFloor(t *testing.T) {
 		t.Fatalf("Floor %s does not bound the ids made at %v", f, at)
 	}
 }
+
+func TestDerive(t *testing.T) {
+	msg := New(Message, time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
+	cmp := Derive(Campaign, msg)
+	if !strings.HasPrefix(cmp, "cmp_") || len(cmp) != 30 || cmp[4:] != msg[4:] {
+		t.Fatalf("Derive(%q) = %q", msg, cmp)
+	}
+	if back := Derive(Message, cmp); back != msg {
+		t.Fatalf("derived back %q, want %q", back, msg)
+	}
+	if got := Derive(Campaign, "nobody"); got != "" {
+		t.Fatalf("an id without a body derived %q", got)
+	}
+}

@@ -10,9 +10,9 @@ import (
 )
 
 // SendTx is what committing sends needs of a write transaction: the ledger,
-// the usage counts and the account's alerts, the rows of campaigns and
-// messages, idempotency keys, the daily count of WhatsApp conversations and
-// the opt-out list.
+// the usage counts and the account's alerts, the rows of campaigns (of
+// sends to several recipients) and messages, idempotency keys, the daily
+// count of WhatsApp conversations and the opt-out list.
 type SendTx interface {
 	ledger.Tx
 	UsageTx
@@ -116,16 +116,21 @@ func commitGroup(ctx context.Context, tx SendTx, sends []pendingSend) ([]sendRes
 	var cs []domain.Campaign
 	var ms []domain.Message
 	for i, snd := range sends {
-		if going[i] {
-			cs = append(cs, snd.campaign)
-			ms = append(ms, snd.messages...)
+		if !going[i] {
+			continue
 		}
+		if hasCampaignRow(snd.campaign, snd.messages) {
+			cs = append(cs, snd.campaign)
+		}
+		ms = append(ms, snd.messages...)
 	}
-	if len(cs) == 0 {
+	if len(ms) == 0 {
 		return results, nil
 	}
-	if err := tx.InsertCampaigns(ctx, cs); err != nil {
-		return nil, err
+	if len(cs) > 0 {
+		if err := tx.InsertCampaigns(ctx, cs); err != nil {
+			return nil, err
+		}
 	}
 	if err := insertCounted(ctx, tx, ms); err != nil {
 		return nil, err
@@ -263,8 +268,10 @@ func commitSend(ctx context.Context, tx SendTx, snd pendingSend) (sendResult, er
 	if err := tx.RecordConversations(ctx, snd.conversations); err != nil {
 		return sendResult{}, err
 	}
-	if err := tx.InsertCampaign(ctx, c); err != nil {
-		return sendResult{}, err
+	if hasCampaignRow(c, snd.messages) {
+		if err := tx.InsertCampaign(ctx, c); err != nil {
+			return sendResult{}, err
+		}
 	}
 	if err := insertCounted(ctx, tx, snd.messages); err != nil {
 		return sendResult{}, err

@@ -50,10 +50,10 @@ func (s *Service) plan(ctx context.Context, caller Caller, req request, now time
 		}
 	}
 	env := caller.Key.Env
-	p.campaign = domain.Campaign{ID: id.New(id.Campaign, now), AccountID: caller.Account.ID, KeyID: caller.Key.ID, Env: env,
+	ids := id.Sequence(id.Message, now, len(req.numbers))
+	p.campaign = domain.Campaign{ID: campaignID(ids, now), AccountID: caller.Account.ID, KeyID: caller.Key.ID, Env: env,
 		Type: req.typ, CallbackURL: req.draft.CallbackURL, Total: len(req.numbers), CreatedAt: now}
 	p.messages = make([]domain.Message, len(req.numbers))
-	ids := id.Sequence(id.Message, now, len(req.numbers))
 	quiet, err := compliance.ParseWindow(caller.Account.Compliance.QuietHours)
 	if err != nil {
 		return sendPlan{}, fmt.Errorf("account %s: %w", caller.Account.ID, err)
@@ -76,6 +76,24 @@ func (s *Service) plan(ctx context.Context, caller Caller, req request, now time
 			At: p.start, Day: now, Limit: whatsapp.DailyLimit(caller.Account.WAQualityTier)}
 	}
 	return p, nil
+}
+
+// campaignID names the campaign of a send's messages. Most sends have one
+// recipient: their campaign is named after the message and written as no
+// row of its own (see hasCampaignRow); a send to several gets an id of its
+// own and a row.
+func campaignID(messageIDs []string, now time.Time) string {
+	if len(messageIDs) == 1 {
+		return id.Derive(id.Campaign, messageIDs[0])
+	}
+	return id.New(id.Campaign, now)
+}
+
+// hasCampaignRow reports whether a send's campaign is written as a row: not
+// when it is named after its only message, whose row then describes it
+// (the store reads such a campaign from the message).
+func hasCampaignRow(c domain.Campaign, msgs []domain.Message) bool {
+	return len(msgs) != 1 || c.ID != id.Derive(id.Campaign, msgs[0].ID)
 }
 
 // newMessage builds the row of one recipient, unpriced.

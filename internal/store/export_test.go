@@ -65,3 +65,22 @@ func (s *Store) ExplainUsage(ctx context.Context, q domain.UsageQuery) (string, 
 	}
 	return strings.Join(out, "\n"), rows.Err()
 }
+
+// QueryStrings runs a query whose rows are one text column, for tests that
+// read what the engine says of itself (PRAGMA checks, catalogs).
+func (s *Store) QueryStrings(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := s.w.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}

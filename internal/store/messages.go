@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"msgsvc/internal/domain"
+	"msgsvc/internal/id"
 	"sort"
 	"strings"
 	"time"
@@ -162,10 +163,17 @@ func (s *Store) Message(ctx context.Context, accountID string, env domain.Enviro
 		messageID, accountID, env))
 }
 
-// Campaign reads one campaign of an account's environment.
+// Campaign reads one campaign of an account's environment; another
+// account's or environment's id is ErrNotFound. A one-recipient send has
+// no campaigns row: its campaign is named after its message (id.Derive)
+// and is read from that message, which must name it back, so that an id
+// made up from some other message's finds nothing.
 func (s *Store) Campaign(ctx context.Context, accountID string, env domain.Environment, campaignID string) (domain.Campaign, error) {
-	return campaigns.scan(s.rqueryRow(ctx, `SELECT `+campaigns.list+` FROM campaigns WHERE id = $1 AND account_id = $2 AND env = $3`,
-		campaignID, accountID, env))
+	return campaigns.scan(s.rqueryRow(ctx, `SELECT `+campaigns.list+` FROM campaigns WHERE id = $1 AND account_id = $2 AND env = $3
+		UNION ALL
+		SELECT campaign_id, account_id, '', env, type, callback_url, 1, created_at FROM messages
+		WHERE id = $4 AND campaign_id = $5 AND account_id = $6 AND env = $7`,
+		campaignID, accountID, env, id.Derive(id.Message, campaignID), campaignID, accountID, env))
 }
 
 // CampaignCounts counts a campaign's messages per status.
