@@ -5,10 +5,12 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"msgsvc/internal/domain"
+	"msgsvc/internal/id"
 	"msgsvc/internal/store"
 	"msgsvc/internal/store/storetest"
 )
@@ -131,13 +133,25 @@ func TestDeleteOldEvents(t *testing.T) {
 		ctx := context.Background()
 		acc := newAccount(t, st, 0)
 		old := t0.Add(-31 * 24 * time.Hour)
+		// Real ids: old events are found by the creation time their id
+		// starts with.
+		oldFeed, oldPending, fresh := id.New(id.Event, old), id.New(id.Event, old), id.New(id.Event, t0)
+		name := map[string]string{oldFeed: "old_feed", oldPending: "old_pending", fresh: "new"}
+		left := func() string {
+			got, _ := feedIDs(t, st, acc, domain.Live, 0)
+			var out []string
+			for _, g := range got {
+				out = append(out, name[g])
+			}
+			return fmt.Sprint(out)
+		}
 		evs := []domain.Event{
-			feedEvent(acc, domain.Live, "evt_old_feed", "", old),
-			feedEvent(acc, domain.Live, "evt_old_pending", "https://hooks.example.com/cb", old),
-			feedEvent(acc, domain.Live, "evt_new", "", t0),
+			feedEvent(acc, domain.Live, oldFeed, "", old),
+			feedEvent(acc, domain.Live, oldPending, "https://hooks.example.com/cb", old),
+			feedEvent(acc, domain.Live, fresh, "", t0),
 		}
 		write(t, st, func(ctx context.Context, tx *store.Tx) error { return tx.InsertEvents(ctx, evs) })
-		if err := st.RecordAttempts(ctx, "", []domain.AttemptOutcome{{Attempt: newAttempt("evt_old_pending", old, 500, "x"),
+		if err := st.RecordAttempts(ctx, "", []domain.AttemptOutcome{{Attempt: newAttempt(oldPending, old, 500, "x"),
 			State: domain.EventPending, NextAttemptAt: t0.Add(time.Hour)}}); err != nil {
 			t.Fatal(err)
 		}
@@ -145,20 +159,34 @@ func TestDeleteOldEvents(t *testing.T) {
 		if err != nil || n != 1 {
 			t.Fatalf("deleted %d (%v), want 1", n, err)
 		}
-		if got, _ := feedIDs(t, st, acc, domain.Live, 0); fmt.Sprint(got) != "[evt_old_pending evt_new]" {
-			t.Errorf("left %v, want [evt_old_pending evt_new]", got)
+		if got := left(); got != "[old_pending new]" {
+			t.Errorf("left %v, want [old_pending new]", got)
 		}
 		// The newest event stays whatever its age.
 		n, err = st.DeleteEventsBefore(ctx, t0.Add(time.Hour), 500)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, _ := feedIDs(t, st, acc, domain.Live, 0)
-		if st.Dialect() == store.SQLite && fmt.Sprint(got) != "[evt_old_pending evt_new]" {
+		got := left()
+		if st.Dialect() == store.SQLite && got != "[old_pending new]" {
 			t.Errorf("SQLite: left %v (%d deleted), want the newest kept", got, n)
 		}
-		if st.Dialect() == store.Postgres && fmt.Sprint(got) != "[evt_old_pending]" {
-			t.Errorf("PostgreSQL: left %v (%d deleted), want [evt_old_pending]", got, n)
+		if st.Dialect() == store.Postgres && got != "[old_pending]" {
+			t.Errorf("PostgreSQL: left %v (%d deleted), want [old_pending]", got, n)
+		}
+		// An event created in the very millisecond of the cutoff is not
+		// older than it.
+		edge := id.New(id.Event, t0.Add(2*time.Hour))
+		write(t, st, func(ctx context.Context, tx *store.Tx) error {
+			return tx.InsertEvents(ctx, []domain.Event{feedEvent(acc, domain.Live, edge, "", t0.Add(2*time.Hour)),
+				feedEvent(acc, domain.Live, id.New(id.Event, t0.Add(3*time.Hour)), "", t0.Add(3*time.Hour))})
+		})
+		name[edge] = "edge"
+		if _, err := st.DeleteEventsBefore(ctx, t0.Add(2*time.Hour), 500); err != nil {
+			t.Fatal(err)
+		}
+		if got := left(); !strings.Contains(got, "edge") {
+			t.Errorf("left %v: the event of the cutoff's millisecond was deleted", got)
 		}
 	})
 }
@@ -210,7 +238,8 @@ func TestBackup(t *testing.T) {
 			return
 		}
 		acc := newAccount(t, st, 0)
-		evs := []domain.Event{feedEvent(acc, domain.Live, "evt_9", "", t0), feedEvent(acc, domain.Live, "evt_1", "", t0)}
+		evs := []domain.Event{feedEvent(acc, domain.Live, id.New(id.Event, t0), "", t0),
+			feedEvent(acc, domain.Live, id.New(id.Event, t0), "", t0)}
 		write(t, st, func(ctx context.Context, tx *store.Tx) error { return tx.InsertEvents(ctx, evs) })
 		// A gap in the rowids, which a copy must not close.
 		n, err := st.DeleteEventsBefore(ctx, t0.Add(time.Hour), 1)
@@ -218,7 +247,7 @@ func TestBackup(t *testing.T) {
 			t.Fatalf("delete one: %d %v", n, err)
 		}
 		write(t, st, func(ctx context.Context, tx *store.Tx) error {
-			return tx.InsertEvents(ctx, []domain.Event{feedEvent(acc, domain.Live, "evt_5", "", t0)})
+			return tx.InsertEvents(ctx, []domain.Event{feedEvent(acc, domain.Live, id.New(id.Event, t0), "", t0)})
 		})
 		if err := st.Backup(ctx, path); err != nil {
 			t.Fatal(err)
