@@ -83,7 +83,8 @@ type fresh struct {
 
 	mu      sync.Mutex
 	running bool
-	next    *round // the round the next read serves; nil when no one waits
+	next    *round        // the round the next read serves; nil when no one waits
+	kick    chan struct{} // a round waits (buffered: a kick is never lost)
 }
 
 type round struct {
@@ -96,6 +97,12 @@ type round struct {
 // readTimeout bounds one read, which serves callers whose contexts differ.
 const readTimeout = 10 * time.Second
 
+// linger keeps the reading goroutine a while after its last round. A new
+// goroutine per burst of requests would grow its stack again through the
+// database driver's deep calls on every burst, which cost more than the
+// read under steady load.
+const linger = time.Second
+
 func (f *fresh) get(ctx context.Context) (int64, error) {
 	f.mu.Lock()
 	if f.next == nil {
@@ -105,7 +112,15 @@ func (f *fresh) get(ctx context.Context) (int64, error) {
 	r.callers++
 	if !f.running {
 		f.running = true
+		if f.kick == nil {
+			f.kick = make(chan struct{}, 1)
+		}
 		go f.loop(context.WithoutCancel(ctx))
+	} else {
+		select {
+		case f.kick <- struct{}{}:
+		default:
+		}
 	}
 	f.mu.Unlock()
 	select {
@@ -116,18 +131,32 @@ func (f *fresh) get(ctx context.Context) (int64, error) {
 	}
 }
 
-// loop runs rounds while callers wait for one.
+// loop runs rounds while callers wait for one, and ends after lingering
+// idle.
 func (f *fresh) loop(ctx context.Context) {
+	idle := time.NewTimer(linger)
+	defer idle.Stop()
 	for {
 		f.mu.Lock()
 		r := f.next
 		f.next = nil
+		f.mu.Unlock()
 		if r == nil {
+			idle.Reset(linger)
+			select {
+			case <-f.kick:
+				continue
+			case <-idle.C:
+			}
+			f.mu.Lock()
+			if f.next != nil {
+				f.mu.Unlock()
+				continue
+			}
 			f.running = false
 			f.mu.Unlock()
 			return
 		}
-		f.mu.Unlock()
 		rctx, cancel := context.WithTimeout(ctx, readTimeout)
 		r.v, r.err = f.read(rctx)
 		cancel()

@@ -176,8 +176,9 @@ func (q *Queue[T]) ClaimOnce(ctx context.Context, h Handler[T]) (int, error) {
 // table those still waiting in memory, so another node need not wait for
 // their lease to end.
 func (q *Queue[T]) Run(ctx context.Context, h Handler[T]) {
-	r := &run[T]{q: q, ctx: ctx, h: h}
+	r := &run[T]{q: q, ctx: ctx, h: h, idle: make(chan []T)}
 	r.loop()
+	close(r.idle) // only loop hands chunks over; idle workers end
 	r.running.Wait()
 	q.mu.Lock()
 	q.stopped = true
@@ -206,8 +207,15 @@ type run[T any] struct {
 	q       *Queue[T]
 	ctx     context.Context
 	h       Handler[T]
-	running sync.WaitGroup
+	running sync.WaitGroup // Handler calls
+	idle    chan []T       // a worker goroutine between chunks takes the next here
 }
+
+// workerLinger is how long a worker goroutine waits for its next chunk
+// before it ends. Reusing it saves more than the goroutine: a new one
+// grows its stack again through the Handler's deep calls (an HTTP post,
+// the database driver), which cost about as much as a short Handler call.
+const workerLinger = time.Second
 
 // loop is the queue's one scheduling goroutine: it claims and takes from
 // memory, and starts Handler calls while workers are free. When both the
@@ -297,16 +305,38 @@ func (r *run[T]) start(items []T) {
 		items = items[len(chunk):]
 		q.slots <- struct{}{}
 		r.running.Add(1)
-		go func() {
-			defer func() {
-				<-q.slots
-				r.running.Done()
-				signal(q.ready)
-			}()
-			if err := r.h(work, chunk); err != nil && r.ctx.Err() == nil {
-				q.c.Log.Error("handle "+q.c.Name, "err", err)
+		select {
+		case r.idle <- chunk:
+		default:
+			go r.work(work, chunk)
+		}
+	}
+}
+
+// work handles chunks, the first it was started with and then those
+// handed to it while it waits idle, until none comes for workerLinger or
+// the run ends.
+func (r *run[T]) work(ctx context.Context, chunk []T) {
+	q := r.q
+	linger := time.NewTimer(workerLinger)
+	defer linger.Stop()
+	for {
+		if err := r.h(ctx, chunk); err != nil && r.ctx.Err() == nil {
+			q.c.Log.Error("handle "+q.c.Name, "err", err)
+		}
+		<-q.slots
+		r.running.Done()
+		signal(q.ready)
+		linger.Reset(workerLinger)
+		var ok bool
+		select {
+		case chunk, ok = <-r.idle:
+			if !ok {
+				return
 			}
-		}()
+		case <-linger.C:
+			return
+		}
 	}
 }
 
