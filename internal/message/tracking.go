@@ -2,6 +2,7 @@ package message
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	"msgsvc/internal/batch"
@@ -259,7 +260,7 @@ type TrackTx interface {
 	UsageTx
 	LockMessages(ctx context.Context, ids []string) (map[string]domain.Message, error)
 	MessageIDsByProviderRef(ctx context.Context, provider string, refs []string) (map[string]string, error)
-	UpdateMessages(ctx context.Context, msgs []domain.Message) error
+	UpdateChangedMessages(ctx context.Context, before, after []domain.Message) error
 	InsertEvents(ctx context.Context, evs []domain.Event) error
 	InsertSMPPItems(ctx context.Context, items []domain.SMPPItem) error
 	InsertParts(ctx context.Context, ps []domain.Part) error
@@ -284,6 +285,7 @@ func applyReports(ctx context.Context, tx TrackTx, reports []Report, now time.Ti
 	if err != nil {
 		return nil, err
 	}
+	locked := maps.Clone(msgs) // as read: only what the reports change is written
 	changed := map[string]bool{}
 	var events []domain.Event
 	var usage []domain.UsageDelta
@@ -313,11 +315,12 @@ func applyReports(ctx context.Context, tx TrackTx, reports []Report, now time.Ti
 		changed[m.ID] = true
 		events = append(events, statusEvents(m, steps, at, lease)...)
 	}
+	before := make([]domain.Message, 0, len(changed))
 	updates := make([]domain.Message, 0, len(changed))
 	for mid := range changed {
-		updates = append(updates, msgs[mid])
+		before, updates = append(before, locked[mid]), append(updates, msgs[mid])
 	}
-	if err := tx.UpdateMessages(ctx, updates); err != nil {
+	if err := tx.UpdateChangedMessages(ctx, before, updates); err != nil {
 		return nil, err
 	}
 	if err := tx.AddUsage(ctx, usage); err != nil {

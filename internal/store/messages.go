@@ -5,9 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/bits"
 	"msgsvc/internal/domain"
 	"msgsvc/internal/id"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -323,65 +326,124 @@ func (tx *Tx) MessageIDsByProviderRef(ctx context.Context, provider string, refs
 	return out, nil
 }
 
-// UpdateMessages writes many messages' mutable fields in one statement per
-// chunk (UPDATE … FROM VALUES): on PostgreSQL a statement per message
-// would cost a network round trip each.
+// mutableCols are the columns of a message that its changes write, with
+// the types PostgreSQL needs told for a VALUES list (it types parameters
+// there as text).
+var mutableCols = [...]struct{ name, typ string }{
+	{"status", "TEXT"}, {"channel", "TEXT"}, {"provider", "TEXT"}, {"provider_ref", "TEXT"}, {"error_code", "TEXT"},
+	{"error_message", "TEXT"}, {"updated_at", "BIGINT"}, {"sent_at", "BIGINT"}, {"delivered_at", "BIGINT"},
+	{"read_at", "BIGINT"}, {"failed_at", "BIGINT"}, {"canceled_at", "BIGINT"}, {"next_attempt_at", "BIGINT"},
+	{"lease_owner", "TEXT"}, {"charged", "BIGINT"}, {"credits", "BIGINT"}, {"segments", "INTEGER"}, {"encoding", "TEXT"},
+	{"attempts", "INTEGER"}, {"route", "TEXT"}, {"cost", "BIGINT"}, {"cost_currency", "TEXT"},
+}
+
+// mutableValues are a message's values of mutableCols, as stored.
+func mutableValues(m *domain.Message) [len(mutableCols)]any {
+	return [...]any{string(m.Status), string(m.Channel), m.Provider, m.ProviderRef, m.ErrorCode, m.ErrorMessage,
+		ms(m.UpdatedAt), nullMS(m.SentAt), nullMS(m.DeliveredAt), nullMS(m.ReadAt), nullMS(m.FailedAt),
+		nullMS(m.CanceledAt), nullMS(m.NextAttemptAt), m.LeaseOwner, m.Charged, m.Credits, m.Segments,
+		m.Encoding, m.Attempts, m.Route, m.Cost, m.CostCurrency}
+}
+
+// UpdateMessages writes every mutable field of many messages.
 func (tx *Tx) UpdateMessages(ctx context.Context, msgs []domain.Message) error {
-	const cols = 23
-	for _, pc := range pieces(len(msgs), 128) {
-		chunk := msgs[pc[0]:pc[1]]
-		query := tx.s.shape("update messages", len(chunk), func() string {
-			var b strings.Builder
-			b.WriteString(`UPDATE messages SET status = v.column2, channel = v.column3, provider = v.column4,
-			provider_ref = v.column5, error_code = v.column6, error_message = v.column7, updated_at = v.column8,
-			sent_at = v.column9, delivered_at = v.column10, read_at = v.column11, failed_at = v.column12,
-			canceled_at = v.column13, next_attempt_at = v.column14, lease_owner = v.column15, charged = v.column16,
-			credits = v.column17, segments = v.column18, encoding = v.column19, attempts = v.column20, route = v.column21,
-			cost = v.column22, cost_currency = v.column23 FROM (VALUES `)
-			for i := range chunk {
-				if i > 0 {
-					b.WriteString(", ")
+	return tx.UpdateChangedMessages(ctx, nil, msgs)
+}
+
+// UpdateChangedMessages writes, of each message of after, the mutable
+// fields that differ from its state in before (read in this transaction,
+// so that nothing else changed it meanwhile; nil before writes them all).
+// A status change sets few fields, and writing only those lets SQLite
+// leave alone every index on a column the change did not touch (it
+// decides by the SET list, not by the values), and binds a few parameters
+// per message instead of all. Messages with the same set of changed
+// fields share one UPDATE … FROM VALUES per chunk: on PostgreSQL a
+// statement per message would cost a network round trip each.
+func (tx *Tx) UpdateChangedMessages(ctx context.Context, before, after []domain.Message) error {
+	type group struct {
+		mask uint32
+		rows []int
+	}
+	var groups []group
+	vals := make([][len(mutableCols)]any, len(after))
+	for i := range after {
+		vals[i] = mutableValues(&after[i])
+		mask := uint32(1)<<len(mutableCols) - 1
+		if before != nil {
+			was := mutableValues(&before[i])
+			mask = 0
+			for c := range vals[i] {
+				if vals[i][c] != was[c] {
+					mask |= 1 << c
 				}
-				b.WriteString(tx.s.updateRow(i * cols))
 			}
-			b.WriteString(`) AS v WHERE messages.id = v.column1`)
-			return b.String()
-		})
-		args := make([]any, 0, len(chunk)*cols)
-		for _, m := range chunk {
-			args = append(args, m.ID, string(m.Status), string(m.Channel), m.Provider, m.ProviderRef, m.ErrorCode, m.ErrorMessage,
-				ms(m.UpdatedAt), nullMS(m.SentAt), nullMS(m.DeliveredAt), nullMS(m.ReadAt), nullMS(m.FailedAt),
-				nullMS(m.CanceledAt), nullMS(m.NextAttemptAt), m.LeaseOwner, m.Charged, m.Credits, m.Segments,
-				m.Encoding, m.Attempts, m.Route, m.Cost, m.CostCurrency)
 		}
-		if err := tx.execLater(ctx, query, args...); err != nil {
-			return fmt.Errorf("update messages: %w", err)
+		if mask == 0 {
+			continue
+		}
+		g := slices.IndexFunc(groups, func(g group) bool { return g.mask == mask })
+		if g < 0 {
+			groups = append(groups, group{mask: mask})
+			g = len(groups) - 1
+		}
+		groups[g].rows = append(groups[g].rows, i)
+	}
+	for _, g := range groups {
+		n := 1 + bits.OnesCount32(g.mask)
+		name := "update messages " + strconv.FormatUint(uint64(g.mask), 16)
+		for _, pc := range pieces(len(g.rows), 128) {
+			rows := g.rows[pc[0]:pc[1]]
+			query := tx.s.shape(name, len(rows), func() string { return updateChangedSQL(g.mask, len(rows)) })
+			args := make([]any, 0, len(rows)*n)
+			for _, i := range rows {
+				args = append(args, after[i].ID)
+				for c := range mutableCols {
+					if g.mask&(1<<c) != 0 {
+						args = append(args, vals[i][c])
+					}
+				}
+			}
+			if err := tx.execLater(ctx, query, args...); err != nil {
+				return fmt.Errorf("update messages: %w", err)
+			}
 		}
 	}
 	return nil
 }
 
-// updateRow is one VALUES row of UpdateMessages. PostgreSQL types the
-// parameters of a VALUES list as text unless told, hence the casts.
-func (s *Store) updateRow(from int) string {
-	key := [2]int{-1, from}
-	if v, ok := s.phs.Load(key); ok {
-		return v.(string)
-	}
-	types := []string{"TEXT", "TEXT", "TEXT", "TEXT", "TEXT", "TEXT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "BIGINT",
-		"BIGINT", "BIGINT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "INTEGER", "TEXT", "INTEGER", "TEXT", "BIGINT", "TEXT"}
+// updateChangedSQL is the UPDATE of rows messages' columns in mask.
+func updateChangedSQL(mask uint32, rows int) string {
 	var b strings.Builder
-	b.WriteByte('(')
-	for i, t := range types {
-		if i > 0 {
+	b.WriteString("UPDATE messages SET ")
+	k := 2
+	for c, col := range mutableCols {
+		if mask&(1<<c) == 0 {
+			continue
+		}
+		if k > 2 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "CAST($%d AS %s)", from+i+1, t)
+		fmt.Fprintf(&b, "%s = v.column%d", col.name, k)
+		k++
 	}
-	b.WriteByte(')')
-	v := b.String()
-	s.phs.Store(key, v)
-	return v
+	b.WriteString(" FROM (VALUES ")
+	n := 1 + bits.OnesCount32(mask)
+	for r := 0; r < rows; r++ {
+		if r > 0 {
+			b.WriteString(", ")
+		}
+		p := r*n + 1
+		fmt.Fprintf(&b, "(CAST($%d AS TEXT)", p)
+		for c, col := range mutableCols {
+			if mask&(1<<c) != 0 {
+				p++
+				fmt.Fprintf(&b, ", CAST($%d AS %s)", p, col.typ)
+			}
+		}
+		b.WriteByte(')')
+	}
+	b.WriteString(") AS v WHERE messages.id = v.column1")
+	return b.String()
 }
 
 // CancelableMessageIDs lists a campaign's messages that still wait for

@@ -69,6 +69,48 @@ func TestUpdateMessageRoundTrip(t *testing.T) {
 	})
 }
 
+// Only the fields that differ from the state read are written: a field
+// the reports did not change keeps what is stored, even if the copy read
+// earlier said otherwise; messages with different changes go in one call.
+func TestUpdateChangedMessagesWritesTheDifference(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
+		ctx := context.Background()
+		acc := newAccount(t, st, 0)
+		c := newCampaign(acc, "live", t0, 3)
+		a, b, u := newMessage(c, "34600000001", 0, t0), newMessage(c, "34600000002", 0, t0), newMessage(c, "34600000003", 0, t0)
+		a.Provider, b.Provider, u.Provider = "smpp-a", "smpp-a", "smpp-a"
+		insertMessages(t, st, c, a, b, u)
+		// What is stored moves on behind the copies' back (no transaction
+		// of the store's would let that happen: this shows what is written).
+		write(t, st, func(ctx context.Context, tx *store.Tx) error {
+			moved := []domain.Message{a, b, u}
+			for i := range moved {
+				moved[i].ProviderRef = "stored-ref"
+			}
+			return tx.UpdateMessages(ctx, moved)
+		})
+		delivered, failed := a, b
+		delivered.Status, delivered.DeliveredAt, delivered.UpdatedAt = "DELIVERED", at(time.Second), at(time.Second)
+		failed.Status, failed.ErrorCode, failed.FailedAt, failed.UpdatedAt = "FAILED", "UNDELIVERED", at(time.Second), at(time.Second)
+		write(t, st, func(ctx context.Context, tx *store.Tx) error {
+			return tx.UpdateChangedMessages(ctx, []domain.Message{a, b, u}, []domain.Message{delivered, failed, u})
+		})
+		for _, want := range []struct {
+			m            domain.Message
+			status, code string
+		}{{a, "DELIVERED", ""}, {b, "FAILED", "UNDELIVERED"}, {u, string(u.Status), ""}} {
+			got, err := st.MessageByID(ctx, want.m.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got.Status) != want.status || got.ErrorCode != want.code || got.ProviderRef != "stored-ref" {
+				t.Errorf("%s: status %s, code %q, ref %q; want %s, %q and the stored ref", want.m.To, got.Status, got.ErrorCode,
+					got.ProviderRef, want.status, want.code)
+			}
+		}
+	})
+}
+
 func TestLockAndProviderRefs(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
 		acc := newAccount(t, st, 0)
