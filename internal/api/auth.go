@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/subtle"
 	"errors"
 	"net"
@@ -89,6 +90,32 @@ func (p Proxies) trusted(a netip.Addr) bool {
 // wrapAuth authenticates, checks the allow-list, applies the account's rate
 // limits, sets the rate-limit headers and runs h.
 func (s *Server) wrapAuth(reqType string, h handler) http.Handler {
+	return s.wrapAuthRead(reqType, h, false)
+}
+
+// cachedKeys is a key store that can answer from memory without reading
+// the auth counter (keycache.Cache.KeyByHashCached).
+type cachedKeys interface {
+	KeyByHashCached(ctx context.Context, hash string) (domain.APIKey, domain.Account, int64, error)
+}
+
+// wrapAuthCached is wrapAuth for a handler whose work checks the auth
+// counter itself, in the transaction that acts (a send: message.Caller's
+// AuthVersion): the key and its account may come from the cache without
+// a read of the counter for this request. The handler must authenticate
+// afresh (reauth) when that check fails.
+func (s *Server) wrapAuthCached(reqType string, h handler) http.Handler {
+	return s.wrapAuthRead(reqType, h, true)
+}
+
+func (s *Server) wrapAuthRead(reqType string, h handler, cached bool) http.Handler {
+	// A refusal on the strength of an unchecked cache answer (an address
+	// the allow-list no longer lists, a rate limit since raised) is made
+	// again on a fresh read before it is given.
+	var fresh http.Handler
+	if cached {
+		fresh = s.wrapAuthRead(reqType, h, false)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		addr := s.clientAddr(r)
@@ -98,12 +125,16 @@ func (s *Server) wrapAuth(reqType string, h handler) http.Handler {
 			s.authFailure(w, r, addrKey, errMissingKey)
 			return
 		}
-		key, acct, err := s.lookup(r, raw)
+		key, acct, version, err := s.lookupMaybeCached(r, raw, cached)
 		if err != nil {
 			s.authFailure(w, r, addrKey, err)
 			return
 		}
 		if !domain.AddrAllowed(acct.IPAllowlist, addr) {
+			if version != 0 {
+				fresh.ServeHTTP(w, r)
+				return
+			}
 			s.authFailure(w, r, addrKey, errIPBlocked)
 			return
 		}
@@ -118,6 +149,10 @@ func (s *Server) wrapAuth(reqType string, h handler) http.Handler {
 				writeProblem(w, r, s.cfg.Log, err)
 				return
 			}
+			if !d.Allowed && version != 0 {
+				fresh.ServeHTTP(w, r)
+				return
+			}
 			setRateHeaders(w.Header(), d)
 			if !d.Allowed {
 				s.refuse(w, r, d)
@@ -127,28 +162,63 @@ func (s *Server) wrapAuth(reqType string, h handler) http.Handler {
 			// No limiter: nothing limits the request, which Limit 0 says.
 			setRateHeaders(w.Header(), ratelimit.Untouched(ratelimit.Request{Key: acct.ID}, s.cfg.Now()))
 		}
-		if err := h(w, r, message.Caller{Account: acct, Key: key}); err != nil {
+		if err := h(w, r, message.Caller{Account: acct, Key: key, AuthVersion: version}); err != nil {
 			writeProblem(w, r, s.cfg.Log, err)
 		}
 	})
 }
 
 func (s *Server) lookup(r *http.Request, raw string) (domain.APIKey, domain.Account, error) {
+	key, acct, _, err := s.lookupMaybeCached(r, raw, false)
+	return key, acct, err
+}
+
+// lookupMaybeCached is lookup that, with cached, may answer from the key
+// cache without reading the auth counter; the version it returns is then
+// the counter the answer was read at (0: read fresh for this request).
+func (s *Server) lookupMaybeCached(r *http.Request, raw string, cached bool) (domain.APIKey, domain.Account, int64, error) {
 	if _, err := apikey.Parse(raw); err != nil {
-		return domain.APIKey{}, domain.Account{}, errInvalidKey
+		return domain.APIKey{}, domain.Account{}, 0, errInvalidKey
 	}
 	hash := apikey.Hash(raw)
-	key, acct, err := s.cfg.Store.KeyByHash(r.Context(), hash)
+	var key domain.APIKey
+	var acct domain.Account
+	var version int64
+	var err error
+	if c, ok := s.cfg.Store.(cachedKeys); ok && cached {
+		key, acct, version, err = c.KeyByHashCached(r.Context(), hash)
+	} else {
+		key, acct, err = s.cfg.Store.KeyByHash(r.Context(), hash)
+	}
 	if errors.Is(err, domain.ErrNotFound) {
-		return key, acct, errInvalidKey
+		return key, acct, 0, errInvalidKey
 	}
 	if err != nil {
-		return key, acct, err
+		return key, acct, 0, err
 	}
 	if subtle.ConstantTimeCompare([]byte(key.Hash), []byte(hash)) != 1 || !key.RevokedAt.IsZero() {
-		return key, acct, errInvalidKey
+		return key, acct, 0, errInvalidKey
 	}
-	return key, acct, nil
+	return key, acct, version, nil
+}
+
+// reauth authenticates a request afresh, for a handler whose caller came
+// from the key cache unchecked (wrapAuthCached) when its work found the
+// auth counter moved, or may have refused it on the strength of what the
+// cache held. It checks the key and the allow-list as wrapAuth does; when
+// they fail it answers the request itself and returns false.
+func (s *Server) reauth(w http.ResponseWriter, r *http.Request) (message.Caller, bool) {
+	addr := s.clientAddr(r)
+	addrKey := "ip:" + addr.String()
+	key, acct, err := s.lookup(r, keyFrom(r))
+	if err == nil && !domain.AddrAllowed(acct.IPAllowlist, addr) {
+		err = errIPBlocked
+	}
+	if err != nil {
+		s.authFailure(w, r, addrKey, err)
+		return message.Caller{}, false
+	}
+	return message.Caller{Account: acct, Key: key}, true
 }
 
 // authFailure counts a failed authentication against the client address

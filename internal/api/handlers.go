@@ -71,6 +71,14 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, c message.Caller) 
 	if err := decodeJSON(body, &req); err != nil {
 		return err
 	}
+	if dry && c.AuthVersion != 0 {
+		// A dry run commits nothing, so nothing would check the cache's
+		// answer: read the key and its account afresh.
+		var ok bool
+		if c, ok = s.reauth(w, r); !ok {
+			return nil
+		}
+	}
 	opt := message.SendOptions{DryRun: dry}
 	if idem != "" && !dry {
 		opt.Idempotency = &message.IdempotencyKey{Key: idem, RequestHash: requestHash(r, body),
@@ -80,6 +88,19 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, c message.Caller) 
 			}}
 	}
 	out, err := s.cfg.Messages.Send(r.Context(), c, req.draft(), opt)
+	if err != nil && c.AuthVersion != 0 && (errors.Is(err, message.ErrStaleAuth) || toProblem(err).Status < 500) {
+		// The caller came from the key cache, unchecked: the send found the
+		// auth counter moved (ErrStaleAuth), or was refused on the strength
+		// of account settings that may have changed since. Either way
+		// nothing was written (a failure of our own, which may have left
+		// the send committed, is not retried); read the key afresh and
+		// send again.
+		var ok bool
+		if c, ok = s.reauth(w, r); !ok {
+			return nil
+		}
+		out, err = s.cfg.Messages.Send(r.Context(), c, req.draft(), opt)
+	}
 	if err != nil {
 		return err
 	}

@@ -141,7 +141,7 @@ func (s *Server) routes() {
 
 	s.integration("GET "+base+"/balance", typeNone, s.balance)
 	s.integration("GET /v1/account/balance", typeNone, s.balance)
-	s.integration("POST "+base+"/messages", typeSending, s.send)
+	s.handle("POST "+base+"/messages", s.wrapAuthCached(typeSending, s.send))
 	s.integration("GET "+base+"/messages", typeStatus, s.listMessages)
 	s.integration("GET "+base+"/events", typeStatus, s.listEvents)
 	s.integration("GET "+base+"/messages/{messageId}", typeStatus, s.getMessage)

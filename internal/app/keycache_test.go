@@ -83,7 +83,21 @@ func TestKeyChangesBiteOnEveryNode(t *testing.T) {
 					Channel: domain.SMS, Value: "Acme", CreatedAt: time.Now()})
 			}, func() response { return b.do("POST", "/api/v1/integration/messages", a.testKey, sms) },
 				func(r response) bool { return r.status == 202 }},
-			{"revocation", func() error {
+			// A send takes its key from node B's cache without reading the
+			// counter for the request; the send's transaction finds the
+			// counter moved and the request is authenticated afresh.
+			{"allow-list, on a send", func() error {
+				return a.st.UpdateAccountSettings(ctx, a.account.ID, []string{"192.0.2.1"}, false, 1)
+			}, func() response { return b.do("POST", "/api/v1/integration/messages", a.testKey, sms) },
+				func(r response) bool { return r.status == 403 && r.json(t)["code"] == "IP_NOT_ALLOWED" }},
+			{"allow-list lifted, on a send", func() error {
+				return a.st.UpdateAccountSettings(ctx, a.account.ID, nil, false, 1)
+			}, func() response { return b.do("POST", "/api/v1/integration/messages", a.testKey, sms) },
+				func(r response) bool { return r.status == 202 }},
+			{"the live key read on node B", func() error { return nil },
+				func() response { return b.do("GET", balance, a.liveKey, nil) },
+				func(r response) bool { return r.status == 200 }},
+			{"revocation, on a send", func() error {
 				keys, err := a.st.Keys(ctx, a.account.ID)
 				if err != nil {
 					return err
@@ -95,7 +109,9 @@ func TestKeyChangesBiteOnEveryNode(t *testing.T) {
 				}
 				t.Fatal("no live key")
 				return nil
-			}, func() response { return b.do("GET", balance, a.liveKey, nil) },
+			}, func() response { return b.do("POST", "/api/v1/integration/messages", a.liveKey, sms) },
+				func(r response) bool { return r.status == 401 && r.json(t)["code"] == "INVALID_API_KEY" }},
+			{"revocation, on a read", func() error { return nil }, func() response { return b.do("GET", balance, a.liveKey, nil) },
 				func(r response) bool { return r.status == 401 && r.json(t)["code"] == "INVALID_API_KEY" }},
 		}
 		for _, s := range steps {
@@ -105,6 +121,11 @@ func TestKeyChangesBiteOnEveryNode(t *testing.T) {
 			if r := s.check(); !s.ok(r) {
 				t.Fatalf("%s: the next request on node B got %d %s", s.name, r.status, r.body)
 			}
+		}
+		// The refused sends wrote nothing: the live key never sent.
+		live, err := a.st.SearchMessages(ctx, domain.MessageFilter{AccountID: a.account.ID, Env: domain.Live})
+		if err != nil || len(live) != 0 {
+			t.Fatalf("live messages %d (%v), want none", len(live), err)
 		}
 	})
 }

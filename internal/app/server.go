@@ -299,6 +299,10 @@ func (s apiStore) KeyByHash(ctx context.Context, hash string) (domain.APIKey, do
 	return s.keys.KeyByHash(ctx, hash)
 }
 
+func (s apiStore) KeyByHashCached(ctx context.Context, hash string) (domain.APIKey, domain.Account, int64, error) {
+	return s.keys.KeyByHashCached(ctx, hash)
+}
+
 func commitWorkers(cfg config.Config) int {
 	if cfg.CommitWorkers > 0 {
 		return cfg.CommitWorkers

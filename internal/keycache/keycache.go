@@ -72,6 +72,23 @@ func (c *Cache) KeyByHash(ctx context.Context, hash string) (domain.APIKey, doma
 	return k, a, nil
 }
 
+// KeyByHashCached answers from memory, without reading the counter, when
+// the key is cached, and returns the counter value its answer was read at:
+// a caller that acts on the answer must check, in the transaction that
+// acts, that the counter still has that value, and otherwise ask again
+// with KeyByHash. A key not cached is read as KeyByHash reads it, and the
+// version is 0: nothing to check.
+func (c *Cache) KeyByHashCached(ctx context.Context, hash string) (domain.APIKey, domain.Account, int64, error) {
+	c.mu.Lock()
+	e, ok := c.entries[hash]
+	c.mu.Unlock()
+	if ok {
+		return e.key, e.account, e.version, nil
+	}
+	k, a, err := c.KeyByHash(ctx, hash)
+	return k, a, 0, err
+}
+
 // fresh reads a value on behalf of many concurrent callers while
 // guaranteeing each of them a read that began after it asked: a read under
 // way when a caller arrives may have started before the change the caller

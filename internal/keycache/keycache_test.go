@@ -160,3 +160,34 @@ func TestFreshSharesReads(t *testing.T) {
 		t.Errorf("%d more reads for %d callers that arrived during one read, want 1", n, callers)
 	}
 }
+
+// KeyByHashCached answers a cached key without reading the counter, and
+// says which counter value its answer is as of; an uncached key is read
+// afresh and needs no check (version 0).
+func TestCachedAnswerCarriesItsVersion(t *testing.T) {
+	ctx := context.Background()
+	src := &source{started: make(chan struct{}, 100)}
+	src.version.Store(3)
+	c := New(src)
+	if _, _, v, err := c.KeyByHashCached(ctx, "h1"); err != nil || v != 0 {
+		t.Fatalf("first lookup: version %d (%v), want 0 (read afresh)", v, err)
+	}
+	reads := len(src.started)
+	src.version.Store(4) // a change the cache has not seen
+	k, _, v, err := c.KeyByHashCached(ctx, "h1")
+	if err != nil || k.ID != "key_1" || v != 3 {
+		t.Fatalf("cached lookup: %+v version %d (%v), want key_1 as of 3", k, v, err)
+	}
+	if len(src.started) != reads {
+		t.Errorf("the cached answer read the counter")
+	}
+	if _, _, err := c.KeyByHash(ctx, "h1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, v, _ := c.KeyByHashCached(ctx, "h1"); v != 4 {
+		t.Errorf("after a fresh lookup the cached answer is as of %d, want 4", v)
+	}
+	if _, _, _, err := c.KeyByHashCached(ctx, "h-unknown"); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("unknown key: %v", err)
+	}
+}

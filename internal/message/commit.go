@@ -26,6 +26,7 @@ type SendTx interface {
 	ReleaseConversations(ctx context.Context, c *domain.Conversations) error
 	RecordConversations(ctx context.Context, c *domain.Conversations) error
 	OptedOut(ctx context.Context, accountID string, env domain.Environment, phones []string) (map[string]bool, error)
+	AuthVersion(ctx context.Context) (int64, error)
 }
 
 // pendingSend is one accepted send, ready to be written: the campaign, its
@@ -38,6 +39,7 @@ type pendingSend struct {
 	idem          *domain.Idempotency
 	single        bool          // the request gave "to" rather than "recipients"
 	alerts        *alertAccount // nil: the account has none
+	authVersion   int64         // Caller.AuthVersion: 0, or the auth counter to find unchanged
 }
 
 // sendResult tells how one pendingSend of a batch ended: replayed from an
@@ -92,8 +94,16 @@ func (s *Service) commitSends(ctx context.Context, sends []pendingSend) ([]sendR
 func commitGroup(ctx context.Context, tx SendTx, sends []pendingSend) ([]sendResult, error) {
 	results := make([]sendResult, len(sends))
 	going := make([]bool, len(sends))
+	stale, err := staleAuth(ctx, tx, sends)
+	if err != nil {
+		return nil, err
+	}
 	for i, snd := range sends {
 		var err error
+		if stale[i] {
+			results[i] = sendResult{err: ErrStaleAuth}
+			continue
+		}
 		if snd.conversations != nil {
 			if results[i], err = commitSend(ctx, tx, snd); err != nil {
 				return nil, err
@@ -149,6 +159,34 @@ type debit struct {
 	alerts  *alertAccount
 	balance int64
 	at      time.Time
+}
+
+// staleAuth tells which sends were authenticated from a cache whose auth
+// counter has moved since (pendingSend.authVersion): a key revoked or an
+// account changed meanwhile. The counter is read once for the whole group,
+// inside its transaction, which is what lets the API skip reading it for
+// every send request: a change committed before a request arrived is seen
+// here, as the request's own read would have seen it.
+func staleAuth(ctx context.Context, tx SendTx, sends []pendingSend) ([]bool, error) {
+	var stale []bool
+	var now int64
+	for i, snd := range sends {
+		if snd.authVersion == 0 {
+			continue
+		}
+		if stale == nil {
+			v, err := tx.AuthVersion(ctx)
+			if err != nil {
+				return nil, err
+			}
+			now, stale = v, make([]bool, len(sends))
+		}
+		stale[i] = snd.authVersion != now
+	}
+	if stale == nil {
+		stale = make([]bool, len(sends))
+	}
+	return stale, nil
 }
 
 // claimKey claims a send's idempotency key; a key already used decides

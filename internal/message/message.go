@@ -18,6 +18,12 @@ import (
 type Caller struct {
 	Account domain.Account
 	Key     domain.APIKey
+	// AuthVersion, when not 0, is the auth counter (store.AuthVersion) that
+	// Key and Account were read at, from a cache that did not read the
+	// counter for this request: a send commits only if the counter still
+	// has this value in its transaction, else it fails with ErrStaleAuth
+	// and the caller must authenticate afresh.
+	AuthVersion int64
 }
 
 // Test reports whether the caller uses a test key.
@@ -53,6 +59,11 @@ var (
 	// ErrHandingOver: the message is being handed to a provider at this
 	// moment; an operation that must not race the hand-over can be retried.
 	ErrHandingOver = errors.New("message is being handed to a provider")
+	// ErrStaleAuth: the caller's key and account were read from a cache at
+	// an auth counter that has moved since (Caller.AuthVersion); nothing
+	// was written, and the send may be made again after authenticating
+	// afresh.
+	ErrStaleAuth = errors.New("the key or its account changed since it was read")
 )
 
 // Tx is the write transaction the message service works in; the store's

@@ -236,7 +236,7 @@ func (s *Service) dryRun(ctx context.Context, caller Caller, p sendPlan) (Receip
 func (s *Service) accept(ctx context.Context, caller Caller, p sendPlan, key *IdempotencyKey, now time.Time) (Outcome, error) {
 	rc := p.receipt(false)
 	snd := pendingSend{campaign: p.campaign, messages: p.messages, conversations: p.conversations, single: p.single,
-		alerts: alertsOf(caller.Account)}
+		alerts: alertsOf(caller.Account), authVersion: caller.AuthVersion}
 	if key != nil {
 		status, body, err := key.Response(rc)
 		if err != nil {

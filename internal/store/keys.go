@@ -67,6 +67,15 @@ func (s *Store) AuthVersion(ctx context.Context) (int64, error) {
 	return v, nil
 }
 
+// AuthVersion reads the auth counter in the caller's transaction.
+func (tx *Tx) AuthVersion(ctx context.Context) (int64, error) {
+	var v int64
+	if err := tx.queryRow(ctx, `SELECT version FROM auth_version WHERE id = 1`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("read auth version: %w", err)
+	}
+	return v, nil
+}
+
 // Keys lists an account's keys, newest first.
 func (s *Store) Keys(ctx context.Context, accountID string) ([]domain.APIKey, error) {
 	return keys.scanAll(s.rquery(ctx, `SELECT `+keys.list+` FROM api_keys WHERE account_id = $1 ORDER BY `+s.seq()+` DESC`,
