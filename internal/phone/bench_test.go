@@ -18,7 +18,20 @@ func distinctNumbers(n int) []string {
 	return out[:n]
 }
 
+// BenchmarkReference is the cost before the calling-code table.
+func BenchmarkReference(b *testing.B) {
+	benchmark(b, referenceParse)
+}
+
 func BenchmarkParse(b *testing.B) {
+	benchmark(b, parse)
+}
+
+func BenchmarkCallingCodes(b *testing.B) {
+	benchmark(b, newCallingCodes().parse)
+}
+
+func benchmark(b *testing.B, parse func(string) (Number, error)) {
 	nums := distinctNumbers(3000)
 	for _, s := range nums {
 		if _, err := parse(s); err != nil {
