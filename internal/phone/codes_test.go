@@ -1,7 +1,6 @@
 package phone
 
 import (
-	"errors"
 	"math/rand/v2"
 	"sort"
 	"strconv"
@@ -59,7 +58,7 @@ func (a *agreement) check(t testing.TB, s string) {
 	a.inputs++
 	want, werr := referenceParse(s)
 	got, gerr := a.codes.parse(s)
-	if got != want || !errors.Is(gerr, werr) || (gerr == nil) != (werr == nil) {
+	if got != want || !sameError(gerr, werr) {
 		t.Fatalf("%q: table says %+v %v, reference %+v %v", s, got, gerr, want, werr)
 	}
 	if werr == nil {
