@@ -2,6 +2,7 @@ package message
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 )
@@ -16,9 +17,13 @@ const expectHold = 5 * time.Second
 
 // expectations are the provider references announced by providers (their
 // answer to a submission) whose hand-over the dispatcher has not yet
-// recorded. A receipt naming one of them waits for that record instead of
-// being parked: parking costs a row written and deleted per receipt, and a
-// fast SMSC answers most receipts before the record of its own submission.
+// recorded. A fast SMSC answers most receipts before the record of its own
+// submission; such a receipt used to be parked (a row written and deleted)
+// and applied in a second transaction after the record. Now it rides with
+// the record: it joins the dispatcher's report of the hand-over, and both
+// are applied in one transaction, the message written once with its final
+// state. A receipt that comes once the record is under way waits for it
+// and is applied right after, without being parked.
 //
 // Only this node's dispatcher records what this node's providers announce,
 // so memory suffices; a receipt that reaches another node, or one whose
@@ -30,6 +35,7 @@ type expectations struct {
 	refs    map[expectKey]*expectation
 	queue   []expectKey // in announcement order, to drop the stale
 	waiting int         // receipts waiting now
+	carried int         // records that took riders, since the start
 }
 
 func (e *expectations) holdFor() time.Duration {
@@ -41,9 +47,24 @@ func (e *expectations) holdFor() time.Duration {
 
 type expectKey struct{ provider, ref string }
 
+// rider is a receipt riding on a hand-over's record, and the call
+// (deliver) that waits for it.
+type rider struct {
+	call *int
+	r    Report
+}
+
 type expectation struct {
-	done chan struct{} // closed once the hand-over is recorded (or given up)
+	done chan struct{} // closed once the hand-over's record ended (or was given up)
 	at   time.Time
+	// riders are receipts waiting to be applied with the record, with the
+	// call each came from; taken once the record's transaction has them.
+	riders []rider
+	taken  bool
+	// carried, when done: the riders went with the record, whose outcome
+	// is err. Otherwise their callers apply them themselves.
+	carried bool
+	err     error
 }
 
 // expect notes an announced reference.
@@ -63,8 +84,8 @@ func (e *expectations) expect(provider, ref string, now time.Time) {
 }
 
 // dropStale forgets announcements older than the hold whose record never
-// came: whoever waits on them has stopped waiting by now. The caller holds
-// e.mu.
+// came: their riders' callers have stopped waiting and apply them
+// themselves. The caller holds e.mu.
 func (e *expectations) dropStale(now time.Time) {
 	n := 0
 	for _, k := range e.queue {
@@ -73,7 +94,7 @@ func (e *expectations) dropStale(now time.Time) {
 			n++ // recorded meanwhile
 			continue
 		}
-		if now.Sub(x.at) < e.holdFor() {
+		if now.Sub(x.at) < e.holdFor() || x.taken {
 			break
 		}
 		close(x.done)
@@ -86,10 +107,38 @@ func (e *expectations) dropStale(now time.Time) {
 	}
 }
 
+// take hands the receipts riding on these reports' hand-overs to the
+// caller that records them, each naming its message and the reference it
+// must find recorded (Report.Follows). Only a hand-over of one part takes
+// riders: a part's receipt decides nothing alone, and its waiters apply it
+// once the parts are recorded.
+func (e *expectations) take(reports []Report) []Report {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.refs) == 0 {
+		return nil
+	}
+	var out []Report
+	for _, r := range reports {
+		if r.Kind != Accepted || r.Ref == "" || len(r.Parts) > 1 {
+			continue
+		}
+		x, ok := e.refs[expectKey{r.Provider, r.Ref}]
+		if !ok || x.taken {
+			continue
+		}
+		x.taken = true
+		for _, rd := range x.riders {
+			rd.r.MessageID, rd.r.Follows = r.MessageID, r.Ref
+			out = append(out, rd.r)
+		}
+	}
+	return out
+}
+
 // recorded ends the wait for the references of these reports' hand-overs:
-// their transaction has ended (committed, or failed, in which case the
-// receipt takes the slow way).
-func (e *expectations) recorded(reports []Report) {
+// their transaction has ended, with err. Riders it took went with it.
+func (e *expectations) recorded(reports []Report, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if len(e.refs) == 0 {
@@ -99,58 +148,82 @@ func (e *expectations) recorded(reports []Report) {
 		if r.Kind != Accepted {
 			continue
 		}
-		e.settle(expectKey{r.Provider, r.Ref})
+		e.settle(expectKey{r.Provider, r.Ref}, err)
 		for _, ref := range r.Parts {
-			e.settle(expectKey{r.Provider, ref})
+			e.settle(expectKey{r.Provider, ref}, err)
 		}
 	}
 }
 
 // settle closes one expectation. The caller holds e.mu.
-func (e *expectations) settle(k expectKey) {
+func (e *expectations) settle(k expectKey, err error) {
 	if x, ok := e.refs[k]; ok {
+		x.carried, x.err = x.taken, err
+		if x.taken && len(x.riders) > 0 {
+			e.carried++
+		}
 		close(x.done)
 		delete(e.refs, k)
 	}
 }
 
-// wait returns once no report that names only a provider's reference still
-// waits for its announced hand-over to be recorded, ctx ends, or the hold
-// has passed.
-func (e *expectations) wait(ctx context.Context, reports []Report) {
-	var pending []chan struct{}
+// ride keeps, of reports, those naming only a provider's reference that
+// was announced and whose record has not taken its riders yet: they will
+// be applied with it. It returns the rest, the expectations ridden on and
+// those the rest must wait for.
+func (e *expectations) ride(call *int, reports []Report) (rest []Report, riding, waitFor []*expectation) {
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	for _, r := range reports {
 		if r.MessageID != "" || r.Ref == "" {
+			rest = append(rest, r)
 			continue
 		}
-		if x, ok := e.refs[expectKey{r.Provider, r.Ref}]; ok {
-			pending = append(pending, x.done)
+		x, ok := e.refs[expectKey{r.Provider, r.Ref}]
+		switch {
+		case !ok:
+			rest = append(rest, r)
+		case x.taken:
+			rest = append(rest, r)
+			waitFor = append(waitFor, x)
+		default:
+			if !slices.Contains(riding, x) {
+				riding = append(riding, x) // once, however many of these reports ride on it
+			}
+			x.riders = append(x.riders, rider{call, r})
 		}
 	}
-	if len(pending) > 0 {
+	if len(riding)+len(waitFor) > 0 {
 		e.waiting++
 	}
-	e.mu.Unlock()
-	if len(pending) == 0 {
-		return
+	return rest, riding, waitFor
+}
+
+// alight takes back this call's riders of x while they still wait (x's
+// record has not taken them): the caller applies them itself.
+func (e *expectations) alight(call *int, x *expectation) []Report {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if x.taken {
+		return nil
 	}
-	defer func() {
-		e.mu.Lock()
-		e.waiting--
-		e.mu.Unlock()
-	}()
-	timer := time.NewTimer(e.holdFor())
-	defer timer.Stop()
-	for _, done := range pending {
-		select {
-		case <-done:
-		case <-timer.C:
-			return
-		case <-ctx.Done():
-			return
+	var out []Report
+	kept := x.riders[:0]
+	for _, rd := range x.riders {
+		if rd.call == call {
+			out = append(out, rd.r)
+		} else {
+			kept = append(kept, rd)
 		}
 	}
+	x.riders = kept
+	return out
+}
+
+func (e *expectations) stopWaiting() {
+	e.mu.Lock()
+	e.waiting--
+	e.mu.Unlock()
 }
 
 // state tells how many references are expected and how many receipts wait.
@@ -158,4 +231,70 @@ func (e *expectations) state() (expected, waiting int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return len(e.refs), e.waiting
+}
+
+// deliver applies a provider's reports: those riding on an announced
+// hand-over go with its record (waiting for it), those whose hand-over's
+// record is under way wait for it, and the rest are applied now. It
+// returns once every report is stored.
+func (e *expectations) deliver(ctx context.Context, reports []Report, apply func(context.Context, []Report) error) error {
+	call := new(int) // this call's mark on its riders
+	rest, riding, waitFor := e.ride(call, reports)
+	if len(riding)+len(waitFor) == 0 {
+		return apply(ctx, rest)
+	}
+	defer e.stopWaiting()
+	timer := time.NewTimer(e.holdFor())
+	defer timer.Stop()
+	expired := false
+	wait := func(x *expectation, bounded bool) error {
+		if !bounded {
+			select {
+			case <-x.done:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		select {
+		case <-x.done:
+		case <-timer.C:
+			expired = true
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return nil
+	}
+	for _, x := range waitFor {
+		if expired {
+			break
+		}
+		if err := wait(x, true); err != nil {
+			return err
+		}
+	}
+	var own []Report // riders no record took: applied here
+	var firstErr error
+	for _, x := range riding {
+		if !expired {
+			if err := wait(x, true); err != nil {
+				return err
+			}
+		}
+		if back := e.alight(call, x); len(back) > 0 {
+			own = append(own, back...)
+			continue
+		}
+		// Taken: its record has the riders; wait for its outcome.
+		if err := wait(x, false); err != nil {
+			return err
+		}
+		if x.err != nil && firstErr == nil {
+			firstErr = x.err
+		}
+	}
+	if firstErr != nil {
+		return firstErr
+	}
+	return apply(ctx, append(rest, own...))
 }

@@ -3,11 +3,13 @@ package message
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"msgsvc/internal/domain"
 	"msgsvc/internal/provider"
+	"msgsvc/internal/store"
 )
 
 // A receipt whose reference the provider announced waits, unacknowledged,
@@ -52,6 +54,48 @@ func TestAnnouncedReceiptWaitsForItsHandOver(t *testing.T) {
 	if n, w := f.tracker.expect.state(); n != 0 || w != 0 {
 		t.Fatalf("%d references still expected, %d receipts waiting", n, w)
 	}
+	// It rode with the record of its hand-over: one transaction took both.
+	f.tracker.expect.mu.Lock()
+	c := f.tracker.expect.carried
+	f.tracker.expect.mu.Unlock()
+	if c != 1 {
+		t.Fatalf("%d records carried riders, want 1", c)
+	}
+	evs, err := f.st.EventsForMessage(ctx, f.caller.Account.ID, mid)
+	if err != nil || len(evs) != 2 || !strings.Contains(evs[0].Body, `"SENT"`) || !strings.Contains(evs[1].Body, `"DELIVERED"`) {
+		t.Fatalf("events %v (%v), want SENT then DELIVERED", evs, err)
+	}
+}
+
+// A receipt that rode with a hand-over whose report did not record its id
+// (the report was refused: here, its lease was another node's) is parked,
+// as if it had come alone, not applied to the message.
+func TestAstrayRiderIsParked(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, fakeRoutes{domain.SMS: &fakeProvider{name: "smsc"}}, "", false)
+	mid := f.send(t, Draft{To: "5511999990010", Text: "hi", Type: "SMS"})
+	now := f.clock()
+	reports := []Report{
+		{Kind: Accepted, MessageID: mid, Provider: "smsc", Ref: "r1", At: now, LeaseOwner: "another-node"},
+		{Kind: Progress, MessageID: mid, Provider: "smsc", Ref: "r1", Follows: "r1", Status: domain.Delivered, At: now},
+	}
+	if err := f.st.Write(ctx, func(tx *store.Tx) error {
+		_, err := applyReports(ctx, tx, reports, now, eventLease{})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := f.st.Message(ctx, f.caller.Account.ID, f.caller.Key.Env, mid); m.Status != domain.Sending {
+		t.Fatalf("status %s, want SENDING: neither report belonged", m.Status)
+	}
+	var parked []domain.PendingReport
+	if err := f.st.Write(ctx, func(tx *store.Tx) error {
+		var err error
+		parked, err = tx.TakePendingReports(ctx, "smsc", []string{"r1"})
+		return err
+	}); err != nil || len(parked) != 1 || parked[0].Status != domain.Delivered {
+		t.Fatalf("parked %v (%v), want the DELIVERED receipt", parked, err)
+	}
 }
 
 // When the announced hand-over is not recorded within the hold, the
@@ -85,7 +129,7 @@ func TestStaleAnnouncementsAreDropped(t *testing.T) {
 	t0 := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 	e.expect("p", "a", t0)
 	e.expect("p", "b", t0.Add(30*time.Second))
-	e.recorded([]Report{{Kind: Accepted, Provider: "p", Ref: "b"}})
+	e.recorded([]Report{{Kind: Accepted, Provider: "p", Ref: "b"}}, nil)
 	e.expect("p", "c", t0.Add(61*time.Second))
 	if n, _ := e.state(); n != 1 || len(e.queue) != 1 || e.queue[0].ref != "c" {
 		t.Fatalf("expected %d, queue %v; want only c", n, e.queue)

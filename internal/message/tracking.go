@@ -3,6 +3,7 @@ package message
 import (
 	"context"
 	"maps"
+	"slices"
 	"time"
 
 	"msgsvc/internal/batch"
@@ -62,6 +63,11 @@ type Report struct {
 	Route    string
 	Cost     int64
 	Currency string
+	// Follows, for a receipt riding with the record of its hand-over (see
+	// expectations): the provider's id that record must have given the
+	// message; when it did not (the hand-over's report was refused), the
+	// receipt is parked as if it had come alone.
+	Follows string
 }
 
 // Tracker applies reports to messages: it moves statuses forward only,
@@ -147,22 +153,25 @@ func (t *Tracker) Apply(ctx context.Context, reports []Report) error {
 	if len(reports) == 0 {
 		return nil
 	}
-	_, err := t.reports.Do(ctx, reports)
-	t.expect.recorded(reports)
+	all := reports
+	if riders := t.expect.take(reports); len(riders) > 0 {
+		all = append(slices.Clip(reports), riders...)
+	}
+	_, err := t.reports.Do(ctx, all)
+	t.expect.recorded(reports, err)
 	return err
 }
 
 // Statuses implements provider.Sink. A report by a reference that its
 // provider announced (Expect) but whose hand-over is not recorded yet
-// waits for that record first.
+// rides with that record, or waits for it (see expectations).
 func (t *Tracker) Statuses(ctx context.Context, providerName string, sts []provider.Status) error {
 	reports := make([]Report, len(sts))
 	for i, st := range sts {
 		reports[i] = Report{Kind: Progress, MessageID: st.MessageID, Provider: providerName, Ref: st.Ref, Status: st.Status,
 			ErrorCode: st.ErrorCode, ErrorMessage: st.ErrorMessage, At: st.At}
 	}
-	t.expect.wait(ctx, reports)
-	return t.Apply(ctx, reports)
+	return t.expect.deliver(ctx, reports, t.Apply)
 }
 
 // Expect implements provider.Expecter: ref is the provider's id of a
@@ -290,10 +299,17 @@ func applyReports(ctx context.Context, tx TrackTx, reports []Report, now time.Ti
 	var events []domain.Event
 	var usage []domain.UsageDelta
 	var receipts []domain.SMPPItem
+	var astray []domain.PendingReport
 	for _, r := range reports {
 		m, ok := msgs[r.MessageID]
 		if !ok {
 			continue // unknown message: a late report for a purged one
+		}
+		if r.Follows != "" && (m.ProviderRef != r.Follows || m.Provider != r.Provider) {
+			// It rode with a hand-over whose report did not record its id.
+			astray = append(astray, domain.PendingReport{Provider: r.Provider, Ref: r.Follows, Status: r.Status,
+				ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage, ReportedAt: orNow(r.At, now), ReceivedAt: now})
+			continue
 		}
 		at := r.At
 		if at.IsZero() {
@@ -335,6 +351,9 @@ func applyReports(ctx context.Context, tx TrackTx, reports []Report, now time.Ti
 		if err := tx.InsertSMPPItems(ctx, receipts); err != nil {
 			return nil, err
 		}
+	}
+	if err := tx.ParkReports(ctx, astray); err != nil {
+		return nil, err
 	}
 	later, err := recordRefs(ctx, tx, reports, changed)
 	if err != nil || len(later) == 0 {
