@@ -168,23 +168,21 @@ type debit struct {
 // every send request: a change committed before a request arrived is seen
 // here, as the request's own read would have seen it.
 func staleAuth(ctx context.Context, tx SendTx, sends []pendingSend) ([]bool, error) {
-	var stale []bool
-	var now int64
+	stale := make([]bool, len(sends))
+	var current int64
+	read := false // only a group with a cached caller reads the counter
 	for i, snd := range sends {
 		if snd.authVersion == 0 {
 			continue
 		}
-		if stale == nil {
+		if !read {
 			v, err := tx.AuthVersion(ctx)
 			if err != nil {
 				return nil, err
 			}
-			now, stale = v, make([]bool, len(sends))
+			current, read = v, true
 		}
-		stale[i] = snd.authVersion != now
-	}
-	if stale == nil {
-		stale = make([]bool, len(sends))
+		stale[i] = snd.authVersion != current
 	}
 	return stale, nil
 }

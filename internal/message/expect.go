@@ -61,10 +61,7 @@ type expectation struct {
 	// call each came from; taken once the record's transaction has them.
 	riders []rider
 	taken  bool
-	// carried, when done: the riders went with the record, whose outcome
-	// is err. Otherwise their callers apply them themselves.
-	carried bool
-	err     error
+	err    error // when done and taken: the outcome of the record the riders went with
 }
 
 // expect notes an announced reference.
@@ -158,7 +155,7 @@ func (e *expectations) recorded(reports []Report, err error) {
 // settle closes one expectation. The caller holds e.mu.
 func (e *expectations) settle(k expectKey, err error) {
 	if x, ok := e.refs[k]; ok {
-		x.carried, x.err = x.taken, err
+		x.err = err
 		if x.taken && len(x.riders) > 0 {
 			e.carried++
 		}
