@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -82,9 +81,11 @@ type WorkerConfig struct {
 	// Queue is the queue the worker serves; nil makes one with
 	// NewEventQueue from Store, Owner, Concurrency, Lease, Poll, Now and
 	// Log.
-	Queue    *lease.Queue[domain.Event]
-	Store    Store
-	Client   *http.Client
+	Queue *lease.Queue[domain.Event]
+	Store Store
+	// Sender posts the webhooks; nil makes one with the defaults (public
+	// receivers only).
+	Sender   *Sender
 	Schedule Schedule
 	// Owner, Lease and Poll make the queue when Queue is nil (see
 	// EventQueueConfig); Concurrency bounds the deliveries in flight,
@@ -127,6 +128,9 @@ func NewWorker(c WorkerConfig) *Worker {
 	}
 	if c.Schedule == nil {
 		c.Schedule = DefaultSchedule()
+	}
+	if c.Sender == nil {
+		c.Sender = NewSender(SenderOptions{})
 	}
 	if c.Observe == nil {
 		c.Observe = func(domain.Event, int, time.Duration, bool) {}
@@ -331,27 +335,14 @@ func (w *Worker) post(ctx context.Context, ev domain.Event, now time.Time) (int,
 		return 0, "", errors.New("signing secret unavailable: " + err.Error())
 	}
 	body := []byte(ev.Body)
-	ts := now.Unix()
-	sig := SignatureHeader(keys, ev.ID, ts, body)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ev.URL, bytes.NewReader(body))
+	ts := strconv.FormatInt(now.Unix(), 10)
+	sig := SignatureHeader(keys, ev.ID, now.Unix(), body)
+	a, err := w.cfg.Sender.Post(ctx, ev.URL, []Header{{"webhook-id", ev.ID}, {"webhook-timestamp", ts},
+		{"webhook-signature", sig}, {"X-Service-Signature", sig}}, body)
 	if err != nil {
 		return 0, "", err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("webhook-id", ev.ID)
-	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
-	req.Header.Set("webhook-signature", sig)
-	req.Header.Set("X-Service-Signature", sig)
-	resp, err := w.cfg.Client.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	head, _ := io.ReadAll(io.LimitReader(resp.Body, responseSnippet))
-	// Drain a little more so the connection can be reused; give up on
-	// receivers that answer with large bodies.
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	return resp.StatusCode, validUTF8(head), nil
+	return a.Status, validUTF8(a.Head), nil
 }
 
 func validUTF8(b []byte) string {

@@ -28,7 +28,7 @@ func TestFailedDeliveriesAreLogged(t *testing.T) {
 	defer rcv.Close()
 	var buf bytes.Buffer
 	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
-	w := NewWorker(WorkerConfig{Store: secretStore{}, Client: rcv.Client(), Schedule: Schedule{time.Minute},
+	w := NewWorker(WorkerConfig{Store: secretStore{}, Sender: NewSender(SenderOptions{ClientOptions: ClientOptions{AllowPrivate: true}}), Schedule: Schedule{time.Minute},
 		Log: slog.New(slog.NewTextHandler(&buf, nil)), Now: func() time.Time { return now }, Rand: func() float64 { return 0.5 }})
 	ev := domain.Event{ID: "evt_1", AccountID: "acc_1", Event: "delivery_status", URL: rcv.URL + "/hooks/secret-path?token=t0ps3cret",
 		Body: `{"event":"delivery_status"}`}

@@ -57,7 +57,7 @@ func TestWorkerPollsTableWhileBusy(t *testing.T) {
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
 	defer rcv.Close()
 	st := &tableStore{recorded: map[string]bool{}}
-	w := NewWorker(WorkerConfig{Store: st, Client: rcv.Client(), Poll: 50 * time.Millisecond,
+	w := NewWorker(WorkerConfig{Store: st, Sender: NewSender(SenderOptions{ClientOptions: ClientOptions{AllowPrivate: true}}), Poll: 50 * time.Millisecond,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
