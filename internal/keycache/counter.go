@@ -1,6 +1,9 @@
 package keycache
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Counter reads the version counter for many concurrent callers, each
 // getting a read that began after it asked (see fresh): other caches of
@@ -8,9 +11,12 @@ import "context"
 // it to see a change on the very next use, on every node.
 type Counter struct{ f fresh }
 
-// NewCounter makes a Counter over read (store.AuthVersion).
-func NewCounter(read func(ctx context.Context) (int64, error)) *Counter {
-	return &Counter{f: fresh{read: read}}
+// NewCounter makes a Counter over read (store.AuthVersion). Reads start
+// at least gap apart: under load, callers then share fewer reads, each
+// waiting up to gap longer for its own; alone, a caller still gets a read
+// at once.
+func NewCounter(read func(ctx context.Context) (int64, error), gap time.Duration) *Counter {
+	return &Counter{f: fresh{read: read, gap: gap}}
 }
 
 // Get returns the counter as of a read that began after the call.

@@ -97,6 +97,7 @@ func (c *Cache) KeyByHashCached(ctx context.Context, hash string) (domain.APIKey
 // load, one read serves many requests; alone, a request costs one read.
 type fresh struct {
 	read func(ctx context.Context) (int64, error)
+	gap  time.Duration // the least time from the start of a read to the start of the next
 
 	mu      sync.Mutex
 	running bool
@@ -153,7 +154,15 @@ func (f *fresh) get(ctx context.Context) (int64, error) {
 func (f *fresh) loop(ctx context.Context) {
 	idle := time.NewTimer(linger)
 	defer idle.Stop()
+	var began time.Time
 	for {
+		if f.gap > 0 && !began.IsZero() {
+			if wait := f.gap - time.Since(began); wait > 0 {
+				// Let more callers join the next read.
+				idle.Reset(wait)
+				<-idle.C
+			}
+		}
 		f.mu.Lock()
 		r := f.next
 		f.next = nil
@@ -174,6 +183,7 @@ func (f *fresh) loop(ctx context.Context) {
 			f.mu.Unlock()
 			return
 		}
+		began = time.Now()
 		rctx, cancel := context.WithTimeout(ctx, readTimeout)
 		r.v, r.err = f.read(rctx)
 		cancel()

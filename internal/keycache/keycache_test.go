@@ -191,3 +191,49 @@ func TestCachedAnswerCarriesItsVersion(t *testing.T) {
 		t.Errorf("unknown key: %v", err)
 	}
 }
+
+// reads records when each version read began.
+type reads struct {
+	mu     sync.Mutex
+	starts []time.Time
+	v      atomic.Int64
+}
+
+func (r *reads) AuthVersion(context.Context) (int64, error) {
+	r.mu.Lock()
+	r.starts = append(r.starts, time.Now())
+	r.mu.Unlock()
+	return r.v.Load(), nil
+}
+
+// TestCounterSpacesReads: with a gap, reads start at least that far apart,
+// callers share them, and each caller still sees a change made before it
+// asked.
+func TestCounterSpacesReads(t *testing.T) {
+	const gap = 20 * time.Millisecond
+	src := &reads{}
+	c := NewCounter(src.AuthVersion, gap)
+	ctx := context.Background()
+	for i := int64(1); i <= 5; i++ {
+		src.v.Store(i)
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Go(func() {
+				if v, err := c.Get(ctx); err != nil || v != i {
+					t.Errorf("Get = %d, %v after the counter moved to %d", v, err, i)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	if len(src.starts) > 5*20/2 {
+		t.Errorf("%d reads for 100 callers in 5 bursts: not shared", len(src.starts))
+	}
+	for i := 1; i < len(src.starts); i++ {
+		if d := src.starts[i].Sub(src.starts[i-1]); d < gap {
+			t.Errorf("read %d began %v after the one before, want at least %v", i, d, gap)
+		}
+	}
+}

@@ -152,7 +152,7 @@ func New(c Config) *Server {
 		dummyHash: sync.OnceValue(func() string {
 			h, _ := c.Hasher.Hash("not-a-password")
 			return h
-		}), auth: keycache.NewCounter(c.Users.AuthVersion)}
+		}), auth: keycache.NewCounter(c.Users.AuthVersion, 0)}
 	s.queue = newReceiptQueue(s)
 	return s
 }
