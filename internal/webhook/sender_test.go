@@ -143,13 +143,15 @@ func TestSenderCancel(t *testing.T) {
 }
 
 func TestSenderTLS(t *testing.T) {
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS == nil || r.ProtoMajor != 1 {
 			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
 	}))
+	conns := countConns(srv)
+	srv.StartTLS()
 	defer srv.Close()
 
 	pool := srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
@@ -159,6 +161,11 @@ func TestSenderTLS(t *testing.T) {
 		if err != nil || a.Status != http.StatusNoContent {
 			t.Fatalf("answer %d, error %v; want 204 over TLS", a.Status, err)
 		}
+	}
+	// TLS 1.3's session tickets are read with the first answer, so they
+	// do not count as unasked bytes: the connection is reused.
+	if n := conns.Load(); n != 1 {
+		t.Fatalf("%d connections for two posts over TLS, want one kept alive", n)
 	}
 	// Without the test server's root its certificate is not trusted.
 	if _, err := privateSender(ClientOptions{}).Post(t.Context(), srv.URL, nil, []byte(`{}`)); err == nil {
