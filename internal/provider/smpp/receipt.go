@@ -2,7 +2,6 @@ package smpp
 
 import (
 	"errors"
-	"sort"
 	"strings"
 	"time"
 
@@ -44,10 +43,10 @@ type receipt struct {
 func parseReceipt(sm *SM) (receipt, error) {
 	var r receipt
 	fields := receiptFields(receiptText(sm))
-	r.ID = fields["id"]
-	r.Stat = strings.ToUpper(fields["stat"])
-	r.Err = fields["err"]
-	r.DoneDate = fields["done date"]
+	r.ID = fields[fieldID]
+	r.Stat = strings.ToUpper(fields[fieldStat])
+	r.Err = fields[fieldErr]
+	r.DoneDate = fields[fieldDoneDate]
 	if id, ok := sm.TLVs.CString(TagReceiptedMessageID); ok && id != "" {
 		r.ID = id
 	}
@@ -77,43 +76,60 @@ func receiptText(sm *SM) string {
 	return decodeLatin1(b)
 }
 
-// receiptFields splits the text into its key:value fields (keys lower case).
-// "text" comes last: it runs to the end and may contain anything, so the
-// other keys are searched only before it.
-func receiptFields(s string) map[string]string {
-	keys := [...]string{"id", "sub", "dlvrd", "submit date", "done date", "stat", "err"}
+// receiptKeys are a text receipt's fields before its text, each with its
+// colon; receiptFields finds them by their index here.
+var receiptKeys = [...]string{"id:", "sub:", "dlvrd:", "submit date:", "done date:", "stat:", "err:"}
+
+const (
+	fieldID       = 0
+	fieldDoneDate = 4
+	fieldStat     = 5
+	fieldErr      = 6
+)
+
+// receiptFields splits the text into the values of receiptKeys, matched
+// whatever their case. "text" comes last: it runs to the end and may
+// contain anything, so the other keys are searched only before it. It
+// allocates nothing but the lower-cased copy: a busy bind parses
+// thousands of receipts a second.
+func receiptFields(s string) (values [len(receiptKeys)]string) {
 	lower := asciiLower(s)
 	head := len(s)
-	if i := keyAt(lower, "text", 0, head); i >= 0 {
+	if i := keyAt(lower, "text:", 0, head); i >= 0 {
 		head = i
 	}
-	type hit struct {
-		key      string
-		at, from int
-	}
-	var hits []hit
-	for _, k := range keys {
-		if i := keyAt(lower, k, 0, head); i >= 0 {
-			hits = append(hits, hit{key: k, at: i, from: i + len(k) + 1})
+	type hit struct{ key, at, from int }
+	var hits [len(receiptKeys)]hit
+	n := 0
+	for k, pat := range receiptKeys {
+		i := keyAt(lower, pat, 0, head)
+		if i < 0 {
+			continue
 		}
+		// Keep the hits in the order they appear: each value runs to the
+		// next key.
+		j := n
+		for ; j > 0 && hits[j-1].at > i; j-- {
+			hits[j] = hits[j-1]
+		}
+		hits[j] = hit{key: k, at: i, from: i + len(pat)}
+		n++
 	}
-	sort.Slice(hits, func(a, b int) bool { return hits[a].at < hits[b].at })
-	out := make(map[string]string, len(hits))
-	for i, h := range hits {
+	for i, h := range hits[:n] {
 		end := head
-		if i+1 < len(hits) {
+		if i+1 < n {
 			end = hits[i+1].at
 		}
 		if h.from <= end {
-			out[h.key] = strings.TrimSpace(s[h.from:end])
+			values[h.key] = strings.TrimSpace(s[h.from:end])
 		}
 	}
-	return out
+	return values
 }
 
-// keyAt finds "key:" in s[from:to] at the start of a word.
-func keyAt(s, key string, from, to int) int {
-	pat := key + ":"
+// keyAt finds pat (a key and its colon) in s[from:to] at the start of a
+// word.
+func keyAt(s, pat string, from, to int) int {
 	for i := from; i+len(pat) <= to; {
 		j := strings.Index(s[i:to], pat)
 		if j < 0 {
