@@ -206,16 +206,19 @@ type sorted struct {
 func (d *Dispatcher) route(ctx context.Context, msgs []domain.Message, now time.Time) sorted {
 	b := sorted{groups: map[provider.Provider][]domain.Message{}}
 	held := d.heldSenders()
-	for _, m := range msgs {
+	// By index: a copy per iteration would escape through pick's pointer,
+	// one heap message per message dispatched.
+	for i := range msgs {
+		m := &msgs[i]
 		if !m.ExpiresAt.After(now) {
 			b.reports = append(b.reports, Report{Kind: Expire, MessageID: m.ID, At: now})
 			continue
 		}
-		if awaitingDelivery(&m) {
-			b.overdue = append(b.overdue, routed{m, d.routes.ByName(m.Provider)})
+		if awaitingDelivery(m) {
+			b.overdue = append(b.overdue, routed{*m, d.routes.ByName(m.Provider)})
 			continue
 		}
-		p, err := d.pick(ctx, held, &m)
+		p, err := d.pick(ctx, held, m)
 		switch {
 		case err != nil:
 			b.err = cmp.Or(b.err, err)
@@ -223,9 +226,13 @@ func (d *Dispatcher) route(ctx context.Context, msgs []domain.Message, now time.
 			b.reports = append(b.reports, Report{Kind: Rejected, MessageID: m.ID, ErrorCode: domain.CodeNoRoute, At: now,
 				LeaseOwner: d.owner, Route: m.Route})
 		case m.Channel == domain.RCS:
-			b.rich = append(b.rich, routed{m, p})
+			b.rich = append(b.rich, routed{*m, p})
 		default:
-			b.groups[p] = append(b.groups[p], m)
+			g := b.groups[p]
+			if g == nil {
+				g = make([]domain.Message, 0, len(msgs)-i) // most batches go to one provider
+			}
+			b.groups[p] = append(g, *m)
 		}
 	}
 	return b
