@@ -233,9 +233,19 @@ func TestSenderDropsConnectionsItCannotReuse(t *testing.T) {
 	}
 }
 
-// rawReceiver answers every request on a connection with answer, written
-// as is, and counts connections.
+// rawReceiver answers every request with answer, written as is.
 func rawReceiver(t *testing.T, answer string) (string, *atomic.Int32) {
+	t.Helper()
+	return rawReceiverFunc(t, func(_ int32, c net.Conn) error {
+		_, err := io.WriteString(c, answer)
+		return err
+	})
+}
+
+// rawReceiverFunc reads requests and has answer write the bytes that
+// answer each, given the number of its connection (from 1); it counts
+// connections.
+func rawReceiverFunc(t *testing.T, answer func(conn int32, c net.Conn) error) (string, *atomic.Int32) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -262,7 +272,7 @@ func rawReceiver(t *testing.T, answer string) (string, *atomic.Int32) {
 			if err != nil {
 				return
 			}
-			conns.Add(1)
+			n := conns.Add(1)
 			mu.Lock()
 			open = append(open, c)
 			mu.Unlock()
@@ -277,7 +287,7 @@ func rawReceiver(t *testing.T, answer string) (string, *atomic.Int32) {
 						return
 					}
 					_, _ = io.Copy(io.Discard, req.Body)
-					if _, err := io.WriteString(c, answer); err != nil {
+					if err := answer(n, c); err != nil {
 						return
 					}
 				}
@@ -439,42 +449,18 @@ func TestSenderNeverSendsAWrittenRequestTwice(t *testing.T) {
 // TestSenderDropsAConnectionWithUnaskedBytes: bytes a receiver sends
 // while the connection is idle are not taken for the next answer.
 func TestSenderDropsAConnectionWithUnaskedBytes(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var conns atomic.Int32
 	answered := make(chan struct{}) // the test read the first answer
 	unasked := make(chan struct{})  // the receiver sent its extra bytes
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			n := conns.Add(1)
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					_, _ = io.Copy(io.Discard, req.Body)
-					_, _ = io.WriteString(c, "HTTP/1.1 204 No Content\r\n\r\n")
-					if n == 1 {
-						<-answered
-						_, _ = io.WriteString(c, "HTTP/1.1 500 Unasked\r\nContent-Length: 0\r\n\r\n")
-						close(unasked)
-					}
-				}
-			}()
+	url, conns := rawReceiverFunc(t, func(n int32, c net.Conn) error {
+		if _, err := io.WriteString(c, "HTTP/1.1 204 No Content\r\n\r\n"); err != nil || n != 1 {
+			return err
 		}
-	}()
+		<-answered
+		_, err := io.WriteString(c, "HTTP/1.1 500 Unasked\r\nContent-Length: 0\r\n\r\n")
+		close(unasked)
+		return err
+	})
 	s := privateSender(ClientOptions{})
-	url := "http://" + ln.Addr().String()
 	for i := range 2 {
 		a, err := s.Post(t.Context(), url, nil, []byte(`{}`))
 		if err != nil || a.Status != http.StatusNoContent {
