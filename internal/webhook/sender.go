@@ -272,21 +272,27 @@ func (timeoutError) Error() string   { return "timeout" }
 func (timeoutError) Timeout() bool   { return true }
 func (timeoutError) Temporary() bool { return true }
 
+// takeIdle takes the receiver's most recently used idle connection that
+// is still fit to carry a request, closing those that are not. The check
+// is a system call, made outside the pool's lock.
 func (s *Sender) takeIdle(hc *hostConns) *senderConn {
-	now := s.now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for n := len(hc.idle); n > 0; n = len(hc.idle) {
+	for {
+		s.mu.Lock()
+		n := len(hc.idle)
+		if n == 0 {
+			s.mu.Unlock()
+			return nil
+		}
 		c := hc.idle[n-1]
 		hc.idle[n-1] = nil
 		hc.idle = hc.idle[:n-1]
 		s.idle--
-		if now.Sub(c.idleSince) < s.idleFor && c.alive() {
+		s.mu.Unlock()
+		if s.now().Sub(c.idleSince) < s.idleFor && c.alive() {
 			return c
 		}
 		_ = c.conn.Close()
 	}
-	return nil
 }
 
 func (s *Sender) putIdle(hc *hostConns, c *senderConn) {
