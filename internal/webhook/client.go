@@ -31,6 +31,8 @@ const (
 	// maxIdleConns bounds idle sockets across all receivers so that a long
 	// tail of distinct hosts cannot exhaust file descriptors.
 	maxIdleConns = 2048
+	// idleConnTimeout closes pooled connections left unused this long.
+	idleConnTimeout = 90 * time.Second
 	// maxResponseHeaderBytes keeps a hostile receiver from making us
 	// buffer large headers; webhook answers need none.
 	maxResponseHeaderBytes = 64 << 10
@@ -43,19 +45,8 @@ const (
 // Checking the dialled address rather than the hostname means a DNS answer
 // that changes between validation and delivery cannot reach inside.
 func NewClient(o ClientOptions) *http.Client {
-	if o.Timeout <= 0 {
-		o.Timeout = defaultTimeout
-	}
-	if o.MaxConnsPerHost <= 0 {
-		o.MaxConnsPerHost = defaultMaxConnsPerHost
-	}
-	dialer := &net.Dialer{
-		Timeout:   o.Timeout,
-		KeepAlive: 30 * time.Second,
-	}
-	if !o.AllowPrivate {
-		dialer.Control = refusePrivate
-	}
+	o = o.withDefaults()
+	dialer := o.dialer()
 	tr := &http.Transport{
 		Proxy:                  nil,
 		DialContext:            dialer.DialContext,
@@ -65,7 +56,7 @@ func NewClient(o ClientOptions) *http.Client {
 		MaxIdleConns:           max(maxIdleConns, o.MaxConnsPerHost),
 		MaxIdleConnsPerHost:    o.MaxConnsPerHost,
 		MaxConnsPerHost:        o.MaxConnsPerHost,
-		IdleConnTimeout:        90 * time.Second,
+		IdleConnTimeout:        idleConnTimeout,
 		MaxResponseHeaderBytes: maxResponseHeaderBytes,
 	}
 	var rt http.RoundTripper = tr
@@ -79,6 +70,27 @@ func NewClient(o ClientOptions) *http.Client {
 			return http.ErrUseLastResponse
 		},
 	}
+}
+
+// withDefaults fills in the zero settings.
+func (o ClientOptions) withDefaults() ClientOptions {
+	if o.Timeout <= 0 {
+		o.Timeout = defaultTimeout
+	}
+	if o.MaxConnsPerHost <= 0 {
+		o.MaxConnsPerHost = defaultMaxConnsPerHost
+	}
+	return o
+}
+
+// dialer connects within the timeout and, unless AllowPrivate, refuses
+// non-public addresses.
+func (o ClientOptions) dialer() *net.Dialer {
+	d := &net.Dialer{Timeout: o.Timeout, KeepAlive: 30 * time.Second}
+	if !o.AllowPrivate {
+		d.Control = refusePrivate
+	}
+	return d
 }
 
 // refusePrivate is a net.Dialer Control hook: it sees the resolved

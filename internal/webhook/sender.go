@@ -91,7 +91,6 @@ func (b *budgetReader) Read(p []byte) (int, error) {
 }
 
 const (
-	idleConnTimeout = 90 * time.Second
 	// drainLimit is how much of an answer beyond the kept snippet is read
 	// so that its connection can carry the next request; a receiver that
 	// answers with more loses its connection instead.
@@ -110,19 +109,10 @@ type SenderOptions struct {
 
 // NewSender returns a Sender with o's settings.
 func NewSender(o SenderOptions) *Sender {
-	if o.Timeout <= 0 {
-		o.Timeout = defaultTimeout
-	}
-	if o.MaxConnsPerHost <= 0 {
-		o.MaxConnsPerHost = defaultMaxConnsPerHost
-	}
-	dialer := &net.Dialer{Timeout: o.Timeout, KeepAlive: 30 * time.Second}
-	if !o.AllowPrivate {
-		dialer.Control = refusePrivate
-	}
+	o.ClientOptions = o.withDefaults()
 	return &Sender{
 		timeout: o.Timeout, perHost: o.MaxConnsPerHost, idleFor: idleConnTimeout,
-		maxIdle: max(maxIdleConns, o.MaxConnsPerHost), ua: o.UserAgent, dialer: dialer, now: time.Now,
+		maxIdle: max(maxIdleConns, o.MaxConnsPerHost), ua: o.UserAgent, dialer: o.dialer(), now: time.Now,
 		tls:   &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: o.RootCAs, NextProtos: []string{"http/1.1"}},
 		hosts: map[string]*hostConns{},
 	}
