@@ -141,18 +141,9 @@ func TestClientDoesNotFollowRedirects(t *testing.T) {
 }
 
 func TestClientTimeout(t *testing.T) {
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	defer srv.Close()
-	defer close(release)
-
+	url := stallingReceiver(t, nil)
 	c := NewClient(ClientOptions{AllowPrivate: true, Timeout: 200 * time.Millisecond})
-	_, err := post(t.Context(), c, srv.URL)
+	_, err := post(t.Context(), c, url)
 	var ne net.Error
 	if !errors.As(err, &ne) || !ne.Timeout() {
 		t.Fatalf("error = %v, want a timeout", err)

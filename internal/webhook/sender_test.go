@@ -103,18 +103,28 @@ func TestSenderDoesNotFollowRedirects(t *testing.T) {
 	}
 }
 
-func TestSenderTimeout(t *testing.T) {
+// stallingReceiver never answers: each request waits until the test
+// ends or its client goes away. arrived, if not nil, is told of each one.
+func stallingReceiver(t *testing.T, arrived chan<- struct{}) string {
+	t.Helper()
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if arrived != nil {
+			arrived <- struct{}{}
+		}
 		select {
 		case <-release:
 		case <-r.Context().Done():
 		}
 	}))
-	defer srv.Close()
-	defer close(release)
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) }) // runs first: the handlers end, so Close does not wait
+	return srv.URL
+}
 
-	_, err := privateSender(ClientOptions{Timeout: 200 * time.Millisecond}).Post(t.Context(), srv.URL, nil, []byte(`{}`))
+func TestSenderTimeout(t *testing.T) {
+	url := stallingReceiver(t, nil)
+	_, err := privateSender(ClientOptions{Timeout: 200 * time.Millisecond}).Post(t.Context(), url, nil, []byte(`{}`))
 	var ne net.Error
 	if !errors.As(err, &ne) || !ne.Timeout() {
 		t.Fatalf("error = %v, want a timeout", err)
@@ -122,21 +132,11 @@ func TestSenderTimeout(t *testing.T) {
 }
 
 func TestSenderCancel(t *testing.T) {
-	arrived := make(chan struct{})
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		close(arrived)
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	defer srv.Close()
-	defer close(release)
-
+	arrived := make(chan struct{}, 1)
+	url := stallingReceiver(t, arrived)
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() { <-arrived; cancel() }()
-	_, err := privateSender(ClientOptions{Timeout: time.Minute}).Post(ctx, srv.URL, nil, []byte(`{}`))
+	_, err := privateSender(ClientOptions{Timeout: time.Minute}).Post(ctx, url, nil, []byte(`{}`))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error = %v, want context.Canceled", err)
 	}
