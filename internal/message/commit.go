@@ -98,6 +98,10 @@ func commitGroup(ctx context.Context, tx SendTx, sends []pendingSend) ([]sendRes
 	if err != nil {
 		return nil, err
 	}
+	optedOut, err := readOptOuts(ctx, tx, sends)
+	if err != nil {
+		return nil, err
+	}
 	for i, snd := range sends {
 		var err error
 		if stale[i] {
@@ -105,7 +109,7 @@ func commitGroup(ctx context.Context, tx SendTx, sends []pendingSend) ([]sendRes
 			continue
 		}
 		if snd.conversations != nil {
-			if results[i], err = commitSend(ctx, tx, snd); err != nil {
+			if results[i], err = commitSend(ctx, tx, snd, optedOut); err != nil {
 				return nil, err
 			}
 			continue
@@ -114,7 +118,7 @@ func commitGroup(ctx context.Context, tx SendTx, sends []pendingSend) ([]sendRes
 			return nil, err
 		}
 		if going[i] {
-			if results[i], going[i], err = checkOptOuts(ctx, tx, snd); err != nil {
+			if results[i], going[i], err = checkOptOuts(ctx, tx, snd, optedOut); err != nil {
 				return nil, err
 			}
 		}
@@ -208,10 +212,10 @@ func claimKey(ctx context.Context, tx SendTx, snd pendingSend) (sendResult, bool
 
 // checkOptOuts runs the opt-out check of a send whose key let it go on: a
 // send to an opted-out recipient is refused and stops.
-func checkOptOuts(ctx context.Context, tx SendTx, snd pendingSend) (sendResult, bool, error) {
-	refusal, err := refuseOptedOut(ctx, tx, snd)
-	if err != nil || refusal == nil {
-		return sendResult{}, err == nil, err
+func checkOptOuts(ctx context.Context, tx SendTx, snd pendingSend, optedOut optedOutSets) (sendResult, bool, error) {
+	refusal := refuseOptedOut(snd, optedOut)
+	if refusal == nil {
+		return sendResult{}, true, nil
 	}
 	res, err := refuse(ctx, tx, snd, refusal)
 	return res, false, err
@@ -276,12 +280,12 @@ func charges(msgs []domain.Message) []ledger.Charge {
 
 // commitSend writes one send. Every check that can refuse it runs before
 // its first row is written, since it shares the transaction with others.
-func commitSend(ctx context.Context, tx SendTx, snd pendingSend) (sendResult, error) {
+func commitSend(ctx context.Context, tx SendTx, snd pendingSend, optedOut optedOutSets) (sendResult, error) {
 	res, ok, err := claimKey(ctx, tx, snd)
 	if err != nil || !ok {
 		return res, err
 	}
-	if res, ok, err := checkOptOuts(ctx, tx, snd); err != nil || !ok {
+	if res, ok, err := checkOptOuts(ctx, tx, snd, optedOut); err != nil || !ok {
 		return res, err
 	}
 	if err := tx.ReserveConversations(ctx, snd.conversations); err != nil {

@@ -55,8 +55,8 @@ func optOutLockKey(accountID string) int64 {
 
 // OptedOut returns which of phones are opted out of the account's messages
 // in env, read inside the send's transaction after the lock of the
-// account's opt-outs (see lockOptOuts): one indexed lookup per send,
-// however many recipients.
+// account's opt-outs (see lockOptOuts): one indexed lookup for a whole
+// group of sends of the account, however many recipients.
 func (tx *Tx) OptedOut(ctx context.Context, accountID string, env domain.Environment, phones []string) (map[string]bool, error) {
 	if len(phones) == 0 {
 		return nil, nil
