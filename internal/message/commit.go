@@ -68,7 +68,13 @@ func (s *Service) commitSends(ctx context.Context, sends []pendingSend) ([]sendR
 	}
 	// Messages written leased to the local dispatcher (leaseAtInsert) are
 	// handed to it now.
-	var leased []domain.Message
+	n := 0
+	for i, snd := range sends {
+		if results[i] == (sendResult{}) {
+			n += len(snd.messages)
+		}
+	}
+	leased := make([]domain.Message, 0, n) // sized once: a message is a large value
 	for i, snd := range sends {
 		if results[i] != (sendResult{}) {
 			continue

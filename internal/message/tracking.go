@@ -2,7 +2,6 @@ package message
 
 import (
 	"context"
-	"maps"
 	"slices"
 	"time"
 
@@ -294,9 +293,11 @@ func applyReports(ctx context.Context, tx TrackTx, reports []Report, now time.Ti
 	if err != nil {
 		return nil, err
 	}
-	locked := maps.Clone(msgs) // as read: only what the reports change is written
-	changed := map[string]bool{}
-	var events []domain.Event
+	// The changed messages as read, in the order they first changed: only
+	// what the reports change is written, compared against these.
+	var before []domain.Message
+	changed := make(map[string]bool, len(msgs))
+	events := make([]domain.Event, 0, 2*len(reports)) // most reports make one or two
 	var usage []domain.UsageDelta
 	var receipts []domain.SMPPItem
 	var astray []domain.PendingReport
@@ -315,26 +316,28 @@ func applyReports(ctx context.Context, tx TrackTx, reports []Report, now time.Ti
 		if at.IsZero() {
 			at = now
 		}
-		before := m
+		was := m
 		steps, refund := transition(&m, r, at)
 		if len(steps) == 0 && !refund.changed {
 			continue
 		}
-		usage = append(usage, domain.UsageChange(before, m)...)
-		if dlr.Wanted(m, before.Status) {
+		usage = append(usage, domain.UsageChange(was, m)...)
+		if dlr.Wanted(m, was.Status) {
 			receipts = append(receipts, dlr.Item(m, at))
 		}
 		if err := ledger.Return(ctx, tx, m.AccountID, m.CampaignID, m.ID, refund.amount, refund.note, now); err != nil {
 			return nil, err
 		}
+		if !changed[m.ID] {
+			changed[m.ID] = true
+			before = append(before, msgs[m.ID])
+		}
 		msgs[m.ID] = m
-		changed[m.ID] = true
-		events = append(events, statusEvents(m, steps, at, lease)...)
+		events = appendStatusEvents(events, m, steps, at, lease)
 	}
-	before := make([]domain.Message, 0, len(changed))
-	updates := make([]domain.Message, 0, len(changed))
-	for mid := range changed {
-		before, updates = append(before, locked[mid]), append(updates, msgs[mid])
+	updates := make([]domain.Message, len(before))
+	for i, b := range before {
+		updates[i] = msgs[b.ID]
 	}
 	if err := tx.UpdateChangedMessages(ctx, before, updates); err != nil {
 		return nil, err
@@ -503,11 +506,10 @@ func orNow(t, now time.Time) time.Time {
 	return t
 }
 
-// statusEvents are the delivery_status events of the steps a message
-// took. Every one is written, for the events feed; only those of a send
-// with a callbackUrl are webhooks to deliver.
-func statusEvents(m domain.Message, steps []domain.Status, at time.Time, lease eventLease) []domain.Event {
-	out := make([]domain.Event, 0, len(steps))
+// appendStatusEvents appends the delivery_status events of the steps a
+// message took to out. Every one is written, for the events feed; only
+// those of a send with a callbackUrl are webhooks to deliver.
+func appendStatusEvents(out []domain.Event, m domain.Message, steps []domain.Status, at time.Time, lease eventLease) []domain.Event {
 	for _, st := range steps {
 		ev := domain.Event{ID: id.New(id.Event, at), AccountID: m.AccountID, Env: m.Env, CampaignID: m.CampaignID, MessageID: m.ID,
 			Event: webhook.DeliveryStatus, URL: m.CallbackURL, Body: webhook.StatusBody(m, st, at), NextAttemptAt: at,
@@ -523,8 +525,16 @@ func statusEvents(m domain.Message, steps []domain.Status, at time.Time, lease e
 // deliverable keeps the events that are webhooks to deliver (their send
 // had a callbackUrl); the others exist for the events feed only.
 func deliverable(evs []domain.Event) []domain.Event {
-	out := evs[:0:0]
-	for _, ev := range evs {
+	i := 0
+	for i < len(evs) && evs[i].URL != "" {
+		i++
+	}
+	if i == len(evs) {
+		return evs // the usual case, every event a webhook: no copy
+	}
+	out := make([]domain.Event, i, len(evs)-1)
+	copy(out, evs[:i])
+	for _, ev := range evs[i+1:] {
 		if ev.URL != "" {
 			out = append(out, ev)
 		}
