@@ -223,8 +223,10 @@ func (s *Store) writeOnce(ctx context.Context, fns []func(tx *Tx) error) ([]erro
 			return results, nil
 		}
 	} else {
+		// The savepoint statements go through the statement cache like
+		// any other: a group of n writes runs 2n of them.
 		for i, fn := range fns {
-			if _, err := sqlTx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+			if _, err := tx.exec(ctx, "SAVEPOINT w"); err != nil {
 				_ = sqlTx.Rollback()
 				return nil, fmt.Errorf("savepoint: %w", err)
 			}
@@ -233,12 +235,12 @@ func (s *Store) writeOnce(ctx context.Context, fns []func(tx *Tx) error) ([]erro
 					_ = sqlTx.Rollback()
 					return nil, results[i]
 				}
-				if _, err := sqlTx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT w"); err != nil {
+				if _, err := tx.exec(ctx, "ROLLBACK TO SAVEPOINT w"); err != nil {
 					_ = sqlTx.Rollback()
 					return nil, fmt.Errorf("rollback to savepoint: %w", err)
 				}
 			}
-			if _, err := sqlTx.ExecContext(ctx, "RELEASE SAVEPOINT w"); err != nil {
+			if _, err := tx.exec(ctx, "RELEASE SAVEPOINT w"); err != nil {
 				_ = sqlTx.Rollback()
 				return nil, fmt.Errorf("release savepoint: %w", err)
 			}
