@@ -42,7 +42,7 @@ func creditAccount(ctx context.Context, st *store.Store, accountID string, amoun
 	return balance, err
 }
 
-func newAccount(t *testing.T, st *store.Store, balance int64) domain.Account {
+func newAccount(t testing.TB, st *store.Store, balance int64) domain.Account {
 	t.Helper()
 	ctx := context.Background()
 	a := domain.Account{ID: id.New(id.Account, t0), Name: "Acme", Tier: "pro", Currency: "EUR", CountryCode: "34",
