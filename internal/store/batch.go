@@ -11,31 +11,49 @@ import (
 // two leased queues (messages, webhook events), so that each is built in
 // one place.
 
-// insertRows writes rows with every column of t, at most max rows a
-// statement (see pieces), each statement ending with suffix (an ON
-// CONFLICT clause, or nothing). later sends the statements with the
-// transaction's next round trip (see execLater); what names the rows in
-// the error.
+// insertRows writes rows, at most max rows a statement (see pieces), each
+// statement ending with suffix (an ON CONFLICT clause, or nothing). A
+// column of t.defaulted that is zero in every row of a statement is left
+// to its DEFAULT rather than bound once per row. later sends the
+// statements with the transaction's next round trip (see execLater); what
+// names the rows in the error.
 func insertRows[T any](ctx context.Context, tx *Tx, t table[T], rows []T, max int, suffix string, later bool, what string) error {
 	n := len(t.cols)
 	for _, pc := range pieces(len(rows), max) {
 		chunk := rows[pc[0]:pc[1]]
-		query := tx.s.shape("insert "+t.name+suffix, len(chunk), func() string {
+		all := make([]any, 0, len(chunk)*n)
+		for i := range chunk {
+			all = t.args(&chunk[i], all)
+		}
+		keep, omitted := t.kept(all)
+		args := all
+		if omitted != "" {
+			args = all[:0] // filtered in place: the write index never passes the read index
+			for j, v := range all {
+				if keep[j%n] {
+					args = append(args, v)
+				}
+			}
+		}
+		query := tx.s.shape("insert "+t.name+suffix+omitted, len(chunk), func() string {
+			var names []string
+			for j, c := range t.cols {
+				if keep[j] {
+					names = append(names, c.name)
+				}
+			}
+			per := len(names)
 			var b strings.Builder
-			b.WriteString(`INSERT INTO ` + t.name + ` (` + t.list + `) VALUES `)
+			b.WriteString(`INSERT INTO ` + t.name + ` (` + strings.Join(names, ", ") + `) VALUES `)
 			for i := range chunk {
 				if i > 0 {
 					b.WriteString(", ")
 				}
-				b.WriteString("(" + tx.s.placeholders(i*n+1, n) + ")")
+				b.WriteString("(" + tx.s.placeholders(i*per+1, per) + ")")
 			}
 			b.WriteString(suffix)
 			return b.String()
 		})
-		args := make([]any, 0, len(chunk)*n)
-		for i := range chunk {
-			args = t.args(&chunk[i], args)
-		}
 		var err error
 		if later {
 			err = tx.execLater(ctx, query, args...)
@@ -47,6 +65,31 @@ func insertRows[T any](ctx context.Context, tx *Tx, t table[T], rows []T, max in
 		}
 	}
 	return nil
+}
+
+// kept tells which columns an insert of these rows' values (all, row after
+// row) must bind: all but the defaulted ones that are zero in every row.
+// omitted names the left-out columns, for the statement's shape, and is
+// "" when every column is bound.
+func (t table[T]) kept(all []any) (keep []bool, omitted string) {
+	n := len(t.cols)
+	keep = make([]bool, n)
+	var b strings.Builder
+	for j := range t.cols {
+		keep[j] = true
+		if t.defaulted == nil || !t.defaulted[j] {
+			continue
+		}
+		zero := true
+		for i := j; i < len(all) && zero; i += n {
+			zero = zeroArg(all[i])
+		}
+		if zero {
+			keep[j] = false
+			b.WriteString(" -" + t.cols[j].name)
+		}
+	}
+	return keep, b.String()
 }
 
 // claimDue leases up to limit due rows of a leased queue's table. The

@@ -26,7 +26,8 @@ var events = newTable("webhook_events",
 	textCol("last_error", func(e *domain.Event) *string { return &e.LastError }),
 	timeCol("created_at", func(e *domain.Event) *time.Time { return &e.CreatedAt }),
 	timeCol("delivered_at", func(e *domain.Event) *time.Time { return &e.DeliveredAt }),
-)
+).withDefaults("campaign_id", "message_id", "attempts", "next_attempt_at", "lease_owner", "last_status",
+	"last_error", "delivered_at")
 
 var eventCols = events.list
 

@@ -84,3 +84,40 @@ func (s *Store) QueryStrings(ctx context.Context, query string, args ...any) ([]
 	}
 	return out, rows.Err()
 }
+
+// DefaultedColumn is a column an insert may leave to its DEFAULT, and the
+// kind of value its zero writes: "text" (”), "number" (0) or "null".
+type DefaultedColumn struct{ Table, Column, Zero string }
+
+// DefaultedColumns lists the columns of the tables written in batches
+// that inserts may leave out (table.withDefaults).
+func DefaultedColumns() []DefaultedColumn {
+	var out []DefaultedColumn
+	out = appendDefaulted(out, messages)
+	out = appendDefaulted(out, events)
+	return appendDefaulted(out, ledgerLines)
+}
+
+func appendDefaulted[T any](out []DefaultedColumn, t table[T]) []DefaultedColumn {
+	var zero T
+	for i, c := range t.cols {
+		if t.defaulted == nil || !t.defaulted[i] {
+			continue
+		}
+		kind := fmt.Sprintf("unexpected %T", c.arg(&zero))
+		switch v := c.arg(&zero).(type) {
+		case string:
+			kind = "text"
+		case int, int64:
+			kind = "number"
+		case nil:
+			kind = "null"
+		default:
+			if zeroArg(v) {
+				kind = "null" // a NULL-able value that is not valid
+			}
+		}
+		out = append(out, DefaultedColumn{t.name, c.name, kind})
+	}
+	return out
+}

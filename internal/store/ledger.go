@@ -17,7 +17,7 @@ var ledgerLines = newTable("ledger",
 	textCol("campaign_id", func(e *ledger.Entry) *string { return &e.CampaignID }),
 	textCol("note", func(e *ledger.Entry) *string { return &e.Note }),
 	timeCol("created_at", func(e *ledger.Entry) *time.Time { return &e.CreatedAt }),
-)
+).withDefaults("message_id", "campaign_id", "note")
 
 // InsertLedger appends entries in as few statements as possible.
 func (tx *Tx) InsertLedger(ctx context.Context, entries []ledger.Entry) error {

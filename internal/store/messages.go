@@ -64,7 +64,9 @@ var messages = newTable("messages",
 	timeCol("next_attempt_at", func(m *domain.Message) *time.Time { return &m.NextAttemptAt }),
 	textCol("lease_owner", func(m *domain.Message) *string { return &m.LeaseOwner }),
 	intCol("attempts", func(m *domain.Message) *int { return &m.Attempts }),
-)
+).withDefaults("from_addr", "content", "provider", "provider_ref", "route", "cost", "cost_currency",
+	"error_code", "error_message", "reference", "callback_url", "sent_at", "delivered_at", "read_at", "failed_at",
+	"canceled_at", "scheduled_at", "next_attempt_at", "lease_owner", "attempts")
 
 // messageCols is the column list of every message read.
 var messageCols = messages.list

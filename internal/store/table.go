@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +21,10 @@ type table[T any] struct {
 	name string
 	cols []column[T]
 	list string // the column names, comma-separated, in order
+	// defaulted[i]: column i's DEFAULT is what its zero value writes, so a
+	// multi-row insert in which every row has it zero may leave it out
+	// (see insertRows). TestDefaultedColumns checks the schema agrees.
+	defaulted []bool
 }
 
 type column[T any] struct {
@@ -34,6 +39,42 @@ func newTable[T any](name string, cols ...column[T]) table[T] {
 		names[i] = c.name
 	}
 	return table[T]{name: name, cols: cols, list: strings.Join(names, ", ")}
+}
+
+// withDefaults marks columns whose DEFAULT is what their zero value
+// writes: ” for text, 0 for numbers, NULL for a nullable column without
+// a DEFAULT. Inserts of fresh rows leave them out, which spares binding a
+// parameter per column and row (a new message has a dozen such columns).
+func (t table[T]) withDefaults(names ...string) table[T] {
+	t.defaulted = make([]bool, len(t.cols))
+	for _, n := range names {
+		i := slices.IndexFunc(t.cols, func(c column[T]) bool { return c.name == n })
+		if i < 0 {
+			panic("store: " + t.name + " has no column " + n)
+		}
+		t.defaulted[i] = true
+	}
+	return t
+}
+
+// zeroArg tells whether a column value is what a DEFAULT of ”, 0 or
+// NULL writes.
+func zeroArg(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case string:
+		return x == ""
+	case int:
+		return x == 0
+	case int64:
+		return x == 0
+	case sql.NullInt64:
+		return !x.Valid
+	case sql.NullString:
+		return !x.Valid
+	}
+	return false
 }
 
 // args returns v's column values, in column order.
