@@ -27,7 +27,7 @@ func insertRows[T any](ctx context.Context, tx *Tx, t table[T], rows []T, max in
 		}
 		keep, omitted := t.kept(all)
 		args := all
-		if omitted != "" {
+		if keep != nil {
 			args = all[:0] // filtered in place: the write index never passes the read index
 			for j, v := range all {
 				if keep[j%n] {
@@ -36,15 +36,18 @@ func insertRows[T any](ctx context.Context, tx *Tx, t table[T], rows []T, max in
 			}
 		}
 		query := tx.s.shape("insert "+t.name+suffix+omitted, len(chunk), func() string {
-			var names []string
-			for j, c := range t.cols {
-				if keep[j] {
-					names = append(names, c.name)
+			list, per := t.list, n
+			if keep != nil {
+				var names []string
+				for j, c := range t.cols {
+					if keep[j] {
+						names = append(names, c.name)
+					}
 				}
+				list, per = strings.Join(names, ", "), len(names)
 			}
-			per := len(names)
 			var b strings.Builder
-			b.WriteString(`INSERT INTO ` + t.name + ` (` + strings.Join(names, ", ") + `) VALUES `)
+			b.WriteString(`INSERT INTO ` + t.name + ` (` + list + `) VALUES `)
 			for i := range chunk {
 				if i > 0 {
 					b.WriteString(", ")
@@ -69,25 +72,30 @@ func insertRows[T any](ctx context.Context, tx *Tx, t table[T], rows []T, max in
 
 // kept tells which columns an insert of these rows' values (all, row after
 // row) must bind: all but the defaulted ones that are zero in every row.
-// omitted names the left-out columns, for the statement's shape, and is
-// "" when every column is bound.
+// keep is nil when every column is bound; omitted names the left-out
+// columns, for the statement's shape.
 func (t table[T]) kept(all []any) (keep []bool, omitted string) {
 	n := len(t.cols)
-	keep = make([]bool, n)
 	var b strings.Builder
-	for j := range t.cols {
-		keep[j] = true
-		if t.defaulted == nil || !t.defaulted[j] {
+	for j, d := range t.defaulted {
+		if !d {
 			continue
 		}
 		zero := true
 		for i := j; i < len(all) && zero; i += n {
 			zero = zeroArg(all[i])
 		}
-		if zero {
-			keep[j] = false
-			b.WriteString(" -" + t.cols[j].name)
+		if !zero {
+			continue
 		}
+		if keep == nil {
+			keep = make([]bool, n)
+			for k := range keep {
+				keep[k] = true
+			}
+		}
+		keep[j] = false
+		b.WriteString(" -" + t.cols[j].name)
 	}
 	return keep, b.String()
 }

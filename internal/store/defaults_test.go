@@ -10,8 +10,9 @@ import (
 )
 
 // Inserts leave a defaulted column out when every row has it zero, so its
-// DEFAULT must write exactly that zero, in both dialects: ” for text, 0
-// for numbers, NULL (no DEFAULT, NULL allowed) for the NULL-able columns.
+// DEFAULT must write exactly that zero, in both dialects: the empty string
+// for text, 0 for numbers, NULL (no DEFAULT, NULL allowed) for the
+// NULL-able columns.
 // A migration that changed one of those defaults would fail here rather
 // than change what new rows hold.
 func TestDefaultedColumns(t *testing.T) {

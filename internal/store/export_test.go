@@ -86,7 +86,8 @@ func (s *Store) QueryStrings(ctx context.Context, query string, args ...any) ([]
 }
 
 // DefaultedColumn is a column an insert may leave to its DEFAULT, and the
-// kind of value its zero writes: "text" (”), "number" (0) or "null".
+// kind of value its zero writes: "text" (the empty string), "number" (0)
+// or "null".
 type DefaultedColumn struct{ Table, Column, Zero string }
 
 // DefaultedColumns lists the columns of the tables written in batches
@@ -104,17 +105,16 @@ func appendDefaulted[T any](out []DefaultedColumn, t table[T]) []DefaultedColumn
 		if t.defaulted == nil || !t.defaulted[i] {
 			continue
 		}
-		kind := fmt.Sprintf("unexpected %T", c.arg(&zero))
-		switch v := c.arg(&zero).(type) {
+		v := c.arg(&zero)
+		kind := fmt.Sprintf("unexpected %T", v)
+		switch v.(type) {
 		case string:
 			kind = "text"
 		case int, int64:
 			kind = "number"
-		case nil:
-			kind = "null"
 		default:
 			if zeroArg(v) {
-				kind = "null" // a NULL-able value that is not valid
+				kind = "null" // nil, or a NULL-able value that is not valid
 			}
 		}
 		out = append(out, DefaultedColumn{t.name, c.name, kind})

@@ -42,8 +42,8 @@ func newTable[T any](name string, cols ...column[T]) table[T] {
 }
 
 // withDefaults marks columns whose DEFAULT is what their zero value
-// writes: ” for text, 0 for numbers, NULL for a nullable column without
-// a DEFAULT. Inserts of fresh rows leave them out, which spares binding a
+// writes: the empty string for text, 0 for numbers, NULL for a nullable
+// column without a DEFAULT. Inserts of fresh rows leave them out, which spares binding a
 // parameter per column and row (a new message has a dozen such columns).
 func (t table[T]) withDefaults(names ...string) table[T] {
 	t.defaulted = make([]bool, len(t.cols))
@@ -57,8 +57,8 @@ func (t table[T]) withDefaults(names ...string) table[T] {
 	return t
 }
 
-// zeroArg tells whether a column value is what a DEFAULT of ”, 0 or
-// NULL writes.
+// zeroArg tells whether a column value is what a DEFAULT of the empty
+// string, 0 or NULL writes.
 func zeroArg(v any) bool {
 	switch x := v.(type) {
 	case nil:
