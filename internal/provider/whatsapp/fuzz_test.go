@@ -17,6 +17,8 @@ func FuzzParse(f *testing.F) {
 	f.Add(business.Message("5511999990000", at, map[string]any{"type": "interactive", "interactive": map[string]any{"type": "list_reply", "list_reply": map[string]any{"id": "r"}}}))
 	f.Add([]byte(`{"object":"whatsapp_business_account","entry":[{"changes":[{"field":"messages","value":{"statuses":[{"id":"x","status":"read","timestamp":"-1"}]}}]}]}`))
 	f.Add([]byte(`{"object":"whatsapp_business_account","entry":[{"changes":[{"field":"messages","value":{"messages":[{"from":"1","type":"location","location":{}}]}}]}]}`))
+	// A sender with no digit in it: not a reply anyone can answer.
+	f.Add([]byte(`{"object":"whatsapp_business_account","entry":[{"changes":[{"field":"messages","value":{"messages":[{"from":"+","type":"interactive","interactive":{}}]}}]}]}`))
 	f.Add([]byte(`null`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		p, err := parse(body, "https://graph.example/v23.0", at)

@@ -151,11 +151,14 @@ func (p *parsed) add(v changeValue, mediaBase string, now time.Time) {
 	}
 	to := onlyDigits(v.Metadata.DisplayPhoneNumber)
 	for _, m := range v.Messages {
+		// A sender without a digit (absent, "+", a name) cannot be
+		// answered or matched to a number, so it is not a reply.
+		from := onlyDigits(m.From)
 		text, ok := m.text(mediaBase)
-		if !ok || m.From == "" {
+		if !ok || from == "" {
 			continue
 		}
-		p.inbound = append(p.inbound, provider.Inbound{From: onlyDigits(m.From), To: to, Channel: domain.WhatsApp,
+		p.inbound = append(p.inbound, provider.Inbound{From: from, To: to, Channel: domain.WhatsApp,
 			Body: text, At: unixTime(m.Timestamp, now), Ref: m.ID})
 	}
 }
