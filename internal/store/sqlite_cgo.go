@@ -31,7 +31,8 @@ func init() {
 }
 
 // sqliteDSN: see sqlite_go.go; the same settings in this driver's words.
-func sqliteDSN(path string, writer bool) string {
+// This build writes the log through SQLite's own VFS, a frame at a time.
+func sqliteDSN(path string, writer bool) (string, error) {
 	q := url.Values{}
 	q.Set("_journal_mode", "WAL")
 	q.Set("_busy_timeout", "10000")
@@ -40,7 +41,7 @@ func sqliteDSN(path string, writer bool) string {
 	if writer {
 		q.Set("_txlock", "immediate")
 	}
-	return "file:" + path + "?" + q.Encode()
+	return "file:" + path + "?" + q.Encode(), nil
 }
 
 func sqliteBusy(err error) bool {

@@ -18,17 +18,22 @@ const sqliteDriver = "sqlite"
 // SQLiteDriverName names the SQLite driver this binary was built with.
 const SQLiteDriverName = "modernc.org/sqlite (pure Go)"
 
-// sqliteDSN opens path in WAL mode. synchronous=NORMAL in WAL mode keeps
-// every committed transaction across a crash of the process (the case we
-// promise); only an OS crash or power loss may drop the last few, at a
-// large speed gain. The writer begins its transactions IMMEDIATE.
-func sqliteDSN(path string, writer bool) string {
-	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)" +
+// sqliteDSN opens path in WAL mode, through the VFS that writes a
+// transaction's log frames at once (walvfs_go.go). synchronous=NORMAL in
+// WAL mode keeps every committed transaction across a crash of the process
+// (the case we promise); only an OS crash or power loss may drop the last
+// few, at a large speed gain. The writer begins its transactions
+// IMMEDIATE.
+func sqliteDSN(path string, writer bool) (string, error) {
+	if err := registerWALVFS(); err != nil {
+		return "", err
+	}
+	dsn := "file:" + path + "?vfs=" + walVFSName + "&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)" +
 		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=temp_store(MEMORY)"
 	if writer {
 		dsn += "&_txlock=immediate"
 	}
-	return dsn
+	return dsn, nil
 }
 
 // sqliteBusy: SQLite busy or locked, by the driver's code.

@@ -95,14 +95,22 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 				return nil, fmt.Errorf("create data directory: %w", err)
 			}
 		}
-		s.w, err = sql.Open(sqliteDriver, sqliteDSN(path, true))
+		wdsn, err := sqliteDSN(path, true)
+		if err != nil {
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
+		rdsn, err := sqliteDSN(path, false)
+		if err != nil {
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
+		s.w, err = sql.Open(sqliteDriver, wdsn)
 		if err != nil {
 			return nil, fmt.Errorf("open sqlite: %w", err)
 		}
 		s.w.SetMaxOpenConns(1)
 		s.w.SetMaxIdleConns(1)
 		s.w.SetConnMaxLifetime(0)
-		s.r, err = sql.Open(sqliteDriver, sqliteDSN(path, false))
+		s.r, err = sql.Open(sqliteDriver, rdsn)
 		if err != nil {
 			return nil, fmt.Errorf("open sqlite reader: %w", err)
 		}
