@@ -194,16 +194,16 @@ func (s *Store) writeGroup(ctx context.Context, fns []func(tx *Tx) error) ([]err
 	defer s.preparePending(ctx)
 	var results []error
 	var err error
-	careful := false
+	careful := false // PostgreSQL: each write sent at once; SQLite: each write in a savepoint
 	for attempt := 0; attempt < 5; attempt++ {
 		if s.dialect == Postgres {
 			results, err = s.pgWriteOnce(ctx, fns, careful)
 		} else {
-			results, err = s.writeOnce(ctx, fns)
+			results, err = s.writeOnce(ctx, fns, careful)
 		}
 		var lost errPipeline
-		if errors.As(err, &lost) && !careful {
-			careful = true // run again with each write sent at once
+		if (errors.As(err, &lost) || errors.Is(err, errUnguarded)) && !careful {
+			careful = true // run again with each write sent at once, or in a savepoint of its own
 			continue
 		}
 		if err == nil || !retryable(err) {
@@ -214,14 +214,31 @@ func (s *Store) writeGroup(ctx context.Context, fns []func(tx *Tx) error) ([]err
 	return results, err
 }
 
-func (s *Store) writeOnce(ctx context.Context, fns []func(tx *Tx) error) ([]error, error) {
+// errUnguarded: a write of a group run without savepoints failed, so the
+// whole transaction was rolled back; the group runs again, each write in a
+// savepoint.
+var errUnguarded = errors.New("store: a write of an unguarded group failed")
+
+// writeOnce runs a group of writes in one SQLite transaction.
+//
+// A write of a group must not take the others down with it, which a
+// savepoint around each would ensure. But SQLite copies every page a
+// savepoint's statements change for the first time into a journal of its
+// own, in case the savepoint is rolled back, and writes almost never fail.
+// So a group first runs without savepoints; if one of its writes then
+// fails, the whole transaction is rolled back and the group runs again
+// with each write in a savepoint (careful), as a group does after a busy
+// database. Writes are run again after a rollback in any case, so they
+// hold no state across runs.
+func (s *Store) writeOnce(ctx context.Context, fns []func(tx *Tx) error, careful bool) ([]error, error) {
 	sqlTx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("begin: %w", err)
 	}
 	tx := &Tx{tx: sqlTx, s: s}
 	results := make([]error, len(fns))
-	if len(fns) == 1 {
+	switch {
+	case len(fns) == 1:
 		// Alone in the transaction: no savepoint needed.
 		if results[0] = fns[0](tx); results[0] != nil {
 			_ = sqlTx.Rollback()
@@ -230,7 +247,17 @@ func (s *Store) writeOnce(ctx context.Context, fns []func(tx *Tx) error) ([]erro
 			}
 			return results, nil
 		}
-	} else {
+	case !careful:
+		for i, fn := range fns {
+			if results[i] = fn(tx); results[i] != nil {
+				_ = sqlTx.Rollback()
+				if retryable(results[i]) {
+					return nil, results[i]
+				}
+				return nil, errUnguarded
+			}
+		}
+	default:
 		// The savepoint statements go through the statement cache like
 		// any other: a group of n writes runs 2n of them.
 		for i, fn := range fns {
