@@ -2,6 +2,7 @@ package phone
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 
 	"github.com/nyaruka/phonenumbers"
@@ -25,6 +26,67 @@ type callingCode struct {
 	transforms bool
 	// unsure: the metadata could not be read, so Parse must decide.
 	unsure bool
+	// common is the code's fixed-line and mobile patterns when the code
+	// is its region's alone (nil for codes shared by regions, like 1 and
+	// 44, and for non-geographic ones).
+	common *commonTypes
+}
+
+// commonTypes is enough of a region's metadata to find most valid numbers
+// valid at once. libphonenumber's IsValidNumberForRegion asks whether a
+// number matches the region's general pattern and then one of its types,
+// trying premium-rate, toll-free, shared-cost, VoIP, personal, pager, UAN
+// and voicemail before fixed-line and mobile, building each pattern's
+// text anew and running it twice: twenty regular expressions for a mobile
+// number. A number that matches the general pattern and the fixed-line or
+// the mobile one is valid whatever it would also match; any other number
+// is left to the library.
+type commonTypes struct {
+	region                string
+	general, fixed, mobile numberDesc
+}
+
+// numberDesc is one number type of a region, as libphonenumber matches it:
+// one of its possible lengths, if it lists any, and its whole pattern.
+type numberDesc struct {
+	lengths []int32
+	re      *regexp.Regexp // nil: no pattern, nothing matches
+}
+
+func newNumberDesc(d *phonenumbers.PhoneNumberDesc) (numberDesc, error) {
+	pat := d.GetNationalNumberPattern()
+	if pat == "" {
+		return numberDesc{}, nil
+	}
+	re, err := regexp.Compile("^(?:" + pat + ")$")
+	return numberDesc{lengths: d.GetPossibleLength(), re: re}, err
+}
+
+func (d numberDesc) matches(nsn string) bool {
+	if d.re == nil {
+		return false
+	}
+	if len(d.lengths) > 0 && !slices.Contains(d.lengths, int32(len(nsn))) {
+		return false
+	}
+	return d.re.MatchString(nsn)
+}
+
+func newCommonTypes(region string, meta *phonenumbers.PhoneMetadata) *commonTypes {
+	c := &commonTypes{region: region}
+	var errs [3]error
+	c.general, errs[0] = newNumberDesc(meta.GetGeneralDesc())
+	c.fixed, errs[1] = newNumberDesc(meta.GetFixedLine())
+	c.mobile, errs[2] = newNumberDesc(meta.GetMobile())
+	if errs[0] != nil || errs[1] != nil || errs[2] != nil {
+		return nil // the library decides, as it can
+	}
+	return c
+}
+
+// valid says whether a national significant number is surely valid.
+func (c *commonTypes) valid(nsn string) bool {
+	return c.general.matches(nsn) && (c.fixed.matches(nsn) || c.mobile.matches(nsn))
 }
 
 func newCallingCodes() *callingCodes {
@@ -45,6 +107,10 @@ func newCallingCodes() *callingCodes {
 			meta = nonGeo[int32(code)]
 		}
 		t[code] = newCallingCode(meta)
+		if regions := phonenumbers.GetRegionCodesForCountryCode(code); len(regions) == 1 && region != "001" && meta != nil &&
+			int(meta.GetCountryCode()) == code {
+			t[code].common = newCommonTypes(region, meta)
+		}
 	}
 	return &t
 }
@@ -87,12 +153,15 @@ func (t *callingCodes) parse(digits string) (Number, error) {
 	if err := checkFormat(digits); err != nil {
 		return Number{}, err
 	}
-	n, sure := t.number(digits)
+	n, c, sure := t.number(digits)
 	if !sure {
 		return parseFull(digits)
 	}
 	if n == nil {
 		return Number{}, ErrInvalid
+	}
+	if c.common != nil && c.common.valid(phonenumbers.GetNationalSignificantNumber(n)) {
+		return Number{Digits: digits, CountryCode: strconv.Itoa(int(n.GetCountryCode())), Region: c.common.region}, nil
 	}
 	return validate(digits, n)
 }
@@ -100,20 +169,20 @@ func (t *callingCodes) parse(digits string) (Number, error) {
 // number is what phonenumbers.Parse returns for "+"+digits (nil for its
 // error: no calling code it knows), when the table can be sure of it.
 // digits must have passed checkFormat.
-func (t *callingCodes) number(digits string) (n *phonenumbers.PhoneNumber, sure bool) {
+func (t *callingCodes) number(digits string) (n *phonenumbers.PhoneNumber, c *callingCode, sure bool) {
 	code, c := t.lookup(digits)
 	if c == nil {
-		return nil, true
+		return nil, nil, true
 	}
 	national := digits[len(code):]
 	if c.unsure || c.mayStrip(national) {
-		return nil, false
+		return nil, nil, false
 	}
 	cc, _ := strconv.Atoi(code)
 	nn, _ := strconv.ParseUint(national, 10, 64)
 	n = &phonenumbers.PhoneNumber{CountryCode: new(int32(cc)), NationalNumber: new(nn)}
 	setLeadingZeros(n, national)
-	return n, true
+	return n, c, true
 }
 
 // lookup finds the calling code digits start with: like Parse, the
