@@ -36,14 +36,7 @@ func TestWALWriteFailureFailsTheCommit(t *testing.T) {
 func walFailureChild(t *testing.T, dir string) {
 	ctx := context.Background()
 	path := filepath.Join(dir, "msgsvc.db")
-	s, err := Open(ctx, "sqlite:"+path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := s.w.ExecContext(ctx, `CREATE TABLE blobs (n INTEGER PRIMARY KEY, b BLOB NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
+	s := blobStore(t, path)
 	if _, err := s.w.ExecContext(ctx, `INSERT INTO blobs (n, b) VALUES (1, x'01')`); err != nil {
 		t.Fatal(err)
 	}

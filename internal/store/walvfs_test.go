@@ -28,6 +28,21 @@ func walWrites(path string) (writes, late int) {
 	return writes, late
 }
 
+// blobStore opens a store at path with a table of numbered blobs, closed
+// when the test ends.
+func blobStore(t *testing.T, path string) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), "sqlite:"+path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.w.Exec(`CREATE TABLE blobs (n INTEGER PRIMARY KEY, b BLOB NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // copyFile copies src to dst as the file is now.
 func copyFile(t *testing.T, src, dst string) {
 	t.Helper()
@@ -57,14 +72,7 @@ func TestWALCommitsReachTheFile(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "msgsvc.db")
-	s, err := Open(ctx, "sqlite:"+path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := s.w.ExecContext(ctx, `CREATE TABLE blobs (n INTEGER PRIMARY KEY, b BLOB NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
+	s := blobStore(t, path)
 	want := map[int][]byte{}
 	for i, tc := range []struct {
 		rows, size int
