@@ -42,7 +42,7 @@ type callingCode struct {
 // the mobile one is valid whatever it would also match; any other number
 // is left to the library.
 type commonTypes struct {
-	region                string
+	region                 string
 	general, fixed, mobile numberDesc
 }
 
