@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/nyaruka/phonenumbers"
 )
@@ -26,10 +27,26 @@ type callingCode struct {
 	transforms bool
 	// unsure: the metadata could not be read, so Parse must decide.
 	unsure bool
-	// common is the code's fixed-line and mobile patterns when the code
-	// is its region's alone (nil for codes shared by regions, like 1 and
-	// 44, and for non-geographic ones).
-	common *commonTypes
+	// single is the metadata of the code's region when the code is that
+	// region's alone (nil for codes shared by regions, like 1 and 44, and
+	// for non-geographic ones). Its fixed-line and mobile patterns are
+	// compiled on the code's first number (common): compiling them for
+	// every code at start took a dozen milliseconds, and an installation
+	// sends to a few countries.
+	single     *phonenumbers.PhoneMetadata
+	commonOnce sync.Once
+	common     *commonTypes
+}
+
+// commonTypes returns the code's compiled fixed-line and mobile patterns,
+// or nil when the library must decide.
+func (c *callingCode) commonTypes() *commonTypes {
+	c.commonOnce.Do(func() {
+		if c.single != nil {
+			c.common = newCommonTypes(c.single)
+		}
+	})
+	return c.common
 }
 
 // commonTypes is enough of a region's metadata to find most valid numbers
@@ -72,8 +89,8 @@ func (d numberDesc) matches(nsn string) bool {
 	return d.re.MatchString(nsn)
 }
 
-func newCommonTypes(region string, meta *phonenumbers.PhoneMetadata) *commonTypes {
-	c := &commonTypes{region: region}
+func newCommonTypes(meta *phonenumbers.PhoneMetadata) *commonTypes {
+	c := &commonTypes{region: meta.GetId()}
 	var errs [3]error
 	c.general, errs[0] = newNumberDesc(meta.GetGeneralDesc())
 	c.fixed, errs[1] = newNumberDesc(meta.GetFixedLine())
@@ -109,7 +126,7 @@ func newCallingCodes() *callingCodes {
 		t[code] = newCallingCode(meta)
 		if regions := phonenumbers.GetRegionCodesForCountryCode(code); len(regions) == 1 && region != "001" && meta != nil &&
 			int(meta.GetCountryCode()) == code {
-			t[code].common = newCommonTypes(region, meta)
+			t[code].single = meta
 		}
 	}
 	return &t
@@ -160,8 +177,8 @@ func (t *callingCodes) parse(digits string) (Number, error) {
 	if n == nil {
 		return Number{}, ErrInvalid
 	}
-	if c.common != nil && c.common.valid(phonenumbers.GetNationalSignificantNumber(n)) {
-		return Number{Digits: digits, CountryCode: strconv.Itoa(int(n.GetCountryCode())), Region: c.common.region}, nil
+	if common := c.commonTypes(); common != nil && common.valid(phonenumbers.GetNationalSignificantNumber(n)) {
+		return number(digits, n, common.region), nil
 	}
 	return validate(digits, n)
 }

@@ -66,11 +66,13 @@ func validate(digits string, n *phonenumbers.PhoneNumber) (Number, error) {
 	if !phonenumbers.IsValidNumberForRegion(n, region) {
 		return Number{}, ErrInvalid
 	}
-	return Number{
-		Digits:      digits,
-		CountryCode: strconv.Itoa(int(n.GetCountryCode())),
-		Region:      region,
-	}, nil
+	return number(digits, n, region), nil
+}
+
+// number is the valid number digits, which libphonenumber read as n, of
+// region.
+func number(digits string, n *phonenumbers.PhoneNumber, region string) Number {
+	return Number{Digits: digits, CountryCode: strconv.Itoa(int(n.GetCountryCode())), Region: region}
 }
 
 // Validator is Parse with a memory of recent answers: libphonenumber's
