@@ -33,8 +33,8 @@ import (
 // which no commit can skip.
 const walVFSName = "msgsvc-wal"
 
-// walBufMax bounds a transaction's buffered frames; a larger one (a
-// migration, a bulk deletion) is written in pieces of this size.
+// walBufMax bounds a transaction's buffered frames: a larger one (a
+// migration, a bulk deletion) is written out each time this much gathers.
 const walBufMax = 1 << 20
 
 // walFrameHeader is the size of a WAL frame's header; its bytes 4 to 8
@@ -74,7 +74,7 @@ type walVFS struct {
 
 	mu       sync.RWMutex
 	copies   map[methodsKey]uintptr  // a file's original methods -> the copy that goes through here
-	original map[uintptr]uintptr     // a database file's copy -> the original methods
+	original map[uintptr]uintptr     // a copy -> the original methods (the barrier looks them up)
 	logs     map[uintptr]*walLog     // an open WAL file -> its buffer
 	byConn   map[*libc.TLS][]*walLog // a connection (its TLS) -> its open WAL files
 	err      error
