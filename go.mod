@@ -1,4 +1,4 @@
-module msgsvc
+module github.com/msgsvc/msgsvc
 
 go 1.26.8
 
@@ -17,6 +17,7 @@ require (
 	golang.org/x/oauth2 v0.37.0
 	golang.org/x/sync v0.24.0
 	golang.org/x/time v0.16.0
+	modernc.org/libc v1.79.0
 	modernc.org/sqlite v1.61.1
 )
 
@@ -43,7 +44,12 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
-	modernc.org/libc v1.79.0 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
+
+// The Go client is a module of its own, with no requirements, so that a
+// program importing it gets nothing else; the server uses the copy in this tree.
+require github.com/msgsvc/msgsvc/client v0.0.0
+
+replace github.com/msgsvc/msgsvc/client => ./client

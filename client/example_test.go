@@ -11,7 +11,7 @@ import (
 	"os"
 	"time"
 
-	"msgsvc/client"
+	"github.com/msgsvc/msgsvc/client"
 )
 
 // Send a text message and follow it to its final status.

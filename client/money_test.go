@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"msgsvc/client"
+	"github.com/msgsvc/msgsvc/client"
 )
 
 func TestAmountsSurviveDecoding(t *testing.T) {

@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"msgsvc/internal/app"
+	"github.com/msgsvc/msgsvc/internal/app"
 )
 
 func main() {

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/apikey"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/message"
-	"msgsvc/internal/ratelimit"
+	"github.com/msgsvc/msgsvc/internal/apikey"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/message"
+	"github.com/msgsvc/msgsvc/internal/ratelimit"
 )
 
 var (

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"net/http"
 
-	"msgsvc/internal/api/view"
-	"msgsvc/internal/compliance"
-	"msgsvc/internal/message"
+	"github.com/msgsvc/msgsvc/internal/api/view"
+	"github.com/msgsvc/msgsvc/internal/compliance"
+	"github.com/msgsvc/msgsvc/internal/message"
 )
 
 // listOptOuts answers GET /api/v1/integration/opt-outs: the key's

@@ -9,12 +9,12 @@ import (
 	"strconv"
 	"strings"
 
-	"msgsvc/internal/api/view"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/ledger"
-	"msgsvc/internal/message"
-	"msgsvc/internal/phone"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/api/view"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/message"
+	"github.com/msgsvc/msgsvc/internal/phone"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 type balanceResponse struct {

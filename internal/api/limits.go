@@ -3,9 +3,9 @@ package api
 import (
 	"net/http"
 
-	"msgsvc/internal/api/view"
-	"msgsvc/internal/message"
-	"msgsvc/internal/ratelimit"
+	"github.com/msgsvc/msgsvc/internal/api/view"
+	"github.com/msgsvc/msgsvc/internal/message"
+	"github.com/msgsvc/msgsvc/internal/ratelimit"
 )
 
 type limitWindow struct {

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/api/view"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/message"
+	"github.com/msgsvc/msgsvc/internal/api/view"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/message"
 )
 
 // listMessages is GET /messages: the key's environment's messages, newest

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"net/http"
 
-	"msgsvc/internal/api/view"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/ledger"
-	"msgsvc/internal/manage"
-	"msgsvc/internal/user"
+	"github.com/msgsvc/msgsvc/internal/api/view"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/user"
 )
 
 // The management API: each handler decodes, calls the one implementation

@@ -3,7 +3,7 @@ package api
 import (
 	"net/http"
 
-	"msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/manage"
 )
 
 // The management API's account webhook and alert thresholds.

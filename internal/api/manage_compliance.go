@@ -3,9 +3,9 @@ package api
 import (
 	"net/http"
 
-	"msgsvc/internal/api/view"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/api/view"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/manage"
 )
 
 // The management API's compliance operations: the

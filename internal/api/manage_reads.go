@@ -4,10 +4,10 @@ import (
 	"net/http"
 	"time"
 
-	"msgsvc/internal/api/view"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/ledger"
-	"msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/api/view"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/manage"
 )
 
 type limitsView struct {

@@ -3,8 +3,8 @@ package api
 import (
 	"net/http"
 
-	"msgsvc/internal/api/view"
-	"msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/api/view"
+	"github.com/msgsvc/msgsvc/internal/manage"
 )
 
 type smppUserView struct {

@@ -9,9 +9,9 @@ import (
 	"mime/multipart"
 	"net/http"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/media"
-	"msgsvc/internal/message"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/media"
+	"github.com/msgsvc/msgsvc/internal/message"
 )
 
 // maxMultipartOverhead is what the form around the file may add: part

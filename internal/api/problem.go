@@ -12,9 +12,9 @@ import (
 	"net/http"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/manage"
-	"msgsvc/internal/message"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/message"
 )
 
 // Problem is an RFC 9457 problem detail with the contract's extensions.

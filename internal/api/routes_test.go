@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"msgsvc/internal/api/openapi"
+	"github.com/msgsvc/msgsvc/internal/api/openapi"
 )
 
 // TestRoutesMatchOpenAPI keeps the served routes and the published

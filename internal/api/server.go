@@ -13,16 +13,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"msgsvc/internal/api/openapi"
-	"msgsvc/internal/compliance"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
-	"msgsvc/internal/manage"
-	"msgsvc/internal/media"
-	"msgsvc/internal/message"
-	"msgsvc/internal/provider"
-	"msgsvc/internal/ratelimit"
-	"msgsvc/internal/template"
+	"github.com/msgsvc/msgsvc/internal/api/openapi"
+	"github.com/msgsvc/msgsvc/internal/compliance"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/media"
+	"github.com/msgsvc/msgsvc/internal/message"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/ratelimit"
+	"github.com/msgsvc/msgsvc/internal/template"
 )
 
 // Store is what the API reads directly (the rest goes through services).

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/api/view"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/manage"
-	"msgsvc/internal/ratelimit"
+	"github.com/msgsvc/msgsvc/internal/api/view"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/ratelimit"
 )
 
 // Sessions and the management API (docs/panel.md). A session token

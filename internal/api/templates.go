@@ -3,7 +3,7 @@ package api
 import (
 	"net/http"
 
-	"msgsvc/internal/message"
+	"github.com/msgsvc/msgsvc/internal/message"
 )
 
 type templateJSON struct {

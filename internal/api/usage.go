@@ -5,9 +5,9 @@ import (
 	"net/url"
 	"time"
 
-	"msgsvc/internal/api/view"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/message"
+	"github.com/msgsvc/msgsvc/internal/api/view"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/message"
 )
 
 // maxUsageDays bounds a usage report's range: a year, by day or by month.

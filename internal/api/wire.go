@@ -8,8 +8,8 @@ import (
 	"reflect"
 	"strings"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/message"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/message"
 )
 
 // sendWire is the body of POST /messages as integrators write it. Rich

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/ledger"
-	"msgsvc/internal/media"
-	"msgsvc/internal/store"
-	"msgsvc/internal/template"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/media"
+	"github.com/msgsvc/msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/template"
 )
 
 // sendMedia lets the send path check media references against the

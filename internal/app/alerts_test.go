@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // alertHooks are the account alerts the receiver got, in order.

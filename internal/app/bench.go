@@ -21,10 +21,10 @@ import (
 	"syscall"
 	"time"
 
-	"msgsvc/internal/apikey"
-	"msgsvc/internal/bench"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/apikey"
+	"github.com/msgsvc/msgsvc/internal/bench"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/store"
 )
 
 // runBench is `msgsvc bench`: against --url, or against a node it starts

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/bench"
+	"github.com/msgsvc/msgsvc/internal/bench"
 )
 
 // pgProbe measures a PostgreSQL server that runs on this machine for

@@ -6,13 +6,13 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/apikey"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
-	"msgsvc/internal/ledger"
-	"msgsvc/internal/manage"
-	"msgsvc/internal/store"
-	"msgsvc/internal/webhook"
+	"github.com/msgsvc/msgsvc/internal/apikey"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
 // DefaultLimits returns a tier's starting limits.

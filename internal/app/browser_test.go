@@ -11,8 +11,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/manage"
 )
 
 // End-to-end tests of the web panel in headless Chromium, driven from Go.

@@ -5,17 +5,17 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/ledger"
-	"msgsvc/internal/media/mediatest"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/media/mediatest"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"msgsvc/internal/provider"
-	"msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/store"
 )
 
 // fieldsOf lists the fields named by a problem response.

@@ -14,10 +14,10 @@ import (
 	"strings"
 	"syscall"
 
-	"msgsvc/internal/config"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/ledger"
-	"msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/store"
 )
 
 const usage = `msgsvc — a self-hostable messaging gateway (SMS, WhatsApp, RCS)

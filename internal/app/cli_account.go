@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"strings"
 
-	"msgsvc/internal/compliance"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/ledger"
-	"msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/compliance"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/manage"
 )
 
 var accountCreate = adminCommand{name: "account create", summary: "create an account; prints its id and webhook secret",

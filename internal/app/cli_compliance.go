@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/compliance"
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/compliance"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // unchanged is the default of a text flag that was not given (an empty

@@ -11,7 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"msgsvc/internal/routing"
+	"github.com/msgsvc/msgsvc/internal/routing"
 )
 
 // runConfig is `msgsvc config check FILE`: the checks serve makes at start

@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/ledger"
-	"msgsvc/internal/manage"
-	"msgsvc/internal/template"
-	"msgsvc/internal/user"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/template"
+	"github.com/msgsvc/msgsvc/internal/user"
 )
 
 var keyCreate = adminCommand{name: "key create", summary: "make an API key; the key is printed this once", needsAccount: true,

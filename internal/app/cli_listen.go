@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"msgsvc/client"
-	"msgsvc/internal/webhook"
+	"github.com/msgsvc/msgsvc/client"
+	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
 // runListen is `msgsvc listen`: a local webhook receiver for development.

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/client"
+	"github.com/msgsvc/msgsvc/client"
 )
 
 // apiFlags are the flags of the commands that talk to a running node

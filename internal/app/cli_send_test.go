@@ -15,8 +15,8 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"msgsvc/client"
-	"msgsvc/internal/webhook"
+	"github.com/msgsvc/msgsvc/client"
+	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
 func runCmd(t *testing.T, run func(ctx context.Context, args []string, stdout, stderr io.Writer) error, args ...string) (string, error) {
@@ -98,7 +98,7 @@ func TestListenCommand(t *testing.T) {
 	}
 	select {
 	case h := <-app:
-		if !strings.HasPrefix(h.Get("webhook-id"), "evt_") || h.Get("User-Agent") != "msgsvc/"+Version {
+		if !strings.HasPrefix(h.Get("webhook-id"), "evt_") || h.Get("User-Agent") != "github.com/msgsvc/msgsvc/"+Version {
 			t.Errorf("forwarded headers %v", h)
 		}
 	case <-time.After(5 * time.Second):

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/manage"
 )
 
 var smppUserCreate = adminCommand{name: "smpp-user create",

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/client"
+	"github.com/msgsvc/msgsvc/client"
 )
 
 // isTerminal reports whether w is a terminal that takes colours and line

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/store"
 )
 
 func runMain(t *testing.T, args ...string) (string, string, int) {

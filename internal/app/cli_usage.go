@@ -11,7 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"msgsvc/client"
+	"github.com/msgsvc/msgsvc/client"
 )
 
 // runUsage is `msgsvc usage`: the key's usage report through the public

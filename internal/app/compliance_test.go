@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/compliance"
-	"msgsvc/internal/config"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/compliance"
+	"github.com/msgsvc/msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // reply records a recipient's message to the account as a provider reports

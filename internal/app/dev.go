@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"msgsvc/internal/template"
+	"github.com/msgsvc/msgsvc/internal/template"
 )
 
 // devWelcome creates the demo account on the first start of a dev

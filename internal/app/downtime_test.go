@@ -15,8 +15,8 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/webhook"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
 // downReceiver is an integrator's endpoint that may be down: while it is,

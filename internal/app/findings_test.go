@@ -3,7 +3,7 @@ package app
 import (
 	"testing"
 
-	"msgsvc/internal/media/mediatest"
+	"github.com/msgsvc/msgsvc/internal/media/mediatest"
 )
 
 // What the hostile test found in sends and uploads: a callbackUrl with

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // A 410 Gone stops every event still queued for that receiver, not only

@@ -17,14 +17,14 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"msgsvc/internal/config"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/manage"
-	"msgsvc/internal/store"
-	"msgsvc/internal/store/storetest"
-	"msgsvc/internal/template"
-	"msgsvc/internal/user"
-	"msgsvc/internal/webhook"
+	"github.com/msgsvc/msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/store/storetest"
+	"github.com/msgsvc/msgsvc/internal/template"
+	"github.com/msgsvc/msgsvc/internal/user"
+	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
 // clock is time.Now plus an offset that a test can push forward, so that

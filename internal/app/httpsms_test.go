@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/config"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
-	"msgsvc/internal/provider/twilio"
-	"msgsvc/internal/provider/twilio/twiliotest"
+	"github.com/msgsvc/msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/provider/twilio"
+	"github.com/msgsvc/msgsvc/internal/provider/twilio/twiliotest"
 )
 
 const (

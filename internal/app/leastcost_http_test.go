@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"msgsvc/internal/provider/telnyx/telnyxtest"
-	"msgsvc/internal/provider/vonage/vonagetest"
+	"github.com/msgsvc/msgsvc/internal/provider/telnyx/telnyxtest"
+	"github.com/msgsvc/msgsvc/internal/provider/vonage/vonagetest"
 )
 
 // The Telnyx public key the stand-in's callbacks would be checked with

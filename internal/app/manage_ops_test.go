@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // Limits and their requests, messages and webhooks, balance and the

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
-	"msgsvc/internal/manage"
-	"msgsvc/internal/user"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/user"
 )
 
 // Every management operation, called by every role: the roles that reach

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/config"
 )
 
 // The management API (docs/panel.md): sessions, keys, security and

@@ -18,11 +18,11 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/config"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/media"
-	"msgsvc/internal/media/mediatest"
-	"msgsvc/internal/store/storetest"
+	"github.com/msgsvc/msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/media"
+	"github.com/msgsvc/msgsvc/internal/media/mediatest"
+	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 // multipartFile builds a multipart/form-data body with one file part

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // In the panel an admin asks for a sender and an operator decides it on

@@ -10,17 +10,17 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"msgsvc/internal/costs"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
-	"msgsvc/internal/provider/rbm"
-	"msgsvc/internal/provider/simulator"
-	"msgsvc/internal/provider/smpp"
-	"msgsvc/internal/provider/telnyx"
-	"msgsvc/internal/provider/twilio"
-	"msgsvc/internal/provider/vonage"
-	"msgsvc/internal/provider/whatsapp"
-	"msgsvc/internal/routing"
+	"github.com/msgsvc/msgsvc/internal/costs"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/rbm"
+	"github.com/msgsvc/msgsvc/internal/provider/simulator"
+	"github.com/msgsvc/msgsvc/internal/provider/smpp"
+	"github.com/msgsvc/msgsvc/internal/provider/telnyx"
+	"github.com/msgsvc/msgsvc/internal/provider/twilio"
+	"github.com/msgsvc/msgsvc/internal/provider/vonage"
+	"github.com/msgsvc/msgsvc/internal/provider/whatsapp"
+	"github.com/msgsvc/msgsvc/internal/routing"
 )
 
 // providerTypes are the adapter types this build runs. Adding an adapter

@@ -19,11 +19,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"msgsvc/internal/api"
-	"msgsvc/internal/config"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/ratelimit"
-	"msgsvc/internal/store/storetest"
+	"github.com/msgsvc/msgsvc/internal/api"
+	"github.com/msgsvc/msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/ratelimit"
+	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 // redisURLEnv names the Redis server of the shared-window tests; unset,

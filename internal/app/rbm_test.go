@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/config"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/media/mediatest"
-	"msgsvc/internal/provider/rbm/rbmtest"
+	"github.com/msgsvc/msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/media/mediatest"
+	"github.com/msgsvc/msgsvc/internal/provider/rbm/rbmtest"
 )
 
 const (

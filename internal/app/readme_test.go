@@ -19,8 +19,8 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"msgsvc/internal/config"
-	"msgsvc/internal/webhook"
+	"github.com/msgsvc/msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
 // TestReadmeExamples keeps the README and the reference in docs/ true. It

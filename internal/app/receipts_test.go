@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/config"
-	"msgsvc/internal/provider/smpp/smpptest"
+	"github.com/msgsvc/msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/provider/smpp/smpptest"
 )
 
 // A carrier that takes messages and never sends their receipts: once a

@@ -3,7 +3,7 @@ package app
 import (
 	"context"
 	"io"
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 	"net/http"
 	"net/http/httptest"
 	"regexp"

@@ -10,7 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // adapterMetrics is the registry as one adapter sees it: it remembers what

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/config"
-	"msgsvc/internal/provider/smpp/smpptest"
+	"github.com/msgsvc/msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/provider/smpp/smpptest"
 )
 
 // serve reloads on SIGHUP.

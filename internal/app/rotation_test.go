@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/webhook"
+	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
 // A secret rotated elsewhere (another node, the command line) signs the

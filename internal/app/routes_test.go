@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/config"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider/smpp/smpptest"
+	"github.com/msgsvc/msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider/smpp/smpptest"
 )
 
 // moneyConfig: three SMSCs. cheap costs little, dear a lot, third has no

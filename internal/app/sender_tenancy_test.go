@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // A sender is requested by an account's admin and decided by an operator;

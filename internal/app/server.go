@@ -17,24 +17,24 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"msgsvc/internal/api"
-	"msgsvc/internal/compliance"
-	"msgsvc/internal/config"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/keycache"
-	"msgsvc/internal/lease"
-	"msgsvc/internal/manage"
-	"msgsvc/internal/media"
-	"msgsvc/internal/message"
-	"msgsvc/internal/panel"
-	"msgsvc/internal/provider"
-	"msgsvc/internal/provider/simulator"
-	"msgsvc/internal/ratelimit"
-	"msgsvc/internal/smppserver"
-	"msgsvc/internal/store"
-	"msgsvc/internal/template"
-	"msgsvc/internal/user"
-	"msgsvc/internal/webhook"
+	"github.com/msgsvc/msgsvc/internal/api"
+	"github.com/msgsvc/msgsvc/internal/compliance"
+	"github.com/msgsvc/msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/keycache"
+	"github.com/msgsvc/msgsvc/internal/lease"
+	"github.com/msgsvc/msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/media"
+	"github.com/msgsvc/msgsvc/internal/message"
+	"github.com/msgsvc/msgsvc/internal/panel"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/simulator"
+	"github.com/msgsvc/msgsvc/internal/ratelimit"
+	"github.com/msgsvc/msgsvc/internal/smppserver"
+	"github.com/msgsvc/msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/template"
+	"github.com/msgsvc/msgsvc/internal/user"
+	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
 // Server is a running msgsvc node: HTTP front, dispatcher, webhook worker,
@@ -195,7 +195,7 @@ func (s *Server) wireBackground(router *provider.Switch) {
 	cfg, st, now, log := s.cfg, s.store, s.now, s.log
 	deliverer := webhook.NewWorker(webhook.WorkerConfig{Queue: s.eventQueue, Store: st, Log: log, Now: now,
 		Sender: webhook.NewSender(webhook.SenderOptions{ClientOptions: webhook.ClientOptions{
-			AllowPrivate: cfg.WebhookAllowPrivate, UserAgent: "msgsvc/" + Version}}),
+			AllowPrivate: cfg.WebhookAllowPrivate, UserAgent: "github.com/msgsvc/msgsvc/" + Version}}),
 		Schedule: cfg.WebhookRetrySchedule, Observe: s.metrics.webhook, Version: keycache.NewCounter(st.AuthVersion, signerReadGap).Get})
 	dispatcher := message.NewDispatcher(message.DispatcherConfig{Queue: s.sendQueue, Store: st, Routes: router, Holders: st,
 		Tracker: s.tracker, Log: log, Now: now})

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/config"
 )
 
 // A live SMS crosses SMPP to the independent SMSC simulator (node-smpp,

@@ -9,9 +9,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"msgsvc/internal/provider/smpp"
-	"msgsvc/internal/ratelimit"
-	"msgsvc/internal/smppserver"
+	"github.com/msgsvc/msgsvc/internal/provider/smpp"
+	"github.com/msgsvc/msgsvc/internal/ratelimit"
+	"github.com/msgsvc/msgsvc/internal/smppserver"
 )
 
 // wireSMPP makes the SMPP server for customers when --smpp-listen asks for

@@ -21,12 +21,12 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/config"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/manage"
-	"msgsvc/internal/provider/smpp"
-	"msgsvc/internal/smppserver/esmetest"
-	"msgsvc/internal/store/storetest"
+	"github.com/msgsvc/msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/provider/smpp"
+	"github.com/msgsvc/msgsvc/internal/smppserver/esmetest"
+	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 // smppEnv is a node with the SMPP server on.

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/media/mediatest"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/media/mediatest"
 )
 
 // Every endpoint of the integration API, walked with another account's ids

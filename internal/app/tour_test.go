@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/compliance"
+	"github.com/msgsvc/msgsvc/internal/compliance"
 )
 
 // TestTrafficTour walks the corners of the API that the document had wrong

@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/store"
 )
 
 // Version is msgsvc's version; release builds set it with

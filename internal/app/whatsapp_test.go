@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/config"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
-	"msgsvc/internal/provider/whatsapp"
-	"msgsvc/internal/provider/whatsapp/whatsapptest"
-	"msgsvc/internal/webhook"
+	"github.com/msgsvc/msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/provider/whatsapp"
+	"github.com/msgsvc/msgsvc/internal/provider/whatsapp/whatsapptest"
+	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
 const (

@@ -10,9 +10,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"msgsvc/internal/channel/sms"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/phone"
+	"github.com/msgsvc/msgsvc/internal/channel/sms"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/phone"
 )
 
 // OptOutStore is what managing opt-outs needs from storage.

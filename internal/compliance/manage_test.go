@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"msgsvc/internal/compliance"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/store"
-	"msgsvc/internal/store/storetest"
+	"github.com/msgsvc/msgsvc/internal/compliance"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 // The functions the command line and the panel call.

@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"strings"
 
-	"msgsvc/internal/webhook"
+	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
 // RedactedPrefix begins a phone number that was replaced by its keyed hash.

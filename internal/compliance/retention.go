@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
 )
 
 // RetentionStore is what the retention sweep needs from storage.

@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/compliance"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
-	"msgsvc/internal/store"
-	"msgsvc/internal/store/storetest"
-	"msgsvc/internal/webhook"
+	"github.com/msgsvc/msgsvc/internal/compliance"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/store/storetest"
+	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
 // clock is a settable now.

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/webhook"
+	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
 // Config is the whole configuration of a server process.

@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
 )
 
 // Keep is how long a receipt waits for a bind to acknowledge it.

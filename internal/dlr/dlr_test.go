@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 func TestReceiptOfEachFinalStatus(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/store/storetest"
+	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 // crashServeEnv makes the service fast enough to observe end to end:

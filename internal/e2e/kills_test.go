@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/store/storetest"
+	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 // faultsEnv enables the long fault tests (repeated kills, a database or

@@ -18,7 +18,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, to read the journal
 
-	"msgsvc/internal/store/storetest"
+	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 // multiNodeEnv is crashServeEnv for nodes that share one database: the

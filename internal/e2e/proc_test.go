@@ -60,7 +60,7 @@ func runTests(m *testing.M) int {
 // on PATH, so this uses the toolchain the tests run with.
 func buildBinary(ctx context.Context, dir string) (string, error) {
 	out := filepath.Join(dir, "msgsvc")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "msgsvc/cmd/msgsvc")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "github.com/msgsvc/msgsvc/cmd/msgsvc")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build msgsvc: %w\n%s", err, b)
 	}

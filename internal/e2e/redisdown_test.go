@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/store/storetest"
+	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 const (

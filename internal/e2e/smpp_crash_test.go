@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/provider/smpp/smpptest"
+	"github.com/msgsvc/msgsvc/internal/provider/smpp/smpptest"
 )
 
 // smscSimEnv names the sources of the independent SMSC simulator

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/provider/smpp"
-	"msgsvc/internal/smppserver/esmetest"
-	"msgsvc/internal/store/storetest"
+	"github.com/msgsvc/msgsvc/internal/provider/smpp"
+	"github.com/msgsvc/msgsvc/internal/smppserver/esmetest"
+	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 // smppListening reads the SMPP server's address from the "msgsvc

@@ -8,7 +8,7 @@ package keycache
 
 import (
 	"context"
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 	"sync"
 	"time"
 )

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // source is a database of one key whose version the test moves.

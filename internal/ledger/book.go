@@ -3,7 +3,7 @@ package ledger
 import (
 	"context"
 	"errors"
-	"msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/id"
 	"time"
 )
 

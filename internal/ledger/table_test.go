@@ -1,7 +1,7 @@
 package ledger
 
 import (
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 	"testing"
 )
 

@@ -3,10 +3,10 @@ package manage
 import (
 	"context"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/ledger"
-	"msgsvc/internal/user"
-	"msgsvc/internal/webhook"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/user"
+	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
 // AlertStore is what the account webhook and the alert thresholds need

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/ledger"
-	"msgsvc/internal/user"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/user"
 )
 
 // BalanceStore is what balances, top-ups, the ledger and usage need from storage; a top-up runs the book (ledger.Credit) in a write transaction of its own.

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"strings"
 
-	"msgsvc/internal/compliance"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/user"
+	"github.com/msgsvc/msgsvc/internal/compliance"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/user"
 )
 
 // ComplianceStore is what the opt-out list and an account's compliance settings need from storage.

@@ -7,10 +7,10 @@ import (
 	"time"
 	"unicode"
 
-	"msgsvc/internal/apikey"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
-	"msgsvc/internal/user"
+	"github.com/msgsvc/msgsvc/internal/apikey"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/user"
 )
 
 // KeyStore is what managing API keys needs from storage.

@@ -14,9 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/ratelimit"
-	"msgsvc/internal/user"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/ratelimit"
+	"github.com/msgsvc/msgsvc/internal/user"
 )
 
 // Errors of the actions besides validation.

@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/user"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/user"
 )
 
 func TestParseAllowlist(t *testing.T) {

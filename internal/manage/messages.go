@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/user"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/user"
 )
 
 // MessageStore is what searching messages and redelivering their events needs from storage.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/user"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/user"
 )
 
 // OverviewStore is what the overview pages read: the kept usage counts,

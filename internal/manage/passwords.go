@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"msgsvc/internal/ratelimit"
+	"github.com/msgsvc/msgsvc/internal/ratelimit"
 )
 
 // Checking a password costs argon2id's 64 MiB and tens of milliseconds of

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/ratelimit"
+	"github.com/msgsvc/msgsvc/internal/ratelimit"
 )
 
 // Wrong passwords are refused before hashing once their key is over its

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/phone"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/phone"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // RouteDesk is the live router as operators inspect it (provider.Router).

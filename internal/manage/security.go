@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/user"
-	"msgsvc/internal/webhook"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/user"
+	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
 // SecurityStore is what changing an account's allow-list, settings and webhook secret needs from storage.

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"strings"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
-	"msgsvc/internal/user"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/user"
 )
 
 // SenderStore is what managing an account's senders needs from storage.

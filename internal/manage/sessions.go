@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
-	"msgsvc/internal/user"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/user"
 )
 
 // UserStore is what logging in, sessions and the account's users need from storage.

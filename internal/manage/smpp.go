@@ -6,10 +6,10 @@ import (
 	"errors"
 	"strconv"
 
-	"msgsvc/internal/apikey"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
-	"msgsvc/internal/user"
+	"github.com/msgsvc/msgsvc/internal/apikey"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/user"
 )
 
 // SMPPStore is what managing SMPP users needs from storage.

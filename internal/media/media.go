@@ -11,7 +11,7 @@ package media
 import (
 	"errors"
 	"fmt"
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // Kind is the broad class of a file; the channel limits are per kind.

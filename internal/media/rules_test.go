@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"msgsvc/internal/media"
+	"github.com/msgsvc/msgsvc/internal/media"
 )
 
 func TestCheckFor(t *testing.T) {

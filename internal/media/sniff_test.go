@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"msgsvc/internal/media"
-	"msgsvc/internal/media/mediatest"
+	"github.com/msgsvc/msgsvc/internal/media"
+	"github.com/msgsvc/msgsvc/internal/media/mediatest"
 )
 
 func TestSniff(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
 )
 
 // Repo is the part of the database the media store uses (*store.Store).

@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
-	"msgsvc/internal/media"
-	"msgsvc/internal/media/mediatest"
-	"msgsvc/internal/store"
-	"msgsvc/internal/store/storetest"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/media"
+	"github.com/msgsvc/msgsvc/internal/media/mediatest"
+	"github.com/msgsvc/msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"msgsvc/internal/media/mediatest"
+	"github.com/msgsvc/msgsvc/internal/media/mediatest"
 )
 
 // Reading the structure of any bytes ends in a type or a refusal, never a

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"msgsvc/internal/media/mediatest"
+	"github.com/msgsvc/msgsvc/internal/media/mediatest"
 )
 
 // A file is typed by its first bytes, then read whole: what only starts

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/webhook"
+	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
 // URLOptions configure a URLChecker. The zero value is the production

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/media"
-	"msgsvc/internal/webhook"
+	"github.com/msgsvc/msgsvc/internal/media"
+	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
 // Refusals that need no network: the URL's form and literal addresses.

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/channel/whatsapp"
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/channel/whatsapp"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // ChannelStore is what the WhatsApp and RCS rules read at send time.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // CapabilityCache remembers what providers said about devices, per

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/ledger"
 )
 
 // SendTx is what committing sends needs of a write transaction: the ledger,

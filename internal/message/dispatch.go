@@ -7,10 +7,10 @@ import (
 	"sync"
 	"time"
 
-	"msgsvc/internal/channel/rcs"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/lease"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/channel/rcs"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/lease"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // Claimer is the table of messages waiting for a provider.

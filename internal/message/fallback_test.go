@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/ledger"
-	"msgsvc/internal/provider"
-	"msgsvc/internal/provider/simulator"
-	"msgsvc/internal/store"
-	"msgsvc/internal/store/storetest"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/simulator"
+	"github.com/msgsvc/msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 // fakeProvider accepts everything; as an domain.RCS provider it may answer

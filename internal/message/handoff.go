@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // Handoff is a queue of this node that takes rows written already leased

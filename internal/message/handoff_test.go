@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/lease"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/lease"
 )
 
 // handoffTo rebuilds the fixture's service with an in-memory hand-off to

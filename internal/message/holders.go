@@ -5,8 +5,8 @@ import (
 	"context"
 	"fmt"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // SenderHolders tells which accounts hold a value as an approved sender of

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // fakeHolders holds senders for accounts and counts the questions.

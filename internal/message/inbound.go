@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"msgsvc/internal/dlr"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
-	"msgsvc/internal/provider"
-	"msgsvc/internal/webhook"
+	"github.com/msgsvc/msgsvc/internal/dlr"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
 // InboundTx is what recording a recipient's message needs of a write

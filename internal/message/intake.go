@@ -7,12 +7,12 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"msgsvc/internal/batch"
-	"msgsvc/internal/channel/rcs"
-	"msgsvc/internal/channel/whatsapp"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/phone"
-	"msgsvc/internal/webhook"
+	"github.com/msgsvc/msgsvc/internal/batch"
+	"github.com/msgsvc/msgsvc/internal/channel/rcs"
+	"github.com/msgsvc/msgsvc/internal/channel/whatsapp"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/phone"
+	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
 // Limits of a send request.

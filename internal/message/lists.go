@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // ListFilter narrows a list of messages; zero fields do not filter.

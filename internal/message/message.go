@@ -9,9 +9,9 @@ import (
 	"context"
 	"errors"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/ledger"
-	"msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/store"
 )
 
 // Caller is who makes a request: the account and the key used.

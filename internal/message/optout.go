@@ -6,12 +6,12 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/channel/sms"
-	"msgsvc/internal/compliance"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
-	"msgsvc/internal/phone"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/channel/sms"
+	"github.com/msgsvc/msgsvc/internal/compliance"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/phone"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // optOutScope is whose opt-out list a send is checked against.

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
-	"msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/store"
 )
 
 // partsProvider takes every message in three parts, like an SMSC taking a

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"msgsvc/internal/channel/whatsapp"
-	"msgsvc/internal/compliance"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
-	"msgsvc/internal/phone"
+	"github.com/msgsvc/msgsvc/internal/channel/whatsapp"
+	"github.com/msgsvc/msgsvc/internal/compliance"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/phone"
 )
 
 // sendPlan is a validated send turned into the rows it will write.

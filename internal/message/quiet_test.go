@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // A message put back in the queue (a retry, an RCS fallback) keeps to the

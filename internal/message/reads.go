@@ -3,7 +3,7 @@ package message
 import (
 	"context"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // Scope is what a caller may see: one account's messages in one

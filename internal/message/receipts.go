@@ -5,8 +5,8 @@ import (
 	"log/slog"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // A receipt can be lost for good: a carrier drops it, or a node dies with

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // RedactTx is what erasing a message needs of a write transaction: the

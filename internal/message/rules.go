@@ -7,10 +7,10 @@ import (
 	"net/url"
 	"strings"
 
-	"msgsvc/internal/channel/rcs"
-	"msgsvc/internal/channel/sms"
-	"msgsvc/internal/channel/whatsapp"
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/channel/rcs"
+	"github.com/msgsvc/msgsvc/internal/channel/sms"
+	"github.com/msgsvc/msgsvc/internal/channel/whatsapp"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // MediaChecker checks that media suits a channel: that an uploaded file

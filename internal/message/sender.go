@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // resolveSender checks the sender a send asks for, or takes the account's

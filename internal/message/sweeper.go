@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // SweepStore is what the Sweeper needs from storage.

@@ -5,13 +5,13 @@ import (
 	"slices"
 	"time"
 
-	"msgsvc/internal/batch"
-	"msgsvc/internal/dlr"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
-	"msgsvc/internal/ledger"
-	"msgsvc/internal/provider"
-	"msgsvc/internal/webhook"
+	"github.com/msgsvc/msgsvc/internal/batch"
+	"github.com/msgsvc/msgsvc/internal/dlr"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
 // Kind tells what a report says about a message.

@@ -3,8 +3,8 @@ package message
 import (
 	"time"
 
-	"msgsvc/internal/compliance"
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/compliance"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // money is what a transition gives back to the account, and whether it

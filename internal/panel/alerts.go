@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/manage"
 )
 
 // Settings → Alerts: the account webhook, the thresholds, and the alerts

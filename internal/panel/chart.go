@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // The usage chart: messages per channel per day as stacked bars, drawn on

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // The compliance page: the opt-out list of either

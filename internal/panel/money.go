@@ -5,9 +5,9 @@ import (
 	"strconv"
 	"strings"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/manage"
-	"msgsvc/internal/user"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/user"
 )
 
 // Balance, and the operators' page.

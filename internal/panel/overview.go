@@ -3,8 +3,8 @@ package panel
 import (
 	"net/http"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/manage"
 )
 
 // The overview: the page a user lands on.

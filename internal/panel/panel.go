@@ -22,8 +22,8 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/manage"
-	"msgsvc/internal/ratelimit"
+	"github.com/msgsvc/msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/ratelimit"
 )
 
 //go:embed templates/*.html

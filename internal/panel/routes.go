@@ -4,9 +4,9 @@ import (
 	"errors"
 	"net/http"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/manage"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // Operator → Routes: the routes with their providers' state, the route

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"net/http"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/manage"
 )
 
 // The operator's side of senders: the pending requests of every account,

@@ -14,9 +14,9 @@ import (
 	"time"
 	"unicode"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/manage"
-	"msgsvc/internal/ratelimit"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/ratelimit"
 )
 
 // cookieName holds the session token.

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/manage"
 )
 
 // Settings → SMPP: the account's SMPP users (developers and above).

@@ -4,9 +4,9 @@ import (
 	"net/http"
 	"strings"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/manage"
-	"msgsvc/internal/user"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/user"
 )
 
 // Users: an owner's list of the account's panel users.

@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // Decision is where a message goes now and what it costs there.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/costs"
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/costs"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 func card(t testing.TB, m map[string]float64) *costs.Table {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/costs"
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/costs"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // Strategy is how a route chooses among its providers.

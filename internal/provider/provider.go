@@ -7,7 +7,7 @@ import (
 	"context"
 	"time"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // Outbound is a message handed to a provider.

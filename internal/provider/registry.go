@@ -12,8 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/media"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/media"
 )
 
 // Adapter is a provider as the service runs it: built from its

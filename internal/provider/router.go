@@ -4,8 +4,8 @@ import (
 	"sync"
 	"time"
 
-	"msgsvc/internal/costs"
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/costs"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // Route selects providers for the messages its match holds for. No

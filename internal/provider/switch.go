@@ -3,7 +3,7 @@ package provider
 import (
 	"sync/atomic"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // Switch is the router in use, replaced whole when the configuration is

@@ -10,8 +10,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"msgsvc/internal/costs"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/costs"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // reader walks the file's nodes: the top level and each provider's name,

@@ -3,8 +3,8 @@ package routing
 import (
 	"errors"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // FromEnv adds the providers that environment variables configure, one per

@@ -19,9 +19,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"msgsvc/internal/costs"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/costs"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // Config is the whole provider configuration.

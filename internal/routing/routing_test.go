@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
-	"msgsvc/internal/provider/rbm"
-	"msgsvc/internal/provider/smpp"
-	"msgsvc/internal/provider/telnyx"
-	"msgsvc/internal/provider/twilio"
-	"msgsvc/internal/provider/vonage"
-	"msgsvc/internal/provider/whatsapp"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/rbm"
+	"github.com/msgsvc/msgsvc/internal/provider/smpp"
+	"github.com/msgsvc/msgsvc/internal/provider/telnyx"
+	"github.com/msgsvc/msgsvc/internal/provider/twilio"
+	"github.com/msgsvc/msgsvc/internal/provider/vonage"
+	"github.com/msgsvc/msgsvc/internal/provider/whatsapp"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider/smpp"
-	"msgsvc/internal/user"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider/smpp"
+	"github.com/msgsvc/msgsvc/internal/user"
 )
 
 // authenticate checks a bind: the user, its password, the account's

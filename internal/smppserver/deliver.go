@@ -5,10 +5,10 @@ import (
 	"errors"
 	"time"
 
-	"msgsvc/internal/channel/sms"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/lease"
-	"msgsvc/internal/provider/smpp"
+	"github.com/msgsvc/msgsvc/internal/channel/sms"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/lease"
+	"github.com/msgsvc/msgsvc/internal/provider/smpp"
 )
 
 // Items is the table of deliver_sm waiting for their SMPP user's binds.

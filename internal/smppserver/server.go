@@ -17,11 +17,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/keycache"
-	"msgsvc/internal/message"
-	"msgsvc/internal/ratelimit"
-	"msgsvc/internal/user"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/keycache"
+	"github.com/msgsvc/msgsvc/internal/message"
+	"github.com/msgsvc/msgsvc/internal/ratelimit"
+	"github.com/msgsvc/msgsvc/internal/user"
 )
 
 // Users finds the SMPP user a bind names, with its account as it is now;

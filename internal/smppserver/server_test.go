@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/message"
-	"msgsvc/internal/provider/smpp"
-	"msgsvc/internal/ratelimit"
-	"msgsvc/internal/smppserver/esmetest"
-	"msgsvc/internal/user"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/message"
+	"github.com/msgsvc/msgsvc/internal/provider/smpp"
+	"github.com/msgsvc/msgsvc/internal/ratelimit"
+	"github.com/msgsvc/msgsvc/internal/smppserver/esmetest"
+	"github.com/msgsvc/msgsvc/internal/user"
 )
 
 // fakeUsers holds SMPP users by system_id.

@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider/smpp"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider/smpp"
 )
 
 // maxMalformed is how many malformed or unknown PDUs a session answers

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/message"
-	"msgsvc/internal/provider/smpp"
-	"msgsvc/internal/ratelimit"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/message"
+	"github.com/msgsvc/msgsvc/internal/provider/smpp"
+	"github.com/msgsvc/msgsvc/internal/ratelimit"
 )
 
 // sendingType is the API's request type whose window limits sends.

@@ -5,8 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/ledger"
 	"strings"
 	"time"
 )

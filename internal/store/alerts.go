@@ -8,7 +8,7 @@ import (
 	"math"
 	"time"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // BalanceRose clears the account's low-balance mark once a credit has

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/ledger"
 )
 
 // Balance shares (PostgreSQL). Each writer of a node keeps a share of an

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"msgsvc/internal/store"
-	"msgsvc/internal/store/storetest"
+	"github.com/msgsvc/msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 // Inserts leave a defaulted column out when every row has it zero, so its

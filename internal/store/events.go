@@ -4,7 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 	"strings"
 	"time"
 )

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // WriteGroup runs fns as one group, as concurrent Writes that met in the

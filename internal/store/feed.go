@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
 )
 
 // feedSequenceBatch bounds how many events one read numbers (PostgreSQL),

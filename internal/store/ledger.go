@@ -3,7 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
-	"msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/ledger"
 	"time"
 )
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 	"time"
 )
 

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
 )
 
 // marginKeys are the SQL of each grouping of the margins report.

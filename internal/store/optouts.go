@@ -6,7 +6,7 @@ import (
 	"hash/fnv"
 	"time"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 var optOuts = newTable("opt_outs",

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 var parts = newTable("message_parts",

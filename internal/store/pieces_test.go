@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/store"
 )
 
 func TestPieces(t *testing.T) {

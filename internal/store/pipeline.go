@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
-	"msgsvc/internal/batch"
+	"github.com/msgsvc/msgsvc/internal/batch"
 )
 
 // On PostgreSQL every statement is a network round trip, and a grouped

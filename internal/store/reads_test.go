@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/store"
-	"msgsvc/internal/store/storetest"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 const (

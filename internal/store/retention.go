@@ -3,7 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 	"time"
 )
 

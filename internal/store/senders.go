@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 var senders = newTable("senders",

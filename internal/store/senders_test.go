@@ -6,10 +6,10 @@ import (
 	"errors"
 	"testing"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
-	"msgsvc/internal/store"
-	"msgsvc/internal/store/storetest"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 func addSender(t *testing.T, st *store.Store, acct string, ch domain.Channel, value, status string) (domain.Sender, error) {

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 var smppUsers = newTable("smpp_users",

@@ -3,8 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/ledger"
 	"strconv"
 	"sync"
 )

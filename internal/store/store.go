@@ -18,8 +18,8 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 
-	"msgsvc/internal/batch"
-	"msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/batch"
+	"github.com/msgsvc/msgsvc/internal/ledger"
 )
 
 // Dialect names the SQL engine behind a Store.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // A table lists its columns once: each column knows its name, the value it

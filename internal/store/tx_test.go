@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
-	"msgsvc/internal/ledger"
-	"msgsvc/internal/store"
-	"msgsvc/internal/store/storetest"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 func TestUpdateMessageRoundTrip(t *testing.T) {

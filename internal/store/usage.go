@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // usageLine is one row of usage_days: a key's counts as one writer keeps

@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 	"strings"
 	"time"
 )

@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
-	"msgsvc/internal/store"
-	"msgsvc/internal/store/storetest"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 func TestUsersAndSessions(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 	"regexp"
 	"strconv"
 	"strings"

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // Event names of the webhooks (docs/api.md, webhooks).

@@ -13,9 +13,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/id"
-	"msgsvc/internal/lease"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/lease"
 )
 
 // RotationGrace is how long a rotated-out secret keeps signing, so that

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // tableStore has one event due in the table, which a claim returns once,

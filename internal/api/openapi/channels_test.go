@@ -2,7 +2,7 @@ package openapi
 
 import (
 	"math"
-	"msgsvc/internal/api/view"
+	"github.com/msgsvc/msgsvc/internal/api/view"
 	"reflect"
 	"slices"
 	"strings"

@@ -7,10 +7,10 @@ import (
 	"encoding/json"
 	"time"
 
-	"msgsvc/internal/compliance"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/ledger"
-	"msgsvc/internal/message"
+	"github.com/msgsvc/msgsvc/internal/compliance"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/message"
 )
 
 // Time formats as the contract's UTC timestamp with milliseconds, and as

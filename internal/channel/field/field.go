@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"msgsvc/internal/phone"
+	"github.com/msgsvc/msgsvc/internal/phone"
 )
 
 // Problem is one refused field.

@@ -16,7 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"msgsvc/internal/channel/field"
+	"github.com/msgsvc/msgsvc/internal/channel/field"
 )
 
 // Limits. The first group is the seed's table; the rest are WhatsApp's

@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"time"
 
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // Tuning is what a configuration file may tune of an adapter over an HTTP

@@ -22,8 +22,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // Settings tune a Client; zero values take the defaults noted.

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"msgsvc/internal/media"
+	"github.com/msgsvc/msgsvc/internal/media"
 )
 
 // Files is a media store of uploads kept in a test's temporary directory,

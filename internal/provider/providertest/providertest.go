@@ -11,7 +11,7 @@ import (
 	"context"
 	"testing"
 
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // Harness is what the suite needs to know of one adapter.

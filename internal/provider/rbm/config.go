@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // DefaultAPIURL is Google's RCS Business Messaging API.

@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
-	"msgsvc/internal/provider/providertest"
-	"msgsvc/internal/provider/rbm"
-	"msgsvc/internal/provider/rbm/rbmtest"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/providertest"
+	"github.com/msgsvc/msgsvc/internal/provider/rbm"
+	"github.com/msgsvc/msgsvc/internal/provider/rbm/rbmtest"
 )
 
 const (

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // The AgentMessage of phones.agentMessages.create, as much of it as we

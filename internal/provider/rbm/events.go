@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // notification is what one webhook call carries, decoded from the Pub/Sub

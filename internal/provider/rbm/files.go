@@ -12,9 +12,9 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/media"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/media"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // Files reads the files integrators uploaded (media.Store does).

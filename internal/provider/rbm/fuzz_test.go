@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"msgsvc/internal/provider/providertest"
-	"msgsvc/internal/provider/rbm/rbmtest"
+	"github.com/msgsvc/msgsvc/internal/provider/providertest"
+	"github.com/msgsvc/msgsvc/internal/provider/rbm/rbmtest"
 )
 
 // The webhook's reading of the platform's data never panics, answers only

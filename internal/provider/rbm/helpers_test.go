@@ -15,9 +15,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"msgsvc/internal/media"
-	"msgsvc/internal/provider/providertest"
-	"msgsvc/internal/provider/rbm/rbmtest"
+	"github.com/msgsvc/msgsvc/internal/media"
+	"github.com/msgsvc/msgsvc/internal/provider/providertest"
+	"github.com/msgsvc/msgsvc/internal/provider/rbm/rbmtest"
 )
 
 const (

@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // Operations, as metrics label them.

@@ -6,8 +6,8 @@ import (
 	"os"
 	"sync"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // TypeName is the provider type of RBM in the configuration file.

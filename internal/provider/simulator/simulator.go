@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // Name is the provider name the simulator reports in webhooks.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 func TestCapabilities(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // Client is an SMPP provider: it keeps Config.Binds transceiver sessions to

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 func outSMS(id, to, body string) provider.Outbound {

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // Config describes one SMPP provider: an SMSC account with one or more

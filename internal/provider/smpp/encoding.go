@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"msgsvc/internal/channel/sms"
+	"github.com/msgsvc/msgsvc/internal/channel/sms"
 )
 
 // GSMPacking says how GSM 03.38 septets are laid into short_message when

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"msgsvc/internal/channel/sms"
+	"github.com/msgsvc/msgsvc/internal/channel/sms"
 )
 
 func TestEncodeTextSinglePart(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // Error codes this provider reports in provider.Error.Code, besides those of

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/provider"
-	"msgsvc/internal/provider/providertest"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 )
 
 // fakeSMSC is a small SMSC built on this package's codec, for tests. It

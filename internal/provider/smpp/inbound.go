@@ -3,7 +3,7 @@ package smpp
 import (
 	"context"
 
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // handleDeliver answers one deliver_sm, after the Sink has what it carried:

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/channel/sms"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/channel/sms"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // deliverAndWait sends a deliver_sm from the fake and waits for its answer.

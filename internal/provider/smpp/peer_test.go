@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // The tests in this file run against the independent SMSC simulator of

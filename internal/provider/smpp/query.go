@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // Query asks the SMSC with query_sm (§4.8) how messages it accepted ended,

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // query_sm asks about messages whose receipt never came: final states are

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // MessageState is the message_state TLV (SMPP 3.4 §5.3.2.35).

@@ -1,7 +1,7 @@
 package smpp
 
 import (
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 	"testing"
 	"time"
 )

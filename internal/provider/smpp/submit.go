@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // maxRelativeValidity caps a relative validity_period: its fields are

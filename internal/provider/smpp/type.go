@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"sync"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // TypeName is the provider type of SMPP in the configuration file.

@@ -1,8 +1,8 @@
 package telnyx
 
 import (
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // errorCodes maps Telnyx's messaging error codes, in an API answer or in

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"strings"
 
-	"msgsvc/internal/provider"
-	"msgsvc/internal/provider/httpcall"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
 
 // DefaultAPIURL is Telnyx's API; the v2 paths follow it.

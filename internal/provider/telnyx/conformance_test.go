@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
-	"msgsvc/internal/provider/httpcall"
-	"msgsvc/internal/provider/providertest"
-	"msgsvc/internal/provider/telnyx"
-	"msgsvc/internal/provider/telnyx/telnyxtest"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
+	"github.com/msgsvc/msgsvc/internal/provider/providertest"
+	"github.com/msgsvc/msgsvc/internal/provider/telnyx"
+	"github.com/msgsvc/msgsvc/internal/provider/telnyx/telnyxtest"
 )
 
 const (

@@ -8,12 +8,12 @@ import (
 	"strings"
 	"testing"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
-	"msgsvc/internal/provider/httpcall"
-	"msgsvc/internal/provider/httpcall/httpcalltest"
-	"msgsvc/internal/provider/providertest"
-	"msgsvc/internal/provider/telnyx"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
+	"github.com/msgsvc/msgsvc/internal/provider/providertest"
+	"github.com/msgsvc/msgsvc/internal/provider/telnyx"
 )
 
 // Every kind of message msgsvc sends passes the request validation of

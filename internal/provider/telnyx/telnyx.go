@@ -12,9 +12,9 @@ import (
 	"net/http"
 	"strings"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
-	"msgsvc/internal/provider/httpcall"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
 
 // TypeName is the provider type of Telnyx in the configuration file.
@@ -161,7 +161,7 @@ func userAgent(version string) string {
 	if version == "" {
 		return "msgsvc"
 	}
-	return "msgsvc/" + version
+	return "github.com/msgsvc/msgsvc/" + version
 }
 
 // apiError is one item of Telnyx's "errors".

@@ -3,8 +3,8 @@ package twilio
 import (
 	"strconv"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // errorCodes maps Twilio's error codes, in an API answer or in a status

@@ -6,8 +6,8 @@ import (
 	"regexp"
 	"strings"
 
-	"msgsvc/internal/provider"
-	"msgsvc/internal/provider/httpcall"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
 
 // DefaultAPIURL is Twilio's REST API; the 2010-04-01 paths follow it.

@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
-	"msgsvc/internal/provider/httpcall"
-	"msgsvc/internal/provider/providertest"
-	"msgsvc/internal/provider/twilio"
-	"msgsvc/internal/provider/twilio/twiliotest"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
+	"github.com/msgsvc/msgsvc/internal/provider/providertest"
+	"github.com/msgsvc/msgsvc/internal/provider/twilio"
+	"github.com/msgsvc/msgsvc/internal/provider/twilio/twiliotest"
 )
 
 const (

@@ -9,12 +9,12 @@ import (
 	"strings"
 	"testing"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
-	"msgsvc/internal/provider/httpcall"
-	"msgsvc/internal/provider/httpcall/httpcalltest"
-	"msgsvc/internal/provider/providertest"
-	"msgsvc/internal/provider/twilio"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
+	"github.com/msgsvc/msgsvc/internal/provider/providertest"
+	"github.com/msgsvc/msgsvc/internal/provider/twilio"
 )
 
 // Every kind of message msgsvc sends passes the request validation of

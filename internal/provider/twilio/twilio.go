@@ -13,9 +13,9 @@ import (
 	"net/url"
 	"strings"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
-	"msgsvc/internal/provider/httpcall"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
 
 // TypeName is the provider type of Twilio in the configuration file.
@@ -157,7 +157,7 @@ func userAgent(version string) string {
 	if version == "" {
 		return "msgsvc"
 	}
-	return "msgsvc/" + version
+	return "github.com/msgsvc/msgsvc/" + version
 }
 
 // checkAnswer reads a 2xx (taken) or a 4xx: Twilio's error object, its

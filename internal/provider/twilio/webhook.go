@@ -11,9 +11,9 @@ import (
 	"strconv"
 	"strings"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
-	"msgsvc/internal/provider/httpcall"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
 
 // Webhook is the receiver of Twilio's callbacks, mounted at StatusPath and

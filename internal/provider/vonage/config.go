@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"msgsvc/internal/provider"
-	"msgsvc/internal/provider/httpcall"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
 
 // DefaultAPIURL is the SMS API's host; /sms/json follows it.

@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
-	"msgsvc/internal/provider/httpcall"
-	"msgsvc/internal/provider/providertest"
-	"msgsvc/internal/provider/vonage"
-	"msgsvc/internal/provider/vonage/vonagetest"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
+	"github.com/msgsvc/msgsvc/internal/provider/providertest"
+	"github.com/msgsvc/msgsvc/internal/provider/vonage"
+	"github.com/msgsvc/msgsvc/internal/provider/vonage/vonagetest"
 )
 
 const (

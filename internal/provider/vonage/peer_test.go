@@ -8,12 +8,12 @@ import (
 	"strings"
 	"testing"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
-	"msgsvc/internal/provider/httpcall"
-	"msgsvc/internal/provider/httpcall/httpcalltest"
-	"msgsvc/internal/provider/providertest"
-	"msgsvc/internal/provider/vonage"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
+	"github.com/msgsvc/msgsvc/internal/provider/providertest"
+	"github.com/msgsvc/msgsvc/internal/provider/vonage"
 )
 
 const vonageSkip = "set MSGSVC_TEST_VONAGE_API_URL to Prism serving Vonage's SMS API document without --errors (e.g. http://127.0.0.1:16130)"

@@ -13,9 +13,9 @@ import (
 	"net/url"
 	"strings"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
-	"msgsvc/internal/provider/httpcall"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
 
 // TypeName is the provider type of Vonage in the configuration file.
@@ -152,7 +152,7 @@ func userAgent(version string) string {
 	if version == "" {
 		return "msgsvc"
 	}
-	return "msgsvc/" + version
+	return "github.com/msgsvc/msgsvc/" + version
 }
 
 // checkAnswer reads an answer: a 200 whose first part's status is not

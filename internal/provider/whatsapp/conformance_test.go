@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
-	"msgsvc/internal/provider/providertest"
-	"msgsvc/internal/provider/whatsapp"
-	"msgsvc/internal/provider/whatsapp/whatsapptest"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/providertest"
+	"github.com/msgsvc/msgsvc/internal/provider/whatsapp"
+	"github.com/msgsvc/msgsvc/internal/provider/whatsapp/whatsapptest"
 )
 
 const (

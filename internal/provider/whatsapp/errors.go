@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"strings"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // graphError is the platform's error object: {"error": {...}} in answers,

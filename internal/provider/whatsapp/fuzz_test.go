@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // FuzzParse: no notification body makes the parser panic, and whatever it

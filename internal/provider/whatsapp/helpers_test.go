@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/media"
-	"msgsvc/internal/provider/providertest"
-	"msgsvc/internal/provider/whatsapp/whatsapptest"
+	"github.com/msgsvc/msgsvc/internal/media"
+	"github.com/msgsvc/msgsvc/internal/provider/providertest"
+	"github.com/msgsvc/msgsvc/internal/provider/whatsapp/whatsapptest"
 )
 
 const (

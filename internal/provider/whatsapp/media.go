@@ -9,9 +9,9 @@ import (
 	"mime/multipart"
 	"net/textproto"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/media"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/media"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // Files reads the files integrators uploaded (*media.Store).

@@ -8,8 +8,8 @@ import (
 	"path"
 	"strings"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // The platform's request body (POST /{phone-number-id}/messages), only

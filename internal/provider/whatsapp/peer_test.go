@@ -10,9 +10,9 @@ import (
 	"sync"
 	"testing"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
-	"msgsvc/internal/provider/providertest"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 )
 
 // recorder keeps every answer the peer gave, by request path and body.

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/domain"
-	"msgsvc/internal/provider"
-	"msgsvc/internal/provider/whatsapp/whatsapptest"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/whatsapp/whatsapptest"
 )
 
 var business = whatsapptest.Business{DisplayPhoneNumber: "15550783881", PhoneNumberID: testPhoneID}

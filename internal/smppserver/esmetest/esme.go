@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/provider/smpp"
+	"github.com/msgsvc/msgsvc/internal/provider/smpp"
 )
 
 // ESME is one connection to an SMPP server.

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/store"
 )
 
 // PostgresEnv names the variable that enables the PostgreSQL runs.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/store"
 )
 
 func TestEachMigratesAndPings(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/provider/smpp"
+	"github.com/msgsvc/msgsvc/internal/provider/smpp"
 )
 
 // SMSC is a running fake SMSC on a loopback port; it stops when the test

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/client"
-	"msgsvc/internal/webhook"
+	"github.com/msgsvc/msgsvc/client"
+	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
 // signed builds the headers msgsvc sends, with the service's own signer,

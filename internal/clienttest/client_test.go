@@ -21,9 +21,9 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/client"
-	"msgsvc/internal/api/openapi"
-	"msgsvc/internal/media/mediatest"
+	"github.com/msgsvc/msgsvc/client"
+	"github.com/msgsvc/msgsvc/internal/api/openapi"
+	"github.com/msgsvc/msgsvc/internal/media/mediatest"
 )
 
 func newClient(t *testing.T, opts ...client.Option) *client.Client {
@@ -451,7 +451,7 @@ func TestImportableFromAnotherModule(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{
 		"go.mod":  "module example.com/shop\n\ngo 1.26\n\nrequire msgsvc v0.0.0-00010101000000-000000000000\n\nreplace msgsvc => " + root + "\n",
-		"main.go": "package main\n\nimport (\n\t\"fmt\"\n\n\t\"msgsvc/client\"\n)\n\nfunc main() { fmt.Println(client.Final(client.StatusDelivered)) }\n",
+		"main.go": "package main\n\nimport (\n\t\"fmt\"\n\n\t\"github.com/msgsvc/msgsvc/client\"\n)\n\nfunc main() { fmt.Println(client.Final(client.StatusDelivered)) }\n",
 	}
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"msgsvc/internal/app"
-	"msgsvc/internal/config"
-	"msgsvc/internal/domain"
-	"msgsvc/internal/webhook"
+	"github.com/msgsvc/msgsvc/internal/app"
+	"github.com/msgsvc/msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
 // TestMain runs every test and example against a real msgsvc node (the

@@ -1,0 +1,3 @@
+module github.com/msgsvc/msgsvc/client
+
+go 1.26
