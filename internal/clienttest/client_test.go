@@ -6,15 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"go/parser"
-	"go/token"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -417,52 +413,3 @@ func TestEventDecoding(t *testing.T) {
 	}
 }
 
-// The package imports the standard library only, so that a program that
-// imports it gets nothing else with it.
-func TestStandardLibraryOnly(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		parsed, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range parsed.Imports {
-			path := strings.Trim(imp.Path.Value, `"`)
-			if first, _, _ := strings.Cut(path, "/"); strings.Contains(first, ".") || first == "msgsvc" {
-				t.Errorf("%s imports %s", f, path)
-			}
-		}
-	}
-}
-
-// Another module imports the package with a replace directive, as the
-// README shows, and builds without anything else.
-func TestImportableFromAnotherModule(t *testing.T) {
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	files := map[string]string{
-		"go.mod":  "module example.com/shop\n\ngo 1.26\n\nrequire msgsvc v0.0.0-00010101000000-000000000000\n\nreplace msgsvc => " + root + "\n",
-		"main.go": "package main\n\nimport (\n\t\"fmt\"\n\n\t\"github.com/msgsvc/msgsvc/client\"\n)\n\nfunc main() { fmt.Println(client.Final(client.StatusDelivered)) }\n",
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd := exec.Command("go", "run", "-mod=mod", ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
-	out, err := cmd.CombinedOutput()
-	if err != nil || strings.TrimSpace(string(out)) != "true" {
-		t.Fatalf("go run in another module: %v\n%s", err, out)
-	}
-}
