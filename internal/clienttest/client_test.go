@@ -412,4 +412,3 @@ func TestEventDecoding(t *testing.T) {
 		t.Errorf("reply %+v %v", m, err)
 	}
 }
-
