@@ -98,7 +98,7 @@ func TestListenCommand(t *testing.T) {
 	}
 	select {
 	case h := <-app:
-		if !strings.HasPrefix(h.Get("webhook-id"), "evt_") || h.Get("User-Agent") != "github.com/msgsvc/msgsvc/"+Version {
+		if !strings.HasPrefix(h.Get("webhook-id"), "evt_") || h.Get("User-Agent") != "msgsvc/"+Version {
 			t.Errorf("forwarded headers %v", h)
 		}
 	case <-time.After(5 * time.Second):

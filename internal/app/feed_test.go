@@ -131,7 +131,7 @@ func TestEventsFeed(t *testing.T) {
 		if fmt.Sprint(hookIDs) != fmt.Sprint(feedIDs) {
 			t.Errorf("webhook ids %v, feed ids %v", hookIDs, feedIDs)
 		}
-		if ua := e.hooks.all()[0].header.Get("User-Agent"); ua != "github.com/msgsvc/msgsvc/"+Version {
+		if ua := e.hooks.all()[0].header.Get("User-Agent"); ua != "msgsvc/"+Version {
 			t.Errorf("webhook User-Agent %q, want msgsvc/%s", ua, Version)
 		}
 		if h := e.do("GET", "/healthz", "", nil).json(t); h["version"] != Version {

@@ -2,8 +2,8 @@ package app
 
 import (
 	"context"
-	"io"
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"

@@ -195,7 +195,7 @@ func (s *Server) wireBackground(router *provider.Switch) {
 	cfg, st, now, log := s.cfg, s.store, s.now, s.log
 	deliverer := webhook.NewWorker(webhook.WorkerConfig{Queue: s.eventQueue, Store: st, Log: log, Now: now,
 		Sender: webhook.NewSender(webhook.SenderOptions{ClientOptions: webhook.ClientOptions{
-			AllowPrivate: cfg.WebhookAllowPrivate, UserAgent: "github.com/msgsvc/msgsvc/" + Version}}),
+			AllowPrivate: cfg.WebhookAllowPrivate, UserAgent: "msgsvc/" + Version}}),
 		Schedule: cfg.WebhookRetrySchedule, Observe: s.metrics.webhook, Version: keycache.NewCounter(st.AuthVersion, signerReadGap).Get})
 	dispatcher := message.NewDispatcher(message.DispatcherConfig{Queue: s.sendQueue, Store: st, Routes: router, Holders: st,
 		Tracker: s.tracker, Log: log, Now: now})

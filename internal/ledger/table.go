@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"math"
 	"sort"
 	"strings"
 )

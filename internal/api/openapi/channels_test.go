@@ -1,8 +1,8 @@
 package openapi
 
 import (
-	"math"
 	"github.com/msgsvc/msgsvc/internal/api/view"
+	"math"
 	"reflect"
 	"slices"
 	"strings"

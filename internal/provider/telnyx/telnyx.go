@@ -161,7 +161,7 @@ func userAgent(version string) string {
 	if version == "" {
 		return "msgsvc"
 	}
-	return "github.com/msgsvc/msgsvc/" + version
+	return "msgsvc/" + version
 }
 
 // apiError is one item of Telnyx's "errors".

@@ -157,7 +157,7 @@ func userAgent(version string) string {
 	if version == "" {
 		return "msgsvc"
 	}
-	return "github.com/msgsvc/msgsvc/" + version
+	return "msgsvc/" + version
 }
 
 // checkAnswer reads a 2xx (taken) or a 4xx: Twilio's error object, its

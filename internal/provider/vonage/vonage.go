@@ -152,7 +152,7 @@ func userAgent(version string) string {
 	if version == "" {
 		return "msgsvc"
 	}
-	return "github.com/msgsvc/msgsvc/" + version
+	return "msgsvc/" + version
 }
 
 // checkAnswer reads an answer: a 200 whose first part's status is not

@@ -154,16 +154,16 @@ var semver = regexp.MustCompile(`^v?([0-9]+\.[0-9]+\.[0-9]+)(.*)$`)
 
 // UserAgent is msgsvc's User-Agent for a version such as "0.5.0-dev": the
 // platform's document wants name/1.2.3 with an optional ";key=value", so
-// a pre-release or build suffix goes there ("github.com/msgsvc/msgsvc/0.5.0;v=0.5.0-dev").
+// a pre-release or build suffix goes there ("msgsvc/0.5.0;v=0.5.0-dev").
 func UserAgent(version string) string {
 	m := semver.FindStringSubmatch(version)
 	if m == nil {
-		return "github.com/msgsvc/msgsvc/0.0.0" + uaSuffix(version)
+		return "msgsvc/0.0.0" + uaSuffix(version)
 	}
 	if m[2] == "" {
-		return "github.com/msgsvc/msgsvc/" + m[1]
+		return "msgsvc/" + m[1]
 	}
-	return "github.com/msgsvc/msgsvc/" + m[1] + uaSuffix(version)
+	return "msgsvc/" + m[1] + uaSuffix(version)
 }
 
 func uaSuffix(version string) string {

@@ -120,15 +120,15 @@ func TestRequestHeaders(t *testing.T) {
 		if q.Header.Get("Authorization") != "Bearer "+testToken {
 			t.Errorf("%s: Authorization %q", q.Path, q.Header.Get("Authorization"))
 		}
-		if got := q.Header.Get("User-Agent"); !ua.MatchString(got) || got != "github.com/msgsvc/msgsvc/0.5.0;v=0.5.0-dev" {
+		if got := q.Header.Get("User-Agent"); !ua.MatchString(got) || got != "msgsvc/0.5.0;v=0.5.0-dev" {
 			t.Errorf("%s: User-Agent %q", q.Path, got)
 		}
 	}
 }
 
 func TestUserAgent(t *testing.T) {
-	for v, want := range map[string]string{"1.2.3": "github.com/msgsvc/msgsvc/1.2.3", "v0.5.0": "github.com/msgsvc/msgsvc/0.5.0", "0.5.0-dev": "github.com/msgsvc/msgsvc/0.5.0;v=0.5.0-dev",
-		"1.0.0+build.7": "github.com/msgsvc/msgsvc/1.0.0;v=1.0.0-build.7", "dev": "github.com/msgsvc/msgsvc/0.0.0;v=dev", "": "github.com/msgsvc/msgsvc/0.0.0"} {
+	for v, want := range map[string]string{"1.2.3": "msgsvc/1.2.3", "v0.5.0": "msgsvc/0.5.0", "0.5.0-dev": "msgsvc/0.5.0;v=0.5.0-dev",
+		"1.0.0+build.7": "msgsvc/1.0.0;v=1.0.0-build.7", "dev": "msgsvc/0.0.0;v=dev", "": "msgsvc/0.0.0"} {
 		if got := UserAgent(v); got != want {
 			t.Errorf("UserAgent(%q) = %q, want %q", v, got, want)
 		}
