@@ -78,8 +78,14 @@ func encodeText(text string, ref uint8, packing GSMPacking) ([]encodedPart, erro
 
 // encodeWithUDH encodes text as one part carrying udh, a header its
 // sender made (one part of a message it split itself): GSM 03.38 when the
-// text fits the alphabet, else UCS-2.
+// text fits the alphabet, else UCS-2. Such a part was charged one segment,
+// so one that would not fit one SMS on the air is refused here rather than
+// handed to an SMSC that would send (and bill) it as several.
 func encodeWithUDH(text string, udh []byte, packing GSMPacking) (encodedPart, error) {
+	if n := sms.PartOctets(text, len(udh)); n > sms.MaxUserData {
+		return encodedPart{}, fmt.Errorf("part with its user data header is %d octets on the air, more than the %d of one segment",
+			n, sms.MaxUserData)
+	}
 	p := encodedPart{ESMClass: ESMClassUDHI}
 	if septets, gsm := sms.EncodeGSM7(text); gsm {
 		p.DataCoding = CodingDefault
