@@ -285,8 +285,17 @@ func decodeLatin1(b []byte) string {
 func DecodeText(dc byte, data []byte) string { return decodeText(dc, data, 0, Unpacked) }
 
 // UDHLen is the length of the user data header at the start of msg,
-// its length octet included.
+// its length octet included. A header that a sender made is held to the
+// rules of its concatenation IE: a total of at least one part and a
+// sequence number from 1 to the total (TS 23.040 §9.2.3.24.1), since a
+// handset cannot put together a part numbered otherwise.
 func UDHLen(msg []byte) (int, error) {
-	_, n, _, err := splitUDH(msg)
-	return n, err
+	ci, n, _, err := splitUDH(msg)
+	if err != nil {
+		return 0, err
+	}
+	if ci != nil && (ci.Total == 0 || ci.Seq == 0 || ci.Seq > ci.Total) {
+		return 0, fmt.Errorf("concatenation IE numbers part %d of %d", ci.Seq, ci.Total)
+	}
+	return n, nil
 }
