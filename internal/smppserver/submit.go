@@ -154,8 +154,8 @@ func draft(sm *smpp.SM, now time.Time) (message.Draft, smpp.Status, error) {
 //
 // data_coding 1 is IA5/ASCII, yet node-smpp, among other ESMEs, puts GSM
 // 03.38 septets under it ('@' as 0x00, '$' as 0x02, '_' as 0x11, '[' as ESC
-// 0x3C). Octets that are control characters in ASCII other than LF and CR
-// are what only such septets contain, so a text with any of them is read
+// 0x3C, 'à' as 0x7F). Octets that are control characters in ASCII other
+// than LF and CR are what only such septets contain, so a text with any of them is read
 // as GSM 03.38, the rest as ASCII.
 func decode(dc byte, data []byte) (string, smpp.Status, error) {
 	switch dc {
@@ -181,10 +181,11 @@ func decode(dc byte, data []byte) (string, smpp.Status, error) {
 }
 
 // septetsUnderIA5 reports whether 7-bit data holds an ASCII control
-// character other than LF and CR: GSM 03.38 septets, not IA5 text.
+// character other than LF and CR (DEL included): GSM 03.38 septets, not
+// IA5 text.
 func septetsUnderIA5(data []byte) bool {
 	for _, c := range data {
-		if c < 0x20 && c != '\n' && c != '\r' {
+		if (c < 0x20 && c != '\n' && c != '\r') || c == 0x7F {
 			return true
 		}
 	}

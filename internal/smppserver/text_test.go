@@ -46,6 +46,7 @@ func TestSubmitCodings(t *testing.T) {
 		{"GSM 03.38", 0, []byte{'a', 0x00, 0x02, 0x11, 0x1B, 0x3C, 0x1B, 0x65}, "a@$_[€"},
 		{"IA5/ASCII", 1, []byte("a@b$c_d[e]{f}~g`h\\i^j|k\r\nl"), "a@b$c_d[e]{f}~g`h\\i^j|k\r\nl"},
 		{"GSM 03.38 septets under data_coding 1", 1, []byte{'a', 0x00, 'b', 0x02, 0x11, 0x1B, 0x3C, ' ', 0x5B}, "a@b$_[ Ä"},
+		{"'à' as a GSM septet under data_coding 1", 1, []byte{'v', 'o', 'i', 'l', 0x7F}, "voilà"},
 		{"Latin-1", 3, []byte{'c', 0xE9, 0xFF}, "céÿ"},
 		{"UCS-2", 8, []byte{0x04, 0x1F, 0xD8, 0x3D, 0xDE, 0x00}, "П😀"},
 	}
