@@ -2,6 +2,7 @@ package message
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -64,7 +65,8 @@ func (s *Service) checkContent(ctx context.Context, verr *domain.ValidationError
 		}
 		out.content.SMPP, out.content.UDH = d.SMPP, d.UDH
 		if d.UDH != "" {
-			out.segments = 1 // a part its sender cut: one segment by definition
+			checkUDHPart(verr, d.UDH, d.Text)
+			out.segments = 1 // a part its sender cut, charged as the one segment it must fit
 		}
 		return out, nil
 	case domain.WhatsApp:
@@ -89,6 +91,21 @@ func checkSMS(verr *domain.ValidationError, text string) (string, int) {
 		verr.Add("message", "%s", msg)
 	}
 	return string(a.Encoding), a.Segments
+}
+
+// checkUDHPart refuses a part its sender cut (a user data header and its
+// text) that does not fit one SMS on the air: it is charged one segment, and
+// a longer one would reach the carrier as several, or whole at its price.
+func checkUDHPart(verr *domain.ValidationError, udhHex, text string) {
+	udh, err := hex.DecodeString(udhHex)
+	if err != nil || len(udh) == 0 || int(udh[0])+1 != len(udh) {
+		verr.Add("udh", "is not a user data header (hex, its length octet first)")
+		return
+	}
+	if n := sms.PartOctets(text, len(udh)); n > sms.MaxUserData {
+		verr.Add("udh", "makes a part of %d octets with its text; a part with a user data header must fit one segment, %d octets with the header",
+			n, sms.MaxUserData)
+	}
 }
 
 // given reports which rich fields a request carries.

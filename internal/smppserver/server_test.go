@@ -374,7 +374,7 @@ func TestSubmitFields(t *testing.T) {
 			t.Fatalf("submit %d: %s", i, p.Status)
 		}
 	}
-	if p := e.Call(smpp.SubmitSM, &smpp.SM{DestAddr: "5511999990000", DataCoding: smpp.CodingBinary, ShortMessage: []byte{1}}); p.Status != smpp.StatusSubmitFail {
+	if p := e.Call(smpp.SubmitSM, &smpp.SM{DestAddr: "5511999990000", DataCoding: smpp.CodingBinary, ShortMessage: []byte{1}}); p.Status != smpp.StatusInvDCS {
 		t.Fatalf("binary data_coding: %s", p.Status)
 	}
 	d := f.sender.drafts

@@ -5,10 +5,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
+	"log/slog"
 	"strings"
 	"time"
 
+	"github.com/msgsvc/msgsvc/internal/channel/sms"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/message"
 	"github.com/msgsvc/msgsvc/internal/provider/smpp"
@@ -20,46 +21,62 @@ const sendingType = "sending"
 
 // submit turns a submit_sm into a send of the bind's user and returns the
 // message id and the command_status to answer with. It returns once the
-// message is stored (or refused).
+// message is stored (or refused). A refusal is logged with the user, its
+// address and the reason, as the ESME hears only a status.
 func (s *Server) submit(ctx context.Context, ss *session, p smpp.PDU) (string, smpp.Status) {
+	id, st, reason := s.accept(ctx, ss, p)
+	if st != smpp.StatusOK {
+		u, _ := ss.caller()
+		level := slog.LevelWarn
+		if st == smpp.StatusThrottled {
+			level = slog.LevelInfo // the account's own rate limit at work, not a fault
+		}
+		s.cfg.Log.Log(ctx, level, "smpp: submit_sm refused", "system_id", u.SystemID, "user", u.ID, "account", u.AccountID,
+			"addr", ss.addr, "status", st, "reason", reason)
+	}
+	return id, st
+}
+
+// accept is submit without the log: the id, or the status and why.
+func (s *Server) accept(ctx context.Context, ss *session, p smpp.PDU) (string, smpp.Status, error) {
 	sm, ok := p.Body.(*smpp.SM)
 	if !ok {
-		return "", smpp.StatusSubmitFail
+		return "", smpp.StatusSubmitFail, errors.New("not a submit_sm body")
 	}
 	if !s.current(ctx, ss) {
-		return "", smpp.StatusSubmitFail // the user was removed or its address is no longer allowed
+		return "", smpp.StatusSubmitFail, errors.New("the user was removed or its address is no longer allowed")
 	}
 	u, acct := ss.caller()
 	now := s.cfg.Now()
-	d, st := draft(sm, now)
+	d, st, err := draft(sm, now)
 	if st != smpp.StatusOK {
-		return "", st
+		return "", st, err
 	}
 	d.SMPP = &domain.SMPPOrigin{User: u.ID, Receipt: sm.RegisteredDelivery&0x01 != 0}
 	if s.cfg.Limiter != nil {
 		dec, err := s.cfg.Limiter.Allow(ctx, ratelimit.Request{Key: acct.ID, TierLimit: acct.Limits.TierRPM, Type: sendingType,
 			TypeLimit: acct.Limits.SendRPM})
 		if err != nil {
-			s.cfg.Log.Warn("smpp: rate limiter", "err", err)
-			return "", smpp.StatusSubmitFail
+			return "", smpp.StatusSubmitFail, fmt.Errorf("rate limiter: %w", err)
 		}
 		if !dec.Allowed {
-			return "", smpp.StatusThrottled
+			return "", smpp.StatusThrottled, errors.New("over the account's send rate limit")
 		}
 	}
 	caller := message.Caller{Account: acct, Key: domain.APIKey{ID: u.ID, AccountID: acct.ID, Env: u.Env}}
 	out, err := s.cfg.Sender.Send(ctx, caller, d, message.SendOptions{})
 	if err != nil {
-		return "", refusal(err)
+		return "", refusal(err), err
 	}
 	if len(out.Receipt.Messages) != 1 {
-		return "", smpp.StatusSubmitFail
+		return "", smpp.StatusSubmitFail, fmt.Errorf("the send planned %d messages, not one", len(out.Receipt.Messages))
 	}
-	return out.Receipt.Messages[0].Message.ID, smpp.StatusOK
+	return out.Receipt.Messages[0].Message.ID, smpp.StatusOK, nil
 }
 
-// refusal is the command_status of a refused send: a bad destination or
-// an unapproved sender by name, anything else ESME_RSUBMITFAIL.
+// refusal is the command_status of a refused send: a bad destination, an
+// unapproved sender, or a part with a user data header that does not fit
+// one segment by name, anything else ESME_RSUBMITFAIL.
 func refusal(err error) smpp.Status {
 	var verr *domain.ValidationError
 	if errors.As(err, &verr) {
@@ -69,42 +86,52 @@ func refusal(err error) smpp.Status {
 				return smpp.StatusInvDstAdr
 			case "from":
 				return smpp.StatusInvSrcAdr
+			case "udh":
+				return smpp.StatusInvMsgLen
 			}
 		}
 	}
 	return smpp.StatusSubmitFail
 }
 
-// draft reads a submit_sm as a send request.
-func draft(sm *smpp.SM, now time.Time) (message.Draft, smpp.Status) {
+// draft reads a submit_sm as a send request, or says which status refuses
+// it and why.
+func draft(sm *smpp.SM, now time.Time) (message.Draft, smpp.Status, error) {
 	d := message.Draft{Type: string(domain.SMS), To: strings.TrimPrefix(sm.DestAddr, "+"), From: sm.SourceAddr}
 	if d.To == "" {
-		return d, smpp.StatusInvDstAdr
+		return d, smpp.StatusInvDstAdr, errors.New("no destination_addr")
 	}
 	data := sm.ShortMessage
 	if payload, ok := sm.TLVs.Get(smpp.TagMessagePayload); ok {
 		if len(data) > 0 {
-			return d, smpp.StatusSubmitFail // both is ambiguous (§5.3.2.32)
+			return d, smpp.StatusSubmitFail, errors.New("both short_message and message_payload") // ambiguous (§5.3.2.32)
 		}
 		data = payload
+	}
+	switch sm.DataCoding {
+	case smpp.CodingDefault, smpp.CodingASCII, smpp.CodingLatin1, smpp.CodingUCS2:
+	default:
+		// Binary (2, 4) among them: msgsvc carries text from end to end,
+		// and binary octets read as text would reach the handset corrupted.
+		return d, smpp.StatusInvDCS, fmt.Errorf("data_coding 0x%02x is not one msgsvc carries: 0 (GSM 03.38), 1 (IA5/ASCII), 3 (Latin-1) or 8 (UCS-2)",
+			sm.DataCoding)
 	}
 	if sm.ESMClass&smpp.ESMClassUDHI != 0 {
 		n, err := smpp.UDHLen(data)
 		if err != nil {
-			return d, smpp.StatusSubmitFail
+			return d, smpp.StatusSubmitFail, fmt.Errorf("user data header: %w", err)
 		}
 		d.UDH, data = hex.EncodeToString(data[:n]), data[n:]
 	}
-	switch sm.DataCoding {
-	case smpp.CodingDefault, smpp.CodingLatin1, smpp.CodingUCS2:
-	default:
-		return d, smpp.StatusSubmitFail
+	text, st, err := decode(sm.DataCoding, data)
+	if st != smpp.StatusOK {
+		return d, st, err
 	}
-	d.Text = smpp.DecodeText(sm.DataCoding, data)
+	d.Text = text
 	if sm.ValidityPeriod != "" {
 		until, err := parseTime(sm.ValidityPeriod, now)
 		if err != nil {
-			return d, smpp.StatusSubmitFail
+			return d, smpp.StatusInvExpiry, fmt.Errorf("validity_period: %w", err)
 		}
 		secs := int(until.Sub(now) / time.Second)
 		secs = min(max(secs, message.MinValidity), message.MaxValidity)
@@ -113,42 +140,94 @@ func draft(sm *smpp.SM, now time.Time) (message.Draft, smpp.Status) {
 	if sm.ScheduleDeliveryTime != "" {
 		at, err := parseTime(sm.ScheduleDeliveryTime, now)
 		if err != nil {
-			return d, smpp.StatusSubmitFail
+			return d, smpp.StatusInvSched, fmt.Errorf("schedule_delivery_time: %w", err)
 		}
 		d.ScheduledAt = at.UTC().Format(time.RFC3339Nano)
 	}
-	return d, smpp.StatusOK
+	return d, smpp.StatusOK, nil
+}
+
+// decode reads user data as the text data_coding says it is, held to what
+// that coding can hold, as the API holds its JSON strings to valid text:
+// septets only (octets below 0x80) under the 7-bit codings 0 and 1, and
+// whole UTF-16 under 8.
+//
+// data_coding 1 is IA5/ASCII, yet node-smpp, among other ESMEs, puts GSM
+// 03.38 septets under it ('@' as 0x00, '$' as 0x02, '_' as 0x11, '[' as ESC
+// 0x3C, 'à' as 0x7F). Octets that are control characters in ASCII other
+// than LF and CR are what only such septets contain, so a text with any of them is read
+// as GSM 03.38, the rest as ASCII.
+func decode(dc byte, data []byte) (string, smpp.Status, error) {
+	switch dc {
+	case smpp.CodingDefault, smpp.CodingASCII:
+		for i, c := range data {
+			if c >= 0x80 {
+				return "", smpp.StatusSubmitFail, fmt.Errorf("octet 0x%02X at %d under data_coding %d, a 7-bit alphabet", c, i, dc)
+			}
+		}
+		if dc == smpp.CodingASCII && !septetsUnderIA5(data) {
+			return smpp.DecodeText(smpp.CodingASCII, data), smpp.StatusOK, nil
+		}
+		return smpp.DecodeText(smpp.CodingDefault, data), smpp.StatusOK, nil
+	case smpp.CodingUCS2:
+		if len(data)%2 == 1 {
+			return "", smpp.StatusInvMsgLen, fmt.Errorf("UCS-2 text of %d octets, an odd number", len(data))
+		}
+		if err := sms.CheckUCS2(data); err != nil {
+			return "", smpp.StatusSubmitFail, err
+		}
+	}
+	return smpp.DecodeText(dc, data), smpp.StatusOK, nil
+}
+
+// septetsUnderIA5 reports whether 7-bit data holds an ASCII control
+// character other than LF and CR (DEL included): GSM 03.38 septets, not
+// IA5 text.
+func septetsUnderIA5(data []byte) bool {
+	for _, c := range data {
+		if (c < 0x20 && c != '\n' && c != '\r') || c == 0x7F {
+			return true
+		}
+	}
+	return false
 }
 
 // parseTime reads an SMPP time (§7.1): absolute YYMMDDhhmmsstnn± (nn
-// quarter hours from UTC) or relative YYMMDDhhmmss000R from now.
+// quarter hours from UTC) or relative YYMMDDhhmmss000R from now. Every
+// field of an absolute time must name a real instant (no month 13, no
+// 30 February, no 24:00): normalising one would schedule a message at a
+// time its sender never wrote.
 func parseTime(v string, now time.Time) (time.Time, error) {
 	if len(v) != 16 {
 		return time.Time{}, fmt.Errorf("time %q is not 16 characters", v)
 	}
+	for i := 0; i < 15; i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return time.Time{}, fmt.Errorf("time %q has %q where a digit belongs", v, v[i])
+		}
+	}
 	n := make([]int, 6)
 	for i := range n {
-		x, err := strconv.Atoi(v[2*i : 2*i+2])
-		if err != nil {
-			return time.Time{}, fmt.Errorf("time %q: %w", v, err)
-		}
-		n[i] = x
+		n[i] = int(v[2*i]-'0')*10 + int(v[2*i+1]-'0')
 	}
 	switch v[15] {
 	case 'R':
 		return now.AddDate(n[0], n[1], n[2]).Add(time.Duration(n[3])*time.Hour + time.Duration(n[4])*time.Minute +
 			time.Duration(n[5])*time.Second), nil
 	case '+', '-':
-		tenths, err1 := strconv.Atoi(v[12:13])
-		quarters, err2 := strconv.Atoi(v[13:15])
-		if err1 != nil || err2 != nil || quarters > 48 {
-			return time.Time{}, fmt.Errorf("time %q: bad offset", v)
+		tenths := int(v[12] - '0')
+		quarters := int(v[13]-'0')*10 + int(v[14]-'0')
+		if quarters > 48 {
+			return time.Time{}, fmt.Errorf("time %q: an offset of %d quarter hours", v, quarters)
+		}
+		t := time.Date(2000+n[0], time.Month(n[1]), n[2], n[3], n[4], n[5], tenths*int(100*time.Millisecond), time.UTC)
+		if t.Year() != 2000+n[0] || int(t.Month()) != n[1] || t.Day() != n[2] || t.Hour() != n[3] || t.Minute() != n[4] || t.Second() != n[5] {
+			return time.Time{}, fmt.Errorf("time %q is no date and time of day", v)
 		}
 		off := time.Duration(quarters) * 15 * time.Minute
 		if v[15] == '-' {
 			off = -off
 		}
-		t := time.Date(2000+n[0], time.Month(n[1]), n[2], n[3], n[4], n[5], tenths*int(100*time.Millisecond), time.UTC)
 		return t.Add(-off), nil
 	}
 	return time.Time{}, fmt.Errorf("time %q ends in %q, not R, + or -", v, v[15])

@@ -167,3 +167,22 @@ func nonGSM(text string) []string {
 	}
 	return out
 }
+
+// MaxUserData is the octets of user data one SMS carries on the air
+// interface (3GPP TS 23.040 §9.2.3.16): its UDH and its text together.
+const MaxUserData = 140
+
+// PartOctets is the octets of user data that text takes as one part after
+// a user data header of udhLen octets (its length octet included), in the
+// encoding Analyze picks for it: GSM-7 septets packed after the fill bits
+// that align them past the header, or UTF-16 units of two octets. A part
+// fits one SMS when this is at most MaxUserData: a carrier bills by what
+// goes on the air, whatever the coding it was handed.
+func PartOctets(text string, udhLen int) int {
+	enc, units, _ := scan(text)
+	if enc == UCS2 {
+		return udhLen + 2*units
+	}
+	headerSeptets := (udhLen*8 + 6) / 7
+	return ((headerSeptets+units)*7 + 7) / 8
+}

@@ -158,3 +158,31 @@ func BenchmarkAnalyze(b *testing.B) {
 		})
 	}
 }
+
+// PartOctets measures a part as it goes on the air: 153 GSM-7 septets or
+// 67 UCS-2 units fill the 140 octets after a six-octet concatenation UDH,
+// one more does not fit.
+func TestPartOctets(t *testing.T) {
+	gsm, ucs := strings.Repeat("a", 153), strings.Repeat("я", 67)
+	cases := []struct {
+		text   string
+		udhLen int
+		want   int
+	}{
+		{gsm, 6, 140},
+		{gsm + "a", 6, 141},
+		{gsm + "€", 6, 142}, // an extension character takes two septets
+		{strings.Repeat("a", 152), 7, 140},
+		{strings.Repeat("a", 153), 7, 141},
+		{ucs, 6, 140},
+		{ucs + "я", 6, 142},
+		{strings.Repeat("a", 160), 0, 140},
+		{"", 6, 7}, // the header alone, as septets with its fill bits
+		{strings.Repeat("a", 1524), 6, 1340},
+	}
+	for _, c := range cases {
+		if got := PartOctets(c.text, c.udhLen); got != c.want {
+			t.Errorf("PartOctets(%d runes of %q…, %d) = %d, want %d", len([]rune(c.text)), c.text[:min(len(c.text), 2)], c.udhLen, got, c.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package sms
 
 import (
+	"fmt"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -46,4 +47,27 @@ func DecodeUCS2(b []byte) string {
 		sb.WriteRune(utf8.RuneError)
 	}
 	return sb.String()
+}
+
+// CheckUCS2 reports why b is not well-formed UTF-16BE: an odd length, or a
+// surrogate without its pair. A sender's text is held to this (DecodeUCS2
+// forgives both, for what carriers send back).
+func CheckUCS2(b []byte) error {
+	if len(b)%2 == 1 {
+		return fmt.Errorf("UCS-2 text of %d octets, an odd number", len(b))
+	}
+	for i := 0; i < len(b); i += 2 {
+		u := rune(b[i])<<8 | rune(b[i+1])
+		if !utf16.IsSurrogate(u) {
+			continue
+		}
+		if u < 0xDC00 && i+3 < len(b) {
+			if lo := rune(b[i+2])<<8 | rune(b[i+3]); lo >= 0xDC00 && lo <= 0xDFFF {
+				i += 2
+				continue
+			}
+		}
+		return fmt.Errorf("UCS-2 text has a lone surrogate 0x%04X at octet %d", u, i)
+	}
+	return nil
 }

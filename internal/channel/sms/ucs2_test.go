@@ -49,3 +49,19 @@ func TestDecodeUCS2(t *testing.T) {
 		}
 	}
 }
+
+// A sender's UCS-2 must be whole: even in length, every surrogate paired.
+func TestCheckUCS2(t *testing.T) {
+	good := [][]byte{{}, {0x00, 0x41}, {0xD8, 0x3D, 0xDE, 0x00}, {0x00, 0x41, 0xD8, 0x40, 0xDC, 0x0B}}
+	bad := [][]byte{{0x00}, {0x00, 0x41, 0x00}, {0xD8, 0x3D}, {0xDE, 0x00}, {0xD8, 0x3D, 0x00, 0x41}, {0x00, 0x41, 0xDC, 0x0B, 0xD8, 0x40}}
+	for _, b := range good {
+		if err := CheckUCS2(b); err != nil {
+			t.Errorf("CheckUCS2(% X): %v", b, err)
+		}
+	}
+	for _, b := range bad {
+		if err := CheckUCS2(b); err == nil {
+			t.Errorf("CheckUCS2(% X) accepted", b)
+		}
+	}
+}

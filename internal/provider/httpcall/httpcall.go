@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/msgsvc/msgsvc/internal/channel/sms"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )
@@ -163,7 +164,10 @@ func (c *Client) Each(ctx context.Context, msgs []provider.Outbound, send func(c
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			r := send(ctx, msgs[i])
+			r := provider.Result{Err: oversizePart(msgs[i])}
+			if r.Err == nil {
+				r = send(ctx, msgs[i])
+			}
 			switch {
 			case r.Err == nil:
 				c.Counts.Sent.Add(1)
@@ -177,6 +181,20 @@ func (c *Client) Each(ctx context.Context, msgs []provider.Outbound, send func(c
 	}
 	wg.Wait()
 	return out
+}
+
+// oversizePart refuses an SMS part its sender cut (it has a user data
+// header) whose text does not fit one segment. It was charged one; these
+// APIs take no header, only a Body they would cut and bill as several.
+func oversizePart(m provider.Outbound) *provider.Error {
+	if m.Channel != domain.SMS || m.Content.UDH == "" {
+		return nil
+	}
+	if n := sms.PartOctets(m.Body, len(m.Content.UDH)/2); n > sms.MaxUserData {
+		return &provider.Error{Code: domain.CodeRejected, Message: fmt.Sprintf(
+			"a part with a user data header is %d octets on the air, more than the %d of the one segment it was charged", n, sms.MaxUserData)}
+	}
+	return nil
 }
 
 // Do makes the request, trying again after transient errors and rate

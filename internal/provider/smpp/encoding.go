@@ -78,8 +78,14 @@ func encodeText(text string, ref uint8, packing GSMPacking) ([]encodedPart, erro
 
 // encodeWithUDH encodes text as one part carrying udh, a header its
 // sender made (one part of a message it split itself): GSM 03.38 when the
-// text fits the alphabet, else UCS-2.
+// text fits the alphabet, else UCS-2. Such a part was charged one segment,
+// so one that would not fit one SMS on the air is refused here rather than
+// handed to an SMSC that would send (and bill) it as several.
 func encodeWithUDH(text string, udh []byte, packing GSMPacking) (encodedPart, error) {
+	if n := sms.PartOctets(text, len(udh)); n > sms.MaxUserData {
+		return encodedPart{}, fmt.Errorf("part with its user data header is %d octets on the air, more than the %d of one segment",
+			n, sms.MaxUserData)
+	}
 	p := encodedPart{ESMClass: ESMClassUDHI}
 	if septets, gsm := sms.EncodeGSM7(text); gsm {
 		p.DataCoding = CodingDefault
@@ -279,8 +285,17 @@ func decodeLatin1(b []byte) string {
 func DecodeText(dc byte, data []byte) string { return decodeText(dc, data, 0, Unpacked) }
 
 // UDHLen is the length of the user data header at the start of msg,
-// its length octet included.
+// its length octet included. A header that a sender made is held to the
+// rules of its concatenation IE: a total of at least one part and a
+// sequence number from 1 to the total (TS 23.040 §9.2.3.24.1), since a
+// handset cannot put together a part numbered otherwise.
 func UDHLen(msg []byte) (int, error) {
-	_, n, _, err := splitUDH(msg)
-	return n, err
+	ci, n, _, err := splitUDH(msg)
+	if err != nil {
+		return 0, err
+	}
+	if ci != nil && (ci.Total == 0 || ci.Seq == 0 || ci.Seq > ci.Total) {
+		return 0, fmt.Errorf("concatenation IE numbers part %d of %d", ci.Seq, ci.Total)
+	}
+	return n, nil
 }

@@ -2,6 +2,7 @@ package smpp
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -34,5 +35,33 @@ func TestSubmitKeepsTheSendersUDH(t *testing.T) {
 	bad.Content.UDH = "0500"
 	if res := submit(t, c, bad); res[0].Err == nil {
 		t.Fatal("a header whose length octet lies was sent")
+	}
+}
+
+// A part with a UDH was charged one segment, so no more than one goes to
+// the carrier: one that does not fit 140 octets on the air with its header
+// (even if it fits the 254 of short_message) fails for good, unsent.
+func TestOversizeUDHPartNotSent(t *testing.T) {
+	f := newFakeSMSC(t)
+	c := startClient(t, testConfig(f.addr()), newSink())
+	fits := outSMS("m1", "5511999990000", strings.Repeat("a", 153))
+	fits.Content.UDH = "050003070201"
+	gsm := outSMS("m2", "5511999990000", strings.Repeat("a", 154))
+	gsm.Content.UDH = "050003070201"
+	long := outSMS("m3", "5511999990000", strings.Repeat("a", 248))
+	long.Content.UDH = "050003070201"
+	ucs := outSMS("m4", "5511999990010", strings.Repeat("я", 68))
+	ucs.Content.UDH = "050003070201"
+	res := submit(t, c, fits, gsm, long, ucs)
+	if res[0].Err != nil {
+		t.Fatalf("a part of 140 octets: %v", res[0].Err)
+	}
+	for i, r := range res[1:] {
+		if r.Err == nil || r.Err.Temporary {
+			t.Fatalf("oversize part %d: %+v, want a permanent refusal", i+2, r.Err)
+		}
+	}
+	if n := len(f.submitList()); n != 1 {
+		t.Fatalf("%d submit_sm reached the carrier, want 1", n)
 	}
 }
