@@ -92,3 +92,30 @@ func TestSMPPUserLimit(t *testing.T) {
 		}
 	})
 }
+
+// Settings → SMPP shows each user's open binds, its last bind and its
+// recent refusals with their reasons, to the account's developers and to
+// an operator naming the account.
+func TestPanelSMPPRefusals(t *testing.T) {
+	e := smppEnv(t, "sqlite")
+	sys, pw := e.smppUser(e.account.ID, "test", "acme")
+	if st := esmetest.Dial(t, e.srv.SMPPAddr(), nil).Bind(smpp.BindTransmitter, sys, "wrong"); st != smpp.StatusBindFail {
+		t.Fatalf("wrong password: %s", st)
+	}
+	if st := esmetest.Dial(t, e.srv.SMPPAddr(), nil).Bind(smpp.BindReceiver, sys, pw); st != smpp.StatusOK {
+		t.Fatalf("bind: %s", st)
+	}
+	dev := e.browser()
+	dev.login(e.user("developer"))
+	op := e.browser()
+	op.login(e.user("operator"))
+	for who, pg := range map[string]page{"developer": dev.get("/settings/smpp"),
+		"operator": op.get("/settings/smpp?account=" + e.account.ID)} {
+		for _, want := range []string{"Recent refusals", "bind_receiver from <span class=\"mono\">127.0.0.1</span>",
+			"bind_transmitter", "ESME_RBINDFAIL", "wrong password"} {
+			if pg.status != 200 || !strings.Contains(pg.body, want) {
+				t.Fatalf("the %s's SMPP page (%d) lacks %q", who, pg.status, want)
+			}
+		}
+	}
+}
