@@ -308,3 +308,38 @@ func (s *Server) unboundAt(addr string) int {
 	defer s.mu.Unlock()
 	return s.unbound[netip.MustParseAddr(addr)]
 }
+
+// A refusal repeated exactly within a second is counted rather than
+// written again: a peer submitting past its rate limit makes one log line
+// and one kept refusal a second, the next one saying how many it stands for.
+func TestRepeatedRefusalsHeldBack(t *testing.T) {
+	var logs syncBuffer
+	rf := &fakeRefusals{}
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano()) // write deadlines are set from it
+	f := start(t, func(c *Config) {
+		c.Refusals = rf
+		c.Log = slog.New(slog.NewTextHandler(&logs, nil))
+		c.Now = func() time.Time { return time.Unix(0, clock.Load()) }
+	})
+	e := f.bound(t, smpp.BindTransmitter, "other") // may send 2 a minute
+	submit := func() smpp.Status { return e.Submit("", "5511999990000", "hi", 0).Status }
+	for i := range 5 {
+		if st := submit(); i >= 2 && st != smpp.StatusThrottled {
+			t.Fatalf("submit %d: %s", i, st)
+		}
+	}
+	if n := len(rf.all()); n != 1 {
+		t.Fatalf("%d refusals kept for 3 repeats within a second, want 1", n)
+	}
+	clock.Add(int64(2 * time.Second))
+	if st := submit(); st != smpp.StatusThrottled {
+		t.Fatalf("submit after a second: %s", st)
+	}
+	if n := len(rf.all()); n != 2 {
+		t.Fatalf("%d refusals kept, want 2", n)
+	}
+	if !strings.Contains(logs.String(), "reason=\"over the account's send rate limit\" repeatsHeldBack=2") {
+		t.Fatalf("the log does not count the repeats held back:\n%s", logs.String())
+	}
+}

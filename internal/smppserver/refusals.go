@@ -2,6 +2,8 @@ package smppserver
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
@@ -27,9 +29,54 @@ var submitReasons = map[smpp.Status]string{
 // session's answer for long when the store is slow.
 const refusalWrite = 2 * time.Second
 
+// repeatWindow is how long a refusal repeated exactly (the same system_id,
+// address, command, status and reason) is counted instead of written
+// again: a peer that keeps submitting past its rate limit would otherwise
+// turn each refusal into a log line and a database write.
+const repeatWindow = time.Second
+
+// repeats counts the refusals held back within repeatWindow of the last
+// one written, by what they repeat.
+type repeats struct {
+	mu   sync.Mutex
+	last map[string]repeat
+}
+
+type repeat struct {
+	at   time.Time
+	held int
+}
+
+// pass reports whether a refusal is written now, and how many of its
+// repeats were held back since the last one written.
+func (r *repeats) pass(key string, now time.Time) (bool, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.last == nil {
+		r.last = map[string]repeat{}
+	}
+	p, ok := r.last[key]
+	if ok && now.Sub(p.at) < repeatWindow {
+		p.held++
+		r.last[key] = p
+		return false, 0
+	}
+	if len(r.last) >= 4096 {
+		for k, v := range r.last {
+			if now.Sub(v.at) >= repeatWindow {
+				delete(r.last, k)
+			}
+		}
+	}
+	r.last[key] = repeat{at: now}
+	return true, p.held
+}
+
 // refused logs a refused bind or submit_sm with the SMPP user, the remote
 // address and the reason, and keeps it for operators when the user exists
-// (a system_id no user has belongs to no account: it is only logged).
+// (a system_id no user has belongs to no account: it is only logged). An
+// exact repeat within a second is counted, and the count is written with
+// the next one.
 func (s *Server) refused(ctx context.Context, ss *session, u domain.SMPPUser, systemID string, cmd smpp.CommandID,
 	st smpp.Status, reason string) {
 	if reason == "" {
@@ -38,8 +85,13 @@ func (s *Server) refused(ctx context.Context, ss *session, u domain.SMPPUser, sy
 	if reason == "" {
 		reason = st.String()
 	}
+	ok, held := s.repeats.pass(strings.Join([]string{systemID, ss.addr.String(), cmd.String(), st.String(), reason}, "\x00"),
+		s.cfg.Now())
+	if !ok {
+		return
+	}
 	s.cfg.Log.Warn("smpp: refused", "command", cmd.String(), "systemId", systemID, "userId", u.ID, "accountId", u.AccountID,
-		"remoteAddr", ss.addr.String(), "status", st.String(), "reason", reason)
+		"remoteAddr", ss.addr.String(), "status", st.String(), "reason", reason, "repeatsHeldBack", held)
 	if s.cfg.Refusals == nil || u.ID == "" {
 		return
 	}

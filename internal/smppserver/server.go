@@ -132,6 +132,7 @@ type Server struct {
 	ln       net.Listener
 	conns    map[*session]struct{}
 	unbound  map[netip.Addr]int // connections not bound yet, by address (under mu)
+	repeats  repeats            // refusals held back as exact repeats
 	bindSeq  atomic.Int64
 	wg       sync.WaitGroup
 	shutdown chan struct{}
