@@ -85,8 +85,13 @@ func (s *Server) refused(ctx context.Context, ss *session, u domain.SMPPUser, sy
 	if reason == "" {
 		reason = st.String()
 	}
-	ok, held := s.repeats.pass(strings.Join([]string{systemID, ss.addr.String(), cmd.String(), st.String(), reason}, "\x00"),
-		s.cfg.Now())
+	from := ss.addr.String()
+	if reason == reasonAddrThrottled || reason == reasonUserThrottled {
+		// Throttled attempts may come from any number of addresses: they
+		// are repeats of one another whatever the address.
+		from = ""
+	}
+	ok, held := s.repeats.pass(strings.Join([]string{systemID, from, cmd.String(), st.String(), reason}, "\x00"), s.cfg.Now())
 	if !ok {
 		return
 	}
