@@ -513,6 +513,13 @@ func (r *registry) receivers() (users, accounts map[string]int) {
 			}
 		}
 		if room == 0 {
+			// The next answer to free room wakes the queue for this
+			// user's rows, rather than the next poll.
+			for ss := range set {
+				if ss.receives() {
+					ss.starved.Store(true)
+				}
+			}
 			continue
 		}
 		users[id] = room
