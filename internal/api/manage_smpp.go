@@ -15,6 +15,31 @@ type smppUserView struct {
 	CreatedAt   view.Time `json:"createdAt"`
 }
 
+// smppUserListed is an SMPP user as the list shows it: with its open binds
+// on every node, when it last bound (null: never) and its recent refusals,
+// newest first.
+type smppUserListed struct {
+	smppUserView
+	Binds          []smppBindView    `json:"binds"`
+	LastBoundAt    view.Time         `json:"lastBoundAt"`
+	RecentRefusals []smppRefusalView `json:"recentRefusals"`
+}
+
+type smppBindView struct {
+	Type    string    `json:"type"`
+	Address string    `json:"address"`
+	Node    string    `json:"node"`
+	Since   view.Time `json:"since"`
+}
+
+type smppRefusalView struct {
+	At      view.Time `json:"at"`
+	Address string    `json:"address"`
+	Command string    `json:"command"`
+	Status  string    `json:"status"`
+	Reason  string    `json:"reason"`
+}
+
 type newSMPPUserView struct {
 	smppUserView
 	Password string `json:"password"`
@@ -25,10 +50,24 @@ func (s *Server) listSMPPUsers(w http.ResponseWriter, r *http.Request, a manage.
 	if err != nil {
 		return err
 	}
-	out := []smppUserView{}
+	activity, err := s.cfg.Manage.SMPPActivity(r.Context(), a, acct(r))
+	if err != nil {
+		return err
+	}
+	out := []smppUserListed{}
 	for _, u := range users {
-		out = append(out, smppUserView{ID: u.ID, SystemID: u.SystemID, Environment: string(u.Env), MaxBinds: u.MaxBinds,
-			CreatedAt: view.Time(u.CreatedAt)})
+		act := activity[u.ID]
+		v := smppUserListed{smppUserView: smppUserView{ID: u.ID, SystemID: u.SystemID, Environment: string(u.Env),
+			MaxBinds: u.MaxBinds, CreatedAt: view.Time(u.CreatedAt)}, LastBoundAt: view.Time(act.LastBoundAt),
+			Binds: []smppBindView{}, RecentRefusals: []smppRefusalView{}}
+		for _, b := range act.Binds {
+			v.Binds = append(v.Binds, smppBindView{Type: b.Type, Address: b.Addr, Node: b.Node, Since: view.Time(b.BoundAt)})
+		}
+		for _, r := range act.Refusals {
+			v.RecentRefusals = append(v.RecentRefusals, smppRefusalView{At: view.Time(r.At), Address: r.Addr,
+				Command: r.Command, Status: r.Status, Reason: r.Reason})
+		}
+		out = append(out, v)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"smppUsers": out})
 	return nil

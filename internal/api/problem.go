@@ -48,6 +48,7 @@ var codes = map[string]int{
 	"MESSAGE_NOT_CANCELABLE":      http.StatusConflict,
 	"IDEMPOTENCY_CONFLICT":        http.StatusConflict,
 	"SENDER_TAKEN":                http.StatusConflict,
+	"SMPP_USER_LIMIT_REACHED":     http.StatusConflict,
 	"PAYLOAD_TOO_LARGE":           http.StatusRequestEntityTooLarge,
 	"UNSUPPORTED_MEDIA_TYPE":      http.StatusUnsupportedMediaType,
 	"OUTSIDE_CONVERSATION_WINDOW": http.StatusUnprocessableEntity,
@@ -103,6 +104,9 @@ func toProblem(err error) *Problem {
 	}
 	if t, ok := manage.IsThrottled(err); ok {
 		return problem("RATE_LIMITED", fmt.Sprintf("Too many attempts; retry after %d seconds.", int((t.RetryAfter+time.Second-1)/time.Second)))
+	}
+	if l := (*manage.ErrSMPPUserLimit)(nil); errors.As(err, &l) {
+		return problem("SMPP_USER_LIMIT_REACHED", fmt.Sprintf("The account has %d SMPP users, the most it may have; remove one before making another.", l.Max))
 	}
 	switch {
 	case errors.Is(err, manage.ErrForbidden):

@@ -232,10 +232,14 @@ func (s *Server) wireHTTP(router *provider.Switch) error {
 		log.Warn("rate-limit backend unavailable; allowing requests", "err", err)
 	})
 	inspector, _ := limiter.(ratelimit.Inspector)
-	if err := s.wireSMPP(limiter, backend); err != nil {
+	// The panel's logins, new SMPP users and SMPP binds hash passwords in
+	// one set of slots, so that together they stay within the memory the
+	// slots are sized for.
+	slots := user.NewSlots(manage.HashSlots())
+	if err := s.wireSMPP(limiter, backend, slots); err != nil {
 		return err
 	}
-	mg := manage.New(manage.Config{Store: st, Limiter: inspector, Redelivered: s.eventQueue.Wake,
+	mg := manage.New(manage.Config{Store: st, Limiter: inspector, Redelivered: s.eventQueue.Wake, Slots: slots,
 		SessionTTL: cfg.SessionTTL, Failures: backend, AllowPrivateWebhooks: cfg.WebhookAllowPrivate, Hasher: s.hasher,
 		SMPPRemoved: s.smppRemoved, Now: now, Routes: router})
 	pages, err := panel.New(panel.Config{Manage: mg, Guard: backend, ClientAddr: api.Proxies(cfg.TrustedProxies).ClientAddr,

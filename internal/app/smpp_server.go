@@ -12,11 +12,12 @@ import (
 	"github.com/msgsvc/msgsvc/internal/provider/smpp"
 	"github.com/msgsvc/msgsvc/internal/ratelimit"
 	"github.com/msgsvc/msgsvc/internal/smppserver"
+	"github.com/msgsvc/msgsvc/internal/user"
 )
 
 // wireSMPP makes the SMPP server for customers when --smpp-listen asks for
 // one, and listens at once like the HTTP front.
-func (s *Server) wireSMPP(limiter ratelimit.Limiter, guard smppserver.Guard) error {
+func (s *Server) wireSMPP(limiter ratelimit.Limiter, guard smppserver.Guard, slots *user.Slots) error {
 	cfg := s.cfg
 	if cfg.SMPPListen == "" {
 		return nil
@@ -35,7 +36,7 @@ func (s *Server) wireSMPP(limiter ratelimit.Limiter, guard smppserver.Guard) err
 	}
 	s.smppListener = ln
 	s.smpp = smppserver.New(smppserver.Config{Users: s.store, Sender: s.messages, Items: s.store, Binds: s.store, Limiter: limiter,
-		Guard: guard, TLS: tlsCfg, Owner: cfg.NodeID, Poll: s.poll, Hasher: s.hasher, Now: s.now, Log: s.log,
+		Guard: guard, Slots: slots, Refusals: s.store, TLS: tlsCfg, Owner: cfg.NodeID, Poll: s.poll, Hasher: s.hasher, Now: s.now, Log: s.log,
 		Observer: newSMPPMetrics(s.reg, s.store.PendingSMPPItems)})
 	return nil
 }

@@ -40,3 +40,37 @@ type SMPPItem struct {
 	NextAttemptAt time.Time
 	LeaseOwner    string
 }
+
+// SMPPBind is a bind of an SMPP user open on some node, as operators see
+// it: from where, since when, and which kind (transmitter, receiver,
+// transceiver).
+type SMPPBind struct {
+	ID      string
+	UserID  string
+	Node    string
+	Addr    string
+	Type    string
+	BoundAt time.Time
+}
+
+// SMPPRefusal is a refused bind or submit_sm of an SMPP user: when, from
+// where, the command, the command_status the peer got and why.
+type SMPPRefusal struct {
+	ID        string
+	UserID    string
+	AccountID string
+	At        time.Time
+	Addr      string
+	Command   string
+	Status    string
+	Reason    string
+}
+
+// SMPPActivity is what operators see of an SMPP user besides its
+// settings: its open binds on every node, when it last bound (zero: never)
+// and its recent refusals, newest first.
+type SMPPActivity struct {
+	Binds       []SMPPBind
+	LastBoundAt time.Time
+	Refusals    []SMPPRefusal
+}

@@ -32,6 +32,8 @@ const (
 	Sender   = "snd"
 	SMPPUser = "smu"
 	SMPPItem = "smd"
+	// SMPPRefusal names a refused bind or submit_sm kept for operators.
+	SMPPRefusal = "smr"
 )
 
 // New returns prefix + "_" + 26 characters: 48 bits of Unix milliseconds

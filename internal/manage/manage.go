@@ -78,6 +78,11 @@ type Config struct {
 	PasswordFailuresPerMinute int
 	// HashSlots bounds the password checks running at once (0: HashSlots()).
 	HashSlots int
+	// Slots, when set, are the hashing slots shared with the other fronts
+	// that hash passwords (the SMPP server's binds); they replace HashSlots.
+	Slots *user.Slots
+	// MaxSMPPUsers caps an account's SMPP users (0: DefaultMaxSMPPUsers).
+	MaxSMPPUsers int
 	// AllowPrivateWebhooks permits http and private addresses for the
 	// account webhook, as for callbacks.
 	AllowPrivateWebhooks bool
@@ -113,6 +118,7 @@ type Service struct {
 	// allowPrivate permits http and private webhook addresses.
 	allowPrivate bool
 	smppRemoved  func(userID string)
+	maxSMPPUsers int
 }
 
 // New makes a Service.
@@ -132,9 +138,19 @@ func New(cfg Config) *Service {
 	if cfg.SMPPRemoved == nil {
 		cfg.SMPPRemoved = func(string) {}
 	}
+	if cfg.Slots == nil {
+		n := cfg.HashSlots
+		if n <= 0 {
+			n = HashSlots()
+		}
+		cfg.Slots = user.NewSlots(n)
+	}
+	if cfg.MaxSMPPUsers <= 0 {
+		cfg.MaxSMPPUsers = DefaultMaxSMPPUsers
+	}
 	h := cfg.Hasher
-	return &Service{st: cfg.Store, limiter: cfg.Limiter, redelivered: cfg.Redelivered, ttl: cfg.SessionTTL, now: cfg.Now,
-		gate: newPasswordGate(cfg.Failures, cfg.PasswordFailuresPerMinute, cfg.HashSlots), hasher: h,
+	return &Service{maxSMPPUsers: cfg.MaxSMPPUsers, st: cfg.Store, limiter: cfg.Limiter, redelivered: cfg.Redelivered, ttl: cfg.SessionTTL, now: cfg.Now,
+		gate: newPasswordGate(cfg.Failures, cfg.PasswordFailuresPerMinute, cfg.Slots), hasher: h,
 		dummyHash: sync.OnceValue(func() string {
 			hash, _ := h.Hash("no user has this password")
 			return hash

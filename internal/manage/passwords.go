@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/ratelimit"
+	"github.com/msgsvc/msgsvc/internal/user"
 )
 
 // Checking a password costs argon2id's 64 MiB and tens of milliseconds of
@@ -48,7 +49,7 @@ const argonMiB = 64
 const hashWait = 10 * time.Second
 
 type passwordGate struct {
-	slots    chan struct{}
+	slots    *user.Slots
 	failures ratelimit.Failures // nil: no windows (tests of other things)
 	limit    int                // failures per minute per key
 
@@ -64,14 +65,11 @@ type gateKey struct {
 	running int
 }
 
-func newPasswordGate(failures ratelimit.Failures, limit, slots int) *passwordGate {
-	if slots <= 0 {
-		slots = HashSlots()
-	}
+func newPasswordGate(failures ratelimit.Failures, limit int, slots *user.Slots) *passwordGate {
 	if limit <= 0 {
 		limit = 10
 	}
-	return &passwordGate{slots: make(chan struct{}, slots), failures: failures, limit: limit, inFlight: map[string]int{}}
+	return &passwordGate{slots: slots, failures: failures, limit: limit, inFlight: map[string]int{}}
 }
 
 // HashSlots is how many password checks may run at once: an eighth of the
@@ -121,15 +119,11 @@ func (g *passwordGate) check(ctx context.Context, keys []gateKey, verify func() 
 		return false, &ErrThrottled{RetryAfter: time.Second}
 	}
 	defer g.leave(keys)
-	wait, cancel := context.WithTimeout(ctx, hashWait)
-	defer cancel()
-	select {
-	case g.slots <- struct{}{}:
-	case <-wait.Done():
+	if !g.slots.Acquire(ctx, hashWait) {
 		return false, &ErrThrottled{RetryAfter: time.Second}
 	}
 	ok := verify()
-	<-g.slots
+	g.slots.Release()
 	if !ok {
 		for _, k := range keys {
 			_ = g.window(ctx, k.name, true)
@@ -180,4 +174,15 @@ func (g *passwordGate) leave(keys []gateKey) {
 			delete(g.inFlight, k.name)
 		}
 	}
+}
+
+// hash makes a password hash in one of the hashing slots, as a check takes
+// one: making a hash costs what checking one does. No slot within hashWait
+// is ErrThrottled.
+func (s *Service) hash(ctx context.Context, pw string) (string, error) {
+	if !s.gate.slots.Acquire(ctx, hashWait) {
+		return "", &ErrThrottled{RetryAfter: time.Second}
+	}
+	defer s.gate.slots.Release()
+	return s.hasher.Hash(pw)
 }

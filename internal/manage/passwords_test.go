@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/ratelimit"
+	"github.com/msgsvc/msgsvc/internal/user"
 )
 
 // Wrong passwords are refused before hashing once their key is over its
 // window: the 11th wrong attempt within a minute never reaches verify.
 func TestGateRefusesBeforeHashing(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	g := newPasswordGate(ratelimit.NewMemory(func() time.Time { return now }), 10, 1)
+	g := newPasswordGate(ratelimit.NewMemory(func() time.Time { return now }), 10, user.NewSlots(1))
 	var hashed int
 	wrong := func() bool { hashed++; return false }
 	keys := []gateKey{{"pw-change:usr_1", 1}}
@@ -43,7 +44,7 @@ func TestGateRefusesBeforeHashing(t *testing.T) {
 // However many checks of distinct accounts arrive at once, no more than
 // the slots hash at once; the others wait for a slot.
 func TestGateBoundsConcurrentHashes(t *testing.T) {
-	g := newPasswordGate(nil, 10, 2)
+	g := newPasswordGate(nil, 10, user.NewSlots(2))
 	var running, peak atomic.Int32
 	release := make(chan struct{})
 	verify := func() bool {
@@ -81,7 +82,7 @@ func TestGateBoundsConcurrentHashes(t *testing.T) {
 }
 
 func TestGateOneCheckPerAccountAtOnce(t *testing.T) {
-	g := newPasswordGate(nil, 10, 4)
+	g := newPasswordGate(nil, 10, user.NewSlots(4))
 	keys := []gateKey{{"pw-account:ana@example.com", 1}, {"pw-addr:192.0.2.1", 2}}
 	if !g.enter(keys) {
 		t.Fatal("the first check was refused")

@@ -164,7 +164,7 @@ func (s *Service) ChangePassword(ctx context.Context, a Actor, current, next str
 	if msg := passwordProblem(next); msg != "" {
 		return invalid("newPassword", msg)
 	}
-	hash, err := s.hasher.Hash(next)
+	hash, err := s.hash(ctx, next)
 	if err != nil {
 		return err
 	}
@@ -242,7 +242,7 @@ func (s *Service) CreateUser(ctx context.Context, a Actor, in NewUser) (domain.U
 			return domain.User{}, "", err
 		}
 	}
-	hash, err := s.hasher.Hash(password)
+	hash, err := s.hash(ctx, password)
 	if err != nil {
 		return domain.User{}, "", err
 	}

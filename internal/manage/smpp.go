@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/msgsvc/msgsvc/internal/apikey"
 	"github.com/msgsvc/msgsvc/internal/domain"
@@ -17,6 +18,7 @@ type SMPPStore interface {
 	SMPPUsers(ctx context.Context, accountID string) ([]domain.SMPPUser, error)
 	CreateSMPPUser(ctx context.Context, u domain.SMPPUser) error
 	RemoveSMPPUser(ctx context.Context, accountID, userID string) error
+	SMPPActivity(ctx context.Context, accountID string, now time.Time) (map[string]domain.SMPPActivity, error)
 }
 
 // Limits of SMPP users: SMPP 3.4 allows a system_id of 15 characters and a
@@ -26,7 +28,19 @@ const (
 	SMPPPasswordLen = 8
 	DefaultMaxBinds = 4
 	MaxMaxBinds     = 64
+	// DefaultMaxSMPPUsers caps an account's SMPP users: each costs a
+	// password hash to make and to bind, so their number is bounded like
+	// the hashing itself.
+	DefaultMaxSMPPUsers = 20
 )
+
+// ErrSMPPUserLimit: the account has as many SMPP users as it may; one must
+// be removed before another is made.
+type ErrSMPPUserLimit struct{ Max int }
+
+func (e *ErrSMPPUserLimit) Error() string {
+	return "the account has " + strconv.Itoa(e.Max) + " SMPP users, the most it may have; remove one first"
+}
 
 // NewSMPPUser is what creating an SMPP user takes; SystemID "" and
 // MaxBinds 0 choose the defaults.
@@ -43,6 +57,17 @@ func (s *Service) SMPPUsers(ctx context.Context, a Actor, accountID string) ([]d
 		return nil, err
 	}
 	return s.st.SMPPUsers(ctx, acct.ID)
+}
+
+// SMPPActivity reads what the account's SMPP users do, by user id: their
+// open binds on every node, when each last bound, and their recent
+// refusals. Only the account's own users are in it.
+func (s *Service) SMPPActivity(ctx context.Context, a Actor, accountID string) (map[string]domain.SMPPActivity, error) {
+	acct, err := s.account(ctx, a, accountID, user.Developer)
+	if err != nil {
+		return nil, err
+	}
+	return s.st.SMPPActivity(ctx, acct.ID, s.now())
 }
 
 // CreateSMPPUser makes an SMPP user and returns its password, shown this
@@ -68,6 +93,13 @@ func (s *Service) CreateSMPPUser(ctx context.Context, a Actor, accountID string,
 	if err := p.err("The SMPP user cannot be made."); err != nil {
 		return domain.SMPPUser{}, "", err
 	}
+	existing, err := s.st.SMPPUsers(ctx, acct.ID)
+	if err != nil {
+		return domain.SMPPUser{}, "", err
+	}
+	if len(existing) >= s.maxSMPPUsers {
+		return domain.SMPPUser{}, "", &ErrSMPPUserLimit{Max: s.maxSMPPUsers}
+	}
 	if in.SystemID == "" {
 		if in.SystemID, err = randomString("abcdefghijkmnpqrstuvwxyz23456789", 10); err != nil {
 			return domain.SMPPUser{}, "", err
@@ -78,7 +110,7 @@ func (s *Service) CreateSMPPUser(ctx context.Context, a Actor, accountID string,
 	if err != nil {
 		return domain.SMPPUser{}, "", err
 	}
-	hash, err := s.hasher.Hash(pw)
+	hash, err := s.hash(ctx, pw)
 	if err != nil {
 		return domain.SMPPUser{}, "", err
 	}

@@ -1,6 +1,7 @@
 package panel
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,10 +13,18 @@ import (
 // Settings → SMPP: the account's SMPP users (developers and above).
 
 type smppData struct {
-	Users []domain.SMPPUser
+	Users []smppRow
 	// New is the user just made, with its password shown this once.
 	New      *domain.SMPPUser
 	Password string
+}
+
+// smppRow is an SMPP user with what it does: open binds, last bind and
+// recent refusals, which operators and the account's developers read to
+// see why a peer cannot bind or send.
+type smppRow struct {
+	domain.SMPPUser
+	domain.SMPPActivity
 }
 
 func (p *Panel) smppPage(w http.ResponseWriter, r *http.Request, s *session) {
@@ -31,7 +40,16 @@ func (p *Panel) showSMPP(w http.ResponseWriter, r *http.Request, s *session, sta
 		p.actionError(w, r, s, err)
 		return
 	}
-	v.Title, v.Nav, v.S, v.Data = "SMPP", "smpp", s, smppData{Users: users, New: made, Password: pw}
+	activity, err := p.cfg.Manage.SMPPActivity(r.Context(), s.Actor, s.Account)
+	if err != nil {
+		p.actionError(w, r, s, err)
+		return
+	}
+	rows := make([]smppRow, 0, len(users))
+	for _, u := range users {
+		rows = append(rows, smppRow{SMPPUser: u, SMPPActivity: activity[u.ID]})
+	}
+	v.Title, v.Nav, v.S, v.Data = "SMPP", "smpp", s, smppData{Users: rows, New: made, Password: pw}
 	p.render(w, r, status, "smpp", v)
 }
 
@@ -48,6 +66,13 @@ func (p *Panel) createSMPPUser(w http.ResponseWriter, r *http.Request, s *sessio
 	u, pw, err := p.cfg.Manage.CreateSMPPUser(r.Context(), s.Actor, s.Account, in)
 	if errs, ok := fieldErrors(err, nil); ok {
 		p.showSMPP(w, r, s, http.StatusBadRequest, &view{Errors: errs,
+			Form: map[string]string{"environment": env, "systemId": sys, "maxBinds": binds}}, nil, "")
+		return
+	}
+	var limit *manage.ErrSMPPUserLimit
+	if errors.As(err, &limit) {
+		p.showSMPP(w, r, s, http.StatusConflict, &view{Errors: map[string]string{"": "The account has " +
+			strconv.Itoa(limit.Max) + " SMPP users, the most it may have: remove one before making another."},
 			Form: map[string]string{"environment": env, "systemId": sys, "maxBinds": binds}}, nil, "")
 		return
 	}

@@ -13,7 +13,7 @@ import (
 
 // Items is the table of deliver_sm waiting for their SMPP user's binds.
 type Items interface {
-	ClaimSMPPItems(ctx context.Context, users, accounts []string, owner string, now time.Time, lease time.Duration,
+	ClaimSMPPItems(ctx context.Context, users, accounts map[string]int, owner string, now time.Time, lease time.Duration,
 		limit int) ([]domain.SMPPItem, error)
 	ReleaseSMPPItems(ctx context.Context, owner string, ids []string, now time.Time) error
 	AckSMPPItem(ctx context.Context, id string) error
@@ -21,8 +21,9 @@ type Items interface {
 }
 
 // receiptQueue is the leased queue of waiting deliver_sm: this node
-// claims the rows of the users bound to it for receiving, sends them
-// oldest first, and deletes each once a bind acknowledged it. A row whose
+// claims the rows of the users bound to it for receiving, each user no
+// more than its binds' windows have room for (so that one user's stalled
+// receiver never holds back the others'), sends them oldest first, and deletes each once a bind acknowledged it. A row whose
 // bind went away is released at once for the user's next bind, here or on
 // another node; one a bind refused waits out its lease and goes again.
 type receiptQueue struct {

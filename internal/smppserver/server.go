@@ -41,7 +41,7 @@ type Sender interface {
 // BindStore counts a user's binds on every node together, so that
 // maxBinds holds across nodes.
 type BindStore interface {
-	ReserveSMPPBind(ctx context.Context, userID, bindID, node string, max int, now, until time.Time) (bool, error)
+	ReserveSMPPBind(ctx context.Context, b domain.SMPPBind, max int, now, until time.Time) (bool, error)
 	RenewSMPPBinds(ctx context.Context, node string, ids []string, until time.Time) error
 	DropSMPPBind(ctx context.Context, id string) error
 	DropNodeSMPPBinds(ctx context.Context, node string, now time.Time) error
@@ -51,7 +51,14 @@ type BindStore interface {
 // its binds every third of it, and a dead node's stop counting after it.
 const bindTTL = 30 * time.Second
 
-// Guard counts failed binds per client address, as failed API keys are.
+// Refusals keeps the refused binds and submits of SMPP users for
+// operators, on every node.
+type Refusals interface {
+	RecordSMPPRefusal(ctx context.Context, r domain.SMPPRefusal) error
+}
+
+// Guard counts bind attempts per client address and per system_id, as
+// failed API keys are counted.
 type Guard interface {
 	ratelimit.Failures
 	ratelimit.KnownSet
@@ -75,10 +82,23 @@ type Config struct {
 	// Limiter applies the account's send rate limit to submit_sm; nil
 	// limits nothing.
 	Limiter ratelimit.Limiter
-	// Guard throttles failed binds per address; nil throttles nothing.
+	// Guard throttles bind attempts per address and per system_id; nil
+	// throttles nothing.
 	Guard Guard
-	// BindFailuresPerMinute is the failure budget of an address (default 10).
+	// BindFailuresPerMinute is the budget of bind attempts of an address,
+	// and of a system_id, where the user has not bound before (default 10).
 	BindFailuresPerMinute int
+	// Slots bound the password hashes running at once; the panel's logins
+	// share them (nil: one slot of the server's own).
+	Slots *user.Slots
+	// Verify checks a password against its hash (nil: user.VerifyPassword).
+	Verify func(hash, password string) (bool, error)
+	// MaxUnboundPerAddr bounds the connections of one address that have
+	// not bound yet (default 16): more are closed at once.
+	MaxUnboundPerAddr int
+	// Refusals keeps refused binds and submits for operators (nil: they
+	// are only logged).
+	Refusals Refusals
 	// TLS, when set, serves SMPP over TLS instead of plain TCP.
 	TLS *tls.Config
 	// Owner is this node's name in the leases of the receipt queue.
@@ -111,6 +131,8 @@ type Server struct {
 	mu       sync.Mutex
 	ln       net.Listener
 	conns    map[*session]struct{}
+	unbound  map[netip.Addr]int // connections not bound yet, by address (under mu)
+	repeats  repeats            // refusals held back as exact repeats
 	bindSeq  atomic.Int64
 	wg       sync.WaitGroup
 	shutdown chan struct{}
@@ -148,7 +170,16 @@ func New(c Config) *Server {
 	if c.Log == nil {
 		c.Log = slog.Default()
 	}
-	s := &Server{cfg: c, binds: newRegistry(), conns: map[*session]struct{}{}, shutdown: make(chan struct{}),
+	if c.Slots == nil {
+		c.Slots = user.NewSlots(1)
+	}
+	if c.Verify == nil {
+		c.Verify = user.VerifyPassword
+	}
+	if c.MaxUnboundPerAddr <= 0 {
+		c.MaxUnboundPerAddr = 16
+	}
+	s := &Server{unbound: map[netip.Addr]int{}, cfg: c, binds: newRegistry(), conns: map[*session]struct{}{}, shutdown: make(chan struct{}),
 		dummyHash: sync.OnceValue(func() string {
 			h, _ := c.Hasher.Hash("not-a-password")
 			return h
@@ -217,16 +248,39 @@ func (s *Server) Addr() net.Addr {
 func (s *Server) start(ctx context.Context, conn net.Conn) {
 	ss := newSession(s, conn)
 	s.mu.Lock()
+	if s.unbound[ss.addr] >= s.cfg.MaxUnboundPerAddr {
+		s.mu.Unlock()
+		s.cfg.Log.Warn("smpp: connection refused", "remoteAddr", ss.addr.String(), "reason", reasonUnboundConnCap,
+			"unbound", s.cfg.MaxUnboundPerAddr)
+		conn.Close()
+		return
+	}
+	s.unbound[ss.addr]++
+	ss.unbound.Store(true)
 	s.conns[ss] = struct{}{}
 	s.mu.Unlock()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		ss.serve(ctx)
+		s.bound(ss)
 		s.mu.Lock()
 		delete(s.conns, ss)
 		s.mu.Unlock()
 	}()
+}
+
+// bound stops counting a session among its address's unbound connections,
+// once: at its bind, or at its end.
+func (s *Server) bound(ss *session) {
+	if !ss.unbound.CompareAndSwap(true, false) {
+		return
+	}
+	s.mu.Lock()
+	if s.unbound[ss.addr]--; s.unbound[ss.addr] <= 0 {
+		delete(s.unbound, ss.addr)
+	}
+	s.mu.Unlock()
 }
 
 func (s *Server) closeAll() {
@@ -442,24 +496,35 @@ func (r *registry) users() []domain.SMPPUser {
 	return out
 }
 
-// receivers lists the users with a receiving bind on this node, and
-// their accounts as "accountID:env".
-func (r *registry) receivers() (users, accounts []string) {
+// receivers gives the users with a receiving bind on this node, each with
+// the room its receiving binds' windows have for deliver_sm, and the
+// accounts of those users (keyed "accountID:env") with their users' room
+// together. A user whose windows are full is left out: its rows stay in
+// the table, and the claim goes to the other users.
+func (r *registry) receivers() (users, accounts map[string]int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	seen := map[string]bool{}
+	users, accounts = map[string]int{}, map[string]int{}
 	for id, set := range r.byUser {
+		room := 0
 		for ss := range set {
-			if ss.receives() {
-				users = append(users, id)
-				u := r.user[id]
-				if key := u.AccountID + ":" + string(u.Env); !seen[key] {
-					seen[key] = true
-					accounts = append(accounts, key)
-				}
-				break
+			if ss.receives() && !ss.isClosed() {
+				room += cap(ss.outgoing) - len(ss.outgoing)
 			}
 		}
+		if room == 0 {
+			// The next answer to free room wakes the queue for this
+			// user's rows, rather than the next poll.
+			for ss := range set {
+				if ss.receives() {
+					ss.starved.Store(true)
+				}
+			}
+			continue
+		}
+		users[id] = room
+		u := r.user[id]
+		accounts[u.AccountID+":"+string(u.Env)] += room
 	}
 	return users, accounts
 }

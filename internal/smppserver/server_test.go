@@ -122,14 +122,16 @@ type fakeItems struct {
 	acked []string
 }
 
-func (f *fakeItems) ClaimSMPPItems(_ context.Context, users, _ []string, owner string, now time.Time, d time.Duration, limit int) ([]domain.SMPPItem, error) {
+func (f *fakeItems) ClaimSMPPItems(_ context.Context, users, _ map[string]int, owner string, now time.Time, d time.Duration, limit int) ([]domain.SMPPItem, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []domain.SMPPItem
+	per := map[string]int{}
 	for i, r := range f.rows {
-		if len(out) == limit || r.NextAttemptAt.After(now) || !contains(users, r.UserID) {
+		if len(out) == limit || r.NextAttemptAt.After(now) || per[r.UserID] >= users[r.UserID] {
 			continue
 		}
+		per[r.UserID]++
 		f.rows[i].LeaseOwner, f.rows[i].NextAttemptAt = owner, now.Add(d)
 		out = append(out, f.rows[i])
 	}

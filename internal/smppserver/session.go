@@ -41,6 +41,7 @@ type session struct {
 	inflight  chan struct{} // one per submit_sm being handled
 	outgoing  chan struct{} // one per deliver_sm awaiting its response
 	starved   atomic.Bool   // rows went back to the table for want of room in outgoing
+	unbound   atomic.Bool   // counted among its address's unbound connections
 	lastRead  atomic.Int64  // unix nanoseconds
 	malformed int
 	closed    chan struct{}
@@ -167,6 +168,12 @@ func (s *session) startSubmit(ctx context.Context, p smpp.PDU) {
 		if st == smpp.StatusOK {
 			body = &smpp.SMResp{MessageID: id}
 		}
+		if st != smpp.StatusOK {
+			// Kept before the answer, so that the refusal is on record by
+			// the time the peer sees it.
+			u, _ := s.caller()
+			s.srv.refused(ctx, s, u, u.SystemID, smpp.SubmitSM, st, "")
+		}
 		s.respond(smpp.SubmitSMResp, st, p.Seq, body)
 		if f := s.srv.cfg.Observer.Submit; f != nil {
 			f(uint32(st))
@@ -176,18 +183,23 @@ func (s *session) startSubmit(ctx context.Context, p smpp.PDU) {
 
 func (s *session) bind(ctx context.Context, p smpp.PDU) {
 	b, ok := p.Body.(*smpp.Bind)
-	if !ok {
-		s.respond(p.Command.Resp(), smpp.StatusBindFail, p.Seq, nil)
-		return
+	reason := reasonMalformedBind
+	var u domain.SMPPUser
+	var acct domain.Account
+	systemID := ""
+	if ok {
+		systemID = b.SystemID
+		u, acct, reason = s.srv.authenticate(ctx, s, p.Command, b)
 	}
-	u, acct, ok := s.srv.authenticate(ctx, s, b)
-	if !ok {
+	if reason != "" {
 		if f := s.srv.cfg.Observer.BindFail; f != nil {
 			f()
 		}
+		s.srv.refused(ctx, s, u, systemID, p.Command, smpp.StatusBindFail, reason)
 		s.respond(p.Command.Resp(), smpp.StatusBindFail, p.Seq, nil)
 		return
 	}
+	s.srv.bound(s)
 	s.mu.Lock()
 	s.bound, s.user, s.acct = p.Command, u, acct
 	s.mu.Unlock()

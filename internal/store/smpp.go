@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
@@ -37,11 +38,29 @@ var smppItems = newTable("smpp_items",
 	textCol("lease_owner", func(it *domain.SMPPItem) *string { return &it.LeaseOwner }),
 )
 
-// CreateSMPPUser stores a new SMPP user; a system_id another user has is
-// domain.ErrSystemIDTaken.
+// CreateSMPPUser stores a new SMPP user; a system_id another user has,
+// compared case-insensitively (so that no two users look alike in a list
+// or a log), is domain.ErrSystemIDTaken.
 func (s *Store) CreateSMPPUser(ctx context.Context, u domain.SMPPUser) error {
-	_, err := s.wexec(ctx, smppUsers.insert(s), smppUsers.args(&u, nil)...)
-	if isUniqueViolation(err) {
+	err := s.Write(ctx, func(tx *Tx) error {
+		if s.dialect == Postgres {
+			// Two creations of twins at once take turns here.
+			if _, err := tx.exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('smpp_users:' || lower($1)))`, u.SystemID); err != nil {
+				return fmt.Errorf("lock system_id: %w", err)
+			}
+		}
+		var n int
+		if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM smpp_users WHERE lower(system_id) = lower($1)`,
+			u.SystemID).Scan(&n); err != nil {
+			return fmt.Errorf("look for the system_id: %w", err)
+		}
+		if n > 0 {
+			return domain.ErrSystemIDTaken
+		}
+		_, err := tx.exec(ctx, smppUsers.insert(s), smppUsers.args(&u, nil)...)
+		return err
+	})
+	if errors.Is(err, domain.ErrSystemIDTaken) || isUniqueViolation(err) {
 		return domain.ErrSystemIDTaken
 	}
 	if err != nil {
@@ -113,12 +132,14 @@ func (tx *Tx) InsertSMPPItems(ctx context.Context, items []domain.SMPPItem) erro
 	return insertRows(ctx, tx, smppItems, items, 256, "", true, "smpp items")
 }
 
-// ClaimSMPPItems leases up to limit due, unexpired rows, oldest first:
-// those of the given users, and those of no user (replies an account's
-// any receiving bind may take) of the given accounts, each named
-// "accountID:env".
-func (s *Store) ClaimSMPPItems(ctx context.Context, users, accounts []string, owner string, now time.Time, lease time.Duration,
-	limit int) ([]domain.SMPPItem, error) {
+// ClaimSMPPItems leases due, unexpired rows, oldest first within each
+// queue, at most limit in all: up to users[id] rows of each SMPP user, and
+// up to accounts[key] rows of no user (replies any receiving bind of the
+// account may take) of each account, keyed "accountID:env". Each queue is
+// claimed on its own, so that one user's backlog never takes the claim of
+// the others: a user's quota is what its binds' windows have room for.
+func (s *Store) ClaimSMPPItems(ctx context.Context, users, accounts map[string]int, owner string, now time.Time,
+	lease time.Duration, limit int) ([]domain.SMPPItem, error) {
 	if len(users) == 0 {
 		return nil, nil
 	}
@@ -126,25 +147,38 @@ func (s *Store) ClaimSMPPItems(ctx context.Context, users, accounts []string, ow
 	if s.dialect == Postgres {
 		lock = " FOR UPDATE SKIP LOCKED"
 	}
-	args := []any{owner, ms(now.Add(lease)), ms(now), limit}
-	for _, u := range users {
-		args = append(args, u)
-	}
-	for _, a := range accounts {
-		args = append(args, a)
-	}
-	byAccount := ""
-	if len(accounts) > 0 {
-		byAccount = ` OR (user_id = '' AND account_id || ':' || env IN (` + s.placeholders(5+len(users), len(accounts)) + `))`
-	}
+	const claim = `UPDATE smpp_items SET lease_owner = $1, next_attempt_at = $2
+		WHERE id IN (SELECT id FROM smpp_items WHERE next_attempt_at <= $3 AND expires_at > $3 AND %s
+		ORDER BY created_at, id LIMIT $4%s) RETURNING `
+	byUser := fmt.Sprintf(claim, `user_id = $5`, lock) + smppItems.list
+	byAccount := fmt.Sprintf(claim, `user_id = '' AND account_id = $5 AND env = $6`, lock) + smppItems.list
 	var out []domain.SMPPItem
 	err := s.Write(ctx, func(tx *Tx) error {
-		var err error
-		out, err = smppItems.scanAll(tx.query(ctx, `UPDATE smpp_items SET lease_owner = $1, next_attempt_at = $2
-			WHERE id IN (SELECT id FROM smpp_items WHERE next_attempt_at <= $3 AND expires_at > $3
-			AND (user_id IN (`+s.placeholders(5, len(users))+`)`+byAccount+`) ORDER BY created_at, id LIMIT $4`+lock+`)
-			RETURNING `+smppItems.list, args...))
-		return err
+		out = out[:0]
+		take := func(query string, quota int, args ...any) error {
+			n := min(quota, limit-len(out))
+			if n <= 0 {
+				return nil
+			}
+			got, err := smppItems.scanAll(tx.query(ctx, query, append([]any{owner, ms(now.Add(lease)), ms(now), n}, args...)...))
+			out = append(out, got...)
+			return err
+		}
+		for u, quota := range users {
+			if err := take(byUser, quota, u); err != nil {
+				return err
+			}
+		}
+		for key, quota := range accounts {
+			acct, env, ok := strings.Cut(key, ":")
+			if !ok {
+				continue
+			}
+			if err := take(byAccount, quota, acct, env); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	sortItems(out)
 	return out, err
@@ -220,10 +254,11 @@ func (s *Store) HasSMPPUsers(ctx context.Context, accountID string, env domain.E
 	return n > 0, nil
 }
 
-// ReserveSMPPBind records a bind of userID on node unless the user
-// already holds max unexpired binds on all nodes together; it reports
-// whether the bind may open.
-func (s *Store) ReserveSMPPBind(ctx context.Context, userID, bindID, node string, max int, now, until time.Time) (bool, error) {
+// ReserveSMPPBind records bind unless its user already holds max unexpired
+// binds on all nodes together, and then that the user bound now; it
+// reports whether the bind may open.
+func (s *Store) ReserveSMPPBind(ctx context.Context, b domain.SMPPBind, max int, now, until time.Time) (bool, error) {
+	userID := b.UserID
 	ok := false
 	err := s.Write(ctx, func(tx *Tx) error {
 		if s.dialect == Postgres {
@@ -241,9 +276,12 @@ func (s *Store) ReserveSMPPBind(ctx context.Context, userID, bindID, node string
 			return nil
 		}
 		ok = true
-		if _, err := tx.exec(ctx, `INSERT INTO smpp_binds (id, user_id, node, expires_at) VALUES ($1, $2, $3, $4)`,
-			bindID, userID, node, ms(until)); err != nil {
+		if _, err := tx.exec(ctx, `INSERT INTO smpp_binds (id, user_id, node, expires_at, addr, bind_type, bound_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, b.ID, userID, b.Node, ms(until), b.Addr, b.Type, ms(now)); err != nil {
 			return fmt.Errorf("record smpp bind: %w", err)
+		}
+		if _, err := tx.exec(ctx, `UPDATE smpp_users SET last_bound_at = $2 WHERE id = $1`, userID, ms(now)); err != nil {
+			return fmt.Errorf("record smpp bind time: %w", err)
 		}
 		return nil
 	})
@@ -279,4 +317,92 @@ func (s *Store) DropNodeSMPPBinds(ctx context.Context, node string, now time.Tim
 		return fmt.Errorf("drop smpp binds of %s: %w", node, err)
 	}
 	return nil
+}
+
+// RefusalsKept is how many refusals are kept per SMPP user: the newest.
+const RefusalsKept = 20
+
+var smppRefusals = newTable("smpp_refusals",
+	textCol("id", func(r *domain.SMPPRefusal) *string { return &r.ID }),
+	textCol("user_id", func(r *domain.SMPPRefusal) *string { return &r.UserID }),
+	textCol("account_id", func(r *domain.SMPPRefusal) *string { return &r.AccountID }),
+	msCol("at", func(r *domain.SMPPRefusal) *time.Time { return &r.At }),
+	textCol("addr", func(r *domain.SMPPRefusal) *string { return &r.Addr }),
+	textCol("command", func(r *domain.SMPPRefusal) *string { return &r.Command }),
+	textCol("status", func(r *domain.SMPPRefusal) *string { return &r.Status }),
+	textCol("reason", func(r *domain.SMPPRefusal) *string { return &r.Reason }),
+)
+
+// RecordSMPPRefusal keeps a refused bind or submit_sm of an SMPP user, and
+// only the newest RefusalsKept of the user, so the table stays small
+// however often a peer is refused.
+func (s *Store) RecordSMPPRefusal(ctx context.Context, r domain.SMPPRefusal) error {
+	return s.Write(ctx, func(tx *Tx) error {
+		if _, err := tx.exec(ctx, smppRefusals.insert(s), smppRefusals.args(&r, nil)...); err != nil {
+			return fmt.Errorf("record smpp refusal: %w", err)
+		}
+		if _, err := tx.exec(ctx, `DELETE FROM smpp_refusals WHERE user_id = $1 AND id NOT IN
+			(SELECT id FROM smpp_refusals WHERE user_id = $1 ORDER BY at DESC, id DESC LIMIT $2)`, r.UserID, RefusalsKept); err != nil {
+			return fmt.Errorf("trim smpp refusals: %w", err)
+		}
+		return nil
+	})
+}
+
+// SMPPActivity reads what operators see of an account's SMPP users, by
+// user id: open binds on every node (unexpired at now), when each last
+// bound, and their recent refusals, newest first.
+func (s *Store) SMPPActivity(ctx context.Context, accountID string, now time.Time) (map[string]domain.SMPPActivity, error) {
+	out := map[string]domain.SMPPActivity{}
+	rows, err := s.rquery(ctx, `SELECT id, last_bound_at FROM smpp_users WHERE account_id = $1`, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("smpp users' last binds: %w", err)
+	}
+	for rows.Next() {
+		var id string
+		var last sql.NullInt64
+		if err := rows.Scan(&id, &last); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("scan smpp user's last bind: %w", err)
+		}
+		out[id] = domain.SMPPActivity{LastBoundAt: fromMS(last)}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows, err = s.rquery(ctx, `SELECT b.id, b.user_id, b.node, b.addr, b.bind_type, b.bound_at FROM smpp_binds b
+		JOIN smpp_users u ON u.id = b.user_id WHERE u.account_id = $1 AND b.expires_at > $2 ORDER BY b.bound_at, b.id`,
+		accountID, ms(now))
+	if err != nil {
+		return nil, fmt.Errorf("smpp binds: %w", err)
+	}
+	for rows.Next() {
+		var b domain.SMPPBind
+		var at sql.NullInt64
+		if err := rows.Scan(&b.ID, &b.UserID, &b.Node, &b.Addr, &b.Type, &at); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("scan smpp bind: %w", err)
+		}
+		b.BoundAt = fromMS(at)
+		a := out[b.UserID]
+		a.Binds = append(a.Binds, b)
+		out[b.UserID] = a
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	refusals, err := smppRefusals.scanAll(s.rquery(ctx, `SELECT `+smppRefusals.list+` FROM smpp_refusals
+		WHERE account_id = $1 ORDER BY at DESC, id DESC`, accountID))
+	if err != nil {
+		return nil, fmt.Errorf("smpp refusals: %w", err)
+	}
+	for _, r := range refusals {
+		if a, ok := out[r.UserID]; ok {
+			a.Refusals = append(a.Refusals, r)
+			out[r.UserID] = a
+		}
+	}
+	return out, nil
 }

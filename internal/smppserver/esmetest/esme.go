@@ -156,3 +156,17 @@ func (e *ESME) Close() {
 	_, _ = e.Conn.Write(b)
 	e.Conn.Close()
 }
+
+// DialFrom connects to addr from the local address from (a loopback
+// address such as 127.0.0.2), so that a test can be several clients.
+func DialFrom(t testing.TB, addr, from string) *ESME {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatalf("dial %s from %s: %v", addr, from, err)
+	}
+	e := &ESME{t: t, Conn: c, AutoAck: true, early: map[uint32]smpp.PDU{}}
+	t.Cleanup(func() { c.Close() })
+	return e
+}
