@@ -2,6 +2,7 @@ package smppserver
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -95,7 +96,11 @@ func (s *Server) refused(ctx context.Context, ss *session, u domain.SMPPUser, sy
 	if !ok {
 		return
 	}
-	s.cfg.Log.Warn("smpp: refused", "command", cmd.String(), "systemId", systemID, "userId", u.ID, "accountId", u.AccountID,
+	level := slog.LevelWarn
+	if st == smpp.StatusThrottled {
+		level = slog.LevelInfo // the account's own rate limit at work, not a fault
+	}
+	s.cfg.Log.Log(ctx, level, "smpp: refused", "command", cmd.String(), "systemId", systemID, "userId", u.ID, "accountId", u.AccountID,
 		"remoteAddr", ss.addr.String(), "status", st.String(), "reason", reason, "repeatsHeldBack", held)
 	if s.cfg.Refusals == nil || u.ID == "" {
 		return

@@ -163,7 +163,7 @@ func (s *session) startSubmit(ctx context.Context, p smpp.PDU) {
 		}()
 		// The submit finishes even if the node stops: its answer follows
 		// the durable write, or the peer sees the connection end.
-		id, st := s.srv.submit(context.WithoutCancel(ctx), s, p)
+		id, st, reason := s.srv.submit(context.WithoutCancel(ctx), s, p)
 		var body smpp.Body
 		if st == smpp.StatusOK {
 			body = &smpp.SMResp{MessageID: id}
@@ -172,7 +172,7 @@ func (s *session) startSubmit(ctx context.Context, p smpp.PDU) {
 			// Kept before the answer, so that the refusal is on record by
 			// the time the peer sees it.
 			u, _ := s.caller()
-			s.srv.refused(ctx, s, u, u.SystemID, smpp.SubmitSM, st, "")
+			s.srv.refused(ctx, s, u, u.SystemID, smpp.SubmitSM, st, reason)
 		}
 		s.respond(smpp.SubmitSMResp, st, p.Seq, body)
 		if f := s.srv.cfg.Observer.Submit; f != nil {

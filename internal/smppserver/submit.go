@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -20,24 +19,19 @@ import (
 const sendingType = "sending"
 
 // submit turns a submit_sm into a send of the bind's user and returns the
-// message id and the command_status to answer with. It returns once the
-// message is stored (or refused). A refusal is logged with the user, its
-// address and the reason, as the ESME hears only a status.
-func (s *Server) submit(ctx context.Context, ss *session, p smpp.PDU) (string, smpp.Status) {
-	id, st, reason := s.accept(ctx, ss, p)
-	if st != smpp.StatusOK {
-		u, _ := ss.caller()
-		level := slog.LevelWarn
-		if st == smpp.StatusThrottled {
-			level = slog.LevelInfo // the account's own rate limit at work, not a fault
-		}
-		s.cfg.Log.Log(ctx, level, "smpp: submit_sm refused", "system_id", u.SystemID, "user", u.ID, "account", u.AccountID,
-			"addr", ss.addr, "status", st, "reason", reason)
+// message id and the command_status to answer with, and for a refusal the
+// reason in words (the ESME hears only a status; the caller logs and keeps
+// the reason for operators). It returns once the message is stored (or
+// refused).
+func (s *Server) submit(ctx context.Context, ss *session, p smpp.PDU) (string, smpp.Status, string) {
+	id, st, err := s.accept(ctx, ss, p)
+	if st != smpp.StatusOK && err != nil {
+		return id, st, err.Error()
 	}
-	return id, st
+	return id, st, ""
 }
 
-// accept is submit without the log: the id, or the status and why.
+// accept is submit with the reason as an error: the id, or the status and why.
 func (s *Server) accept(ctx context.Context, ss *session, p smpp.PDU) (string, smpp.Status, error) {
 	sm, ok := p.Body.(*smpp.SM)
 	if !ok {

@@ -71,9 +71,9 @@ func TestSubmitCodings(t *testing.T) {
 	if n := f.sender.count(); n != before {
 		t.Fatalf("%d refused submits reached the send", n-before)
 	}
-	waitUntil(t, func() bool { return strings.Count(logs.String(), "submit_sm refused") == 12 })
+	waitUntil(t, func() bool { return strings.Count(logs.String(), "smpp: refused") == 12 })
 	line := strings.Split(logs.String(), "\n")[0]
-	for _, want := range []string{"system_id=acme", "user=smu_a", "addr=127.0.0.1", "status=ESME_RINVDCS", "data_coding 0x02"} {
+	for _, want := range []string{"command=submit_sm", "systemId=acme", "userId=smu_a", "remoteAddr=127.0.0.1", "status=ESME_RINVDCS", "data_coding 0x02"} {
 		if !strings.Contains(line, want) {
 			t.Fatalf("log line %q lacks %q", line, want)
 		}
