@@ -681,7 +681,8 @@ func TestLiveWithoutRouteIsRefunded(t *testing.T) {
 	e := newEnv(t, "sqlite", envOptions{credits: 10, noLiveRoutes: true})
 	r := send(t, e, e.liveKey, map[string]any{"to": "5511999990060", "message": "x", "type": "SMS"})
 	mid := r.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
-	if m := finalStatus(t, e, e.liveKey, mid, "FAILED"); m["errorCode"] != "NO_ROUTE" {
+	if m := finalStatus(t, e, e.liveKey, mid, "FAILED"); m["errorCode"] != "NO_ROUTE" ||
+		m["errorMessage"] != "no route matches SMS to this destination" || m["credits"] != 0.0 {
 		t.Fatalf("message %v", m)
 	}
 	a, _ := e.st.Account(context.Background(), e.account.ID)

@@ -148,7 +148,8 @@ func (l *listener) remember(ev client.Event) string {
 	}
 	prev := l.status[st.MessageID]
 	if prev != "" && rank(st.Status) < rank(prev) {
-		return fmt.Sprintf("  (arrived after %s: retried webhooks can come out of order; order by timestamp, or read the events feed, which never is)", prev)
+		return fmt.Sprintf("  (arrived after %s: a message's webhooks are posted in order, but while one waits for its retry the later ones go ahead;"+
+			" keep the furthest status, order by timestamp, or read the events feed, which is always in order)", prev)
 	}
 	l.status[st.MessageID] = st.Status
 	return ""

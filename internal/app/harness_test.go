@@ -262,6 +262,10 @@ type receiver struct {
 	failNext int // answer 500 to this many requests
 	status   int // answer with this status when set (e.g. 410)
 	badSigs  int
+	// delay, when set, is how long the receiver takes before it records
+	// and answers a request: a receiver slower on some requests than on
+	// others.
+	delay func() time.Duration
 }
 
 type hook struct {
@@ -282,6 +286,12 @@ func (r *receiver) url() string { return r.srv.URL + "/hooks" }
 
 func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(req.Body)
+	r.mu.Lock()
+	delay := r.delay
+	r.mu.Unlock()
+	if delay != nil {
+		time.Sleep(delay()) // a slow receiver, not a wait for something
+	}
 	wh, err := standardwebhooks.NewWebhook(r.secret)
 	r.mu.Lock()
 	defer r.mu.Unlock()

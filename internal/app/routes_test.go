@@ -37,6 +37,7 @@ routes:
   - {name: guarded, channel: SMS, prefixes: ["46703"], providers: [dear]}
   - {name: loss, channel: SMS, prefixes: ["46704"], providers: [dear], allowLoss: true}
   - {name: backed, channel: SMS, prefixes: ["46705"], primary: third, secondary: dear}
+  - {name: uncosted, channel: SMS, prefixes: ["46706"], providers: [third], strategy: least-cost}
 `
 
 func startMoneyNode(t *testing.T, d string) (*env, map[string]*smpptest.SMSC) {
@@ -125,13 +126,20 @@ func TestRoutesKnowMoney(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m = sendOne(t, e, "46703000011")
+		m = ended(t, e, msgID(t, send(t, e, e.liveKey, map[string]any{"to": "46703000011", "message": "hi", "type": "SMS",
+			"callbackUrl": e.hooks.url()}), 0))
 		if m.Status != domain.Failed || m.ErrorCode != domain.CodeNoRoute || m.Route != "guarded" || m.Charged != 0 || m.Provider != "" {
 			t.Fatalf("margin guard: %+v", m)
 		}
 		after, err := e.st.Account(ctx, e.account.ID)
 		if err != nil || after.Balance != before.Balance {
 			t.Fatalf("NO_ROUTE not refunded: %d → %d (%v)", before.Balance, after.Balance, err)
+		}
+		checkRefusalSaysWhy(t, e, m.ID, `every provider of route "guarded" costs more for this destination than the message's price (margin guard)`)
+		m = sendOne(t, e, "46706000011")
+		if m.Status != domain.Failed || m.ErrorCode != domain.CodeNoRoute ||
+			m.ErrorMessage != `no provider of route "uncosted" has a cost for this destination (least-cost routing)` {
+			t.Fatalf("least cost without a cost: %+v", m)
 		}
 		if m = sendOne(t, e, "46704000011"); m.Provider != "dear" || m.Cost != 5_000_000 {
 			t.Fatalf("allowLoss: %+v", m)
@@ -148,6 +156,43 @@ func TestRoutesKnowMoney(t *testing.T) {
 		checkOperatorViews(t, e)
 		checkRoutesPage(t, e)
 	})
+}
+
+// checkRefusalSaysWhy: a NO_ROUTE refusal gives its reason in the status
+// query and the webhook, and the refunded message shows that it cost
+// nothing, in the API's message and list and on the panel's list and page.
+func checkRefusalSaysWhy(t *testing.T, e *env, mid, reason string) {
+	t.Helper()
+	m := e.do("GET", "/api/v1/integration/messages/"+mid, e.liveKey, nil).json(t)
+	if m["errorCode"] != "NO_ROUTE" || m["errorMessage"] != reason || m["credits"] != 0.0 {
+		t.Fatalf("status query of a refused message: %v", m)
+	}
+	list := e.do("GET", "/api/v1/integration/messages?to=46703000011", e.liveKey, nil).json(t)
+	if ms, _ := list["messages"].([]any); len(ms) != 1 || ms[0].(map[string]any)["credits"] != 0.0 {
+		t.Fatalf("the list shows the refunded message: %v", list)
+	}
+	var hooked map[string]any
+	waitFor(t, "the FAILED webhook", 10*time.Second, func() bool {
+		for _, h := range e.hooks.all() {
+			if h.payload["messageId"] == mid && h.payload["status"] == "FAILED" {
+				hooked = h.payload
+				return true
+			}
+		}
+		return false
+	})
+	if hooked["errorCode"] != "NO_ROUTE" || hooked["errorMessage"] != reason {
+		t.Fatalf("the webhook of a refused message: %v", hooked)
+	}
+	b := e.browser()
+	b.login(e.user("owner"))
+	if p := b.get("/messages/" + mid); p.status != 200 || !strings.Contains(p.body, "<dt>Credits</dt><dd>0</dd>") ||
+		!strings.Contains(p.body, "margin guard") {
+		t.Fatalf("the panel's message page: %d %s", p.status, p.body)
+	}
+	if p := b.get("/messages?to=46703000011"); p.status != 200 || !strings.Contains(p.body, `<td data-label="Credits">0</td>`) {
+		t.Fatalf("the panel's message list: %d %s", p.status, p.body)
+	}
 }
 
 // checkRoutesPage: the panel's Operator → Routes shows the routes, the
@@ -216,7 +261,7 @@ func checkOperatorViews(t *testing.T, e *env) {
 	rs := routes["routes"].([]any)
 	best := rs[1].(map[string]any)
 	cheap := best["providers"].([]any)[0].(map[string]any)
-	if len(rs) != 6 || routes["currency"] != "USD" || best["strategy"] != "quality" || best["window"] != 20.0 ||
+	if len(rs) != 7 || routes["currency"] != "USD" || best["strategy"] != "quality" || best["window"] != 20.0 ||
 		cheap["name"] != "cheap" || cheap["deliveredRatio"] != 0.5 || cheap["costPrefixes"] != 1.0 {
 		t.Fatalf("routes: %v", routes)
 	}

@@ -92,8 +92,10 @@ func TestRouteSenderHeldByAnotherAccount(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.ErrorCode != domain.CodeNoRoute || m.Charged != 0 || m.Credits == 0 {
-			t.Fatalf("B without a backup: %s %q, charged %d of %d; want FAILED NO_ROUTE, refunded", m.Status, m.ErrorCode, m.Charged, m.Credits)
+		if m.ErrorCode != domain.CodeNoRoute || m.Charged != 0 || m.Credits != 0 ||
+			m.ErrorMessage != `every provider of route "route-2" would send from its own sender, which another account holds; name a sender of yours` {
+			t.Fatalf("B without a backup: %s %q %q, charged %d, credits %d; want FAILED NO_ROUTE, refunded to 0", m.Status, m.ErrorCode,
+				m.ErrorMessage, m.Charged, m.Credits)
 		}
 		if after := ledgerBalance(ctx, t, e, b.ID); after != before {
 			t.Fatalf("B's balance %d after the failed message, %d before it: not refunded", after, before)

@@ -53,6 +53,9 @@ type AttemptOutcome struct {
 	NextAttemptAt time.Time
 	// AccountID and URL name the event's receiver (a 410 stops its queue).
 	AccountID, URL string
+	// Retried: the event had failed attempts before this one, so its
+	// receiver had not been answering.
+	Retried bool
 }
 
 // Inbound is a message a recipient sent to the account.

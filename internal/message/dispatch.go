@@ -218,13 +218,13 @@ func (d *Dispatcher) route(ctx context.Context, msgs []domain.Message, now time.
 			b.overdue = append(b.overdue, routed{*m, d.routes.ByName(m.Provider)})
 			continue
 		}
-		p, err := d.pick(ctx, held, m)
+		p, reason, err := d.pick(ctx, held, m)
 		switch {
 		case err != nil:
 			b.err = cmp.Or(b.err, err)
 		case p == nil:
-			b.reports = append(b.reports, Report{Kind: Rejected, MessageID: m.ID, ErrorCode: domain.CodeNoRoute, At: now,
-				LeaseOwner: d.owner, Route: m.Route})
+			b.reports = append(b.reports, Report{Kind: Rejected, MessageID: m.ID, ErrorCode: domain.CodeNoRoute,
+				ErrorMessage: reason, At: now, LeaseOwner: d.owner, Route: m.Route})
 		case m.Channel == domain.RCS:
 			b.rich = append(b.rich, routed{*m, p})
 		default:

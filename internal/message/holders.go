@@ -56,9 +56,9 @@ func (h *heldSenders) of(ctx context.Context, channel domain.Channel, sender str
 // from its provider's own sender (on WhatsApp every message does), so a
 // provider whose own sender another account holds is not used for it: the
 // route's next eligible provider is, else none (NO_ROUTE). An own sender
-// nobody holds is the deployment's, usable by every account.
-func (d *Dispatcher) pick(ctx context.Context, held *heldSenders, m *domain.Message) (provider.Provider, error) {
-	var err error
+// nobody holds is the deployment's, usable by every account. Without a
+// provider, reason says why (the message's errorMessage).
+func (d *Dispatcher) pick(ctx context.Context, held *heldSenders, m *domain.Message) (p provider.Provider, reason string, err error) {
 	dec := d.routes.ChooseFor(m, func(sender string) bool {
 		ids, e := held.of(ctx, m.Channel, sender)
 		if e != nil {
@@ -68,11 +68,11 @@ func (d *Dispatcher) pick(ctx context.Context, held *heldSenders, m *domain.Mess
 		return domain.MayUseRouteSender(ids, m.AccountID)
 	})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	m.Route, m.Cost, m.CostCurrency = dec.Route, 0, ""
 	if dec.Costed {
 		m.Cost, m.CostCurrency = dec.Cost, dec.Currency
 	}
-	return dec.Provider, nil
+	return dec.Provider, dec.Reason, nil
 }

@@ -246,7 +246,10 @@ func (t *Tracker) apply(ctx context.Context, groups [][]Report) ([]struct{}, err
 }
 
 // deliver gets newly written events going: in memory when they were
-// leased to the local deliverer, else by waking it.
+// leased to the local deliverer, else by waking it. An event written
+// without the lease waits in the table for an earlier event of its
+// message (InsertEvents took the lease off): the deliverer claims it when
+// its turn comes.
 func (t *Tracker) deliver(ctx context.Context, evs []domain.Event, lease eventLease) {
 	evs = deliverable(evs)
 	if len(evs) == 0 {
@@ -256,7 +259,13 @@ func (t *Tracker) deliver(ctx context.Context, evs []domain.Event, lease eventLe
 		t.events()
 		return
 	}
-	t.handoff.Hand(ctx, evs)
+	held := func(ev domain.Event) bool { return ev.LeaseOwner == "" }
+	leased := evs
+	if slices.ContainsFunc(evs, held) {
+		leased = slices.DeleteFunc(slices.Clone(evs), held)
+		t.events()
+	}
+	t.handoff.Hand(ctx, leased)
 }
 
 // TrackTx is what applying reports needs of a write transaction: the

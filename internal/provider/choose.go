@@ -1,7 +1,9 @@
 package provider
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
@@ -12,6 +14,9 @@ type Decision struct {
 	// Provider is nil when no route matches or no provider of the route
 	// may carry the message: it fails NO_ROUTE.
 	Provider Provider
+	// Reason says why Provider is nil (a message's errorMessage under
+	// NO_ROUTE); "" when a provider was chosen.
+	Reason   string
 	Route    string
 	Strategy Strategy
 	Cost     int64 // for the whole message, micro-units of Currency; valid when Costed
@@ -91,7 +96,7 @@ func (r *Router) decide(m *domain.Message, handOver, guard bool, explain *[]Cand
 	now := r.now()
 	rt := r.find(m, now)
 	if rt == nil {
-		return Decision{}
+		return Decision{Reason: fmt.Sprintf("no route matches %s to this destination", m.Channel)}
 	}
 	var refusedStack [8]bool
 	refused := r.refused(rt, m, usable, refusedStack[:0])
@@ -126,6 +131,7 @@ func (r *Router) decide(m *domain.Message, handOver, guard bool, explain *[]Cand
 	}
 	d := Decision{Route: rt.Name, Strategy: rt.Strategy, Currency: r.currency}
 	if best < 0 {
+		d.Reason = rt.noProvider(cs)
 		return d
 	}
 	p := rt.Providers[best]
@@ -166,15 +172,63 @@ func (r *Router) refused(rt *route, m *domain.Message, usable func(string) bool,
 func (rt *route) ineligible(c cand, i int, price int64, guard bool) string {
 	switch {
 	case c.refused:
-		return "its own sender is held by another account"
+		return reasonHeld
 	case guard && c.costed && c.cost > price && !rt.AllowLoss:
-		return "cost above the price (margin guard)"
+		return reasonMargin
 	case rt.Strategy == LeastCost && !c.costed:
-		return "no cost for the destination"
+		return reasonNoCost
 	case rt.Strategy == Weighted && (i >= len(rt.Weights) || rt.Weights[i] <= 0):
-		return "no weight"
+		return reasonNoWeight
 	}
 	return ""
+}
+
+// The reasons a candidate is not eligible, as ineligible gives them.
+const (
+	reasonHeld        = "its own sender is held by another account"
+	reasonMargin      = "cost above the price (margin guard)"
+	reasonNoCost      = "no cost for the destination"
+	reasonNoWeight    = "no weight"
+	reasonOpenCircuit = "circuit open"
+)
+
+// noProvider says why no provider of the route may carry a message, from
+// its candidates: one sentence when every candidate fails for the same
+// reason, else each provider with its own.
+func (rt *route) noProvider(cs []cand) string {
+	if len(cs) == 0 {
+		return fmt.Sprintf("route %q has no provider", rt.Name)
+	}
+	reasons := make([]string, len(cs))
+	for i, c := range cs {
+		reasons[i] = c.reason
+		if c.eligible && !c.closed {
+			reasons[i] = reasonOpenCircuit
+		}
+	}
+	same := true
+	for _, r := range reasons[1:] {
+		same = same && r == reasons[0]
+	}
+	if same {
+		switch reasons[0] {
+		case reasonMargin:
+			return fmt.Sprintf("every provider of route %q costs more for this destination than the message's price (margin guard)", rt.Name)
+		case reasonNoCost:
+			return fmt.Sprintf("no provider of route %q has a cost for this destination (least-cost routing)", rt.Name)
+		case reasonHeld:
+			return fmt.Sprintf("every provider of route %q would send from its own sender, which another account holds; name a sender of yours", rt.Name)
+		case reasonOpenCircuit:
+			return fmt.Sprintf("every provider of route %q has its circuit open", rt.Name)
+		case reasonNoWeight:
+			return fmt.Sprintf("no provider of route %q has a weight", rt.Name)
+		}
+	}
+	parts := make([]string, len(cs))
+	for i, r := range reasons {
+		parts[i] = rt.Providers[i].Name() + ": " + r
+	}
+	return fmt.Sprintf("no provider of route %q may carry it (%s)", rt.Name, strings.Join(parts, "; "))
 }
 
 // pick is the index of the provider the strategy gives among the eligible

@@ -272,3 +272,45 @@ func TestChooseForSkipsARefusedOwnSender(t *testing.T) {
 		t.Fatalf("without a check: %+v", d)
 	}
 }
+
+// With no provider, the decision says why, each reason in its own words:
+// the margin guard, no cost for least-cost routing, a held own sender, no
+// route, and a mix of reasons provider by provider.
+func TestNoProviderSaysWhy(t *testing.T) {
+	a, b := named("a"), named("b")
+	cards := map[string]*costs.Table{
+		"a": card(t, map[string]float64{"44": 2}),
+		"b": card(t, map[string]float64{"44": 3, "447": 0.5}),
+	}
+	r := NewRouter(nil, []Route{
+		{Name: "guarded", Channel: domain.SMS, Countries: []string{"44"}, Providers: []Provider{a, b}},
+		{Name: "cheapest", Channel: domain.SMS, Countries: []string{"33"}, Strategy: LeastCost, Providers: []Provider{a, b}},
+	}).WithCosts(cards, "USD")
+	r.SetOwnSender("a", "15550001111", false)
+	r.SetOwnSender("b", "15550002222", false)
+	cases := []struct {
+		name   string
+		to     string
+		usable func(string) bool
+		want   string
+	}{
+		{"margin guard", "442070000000", nil,
+			`every provider of route "guarded" costs more for this destination than the message's price (margin guard)`},
+		{"least cost without costs", "33612345678", nil,
+			`no provider of route "cheapest" has a cost for this destination (least-cost routing)`},
+		{"held senders", "447700900123", func(string) bool { return false },
+			`every provider of route "guarded" would send from its own sender, which another account holds; name a sender of yours`},
+		{"mixed", "442070000000", func(s string) bool { return s != "15550002222" },
+			`no provider of route "guarded" may carry it (a: cost above the price (margin guard); b: its own sender is held by another account)`},
+		{"no route", "4915112345678", nil, "no route matches SMS to this destination"},
+	}
+	for _, c := range cases {
+		m := sms(c.to, price)
+		if d := r.ChooseFor(m, c.usable); d.Provider != nil || d.Reason != c.want {
+			t.Errorf("%s: provider %v, reason %q; want %q", c.name, d.Provider, d.Reason, c.want)
+		}
+	}
+	if d := r.ChooseFor(sms("447700900123", price), nil); d.Provider != b || d.Reason != "" {
+		t.Fatalf("a provider chosen: %+v", d)
+	}
+}

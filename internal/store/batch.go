@@ -103,8 +103,10 @@ func (t table[T]) kept(all []any) (keep []bool, omitted string) {
 // claimDue leases up to limit due rows of a leased queue's table. The
 // lease is expressed by moving next_attempt_at to the end of the lease: if
 // the owner dies, its rows become due again without any rescue job. set
-// adds to the UPDATE's SET list.
-func claimDue[T any](ctx context.Context, s *Store, t table[T], set, owner string, now time.Time, lease time.Duration, limit int) ([]T, error) {
+// adds to the UPDATE's SET list; where, when not empty, is a further
+// condition a due row must meet (naming the table's columns by the
+// table's name).
+func claimDue[T any](ctx context.Context, s *Store, t table[T], set, where, owner string, now time.Time, lease time.Duration, limit int) ([]T, error) {
 	lock := ""
 	if s.dialect == Postgres {
 		lock = " FOR UPDATE SKIP LOCKED"
@@ -113,7 +115,7 @@ func claimDue[T any](ctx context.Context, s *Store, t table[T], set, owner strin
 	err := s.Write(ctx, func(tx *Tx) error {
 		var err error
 		out, err = t.scanAll(tx.query(ctx, `UPDATE `+t.name+` SET lease_owner = $1, next_attempt_at = $2`+set+`
-			WHERE id IN (SELECT id FROM `+t.name+` WHERE next_attempt_at <= $3
+			WHERE id IN (SELECT id FROM `+t.name+` WHERE next_attempt_at <= $3`+where+`
 			ORDER BY next_attempt_at LIMIT $4`+lock+`) RETURNING `+t.list,
 			owner, ms(now.Add(lease)), ms(now), limit))
 		return err

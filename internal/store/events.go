@@ -36,7 +36,15 @@ var eventCols = events.list
 // already claimed by that owner (handed over in memory); if the owner dies
 // the event becomes due when the lease runs out. An event without a URL
 // is written for the events feed alone (EventNone), never due.
+//
+// An event whose message has an earlier event that goes before it (see
+// ClaimEvents) is not handed over: it is written due at once without a
+// lease, and its LeaseOwner in evs is cleared, so that the caller hands
+// over only what may be posted now. The claim takes it when its turn comes.
 func (tx *Tx) InsertEvents(ctx context.Context, evs []domain.Event) error {
+	if err := tx.holdBehind(ctx, evs); err != nil {
+		return err
+	}
 	rows := make([]domain.Event, len(evs))
 	for i, e := range evs {
 		e.State = domain.EventPending
@@ -48,9 +56,105 @@ func (tx *Tx) InsertEvents(ctx context.Context, evs []domain.Event) error {
 	return insertRows(ctx, tx, events, rows, 256, "", true, "events")
 }
 
-// ClaimEvents leases up to limit due events, like ClaimDue for messages.
+// holdBehind takes the hand-over's lease off every leased event of evs
+// that must wait for an earlier event of its message: one before it in
+// evs, or one in the table that goes before it.
+func (tx *Tx) holdBehind(ctx context.Context, evs []domain.Event) error {
+	var ids []string
+	var latest time.Time
+	var first map[string]bool // messages with a webhook met in evs
+	for i := range evs {
+		e := &evs[i]
+		if e.MessageID == "" || e.URL == "" {
+			continue
+		}
+		if first == nil {
+			first = make(map[string]bool, len(evs))
+		}
+		if first[e.MessageID] {
+			hold(e)
+			continue
+		}
+		first[e.MessageID] = true
+		if e.LeaseOwner != "" {
+			ids = append(ids, e.MessageID)
+			latest = later(latest, e.CreatedAt)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	waiting := map[string]bool{}
+	err := inChunks(ids, func(chunk []any) error {
+		rows, err := tx.query(ctx, `SELECT DISTINCT message_id FROM webhook_events WHERE message_id IN (`+
+			tx.s.placeholders(2, len(chunk))+`) AND state = 'pending' AND (lease_owner <> '' OR next_attempt_at <= $1)`,
+			append([]any{ms(latest)}, chunk...)...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var mid string
+			if err := rows.Scan(&mid); err != nil {
+				return err
+			}
+			waiting[mid] = true
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return fmt.Errorf("events waiting before new ones: %w", err)
+	}
+	for i := range evs {
+		if e := &evs[i]; e.LeaseOwner != "" && waiting[e.MessageID] {
+			hold(e)
+		}
+	}
+	return nil
+}
+
+// hold writes an event without a lease, due at once: the claim takes it
+// when the events before it are done.
+func hold(e *domain.Event) {
+	e.LeaseOwner, e.NextAttemptAt = "", e.CreatedAt
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// ClaimEvents leases up to limit due events, like ClaimDue for messages,
+// in each message's order: an event is not claimed while an earlier event
+// of its message is pending and either in a node's hands (leased: being
+// posted, or handed over and about to be) or due no later than it. So a
+// message's events are posted one at a time, in the order they were
+// written, and only a retry that waits for a later time lets the events
+// behind it go first. The earliest pending event of a message is never
+// held, so nothing waits for ever: a node that dies with an event leased
+// lets it come due when the lease ends, and the events behind it follow.
 func (s *Store) ClaimEvents(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]domain.Event, error) {
-	return claimDue(ctx, s, events, "", owner, now, lease, limit)
+	seq := s.seq()
+	return claimDue(ctx, s, events, "", ` AND NOT EXISTS (SELECT 1 FROM webhook_events p
+		WHERE p.message_id = webhook_events.message_id AND webhook_events.message_id <> ''
+		AND p.`+seq+` < webhook_events.`+seq+` AND p.state = 'pending'
+		AND (p.lease_owner <> '' OR p.next_attempt_at <= webhook_events.next_attempt_at))`, owner, now, lease, limit)
+}
+
+// HurryEvents makes due at now every event of an account's receiver at url
+// that waits for a retry, and returns how many: the receiver answered
+// again, so its backlog need not wait out each event's own retry time.
+// Each message's events still go in order (ClaimEvents).
+func (s *Store) HurryEvents(ctx context.Context, accountID, url string, now time.Time) (int64, error) {
+	res, err := s.wexec(ctx, `UPDATE webhook_events SET next_attempt_at = $3
+		WHERE account_id = $1 AND url = $2 AND state = 'pending' AND lease_owner = '' AND next_attempt_at > $3`,
+		accountID, url, ms(now))
+	if err != nil {
+		return 0, fmt.Errorf("hurry events: %w", err)
+	}
+	return res.RowsAffected()
 }
 
 // ReleaseEvents gives up an owner's lease on events it cannot deliver now,

@@ -47,8 +47,9 @@ func TestEventQueue(t *testing.T) {
 			now         time.Time
 			want        []domain.Event
 		}{
-			{"due events", "a", t0, []domain.Event{sent, delivered}},
-			{"leased events are taken", "b", t0.Add(lease - time.Millisecond), nil},
+			// A message's next event waits for the one before it.
+			{"due events, each message's first", "a", t0, []domain.Event{sent}},
+			{"leased events are taken, the next waits", "b", t0.Add(lease - time.Millisecond), nil},
 		}
 		for _, c := range claims {
 			got, err := st.ClaimEvents(ctx, c.owner, c.now, lease, 100)
@@ -66,11 +67,17 @@ func TestEventQueue(t *testing.T) {
 			}
 		}
 
-		// Owner a delivers one and reschedules the other.
+		// Owner a delivers one; the next is its to claim then, and it
+		// reschedules that.
 		okAttempt := newAttempt(sent.ID, at(time.Second), 200, "")
 		failAttempt := newAttempt(delivered.ID, at(time.Second), 500, "server error")
+		if err := st.RecordAttempts(ctx, "a", []domain.AttemptOutcome{{Attempt: okAttempt, State: domain.EventDelivered}}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := st.ClaimEvents(ctx, "a", t0, lease, 100); err != nil || len(got) != 1 || got[0].ID != delivered.ID {
+			t.Fatalf("the next event once the first is delivered: %+v %v", got, err)
+		}
 		if err := st.RecordAttempts(ctx, "a", []domain.AttemptOutcome{
-			{Attempt: okAttempt, State: domain.EventDelivered},
 			{Attempt: failAttempt, State: domain.EventPending, NextAttemptAt: at(5 * time.Minute)},
 		}); err != nil {
 			t.Fatal(err)
@@ -195,4 +202,97 @@ func checkEvents(t *testing.T, st *store.Store, accountID, messageID string, wan
 
 func sortEvents(evs []domain.Event) {
 	sort.Slice(evs, func(i, j int) bool { return evs[i].ID < evs[j].ID })
+}
+
+// A message's events are claimed one at a time, in the order they were
+// written, on any node: an event waits while an earlier one of its message
+// is leased or due no later than it; a retry set for later lets the next
+// go. A receiver answering again brings its waiting retries forward, still
+// in order. New events that must wait behind an earlier one are written
+// without the hand-over's lease.
+func TestEventsOfAMessageClaimedInOrder(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
+		ctx := context.Background()
+		acc := newAccount(t, st, 0)
+		const lease = 30 * time.Second
+		sent := newEvent(acc, "cmp_1", "msg_o", "message.sent", t0)
+		delivered := newEvent(acc, "cmp_1", "msg_o", "message.delivered", t0.Add(time.Millisecond))
+		other := newEvent(acc, "cmp_1", "msg_x", "message.sent", t0)
+		elsewhere := newEvent(acc, "cmp_1", "msg_z", "message.sent", t0)
+		elsewhere.URL = "https://other.example.com/cb"
+		write(t, st, func(ctx context.Context, tx *store.Tx) error {
+			return tx.InsertEvents(ctx, []domain.Event{sent, delivered, other, elsewhere})
+		})
+		claim := func(owner string, now time.Time, want ...string) {
+			t.Helper()
+			got, err := st.ClaimEvents(ctx, owner, now, lease, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, e := range got {
+				ids = append(ids, e.ID)
+			}
+			sort.Strings(ids)
+			sort.Strings(want)
+			if !reflect.DeepEqual(ids, want) {
+				t.Fatalf("%s claims at %s: %v, want %v", owner, now.Sub(t0), ids, want)
+			}
+		}
+		record := func(owner string, e domain.Event, state string, next time.Time) {
+			t.Helper()
+			o := domain.AttemptOutcome{Attempt: newAttempt(e.ID, t0, 500, "x"), State: state, NextAttemptAt: next}
+			if state == domain.EventDelivered {
+				o.Attempt.StatusCode, o.Attempt.Error = 204, ""
+			}
+			if err := st.RecordAttempts(ctx, owner, []domain.AttemptOutcome{o}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		now := t0.Add(time.Second)
+		claim("a", now, sent.ID, other.ID, elsewhere.ID)
+		claim("b", now) // delivered waits while sent is in a's hands
+		record("a", sent, domain.EventPending, t0.Add(time.Hour))
+		claim("b", now, delivered.ID) // sent's retry is for later: the next goes
+		record("b", delivered, domain.EventPending, t0.Add(2*time.Hour))
+		record("a", elsewhere, domain.EventPending, t0.Add(3*time.Hour))
+
+		// The receiver answers again: its waiting events are due now, in order.
+		now = now.Add(time.Second)
+		if n, err := st.HurryEvents(ctx, acc.ID, sent.URL, now); err != nil || n != 2 {
+			t.Fatalf("hurried %d events (%v), want sent and delivered", n, err)
+		}
+		claim("b", now, sent.ID) // not delivered, due at the same time behind it
+		record("b", sent, domain.EventDelivered, time.Time{})
+		claim("b", now, delivered.ID)
+		if evs, err := st.EventsForMessage(ctx, acc.ID, "msg_z"); err != nil || !evs[0].NextAttemptAt.Equal(t0.Add(3*time.Hour)) {
+			t.Fatalf("another receiver's retry moved: %+v %v", evs, err)
+		}
+
+		// New events leased for a hand-over: one behind delivered (leased
+		// to b) and the second of a new message in the same batch wait in
+		// the table without the lease; the first of the new message keeps it.
+		leased := func(e domain.Event) domain.Event {
+			e.LeaseOwner, e.NextAttemptAt = "n1", now.Add(lease)
+			return e
+		}
+		read := leased(newEvent(acc, "cmp_1", "msg_o", "message.read", now))
+		first := leased(newEvent(acc, "cmp_1", "msg_y", "message.sent", now))
+		second := leased(newEvent(acc, "cmp_1", "msg_y", "message.delivered", now))
+		batch := []domain.Event{read, first, second}
+		write(t, st, func(ctx context.Context, tx *store.Tx) error { return tx.InsertEvents(ctx, batch) })
+		if batch[0].LeaseOwner != "" || batch[1].LeaseOwner != "n1" || batch[2].LeaseOwner != "" {
+			t.Fatalf("leases after the insert: %q %q %q, want only the new message's first", batch[0].LeaseOwner,
+				batch[1].LeaseOwner, batch[2].LeaseOwner)
+		}
+		for _, e := range []domain.Event{batch[0], batch[2]} {
+			stored, err := st.AccountEvent(ctx, acc.ID, e.ID)
+			if err != nil || stored.LeaseOwner != "" || !stored.NextAttemptAt.Equal(now) {
+				t.Fatalf("a held event as stored: %+v %v", stored, err)
+			}
+		}
+		claim("c", now) // read waits for delivered (b's), second for first (n1's)
+		record("b", delivered, domain.EventDelivered, time.Time{})
+		claim("c", now, read.ID)
+	})
 }

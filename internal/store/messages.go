@@ -253,7 +253,7 @@ func (s *Store) SearchMessages(ctx context.Context, f domain.MessageFilter) ([]d
 // ClaimDue leases up to limit messages that are due for dispatch (see
 // claimDue), counting an attempt for each.
 func (s *Store) ClaimDue(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]domain.Message, error) {
-	return claimDue(ctx, s, messages, ", attempts = attempts + 1", owner, now, lease, limit)
+	return claimDue(ctx, s, messages, ", attempts = attempts + 1", "", owner, now, lease, limit)
 }
 
 // ReleaseMessages gives up an owner's lease on messages it cannot hand

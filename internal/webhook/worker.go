@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -32,6 +33,7 @@ type Store interface {
 	RecordAttempts(ctx context.Context, owner string, outs []domain.AttemptOutcome) error
 	Account(ctx context.Context, id string) (domain.Account, error)
 	StopEventsForURL(ctx context.Context, accountID, url string) (int64, error)
+	HurryEvents(ctx context.Context, accountID, url string, now time.Time) (int64, error)
 }
 
 // Observer is told the outcome of every attempt (metrics).
@@ -169,6 +171,7 @@ func (w *Worker) Run(ctx context.Context) {
 // batch was being written.
 func (w *Worker) record(results <-chan domain.AttemptOutcome) {
 	buf := make([]domain.AttemptOutcome, 0, 512)
+	failing := map[receiver]bool{} // receivers whose last attempt here failed
 	for o := range results {
 		buf = append(buf[:0], o)
 	drain:
@@ -193,6 +196,9 @@ func (w *Worker) record(results <-chan domain.AttemptOutcome) {
 			err := w.cfg.Store.RecordAttempts(context.Background(), w.cfg.Owner, buf)
 			if err == nil {
 				w.stopGone(buf)
+				w.hurryBack(buf, failing)
+				// The events that waited for these are due now.
+				w.queue.Wake()
 				if !retryAt.IsZero() {
 					// Look at the database again when the first retry is due.
 					time.AfterFunc(max(0, retryAt.Sub(w.cfg.Now())), w.queue.Wake)
@@ -208,13 +214,57 @@ func (w *Worker) record(results <-chan domain.AttemptOutcome) {
 	}
 }
 
+// receiver is where an account's events go: its callback URL.
+type receiver struct{ account, url string }
+
+// maxFailing bounds the receivers remembered as failing; past it the
+// memory starts afresh (a receiver forgotten is hurried when a retry of
+// its succeeds instead).
+const maxFailing = 10_000
+
+// hurryBack brings forward the retries of every receiver that answered
+// 2xx after failing: its outage is over, and its backlog should not wait
+// out each event's own retry time. A receiver counts as failing when its
+// last attempt on this node failed, or when the event it answered had
+// failed before (a retry), which another node may have seen. Each event
+// brought forward still costs a slot of its retry schedule if it fails
+// again, so a receiver that fails some events and answers others cannot
+// be posted to without end.
+func (w *Worker) hurryBack(outs []domain.AttemptOutcome, failing map[receiver]bool) {
+	var back []receiver
+	for _, o := range outs {
+		r := receiver{o.AccountID, o.URL}
+		switch {
+		case o.State == domain.EventPending:
+			if len(failing) >= maxFailing {
+				clear(failing)
+			}
+			failing[r] = true
+		case o.State == domain.EventDelivered && (failing[r] || o.Retried):
+			delete(failing, r)
+			if !slices.Contains(back, r) {
+				back = append(back, r)
+			}
+		}
+	}
+	for _, r := range back {
+		n, err := w.cfg.Store.HurryEvents(context.Background(), r.account, r.url, w.cfg.Now())
+		if err != nil {
+			w.cfg.Log.Error("bring forward the retries of a webhook receiver that answers again", "err", err)
+			continue
+		}
+		if n > 0 {
+			w.cfg.Log.Info("webhook receiver answers again; its waiting events are due now", "host", hostOf(r.url), "events", n)
+		}
+	}
+}
+
 // stopGone stops every event still queued for a receiver that answered
 // 410 Gone: it asked for no more, so the rest of its queue goes too.
 func (w *Worker) stopGone(outs []domain.AttemptOutcome) {
-	type target struct{ account, url string }
-	done := map[target]bool{}
+	done := map[receiver]bool{}
 	for _, o := range outs {
-		t := target{o.AccountID, o.URL}
+		t := receiver{o.AccountID, o.URL}
 		if o.State != domain.EventGone || done[t] {
 			continue
 		}
@@ -275,7 +325,7 @@ func (w *Worker) deliver(ctx context.Context, ev domain.Event) domain.AttemptOut
 	if err != nil {
 		att.Error = err.Error()
 	}
-	out := domain.AttemptOutcome{Attempt: att, AccountID: ev.AccountID, URL: ev.URL}
+	out := domain.AttemptOutcome{Attempt: att, AccountID: ev.AccountID, URL: ev.URL, Retried: ev.Attempts > 0}
 	delivered := err == nil && code >= 200 && code < 300
 	switch {
 	case delivered:
@@ -305,11 +355,7 @@ func (w *Worker) deliver(ctx context.Context, ev domain.Event) domain.AttemptOut
 // tokens), what went wrong, and what happens next. Never the body or the
 // signature.
 func (w *Worker) logFailure(ev domain.Event, code int, err error, out domain.AttemptOutcome) {
-	host := ""
-	if u, perr := url.Parse(ev.URL); perr == nil {
-		host = u.Host
-	}
-	attrs := []any{"event", ev.ID, "type", ev.Event, "host", host, "attempt", ev.Attempts + 1}
+	attrs := []any{"event", ev.ID, "type", ev.Event, "host", hostOf(ev.URL), "attempt", ev.Attempts + 1}
 	var ue *url.Error
 	switch {
 	case errors.As(err, &ue):
@@ -343,6 +389,15 @@ func (w *Worker) post(ctx context.Context, ev domain.Event, now time.Time) (int,
 		return 0, "", err
 	}
 	return a.Status, validUTF8(a.Head), nil
+}
+
+// hostOf is a URL's host, what logs may show of a receiver: its path and
+// query may carry the integrator's tokens.
+func hostOf(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Host
+	}
+	return ""
 }
 
 func validUTF8(b []byte) string {
