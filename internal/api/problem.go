@@ -56,7 +56,13 @@ var codes = map[string]int{
 	"DAILY_LIMIT_REACHED":         http.StatusTooManyRequests,
 	"RATE_LIMITED":                http.StatusTooManyRequests,
 	"INTERNAL":                    http.StatusInternalServerError,
+	"SERVICE_UNAVAILABLE":         http.StatusServiceUnavailable,
 }
+
+// unavailableRetry is the Retry-After of SERVICE_UNAVAILABLE: long enough
+// for a node whose storage cannot write not to be hammered, short enough
+// that clients come back soon after the operator made room.
+const unavailableRetry = "5"
 
 // problem makes a Problem for a code of the catalogue; an unknown code is
 // a programming error and answers 500.
@@ -127,6 +133,8 @@ func toProblem(err error) *Problem {
 		return problem("SENDER_TAKEN", "This sender is already approved for another account on that channel.")
 	case errors.Is(err, message.ErrNotCancelable):
 		return problem("MESSAGE_NOT_CANCELABLE", "The message was already handed to a provider or has ended.")
+	case errors.Is(err, domain.ErrStorageUnavailable):
+		return problem("SERVICE_UNAVAILABLE", "The service cannot record requests right now; nothing was done. Retry after the time in Retry-After.")
 	}
 	return problem("INTERNAL", "Something went wrong on our side; the request ID helps us find it.")
 }
@@ -137,6 +145,9 @@ func writeProblem(w http.ResponseWriter, r *http.Request, log *slog.Logger, err 
 	p.RequestID = w.Header().Get("X-Request-Id")
 	if p.Status >= 500 {
 		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "requestId", p.RequestID, "err", err)
+	}
+	if p.Status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", unavailableRetry)
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(p.Status)

@@ -306,23 +306,64 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, out)
 }
 
+// readyz says whether the node can take work, part by part. Strangers
+// (a load balancer) see each part's state only ("ok", "down", ...): the
+// details name carriers' addresses, files and errors, which are for
+// operators, who see them with their session (and in the log and
+// metrics). Storage that cannot be read, or whose last write failed,
+// makes the node unavailable (503), so that traffic goes elsewhere.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
+	w.Header().Set("Cache-Control", "no-store")
+	parts := map[string]string{"storage": "ok"}
 	if err := s.cfg.Store.Ping(ctx); err != nil {
-		writeJSON(w, 503, map[string]any{"status": "unavailable", "storage": err.Error()})
-		return
-	}
-	out := map[string]any{"status": "ok", "storage": "ok"}
-	if s.cfg.Ready != nil {
+		parts["storage"] = "unavailable: " + err.Error()
+	} else if s.cfg.Ready != nil {
 		for k, v := range s.cfg.Ready(ctx) {
-			out[k] = v
-			if !strings.HasPrefix(v, "ok") {
-				out["status"] = "degraded"
-			}
+			parts[k] = v
 		}
 	}
-	writeJSON(w, 200, out)
+	detail := s.operatorAsks(r)
+	out := map[string]any{"status": "ok"}
+	for k, v := range parts {
+		if !detail {
+			v = partState(v)
+		}
+		out[k] = v
+		if !strings.HasPrefix(v, "ok") {
+			out["status"] = "degraded"
+		}
+	}
+	if !strings.HasPrefix(parts["storage"], "ok") {
+		out["status"] = "unavailable"
+		w.Header().Set("Retry-After", unavailableRetry)
+		writeJSON(w, http.StatusServiceUnavailable, out)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// partState is what strangers see of a part of /readyz: its state, the
+// text before the first colon ("down: 0 of 2 binds up" shows "down").
+func partState(v string) string {
+	if i := strings.IndexByte(v, ':'); i >= 0 {
+		v = v[:i]
+	}
+	return strings.TrimSpace(v)
+}
+
+// operatorAsks reports whether the request carries an operator's session
+// (Authorization: Bearer sess_…), who may see /readyz's details. Anything
+// else is a stranger's request, answered without details rather than
+// refused, since load balancers call /readyz without credentials.
+func (s *Server) operatorAsks(r *http.Request) bool {
+	token := bearer(r)
+	if token == "" || s.cfg.Manage == nil {
+		return false
+	}
+	a, err := s.cfg.Manage.Authenticate(r.Context(), token)
+	return err == nil && a.Operator()
 }
 
 type metrics struct {

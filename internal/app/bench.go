@@ -59,7 +59,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		nodeExe  = fs.String("node-exe", "", "binary to start the nodes with (default: this one), to compare builds with one load generator")
 		rate     = fs.Float64("rate", 0, "requests per second over all connections (0: as fast as they go), to load nodes equally in runs with different node counts")
 	)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	opts := bench.Options{Key: *key, N: *n, C: *c, Type: strings.ToUpper(*typ), Wait: *wait, PID: *pid, BatchSize: *batch,

@@ -28,7 +28,7 @@ Usage:
   msgsvc migrate  [--db D]  apply database migrations
   msgsvc backup   --to FILE [--db D]   a consistent copy of a SQLite database, taken while msgsvc runs
   msgsvc account create --name NAME [--tier free|basic|pro|enterprise] [--credits N] [--currency USD] [--country CC]
-  msgsvc account settings --account ID [--rcs-fallback true|false] [--wa-tier 1-4] [--ip-allowlist LIST]
+  msgsvc account settings --account ID [--rcs-fallback[=false]] [--wa-tier 1-4] [--ip-allowlist LIST]
                         [--quiet-hours 21:00-08:00|off] [--retention-days N] [--opt-out-reply TEXT] [--opt-in-reply TEXT]
   msgsvc account limits --account ID [--tier-rpm N] [--send-rpm N] [--status-rpm N] [--media-rpm N]
   msgsvc account prices --account ID [--set '{"home":{...},"abroad":{...},"countries":{"44":{...}}}']
@@ -47,9 +47,11 @@ Usage:
   msgsvc usage    [--from DAY] [--to DAY] [--group-by day|month] [--channel SMS]   the key's usage and spend
   msgsvc bench    [flags]   load-test a node (one it starts, or --url) and report throughput and latency
   msgsvc version  [--json]  the version of this binary
-  msgsvc config check FILE  validate a providers and routes file (serve reloads it on SIGHUP)
+  msgsvc config check FILE [--db D]  validate a providers and routes file (serve reloads it on SIGHUP)
 
-The operator commands take --db (MSGSVC_DB) and print JSON with --json; send, listen and usage talk to a
+The operator commands take --db (MSGSVC_DB) or --data (MSGSVC_DATA) as serve does, never create a database
+(dev, serve and migrate do), and print JSON with --json; yes/no flags stand alone (--wait) or take =false.
+Send, listen and usage talk to a
 running node like any integrator's program (--url, --key; MSGSVC_URL, MSGSVC_API_KEY, MSGSVC_WEBHOOK_SECRET).
 Run "msgsvc COMMAND -h" for a command's flags ("msgsvc account -h" lists the account commands).
 `
@@ -75,7 +77,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "version":
 		err = runVersion(args[1:], stdout, stderr)
 	case "config":
-		err = runConfig(args[1:], stdout, stderr)
+		err = runConfig(ctx, args[1:], stdout, stderr)
 	case "bench":
 		err = runBench(ctx, args[1:], stdout, stderr)
 	case "send":
@@ -127,7 +129,7 @@ func runServer(ctx context.Context, dev bool, args []string, stdout, stderr io.W
 			"msgsvc serve --db postgres://msgsvc@db/msgsvc --addr 0.0.0.0:8080 --config msgsvc.yaml")
 	}
 	load := config.Flags(fs, dev)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	cfg, err := load()
@@ -166,19 +168,35 @@ func redactDSN(dsn string) string {
 	return dsn
 }
 
-// dbFlag adds --db with the same default as serve.
-func dbFlag(fs *flag.FlagSet) *string {
-	def := os.Getenv("MSGSVC_DB")
-	if def == "" {
-		dir := os.Getenv("MSGSVC_DATA")
-		if dir == "" {
-			dir = "./msgsvc-data"
-		}
-		def = dir + "/msgsvc.db"
+// parseFlags parses a command's flags, which take no other arguments: a
+// word left over is refused, since "--switch false" would otherwise turn
+// the switch on and drop the "false".
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
 	}
-	return fs.String("db", def, "database: a SQLite path or postgres://… [MSGSVC_DB]")
+	if fs.NArg() == 0 {
+		return nil
+	}
+	if i := len(args) - fs.NArg(); i > 0 && strings.HasPrefix(args[i-1], "-") {
+		return fmt.Errorf("unexpected argument %q after %s: a yes/no flag takes its value after \"=\" (%s=%s), or stands alone for true",
+			fs.Arg(0), args[i-1], args[i-1], fs.Arg(0))
+	}
+	return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 }
 
+// dbFlag adds --data and --db as serve has them, and returns the
+// database they name once fs was parsed.
+func dbFlag(fs *flag.FlagSet) func() string {
+	named := config.StoreFlags(fs)
+	return func() string {
+		_, db := named()
+		return db
+	}
+}
+
+// openStore opens the database, creating it if it does not exist, and
+// migrates it: for the commands that make a database (migrate, bench).
 func openStore(ctx context.Context, dsn string) (*store.Store, error) {
 	st, err := store.Open(ctx, dsn, store.Options{})
 	if err != nil {
@@ -191,16 +209,45 @@ func openStore(ctx context.Context, dsn string) (*store.Store, error) {
 	return st, nil
 }
 
+// openExisting is openStore for the commands that work on a database and
+// must not make one by accident (run from another folder, the default
+// ./msgsvc-data/msgsvc.db is not the node's): a SQLite file that does not
+// exist is an error naming where to give the right one.
+func openExisting(ctx context.Context, dsn string) (*store.Store, error) {
+	if path, ok := sqlitePath(dsn); ok {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("no database at %s: give the node's database with --db or MSGSVC_DB (or its data directory with --data or MSGSVC_DATA); only dev, serve and migrate create one", path)
+		}
+	}
+	return openStore(ctx, dsn)
+}
+
+// sqlitePath is the file of a SQLite DSN (a path, sqlite:PATH or a
+// file: URI); ok is false for PostgreSQL and in-memory databases.
+func sqlitePath(dsn string) (string, bool) {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		return "", false
+	}
+	path := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "file:")
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	if path == "" || path == ":memory:" {
+		return "", false
+	}
+	return path, true
+}
+
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = usageOf(fs, stdout, "msgsvc migrate — apply the database migrations (serve and dev also do it at start)",
 		"msgsvc migrate --db postgres://msgsvc@db/msgsvc")
 	db := dbFlag(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	st, err := openStore(ctx, *db)
+	st, err := openStore(ctx, db())
 	if err != nil {
 		return err
 	}
@@ -216,13 +263,13 @@ func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		"msgsvc backup --to /backups/msgsvc-$(date -u +%Y%m%d-%H%M).db")
 	db := dbFlag(fs)
 	to := fs.String("to", "", "file to write; it must not exist (required)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *to == "" {
 		return errors.New("--to is required: the file to write, e.g. --to /backups/msgsvc-20300101.db")
 	}
-	st, err := openStore(ctx, *db)
+	st, err := openExisting(ctx, db())
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/msgsvc/msgsvc/internal/compliance"
+	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/manage"
@@ -64,7 +65,7 @@ var accountLimits = adminCommand{name: "account limits", summary: "set an accoun
 var accountSettings = adminCommand{name: "account settings",
 	summary: "RCS fallback default, WhatsApp quality tier, IP allow-list, quiet hours, retention, opt-out replies", needsAccount: true,
 	flags: func(fs *flag.FlagSet, account *string) adminRun {
-		rcsFallback := fs.String("rcs-fallback", "", "true or false: send RCS to devices without RCS as SMS by default")
+		rcsFallback := config.Switch(fs, "rcs-fallback", "", "send RCS to devices without RCS as SMS by default (--rcs-fallback=false turns it off; unchanged when not given)")
 		waTier := fs.Int("wa-tier", 0, "WhatsApp quality tier 1-4 (daily new conversations 1000, 10000, 100000, unlimited)")
 		allowlist := fs.String("ip-allowlist", "-", "comma-separated addresses and CIDR ranges allowed to use the API; empty allows all")
 		complianceOf := complianceFlags(fs)

@@ -97,13 +97,13 @@ func runAdmin(ctx context.Context, group string, args []string, stdin io.Reader,
 		account = fs.String("account", "", "account id (required; msgsvc account create printed it)")
 	}
 	run := cmd.flags(fs, account)
-	if err := fs.Parse(rest); err != nil {
+	if err := parseFlags(fs, rest); err != nil {
 		return err
 	}
 	if account != nil && *account == "" {
 		return errors.New("--account is required: give the id that msgsvc account create printed (acc_…)")
 	}
-	st, err := openStore(ctx, *db)
+	st, err := openExisting(ctx, db())
 	if err != nil {
 		return err
 	}

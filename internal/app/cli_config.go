@@ -16,17 +16,21 @@ import (
 
 // runConfig is `msgsvc config check FILE`: the checks serve makes at start
 // and on SIGHUP, without starting anything. Secrets named ${NAME} are read
-// from the environment as serve would.
-func runConfig(args []string, stdout, stderr io.Writer) error {
+// from the environment as serve would; those that are not set are listed
+// as warnings (serve refuses to start without them) and the rest is still
+// checked. With --db the accounts that routes name are checked against
+// that database; without it they are not, and it says so.
+func runConfig(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("config", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = usageOf(fs, stdout, "msgsvc config check FILE — validate a providers and routes file (as serve reads it)",
-		"msgsvc config check msgsvc.yaml")
+	fs.Usage = usageOf(fs, stdout, "msgsvc config check FILE [--db D] — validate a providers and routes file (as serve reads it)",
+		"msgsvc config check --db postgres://msgsvc@db/msgsvc msgsvc.yaml")
 	if len(args) == 0 || args[0] != "check" {
 		fs.Usage()
 		return errors.New(`want "config check FILE"`)
 	}
-	if err := fs.Parse(args[1:]); err != nil {
+	db := fs.String("db", os.Getenv("MSGSVC_DB"), "also check the accounts that routes name against this database (it must exist) [MSGSVC_DB]")
+	if err := parseInterspersed(fs, args[1:]); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -36,20 +40,58 @@ func runConfig(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rc, err := routing.Load(fs.Arg(0), os.Getenv, types)
+	file := fs.Arg(0)
+	rc, warnings, err := routing.Check(file, os.Getenv, types)
+	for _, w := range warnings {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s: ok (%d providers, %d routes)\n", fs.Arg(0), len(rc.Providers), len(rc.Routes))
+	accounts := "accounts not checked (no --db)"
+	if *db != "" {
+		st, err := openExisting(ctx, *db)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		if err := rc.CheckAccounts(file, accountExists(ctx, st)); err != nil {
+			return err
+		}
+		accounts = "accounts checked"
+	}
+	fmt.Fprintf(stdout, "%s: ok (%d providers, %d routes); %s", file, len(rc.Providers), len(rc.Routes), accounts)
+	if len(warnings) > 0 {
+		fmt.Fprintf(stdout, "; %d secrets not set here (see the warnings)", len(warnings))
+	}
+	fmt.Fprintln(stdout)
 	return nil
 }
 
+// parseInterspersed parses fs allowing flags after the positional
+// arguments too (config check FILE --db D).
+func parseInterspersed(fs *flag.FlagSet, args []string) error {
+	var rest []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		rest = append(rest, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	return fs.Parse(rest)
+}
+
 // reloadOnHangup reloads the configuration file on each SIGHUP until ctx
-// ends. A failed reload is logged by Reload and changes nothing. The
-// signal is caught from the moment it returns.
+// ends, and on SIGUSR2 forces the reload of a file that leaves a channel
+// without routes. A failed reload is logged by Reload and changes
+// nothing. The signals are caught from the moment it returns.
 func reloadOnHangup(ctx context.Context, srv *Server, file string, log *slog.Logger) {
 	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
+	signal.Notify(hup, syscall.SIGHUP, syscall.SIGUSR2)
 	go func() {
 		defer signal.Stop(hup)
 		reloadEach(ctx, hup, srv, file, log)
@@ -61,9 +103,13 @@ func reloadEach(ctx context.Context, hup <-chan os.Signal, srv *Server, file str
 		select {
 		case <-ctx.Done():
 			return
-		case <-hup:
+		case sig := <-hup:
 			if file == "" {
-				log.Warn("SIGHUP: no --config file to reload")
+				log.Warn("no --config file to reload", "signal", sig)
+				continue
+			}
+			if sig == syscall.SIGUSR2 {
+				_ = srv.ForceReload(ctx)
 				continue
 			}
 			_ = srv.Reload(ctx)

@@ -31,7 +31,7 @@ func runListen(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	forward := fs.String("forward-to", "", "also POST each verified webhook, headers and body unchanged, to this URL (your application)")
 	fs.Usage = usageOf(fs, stdout, "msgsvc listen — receive, verify and print webhooks (and forward them to your application)",
 		"msgsvc listen --secret whsec_… --forward-to http://127.0.0.1:3000/webhooks")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *secret != "" {

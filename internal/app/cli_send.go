@@ -96,7 +96,7 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	asJSON := fs.Bool("json", false, "print the API's answers as JSON")
 	fs.Usage = usageOf(fs, stdout, "msgsvc send — send a message through a running node's API",
 		`msgsvc send --to 5511999990000 --message "Hello" --wait`)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *to == "" || *text == "" {

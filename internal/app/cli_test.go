@@ -21,7 +21,7 @@ func runMain(t *testing.T, args ...string) (string, string, int) {
 }
 
 func TestBootstrapCommands(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "msgsvc.db")
+	db := migrated(t, filepath.Join(t.TempDir(), "msgsvc.db"))
 	out, errs, code := runMain(t, "account", "create", "--db", db, "--name", "Acme", "--tier", "basic", "--credits", "12.5", "--country", "55", "--json")
 	if code != 0 {
 		t.Fatalf("account create: %d %s", code, errs)
@@ -45,7 +45,7 @@ func TestBootstrapCommands(t *testing.T) {
 	if _, errs, code = runMain(t, "account", "limits", "--db", db, "--account", acc.ID, "--tier-rpm", "0", "--send-rpm", "5"); code != 0 {
 		t.Fatalf("account limits: %s", errs)
 	}
-	if _, errs, code = runMain(t, "account", "settings", "--db", db, "--account", acc.ID, "--rcs-fallback", "true", "--wa-tier", "2", "--ip-allowlist", "10.0.0.0/8,::1"); code != 0 {
+	if _, errs, code = runMain(t, "account", "settings", "--db", db, "--account", acc.ID, "--rcs-fallback=true", "--wa-tier", "2", "--ip-allowlist", "10.0.0.0/8,::1"); code != 0 {
 		t.Fatalf("account settings: %s", errs)
 	}
 	out, errs, code = runMain(t, "user", "create", "--db", db, "--account", acc.ID, "--email", "Ops@Acme.example", "--role", "owner", "--json")
@@ -149,7 +149,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestSenderAndKeyCommands(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "msgsvc.db")
+	db := migrated(t, filepath.Join(t.TempDir(), "msgsvc.db"))
 	out, _, _ := runMain(t, "account", "create", "--db", db, "--name", "Acme", "--json")
 	var acc struct{ ID string }
 	if err := json.Unmarshal([]byte(out), &acc); err != nil {
@@ -198,7 +198,7 @@ func TestSenderAndKeyCommands(t *testing.T) {
 // msgsvc backup copies a SQLite database that is in use.
 func TestBackupCommand(t *testing.T) {
 	dir := t.TempDir()
-	db, copyPath := filepath.Join(dir, "msgsvc.db"), filepath.Join(dir, "copy.db")
+	db, copyPath := migrated(t, filepath.Join(dir, "msgsvc.db")), filepath.Join(dir, "copy.db")
 	out, errs, code := runMain(t, "account", "create", "--db", db, "--name", "Acme", "--json")
 	if code != 0 {
 		t.Fatalf("account create: %s", errs)
@@ -239,7 +239,7 @@ func TestSystemdUnit(t *testing.T) {
 // Operators are made by the command line only: no account, role operator,
 // and they can log in to the management API.
 func TestOperatorCommand(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "msgsvc.db")
+	db := migrated(t, filepath.Join(t.TempDir(), "msgsvc.db"))
 	out, errs, code := runMain(t, "user", "create", "--db", db, "--operator", "--email", "ops@msgsvc.example", "--json")
 	var u map[string]any
 	if code != 0 || json.Unmarshal([]byte(out), &u) != nil {
@@ -269,4 +269,14 @@ func TestOperatorCommand(t *testing.T) {
 		!strings.Contains(out, `"balance": 5`) {
 		t.Fatalf("credits add: %d %s %s", code, out, errs)
 	}
+}
+
+// migrated makes the database at db with msgsvc migrate, as an operator
+// does before the other commands (which never make one).
+func migrated(t *testing.T, db string) string {
+	t.Helper()
+	if _, errs, code := runMain(t, "migrate", "--db", db); code != 0 {
+		t.Fatalf("migrate: %d %s", code, errs)
+	}
+	return db
 }

@@ -28,7 +28,7 @@ func runUsage(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	asJSON := fs.Bool("json", false, "print the API's answer as JSON")
 	fs.Usage = usageOf(fs, stdout, "msgsvc usage — what the key's environment sent and was charged, per day or month, channel and country",
 		"msgsvc usage --from 2026-11-01 --group-by month")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	c, err := api.client()

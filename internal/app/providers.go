@@ -3,6 +3,7 @@ package app
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -138,6 +139,7 @@ func (s *Server) providers(sim *simulator.Simulator, sink provider.Sink, reg *pr
 		built[spec.Name] = a.p
 		s.adapters = append(s.adapters, a)
 	}
+	s.reloads.running = rc
 	for _, ch := range rc.Unrouted() {
 		if !s.cfg.Dev {
 			s.log.Warn("no route for live messages of this channel: they fail with NO_ROUTE and are refunded", "channel", ch)
@@ -157,11 +159,31 @@ func (s *Server) loadRouting() (routing.Config, *provider.Registry, error) {
 		if rc, err = routing.Load(s.cfg.Config, os.Getenv, types); err != nil {
 			return routing.Config{}, nil, err
 		}
+		if err := rc.CheckAccounts(s.cfg.Config, accountExists(context.Background(), s.store)); err != nil {
+			return routing.Config{}, nil, err
+		}
 	}
 	if rc, err = routing.FromEnv(rc, s.getenv, types); err != nil {
 		return routing.Config{}, nil, err
 	}
 	return rc, types, nil
+}
+
+// accountReader finds an account by id (domain.ErrNotFound when none).
+type accountReader interface {
+	Account(ctx context.Context, id string) (domain.Account, error)
+}
+
+// accountExists says whether an account id names an account, for the
+// check of the accounts routes are limited to.
+func accountExists(ctx context.Context, st accountReader) func(id string) (bool, error) {
+	return func(id string) (bool, error) {
+		_, err := st.Account(ctx, id)
+		if errors.Is(err, domain.ErrNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	}
 }
 
 // buildAdapter builds one configured provider; its metrics are registered

@@ -23,7 +23,9 @@ import (
 	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
-// TestReadmeExamples keeps the README and the reference in docs/ true. It
+// TestReadmeExamples keeps the README and the reference in docs/ true.
+// First, every recipient number written in any example ("to",
+// "recipients", --to) must be one msgsvc accepts. Then it
 // starts a dev node (the demo account its first start creates, the
 // simulator) and runs, in document order, every curl command of the blocks
 // fenced "```sh run" of README.md and then of each docs/*.md file (those of
@@ -68,6 +70,7 @@ func TestReadmeExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkExamplePhones(t, root, files) // in every block, run or not
 	var steps []readmeStep
 	for _, f := range files {
 		raw, err := os.ReadFile(filepath.Join(root, f))

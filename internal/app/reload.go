@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/routing"
 )
 
 // adapterMetrics is the registry as one adapter sees it: it remembers what
@@ -65,9 +68,12 @@ func (m *adapterMetrics) reregister() {
 
 // reloadState is the outcome of the last reload, for /readyz and metrics.
 type reloadState struct {
-	mu      sync.Mutex // one reload at a time
-	failed  error
-	at      time.Time
+	mu     sync.Mutex // one reload at a time
+	failed error
+	at     time.Time
+	// running is the configuration in use, which a reload compares the
+	// file with.
+	running routing.Config
 	outcome *prometheus.CounterVec
 	valid   prometheus.Gauge
 }
@@ -84,14 +90,37 @@ func newReloadState(reg prometheus.Registerer) *reloadState {
 	return r
 }
 
-// health is what /readyz shows of the configuration.
+// health is what /readyz shows of the configuration: its state before the
+// first colon (all that strangers see), the details after it.
 func (r *reloadState) health() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.failed == nil {
 		return "ok"
 	}
-	return fmt.Sprintf("reload failed at %s, running the previous configuration: %v", r.at.UTC().Format(time.RFC3339), r.failed)
+	state := "reload failed"
+	if errors.Is(r.failed, errRoutesLost) {
+		state = "reload refused"
+	}
+	return fmt.Sprintf("%s, running the previous configuration: at %s: %v", state, r.at.UTC().Format(time.RFC3339), r.failed)
+}
+
+// errRoutesLost marks a reload refused because it would leave a channel
+// without the routes it has.
+var errRoutesLost = errors.New("refused: it would leave a channel without any route")
+
+// lostChannels lists the channels that have a route in running and none
+// in next, in a stable order.
+func lostChannels(running, next routing.Config) []string {
+	have := next.Channels()
+	var out []string
+	for ch := range running.Channels() {
+		if !have[ch] {
+			out = append(out, string(ch))
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // startProviders starts the configured providers; a reload waits for them.
@@ -112,15 +141,27 @@ func (s *Server) startProviders(ctx context.Context) error {
 // changed and new ones are built and started, removed ones stopped, and
 // the routes replaced. An invalid file changes nothing: the node keeps the
 // configuration it runs, says so in the log, /readyz and metrics, and the
-// error is returned.
-func (s *Server) Reload(ctx context.Context) error {
+// error is returned. So does a file that would leave a channel without any
+// of the routes it has (an editor that truncated it, a route deleted by
+// mistake): ForceReload puts such a file in use.
+func (s *Server) Reload(ctx context.Context) error { return s.reloadFile(ctx, false) }
+
+// ForceReload is Reload that also puts in use a file that takes every
+// route of a channel away (its live messages then fail NO_ROUTE).
+func (s *Server) ForceReload(ctx context.Context) error { return s.reloadFile(ctx, true) }
+
+func (s *Server) reloadFile(ctx context.Context, force bool) error {
 	s.reloads.mu.Lock()
 	defer s.reloads.mu.Unlock()
-	kept, started, stopped, err := s.reload(ctx)
+	kept, started, stopped, err := s.reload(ctx, force)
 	s.reloads.at = s.now()
 	if err != nil {
 		s.reloads.failed = err
-		s.reloads.outcome.WithLabelValues("failed").Inc()
+		outcome := "failed"
+		if errors.Is(err, errRoutesLost) {
+			outcome = "refused"
+		}
+		s.reloads.outcome.WithLabelValues(outcome).Inc()
 		s.reloads.valid.Set(0)
 		s.log.Error("configuration reload failed: still running the previous configuration", "file", s.cfg.Config, "err", err)
 		return err
@@ -132,13 +173,20 @@ func (s *Server) Reload(ctx context.Context) error {
 	return nil
 }
 
-func (s *Server) reload(ctx context.Context) (kept, started, stopped []string, err error) {
+func (s *Server) reload(ctx context.Context, force bool) (kept, started, stopped []string, err error) {
 	if s.providerCtx == nil {
 		return nil, nil, nil, errors.New("the node is not running")
 	}
 	rc, types, err := s.loadRouting()
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if lost := lostChannels(s.reloads.running, rc); len(lost) > 0 {
+		if !force {
+			return nil, nil, nil, fmt.Errorf("%w (%s): send SIGUSR2 instead of SIGHUP to put it in use anyway", errRoutesLost,
+				strings.Join(lost, ", "))
+		}
+		s.log.Warn("forced reload: these channels have no route any more; their live messages fail NO_ROUTE", "channels", lost)
 	}
 	s.adaptersMu.Lock()
 	old := map[string]adapter{}
@@ -180,6 +228,7 @@ func (s *Server) reload(ctx context.Context) (kept, started, stopped []string, e
 		started = append(started, spec.Name)
 	}
 	s.routing.Swap(s.buildRouter(rc, built, s.sim))
+	s.reloads.running = rc
 	s.adaptersMu.Lock()
 	s.adapters = next
 	s.adaptersMu.Unlock()

@@ -253,6 +253,11 @@ func (s *Server) wireHTTP(router *provider.Switch) error {
 		OptOuts:  &compliance.OptOuts{Store: st, Now: now},
 		Registry: s.reg, Log: log, Now: now, Version: Version, Ready: func(ctx context.Context) map[string]string {
 			out := s.providerHealth(router)
+			if err := st.WriteHealth(); err != nil {
+				// Reads still work, but a node that cannot write takes no
+				// send: it must leave the load balancer's rotation.
+				out["storage"] = "unavailable: " + err.Error()
+			}
 			if cfg.Config != "" {
 				out["config"] = s.reloads.health()
 			}

@@ -39,7 +39,7 @@ func runVersion(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	fs.Usage = usageOf(fs, stdout, "msgsvc version — the version of this binary, its source revision and Go version", "msgsvc version --json")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	info := VersionInfo()

@@ -120,7 +120,7 @@ func liveWhatsApp(t *testing.T, e *env, sends func() []map[string]any) {
 	if e.hooks.badSigs != 0 {
 		t.Fatalf("%d webhooks with a bad signature", e.hooks.badSigs)
 	}
-	if r := e.do("GET", "/readyz", "", nil).json(t); !strings.HasPrefix(fmt.Sprint(r["provider:whatsapp"]), "ok: sent 1") {
+	if r := e.mg("GET", "/readyz", e.member("operator"), nil).json(t); !strings.HasPrefix(fmt.Sprint(r["provider:whatsapp"]), "ok: sent 1") {
 		t.Fatalf("readyz %v", r)
 	}
 	metrics := string(e.do("GET", "/metrics", "", nil).body)

@@ -69,12 +69,7 @@ type Config struct {
 // Flags registers the server flags on fs and returns a function that
 // finishes loading once fs was parsed. dev selects dev-mode defaults.
 func Flags(fs *flag.FlagSet, dev bool) func() (Config, error) {
-	env := func(name, def string) string {
-		if v, ok := os.LookupEnv("MSGSVC_" + name); ok {
-			return v
-		}
-		return def
-	}
+	env := func(name, def string) string { return envOr("MSGSVC_"+name, def) }
 	f := &flagText{}
 	f.nodeFlags(fs, env)
 	f.httpFlags(fs, env)
@@ -95,18 +90,18 @@ func Flags(fs *flag.FlagSet, dev bool) func() (Config, error) {
 // flagText holds the flags' values as given (flag, environment or
 // default), read into a Config once fs was parsed.
 type flagText struct {
-	dataDir, db, addr, nodeID, redaction, logLevel, pprofAddr, shutdown *string
-	proxies, rlBackend, session, probe                                  *string
-	schedule, private, wLease, dLease, dispatch, commits, receipts      *string
-	cfgFile, simDelay, journal, smppAddr, smppID, smppPass              *string
-	smppListen, smppCert, smppKey                                       *string
+	store                                                          func() (dataDir, db string)
+	addr, nodeID, redaction, logLevel, pprofAddr, shutdown         *string
+	proxies, rlBackend, session, probe                             *string
+	schedule, private, wLease, dLease, dispatch, commits, receipts *string
+	cfgFile, simDelay, journal, smppAddr, smppID, smppPass         *string
+	smppListen, smppCert, smppKey                                  *string
 }
 
 // nodeFlags are the node's own: where it keeps its data, its name, its
 // logs and how it stops.
 func (f *flagText) nodeFlags(fs *flag.FlagSet, env func(name, def string) string) {
-	f.dataDir = fs.String("data", env("DATA", "./msgsvc-data"), "data directory (SQLite file, media) [MSGSVC_DATA]")
-	f.db = fs.String("db", env("DB", ""), "database: a SQLite path, sqlite:PATH or postgres://… (default DATA/msgsvc.db) [MSGSVC_DB]")
+	f.store = StoreFlags(fs)
 	f.addr = fs.String("addr", env("ADDR", "127.0.0.1:8080"), "listen address [MSGSVC_ADDR]")
 	f.nodeID = fs.String("node-id", env("NODE_ID", ""), "this node's name in leases (default: kept in DATA/node-id) [MSGSVC_NODE_ID]")
 	f.redaction = fs.String("redaction-key", env("REDACTION_KEY", ""), "base64 key (32+ bytes) of the keyed hash that replaces phone numbers past their retention; every node of a deployment needs the same (default: made once and kept in DATA/redaction-key) [MSGSVC_REDACTION_KEY]")
@@ -116,11 +111,9 @@ func (f *flagText) nodeFlags(fs *flag.FlagSet, env func(name, def string) string
 }
 
 func (f *flagText) node(c *Config) []error {
-	c.DataDir, c.DB, c.Addr, c.PprofAddr, c.NodeID, c.LogLevel = *f.dataDir, *f.db, *f.addr, *f.pprofAddr, *f.nodeID, *f.logLevel
+	c.DataDir, c.DB = f.store()
+	c.Addr, c.PprofAddr, c.NodeID, c.LogLevel = *f.addr, *f.pprofAddr, *f.nodeID, *f.logLevel
 	var errs []error
-	if c.DB == "" {
-		c.DB = filepath.Join(c.DataDir, "msgsvc.db")
-	}
 	var err error
 	if c.ShutdownTimeout, err = time.ParseDuration(*f.shutdown); err != nil || c.ShutdownTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("shutdown-timeout: %q is not a duration", *f.shutdown))
@@ -136,13 +129,34 @@ func (f *flagText) node(c *Config) []error {
 	return errs
 }
 
+// StoreFlags registers --data and --db, which every command that opens
+// the database takes, the same way: the database is --db, else
+// DATA/msgsvc.db. The returned function reads them once fs was parsed.
+func StoreFlags(fs *flag.FlagSet) func() (dataDir, db string) {
+	data := fs.String("data", envOr("MSGSVC_DATA", "./msgsvc-data"), "data directory (SQLite file, media) [MSGSVC_DATA]")
+	db := fs.String("db", envOr("MSGSVC_DB", ""), "database: a SQLite path, sqlite:PATH or postgres://… (default DATA/msgsvc.db) [MSGSVC_DB]")
+	return func() (string, string) {
+		if *db == "" {
+			return *data, filepath.Join(*data, "msgsvc.db")
+		}
+		return *data, *db
+	}
+}
+
+func envOr(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}
+
 // httpFlags are the HTTP front's: proxies, rate limits, panel sessions,
 // media URLs.
 func (f *flagText) httpFlags(fs *flag.FlagSet, env func(name, def string) string) {
 	f.proxies = fs.String("trusted-proxies", env("TRUSTED_PROXIES", ""), "comma-separated addresses and CIDR ranges of proxies whose X-Forwarded-For names the client [MSGSVC_TRUSTED_PROXIES]")
 	f.rlBackend = fs.String("rate-limit-backend", env("RATE_LIMIT_BACKEND", "memory"), "memory or redis://… [MSGSVC_RATE_LIMIT_BACKEND]")
 	f.session = fs.String("session-ttl", env("SESSION_TTL", "12h"), "how long a panel session may stay idle before it expires [MSGSVC_SESSION_TTL]")
-	f.probe = fs.String("media-url-probe", env("MEDIA_URL_PROBE", "true"), "check media.url sends with a HEAD request to the (public) address [MSGSVC_MEDIA_URL_PROBE]")
+	f.probe = Switch(fs, "media-url-probe", env("MEDIA_URL_PROBE", "true"), "check media.url sends with a HEAD request to the (public) address [MSGSVC_MEDIA_URL_PROBE]")
 }
 
 func (f *flagText) http(c *Config) []error {
@@ -169,7 +183,7 @@ func (f *flagText) http(c *Config) []error {
 // and how webhook events are delivered.
 func (f *flagText) queueFlags(fs *flag.FlagSet, env func(name, def string) string, dev bool) {
 	f.schedule = fs.String("webhook-retry-schedule", env("WEBHOOK_RETRY_SCHEDULE", ""), "webhook retry delays, e.g. 1s,2s,4s [MSGSVC_WEBHOOK_RETRY_SCHEDULE]")
-	f.private = fs.String("webhook-allow-private", env("WEBHOOK_ALLOW_PRIVATE", strconv.FormatBool(dev)), "allow http and private callback addresses [MSGSVC_WEBHOOK_ALLOW_PRIVATE]")
+	f.private = Switch(fs, "webhook-allow-private", env("WEBHOOK_ALLOW_PRIVATE", strconv.FormatBool(dev)), "allow http and private callback addresses [MSGSVC_WEBHOOK_ALLOW_PRIVATE]")
 	f.wLease = fs.String("webhook-lease", env("WEBHOOK_LEASE", "60s"), "how long a node holds webhook events it claimed (more than the 5 s timeout) [MSGSVC_WEBHOOK_LEASE]")
 	f.dLease = fs.String("dispatch-lease", env("DISPATCH_LEASE", "30s"), "how long a node holds messages it claimed before another may take them [MSGSVC_DISPATCH_LEASE]")
 	f.dispatch = fs.String("dispatch-workers", env("DISPATCH_WORKERS", "2"), "parallel dispatch loops [MSGSVC_DISPATCH_WORKERS]")
@@ -216,7 +230,7 @@ func (f *flagText) providerFlags(fs *flag.FlagSet, env func(name, def string) st
 	f.smppID = fs.String("smpp-system-id", env("SMPP_SYSTEM_ID", ""), "SMPP system_id [MSGSVC_SMPP_SYSTEM_ID]")
 	f.smppPass = fs.String("smpp-password", env("SMPP_PASSWORD", ""), "SMPP password [MSGSVC_SMPP_PASSWORD]")
 	f.simDelay = fs.String("simulator-delay", env("SIMULATOR_DELAY", "300ms"), "delay between simulated status steps [MSGSVC_SIMULATOR_DELAY]")
-	f.journal = fs.String("simulator-journal", env("SIMULATOR_JOURNAL", "false"), "keep the simulated carrier's record of hand-overs in the database (multi-node tests) [MSGSVC_SIMULATOR_JOURNAL]")
+	f.journal = Switch(fs, "simulator-journal", env("SIMULATOR_JOURNAL", "false"), "keep the simulated carrier's record of hand-overs in the database (multi-node tests) [MSGSVC_SIMULATOR_JOURNAL]")
 }
 
 func (f *flagText) providers(c *Config) []error {
@@ -258,6 +272,37 @@ func (f *flagText) smppServer(c *Config) []error {
 	}
 	return errs
 }
+
+// Switch registers a boolean flag whose default is text (from an
+// environment variable, checked once the flags are parsed): written bare
+// (--name) it is true, and --name=true and --name=false work too. Its
+// default may be "" for a switch that is left unchanged unless given.
+func Switch(fs *flag.FlagSet, name, def, usage string) *string {
+	s := &switchValue{text: def}
+	fs.Var(s, name, usage)
+	return &s.text
+}
+
+// switchValue is a flag.Value that the flag package treats as boolean.
+type switchValue struct{ text string }
+
+func (s *switchValue) String() string {
+	if s == nil {
+		return ""
+	}
+	return s.text
+}
+
+func (s *switchValue) Set(v string) error {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("%q is not true or false", v)
+	}
+	s.text = strconv.FormatBool(b)
+	return nil
+}
+
+func (s *switchValue) IsBoolFlag() bool { return true }
 
 // parsePrefixes reads comma-separated addresses (as single-address
 // ranges) and CIDR ranges.

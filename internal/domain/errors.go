@@ -25,3 +25,9 @@ var ErrSenderTaken = fmt.Errorf("sender held by another account: %w", ErrConflic
 
 // ErrSenderDecided: the sender request was already approved or rejected.
 var ErrSenderDecided = fmt.Errorf("sender already decided: %w", ErrConflict)
+
+// ErrStorageUnavailable: the database cannot take writes now (a full
+// disk, a read-only or failing file system, a database that does not
+// answer). Nothing was written; the same request may succeed later, so the
+// fronts answer "retry later" rather than "failed".
+var ErrStorageUnavailable = errors.New("storage unavailable")

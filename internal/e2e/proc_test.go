@@ -117,14 +117,16 @@ type account struct {
 	Key           string
 }
 
-// bootstrap creates an enterprise account with unlimited limits and a key
-// of env ("test" or "live") through the command line, as an operator would.
+// bootstrap creates the database (migrate), an enterprise account with
+// unlimited limits and a key of env ("test" or "live") through the command
+// line, as an operator would.
 func bootstrap(ctx context.Context, t testing.TB, dsn, env string) account {
 	t.Helper()
 	var acc struct {
 		ID            string `json:"id"`
 		WebhookSecret string `json:"webhookSecret"`
 	}
+	runCLI(ctx, t, "migrate", "--db", dsn) // the other commands never create a database
 	out := runCLI(ctx, t, "account", "create", "--db", dsn, "--name", "e2e "+t.Name(), "--tier", "enterprise",
 		"--credits", "100000", "--json")
 	if err := json.Unmarshal(out, &acc); err != nil || acc.ID == "" || !strings.HasPrefix(acc.WebhookSecret, "whsec_") {

@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -108,9 +110,38 @@ func (p Problem) Error() string {
 		where = fmt.Sprintf("%s:%d", p.Source, p.Line)
 	}
 	if p.Key == "" {
-		return where + ": " + p.Msg
+		return where + ": " + printable(p.Msg)
 	}
-	return where + ": " + p.Key + ": " + p.Msg
+	return where + ": " + p.Key + ": " + printable(p.Msg)
+}
+
+// maxProblem caps what one problem says: a message may quote what it
+// found in the file, and the file may be anything (a rate card pointed at
+// a binary file), so what is quoted is escaped and cut short.
+const maxProblem = 240
+
+// printable escapes control and invalid bytes and cuts s to maxProblem
+// bytes, so that a problem never carries a file's raw bytes to a log,
+// a terminal or an answer.
+func printable(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if b.Len() >= maxProblem {
+			b.WriteString("…")
+			break
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1, r < utf8.RuneSelf && !unicode.IsPrint(r):
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case unicode.IsPrint(r):
+			b.WriteRune(r)
+		default:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+		i += size
+	}
+	return b.String()
 }
 
 // Load reads and validates a configuration file; a missing file is an
@@ -131,18 +162,68 @@ var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 // they are on: a typo in a key must not silently leave a setting at its
 // default.
 func Parse(name string, data []byte, getenv func(string) string, types *provider.Registry) (Config, error) {
+	c, problems, _, err := parse(name, data, getenv, types)
+	if err != nil {
+		return Config{}, err
+	}
+	return c, errors.Join(problems...)
+}
+
+// Check is Load for `config check`, which runs where the secrets may not
+// be set: each ${NAME} the environment does not set is a warning rather
+// than a problem, and so is whatever else is wrong on its line (a value
+// that is only a reference cannot be judged). Everything else is checked
+// as Load checks it.
+func Check(path string, getenv func(string) string, types *provider.Registry) (Config, []string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, nil, fmt.Errorf("provider configuration: %w", err)
+	}
+	c, problems, unset, err := parse(path, data, getenv, types)
+	if err != nil {
+		return Config{}, nil, err
+	}
+	var warnings []string
+	for _, u := range unset {
+		warnings = append(warnings, fmt.Sprintf("%s:%d: ${%s} is not set here (serve refuses to start without it)", path, u.line, u.name))
+	}
+	lines := map[int]bool{}
+	for _, u := range unset {
+		lines[u.line] = true
+	}
+	var kept []error
+	for _, p := range problems {
+		var pr Problem
+		if errors.As(p, &pr) && pr.Line > 0 && lines[pr.Line] {
+			continue
+		}
+		kept = append(kept, p)
+	}
+	return c, warnings, errors.Join(kept...)
+}
+
+// unsetRef is a ${NAME} that the environment does not set.
+type unsetRef struct {
+	name string
+	line int
+}
+
+// parse reads data into a Config and lists its problems; err is a file
+// that cannot be read at all (not YAML, or the wrong shape).
+func parse(name string, data []byte, getenv func(string) string, types *provider.Registry) (Config, []error, []unsetRef, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return Config{}, Problem{Source: name, Msg: yamlMessage(err)}
+		return Config{}, nil, nil, Problem{Source: name, Msg: yamlMessage(err)}
 	}
 	var problems []error
-	expandEnv(&root, name, getenv, &problems)
+	var unset []unsetRef
+	expandEnv(&root, name, getenv, &problems, &unset)
 	var c Config
 	if len(root.Content) > 0 {
 		r := reader{source: name, types: types}
 		c = r.config(root.Content[0])
 		if len(r.structural) > 0 {
-			return Config{}, errors.Join(r.structural...)
+			return Config{}, nil, nil, errors.Join(r.structural...)
 		}
 		problems = append(problems, r.problems...)
 	}
@@ -152,25 +233,33 @@ func Parse(name string, data []byte, getenv func(string) string, types *provider
 		}
 	}
 	problems = append(problems, c.validate(name, types)...)
-	return c, errors.Join(problems...)
+	if len(c.Routes) == 0 {
+		// An empty file is what a truncating editor leaves behind: put in
+		// use, it would take every channel's routes away at once.
+		problems = append(problems, Problem{Source: name, Key: "routes",
+			Msg: "the file has no routes: every live message would fail NO_ROUTE (is the file empty or cut short?)"})
+	}
+	return c, problems, unset, nil
 }
 
 func yamlMessage(err error) string {
 	return strings.TrimPrefix(strings.ReplaceAll(err.Error(), "\n ", ""), "yaml: ")
 }
 
-func expandEnv(n *yaml.Node, name string, getenv func(string) string, problems *[]error) {
+func expandEnv(n *yaml.Node, name string, getenv func(string) string, problems *[]error, unset *[]unsetRef) {
 	if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "${") {
 		n.Value = envRef.ReplaceAllStringFunc(n.Value, func(m string) string {
-			v := getenv(envRef.FindStringSubmatch(m)[1])
+			ref := envRef.FindStringSubmatch(m)[1]
+			v := getenv(ref)
 			if v == "" {
 				*problems = append(*problems, Problem{Source: name, Line: n.Line, Msg: m + " is not set in the environment"})
+				*unset = append(*unset, unsetRef{name: ref, line: n.Line})
 			}
 			return v
 		})
 	}
 	for _, c := range n.Content {
-		expandEnv(c, name, getenv, problems)
+		expandEnv(c, name, getenv, problems, unset)
 	}
 }
 

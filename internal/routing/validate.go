@@ -1,6 +1,7 @@
 package routing
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -36,8 +37,15 @@ func (c Config) validate(source string, types *provider.Registry) []error {
 			add(p.line, key+".breaker", "failures and cooldown must not be negative")
 		}
 	}
+	named := map[string]int{}
 	for i, r := range c.Routes {
-		out = append(out, c.validateRoute(source, fmt.Sprintf("routes[%d]", i), r, types)...)
+		key := fmt.Sprintf("routes[%d]", i)
+		if first, twice := named[r.Name]; twice && r.Name != "" {
+			add(r.line, key+".name", "route %q is named twice (also routes[%d])", r.Name, first)
+		} else {
+			named[r.Name] = i
+		}
+		out = append(out, c.validateRoute(source, key, r, types)...)
 	}
 	if c.Currency != "" && !currencyRe.MatchString(c.Currency) {
 		out = append(out, Problem{Source: source, Key: "currency", Msg: fmt.Sprintf("%q is not a currency code such as USD", c.Currency)})
@@ -130,6 +138,8 @@ func (c Config) validateChain(source, key string, r Route, types *provider.Regis
 	}
 	if strategy == provider.Weighted && len(r.Weights) == 0 {
 		add(".weights", "is required by the weighted strategy")
+	} else if strategy == provider.Weighted && allZero(r.Weights) {
+		add(".weights", "%sgives every provider a weight of 0: it would send nothing", routeName(r))
 	}
 	if strategy != provider.Weighted && len(r.Weights) > 0 {
 		add(".weights", "is only for the weighted strategy")
@@ -141,4 +151,42 @@ func (c Config) validateChain(source, key string, r Route, types *provider.Regis
 		add(".window", "is only for the quality strategy")
 	}
 	return out
+}
+
+func allZero(weights map[string]int) bool {
+	for _, w := range weights {
+		if w != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// routeName is how a problem names a route that has a name.
+func routeName(r Route) string {
+	if r.Name == "" {
+		return ""
+	}
+	return fmt.Sprintf("route %q ", r.Name)
+}
+
+// CheckAccounts checks the accounts that routes are limited to against
+// known, which says whether an account id exists. Each unknown id is a
+// problem naming its route: a typo there would silently leave the route
+// unused.
+func (c Config) CheckAccounts(source string, known func(id string) (bool, error)) error {
+	var out []error
+	for i, r := range c.Routes {
+		for j, id := range r.Accounts {
+			ok, err := known(id)
+			if err != nil {
+				return fmt.Errorf("check the accounts of the routes: %w", err)
+			}
+			if !ok {
+				out = append(out, Problem{Source: source, Line: r.line, Key: fmt.Sprintf("routes[%d].accounts[%d]", i, j),
+					Msg: fmt.Sprintf("%sno account has the id %q", routeName(r), id)})
+			}
+		}
+	}
+	return errors.Join(out...)
 }

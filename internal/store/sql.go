@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"strconv"
@@ -245,10 +246,17 @@ func plainArgs(args []any) []any {
 // wexec runs a single write statement outside an explicit transaction.
 func (s *Store) wexec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	st := s.prep(ctx, query, true)
+	var res sql.Result
+	var err error
 	if st.w != nil {
-		return st.w.ExecContext(ctx, st.args(args)...)
+		res, err = st.w.ExecContext(ctx, st.args(args)...)
+	} else {
+		res, err = s.w.ExecContext(ctx, st.sql, st.args(args)...)
 	}
-	return s.w.ExecContext(ctx, st.sql, st.args(args)...)
+	if err = classify(err); err == nil || errors.Is(err, domain.ErrStorageUnavailable) {
+		s.health.observe(err, s.now())
+	}
+	return res, err
 }
 
 func (s *Store) rquery(ctx context.Context, query string, args ...any) (rowsScanner, error) {

@@ -59,3 +59,15 @@ func sqliteDuplicate(err error) bool {
 	}
 	return false
 }
+
+// sqliteUnavailable: see sqlite_go.go.
+func sqliteUnavailable(err error) bool {
+	var lite sqlite3.Error
+	if errors.As(err, &lite) {
+		switch lite.Code {
+		case sqlite3.ErrFull, sqlite3.ErrIoErr, sqlite3.ErrReadonly, sqlite3.ErrCantOpen:
+			return true
+		}
+	}
+	return false
+}

@@ -56,3 +56,16 @@ func sqliteDuplicate(err error) bool {
 	}
 	return false
 }
+
+// sqliteUnavailable: SQLite could not write the file (disk full, I/O
+// error, read-only), by the driver's primary code.
+func sqliteUnavailable(err error) bool {
+	var lite *sqlite.Error
+	if errors.As(err, &lite) {
+		switch lite.Code() & 0xff {
+		case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN:
+			return true
+		}
+	}
+	return false
+}

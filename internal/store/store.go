@@ -19,6 +19,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 
 	"github.com/msgsvc/msgsvc/internal/batch"
+	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 )
 
@@ -43,6 +44,9 @@ type Store struct {
 	shapes sync.Map // shapeKey -> the text of a multi-row statement
 	writes *batch.Batcher[func(tx *Tx) error, error]
 	holder string // names this process's shares of balances (balance.go)
+	// health is whether the last write failed for want of a writable
+	// database (readiness).
+	health writeHealth
 }
 
 // Options tune Open. The zero value is fine.
@@ -192,6 +196,23 @@ func (s *Store) Write(ctx context.Context, fn func(tx *Tx) error) error {
 // writeGroup runs a group of write functions in one transaction.
 func (s *Store) writeGroup(ctx context.Context, fns []func(tx *Tx) error) ([]error, error) {
 	defer s.preparePending(ctx)
+	results, err := s.writeGroupOnce(ctx, fns)
+	err = classify(err)
+	var failed error
+	for i := range results {
+		results[i] = classify(results[i])
+		if errors.Is(results[i], domain.ErrStorageUnavailable) {
+			failed = results[i]
+		}
+	}
+	if err != nil {
+		failed = err
+	}
+	s.health.observe(failed, s.now())
+	return results, err
+}
+
+func (s *Store) writeGroupOnce(ctx context.Context, fns []func(tx *Tx) error) ([]error, error) {
 	var results []error
 	var err error
 	careful := false // PostgreSQL: each write sent at once; SQLite: each write in a savepoint

@@ -277,6 +277,7 @@ var contractCodes = map[string]int{
 	"DAILY_LIMIT_REACHED":         429,
 	"RATE_LIMITED":                429,
 	"INTERNAL":                    500,
+	"SERVICE_UNAVAILABLE":         503,
 }
 
 func TestErrorCodes(t *testing.T) {
@@ -362,16 +363,16 @@ func TestResponseHeaders(t *testing.T) {
 			t.Errorf("%s %s: no X-Request-Id", where, status)
 		}
 		integration := strings.Contains(where, "/api/v1/integration/") || strings.Contains(where, "/v1/account/")
-		// 401 has no account to count against; 500 may fail before counting;
-		// 405 is answered before any route, so before any window.
-		if integration && status != "401" && status != "405" && status != "500" {
+		// 401 has no account to count against; 500 and 503 may fail before
+		// counting; 405 is answered before any route, so before any window.
+		if integration && status != "401" && status != "405" && status != "500" && status != "503" {
 			for _, h := range rateHeaders {
 				if _, ok := headers[h]; !ok {
 					t.Errorf("%s %s: no %s", where, status, h)
 				}
 			}
 		}
-		if _, ok := headers["Retry-After"]; ok != (status == "429") {
+		if _, ok := headers["Retry-After"]; ok != (status == "429" || status == "503") {
 			t.Errorf("%s %s: Retry-After present = %v", where, status, ok)
 		}
 	})
