@@ -1,0 +1,94 @@
+package app
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/msgsvc/msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider/smpp/smpptest"
+)
+
+// An SMPP carrier that writes numbers with a "+" (or the "00" prefix):
+// replies to a number an account holds are that account's, even when
+// another account wrote to the phone last; a STOP opts the phone out of
+// the holder's messages only; the reply's event carries the phone as
+// digits. Before the SMPP inbound path read addresses as the HTTP ones do,
+// the "+" form matched no sender and the reply went to the last writer.
+func TestSMPPRepliesMatchNumbersInEveryForm(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d string) {
+		smsc := smpptest.Start(t)
+		e := newEnv(t, d, envOptions{poll: 20 * time.Millisecond, config: func(c *config.Config) {
+			c.Dev = false
+			c.SMPPAddr, c.SMPPSystemID, c.SMPPPassword = smsc.Addr(), "msgsvc", "secret"
+		}})
+		ctx := context.Background()
+		waitFor(t, "the SMSC bound", 10*time.Second, func() bool { return smsc.Binds() > 0 })
+		op := e.member("operator")
+		b, err := CreateAccount(ctx, e.st, NewAccount{Name: "Beta", Tier: "enterprise", Credits: 50, Currency: "EUR", Country: "44"}, e.clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		blk, _, err := CreateKey(ctx, e.st, b.ID, "live", e.clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		const number = "15550001111"
+		if r := e.mg("POST", "/api/v1/manage/senders?account="+b.ID, op, map[string]any{"channel": "SMS", "value": number}); r.status != 201 {
+			t.Fatalf("B's number: %d %s", r.status, r.body)
+		}
+		// A is the last account to write to either phone.
+		phones := []struct{ phone, from, to string }{
+			{"46700000031", "+46700000031", "+" + number},
+			{"46700000032", "0046700000032", "00" + number},
+		}
+		for _, p := range phones {
+			finalStatus(t, e, e.liveKey, msgID(t, send(t, e, e.liveKey, map[string]any{"to": p.phone, "message": "from A", "type": "SMS"}), 0), "DELIVERED")
+		}
+		for i, p := range phones {
+			ton := smpp1
+			if i == 1 {
+				ton = smpp0
+			}
+			if !smsc.Deliver(p.from, ton, p.to, ton, "hello") {
+				t.Fatal("nothing bound to deliver to")
+			}
+			waitFor(t, "the reply from "+p.from+" recorded", 10*time.Second, func() bool {
+				at, _ := e.st.LastInbound(ctx, b.ID, domain.Live, p.phone, domain.SMS)
+				return !at.IsZero()
+			})
+			if at, _ := e.st.LastInbound(ctx, e.account.ID, domain.Live, p.phone, domain.SMS); !at.IsZero() {
+				t.Fatalf("the reply to %s also went to A", p.to)
+			}
+			evs, _ := readFeed(t, e, blk.Secret, "", 100)
+			if got := eventsOf(evs, "", p.phone); len(got) != 1 {
+				t.Fatalf("B's events for %s: %v (the phone must be digits)", p.phone, evs)
+			}
+		}
+		// A STOP in the "+" form opts the phone out of B's messages, not A's.
+		if !smsc.Deliver("+46700000031", smpp1, "+"+number, smpp1, "STOP") {
+			t.Fatal("nothing bound to deliver to")
+		}
+		waitFor(t, "the STOP recorded for B", 10*time.Second, func() bool {
+			opted, _ := e.st.OptedOut(ctx, b.ID, domain.Live, []string{"46700000031"})
+			return opted["46700000031"]
+		})
+		if opted, _ := e.st.OptedOut(ctx, e.account.ID, domain.Live, []string{"46700000031"}); opted["46700000031"] {
+			t.Fatal("the STOP to B's number opted the phone out of A's messages")
+		}
+		if r := send(t, e, blk.Secret, map[string]any{"to": "46700000031", "message": "x", "type": "SMS"}); r.status != 422 ||
+			problemCode(t, r) != "RECIPIENT_OPTED_OUT" {
+			t.Fatalf("B sends to the phone that stopped it: %d %s", r.status, r.body)
+		}
+		if r := send(t, e, e.liveKey, map[string]any{"to": "46700000031", "message": "x", "type": "SMS"}); r.status != 202 {
+			t.Fatalf("A may still send: %d %s", r.status, r.body)
+		}
+	})
+}
+
+// SMPP's types of number as the test's carrier marks its addresses.
+const (
+	smpp0 byte = 0 // unknown
+	smpp1 byte = 1 // international
+)
