@@ -92,3 +92,50 @@ const (
 	smpp0 byte = 0 // unknown
 	smpp1 byte = 1 // international
 )
+
+// Numbers in E.164 form (one leading "+") are accepted on every front and
+// kept as digits: a send's to and recipients, the messages list's filter,
+// a test reply's from, and the operator's route simulation. "+447…" and
+// "447…" are one number.
+func TestE164NumbersAccepted(t *testing.T) {
+	e := newEnv(t, "sqlite", envOptions{})
+	const number = "5511999990051"
+	r := send(t, e, e.testKey, map[string]any{"to": "+" + number, "message": "hi", "type": "SMS"})
+	if r.status != 202 {
+		t.Fatalf("send to +%s: %d %s", number, r.status, r.body)
+	}
+	mid := msgID(t, r, 0)
+	if got := e.do("GET", "/api/v1/integration/messages/"+mid, e.testKey, nil).json(t); got["to"] != number {
+		t.Fatalf("the message's to is %v, want the digits", got["to"])
+	}
+	if l := e.do("GET", "/api/v1/integration/messages?to=%2B"+number, e.testKey, nil); l.status != 200 ||
+		len(l.json(t)["messages"].([]any)) != 1 {
+		t.Fatalf("list by +number: %d %s", l.status, l.body)
+	}
+	r = send(t, e, e.testKey, map[string]any{"recipients": []string{"+5511999990052", "5511999990053"}, "message": "hi", "type": "SMS"})
+	if r.status != 202 {
+		t.Fatalf("batch with a + number: %d %s", r.status, r.body)
+	}
+	r = send(t, e, e.testKey, map[string]any{"recipients": []string{"+5511999990052", "5511999990052"}, "message": "hi", "type": "SMS"})
+	if f := fieldsOf(t, r); r.status != 400 || len(f) != 1 || f[0] != "recipients[1]" {
+		t.Fatalf("a number given twice, with and without +: %d %s", r.status, r.body)
+	}
+	if ir := e.do("POST", "/api/v1/integration/test/replies", e.testKey, map[string]any{"from": "+" + number, "message": "STOP"}); ir.status != 202 {
+		t.Fatalf("test reply from +%s: %d %s", number, ir.status, ir.body)
+	}
+	opted, _ := e.st.OptedOut(context.Background(), e.account.ID, domain.Test, []string{number})
+	if !opted[number] {
+		t.Fatal("the STOP from the + form did not opt the digits out")
+	}
+	op := e.member("operator")
+	sim := e.mg("POST", "/api/v1/manage/routes/simulate", op, map[string]any{"to": "+46703000011", "type": "SMS", "account": e.account.ID})
+	if sim.status != 200 {
+		t.Fatalf("simulate to a + number: %d %s", sim.status, sim.body)
+	}
+	for _, bad := range []string{"++46703000011", "46+703000011", "+46 703000011"} {
+		sim := e.mg("POST", "/api/v1/manage/routes/simulate", op, map[string]any{"to": bad, "type": "SMS", "account": e.account.ID})
+		if f := fieldsOf(t, sim); sim.status != 400 || len(f) != 1 || f[0] != "to" {
+			t.Fatalf("simulate to %q: %d %s", bad, sim.status, sim.body)
+		}
+	}
+}
