@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,4 +139,59 @@ func TestE164NumbersAccepted(t *testing.T) {
 			t.Fatalf("simulate to %q: %d %s", bad, sim.status, sim.body)
 		}
 	}
+}
+
+// Sender twins: B holds BetaShop and 15550001111. A's requests for the
+// forms a person cannot tell apart are refused (400 on value), those that
+// differ only in case are SENDER_TAKEN, and a twin requested before these
+// rules is shown quoted on the operator page, and approving it is
+// SENDER_TAKEN.
+func TestSenderTwinsRefused(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d string) {
+		e := newEnv(t, d, envOptions{})
+		ctx := context.Background()
+		const m = "/api/v1/manage/senders"
+		adminA, op := e.member("admin"), e.member("operator")
+		b, err := CreateAccount(ctx, e.st, NewAccount{Name: "Beta", Tier: "enterprise", Credits: 50, Currency: "EUR", Country: "44"}, e.clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Requests A made before these rules (the store takes any form) wait
+		// while B's values are approved.
+		var stored []domain.Sender
+		for _, v := range []string{"BetaShop ", "0015550001111"} {
+			sd := domain.Sender{ID: "snd_twin" + strings.TrimSpace(v), AccountID: e.account.ID, Channel: domain.SMS, Value: v,
+				Status: domain.SenderPending, CreatedAt: e.clock.Now()}
+			if err := e.st.AddSender(ctx, sd); err != nil {
+				t.Fatal(err)
+			}
+			stored = append(stored, sd)
+		}
+		for _, v := range []string{"BetaShop", "15550001111"} {
+			if r := e.mg("POST", m+"?account="+b.ID, op, map[string]any{"channel": "SMS", "value": v}); r.status != 201 {
+				t.Fatalf("B's %s: %d %s", v, r.status, r.body)
+			}
+		}
+		for _, v := range []string{"BetaShop ", " BetaShop", "Beta  Shop", "0015550001111", "015550001111"} {
+			for who, tok := range map[string]string{"A's admin": adminA, "an operator for A": op} {
+				r := e.mg("POST", m+"?account="+e.account.ID, tok, map[string]any{"channel": "SMS", "value": v})
+				if f := fieldsOf(t, r); r.status != 400 || problemCode(t, r) != "VALIDATION_ERROR" || len(f) != 1 || f[0] != "value" {
+					t.Fatalf("%s asking for %q: %d %s", who, v, r.status, r.body)
+				}
+			}
+		}
+		wantProblem(t, "A asking for BETASHOP", e.mg("POST", m, adminA, map[string]any{"channel": "SMS", "value": "BETASHOP"}), 409, "SENDER_TAKEN")
+		if got, _ := e.st.Senders(ctx, e.account.ID); len(got) != len(stored) {
+			t.Fatalf("refused requests were recorded: %v", got)
+		}
+		for _, sd := range stored {
+			wantProblem(t, "approving "+sd.Value, e.mg("POST", m+"/"+sd.ID+"/approve", op, nil), 409, "SENDER_TAKEN")
+		}
+		browser := e.browser()
+		browser.login(e.user("operator"))
+		page := browser.get("/operator").body
+		if !strings.Contains(page, `&#34;BetaShop &#34;`) {
+			t.Fatal(`the operator page does not show "BetaShop " quoted`)
+		}
+	})
 }
