@@ -2,13 +2,18 @@ package app
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/provider/smpp"
 	"github.com/msgsvc/msgsvc/internal/provider/smpp/smpptest"
+	"github.com/msgsvc/msgsvc/internal/smppserver/esmetest"
 )
 
 // An SMPP carrier that writes numbers with a "+" (or the "00" prefix):
@@ -192,6 +197,40 @@ func TestSenderTwinsRefused(t *testing.T) {
 		page := browser.get("/operator").body
 		if !strings.Contains(page, `&#34;BetaShop &#34;`) {
 			t.Fatal(`the operator page does not show "BetaShop " quoted`)
+		}
+	})
+}
+
+// A message submitted over SMPP without a source_addr, from an account
+// without a default sender, goes out from the route's own sender; its
+// receipt is addressed to that sender (destination_addr), as digits, not
+// left empty.
+func TestSMPPReceiptOfTheRouteSender(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d string) {
+		smsc := smpptest.Start(t)
+		path := filepath.Join(t.TempDir(), "msgsvc.yaml")
+		conf := fmt.Sprintf("providers:\n  - name: carrier\n    type: smpp\n    smpp: {addr: %s, systemId: msgsvc, password: secret, sourceAddr: \"+15550003333\"}\n"+
+			"routes:\n  - {channel: SMS, countries: [\"46\"], primary: carrier}\n", smsc.Addr())
+		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		e := newEnv(t, d, envOptions{poll: 20 * time.Millisecond, config: func(c *config.Config) {
+			c.Dev = false
+			c.Config = path
+			c.SMPPListen = "127.0.0.1:0"
+		}})
+		waitFor(t, "the SMSC bound", 10*time.Second, func() bool { return smsc.Binds() > 0 })
+		sys, pw := e.smppUser(e.account.ID, "live", "acmelive")
+		c := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
+		if st := c.Bind(smpp.BindTransceiver, sys, pw); st != smpp.StatusOK {
+			t.Fatalf("bind: %s", st)
+		}
+		if r := c.Submit("", "46700000041", "Hello from the route", 1); r.Status != smpp.StatusOK {
+			t.Fatalf("submit_sm: %s", r.Status)
+		}
+		sm := c.WaitDelivered(1)[0].Body.(*smpp.SM)
+		if sm.ESMClass != 0x04 || sm.SourceAddr != "46700000041" || sm.DestAddr != "15550003333" {
+			t.Fatalf("receipt: esm_class %#x from %q to %q; want to the route's sender 15550003333", sm.ESMClass, sm.SourceAddr, sm.DestAddr)
 		}
 	})
 }
