@@ -55,7 +55,7 @@ const (
 // dropped); an unknown one is read as Address reads any number. National,
 // subscriber, network-specific, abbreviated and alphanumeric addresses are
 // kept as written: which country a national number belongs to is the
-// carrier's to know, not ours, so it matches no account's number and no
+// carrier's to know, not ours, so a national sender matches no earlier
 // recipient rather than a wrong one.
 func SMPPAddress(addr string, ton byte) string {
 	switch ton {
