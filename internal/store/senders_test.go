@@ -182,9 +182,9 @@ func TestSenderCanonicalKeysMigration(t *testing.T) {
 				{"snd_3", "acc_a", "BetaShop ", "APPROVED"},
 				{"snd_4", "acc_a", "0015550001111", "APPROVED"},
 				{"snd_5", "acc_a", " Beta  Shop", "PENDING"},
-				{"snd_6", "acc_a", "beta  shop", "PENDING"}, // A's own twin of snd_5
-				{"snd_7", "acc_a", "015550001111", "PENDING"}, // and of snd_4
-				{"snd_8", "acc_a", "Alpha  Co", "APPROVED"}, // nobody's twin: kept as it is
+				{"snd_6", "acc_a", "beta  shop", "PENDING"},   // A's own twin of snd_5
+				{"snd_7", "acc_a", "015550001111", "PENDING"}, // A's own twin of snd_4
+				{"snd_8", "acc_a", "Alpha  Co", "APPROVED"},   // nobody's twin: kept as it is
 			}
 			for _, r := range rows {
 				exec(`INSERT INTO senders (id, account_id, channel, value, is_default, created_at, status, value_key)
