@@ -202,7 +202,8 @@ func (s *Server) testReply(w http.ResponseWriter, r *http.Request, c message.Cal
 		return err
 	}
 	var fields []domain.FieldError
-	if _, err := phone.Parse(req.From); err != nil {
+	from, err := phone.Parse(req.From)
+	if err != nil {
 		fields = append(fields, domain.FieldError{Field: "from", Message: err.Error()})
 	}
 	if strings.TrimSpace(req.Message) == "" || len([]rune(req.Message)) > 1000 {
@@ -219,7 +220,7 @@ func (s *Server) testReply(w http.ResponseWriter, r *http.Request, c message.Cal
 		return validation("The reply is not valid.", fields...)
 	}
 	cid, err := s.cfg.Replies.Receive(r.Context(), "simulator", provider.Inbound{AccountID: c.Account.ID, Env: c.Key.Env,
-		From: req.From, Channel: ch, Body: req.Message})
+		From: from.Digits, Channel: ch, Body: req.Message})
 	if err != nil {
 		return err
 	}

@@ -52,8 +52,10 @@ func listFilter(q url.Values) (message.ListFilter, error) {
 		}
 	}
 	if v := q.Get("to"); v != "" {
+		// Numbers are kept as digits; one leading "+" (E.164) names the same one.
+		v = strings.TrimPrefix(v, "+")
 		if len(v) < 8 || len(v) > 15 || strings.Trim(v, "0123456789") != "" {
-			fail("to", "must be 8 to 15 digits, country code first, without +")
+			fail("to", "must be 8 to 15 digits, country code first, with at most one leading +")
 		}
 		f.To = v
 	}

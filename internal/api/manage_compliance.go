@@ -23,7 +23,7 @@ type manageOptOutView struct {
 	Phone       string             `json:"phone"`
 	Environment domain.Environment `json:"environment"`
 	Channel     *domain.Channel    `json:"channel"` // null when a person added it
-	Source      string             `json:"source"`  // reply or operator
+	Source      string             `json:"source"`  // reply, account or operator
 	CreatedAt   view.Time          `json:"createdAt"`
 }
 

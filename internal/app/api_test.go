@@ -118,7 +118,9 @@ func TestSendValidation(t *testing.T) {
 		field string
 	}{
 		{"bad number", map[string]any{"to": "12ab", "message": "hi", "type": "SMS"}, "to"},
-		{"plus sign", map[string]any{"to": "+5511999990000", "message": "hi", "type": "SMS"}, "to"},
+		{"two plus signs", map[string]any{"to": "++5511999990000", "message": "hi", "type": "SMS"}, "to"},
+		{"plus inside", map[string]any{"to": "55+11999990000", "message": "hi", "type": "SMS"}, "to"},
+		{"spaces", map[string]any{"to": "+55 11 99999 0000", "message": "hi", "type": "SMS"}, "to"},
 		{"not a real number", map[string]any{"to": "5500000000000", "message": "hi", "type": "SMS"}, "to"},
 		{"both to and recipients", map[string]any{"to": "5511999990000", "recipients": []string{"5511999990000"}, "message": "hi", "type": "SMS"}, "to"},
 		{"no recipient", map[string]any{"message": "hi", "type": "SMS"}, "to"},

@@ -108,7 +108,7 @@ var optOutAdd = adminCommand{name: "optout add", summary: "opt a number out of a
 				return nil, "", err
 			}
 			o := &compliance.OptOuts{Store: in.st, Now: func() time.Time { return in.now }}
-			rec, added, err := o.Add(ctx, *account, e, *phone)
+			rec, added, err := o.Add(ctx, *account, e, *phone, domain.OptOutOperator)
 			if err != nil {
 				return nil, "", fmt.Errorf("--phone: %w", err)
 			}

@@ -85,7 +85,7 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := flag.NewFlagSet("msgsvc send", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	api := addAPIFlags(fs)
-	to := fs.String("to", "", "recipient, digits with the country code first (several: comma-separated) (required)")
+	to := fs.String("to", "", "recipient, digits with the country code first, one leading + allowed (several: comma-separated) (required)")
 	text := fs.String("message", "", "the text (required)")
 	typ := fs.String("type", "SMS", "SMS, WHATSAPP or RCS")
 	from := fs.String("from", "", "sender ID or number (one of the account's approved senders)")

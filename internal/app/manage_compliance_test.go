@@ -34,8 +34,16 @@ func TestManageOptOuts(t *testing.T) {
 
 		r := e.mg("POST", path, admin, map[string]any{"phone": "+" + number, "environment": "test"})
 		o := r.json(t)
-		if r.status != 201 || o["phone"] != number || o["environment"] != "test" || o["source"] != "operator" || o["channel"] != nil {
+		if r.status != 201 || o["phone"] != number || o["environment"] != "test" || o["source"] != "account" || o["channel"] != nil {
 			t.Fatalf("add: %d %s", r.status, r.body)
+		}
+		// The account's admin is recorded as the account, an operator as the operator.
+		op := e.mg("POST", path+"?account="+e.account.ID, e.member("operator"), map[string]any{"phone": "5511999990049", "environment": "live"})
+		if op.status != 201 || op.json(t)["source"] != "operator" {
+			t.Fatalf("an operator's opt-out: %d %s", op.status, op.body)
+		}
+		if del := e.mg("DELETE", path+"/5511999990049?environment=live", admin, nil); del.status != 204 {
+			t.Fatalf("undo the operator's opt-out: %d %s", del.status, del.body)
 		}
 		if again := e.mg("POST", path, admin, map[string]any{"phone": number, "environment": "test"}); again.status != 200 ||
 			again.json(t)["createdAt"] != o["createdAt"] {

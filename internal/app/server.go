@@ -161,7 +161,9 @@ func (s *Server) wireServices() error {
 		return err
 	}
 	s.tracker = message.NewTracker(message.TrackerConfig{Store: message.Storage{Store: st}, Events: s.eventQueue.Wake,
-		Due: s.sendQueue.Wake, Workers: commitWorkers(cfg), Now: s.now, Handoff: s.eventQueue, SMPP: s.wakeSMPP})
+		Due: s.sendQueue.Wake, Workers: commitWorkers(cfg), Now: s.now, Handoff: s.eventQueue, SMPP: s.wakeSMPP,
+		// The routing switch is made after the tracker; it is read at each receipt.
+		OwnSender: func(p string) string { return s.routing.OwnSender(p) }})
 	simCfg := simulator.Config{Sink: s.tracker, Stale: st, Delay: cfg.SimulatorDelay, Log: s.log, Now: s.now, Node: cfg.NodeID}
 	if cfg.SimJournal {
 		simCfg.Journal = st

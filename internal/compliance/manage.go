@@ -63,14 +63,15 @@ func (o *OptOuts) List(ctx context.Context, accountID string, env domain.Environ
 	return p, nil
 }
 
-// Add opts a number out as an operator would; added is false when it
-// already was (the first record stays).
-func (o *OptOuts) Add(ctx context.Context, accountID string, env domain.Environment, number string) (domain.OptOut, bool, error) {
+// Add opts a number out as a person did (source domain.OptOutAccount or
+// domain.OptOutOperator); added is false when it already was (the first
+// record stays).
+func (o *OptOuts) Add(ctx context.Context, accountID string, env domain.Environment, number, source string) (domain.OptOut, bool, error) {
 	n, err := phone.Parse(number)
 	if err != nil {
 		return domain.OptOut{}, false, fmt.Errorf("%w %s", ErrPhone, err)
 	}
-	rec := domain.OptOut{AccountID: accountID, Env: env, Phone: n.Digits, Source: domain.OptOutOperator, CreatedAt: o.Now().UTC()}
+	rec := domain.OptOut{AccountID: accountID, Env: env, Phone: n.Digits, Source: source, CreatedAt: o.Now().UTC()}
 	added, err := o.Store.AddOptOut(ctx, rec)
 	if err != nil {
 		return domain.OptOut{}, false, err

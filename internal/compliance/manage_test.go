@@ -18,17 +18,17 @@ func TestOptOutManagement(t *testing.T) {
 		ctx := context.Background()
 		acc := newAccount(t, st, 0)
 		o := &compliance.OptOuts{Store: st, Now: (&clock{t: t0}).Now}
-		if _, _, err := o.Add(ctx, acc, domain.Live, "12345"); !errors.Is(err, compliance.ErrPhone) {
+		if _, _, err := o.Add(ctx, acc, domain.Live, "12345", domain.OptOutOperator); !errors.Is(err, compliance.ErrPhone) {
 			t.Errorf("a bad number: %v", err)
 		}
 		numbers := []string{"5511999990001", "5511999990002", "5511999990003"}
 		for _, n := range numbers {
-			rec, added, err := o.Add(ctx, acc, domain.Live, n)
+			rec, added, err := o.Add(ctx, acc, domain.Live, n, domain.OptOutOperator)
 			if err != nil || !added || rec.Phone != n || rec.Source != domain.OptOutOperator || rec.Channel != "" {
 				t.Fatalf("add %s: %+v %v %v", n, rec, added, err)
 			}
 		}
-		if _, added, _ := o.Add(ctx, acc, domain.Live, numbers[0]); added {
+		if _, added, _ := o.Add(ctx, acc, domain.Live, numbers[0], domain.OptOutOperator); added {
 			t.Error("added twice")
 		}
 		var seen []string

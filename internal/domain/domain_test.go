@@ -2,6 +2,7 @@ package domain
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -73,6 +74,45 @@ func TestHistoryOrdersTiesByProgress(t *testing.T) {
 	for i, h := range got {
 		if h.Status != want[i] {
 			t.Fatalf("history %v, want %v", got, want)
+		}
+	}
+}
+
+// Values a person cannot tell apart (or a carrier delivers as one) are one
+// sender: their keys are equal, so the second account's approval is
+// SENDER_TAKEN; and a new request in such a form is refused outright.
+func TestSenderTwins(t *testing.T) {
+	for _, twin := range []string{"BetaShop ", " BetaShop", "betashop", "BETASHOP", " Beta  Shop "} {
+		base := "BetaShop"
+		if strings.Contains(twin, "a  S") {
+			base = "Beta Shop"
+		}
+		if SenderKey(twin) != SenderKey(base) {
+			t.Errorf("SenderKey(%q) = %q, SenderKey(%q) = %q: twins", twin, SenderKey(twin), base, SenderKey(base))
+		}
+	}
+	for _, twin := range []string{"0015550001111", "015550001111", "+15550001111", "15550001111"} {
+		if SenderKey(twin) != "15550001111" {
+			t.Errorf("SenderKey(%q) = %q, want 15550001111", twin, SenderKey(twin))
+		}
+	}
+	if SenderKey("Beta Shop") == SenderKey("BetaShop") {
+		t.Error("a space is part of a sender ID: Beta Shop and BetaShop are two")
+	}
+	for _, v := range []string{"BetaShop ", " BetaShop", "Beta  Shop", "0015550001111", "015550001111"} {
+		if RequestedSenderProblem(SMS, v) == "" {
+			t.Errorf("a request for %q is accepted", v)
+		}
+		if !strings.Contains(RequestedSenderProblem(SMS, v), strings.TrimSpace(v)) && v[0] != '0' {
+			t.Errorf("the refusal of %q does not show it quoted: %s", v, RequestedSenderProblem(SMS, v))
+		}
+	}
+	if RequestedSenderProblem(WhatsApp, "0015550001111") == "" {
+		t.Error("a WhatsApp number with 00 is accepted")
+	}
+	for _, v := range []string{"BetaShop", "Beta Shop", "15550001111", "12345"} {
+		if msg := RequestedSenderProblem(SMS, v); msg != "" {
+			t.Errorf("a request for %q is refused: %s", v, msg)
 		}
 	}
 }

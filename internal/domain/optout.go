@@ -10,13 +10,16 @@ type OptOut struct {
 	Env       Environment
 	Phone     string
 	Channel   Channel // the channel of the stop word; "" when an operator added it
-	Source    string  // OptOutReply or OptOutOperator
+	Source    string  // OptOutReply, OptOutAccount or OptOutOperator
 	CreatedAt time.Time
 }
 
-// Where an opt-out came from.
+// Where an opt-out came from: the number's own stop word, a user of the
+// account (an admin or owner, in the panel or the management API), or an
+// operator (the panel, the management API or the command line).
 const (
 	OptOutReply    = "reply"
+	OptOutAccount  = "account"
 	OptOutOperator = "operator"
 )
 

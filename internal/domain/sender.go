@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 )
@@ -37,14 +38,52 @@ func SenderProblem(channel Channel, v string) string {
 	return "is not a sender of a known channel"
 }
 
-// SenderKey is a value as senders are compared: sender IDs and agents
-// case-insensitively, numbers as their digits (already all they hold).
-func SenderKey(v string) string { return strings.ToLower(v) }
+// RequestedSenderProblem is SenderProblem for a sender an account asks
+// for, with the rules that keep a value from being a twin of another
+// account's that a person (or a handset) cannot tell apart: a sender ID
+// neither begins nor ends with a space nor has two in a row, and a number
+// is its digits, country code first, without a "00" international prefix
+// or a national leading 0. Values approved before these rules keep
+// working; SenderKey compares them in their canonical form.
+func RequestedSenderProblem(channel Channel, v string) string {
+	if msg := SenderProblem(channel, v); msg != "" {
+		return msg
+	}
+	switch {
+	case channel == RCS:
+	case numberSender.MatchString(v):
+		if v[0] == '0' {
+			return "must be written as digits, country code first, without a 00 prefix or a leading 0 (e.g. 15550001111)"
+		}
+	case strings.TrimSpace(v) != v:
+		return fmt.Sprintf("must not begin or end with a space (got %q)", v)
+	case strings.Contains(v, "  "):
+		return fmt.Sprintf("must not have two spaces in a row (got %q)", v)
+	}
+	return ""
+}
+
+// SenderKey is a value as senders are compared, its canonical form: sender
+// IDs and agents case-insensitively, with surrounding spaces dropped and
+// inner runs of spaces read as one; numbers as their digits without a
+// leading "+" or zeros ("0015550001111", "015550001111" and
+// "+15550001111" are all 15550001111). Migration 135 computes the same key
+// in SQL for the rows it rewrites; the two must agree.
+func SenderKey(v string) string {
+	if v != "" && strings.Trim(v, "+0123456789") == "" {
+		return strings.TrimLeft(v, "+0")
+	}
+	v = strings.ToLower(strings.Trim(v, " "))
+	for strings.Contains(v, "  ") {
+		v = strings.ReplaceAll(v, "  ", " ")
+	}
+	return v
+}
 
 // RouteSenderKey is a provider's own sender as accounts' senders are
 // compared: providers are configured with numbers with or without a
 // leading "+", accounts hold their digits.
-func RouteSenderKey(v string) string { return SenderKey(strings.TrimPrefix(v, "+")) }
+func RouteSenderKey(v string) string { return SenderKey(v) }
 
 // MayUseRouteSender reports whether an account may send from a route
 // provider's own sender that holders (the accounts that have it approved,

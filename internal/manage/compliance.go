@@ -87,7 +87,12 @@ func (s *Service) AddOptOut(ctx context.Context, a Actor, accountID, env, phone 
 	if err != nil {
 		return o, false, err
 	}
-	o, added, err = s.optOuts().Add(ctx, acct.ID, e, digits(phone))
+	// Recorded as who did it: the account's own admin, or an operator.
+	source := domain.OptOutAccount
+	if a.Operator() {
+		source = domain.OptOutOperator
+	}
+	o, added, err = s.optOuts().Add(ctx, acct.ID, e, digits(phone), source)
 	if errors.Is(err, compliance.ErrPhone) {
 		return o, false, invalid("phone", badPhone)
 	}

@@ -2,6 +2,7 @@ package manage
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -102,7 +103,9 @@ func TestGateOneCheckPerAccountAtOnce(t *testing.T) {
 }
 
 func TestPasswordProblem(t *testing.T) {
-	for pw, bad := range map[string]bool{"          ": true, " \t \t \t \t ": true, "correct horse": false, "short": true} {
+	for pw, bad := range map[string]bool{"          ": true, " \t \t \t \t ": true, "correct horse": false, "short": true,
+		strings.Repeat("\u200b", 12): true, strings.Repeat("\u200b \u2060\ufeff\u00a0", 4): true, strings.Repeat("\u200d", 12): true,
+		"correct\u200bhorse": false} {
 		if got := passwordProblem(pw) != ""; got != bad {
 			t.Errorf("passwordProblem(%q) refuses: %v, want %v", pw, got, bad)
 		}

@@ -70,7 +70,7 @@ func (s *Service) AddSender(ctx context.Context, a Actor, accountID string, in N
 	ch, err := domain.ParseChannel(in.Channel)
 	if err != nil || strings.TrimSpace(in.Channel) != in.Channel {
 		p.add("channel", "must be SMS, WHATSAPP or RCS")
-	} else if msg := domain.SenderProblem(ch, in.Value); msg != "" {
+	} else if msg := domain.RequestedSenderProblem(ch, in.Value); msg != "" {
 		p.add("value", msg)
 	}
 	if err := p.err("The sender is not valid."); err != nil {

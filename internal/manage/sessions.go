@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
@@ -178,11 +179,17 @@ func passwordProblem(pw string) string {
 	if n := len([]rune(pw)); n < minPassword || len(pw) > maxPassword {
 		return fmt.Sprintf("must be %d to %d characters", minPassword, maxPassword)
 	}
-	if strings.TrimSpace(pw) == "" {
-		return "must not be only spaces"
+	if strings.IndexFunc(pw, func(r rune) bool { return !invisible(r) }) < 0 {
+		return "must not be only spaces or invisible characters"
 	}
 	return ""
 }
+
+// invisible is a character that shows nothing: a space of any kind, or a
+// format character (Unicode Cf: zero-width spaces and joiners, the byte
+// order mark). A password made only of them looks empty to its owner and
+// to anyone watching it typed.
+func invisible(r rune) bool { return unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) }
 
 // NewUser describes a user to add.
 type NewUser struct {

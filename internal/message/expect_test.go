@@ -80,7 +80,7 @@ func TestAstrayRiderIsParked(t *testing.T) {
 		{Kind: Progress, MessageID: mid, Provider: "smsc", Ref: "r1", Follows: "r1", Status: domain.Delivered, At: now},
 	}
 	if err := f.st.Write(ctx, func(tx *store.Tx) error {
-		_, err := applyReports(ctx, tx, reports, now, eventLease{})
+		_, err := applyReports(ctx, tx, reports, now, eventLease{}, nil)
 		return err
 	}); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/dlr"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/phone"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/webhook"
 )
@@ -47,6 +48,10 @@ func (t *Tracker) Receive(ctx context.Context, providerName string, in provider.
 	if in.At.IsZero() {
 		in.At = now
 	}
+	// Adapters read addresses through phone.Address already (SMPP with its
+	// types of number); reading them again here keeps a path that forgot
+	// from matching the "+" or "00" form of a number to the wrong account.
+	in.From, in.To = phone.Address(in.From), phone.Address(in.To)
 	if err := t.owner(ctx, providerName, &in); err != nil {
 		return "", err
 	}

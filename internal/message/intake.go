@@ -295,11 +295,12 @@ func (s *Service) recipients(verr *domain.ValidationError, d Draft) []phone.Numb
 			verr.Add(field, "%v", err)
 			continue
 		}
-		if j, dup := seen[r]; dup {
+		// Compared as digits: "+447…" and "447…" are one number.
+		if j, dup := seen[n.Digits]; dup {
 			verr.Add(field, "repeats recipients[%d]; each number may appear once per request", j)
 			continue
 		}
-		seen[r] = i
+		seen[n.Digits] = i
 		numbers = append(numbers, n)
 	}
 	return numbers

@@ -132,9 +132,6 @@ func (t *Tracker) optOutFor(ctx context.Context, providerName string, in provide
 	if action == compliance.None || in.AccountID == "" {
 		return nil, nil
 	}
-	// Carriers may write the sender with a leading +; sends name numbers
-	// without it.
-	in.From = strings.TrimPrefix(in.From, "+")
 	c := &optOutChange{action: action, optOut: domain.OptOut{AccountID: in.AccountID, Env: in.Env, Phone: in.From,
 		Channel: in.Channel, Source: domain.OptOutReply, CreatedAt: now}}
 	a, err := t.store.Account(ctx, in.AccountID)

@@ -122,7 +122,7 @@ func (s *Service) cancel(ctx context.Context, ids []string) ([]domain.Message, e
 				reports = append(reports, Report{Kind: Cancel, MessageID: mid, At: now})
 			}
 		}
-		if queued, err = applyReports(ctx, tx, reports, now, eventLease{}); err != nil {
+		if queued, err = applyReports(ctx, tx, reports, now, eventLease{}, nil); err != nil {
 			return err
 		}
 		after, err := tx.LockMessages(ctx, ids)

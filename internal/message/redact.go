@@ -46,7 +46,7 @@ func (s *Service) Redact(ctx context.Context, sc Scope, messageID string) (domai
 		case m.Status == domain.Sending && !m.Cancelable(now):
 			return ErrHandingOver
 		case m.Status == domain.Sending:
-			if queued, err = applyReports(ctx, tx, []Report{{Kind: Cancel, MessageID: messageID, At: now}}, now, eventLease{}); err != nil {
+			if queued, err = applyReports(ctx, tx, []Report{{Kind: Cancel, MessageID: messageID, At: now}}, now, eventLease{}, nil); err != nil {
 				return err
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/phone"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/webhook"
 )
@@ -80,6 +81,7 @@ type Tracker struct {
 	events  func() // called after events were written
 	due     func() // called after messages became due (opt-out confirmations)
 	smpp    func() // called after reports were applied (receipts may wait)
+	own     ownSenders
 	handoff Handoff[domain.Event]
 	expect  expectations
 }
@@ -113,6 +115,10 @@ type TrackerConfig struct {
 	// SMPP is called after reports or a reply were stored: receipts or
 	// replies may wait for this node's SMPP binds (nil: none here).
 	SMPP func()
+	// OwnSender is the sender a provider's messages that name none go out
+	// from ("" when the platform picks one); nil knows none. A receipt of
+	// such a message is addressed to it.
+	OwnSender func(provider string) string
 }
 
 // eventLease is how new events are written: unleased (zero) or leased to
@@ -120,6 +126,16 @@ type TrackerConfig struct {
 type eventLease struct {
 	owner string
 	until time.Time
+}
+
+// ownSenders is TrackerConfig.OwnSender; nil knows none.
+type ownSenders func(provider string) string
+
+func (o ownSenders) of(provider string) string {
+	if o == nil {
+		return ""
+	}
+	return o(provider)
 }
 
 // NewTracker starts a Tracker; Close stops it.
@@ -139,7 +155,7 @@ func NewTracker(c TrackerConfig) *Tracker {
 	if c.SMPP == nil {
 		c.SMPP = func() {}
 	}
-	t := &Tracker{store: c.Store, now: c.Now, events: c.Events, due: c.Due, smpp: c.SMPP, handoff: c.Handoff}
+	t := &Tracker{store: c.Store, now: c.Now, events: c.Events, due: c.Due, smpp: c.SMPP, own: c.OwnSender, handoff: c.Handoff}
 	t.reports = batch.New(t.apply, 64, c.Workers)
 	return t
 }
@@ -205,7 +221,7 @@ func (t *Tracker) Unpark(ctx context.Context) (int, error) {
 		}
 		n = len(reports)
 		var err error
-		queued, err = applyReports(ctx, tx, reports, now, lease)
+		queued, err = applyReports(ctx, tx, reports, now, lease, t.own)
 		return err
 	})
 	if err != nil {
@@ -234,7 +250,7 @@ func (t *Tracker) apply(ctx context.Context, groups [][]Report) ([]struct{}, err
 	lease := t.eventLease(now)
 	err := t.store.Write(ctx, func(tx Tx) error {
 		var err error
-		queued, err = applyReports(ctx, tx, all, now, lease)
+		queued, err = applyReports(ctx, tx, all, now, lease, t.own)
 		return err
 	})
 	if err != nil {
@@ -289,7 +305,7 @@ type TrackTx interface {
 
 // applyReports applies reports inside tx and returns the webhook events it
 // queued, written under lease (when one is given).
-func applyReports(ctx context.Context, tx TrackTx, reports []Report, now time.Time, lease eventLease) ([]domain.Event, error) {
+func applyReports(ctx context.Context, tx TrackTx, reports []Report, now time.Time, lease eventLease, own ownSenders) ([]domain.Event, error) {
 	reports, err := resolveRefs(ctx, tx, reports, now)
 	if err != nil {
 		return nil, err
@@ -332,7 +348,13 @@ func applyReports(ctx context.Context, tx TrackTx, reports []Report, now time.Ti
 		}
 		usage = append(usage, domain.UsageChange(was, m)...)
 		if dlr.Wanted(m, was.Status) {
-			receipts = append(receipts, dlr.Item(m, at))
+			it := dlr.Item(m, at)
+			if it.Dest == "" {
+				// Sent from the route's own sender: the receipt comes from
+				// the handset to it, as digits like every number we write.
+				it.Dest = phone.Address(own.of(m.Provider))
+			}
+			receipts = append(receipts, it)
 		}
 		if err := ledger.Return(ctx, tx, m.AccountID, m.CampaignID, m.ID, refund.amount, refund.note, now); err != nil {
 			return nil, err
@@ -373,7 +395,7 @@ func applyReports(ctx context.Context, tx TrackTx, reports []Report, now time.Ti
 	}
 	// Receipts that overtook these submissions' answers, now that the ids
 	// are known. They name no new ids, so this goes one level deep.
-	more, err := applyReports(ctx, tx, later, now, lease)
+	more, err := applyReports(ctx, tx, later, now, lease, own)
 	return append(events, more...), err
 }
 

@@ -75,7 +75,7 @@ func BenchmarkWriterPerMessage(b *testing.B) {
 				var evs []domain.Event
 				err = st.Write(ctx, func(tx *store.Tx) error {
 					var err error
-					evs, err = applyReports(ctx, tx, reports, now, lease)
+					evs, err = applyReports(ctx, tx, reports, now, lease, nil)
 					return err
 				})
 				if err != nil {

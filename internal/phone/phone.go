@@ -5,6 +5,7 @@ package phone
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/nyaruka/phonenumbers"
@@ -19,14 +20,16 @@ type Number struct {
 
 // Errors name what is wrong in words an integrator can act on.
 var (
-	ErrFormat  = errors.New("must be 8 to 15 digits, country code first, without + or spaces")
+	ErrFormat  = errors.New("must be 8 to 15 digits, country code first, with at most one leading + and no spaces")
 	ErrInvalid = errors.New("is not a valid phone number for its country")
 )
 
-// Parse checks digits-only E.164 input and that the number exists in the
-// numbering plan of its country.
-func Parse(digits string) (Number, error) {
-	return parse(digits)
+// Parse checks E.164 input (digits, country code first, with or without
+// one leading "+") and that the number exists in the numbering plan of its
+// country. Number.Digits never has the "+": numbers are stored and echoed
+// as digits.
+func Parse(s string) (Number, error) {
+	return parse(strings.TrimPrefix(s, "+"))
 }
 
 func parse(digits string) (Number, error) {
@@ -98,7 +101,8 @@ func NewValidator(max int) *Validator {
 
 // Parse is phone.Parse, cached, and quicker on a miss: the calling-code
 // table spares most numbers libphonenumber's text parser.
-func (v *Validator) Parse(digits string) (Number, error) {
+func (v *Validator) Parse(s string) (Number, error) {
+	digits := strings.TrimPrefix(s, "+")
 	v.mu.Lock()
 	r, ok := v.cache[digits]
 	v.mu.Unlock()

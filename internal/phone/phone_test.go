@@ -2,6 +2,7 @@ package phone
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -16,7 +17,12 @@ func TestParse(t *testing.T) {
 		{"14155552671", "1", nil},
 		{"4915123456789", "49", nil},
 		{"5511999990001", "55", nil},
-		{"+5511999990000", "", ErrFormat},
+		{"+5511999990000", "55", nil},
+		{"++5511999990000", "", ErrFormat},
+		{"55+11999990000", "", ErrFormat},
+		{"5511999990000+", "", ErrFormat},
+		{"+ 5511999990000", "", ErrFormat},
+		{"+", "", ErrFormat},
 		{"55 11 99999 0000", "", ErrFormat},
 		{"1234567", "", ErrFormat},
 		{"1234567890123456", "", ErrFormat},
@@ -34,13 +40,16 @@ func TestParse(t *testing.T) {
 		if err == nil && n.CountryCode != c.cc {
 			t.Errorf("Parse(%q) country = %q, want %q", c.in, n.CountryCode, c.cc)
 		}
+		if err == nil && n.Digits != strings.TrimPrefix(c.in, "+") {
+			t.Errorf("Parse(%q) digits = %q, want them without the +", c.in, n.Digits)
+		}
 	}
 }
 
 func TestValidatorMatchesParse(t *testing.T) {
 	v := NewValidator(3)
 	for round := 0; round < 2; round++ {
-		for _, in := range []string{"5511999990000", "12ab", "5500000000000", "447911123456", "14155552671"} {
+		for _, in := range []string{"5511999990000", "+5511999990000", "++5511999990000", "12ab", "5500000000000", "447911123456", "14155552671"} {
 			want, werr := Parse(in)
 			got, gerr := v.Parse(in)
 			if got != want || !errors.Is(gerr, werr) {

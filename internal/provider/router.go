@@ -110,6 +110,14 @@ func (r *Router) SetOwnSender(name, sender string, only bool) {
 	r.own[name] = ownSender{sender, only}
 }
 
+// OwnSender is the sender a provider's messages that name none go out
+// from ("" for an unknown provider or one whose platform picks).
+func (r *Router) OwnSender(name string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.own[name].value
+}
+
 // Tune sets a provider's breaker settings.
 func (r *Router) Tune(name string, s BreakerSettings) {
 	r.mu.Lock()

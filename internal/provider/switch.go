@@ -77,6 +77,15 @@ func (s *Switch) ExplainFor(m *domain.Message, usable func(string) bool) Decisio
 func (s *Switch) SetOwnSender(name, sender string, only bool) {
 	s.Router().SetOwnSender(name, sender, only)
 }
+
+// OwnSender is the current router's Router.OwnSender ("" before the first
+// router is in place).
+func (s *Switch) OwnSender(name string) string {
+	if r := s.Router(); r != nil {
+		return r.OwnSender(name)
+	}
+	return ""
+}
 func (s *Switch) Report(name string, ok bool)         { s.Router().Report(name, ok) }
 func (s *Switch) Observe(name string, delivered bool) { s.Router().Observe(name, delivered) }
 func (s *Switch) ByName(name string) Provider         { return s.Router().ByName(name) }

@@ -74,7 +74,7 @@ func (s *Store) migrate(ctx context.Context, to int64) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	for _, r := range results {
-		if r.Source != nil && r.Source.Version == senderApprovalVersion {
+		if r.Source != nil && (r.Source.Version == senderApprovalVersion || r.Source.Version == senderKeysVersion) {
 			if err := s.refreshAllSenders(ctx); err != nil {
 				return fmt.Errorf("migrate: senders: %w", err)
 			}
@@ -86,6 +86,11 @@ func (s *Store) migrate(ctx context.Context, to int64) error {
 // senderApprovalVersion is the migration that made senders requests: the
 // accounts' copies of their approved senders are rewritten after it.
 const senderApprovalVersion = 70
+
+// senderKeysVersion is the migration that compares senders in their
+// canonical form; it may have set twins pending, so the copies are
+// rewritten after it too.
+const senderKeysVersion = 135
 
 // retryable reports whether a transaction failed only because of a
 // concurrent one and may simply run again: a PostgreSQL serialization

@@ -92,11 +92,11 @@ func TestDocsPage(t *testing.T) {
 		`id="webhook-delivery_status"`, `id="webhook-message_received"`,
 		"webhook-signature", "X-Service-Signature", "X-RateLimit-Remaining", "RateLimit-Reset", "Retry-After",
 		`id="schema-Message"`, `id="schema-SendRequest"`, "Exactly one of <code>to</code>, <code>recipients</code>.",
-		"messages[].messageId",       // nested array rows of the dry-run answer
-		"pattern ^[0-9]{8,15}$",      // a referenced phone's constraint shown inline
-		"1–1000 items",               // recipients
-		`"dryRun": true`,             // a pretty-printed example; quotes need no escaping in <pre>
-		`id="response-Unauthorized"`, // a shared error answer, shown once
+		"messages[].messageId",          // nested array rows of the dry-run answer
+		"pattern ^\\&#43;?[0-9]{8,15}$", // a referenced phone's constraint shown inline (the page escapes "+")
+		"1–1000 items",                  // recipients
+		`"dryRun": true`,                // a pretty-printed example; quotes need no escaping in <pre>
+		`id="response-Unauthorized"`,    // a shared error answer, shown once
 		`<a href="#response-Unauthorized"><code>MISSING_API_KEY</code>`, // and linked from an operation
 		"<li><code>0001</code>: <code>",                                 // a list from a description
 	)
@@ -188,7 +188,7 @@ func TestConstraintsText(t *testing.T) {
 	tests := []struct {
 		field, want string
 	}{
-		{"to", "8–15 characters; pattern ^[0-9]{8,15}$"},
+		{"to", "8–16 characters; pattern ^\\+?[0-9]{8,15}$"},
 		{"type", "one of SMS, WHATSAPP, RCS, in any letter case"},
 		{"validity", "min 60; max 259200; default 259200"},
 		{"reference", "1–128 characters"},

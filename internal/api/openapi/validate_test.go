@@ -205,7 +205,10 @@ func TestValidatorRejects(t *testing.T) {
 	}{
 		{"valid sms", ref("SendRequest"), `{"to":"5511999990000","message":"hi","type":"SMS"}`, true},
 		{"template instead of message", ref("SendRequest"), `{"to":"5511999990000","type":"WHATSAPP","template":{"name":"a","language":"en"}}`, true},
-		{"plus sign", ref("SendRequest"), `{"to":"+5511999990000","message":"hi","type":"SMS"}`, false},
+		{"plus sign", ref("SendRequest"), `{"to":"+5511999990000","message":"hi","type":"SMS"}`, true},
+		{"two plus signs", ref("SendRequest"), `{"to":"++5511999990000","message":"hi","type":"SMS"}`, false},
+		{"plus inside", ref("SendRequest"), `{"to":"55+11999990000","message":"hi","type":"SMS"}`, false},
+		{"spaces", ref("SendRequest"), `{"to":"+55 11999990000","message":"hi","type":"SMS"}`, false},
 		{"seven digits", ref("SendRequest"), `{"to":"1234567","message":"hi","type":"SMS"}`, false},
 		{"to and recipients", ref("SendRequest"), `{"to":"5511999990000","recipients":["5511999990000"],"message":"hi","type":"SMS"}`, false},
 		{"neither to nor recipients", ref("SendRequest"), `{"message":"hi","type":"SMS"}`, false},

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/phone"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
@@ -140,7 +140,7 @@ func userMessage(n notification, at time.Time) (parsed, error) {
 	default:
 		return parsed{ignored: "user message without content"}, nil
 	}
-	from := strings.TrimPrefix(n.SenderPhoneNumber, "+")
+	from := phone.Address(n.SenderPhoneNumber)
 	if !digits(from) {
 		return parsed{}, fmt.Errorf("%w: senderPhoneNumber is not an E.164 number", errMalformed)
 	}

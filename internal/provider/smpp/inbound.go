@@ -3,6 +3,7 @@ package smpp
 import (
 	"context"
 
+	"github.com/msgsvc/msgsvc/internal/phone"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
@@ -103,7 +104,8 @@ func (c *Client) onReply(ctx context.Context, sm *SM) Status {
 }
 
 func (c *Client) sendInbound(ctx context.Context, sm *SM, text string) Status {
-	in := provider.Inbound{From: sm.SourceAddr, To: sm.DestAddr, Channel: "SMS", Body: text, At: c.clock.Now()}
+	in := provider.Inbound{From: phone.SMPPAddress(sm.SourceAddr, sm.SourceTON), To: phone.SMPPAddress(sm.DestAddr, sm.DestTON),
+		Channel: "SMS", Body: text, At: c.clock.Now()}
 	if err := c.sink.Inbound(ctx, c.cfg.Name, in); err != nil {
 		c.log.Warn("smpp: inbound message not stored; SMSC will retry", "from", sm.SourceAddr, "err", err)
 		c.noteErr(err)

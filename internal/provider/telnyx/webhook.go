@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/phone"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
@@ -141,6 +142,6 @@ func (a *Adapter) inbound(r *http.Request, ev event) error {
 	for _, m := range p.Media {
 		body = strings.TrimSpace(body + "\n" + m.URL)
 	}
-	return a.sink.Inbound(r.Context(), a.cfg.Name, provider.Inbound{From: strings.TrimPrefix(p.From.PhoneNumber, "+"),
-		To: strings.TrimPrefix(p.To[0].PhoneNumber, "+"), Channel: domain.SMS, Body: body, At: a.Call.Now().UTC(), Ref: p.ID})
+	return a.sink.Inbound(r.Context(), a.cfg.Name, provider.Inbound{From: phone.Address(p.From.PhoneNumber),
+		To: phone.Address(p.To[0].PhoneNumber), Channel: domain.SMS, Body: body, At: a.Call.Now().UTC(), Ref: p.ID})
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/phone"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
@@ -93,7 +94,7 @@ func (a *Adapter) inbound(w http.ResponseWriter, r *http.Request, f url.Values) 
 		}
 		body = strings.TrimSpace(body + "\n" + u)
 	}
-	in := provider.Inbound{From: strings.TrimPrefix(from, "+"), To: strings.TrimPrefix(to, "+"), Channel: domain.SMS,
+	in := provider.Inbound{From: phone.Address(from), To: phone.Address(to), Channel: domain.SMS,
 		Body: body, At: a.Call.Now().UTC(), Ref: f.Get("MessageSid")}
 	if err := a.sink.Inbound(r.Context(), a.cfg.Name, in); err != nil {
 		a.Call.NotStored(w, err)

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/phone"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
@@ -178,6 +179,6 @@ func (a *Adapter) inbound(r *http.Request, p map[string]string) error {
 	if p["msisdn"] == "" || p["to"] == "" {
 		return errIncomplete
 	}
-	return a.sink.Inbound(r.Context(), a.cfg.Name, provider.Inbound{From: strings.TrimPrefix(p["msisdn"], "+"),
-		To: strings.TrimPrefix(p["to"], "+"), Channel: domain.SMS, Body: p["text"], At: a.Call.Now().UTC(), Ref: p["messageId"]})
+	return a.sink.Inbound(r.Context(), a.cfg.Name, provider.Inbound{From: phone.Address(p["msisdn"]),
+		To: phone.Address(p["to"]), Channel: domain.SMS, Body: p["text"], At: a.Call.Now().UTC(), Ref: p["messageId"]})
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/phone"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
@@ -149,11 +150,11 @@ func (p *parsed) add(v changeValue, mediaBase string, now time.Time) {
 		}
 		p.statuses = append(p.statuses, r)
 	}
-	to := onlyDigits(v.Metadata.DisplayPhoneNumber)
+	to := onlyDigits(phone.Address(v.Metadata.DisplayPhoneNumber))
 	for _, m := range v.Messages {
 		// A sender without a digit (absent, "+", a name) cannot be
 		// answered or matched to a number, so it is not a reply.
-		from := onlyDigits(m.From)
+		from := onlyDigits(phone.Address(m.From))
 		text, ok := m.text(mediaBase)
 		if !ok || from == "" {
 			continue

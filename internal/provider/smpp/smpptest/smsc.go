@@ -29,6 +29,7 @@ type SMSC struct {
 
 	mu       sync.Mutex
 	conns    []net.Conn
+	bound    []*conn // bound transceivers, oldest first: where Deliver writes
 	binds    int
 	submits  []string // destination of every submit_sm received
 	sources  []string // and its source_addr
@@ -168,6 +169,7 @@ func (s *SMSC) serve(c *conn) {
 		case smpp.BindTransceiver:
 			s.mu.Lock()
 			s.binds++
+			s.bound = append(s.bound, c)
 			s.mu.Unlock()
 			c.send(smpp.PDU{Command: smpp.BindTransceiverResp, Seq: p.Seq, Body: &smpp.BindResp{SystemID: "SMPPTEST"}})
 		case smpp.SubmitSM:
@@ -249,4 +251,23 @@ func (s *SMSC) query(c *conn, p smpp.PDU) {
 	}
 	c.send(smpp.PDU{Command: smpp.QuerySMResp, Seq: p.Seq, Body: &smpp.QueryResp{MessageID: q.MessageID,
 		FinalDate: time.Now().UTC().Format("060102150405") + "000+", MessageState: smpp.StateDelivered}})
+}
+
+// Deliver sends a mobile-originated message (a deliver_sm of the given
+// addresses, their types of number and the text as GSM) over the most
+// recent bind; false when nothing is bound. It does not wait for the
+// answer: the test watches for what the message changed.
+func (s *SMSC) Deliver(from string, fromTON byte, to string, toTON byte, text string) bool {
+	s.mu.Lock()
+	var c *conn
+	if n := len(s.bound); n > 0 {
+		c = s.bound[n-1]
+	}
+	s.mu.Unlock()
+	if c == nil {
+		return false
+	}
+	c.request(smpp.DeliverSM, &smpp.SM{SourceTON: fromTON, SourceNPI: smpp.NPIISDN, SourceAddr: from,
+		DestTON: toTON, DestNPI: smpp.NPIISDN, DestAddr: to, ShortMessage: []byte(text)})
+	return true
 }
