@@ -33,6 +33,7 @@ type Client struct {
 
 	mu        sync.Mutex
 	sessions  []*session    // by bind slot; nil while that slot is down
+	dialing   []bool        // by bind slot: a dial and bind is under way
 	changed   chan struct{} // closed and replaced when sessions change
 	next      int           // round-robin position
 	lastErr   string
@@ -61,6 +62,7 @@ func New(cfg Config, sink provider.Sink, opts ...Option) (*Client, error) {
 		bucket:   newBucket(cfg.TPS, o.clock),
 		reasm:    newReassembler(cfg.ReassemblyTimeout),
 		sessions: make([]*session, cfg.Binds),
+		dialing:  make([]bool, cfg.Binds),
 		changed:  make(chan struct{}),
 	}
 	return c, nil
@@ -81,6 +83,7 @@ func (c *Client) Start(ctx context.Context) error {
 	c.started = true
 	c.runCtx, c.cancel = context.WithCancel(ctx)
 	for i := range c.cfg.Binds {
+		c.dialing[i] = true // before its goroutine runs: a Submit now waits for it
 		c.wg.Add(1)
 		go func() { defer c.wg.Done(); c.keepBound(c.runCtx, i) }()
 	}
@@ -129,8 +132,10 @@ func (c *Client) Close(ctx context.Context) error {
 // exponential backoff and jitter.
 func (c *Client) keepBound(ctx context.Context, i int) {
 	for attempt := 0; ; {
+		c.setDialing(i)
 		s, err := c.connect(ctx, i)
 		if err == nil && c.isClosing() {
+			c.bound(i, nil)
 			// Close ran while this bind was being made: undo it politely.
 			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.RequestTimeout)
 			s.unbind(uctx)
@@ -138,9 +143,14 @@ func (c *Client) keepBound(ctx context.Context, i int) {
 			s.wg.Wait()
 			return
 		}
+		if err != nil {
+			c.noteErr(err) // before bound: a Submit failing for want of a bind says why
+		}
+		c.bound(i, s)
+		steady := false // a bind that held a while dropped: reconnect at once
 		if err == nil {
 			attempt = 0
-			c.setSession(i, s)
+			upAt := c.clock.Now()
 			select {
 			case <-s.done:
 			case <-ctx.Done():
@@ -152,6 +162,7 @@ func (c *Client) keepBound(ctx context.Context, i int) {
 			c.wg.Add(1)
 			go func() { defer c.wg.Done(); s.wg.Wait() }()
 			err = s.cause()
+			steady = c.clock.Now().Sub(upAt) >= c.cfg.ReconnectMin
 		}
 		if ctx.Err() != nil || c.isClosing() {
 			return
@@ -159,6 +170,13 @@ func (c *Client) keepBound(ctx context.Context, i int) {
 		attempt++
 		c.noteErr(err)
 		c.log.Warn("smpp: bind down, reconnecting", "bind", i, "err", err, "attempt", attempt)
+		// The first reconnect after a bind that held goes at once, so that
+		// the requests it lost wait for it (pick waits for a bind being
+		// made) rather than fail; a bind that fails again backs off, and
+		// meanwhile Submits fail fast.
+		if steady {
+			continue
+		}
 		if !c.sleep(ctx, c.backoff(attempt, c.cfg.ReconnectMin, c.cfg.ReconnectMax)) {
 			return
 		}
@@ -195,7 +213,31 @@ func (c *Client) setSession(i int, s *session) {
 	c.changed = make(chan struct{})
 }
 
-// pick returns a bound session, round-robin, waiting for one while none is.
+// setDialing marks bind slot i as dialing and binding.
+func (c *Client) setDialing(i int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dialing[i] = true
+}
+
+// bound ends slot i's dial and bind: s is its session, nil when it failed.
+// Either way the Submits waiting on it look again.
+func (c *Client) bound(i int, s *session) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dialing[i] = false
+	if s != nil {
+		c.sessions[i] = s
+	}
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// pick returns a bound session, round-robin. While none is bound it waits
+// only for a bind under way; when no bind is even being made (every slot
+// waits to reconnect after a failure) it fails at once with errNoBind, so
+// that the hand-over fails fast, counts against the provider's breaker and
+// the route fails over, rather than holding the batch until its deadline.
 func (c *Client) pick(ctx context.Context) (*session, error) {
 	for {
 		c.mu.Lock()
@@ -212,12 +254,19 @@ func (c *Client) pick(ctx context.Context) (*session, error) {
 				return s, nil
 			}
 		}
-		changed := c.changed
+		dialing := !c.started
+		for _, d := range c.dialing {
+			dialing = dialing || d
+		}
+		changed, last := c.changed, c.lastErr
 		c.mu.Unlock()
+		if !dialing {
+			return nil, noBind(last)
+		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return nil, errNoBind
+			return nil, noBind(last)
 		}
 	}
 }
