@@ -156,13 +156,13 @@ func (c *Client) keepBound(ctx context.Context, i int) {
 			case <-ctx.Done():
 				s.close(ctx.Err())
 			}
-			c.setSession(i, nil)
+			steady = ctx.Err() == nil && c.clock.Now().Sub(upAt) >= c.cfg.ReconnectMin
+			c.unbound(i, steady)
 			// Its deliver_sm handlers may still be in the Sink: Close waits
 			// for them, the reconnect does not.
 			c.wg.Add(1)
 			go func() { defer c.wg.Done(); s.wg.Wait() }()
 			err = s.cause()
-			steady = c.clock.Now().Sub(upAt) >= c.cfg.ReconnectMin
 		}
 		if ctx.Err() != nil || c.isClosing() {
 			return
@@ -205,10 +205,12 @@ func (c *Client) connect(ctx context.Context, i int) (*session, error) {
 	return s, nil
 }
 
-func (c *Client) setSession(i int, s *session) {
+// unbound empties slot i after its session ended; redial marks it as
+// dialing again at once, so that a Submit waits for the new bind.
+func (c *Client) unbound(i int, redial bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.sessions[i] = s
+	c.sessions[i], c.dialing[i] = nil, redial
 	close(c.changed)
 	c.changed = make(chan struct{})
 }
@@ -254,9 +256,11 @@ func (c *Client) pick(ctx context.Context) (*session, error) {
 				return s, nil
 			}
 		}
+		// A slot whose session closed and that keepBound has not emptied
+		// yet counts as dialing: it may reconnect at once.
 		dialing := !c.started
-		for _, d := range c.dialing {
-			dialing = dialing || d
+		for k, d := range c.dialing {
+			dialing = dialing || d || c.sessions[k] != nil
 		}
 		changed, last := c.changed, c.lastErr
 		c.mu.Unlock()
