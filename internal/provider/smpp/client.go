@@ -30,6 +30,10 @@ type Client struct {
 	ref         atomic.Uint32 // concatenation references, one per message
 	throttled   atomic.Uint64
 	resubmitted atomic.Uint64
+	paused      atomic.Uint64 // times a bind stopped reading: its inbound handlers were all busy
+
+	refusedMu sync.Mutex
+	refused   map[Status]uint64 // deliver_sm answered with an error, by status
 
 	mu        sync.Mutex
 	sessions  []*session    // by bind slot; nil while that slot is down
@@ -129,8 +133,12 @@ func (c *Client) Close(ctx context.Context) error {
 }
 
 // keepBound keeps bind slot i bound until ctx ends, reconnecting with
-// exponential backoff and jitter.
+// exponential backoff and jitter. A bind that drops is made again at once,
+// so that the requests it lost wait for it (pick waits for a bind being
+// made) rather than fail; a connection or bind that fails backs off, and
+// meanwhile Submits fail fast.
 func (c *Client) keepBound(ctx context.Context, i int) {
+	redialed := false // this bind was made at once after a drop
 	for attempt := 0; ; {
 		c.setDialing(i)
 		s, err := c.connect(ctx, i)
@@ -147,7 +155,7 @@ func (c *Client) keepBound(ctx context.Context, i int) {
 			c.noteErr(err) // before bound: a Submit failing for want of a bind says why
 		}
 		c.bound(i, s)
-		steady := false // a bind that held a while dropped: reconnect at once
+		redial := false // make the bind again at once
 		if err == nil {
 			attempt = 0
 			upAt := c.clock.Now()
@@ -156,8 +164,12 @@ func (c *Client) keepBound(ctx context.Context, i int) {
 			case <-ctx.Done():
 				s.close(ctx.Err())
 			}
-			steady = ctx.Err() == nil && c.clock.Now().Sub(upAt) >= c.cfg.ReconnectMin
-			c.unbound(i, steady)
+			// A bind that held a while, or the first that dropped, is made
+			// again at once; one that drops as soon as it is made again
+			// backs off, so that an SMSC that binds and drops is not
+			// hammered.
+			redial = ctx.Err() == nil && (!redialed || c.clock.Now().Sub(upAt) >= c.cfg.ReconnectMin)
+			c.unbound(i, redial)
 			// Its deliver_sm handlers may still be in the Sink: Close waits
 			// for them, the reconnect does not.
 			c.wg.Add(1)
@@ -170,11 +182,8 @@ func (c *Client) keepBound(ctx context.Context, i int) {
 		attempt++
 		c.noteErr(err)
 		c.log.Warn("smpp: bind down, reconnecting", "bind", i, "err", err, "attempt", attempt)
-		// The first reconnect after a bind that held goes at once, so that
-		// the requests it lost wait for it (pick waits for a bind being
-		// made) rather than fail; a bind that fails again backs off, and
-		// meanwhile Submits fail fast.
-		if steady {
+		redialed = redial
+		if redial {
 			continue
 		}
 		if !c.sleep(ctx, c.backoff(attempt, c.cfg.ReconnectMin, c.cfg.ReconnectMax)) {
@@ -192,6 +201,7 @@ func (c *Client) connect(ctx context.Context, i int) (*session, error) {
 		return nil, fmt.Errorf("dial %s: %w", c.cfg.Addr, err)
 	}
 	s := newSession(i, &c.cfg, conn, c.log, c.handleDeliver)
+	s.paused = &c.paused
 	if e, ok := c.sink.(provider.Expecter); ok {
 		s.onTaken = func(ref string) { e.Expect(c.cfg.Name, ref) }
 	}
