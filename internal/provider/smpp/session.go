@@ -47,7 +47,7 @@ type session struct {
 	// paused counts the times the read loop waited for a free inbound
 	// handler (the client's counter; nil counts nothing).
 	paused *atomic.Uint64
-	wg      sync.WaitGroup // read loop, keep-alive and deliver_sm handlers
+	wg     sync.WaitGroup // read loop, keep-alive and deliver_sm handlers
 
 	lastRead atomic.Int64 // UnixNano of the last PDU received
 
