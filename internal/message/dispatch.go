@@ -156,10 +156,10 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 func (d *Dispatcher) dispatch(ctx context.Context, msgs []domain.Message) error {
 	// The lease is ours: finish even if shutdown begins.
 	work := context.WithoutCancel(ctx)
-	h := d.holdBatch(msgs)
-	defer h.heartbeat(work)()
 	now := d.now().UTC()
 	b := d.route(work, msgs, now)
+	h := d.holdBatch(b)
+	stopHeartbeat := h.heartbeat(work)
 	groups, reports := b.groups, b.reports
 	if overdue := b.overdue; len(overdue) > 0 {
 		reports = append(reports, d.revoke(work, overdue, now)...)
@@ -186,6 +186,9 @@ func (d *Dispatcher) dispatch(ctx context.Context, msgs []domain.Message) error 
 		}(p, ms)
 	}
 	wg.Wait()
+	// What is left is recorded now, well inside the lease the heartbeat
+	// kept; renewing it meanwhile would only race the record.
+	stopHeartbeat()
 	if err := d.tracker.Apply(work, reports); err != nil {
 		return err
 	}
@@ -274,6 +277,7 @@ func (d *Dispatcher) handOver(ctx context.Context, h *hold, p provider.Provider,
 			continue
 		}
 		out, ok := d.submit(ctx, p, chunk)
+		h.handed(chunk)
 		if err := wait(); err != nil {
 			return err
 		}

@@ -17,16 +17,25 @@ import (
 type hold struct {
 	d *Dispatcher
 
-	mu    sync.Mutex
-	until map[string]time.Time // message id → end of our lease on it, as last written
+	mu        sync.Mutex
+	until     map[string]time.Time // message id → end of our lease on it, as last written
+	recording map[string]bool      // handed over, outcome being recorded: a failed renewal is expected
 }
 
-// holdBatch starts holding msgs, whose NextAttemptAt is the end of the
-// lease they were claimed or written with.
-func (d *Dispatcher) holdBatch(msgs []domain.Message) *hold {
-	h := &hold{d: d, until: make(map[string]time.Time, len(msgs))}
-	for _, m := range msgs {
-		h.until[m.ID] = m.NextAttemptAt
+// holdBatch starts holding the messages of a sorted batch that are to be
+// handed over, whose NextAttemptAt is the end of the lease they were
+// claimed or written with. (Those that ended without a hand-over are
+// recorded at once; those that could not be routed wait for their lease
+// to lapse.)
+func (d *Dispatcher) holdBatch(b sorted) *hold {
+	h := &hold{d: d, until: map[string]time.Time{}, recording: map[string]bool{}}
+	for _, ms := range b.groups {
+		for _, m := range ms {
+			h.until[m.ID] = m.NextAttemptAt
+		}
+	}
+	for _, it := range b.rich {
+		h.until[it.m.ID] = it.m.NextAttemptAt
 	}
 	return h
 }
@@ -85,15 +94,19 @@ func (h *hold) renew(ctx context.Context) {
 		if _, ok := h.until[id]; !ok {
 			continue // recorded meanwhile
 		}
-		if renewed[id] {
+		switch {
+		case renewed[id]:
 			h.until[id] = until
-		} else {
+		case h.recording[id]:
+			delete(h.until, id) // its outcome is recorded: no longer leased
+		default:
 			delete(h.until, id)
 			lost++
 		}
 	}
 	if lost > 0 {
-		h.d.log.Warn("messages claimed again after their lease lapsed; left to that claim", "messages", lost)
+		h.d.log.Warn("messages no longer leased to this dispatch (claimed again after their lease lapsed, or changed meanwhile); not handed over here",
+			"messages", lost)
 	}
 }
 
@@ -131,11 +144,22 @@ func (h *hold) lasts(chunk []domain.Message) bool {
 	return true
 }
 
+// handed marks messages handed over whose outcome is being recorded: the
+// lease still guards them until it is, but the record ends it.
+func (h *hold) handed(msgs []domain.Message) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, m := range msgs {
+		h.recording[m.ID] = true
+	}
+}
+
 // done stops holding messages whose outcome is recorded.
 func (h *hold) done(msgs []domain.Message) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, m := range msgs {
 		delete(h.until, m.ID)
+		delete(h.recording, m.ID)
 	}
 }
