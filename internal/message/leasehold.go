@@ -16,6 +16,10 @@ import (
 // another node's) takes them meanwhile and sends them a second time.
 type hold struct {
 	d *Dispatcher
+	// renewing makes renewals one at a time: two at once would send the
+	// same lease end, and the later one, finding it moved by the
+	// earlier, would take the messages for lost.
+	renewing sync.Mutex
 
 	mu        sync.Mutex
 	until     map[string]time.Time // message id → end of our lease on it, as last written
@@ -66,6 +70,8 @@ func (h *hold) heartbeat(ctx context.Context) (stop func()) {
 // no longer holds for us (a claim took them after our lease lapsed) are
 // dropped.
 func (h *hold) renew(ctx context.Context) {
+	h.renewing.Lock()
+	defer h.renewing.Unlock()
 	h.mu.Lock()
 	held := make(map[string]time.Time, len(h.until))
 	for id, u := range h.until {
@@ -113,12 +119,15 @@ func (h *hold) renew(ctx context.Context) {
 // ready returns the messages of chunk that may be handed over now: those
 // whose lease outlasts a hand-over (its timeout, half the lease) with room
 // to record the outcome. When one of them falls short the lease is
-// renewed first; what the store no longer holds for us is left out.
+// renewed first, and then what outlasts the hand-over goes (the renewal
+// itself took some of the room); what the store no longer holds for us is
+// left out.
 func (h *hold) ready(ctx context.Context, chunk []domain.Message) []domain.Message {
+	need := h.d.now().Add(h.d.lease/2 + h.d.lease/8)
 	if !h.lasts(chunk) {
 		h.renew(ctx)
+		need = h.d.now().Add(h.d.lease / 2)
 	}
-	need := h.d.now().Add(h.d.lease/2 + h.d.lease/8)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	out := chunk[:0:0]
