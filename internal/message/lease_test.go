@@ -97,7 +97,7 @@ func (c *countingCarrier) taken() map[string]int {
 // message may reach a carrier twice, nor both carriers, and each sent
 // message records the carrier that took it.
 func TestBacklogBeyondLeaseSentOnce(t *testing.T) {
-	const lease = 600 * time.Millisecond
+	const lease = time.Second
 	const n = 600
 	cases := []struct {
 		name     string
@@ -105,9 +105,9 @@ func TestBacklogBeyondLeaseSentOnce(t *testing.T) {
 		outage   time.Duration // the primary is down this long from the start
 		failover bool          // a secondary behind the primary
 	}{
-		{name: "slow carrier", per: 80 * time.Millisecond},
+		{name: "slow carrier", per: 130 * time.Millisecond},
 		{name: "outage of twice the lease", per: 5 * time.Millisecond, outage: 2 * lease},
-		{name: "slow carrier and outage with failover", per: 80 * time.Millisecond, outage: 2 * lease, failover: true},
+		{name: "slow carrier and outage with failover", per: 130 * time.Millisecond, outage: 2 * lease, failover: true},
 	}
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) {
