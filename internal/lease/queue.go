@@ -48,6 +48,12 @@ type Config[T any] struct {
 	Release ReleaseFunc
 	// ID is a row's key, as Release takes it.
 	ID func(T) string
+	// Until is when the lease of an item handed over in memory ends (its
+	// row's due time). An item still waiting in memory when it ends is
+	// dropped there rather than handled: its row is due in the table, and
+	// a claim (this node's or another's) takes it. nil: items never
+	// outlive their lease in memory.
+	Until func(T) time.Time
 	// Batch is the most rows claimed at once, and the most items taken
 	// from memory at once (default 256).
 	Batch int
@@ -291,8 +297,35 @@ func (r *run[T]) takeMemory(workers int) int {
 	q.mu.Lock()
 	items := q.mem.take(min(workers*q.c.Chunk, q.c.Batch))
 	q.mu.Unlock()
+	taken := len(items)
+	if lapsed := r.dropLapsed(&items); lapsed > 0 {
+		q.c.Log.Warn(q.c.Name+" waited in memory past their lease; left to the table's claim", "rows", lapsed)
+		signal(q.wake)
+	}
 	r.start(items)
-	return len(items)
+	return taken
+}
+
+// dropLapsed removes from items those whose lease has ended: their rows
+// are due in the table, where a claim may already have taken them, so
+// handling them from memory too would handle them twice. It returns how
+// many it dropped.
+func (r *run[T]) dropLapsed(items *[]T) int {
+	q := r.q
+	if q.c.Until == nil || len(*items) == 0 {
+		return 0
+	}
+	now := q.c.Now()
+	kept := (*items)[:0]
+	for _, it := range *items {
+		if q.c.Until(it).After(now) {
+			kept = append(kept, it)
+		}
+	}
+	n := len(*items) - len(kept)
+	clear((*items)[len(kept):])
+	*items = kept
+	return n
 }
 
 // start runs the Handler on items, a chunk per worker. The caller made

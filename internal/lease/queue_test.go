@@ -11,7 +11,11 @@ import (
 	"time"
 )
 
-type item struct{ id string }
+// item is a row as a handler gets it: its id and the end of its lease.
+type item struct {
+	id    string
+	until time.Time
+}
 
 // table is a queue table in memory: rows are due from due on, a claim
 // leases them, a release makes them due at once, and a handled row is
@@ -38,7 +42,7 @@ func (tb *table) add(id, owner string, due time.Time) item {
 	defer tb.mu.Unlock()
 	tb.order = append(tb.order, id)
 	tb.rows[id] = &row{owner: owner, due: due}
-	return item{id}
+	return item{id, due}
 }
 
 func (tb *table) claim(_ context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]item, error) {
@@ -53,7 +57,7 @@ func (tb *table) claim(_ context.Context, owner string, now time.Time, lease tim
 		r := tb.rows[id]
 		if !r.done && !r.due.After(now) {
 			r.owner, r.due = owner, now.Add(lease)
-			out = append(out, item{id})
+			out = append(out, item{id, r.due})
 		}
 	}
 	return out, nil
@@ -458,5 +462,31 @@ func TestFIFOKeepsOrderAcrossCompaction(t *testing.T) {
 	}
 	if want != next {
 		t.Fatalf("took %d of %d", want, next)
+	}
+}
+
+// An item whose lease ended while it waited in memory is not handled from
+// memory: its row is due in the table, where the queue (woken) claims it,
+// so it is handled once, not once from each.
+func TestLapsedItemsInMemoryAreLeftToTheClaim(t *testing.T) {
+	f := newFixture(Config[item]{Workers: 1, Until: func(it item) time.Time { return it.until }})
+	f.h.gate = make(chan struct{})
+	f.run(t)
+	waitFor(t, "the claim at start", func() bool { return f.tb.claimCount() == 1 })
+	busy := f.leased("busy", 1)
+	f.q.Hand(context.Background(), busy)
+	waitFor(t, "the first item in the handler", func() bool { return f.h.running.Load() == 1 })
+	waiting := f.leased("waiting", 3)
+	f.q.Hand(context.Background(), waiting)
+	f.clk.advance(2 * time.Minute) // their lease (a minute) ends while they wait
+	close(f.h.gate)
+	waitFor(t, "all four items handled", func() bool { n, _ := f.h.total(); return n == 4 })
+	for _, it := range append(busy, waiting...) {
+		if n := f.h.times(it.id); n != 1 {
+			t.Errorf("%s handled %d times, want once", it.id, n)
+		}
+	}
+	if n := f.tb.claimCount(); n < 2 {
+		t.Errorf("%d claims: the lapsed rows were not claimed from the table", n)
 	}
 }

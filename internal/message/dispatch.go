@@ -17,6 +17,10 @@ import (
 type Claimer interface {
 	ClaimDue(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]domain.Message, error)
 	ReleaseMessages(ctx context.Context, owner string, ids []string, now time.Time) error
+	// RenewMessages extends to now+lease the owner's lease on messages it
+	// still holds (held maps each id to the lease's end as last written)
+	// and returns the ids renewed.
+	RenewMessages(ctx context.Context, owner string, held map[string]time.Time, now time.Time, lease time.Duration) ([]string, error)
 }
 
 // Routes finds providers and learns how hand-overs went (provider.Router
@@ -55,6 +59,7 @@ func NewDispatchQueue(c QueueConfig) *lease.Queue[domain.Message] {
 	}
 	return lease.New(lease.Config[domain.Message]{Name: "messages", Owner: c.Owner, Lease: c.Lease,
 		Claim: c.Store.ClaimDue, Release: c.Store.ReleaseMessages, ID: func(m domain.Message) string { return m.ID },
+		Until: func(m domain.Message) time.Time { return m.NextAttemptAt },
 		Batch: c.Batch, Workers: c.Workers, Poll: c.Poll, Now: c.Now, Log: c.Log})
 }
 
@@ -64,6 +69,7 @@ func NewDispatchQueue(c QueueConfig) *lease.Queue[domain.Message] {
 // one's messages come due again when its lease runs out.
 type Dispatcher struct {
 	queue   *lease.Queue[domain.Message]
+	store   Claimer
 	routes  Routes
 	tracker *Tracker
 	owner   string
@@ -111,7 +117,7 @@ func NewDispatcher(c DispatcherConfig) *Dispatcher {
 		c.Queue = NewDispatchQueue(QueueConfig{Store: c.Store, Owner: c.Owner, Lease: c.Lease, Batch: c.Batch,
 			Workers: c.Workers, Poll: c.Poll, Now: c.Now, Log: c.Log})
 	}
-	d := &Dispatcher{queue: c.Queue, routes: c.Routes, tracker: c.Tracker, owner: c.Queue.Owner(), lease: c.Queue.Lease(),
+	d := &Dispatcher{queue: c.Queue, store: c.Store, routes: c.Routes, tracker: c.Tracker, owner: c.Queue.Owner(), lease: c.Queue.Lease(),
 		now: c.Now, log: c.Log, caps: c.Capabilities, capTTL: c.CapabilityTTL, holders: c.Holders}
 	if d.caps == nil {
 		d.caps, _ = c.Store.(CapabilityCache)
@@ -152,6 +158,8 @@ func (d *Dispatcher) dispatch(ctx context.Context, msgs []domain.Message) error 
 	work := context.WithoutCancel(ctx)
 	now := d.now().UTC()
 	b := d.route(work, msgs, now)
+	h := d.holdBatch(b)
+	stopHeartbeat := h.heartbeat(work)
 	groups, reports := b.groups, b.reports
 	if overdue := b.overdue; len(overdue) > 0 {
 		reports = append(reports, d.revoke(work, overdue, now)...)
@@ -170,7 +178,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, msgs []domain.Message) error 
 		wg.Add(1)
 		go func(p provider.Provider, ms []domain.Message) {
 			defer wg.Done()
-			if err := d.handOver(work, p, ms); err != nil {
+			if err := d.handOver(work, h, p, ms, map[provider.Provider]bool{p: true}); err != nil {
 				mu.Lock()
 				firstErr = cmp.Or(firstErr, err)
 				mu.Unlock()
@@ -178,6 +186,9 @@ func (d *Dispatcher) dispatch(ctx context.Context, msgs []domain.Message) error 
 		}(p, ms)
 	}
 	wg.Wait()
+	// What is left is recorded now, well inside the lease the heartbeat
+	// kept; renewing it meanwhile would only race the record.
+	stopHeartbeat()
 	if err := d.tracker.Apply(work, reports); err != nil {
 		return err
 	}
@@ -241,8 +252,13 @@ func (d *Dispatcher) route(ctx context.Context, msgs []domain.Message, now time.
 // handOver submits messages to a provider, in chunks when it asks for
 // them. A chunk's outcome is recorded while the next one is handed over,
 // so at most two chunks are ever acknowledged by the provider and not yet
-// recorded here.
-func (d *Dispatcher) handOver(ctx context.Context, p provider.Provider, msgs []domain.Message) error {
+// recorded here. A chunk goes only while the batch's lease on it runs (h
+// renews it). When a chunk finds the provider down, what is left goes
+// back through routing: once the provider's breaker is open the route's
+// next provider takes it, rather than the rest of the batch waiting on a
+// provider that is gone. tried are the providers this batch has gone to,
+// which a re-route does not go back to.
+func (d *Dispatcher) handOver(ctx context.Context, h *hold, p provider.Provider, msgs []domain.Message, tried map[provider.Provider]bool) error {
 	size := len(msgs)
 	if n := provider.CapabilitiesOf(p).ChunkSize(); n > 0 {
 		size = n
@@ -254,18 +270,65 @@ func (d *Dispatcher) handOver(ctx context.Context, p provider.Provider, msgs []d
 		}
 		return <-recording
 	}
+	var moved map[provider.Provider][]domain.Message
 	for start := 0; start < len(msgs); start += size {
-		out := d.submit(ctx, p, msgs[start:min(start+size, len(msgs))])
+		chunk := h.ready(ctx, msgs[start:min(start+size, len(msgs))])
+		if len(chunk) == 0 {
+			continue
+		}
+		out, ok := d.submit(ctx, p, chunk)
+		h.handed(chunk)
 		if err := wait(); err != nil {
 			return err
 		}
 		recording = make(chan error, 1)
-		go func() { recording <- d.tracker.Apply(ctx, out) }()
+		go func() {
+			err := d.tracker.Apply(ctx, out)
+			h.done(chunk)
+			recording <- err
+		}()
+		if rest := msgs[min(start+size, len(msgs)):]; !ok && len(rest) > 0 {
+			var stay []domain.Message
+			stay, moved = d.reroute(ctx, p, rest, tried, moved)
+			msgs = append(msgs[:start+size:start+size], stay...)
+		}
 	}
-	return wait()
+	err := wait()
+	for q, ms := range moved {
+		tried[q] = true
+		err = cmp.Or(err, d.handOver(ctx, h, q, ms, tried))
+	}
+	return err
 }
 
-func (d *Dispatcher) submit(ctx context.Context, p provider.Provider, msgs []domain.Message) []Report {
+// reroute sends what is left of a batch for p back through routing after
+// p failed a hand-over. Messages routing now gives to a provider the batch
+// has not tried (p's breaker opened) are added to moved, by provider, with
+// the route now taken; the others stay with p and are returned.
+func (d *Dispatcher) reroute(ctx context.Context, p provider.Provider, rest []domain.Message, tried map[provider.Provider]bool,
+	moved map[provider.Provider][]domain.Message) (stay []domain.Message, _ map[provider.Provider][]domain.Message) {
+	held := d.heldSenders()
+	for i := range rest {
+		m := rest[i]
+		q, _, err := d.pick(ctx, held, &m)
+		if err != nil || q == nil || q == p || tried[q] {
+			stay = append(stay, rest[i])
+			continue
+		}
+		if moved == nil {
+			moved = map[provider.Provider][]domain.Message{}
+		}
+		moved[q] = append(moved[q], m)
+	}
+	if n := len(rest) - len(stay); n > 0 {
+		d.log.Warn("provider down: the rest of a batch re-routed", "provider", p.Name(), "messages", n)
+	}
+	return stay, moved
+}
+
+// submit hands msgs to p and returns the reports of their outcome, and
+// whether p was reachable and willing (see handedOver).
+func (d *Dispatcher) submit(ctx context.Context, p provider.Provider, msgs []domain.Message) ([]Report, bool) {
 	outs := make([]provider.Outbound, len(msgs))
 	for i, m := range msgs {
 		outs[i] = outbound(m)
@@ -275,7 +338,8 @@ func (d *Dispatcher) submit(ctx context.Context, p provider.Provider, msgs []dom
 	sctx, cancel := context.WithTimeout(ctx, d.lease/2)
 	results := p.Submit(sctx, outs)
 	cancel()
-	d.routes.Report(p.Name(), handedOver(results, len(msgs)))
+	ok := handedOver(results, len(msgs))
+	d.routes.Report(p.Name(), ok)
 	now := d.now().UTC()
 	reports := make([]Report, len(msgs))
 	for i, m := range msgs {
@@ -308,7 +372,7 @@ func (d *Dispatcher) submit(ctx context.Context, p provider.Provider, msgs []dom
 		}
 		reports[i] = r
 	}
-	return reports
+	return reports, ok
 }
 
 // handedOver reports whether a provider was reachable and willing: every

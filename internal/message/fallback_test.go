@@ -121,10 +121,22 @@ func (f *fixture) clock() time.Time { return time.UnixMilli(f.now.Load()).UTC() 
 
 func newFixture(t *testing.T, routes fakeRoutes, prices string, accountFallback bool) *fixture {
 	t.Helper()
+	return newFixtureOn(t, storetest.Open(t, storetest.DSN(t, "sqlite")), routes, prices, accountFallback)
+}
+
+// routesPicker routes both a send (Picker) and its dispatch (Routes).
+type routesPicker interface {
+	Routes
+	Picker
+}
+
+// newFixtureOn is newFixture on a given store.
+func newFixtureOn(t *testing.T, st *store.Store, routes routesPicker, prices string, accountFallback bool) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	f := &fixture{now: &atomic.Int64{}}
 	f.now.Store(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC).UnixMilli())
-	f.st = storetest.Open(t, storetest.DSN(t, "sqlite"))
+	f.st = st
 	acc := domain.Account{ID: "acc_1", Name: "A", Tier: "pro", Currency: "USD", CountryCode: "55", WebhookSecret: "whsec_x",
 		WAQualityTier: 1, RCSFallback: accountFallback, Prices: prices, CreatedAt: f.clock()}
 	if err := f.st.CreateAccount(ctx, acc); err != nil {

@@ -192,7 +192,8 @@ func TestDispatcherPollsTableWhileBusy(t *testing.T) {
 			default:
 			}
 			f.disp.Queue().Hand(context.Background(), []domain.Message{{ID: fmt.Sprintf("msg_stream_%d", i), Env: domain.Live, Type: domain.SMS,
-				Channel: domain.SMS, To: "5511999990010", LeaseOwner: "node-1", ExpiresAt: f.clock().Add(time.Hour)}})
+				Channel: domain.SMS, To: "5511999990010", LeaseOwner: "node-1", NextAttemptAt: f.clock().Add(time.Minute),
+				ExpiresAt: f.clock().Add(time.Hour)}})
 			time.Sleep(time.Millisecond) // pacing the stream, not waiting for anything
 		}
 	}()

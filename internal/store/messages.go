@@ -263,6 +263,69 @@ func (s *Store) ReleaseMessages(ctx context.Context, owner string, ids []string,
 	return s.releaseLeases(ctx, "messages", "next_attempt_at IS NOT NULL", owner, ids, now)
 }
 
+// RenewMessages extends to now+lease the lease owner holds on messages it
+// is still handing over, so a slow hand-over does not outlive its lease
+// and let another claim (on this node or another) take them too. held
+// maps each message id to the end of the lease as the owner last knew it
+// (its next_attempt_at): a row renews only while that is unchanged, since
+// a claim after the lease lapsed moves it even when the claimer has the
+// same owner name. It returns the ids renewed; the others are no longer
+// the caller's to hand over.
+func (s *Store) RenewMessages(ctx context.Context, owner string, held map[string]time.Time, now time.Time, lease time.Duration) ([]string, error) {
+	if len(held) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, 0, len(held))
+	for id := range held {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids) // a fixed lock order, as LockMessages
+	var out []string
+	err := s.Write(ctx, func(tx *Tx) error {
+		out = out[:0]
+		for start := 0; start < len(ids); start += 256 {
+			chunk := ids[start:min(start+256, len(ids))]
+			// Padded to a power of two with its last pair, so the
+			// statement has a few shapes (see pieces).
+			size := 1
+			for size < len(chunk) {
+				size *= 2
+			}
+			args := make([]any, 0, 2+2*size)
+			args = append(args, owner, ms(now.Add(lease)))
+			var b strings.Builder
+			for i := range size {
+				if i > 0 {
+					b.WriteString(" OR ")
+				}
+				id := chunk[min(i, len(chunk)-1)]
+				fmt.Fprintf(&b, "(id = $%d AND next_attempt_at = $%d)", len(args)+1, len(args)+2)
+				args = append(args, id, ms(held[id]))
+			}
+			rows, err := tx.query(ctx, `UPDATE messages SET next_attempt_at = $2
+				WHERE lease_owner = $1 AND (`+b.String()+`) RETURNING id`, args...)
+			if err != nil {
+				return fmt.Errorf("renew message leases: %w", err)
+			}
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					rows.Close()
+					return fmt.Errorf("renew message leases: %w", err)
+				}
+				out = append(out, id)
+			}
+			err = rows.Err()
+			rows.Close()
+			if err != nil {
+				return fmt.Errorf("renew message leases: %w", err)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
 // LockMessages reads messages for an update in this transaction, in id
 // order (a fixed lock order keeps concurrent batches free of deadlocks).
 func (tx *Tx) LockMessages(ctx context.Context, ids []string) (map[string]domain.Message, error) {

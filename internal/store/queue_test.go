@@ -162,3 +162,69 @@ func sortedIDs(msgs []domain.Message) []string {
 	}
 	return out
 }
+
+// TestRenewMessages: an owner renews its lease only on rows it still holds
+// with the lease end it knows. After its lease lapsed and a claim (even
+// under the same owner name) moved the row's lease, the old holder's
+// renewal finds nothing, so it cannot hand the row over alongside the
+// claimer.
+func TestRenewMessages(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
+		ctx := context.Background()
+		acc := newAccount(t, st, 0)
+		c := newCampaign(acc, "live", at(-time.Hour), 3)
+		const lease = 30 * time.Second
+		var all []domain.Message
+		for i := range 3 {
+			m := newMessage(c, fmt.Sprintf("3461000000%d", i), 0, at(-time.Hour+time.Duration(i)*time.Millisecond))
+			m.LeaseOwner, m.NextAttemptAt = "node-1", t0.Add(lease) // written leased, as a send hands over
+			all = append(all, m)
+		}
+		insertMessages(t, st, c, all...)
+		held := map[string]time.Time{}
+		for _, m := range all {
+			held[m.ID] = m.NextAttemptAt
+		}
+		// Under way, before the lease ends: every row renewed.
+		now := t0.Add(20 * time.Second)
+		got, err := st.RenewMessages(ctx, "node-1", held, now, lease)
+		if err != nil || len(got) != 3 {
+			t.Fatalf("renewed %v (%v), want all 3", got, err)
+		}
+		for _, m := range all {
+			stored, err := st.MessageByID(ctx, m.ID)
+			if err != nil || !stored.NextAttemptAt.Equal(now.Add(lease)) {
+				t.Fatalf("%s leased until %v (%v), want %v", m.ID, stored.NextAttemptAt, err, now.Add(lease))
+			}
+			held[m.ID] = now.Add(lease)
+		}
+		if claimed, err := st.ClaimDue(ctx, "node-1", t0.Add(lease), lease, 10); err != nil || len(claimed) != 0 {
+			t.Fatalf("claimed %d renewed rows (%v) when the first lease would have ended", len(claimed), err)
+		}
+		// The lease lapses and the poll of the same node claims one row.
+		lapsed := now.Add(lease)
+		claimed, err := st.ClaimDue(ctx, "node-1", lapsed, lease, 1)
+		if err != nil || len(claimed) != 1 {
+			t.Fatalf("claimed %d (%v), want 1", len(claimed), err)
+		}
+		got, err = st.RenewMessages(ctx, "node-1", held, lapsed.Add(time.Second), lease)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sort.Strings(got)
+		var want []string
+		for _, m := range all {
+			if m.ID != claimed[0].ID {
+				want = append(want, m.ID)
+			}
+		}
+		sort.Strings(want)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("renewed %v, want %v: never the row the claim took", got, want)
+		}
+		// Another owner's renewal takes nothing.
+		if got, err := st.RenewMessages(ctx, "node-2", map[string]time.Time{claimed[0].ID: claimed[0].NextAttemptAt}, lapsed, lease); err != nil || len(got) != 0 {
+			t.Fatalf("node-2 renewed %v (%v)", got, err)
+		}
+	})
+}

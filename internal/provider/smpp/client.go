@@ -30,9 +30,14 @@ type Client struct {
 	ref         atomic.Uint32 // concatenation references, one per message
 	throttled   atomic.Uint64
 	resubmitted atomic.Uint64
+	paused      atomic.Uint64 // times a bind stopped reading: its inbound handlers were all busy
+
+	refusedMu sync.Mutex
+	refused   map[Status]uint64 // deliver_sm answered with an error, by status
 
 	mu        sync.Mutex
 	sessions  []*session    // by bind slot; nil while that slot is down
+	dialing   []bool        // by bind slot: a dial and bind is under way
 	changed   chan struct{} // closed and replaced when sessions change
 	next      int           // round-robin position
 	lastErr   string
@@ -61,6 +66,7 @@ func New(cfg Config, sink provider.Sink, opts ...Option) (*Client, error) {
 		bucket:   newBucket(cfg.TPS, o.clock),
 		reasm:    newReassembler(cfg.ReassemblyTimeout),
 		sessions: make([]*session, cfg.Binds),
+		dialing:  make([]bool, cfg.Binds),
 		changed:  make(chan struct{}),
 	}
 	return c, nil
@@ -81,6 +87,7 @@ func (c *Client) Start(ctx context.Context) error {
 	c.started = true
 	c.runCtx, c.cancel = context.WithCancel(ctx)
 	for i := range c.cfg.Binds {
+		c.dialing[i] = true // before its goroutine runs: a Submit now waits for it
 		c.wg.Add(1)
 		go func() { defer c.wg.Done(); c.keepBound(c.runCtx, i) }()
 	}
@@ -126,11 +133,17 @@ func (c *Client) Close(ctx context.Context) error {
 }
 
 // keepBound keeps bind slot i bound until ctx ends, reconnecting with
-// exponential backoff and jitter.
+// exponential backoff and jitter. A bind that drops is made again at once,
+// so that the requests it lost wait for it (pick waits for a bind being
+// made) rather than fail; a connection or bind that fails backs off, and
+// meanwhile Submits fail fast.
 func (c *Client) keepBound(ctx context.Context, i int) {
+	redialed := false // this bind was made at once after a drop
 	for attempt := 0; ; {
+		c.setDialing(i)
 		s, err := c.connect(ctx, i)
 		if err == nil && c.isClosing() {
+			c.bound(i, nil)
 			// Close ran while this bind was being made: undo it politely.
 			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.RequestTimeout)
 			s.unbind(uctx)
@@ -138,15 +151,25 @@ func (c *Client) keepBound(ctx context.Context, i int) {
 			s.wg.Wait()
 			return
 		}
+		if err != nil {
+			c.noteErr(err) // before bound: a Submit failing for want of a bind says why
+		}
+		c.bound(i, s)
+		redial := false // make the bind again at once
 		if err == nil {
 			attempt = 0
-			c.setSession(i, s)
+			upAt := c.clock.Now()
 			select {
 			case <-s.done:
 			case <-ctx.Done():
 				s.close(ctx.Err())
 			}
-			c.setSession(i, nil)
+			// A bind that held a while, or the first that dropped, is made
+			// again at once; one that drops as soon as it is made again
+			// backs off, so that an SMSC that binds and drops is not
+			// hammered.
+			redial = ctx.Err() == nil && (!redialed || c.clock.Now().Sub(upAt) >= c.cfg.ReconnectMin)
+			c.unbound(i, redial)
 			// Its deliver_sm handlers may still be in the Sink: Close waits
 			// for them, the reconnect does not.
 			c.wg.Add(1)
@@ -159,6 +182,10 @@ func (c *Client) keepBound(ctx context.Context, i int) {
 		attempt++
 		c.noteErr(err)
 		c.log.Warn("smpp: bind down, reconnecting", "bind", i, "err", err, "attempt", attempt)
+		redialed = redial
+		if redial {
+			continue
+		}
 		if !c.sleep(ctx, c.backoff(attempt, c.cfg.ReconnectMin, c.cfg.ReconnectMax)) {
 			return
 		}
@@ -174,6 +201,7 @@ func (c *Client) connect(ctx context.Context, i int) (*session, error) {
 		return nil, fmt.Errorf("dial %s: %w", c.cfg.Addr, err)
 	}
 	s := newSession(i, &c.cfg, conn, c.log, c.handleDeliver)
+	s.paused = &c.paused
 	if e, ok := c.sink.(provider.Expecter); ok {
 		s.onTaken = func(ref string) { e.Expect(c.cfg.Name, ref) }
 	}
@@ -187,15 +215,41 @@ func (c *Client) connect(ctx context.Context, i int) (*session, error) {
 	return s, nil
 }
 
-func (c *Client) setSession(i int, s *session) {
+// unbound empties slot i after its session ended; redial marks it as
+// dialing again at once, so that a Submit waits for the new bind.
+func (c *Client) unbound(i int, redial bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.sessions[i] = s
+	c.sessions[i], c.dialing[i] = nil, redial
 	close(c.changed)
 	c.changed = make(chan struct{})
 }
 
-// pick returns a bound session, round-robin, waiting for one while none is.
+// setDialing marks bind slot i as dialing and binding.
+func (c *Client) setDialing(i int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dialing[i] = true
+}
+
+// bound ends slot i's dial and bind: s is its session, nil when it failed.
+// Either way the Submits waiting on it look again.
+func (c *Client) bound(i int, s *session) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dialing[i] = false
+	if s != nil {
+		c.sessions[i] = s
+	}
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// pick returns a bound session, round-robin. While none is bound it waits
+// only for a bind under way; when no bind is even being made (every slot
+// waits to reconnect after a failure) it fails at once with errNoBind, so
+// that the hand-over fails fast, counts against the provider's breaker and
+// the route fails over, rather than holding the batch until its deadline.
 func (c *Client) pick(ctx context.Context) (*session, error) {
 	for {
 		c.mu.Lock()
@@ -212,12 +266,21 @@ func (c *Client) pick(ctx context.Context) (*session, error) {
 				return s, nil
 			}
 		}
-		changed := c.changed
+		// A slot whose session closed and that keepBound has not emptied
+		// yet counts as dialing: it may reconnect at once.
+		dialing := !c.started
+		for k, d := range c.dialing {
+			dialing = dialing || d || c.sessions[k] != nil
+		}
+		changed, last := c.changed, c.lastErr
 		c.mu.Unlock()
+		if !dialing {
+			return nil, noBind(last)
+		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return nil, errNoBind
+			return nil, noBind(last)
 		}
 	}
 }

@@ -172,7 +172,7 @@ func TestCollector(t *testing.T) {
 			got[mf.GetName()] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
 		}
 	}
-	if len(got) != 6 || got["smpp_binds_up"] != 1 || got["smpp_binds_configured"] != 1 || got["smpp_throttled_total"] != 0 {
+	if len(got) != 7 || got["smpp_binds_up"] != 1 || got["smpp_binds_configured"] != 1 || got["smpp_throttled_total"] != 0 {
 		t.Fatalf("metrics = %v", got)
 	}
 }

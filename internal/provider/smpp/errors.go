@@ -24,8 +24,16 @@ var (
 	errNotSent  = errors.New("smpp: request not sent: session is closed")
 	errConnLost = errors.New("smpp: connection lost before the response")
 	errTimeout  = errors.New("smpp: no response within the request timeout")
-	errNoBind   = errors.New("smpp: no bound session")
+	errNoBind   = errors.New("smpp: no bind up to the SMSC")
 )
+
+// noBind is errNoBind with the last connection error, which says why.
+func noBind(last string) error {
+	if last == "" {
+		return errNoBind
+	}
+	return fmt.Errorf("%w (last error: %s)", errNoBind, last)
+}
 
 // statusError maps a submit_sm_resp command_status to a provider error:
 //

@@ -12,7 +12,27 @@ import (
 // SMSC sends it again later), ESME_RX_P_APPN when it cannot be read at all.
 func (c *Client) handleDeliver(s *session, p PDU) {
 	st := c.deliver(p)
+	if st != StatusOK {
+		c.refuse(s, p, st)
+	}
 	_ = s.respond(DeliverSMResp, st, p.Seq, &SMResp{})
+}
+
+// refuse counts and logs a deliver_sm answered with an error: a carrier
+// that does not send it again leaves its receipt or reply lost, and an
+// operator must be able to see that it happened and why.
+func (c *Client) refuse(s *session, p PDU, st Status) {
+	c.refusedMu.Lock()
+	if c.refused == nil {
+		c.refused = map[Status]uint64{}
+	}
+	c.refused[st]++
+	c.refusedMu.Unlock()
+	from := ""
+	if sm, ok := p.Body.(*SM); ok {
+		from = sm.SourceAddr
+	}
+	c.log.Warn("smpp: deliver_sm refused", "bind", s.slot, "seq", p.Seq, "status", st.String(), "from", from)
 }
 
 func (c *Client) deliver(p PDU) Status {

@@ -1,6 +1,7 @@
 package smpp
 
 import (
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -211,5 +212,69 @@ func TestReassembler(t *testing.T) {
 	}
 	if n := r.expire(t0.Add(time.Minute)); n != 1 || r.len() != 1 {
 		t.Fatalf("expired %d, %d left", n, r.len())
+	}
+}
+
+// TestInboundBurstBeyondLimitAllAccepted: a burst of deliver_sm larger
+// than the bind's inbound limit, while the Sink is slow, is not refused:
+// the client stops reading until handlers finish, and every deliver_sm is
+// answered ESME_ROK in the end, none lost.
+func TestInboundBurstBeyondLimitAllAccepted(t *testing.T) {
+	const burst = maxInboundPerBind + 44
+	f := newFakeSMSC(t)
+	sink := newSink()
+	c := startClient(t, testConfig(f.addr()), sink)
+	fc := f.conn(0)
+	release := make(chan struct{})
+	var inside atomic.Int64
+	sink.OnInbound(func(provider.Inbound) {
+		inside.Add(1)
+		<-release // a slow store
+	})
+	seqs := make(chan uint32, burst)
+	go func() {
+		for i := range burst {
+			sm := moReply(CodingDefault, []byte(fmt.Sprintf("reply %d", i)), nil)
+			seqs <- fc.request(DeliverSM, sm)
+		}
+		close(seqs)
+	}()
+	eventually(t, "the inbound limit taken by handlers", func() bool { return inside.Load() >= maxInboundPerBind })
+	close(release)
+	var all []uint32
+	for seq := range seqs {
+		all = append(all, seq)
+	}
+	for _, seq := range all {
+		var resp PDU
+		eventually(t, "deliver_sm_resp", func() bool {
+			var ok bool
+			resp, ok = f.respTo(DeliverSMResp, seq)
+			return ok
+		})
+		if resp.Status != StatusOK {
+			t.Fatalf("deliver_sm %d answered %v, want ESME_ROK", seq, resp.Status)
+		}
+	}
+	if _, in := sink.Got(); len(in) != burst {
+		t.Fatalf("sink got %d inbound messages, want %d", len(in), burst)
+	}
+	if h := c.Health(); h.InboundPaused == 0 || len(h.InboundRefused) != 0 {
+		t.Errorf("health: %d pauses, refused %v; want pauses counted and nothing refused", h.InboundPaused, h.InboundRefused)
+	}
+}
+
+// TestInboundRefusalCounted: a deliver_sm the client cannot take (its
+// store is down) is answered ESME_RX_T_APPN and counted by status.
+func TestInboundRefusalCounted(t *testing.T) {
+	f := newFakeSMSC(t)
+	sink := newSink()
+	c := startClient(t, testConfig(f.addr()), sink)
+	sink.FailInbound(1)
+	if st := deliverAndWait(t, f, f.conn(0), moReply(CodingDefault, []byte("hello"), nil)); st != StatusXTAppn {
+		t.Fatalf("answered %v, want ESME_RX_T_APPN", st)
+	}
+	if got := c.Health().InboundRefused[StatusXTAppn.String()]; got != 1 {
+		t.Fatalf("refusals counted: %v, want 1 under %s", c.Health().InboundRefused, StatusXTAppn)
 	}
 }

@@ -12,10 +12,13 @@ import (
 	"time"
 )
 
-// maxInboundPerBind bounds the deliver_sm one bind handles at once. An SMSC
-// keeps to its own window, so this only stops a misbehaving one from
-// starting goroutines without end; past it, deliver_sm is answered with
-// ESME_RX_T_APPN and the SMSC tries again later.
+// maxInboundPerBind bounds the deliver_sm one bind handles at once (each
+// holds a goroutine and, in the Sink, a write to the store). An SMSC keeps
+// to its own window, so this mostly stops a misbehaving one from starting
+// goroutines without end. Past it the bind stops reading its socket until
+// a handler finishes: the SMSC waits (TCP pushes back) rather than getting
+// ESME_RX_T_APPN, which a carrier that does not resend would turn into a
+// lost receipt.
 const maxInboundPerBind = 256
 
 var (
@@ -40,8 +43,11 @@ type session struct {
 	onTaken func(ref string)
 	window  chan struct{}
 	seq     atomic.Uint32
-	inbound atomic.Int32
-	wg      sync.WaitGroup // read loop, keep-alive and deliver_sm handlers
+	inbound chan struct{} // one per deliver_sm being handled
+	// paused counts the times the read loop waited for a free inbound
+	// handler (the client's counter; nil counts nothing).
+	paused *atomic.Uint64
+	wg     sync.WaitGroup // read loop, keep-alive and deliver_sm handlers
 
 	lastRead atomic.Int64 // UnixNano of the last PDU received
 
@@ -70,6 +76,7 @@ func newSession(slot int, cfg *Config, conn net.Conn, log *slog.Logger, onPDU fu
 		slot: slot, cfg: cfg, conn: conn, br: bufio.NewReaderSize(conn, 4096),
 		log: log.With("bind", slot), onPDU: onPDU,
 		window:  make(chan struct{}, cfg.Window),
+		inbound: make(chan struct{}, maxInboundPerBind),
 		pending: make(map[uint32]chan reply),
 		done:    make(chan struct{}),
 	}
@@ -169,15 +176,13 @@ func (s *session) dispatch(p PDU) {
 	case p.Command == EnquireLink:
 		_ = s.respond(EnquireLinkResp, StatusOK, p.Seq, nil)
 	case p.Command == DeliverSM:
-		if s.inbound.Add(1) > maxInboundPerBind {
-			s.inbound.Add(-1)
-			_ = s.respond(DeliverSMResp, StatusXTAppn, p.Seq, &SMResp{})
-			return
+		if !s.takeInbound() {
+			return // the session closed while waiting
 		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			defer s.inbound.Add(-1)
+			defer func() { <-s.inbound }()
 			s.onPDU(s, p)
 		}()
 	case p.Command == Unbind:
@@ -185,6 +190,26 @@ func (s *session) dispatch(p PDU) {
 		s.close(errUnbound)
 	default:
 		_ = s.respond(GenericNack, StatusInvCmdID, p.Seq, nil)
+	}
+}
+
+// takeInbound takes an inbound handler's place, waiting (and so not
+// reading the socket) while every one is busy; false if the session
+// closed meanwhile.
+func (s *session) takeInbound() bool {
+	select {
+	case s.inbound <- struct{}{}:
+		return true
+	default:
+	}
+	if s.paused != nil {
+		s.paused.Add(1)
+	}
+	select {
+	case s.inbound <- struct{}{}:
+		return true
+	case <-s.done:
+		return false
 	}
 }
 

@@ -110,6 +110,10 @@ func (s *SMSC) Answered() int {
 	return s.answered
 }
 
+// Kill stops the SMSC as its process dying would: the listener closes, so
+// new connections are refused, and every open connection drops.
+func (s *SMSC) Kill() { s.close() }
+
 func (s *SMSC) close() {
 	_ = s.ln.Close()
 	s.mu.Lock()
