@@ -75,6 +75,9 @@ func TestManageSMPPUsers(t *testing.T) {
 // msgsvc smpp-user create|list|remove: the password printed once.
 func TestSMPPUserCommands(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "msgsvc.db")
+	if _, errs, code := runMain(t, "migrate", "--db", db); code != 0 {
+		t.Fatalf("migrate: %d %s", code, errs)
+	}
 	out, _, _ := runMain(t, "account", "create", "--db", db, "--name", "Acme", "--json")
 	var acc struct{ ID string }
 	if err := json.Unmarshal([]byte(out), &acc); err != nil {
