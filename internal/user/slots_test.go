@@ -11,8 +11,10 @@ import (
 func TestSlots(t *testing.T) {
 	s := NewSlots(2)
 	ctx := context.Background()
-	if !s.Acquire(ctx, time.Second) || !s.Acquire(ctx, time.Second) {
-		t.Fatal("two slots of two not given")
+	for i := range 2 {
+		if !s.Acquire(ctx, time.Second) {
+			t.Fatalf("slot %d of two not given", i+1)
+		}
 	}
 	if s.Acquire(ctx, time.Millisecond) {
 		t.Fatal("a third slot of two given")
