@@ -17,9 +17,11 @@ import (
 
 // countingCarrier is a provider that counts every message it took. It can
 // be slow (one hand-over at a time, each holding it for per, as a carrier
-// capped in messages per second) and down until a moment (a hand-over
-// waits for it, as the SMPP client waits for a bind, until the
-// hand-over's deadline, then fails as temporary).
+// capped in messages per second) and down for a while from the first
+// hand-over it sees (a hand-over waits for it, as the SMPP client waits for
+// a bind, until the hand-over's deadline, then fails as temporary). The
+// outage starts with the traffic, not with the test, so that a slow
+// machine that takes long to queue the messages still sees it.
 type countingCarrier struct {
 	name  string
 	chunk int
@@ -27,6 +29,7 @@ type countingCarrier struct {
 	line  chan struct{} // one hand-over at a time
 
 	mu        sync.Mutex
+	outage    time.Duration // down this long from the first hand-over
 	downUntil time.Time
 	took      map[string]int // message id → times taken
 }
@@ -38,10 +41,10 @@ func newCountingCarrier(name string, chunk int, per time.Duration) *countingCarr
 func (c *countingCarrier) Name() string       { return c.name }
 func (c *countingCarrier) HandOverChunk() int { return c.chunk }
 
-func (c *countingCarrier) down(until time.Time) {
+func (c *countingCarrier) down(outage time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.downUntil = until
+	c.outage = outage
 }
 
 func (c *countingCarrier) Submit(ctx context.Context, msgs []provider.Outbound) []provider.Result {
@@ -53,6 +56,9 @@ func (c *countingCarrier) Submit(ctx context.Context, msgs []provider.Outbound) 
 		return out
 	}
 	c.mu.Lock()
+	if c.outage > 0 && c.downUntil.IsZero() {
+		c.downUntil = time.Now().Add(c.outage)
+	}
 	back := c.downUntil
 	c.mu.Unlock()
 	if wait := time.Until(back); wait > 0 {
@@ -102,7 +108,7 @@ func TestBacklogBeyondLeaseSentOnce(t *testing.T) {
 	cases := []struct {
 		name     string
 		per      time.Duration // the primary's time per chunk of 40
-		outage   time.Duration // the primary is down this long from the start
+		outage   time.Duration // the primary is down this long from its first hand-over
 		failover bool          // a secondary behind the primary
 	}{
 		{name: "slow carrier", per: 130 * time.Millisecond},
@@ -139,7 +145,7 @@ func TestBacklogBeyondLeaseSentOnce(t *testing.T) {
 					t.Cleanup(svc.Close)
 
 					if c.outage > 0 {
-						primary.down(time.Now().Add(c.outage))
+						primary.down(c.outage)
 					}
 					runCtx, stop := context.WithCancel(ctx)
 					ran := make(chan struct{})
