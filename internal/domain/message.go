@@ -87,6 +87,18 @@ type StatusAt struct {
 // History lists the statuses the message reached, oldest first. Progress
 // order breaks ties between steps stamped in the same millisecond (a
 // DELIVERED that came before its SENT).
+// Billed is the credits a message shows its account: for a live message
+// what it was finally charged (what was debited and not refunded, so 0
+// once refunded in full), for a test message, which is never charged,
+// what it would cost. Credits keeps the price, which the ledger's debit
+// matches whatever happened later.
+func (m Message) Billed() int64 {
+	if m.Env.Live() {
+		return m.Charged
+	}
+	return m.Credits
+}
+
 func (m Message) History() []StatusAt {
 	h := []StatusAt{{Sending, m.CreatedAt}}
 	for _, s := range []StatusAt{{Sent, m.SentAt}, {Delivered, m.DeliveredAt}, {Read, m.ReadAt}, {Failed, m.FailedAt},

@@ -213,11 +213,11 @@ func TestRCSCapabilityAndFallback(t *testing.T) {
 		{name: "account-level fallback", checks: true, accountFallback: true, to: noRCS,
 			want: outcome{domain.Sent, domain.SMS, "sms-co", "rich", 1 * ledger.Micro, 0}},
 		{name: "no fallback: failed and refunded", checks: true, to: noRCS,
-			want: outcome{domain.Failed, domain.RCS, "rcs-co", "", 0, 1 * ledger.Micro}}, // refunded: costs nothing
+			want: outcome{domain.Failed, domain.RCS, "rcs-co", "", 1 * ledger.Micro, 1 * ledger.Micro}},
 		{name: "unknown device, provider refuses it: fallback", checks: false, to: unknown, fallback: `{"type":"SMS"}`,
 			want: outcome{domain.Sent, domain.SMS, "sms-co", "rich", 1 * ledger.Micro, 0}},
 		{name: "unknown device, provider refuses it: no fallback", checks: false, to: unknown,
-			want: outcome{domain.Failed, domain.RCS, "rcs-co", "", 0, 1 * ledger.Micro}}, // refunded: costs nothing
+			want: outcome{domain.Failed, domain.RCS, "rcs-co", "", 1 * ledger.Micro, 1 * ledger.Micro}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -339,7 +339,7 @@ func TestTransitionFallbackAndSettle(t *testing.T) {
 	}{
 		{"fallback moves to domain.SMS and queues again", rcsMsg(2_000000, plan), Report{Kind: Fallback, Provider: "sms", LeaseOwner: "n1"}, domain.Sending, domain.SMS, 2_000000, 0},
 		{"fallback by another lease holder is ignored", rcsMsg(2_000000, plan), Report{Kind: Fallback, Provider: "sms", LeaseOwner: "n2"}, domain.Sending, domain.RCS, 2_000000, 0},
-		{"fallback without a plan fails", rcsMsg(2_000000, domain.Content{}), Report{Kind: Fallback, LeaseOwner: "n1"}, domain.Failed, domain.RCS, 0, 2_000000},
+		{"fallback without a plan fails", rcsMsg(2_000000, domain.Content{}), Report{Kind: Fallback, LeaseOwner: "n1"}, domain.Failed, domain.RCS, 2_000000, 2_000000},
 		{"accepted as domain.RCS settles to the domain.RCS price", rcsMsg(2_000000, plan), Report{Kind: Accepted, Provider: "rcs", LeaseOwner: "n1"}, domain.Sent, domain.RCS, 1_000000, 1_000000},
 		{"a delivery report overtaking the answer settles too", rcsMsg(2_000000, plan), Report{Kind: Progress, Status: domain.Delivered}, domain.Delivered, domain.RCS, 1_000000, 1_000000},
 		{"test keys are never refunded", rcsMsg(0, plan), Report{Kind: Accepted, LeaseOwner: "n1"}, domain.Sent, domain.RCS, 1_000000, 0},

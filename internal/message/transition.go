@@ -74,7 +74,7 @@ func transition(m *domain.Message, r Report, at time.Time) ([]domain.Status, mon
 			return nil, money{}
 		}
 		refund := money{amount: m.Charged, note: "canceled"}
-		m.Charged, m.Credits = 0, 0 // refunded in full: it costs nothing
+		m.Charged = 0
 		m.NextAttemptAt, m.LeaseOwner = time.Time{}, ""
 		m.Stamp(domain.Canceled, at)
 		return []domain.Status{domain.Canceled}, refund
@@ -212,8 +212,7 @@ func fail(m *domain.Message, code, text string, at time.Time) ([]domain.Status, 
 	switch {
 	case awaitingHandOver(m):
 		refund = money{amount: m.Charged, note: "failed before a provider accepted it: " + code}
-		// Nothing was carried: the message costs nothing, and shows so.
-		m.Charged, m.Credits = 0, 0
+		m.Charged = 0
 	case awaitingDelivery(m):
 		refund = stopWaiting(m)
 	}

@@ -72,7 +72,7 @@ func StrOrNil(s string) *string {
 func OfMessage(m domain.Message) Message {
 	v := Message{
 		MessageID: m.ID, CampaignID: m.CampaignID, To: m.To, From: StrOrNil(m.From), Type: m.Type, Channel: m.Channel, Status: m.Status,
-		Segments: m.Segments, Encoding: m.Encoding, Credits: ledger.Credits(m.Credits), Provider: StrOrNil(m.Provider),
+		Segments: m.Segments, Encoding: m.Encoding, Credits: ledger.Credits(m.Billed()), Provider: StrOrNil(m.Provider),
 		ErrorCode: StrOrNil(m.ErrorCode), ErrorMessage: StrOrNil(m.ErrorMessage), Reference: StrOrNil(m.Reference),
 		CreatedAt: Time(m.CreatedAt), UpdatedAt: Time(m.UpdatedAt),
 	}
