@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/manage"
 )
 
@@ -221,6 +222,7 @@ func TestPanelInChromium(t *testing.T) {
 	browserKeys(t, c)
 	browserSecurity(t, c)
 	browserSenders(t, c)
+	browserSMPP(t, c)
 	browserMessages(t, c)
 	browserCompliance(t, c)
 	c.open("/balance")
@@ -356,6 +358,37 @@ func browserSenders(t *testing.T, c *chrome) {
 		t.Fatalf("after asking for a sender: %q", n)
 	}
 	c.shot("senders")
+}
+
+// Settings → SMPP: a developer creates an SMPP user and sees its recent
+// refusals. This node runs no SMPP listener, so the refusal is kept the way
+// the SMPP server keeps one.
+func browserSMPP(t *testing.T, c *chrome) {
+	e := c.e
+	c.open("/settings/smpp")
+	c.fill("#smpp-env", "test")
+	c.fill("#smpp-sys", "shop1")
+	c.press("form[action='/settings/smpp'] button[type=submit]")
+	if pw := c.value("#new-smpp-password"); pw == "" {
+		t.Fatal("no password shown for the new SMPP user")
+	}
+	ctx := context.Background()
+	users, err := e.st.SMPPUsers(ctx, e.account.ID)
+	if err != nil || len(users) != 1 {
+		t.Fatalf("SMPP users %v %v", users, err)
+	}
+	now := e.clock.Now().UTC()
+	if err := e.st.RecordSMPPRefusal(ctx, domain.SMPPRefusal{ID: id.New(id.SMPPRefusal, now), UserID: users[0].ID,
+		AccountID: e.account.ID, At: now, Addr: "198.51.100.7:40112", Command: "bind_transceiver", Status: "ESME_RBINDFAIL",
+		Reason: "wrong password"}); err != nil {
+		t.Fatal(err)
+	}
+	c.open("/settings/smpp")
+	if txt := c.text("main"); !strings.Contains(txt, "shop1") || !strings.Contains(txt, "wrong password") ||
+		!strings.Contains(txt, "198.51.100.7") {
+		t.Fatalf("the SMPP page lacks its user or its refusal: %q", txt)
+	}
+	c.shot("smpp")
 }
 
 func browserCompliance(t *testing.T, c *chrome) {
