@@ -32,6 +32,7 @@ echo "--- a dev node on loopback, with an account holding 1020.123457 credits"
 go build -o "$work/msgsvc" ./cmd/msgsvc
 data="$work/data"
 mkdir -p "$data"
+"$work/msgsvc" migrate --db "$data/msgsvc.db" >/dev/null
 acct=$("$work/msgsvc" account create --db "$data/msgsvc.db" --name "Generated client" --tier enterprise --credits 1020.123457 --json \
   | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).id))')
 "$work/msgsvc" account limits --db "$data/msgsvc.db" --account "$acct" --tier-rpm 0 --send-rpm 0 --status-rpm 0 --media-rpm 0 >/dev/null
