@@ -35,15 +35,7 @@ func TestWebhooksOfAMessageArriveInOrder(t *testing.T) {
 			r.delay = func() time.Duration { return time.Duration(rand.IntN(4000)) * time.Microsecond }
 		})
 		const n = 200
-		recipients := make([]string, n)
-		for i := range recipients {
-			recipients[i] = fmt.Sprintf("55119999%05d", 11000+i)
-		}
-		r := send(t, e, e.testKey, map[string]any{"recipients": recipients, "message": "order", "type": "SMS", "callbackUrl": e.hooks.url()})
-		ids := make([]string, n)
-		for i := range ids {
-			ids[i] = msgID(t, r, i)
-		}
+		ids := sendToMany(t, e, n, 11000, "order")
 		waitFor(t, "every message's DELIVERED webhook", 60*time.Second, func() bool {
 			for _, id := range ids {
 				got := e.hooks.forMessage(id)
@@ -77,15 +69,7 @@ func TestWebhookBacklogComesPromptlyInOrder(t *testing.T) {
 		ctx := context.Background()
 		e.hooks.set(func(r *receiver) { r.status = 500 })
 		const n = 20
-		recipients := make([]string, n)
-		for i := range recipients {
-			recipients[i] = fmt.Sprintf("55119999%05d", 12000+i)
-		}
-		r := send(t, e, e.testKey, map[string]any{"recipients": recipients, "message": "backlog", "type": "SMS", "callbackUrl": e.hooks.url()})
-		ids := make([]string, n)
-		for i := range ids {
-			ids[i] = msgID(t, r, i)
-		}
+		ids := sendToMany(t, e, n, 12000, "backlog")
 		waitFor(t, "every event retried once and waiting an hour", 30*time.Second, func() bool {
 			for _, id := range ids {
 				evs, err := e.st.EventsForMessage(ctx, e.account.ID, id)
@@ -124,4 +108,20 @@ func TestWebhookBacklogComesPromptlyInOrder(t *testing.T) {
 			}
 		}
 	})
+}
+
+// sendToMany sends one test campaign to n numbers, numbered from first,
+// with its webhooks to the env's receiver, and returns its message ids.
+func sendToMany(t *testing.T, e *env, n, first int, text string) []string {
+	t.Helper()
+	recipients := make([]string, n)
+	for i := range recipients {
+		recipients[i] = fmt.Sprintf("55119999%05d", first+i)
+	}
+	r := send(t, e, e.testKey, map[string]any{"recipients": recipients, "message": text, "type": "SMS", "callbackUrl": e.hooks.url()})
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = msgID(t, r, i)
+	}
+	return ids
 }
