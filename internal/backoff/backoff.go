@@ -32,8 +32,9 @@ type Policy struct {
 	// Min and Max bound the doubling waits when Steps is empty (Max 0:
 	// no bound).
 	Min, Max time.Duration
-	// Retries, when above zero, is the most retries after the first try.
-	Retries int
+	// Attempts, when above zero, is the most tries, the first included
+	// (1: no retry).
+	Attempts int
 	// MaxWait, when above zero, is the longest wait worth making: a
 	// retry that would need longer is not made (a caller elsewhere
 	// retries later).
@@ -48,7 +49,7 @@ type Policy struct {
 func (p Policy) Delay(n int) (time.Duration, bool) { return p.delay(n, 1) }
 
 func (p Policy) delay(n int, scale float64) (time.Duration, bool) {
-	if n < 1 || (p.Retries > 0 && n > p.Retries) {
+	if n < 1 || (p.Attempts > 0 && n >= p.Attempts) {
 		return 0, false
 	}
 	var d time.Duration

@@ -55,16 +55,23 @@ func TestStepsAndSpread(t *testing.T) {
 	if got, ok := p.Delay(40); !ok || got != time.Minute {
 		t.Errorf("repeated last step: %v %v", got, ok)
 	}
-	p.Retries = 3
+	p.Attempts = 4
+	if _, ok := p.Delay(3); !ok {
+		t.Error("no third retry of four tries")
+	}
 	if _, ok := p.Delay(4); ok {
-		t.Error("a fourth retry of three")
+		t.Error("a fifth try of four")
+	}
+	p.Attempts = 1
+	if _, ok := p.Delay(1); ok {
+		t.Error("a retry when one try is all")
 	}
 }
 
 func TestLoop(t *testing.T) {
 	var waits []time.Duration
 	sleep := func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }
-	l := Loop{Policy: Policy{Min: time.Second, Max: 8 * time.Second, Retries: 3, MaxWait: 10 * time.Second}, Sleep: sleep}
+	l := Loop{Policy: Policy{Min: time.Second, Max: 8 * time.Second, Attempts: 4, MaxWait: 10 * time.Second}, Sleep: sleep}
 
 	tries := 0
 	if n := l.Run(context.Background(), func(int) Verdict { tries++; return Verdict{Again: true} }); n != 3 || tries != 4 {

@@ -3,10 +3,10 @@ package webhook
 import (
 	"errors"
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/msgsvc/msgsvc/internal/backoff"
 )
 
 // Schedule holds the waits between delivery attempts: element i is the
@@ -64,19 +64,8 @@ func ParseSchedule(s string) (Schedule, error) {
 // values in [0,1); nil rnd uses math/rand. It returns false when n is
 // beyond the schedule (or below 1), meaning no more retries.
 func (s Schedule) Delay(n int, rnd func() float64) (time.Duration, bool) {
-	if n < 1 || n > len(s) {
+	if len(s) == 0 {
 		return 0, false
 	}
-	if rnd == nil {
-		rnd = rand.Float64
-	}
-	r := rnd()
-	// Clamp so a misbehaving source cannot push the delay out of bounds.
-	if r < 0 || math.IsNaN(r) {
-		r = 0
-	} else if r >= 1 {
-		r = 1
-	}
-	factor := 1 - jitterFraction + 2*jitterFraction*r
-	return time.Duration(float64(s[n-1]) * factor), true
+	return backoff.Policy{Steps: s, Jitter: backoff.Spread(jitterFraction), Rand: rnd}.Delay(n)
 }

@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/oauth2"
 
+	"github.com/msgsvc/msgsvc/internal/backoff"
 	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
 
 // Operations, as metrics label them.
@@ -85,40 +85,57 @@ func (e *authError) Error() string { return e.msg }
 // platform answers 429 or 5xx or cannot be reached, at most
 // Config.Attempts times and within ctx. Any other answer is returned for
 // the caller to read; what could not be had is a temporary error.
-func (a *Adapter) exchange(ctx context.Context, c call) (answer, *provider.Error) {
-	for attempt := 1; ; attempt++ {
+func (a *Adapter) exchange(ctx context.Context, c call) (ans answer, pe *provider.Error) {
+	// The platform's Retry-After is honoured up to RetryMax: a longer
+	// pause is the dispatcher's to wait, not this hand-over's.
+	loop := backoff.Loop{Policy: backoff.Policy{Min: a.cfg.RetryMin, Max: a.cfg.RetryMax, Attempts: a.cfg.Attempts,
+		Jitter: backoff.Equal, Rand: a.rand}}
+	loop.Run(ctx, func(attempt int) backoff.Verdict {
+		if attempt > 1 {
+			a.stats.retries.Inc()
+		}
+		ans, pe = answer{}, nil
 		if a.limiter != nil {
 			if err := a.limiter.Wait(ctx); err != nil {
-				return answer{}, temporary("rate cap: no turn before the deadline: %v", err)
+				pe = temporary("rate cap: no turn before the deadline: %v", err)
+				return backoff.Verdict{}
 			}
 		}
-		ans, err := a.once(ctx, c)
+		got, err := a.once(ctx, c)
 		var ae *authError
-		var pe *provider.Error
 		switch {
 		case errors.As(err, &ae):
 			a.stats.request(c.op, outcomeAuth)
 			a.noteAuth(ae.msg)
-			return answer{}, temporary("credentials refused: %s", ae.msg)
+			pe = temporary("credentials refused: %s", ae.msg)
+			return backoff.Verdict{}
 		case err != nil:
 			a.stats.request(c.op, outcomeTransient)
 			pe = temporary("%s: %v", c.op, err)
-		case retryable(ans.status):
+		case statuses[got.status] == httpcall.RateLimited || statuses[got.status] == httpcall.Transient:
 			a.stats.request(c.op, outcomeTransient)
-			if ans.status == http.StatusTooManyRequests {
+			if statuses[got.status] == httpcall.RateLimited {
 				a.stats.throttled.Inc()
 			}
-			pe = temporary("the platform answered %d (%s)", ans.status, ans.reason())
+			pe = temporary("the platform answered %d (%s)", got.status, got.reason())
 		default:
-			a.stats.request(c.op, outcomeOf(ans.status))
-			return ans, nil
+			a.stats.request(c.op, outcomeOf(got.status))
+			ans = got
+			return backoff.Verdict{}
 		}
 		a.noteErr(pe.Message)
-		if attempt >= a.cfg.Attempts || !sleep(ctx, a.backoff(attempt, ans)) {
-			return answer{}, pe
-		}
-		a.stats.retries.Inc()
-	}
+		return backoff.Verdict{Again: true, AtLeast: min(httpcall.RetryAfter(got.header.Get("Retry-After"), a.now()), a.cfg.RetryMax)}
+	})
+	return ans, pe
+}
+
+// statuses are the platform's answers that are not the caller's to read:
+// a refusal of our credentials, and those tried again. Any other is Read.
+var statuses = httpcall.Statuses{
+	http.StatusUnauthorized: httpcall.Unauthorized, http.StatusForbidden: httpcall.Unauthorized,
+	http.StatusTooManyRequests: httpcall.RateLimited, http.StatusInternalServerError: httpcall.Transient,
+	http.StatusBadGateway: httpcall.Transient, http.StatusServiceUnavailable: httpcall.Transient,
+	http.StatusGatewayTimeout: httpcall.Transient,
 }
 
 // once makes one try: a token, then the request.
@@ -127,44 +144,22 @@ func (a *Adapter) once(ctx context.Context, c call) (answer, error) {
 	if err != nil {
 		return answer{}, err
 	}
-	var body io.Reader
-	if c.body != nil {
-		if body, err = c.body(); err != nil {
-			return answer{}, err
-		}
-	}
-	req, err := http.NewRequestWithContext(ctx, c.method, c.url, body)
-	if err != nil {
-		if rc, ok := body.(io.Closer); ok {
-			rc.Close()
-		}
-		return answer{}, err
-	}
-	if c.length > 0 {
-		req.ContentLength = c.length
-	}
-	tok.SetAuthHeader(req)
-	req.Header.Set("User-Agent", "msgsvc-rbm/1")
+	h := http.Header{"Authorization": {tok.Type() + " " + tok.AccessToken}, "User-Agent": {"msgsvc-rbm/1"}}
 	if c.contentType != "" {
-		req.Header.Set("Content-Type", c.contentType)
+		h.Set("Content-Type", c.contentType)
 	}
-	resp, err := a.http.Do(req)
+	got, err := httpcall.Exchange(ctx, a.http, 0, httpcall.Request{Method: c.method, URL: c.url, Header: h, Open: c.body, Length: c.length})
 	if err != nil {
 		return answer{}, err
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return answer{}, err
-	}
-	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-		if resp.StatusCode == http.StatusUnauthorized {
+	if statuses[got.Status] == httpcall.Unauthorized {
+		if got.Status == http.StatusUnauthorized {
 			a.dropToken() // it may have been revoked: the next try gets a new one
 		}
-		return answer{}, &authError{fmt.Sprintf("the API answered %d (%s)", resp.StatusCode, googleReason(resp.StatusCode, raw))}
+		return answer{}, &authError{fmt.Sprintf("the API answered %d (%s)", got.Status, googleReason(got.Status, got.Body))}
 	}
 	a.noteAuth("")
-	return answer{status: resp.StatusCode, body: raw, header: resp.Header}, nil
+	return answer{status: got.Status, body: got.Body, header: got.Header}, nil
 }
 
 // token returns a valid access token, from the cache or the token
@@ -193,37 +188,4 @@ func (a *Adapter) dropToken() {
 	a.mu.Lock()
 	a.tokens = tokenSource(a.sa, a.http)
 	a.mu.Unlock()
-}
-
-func retryable(status int) bool {
-	return status == http.StatusTooManyRequests || status == http.StatusInternalServerError ||
-		status == http.StatusBadGateway || status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout
-}
-
-// backoff is the wait before try n+1: RetryMin doubled each time up to
-// RetryMax with equal jitter, or the platform's Retry-After when it asks
-// for longer (still at most RetryMax).
-func (a *Adapter) backoff(n int, ans answer) time.Duration {
-	d := a.cfg.RetryMin
-	for i := 1; i < n && d < a.cfg.RetryMax; i++ {
-		d *= 2
-	}
-	d = min(d, a.cfg.RetryMax)
-	d = d/2 + time.Duration(a.rand()*float64(d/2))
-	if s, err := strconv.Atoi(ans.header.Get("Retry-After")); err == nil && s > 0 {
-		d = max(d, min(time.Duration(s)*time.Second, a.cfg.RetryMax))
-	}
-	return d
-}
-
-// sleep waits d; false if ctx ended first.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

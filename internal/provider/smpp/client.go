@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/msgsvc/msgsvc/internal/backoff"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
@@ -304,12 +305,8 @@ func (c *Client) noteErr(err error) {
 // hi, with "equal jitter" (half fixed, half random) so that many binds or
 // messages that failed together do not retry together.
 func (c *Client) backoff(n int, lo, hi time.Duration) time.Duration {
-	d := lo
-	for i := 1; i < n && d < hi; i++ {
-		d *= 2
-	}
-	d = min(d, hi)
-	return d/2 + time.Duration(c.rand()*float64(d/2))
+	d, _ := backoff.Policy{Min: lo, Max: hi, Jitter: backoff.Equal, Rand: c.rand}.Delay(n)
+	return d
 }
 
 // sleep waits d on the client's clock; false if ctx ended first.

@@ -1,13 +1,10 @@
 package whatsapp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
-	"math"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -15,8 +12,10 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/msgsvc/msgsvc/internal/backoff"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
 
 // Deps are what a Client works with besides the platform.
@@ -138,28 +137,29 @@ type request struct {
 }
 
 // call makes a request, trying again with backoff after transient errors
-// and rate limits while attempts and ctx allow, and decodes a 2xx answer
-// into out.
-func (c *Client) call(ctx context.Context, req request, out any) *failure {
-	for attempt := 1; ; attempt++ {
-		f := c.attempt(ctx, req, out)
-		if f == nil {
+// and rate limits while the retry policy and ctx allow, and decodes a 2xx
+// answer into out.
+func (c *Client) call(ctx context.Context, req request, out any) (f *failure) {
+	// The backoff after a rate limit starts four times higher: the
+	// platform's window is longer than a transient fault.
+	loop := backoff.Loop{Policy: backoff.Policy{Min: c.cfg.RetryMin, Max: c.cfg.RetryMax, Attempts: c.cfg.MaxAttempts,
+		Jitter: backoff.Equal, Rand: c.rand}, Sleep: c.sleep, Budget: c.cfg.RequestTimeout / 2}
+	loop.Run(ctx, func(attempt int) backoff.Verdict {
+		if attempt > 1 {
+			c.counts.retries.Add(1)
+		}
+		if f = c.attempt(ctx, req, out); f == nil {
 			c.up()
-			return nil
+			return backoff.Verdict{}
 		}
 		c.noteFailure(f)
-		if f.kind == refused || f.kind == down || attempt >= c.cfg.MaxAttempts {
-			return f
+		v := backoff.Verdict{Again: f.kind == transient || f.kind == throttled}
+		if f.kind == throttled {
+			v.Scale = 4
 		}
-		wait := c.backoff(attempt, f.kind == throttled)
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait+c.cfg.RequestTimeout/2 {
-			return f // no time left for a useful attempt: the dispatcher retries later
-		}
-		c.counts.retries.Add(1)
-		if c.sleep(ctx, wait) != nil {
-			return f
-		}
-	}
+		return v
+	})
+	return f
 }
 
 func (c *Client) attempt(ctx context.Context, req request, out any) *failure {
@@ -168,62 +168,32 @@ func (c *Client) attempt(ctx context.Context, req request, out any) *failure {
 	}
 	c.counts.inFlight.Add(1)
 	defer c.counts.inFlight.Add(-1)
-	rctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
-	defer cancel()
-	method := req.method
-	if method == "" {
-		method = http.MethodPost
-	}
-	var body io.Reader
-	if req.body != nil {
-		body = bytes.NewReader(req.body)
-	}
-	hr, err := http.NewRequestWithContext(rctx, method, c.cfg.APIURL+req.path, body)
-	if err != nil {
-		return &failure{&provider.Error{Code: domain.CodeProviderError, Message: "bad request: " + err.Error()}, refused}
-	}
-	hr.Header.Set("Authorization", "Bearer "+c.cfg.Token)
-	hr.Header.Set("User-Agent", c.cfg.UserAgent)
-	hr.Header.Set("Accept", "application/json")
+	h := http.Header{"Authorization": {"Bearer " + c.cfg.Token}, "User-Agent": {c.cfg.UserAgent}, "Accept": {"application/json"}}
 	if req.contentType != "" {
-		hr.Header.Set("Content-Type", req.contentType)
+		h.Set("Content-Type", req.contentType)
 	}
-	resp, err := c.http.Do(hr)
+	ans, err := httpcall.Exchange(ctx, c.http, c.cfg.RequestTimeout, httpcall.Request{Method: req.method, URL: c.cfg.APIURL + req.path,
+		Header: h, Body: req.body})
+	if httpcall.IsBadRequest(err) {
+		return &failure{&provider.Error{Code: domain.CodeProviderError, Message: err.Error()}, refused}
+	}
 	if err != nil {
 		f := transportError(err)
 		return &f
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		f := transportError(err)
-		return &f
-	}
-	if resp.StatusCode/100 != 2 {
-		f := answerError(resp.StatusCode, raw)
+	if ans.Status/100 != 2 {
+		f := answerError(ans.Status, ans.Body)
 		if f.kind == throttled {
 			c.counts.throttled.Add(1)
 		}
 		return &f
 	}
 	if out != nil {
-		if err := json.Unmarshal(raw, out); err != nil {
+		if err := json.Unmarshal(ans.Body, out); err != nil {
 			return &failure{&provider.Error{Code: domain.CodeProviderError, Message: "WhatsApp answered unreadable JSON: " + truncate(err.Error(), 200)}, refused}
 		}
 	}
 	return nil
-}
-
-// backoff is the wait before attempt+1: exponential from RetryMin (four
-// times that after a rate limit) up to RetryMax, with full jitter over its
-// upper half so that parallel senders do not come back together.
-func (c *Client) backoff(attempt int, rateLimited bool) time.Duration {
-	base := float64(c.cfg.RetryMin)
-	if rateLimited {
-		base *= 4
-	}
-	d := min(base*math.Pow(2, float64(attempt-1)), float64(c.cfg.RetryMax))
-	return time.Duration(d/2 + d/2*c.rand())
 }
 
 // noteFailure keeps the last error for health and marks the provider down

@@ -13,7 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/msgsvc/msgsvc/internal/backoff"
 	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
 
 // DefaultAPIURL is the Graph API version this adapter speaks.
@@ -210,30 +212,12 @@ func WithSleep(f func(ctx context.Context, d time.Duration) error) Option {
 }
 
 func buildOptions(opts []Option) options {
-	o := options{log: slog.Default(), now: time.Now, rand: rand.Float64, sleep: sleepCtx}
+	o := options{log: slog.Default(), now: time.Now, rand: rand.Float64, sleep: backoff.Sleep}
 	for _, f := range opts {
 		f(&o)
 	}
 	if o.http == nil {
-		o.http = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 32,
-			IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: 10 * time.Second, ForceAttemptHTTP2: true},
-			// The platform never redirects an API call; following one
-			// would hand the bearer token to wherever it points.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		o.http = httpcall.NewHTTPClient()
 	}
 	return o
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
