@@ -2,9 +2,15 @@ package httpcall
 
 import (
 	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
+	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
@@ -38,18 +44,83 @@ func IsURL(s string) bool {
 	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
 }
 
+// Problems gathers every problem of one adapter's configuration, each a
+// provider.FieldError of its type, so that Validate reports them at once.
+type Problems struct {
+	typ  string
+	errs []error
+}
+
+// Checking starts the problems of a configuration of type typ.
+func Checking(typ string) *Problems { return &Problems{typ: typ} }
+
+// Add notes a problem of field.
+func (p *Problems) Add(field, format string, args ...any) {
+	p.errs = append(p.errs, &provider.FieldError{Type: p.typ, Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+// URL notes field's value v when set and not an http(s) address.
+func (p *Problems) URL(field, v string) {
+	if v != "" && !IsURL(v) {
+		p.Add(field, "%q is not an http(s) URL", v)
+	}
+}
+
+// Err is every problem noted, joined; nil when none. The tuning is
+// checked last, as every adapter has one.
+func (p *Problems) Err(t Tuning) error {
+	if t.Negative() {
+		p.Add("RequestTimeout", "and the retry settings must not be negative")
+	}
+	return errors.Join(p.errs...)
+}
+
+// Defaults fills an adapter's name and API address and trims the slashes
+// that would double in the paths joined to them.
+func Defaults(name, typ, apiURL, defaultAPI, publicURL string) (string, string, string) {
+	if name == "" {
+		name = typ
+	}
+	if apiURL == "" {
+		apiURL = defaultAPI
+	}
+	return name, strings.TrimRight(apiURL, "/"), strings.TrimRight(publicURL, "/")
+}
+
 // Base is the part of provider.Adapter that every adapter over an HTTP API
 // has alike: a name, nothing to start (the platform is reached per
-// request), idle connections to let go at stop, and the health of its
-// calls. An adapter embeds it and adds Submit.
+// request), idle connections to let go at stop, the health of its calls,
+// the Sink of its callbacks and its User-Agent. An adapter embeds it and
+// adds Submit and Webhook.
 type Base struct {
 	// Call makes the adapter's requests.
 	Call *Client
-	name string
+	// Sink takes the statuses and replies of the callbacks.
+	Sink provider.Sink
+	// UserAgent names us to the platform.
+	UserAgent string
+	name      string
 }
 
 // NewBase makes the Base of the adapter named name, calling with c.
-func NewBase(name string, c *Client) Base { return Base{Call: c, name: name} }
+func NewBase(name string, c *Client) Base { return Base{Call: c, name: name, UserAgent: "msgsvc"} }
+
+// Open makes the Base of the adapter named name of the platform peer
+// ("Twilio"): a Client tuned by t, and the Sink and version of d.
+func Open(peer, name string, t Tuning, d provider.Deps, hc Deps) (Base, error) {
+	if d.Sink == nil {
+		return Base{}, fmt.Errorf("%s: no sink for statuses and replies", strings.ToLower(peer))
+	}
+	b := NewBase(name, New(t.Settings(peer, name), hc))
+	b.Sink = d.Sink
+	if d.Version != "" {
+		b.UserAgent += "/" + d.Version
+	}
+	return b, nil
+}
+
+// DepsOf are the Client's dependencies of the service's.
+func DepsOf(d provider.Deps) Deps { return Deps{HTTP: d.HTTP, Now: d.Now, Log: d.Log} }
 
 // Name is the provider's name in webhooks and metrics.
 func (b Base) Name() string { return b.name }
@@ -65,3 +136,105 @@ func (b Base) Stop(context.Context) error {
 
 // Health is one line for /readyz.
 func (b Base) Health() provider.Health { return b.Call.Health() }
+
+// Header is a request's header: a body of contentType, an answer in
+// JSON, the User-Agent and the credentials in auth (an Authorization
+// value; "" when they go in the body).
+func (b Base) Header(contentType, auth string) http.Header {
+	h := http.Header{"Content-Type": {contentType}, "Accept": {"application/json"}, "User-Agent": {b.UserAgent}}
+	if auth != "" {
+		h.Set("Authorization", auth)
+	}
+	return h
+}
+
+// Form and JSON are the content types of the requests.
+const (
+	Form = "application/x-www-form-urlencoded"
+	JSON = "application/json"
+)
+
+// BasicAuth is the Authorization value of user and password.
+func BasicAuth(user, password string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))
+}
+
+// Send makes one message's request and reads, with refs, the id(s) the
+// platform gave it (every part's when it split the message). An answer
+// that took the message but names none is an error not tried again:
+// sending again could deliver it twice. what names the missing id in it.
+func (b Base) Send(ctx context.Context, req Request, check Check, what string, refs func(body []byte) []string) provider.Result {
+	ans, perr := b.Call.Do(ctx, req, check)
+	if perr != nil {
+		return provider.Result{Err: perr}
+	}
+	parts := refs(ans.Body)
+	if len(parts) == 0 {
+		return provider.Result{Err: &provider.Error{Code: domain.CodeProviderError,
+			Message: b.Call.s.Provider + " took the message but its answer names no " + what + ": " + Snippet(ans.Body)}}
+	}
+	r := provider.Result{Ref: parts[0]}
+	if len(parts) > 1 {
+		r.Parts = parts
+	}
+	return r
+}
+
+// MediaURL is the address of m's media ("" when it has none) for a
+// platform that fetches media itself: an uploaded file (mediaId) has no
+// public address, since msgsvc does not serve its uploads publicly.
+func (b Base) MediaURL(m provider.Outbound) (string, *provider.Error) {
+	md := m.Content.Media
+	switch {
+	case md == nil:
+		return "", nil
+	case md.URL == "":
+		return "", &provider.Error{Code: domain.CodeMediaError, Message: b.Call.s.Provider +
+			" fetches MMS media from a public URL and uploaded files (mediaId) have none: send the file by media.url"}
+	}
+	return md.URL, nil
+}
+
+// Nothing is the refusal of a message with no text and no media.
+func Nothing() *provider.Error {
+	return &provider.Error{Code: domain.CodeRejected, Message: "nothing to send: no text and no media"}
+}
+
+// E164 puts the + that the platforms want before a number given without it.
+func E164(n string) string {
+	if n == "" || strings.HasPrefix(n, "+") {
+		return n
+	}
+	return "+" + n
+}
+
+// Codes is an adapter's table of its platform's error codes, in an
+// answer's refusal or a callback's failure.
+type Codes[K comparable] struct {
+	// Ours maps a code to our errorCode.
+	Ours map[K]string
+	// Temporary are the codes that say "not now" rather than "never".
+	Temporary map[K]bool
+	// Credentials are the codes that refuse our credentials or account.
+	Credentials map[K]bool
+}
+
+// Refusal is the error of an answer of peer that refused a message with
+// code; a code not listed is REJECTED.
+func (c Codes[K]) Refusal(peer string, code K, msg string) *provider.Error {
+	switch {
+	case c.Temporary[code]:
+		return &provider.Error{Code: domain.CodeProviderError, Message: msg, Temporary: true}
+	case c.Credentials[code]:
+		return CredentialsRefused(peer, msg)
+	}
+	return &provider.Error{Code: c.Of(code, domain.CodeRejected), Message: msg}
+}
+
+// Of is our errorCode for code, def when it is not listed.
+func (c Codes[K]) Of(code K, def string) string {
+	if ours, ok := c.Ours[code]; ok {
+		return ours
+	}
+	return def
+}

@@ -75,3 +75,12 @@ func (c *Client) NotStored(w http.ResponseWriter, err error) {
 	c.log.Error(c.s.Provider+" callback not stored; the provider will send it again", "provider", c.s.Name, "err", err)
 	Problem(w, http.StatusInternalServerError, "INTERNAL", "The callback could not be stored; send it again.")
 }
+
+// ReadCallback takes a callback's POST body, answering the problem itself
+// when it cannot (ok false).
+func ReadCallback(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
+	if !OnlyPost(w, r) {
+		return nil, false
+	}
+	return ReadBody(w, r)
+}

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -22,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/msgsvc/msgsvc/internal/backoff"
 	"github.com/msgsvc/msgsvc/internal/channel/sms"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
@@ -48,6 +48,9 @@ type Settings struct {
 	MaxRetryAfter time.Duration
 	// Concurrency is the number of requests in flight at once (default 8).
 	Concurrency int
+	// Statuses is the adapter's table of statuses (default
+	// DefaultStatuses).
+	Statuses Statuses
 }
 
 func (s Settings) withDefaults() Settings {
@@ -66,6 +69,9 @@ func (s Settings) withDefaults() Settings {
 	}
 	if s.Concurrency <= 0 {
 		s.Concurrency = 8
+	}
+	if s.Statuses == nil {
+		s.Statuses = DefaultStatuses()
 	}
 	return s
 }
@@ -86,6 +92,75 @@ type Request struct {
 	URL    string
 	Header http.Header
 	Body   []byte
+	// Open, when set instead of Body, makes the body anew for each try
+	// (a file streamed to the platform); Length is its size when known.
+	Open   func() (io.Reader, error)
+	Length int64
+}
+
+// MaxAnswer bounds what is read of an answer's body; the providers'
+// answers are far smaller.
+const MaxAnswer = 1 << 20
+
+// Exchange makes one request, bounded by timeout when above zero, and
+// reads at most MaxAnswer of the answer. The error is the transport's (or
+// the request's, when it cannot be made): no answer was had.
+func Exchange(ctx context.Context, hc *http.Client, timeout time.Duration, req Request) (Answer, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	method := req.Method
+	if method == "" {
+		method = http.MethodPost
+	}
+	var body io.Reader
+	switch {
+	case req.Open != nil:
+		b, err := req.Open()
+		if err != nil {
+			return Answer{}, fmt.Errorf("request body: %w", err)
+		}
+		body = b
+	case req.Body != nil:
+		body = bytes.NewReader(req.Body)
+	}
+	hr, err := http.NewRequestWithContext(ctx, method, req.URL, body)
+	if err != nil {
+		if rc, ok := body.(io.Closer); ok {
+			rc.Close()
+		}
+		return Answer{}, &badRequest{err}
+	}
+	if req.Length > 0 {
+		hr.ContentLength = req.Length
+	}
+	for k, v := range req.Header {
+		hr.Header[k] = v
+	}
+	resp, err := hc.Do(hr)
+	if err != nil {
+		return Answer{}, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer))
+	if err != nil {
+		return Answer{}, err
+	}
+	return Answer{Status: resp.StatusCode, Header: resp.Header, Body: raw}, nil
+}
+
+// badRequest is a request that could not be made: no try mends it.
+type badRequest struct{ err error }
+
+func (e *badRequest) Error() string { return "bad request: " + e.err.Error() }
+func (e *badRequest) Unwrap() error { return e.err }
+
+// IsBadRequest reports whether err is a request Exchange could not make.
+func IsBadRequest(err error) bool {
+	var br *badRequest
+	return errors.As(err, &br)
 }
 
 // Answer is the provider's answer.
@@ -126,11 +201,7 @@ type Counts struct {
 func New(s Settings, d Deps) *Client {
 	c := &Client{s: s.withDefaults(), http: d.HTTP, now: d.Now, log: d.Log, sleep: d.Sleep, rand: d.Rand}
 	if c.http == nil {
-		c.http = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 32,
-			IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: 10 * time.Second, ForceAttemptHTTP2: true},
-			// An API call is never redirected; following one would hand
-			// our credentials to wherever it points.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		c.http = NewHTTPClient()
 	}
 	if c.now == nil {
 		c.now = time.Now
@@ -139,12 +210,21 @@ func New(s Settings, d Deps) *Client {
 		c.log = slog.Default()
 	}
 	if c.sleep == nil {
-		c.sleep = sleepCtx
+		c.sleep = backoff.Sleep
 	}
 	if c.rand == nil {
 		c.rand = rand.Float64
 	}
 	return c
+}
+
+// NewHTTPClient is the HTTP client of an adapter: pooled connections, and
+// no redirect followed, since an API call is never redirected and
+// following one would hand our credentials to wherever it points.
+func NewHTTPClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 32,
+		IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: 10 * time.Second, ForceAttemptHTTP2: true},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 // Now is the Client's clock.
@@ -198,34 +278,31 @@ func oversizePart(m provider.Outbound) *provider.Error {
 }
 
 // Do makes the request, trying again after transient errors and rate
-// limits while attempts and ctx allow. A 2xx answer, and a 4xx other than
-// 429 and 401, are read by check.
-func (c *Client) Do(ctx context.Context, req Request, check Check) (Answer, *provider.Error) {
-	for attempt := 1; ; attempt++ {
-		a, err := c.attempt(ctx, req, check)
+// limits while the retry policy and ctx allow. A 2xx answer, and a 4xx
+// other than 429 and 401, are read by check.
+func (c *Client) Do(ctx context.Context, req Request, check Check) (a Answer, err *provider.Error) {
+	c.loop().Run(ctx, func(attempt int) backoff.Verdict {
+		if attempt > 1 {
+			c.Counts.Retries.Add(1)
+		}
+		a, err = c.attempt(ctx, req, check)
 		if err == nil {
 			c.up()
-			return a, nil
+			return backoff.Verdict{}
 		}
 		c.note(err)
-		if !err.Temporary || attempt >= c.s.MaxAttempts || ctx.Err() != nil {
-			return a, err
-		}
-		wait := c.backoff(attempt)
-		if hold := c.held(); hold > wait {
-			wait = hold
-		}
-		if wait > c.s.MaxRetryAfter {
-			return a, err
-		}
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait+c.s.Timeout/2 {
-			return a, err // no time left for a useful attempt: the dispatcher retries later
-		}
-		c.Counts.Retries.Add(1)
-		if c.sleep(ctx, wait) != nil {
-			return a, err
-		}
-	}
+		return backoff.Verdict{Again: err.Temporary, AtLeast: c.held()}
+	})
+	return a, err
+}
+
+// loop is the Client's retry policy: exponential from RetryMin up to
+// RetryMax, jittered over its upper half so that parallel senders do not
+// come back together; a rate limit's pause longer than MaxRetryAfter is
+// not waited out within a hand-over.
+func (c *Client) loop() backoff.Loop {
+	return backoff.Loop{Policy: backoff.Policy{Min: c.s.RetryMin, Max: c.s.RetryMax, Attempts: c.s.MaxAttempts,
+		MaxWait: c.s.MaxRetryAfter, Jitter: backoff.Equal, Rand: c.rand}, Sleep: c.sleep, Budget: c.s.Timeout / 2}
 }
 
 func (c *Client) attempt(ctx context.Context, req Request, check Check) (Answer, *provider.Error) {
@@ -235,46 +312,73 @@ func (c *Client) attempt(ctx context.Context, req Request, check Check) (Answer,
 	if hold := c.held(); hold > 0 {
 		return Answer{}, c.temporary(fmt.Sprintf("not sent: rate limited for another %v", hold.Round(time.Millisecond)))
 	}
-	rctx, cancel := context.WithTimeout(ctx, c.s.Timeout)
-	defer cancel()
-	method := req.Method
-	if method == "" {
-		method = http.MethodPost
+	if req.Body == nil && req.Open == nil {
+		req.Body = []byte{}
 	}
-	hr, err := http.NewRequestWithContext(rctx, method, req.URL, bytes.NewReader(req.Body))
-	if err != nil {
-		return Answer{}, &provider.Error{Code: domain.CodeProviderError, Message: "bad request: " + err.Error()}
+	a, err := Exchange(ctx, c.http, c.s.Timeout, req)
+	if IsBadRequest(err) {
+		return Answer{}, &provider.Error{Code: domain.CodeProviderError, Message: err.Error()}
 	}
-	for k, v := range req.Header {
-		hr.Header[k] = v
-	}
-	resp, err := c.http.Do(hr)
 	if err != nil {
 		return Answer{}, c.transport(err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return Answer{}, c.transport(err)
-	}
-	a := Answer{Status: resp.StatusCode, Header: resp.Header, Body: body}
-	switch {
-	case a.Status == http.StatusTooManyRequests:
+	switch c.s.Statuses.Of(a.Status) {
+	case RateLimited:
 		c.Counts.Throttled.Add(1)
 		wait := RetryAfter(a.Header.Get("Retry-After"), c.now())
 		if wait <= 0 {
 			wait = 4 * c.s.RetryMin
 		}
 		c.hold(wait)
-		return a, c.temporary(fmt.Sprintf("%s rate limit (429): retry after %v", c.s.Provider, wait))
-	case a.Status == http.StatusUnauthorized:
-		return a, CredentialsRefused(c.s.Provider, "401: "+Snippet(a.Body))
-	case a.Status >= 500:
-		return a, c.temporary(fmt.Sprintf("%s answered %d: %s", c.s.Provider, a.Status, Snippet(a.Body)))
-	case a.Status/100 == 2 || a.Status/100 == 4:
+		return a, c.temporary(fmt.Sprintf("%s rate limit (%d): retry after %v", c.s.Provider, a.Status, wait))
+	case Unauthorized:
+		return a, CredentialsRefused(c.s.Provider, strconv.Itoa(a.Status)+": "+Snippet(a.Body))
+	case Read:
 		return a, check(a)
 	}
+	if a.Status >= 500 {
+		return a, c.temporary(fmt.Sprintf("%s answered %d: %s", c.s.Provider, a.Status, Snippet(a.Body)))
+	}
 	return a, c.temporary(fmt.Sprintf("%s answered %d", c.s.Provider, a.Status))
+}
+
+// Verdict is what an answer's HTTP status says before its body is read.
+type Verdict int
+
+// The verdicts.
+const (
+	// Read leaves the answer to the adapter's Check: taken, or refused
+	// by the adapter's own error codes.
+	Read Verdict = iota
+	// Transient is tried again with backoff.
+	Transient
+	// RateLimited is tried again after the answer's Retry-After, which
+	// holds back every request of the adapter until it ends.
+	RateLimited
+	// Unauthorized refuses our credentials: temporary for the message,
+	// and the provider shows down until a request is taken again.
+	Unauthorized
+)
+
+// Statuses is an adapter's table of HTTP statuses that do not leave the
+// answer to its Check. A status not listed is Read when 2xx or 4xx, and
+// Transient otherwise.
+type Statuses map[int]Verdict
+
+// DefaultStatuses is the table of the Twilio, Telnyx and Vonage APIs.
+func DefaultStatuses() Statuses {
+	return Statuses{http.StatusTooManyRequests: RateLimited, http.StatusUnauthorized: Unauthorized}
+}
+
+// Of is the verdict on status.
+func (t Statuses) Of(status int) Verdict {
+	if v, ok := t[status]; ok {
+		return v
+	}
+	if status/100 == 2 || status/100 == 4 {
+		return Read
+	}
+	return Transient
 }
 
 func (c *Client) temporary(msg string) *provider.Error {
@@ -314,14 +418,6 @@ func (c *Client) held() time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.holdUntil.Sub(c.now())
-}
-
-// backoff is the wait before attempt+1: exponential from RetryMin up to
-// RetryMax, jittered over its upper half so that parallel senders do not
-// come back together.
-func (c *Client) backoff(attempt int) time.Duration {
-	d := min(float64(c.s.RetryMin)*math.Pow(2, float64(attempt-1)), float64(c.s.RetryMax))
-	return time.Duration(d/2 + d/2*c.rand())
 }
 
 // note keeps the last error for health, and marks the provider down while
@@ -389,18 +485,4 @@ func Snippet(b []byte) string {
 		s = strings.ToValidUTF8(s[:200], "") + "…"
 	}
 	return s
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -2,10 +2,10 @@ package telnyx
 
 import (
 	"github.com/msgsvc/msgsvc/internal/domain"
-	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
 
-// errorCodes maps Telnyx's messaging error codes, in an API answer or in
+// codes maps Telnyx's messaging error codes, in an API answer or in
 // a webhook's errors, to ours. Codes not listed are REJECTED in an answer,
 // and UNDELIVERED (delivery_failed) or REJECTED (sending_failed) in a
 // webhook.
@@ -23,7 +23,7 @@ import (
 //	  destination, 40009 invalid body, 40300 recipient
 //	  replied STOP
 //	10007 unexpected error, 40011 too many requests        PROVIDER_ERROR (temporary in an answer)
-var errorCodes = map[string]string{
+var codes = httpcall.Codes[string]{Ours: map[string]string{
 	"40001": domain.CodeInvalidNumber, "40012": domain.CodeInvalidNumber, "40310": domain.CodeInvalidNumber,
 	"40010": domain.CodeInvalidSender, "40013": domain.CodeInvalidSender, "40305": domain.CodeInvalidSender,
 	"40311": domain.CodeInvalidSender,
@@ -31,20 +31,7 @@ var errorCodes = map[string]string{
 	"40005": domain.CodeExpired,
 	"40002": domain.CodeRejected, "40003": domain.CodeRejected, "40004": domain.CodeRejected, "40009": domain.CodeRejected,
 	"40300": domain.CodeRejected,
-}
-
-var temporaryCodes = map[string]bool{"10007": true, "40011": true}
-
-// refusal is a 4xx answer's error.
-func refusal(code, msg string) *provider.Error {
-	if temporaryCodes[code] {
-		return &provider.Error{Code: domain.CodeProviderError, Message: msg, Temporary: true}
-	}
-	if c, ok := errorCodes[code]; ok {
-		return &provider.Error{Code: c, Message: msg}
-	}
-	return &provider.Error{Code: domain.CodeRejected, Message: msg}
-}
+}, Temporary: map[string]bool{"10007": true, "40011": true}}
 
 // statusOf maps a recipient's status in message.sent and
 // message.finalized. ok is false for the states that are not reports
@@ -58,12 +45,7 @@ func refusal(code, msg string) *provider.Error {
 //	delivery_failed        FAILED     by the error's code, else UNDELIVERED
 //	expired                FAILED     EXPIRED
 func statusOf(status, errorCode string) (st domain.Status, code string, ok bool) {
-	mapped := func(def string) string {
-		if c, ok := errorCodes[errorCode]; ok {
-			return c
-		}
-		return def
-	}
+	mapped := func(def string) string { return codes.Of(errorCode, def) }
 	switch status {
 	case "sent", "delivery_unconfirmed":
 		return domain.Sent, "", true

@@ -4,10 +4,8 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"strings"
 
-	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
 
@@ -45,30 +43,21 @@ func (c Config) OwnSender() string { return c.From }
 
 // Validate reports every problem of c at once.
 func (c Config) Validate() error {
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, &provider.FieldError{Type: TypeName, Field: field, Msg: fmt.Sprintf(format, args...)})
-	}
+	p := httpcall.Checking(TypeName)
 	if c.APIKey == "" {
-		bad("APIKey", "is required")
+		p.Add("APIKey", "is required")
 	}
 	if c.PublicKey == "" {
-		bad("PublicKey", "is required: the account's webhook public key, base64")
+		p.Add("PublicKey", "is required: the account's webhook public key, base64")
 	} else if _, err := publicKey(c.PublicKey); err != nil {
-		bad("PublicKey", "%v", err)
+		p.Add("PublicKey", "%v", err)
 	}
 	if c.From == "" && c.MessagingProfileID == "" {
-		bad("From", "or messagingProfileId is required")
+		p.Add("From", "or messagingProfileId is required")
 	}
-	for _, u := range []struct{ field, v string }{{"APIURL", c.APIURL}, {"PublicURL", c.PublicURL}} {
-		if u.v != "" && !httpcall.IsURL(u.v) {
-			bad(u.field, "%q is not an http(s) URL", u.v)
-		}
-	}
-	if c.Negative() {
-		bad("RequestTimeout", "and the retry settings must not be negative")
-	}
-	return errors.Join(errs...)
+	p.URL("APIURL", c.APIURL)
+	p.URL("PublicURL", c.PublicURL)
+	return p.Err(c.Tuning)
 }
 
 func publicKey(s string) (ed25519.PublicKey, error) {
@@ -80,13 +69,6 @@ func publicKey(s string) (ed25519.PublicKey, error) {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Name == "" {
-		c.Name = TypeName
-	}
-	if c.APIURL == "" {
-		c.APIURL = DefaultAPIURL
-	}
-	c.APIURL = strings.TrimRight(c.APIURL, "/")
-	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	c.Name, c.APIURL, c.PublicURL = httpcall.Defaults(c.Name, TypeName, c.APIURL, DefaultAPIURL, c.PublicURL)
 	return c
 }

@@ -5,12 +5,11 @@
 package telnyx
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"strings"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
@@ -47,17 +46,15 @@ func fromEnv(getenv func(string) string) (Config, bool, error) {
 
 func build(_ context.Context, name string, c Config, d provider.Deps) (provider.Adapter, error) {
 	c.Name = name
-	return New(c, d, httpcall.Deps{HTTP: d.HTTP, Now: d.Now, Log: d.Log})
+	return New(c, d, httpcall.DepsOf(d))
 }
 
 // Adapter is a Telnyx account as the service runs it. It is safe for
 // concurrent use.
 type Adapter struct {
 	httpcall.Base
-	cfg     Config
-	key     ed25519.PublicKey
-	sink    provider.Sink
-	version string
+	cfg Config
+	key ed25519.PublicKey
 }
 
 // New checks cfg and makes an Adapter; hc may replace the clock, the HTTP
@@ -66,14 +63,13 @@ func New(cfg Config, d provider.Deps, hc httpcall.Deps) (*Adapter, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if d.Sink == nil {
-		return nil, fmt.Errorf("telnyx: no sink for statuses and replies")
-	}
 	cfg = cfg.withDefaults()
 	key, _ := publicKey(cfg.PublicKey)
-	a := &Adapter{cfg: cfg, key: key, sink: d.Sink, version: d.Version}
-	a.Base = httpcall.NewBase(cfg.Name, httpcall.New(cfg.Settings("Telnyx", cfg.Name), hc))
-	return a, nil
+	b, err := httpcall.Open("Telnyx", cfg.Name, cfg.Tuning, d, hc)
+	if err != nil {
+		return nil, err
+	}
+	return &Adapter{Base: b, cfg: cfg, key: key}, nil
 }
 
 // Submit sends each message and returns one result per message, in order:
@@ -98,70 +94,41 @@ func (a *Adapter) send(ctx context.Context, m provider.Outbound) provider.Result
 	if perr != nil {
 		return provider.Result{Err: perr}
 	}
-	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"},
-		"Authorization": {"Bearer " + a.cfg.APIKey}, "User-Agent": {userAgent(a.version)}}
-	ans, perr := a.Call.Do(ctx, httpcall.Request{URL: a.cfg.APIURL + "/v2/messages", Header: h, Body: body}, checkAnswer)
-	if perr != nil {
-		return provider.Result{Err: perr}
-	}
-	var resp struct {
-		Data struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(ans.Body, &resp); err != nil || resp.Data.ID == "" {
-		// Taken but unnamed: sending again could deliver it twice.
-		return provider.Result{Err: &provider.Error{Code: domain.CodeProviderError,
-			Message: "Telnyx took the message but its answer names no id: " + httpcall.Snippet(ans.Body)}}
-	}
-	return provider.Result{Ref: resp.Data.ID}
+	req := httpcall.Request{URL: a.cfg.APIURL + "/v2/messages", Header: a.Header(httpcall.JSON, "Bearer "+a.cfg.APIKey), Body: body}
+	return a.Send(ctx, req, checkAnswer, "id", func(body []byte) []string {
+		var resp struct {
+			Data struct {
+				ID string `json:"id"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(body, &resp) != nil || resp.Data.ID == "" {
+			return nil
+		}
+		return []string{resp.Data.ID}
+	})
 }
 
 func (a *Adapter) payload(m provider.Outbound) ([]byte, *provider.Error) {
-	r := request{To: e164(m.To), Text: m.Body, Type: "SMS", MessagingProfileID: a.cfg.MessagingProfileID}
-	switch {
-	case m.From != "":
-		r.From = m.From
-	case a.cfg.From != "":
-		r.From = a.cfg.From
-	}
+	r := request{To: httpcall.E164(m.To), From: cmp.Or(m.From, a.cfg.From), Text: m.Body, Type: "SMS",
+		MessagingProfileID: a.cfg.MessagingProfileID}
 	if a.cfg.PublicURL != "" {
 		r.WebhookURL = a.cfg.PublicURL + WebhookPath
 	}
-	if md := m.Content.Media; md != nil {
-		if md.URL == "" {
-			return nil, &provider.Error{Code: domain.CodeMediaError, Message: noPublicMedia}
-		}
-		r.MediaURLs, r.Type = []string{md.URL}, "MMS"
+	media, perr := a.MediaURL(m)
+	if perr != nil {
+		return nil, perr
 	}
-	if r.Text == "" && len(r.MediaURLs) == 0 {
-		return nil, &provider.Error{Code: domain.CodeRejected, Message: "nothing to send: no text and no media"}
+	if media != "" {
+		r.MediaURLs, r.Type = []string{media}, "MMS"
+	}
+	if r.Text == "" && media == "" {
+		return nil, httpcall.Nothing()
 	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return nil, &provider.Error{Code: domain.CodeProviderError, Message: err.Error()}
 	}
 	return b, nil
-}
-
-// noPublicMedia explains the refusal of an uploaded file: Telnyx fetches
-// media from a public address, and msgsvc does not serve its uploads
-// publicly.
-const noPublicMedia = "Telnyx fetches MMS media from a public URL and uploaded files (mediaId) have none: send the file by media.url"
-
-// e164 puts the + that Telnyx wants before a number given without it.
-func e164(n string) string {
-	if n == "" || strings.HasPrefix(n, "+") {
-		return n
-	}
-	return "+" + n
-}
-
-func userAgent(version string) string {
-	if version == "" {
-		return "msgsvc"
-	}
-	return "msgsvc/" + version
 }
 
 // apiError is one item of Telnyx's "errors".
@@ -190,7 +157,7 @@ func checkAnswer(a httpcall.Answer) *provider.Error {
 	}
 	_ = json.Unmarshal(a.Body, &env)
 	if len(env.Errors) == 0 {
-		return refusal("", fmt.Sprintf("Telnyx answered HTTP %d: %s", a.Status, httpcall.Snippet(a.Body)))
+		return codes.Refusal("Telnyx", "", fmt.Sprintf("Telnyx answered HTTP %d: %s", a.Status, httpcall.Snippet(a.Body)))
 	}
-	return refusal(env.Errors[0].Code, fmt.Sprintf("%s (HTTP %d)", env.Errors[0].text(), a.Status))
+	return codes.Refusal("Telnyx", env.Errors[0].Code, fmt.Sprintf("%s (HTTP %d)", env.Errors[0].text(), a.Status))
 }

@@ -45,10 +45,7 @@ type event struct {
 }
 
 func (a *Adapter) serveWebhook(w http.ResponseWriter, r *http.Request) {
-	if !httpcall.OnlyPost(w, r) {
-		return
-	}
-	body, ok := httpcall.ReadBody(w, r)
+	body, ok := httpcall.ReadCallback(w, r)
 	if !ok {
 		return
 	}
@@ -128,7 +125,7 @@ func (a *Adapter) status(r *http.Request, ev event) error {
 			rep.ErrorMessage = "Telnyx " + p.To[0].Status
 		}
 	}
-	return a.sink.Statuses(r.Context(), a.cfg.Name, []provider.Status{rep})
+	return a.Sink.Statuses(r.Context(), a.cfg.Name, []provider.Status{rep})
 }
 
 // inbound records a message sent to one of the account's numbers; its
@@ -142,6 +139,6 @@ func (a *Adapter) inbound(r *http.Request, ev event) error {
 	for _, m := range p.Media {
 		body = strings.TrimSpace(body + "\n" + m.URL)
 	}
-	return a.sink.Inbound(r.Context(), a.cfg.Name, provider.Inbound{From: phone.Address(p.From.PhoneNumber),
+	return a.Sink.Inbound(r.Context(), a.cfg.Name, provider.Inbound{From: phone.Address(p.From.PhoneNumber),
 		To: phone.Address(p.To[0].PhoneNumber), Channel: domain.SMS, Body: body, At: a.Call.Now().UTC(), Ref: p.ID})
 }

@@ -4,10 +4,10 @@ import (
 	"strconv"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
-	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
 
-// errorCodes maps Twilio's error codes, in an API answer or in a status
+// codes maps Twilio's error codes, in an API answer or in a status
 // callback's ErrorCode, to ours. Codes not listed are REJECTED in an
 // answer, and UNDELIVERED (undelivered) or REJECTED (failed) in a
 // callback.
@@ -30,7 +30,7 @@ import (
 //	  12300 bad media content type, 30019 media too big
 //	30002 account suspended                                PROVIDER_ERROR (temporary in an answer)
 //	20429, 14107 rate limits                               PROVIDER_ERROR (temporary)
-var errorCodes = map[int]string{
+var codes = httpcall.Codes[int]{Ours: map[int]string{
 	21211: domain.CodeInvalidNumber, 21614: domain.CodeInvalidNumber, 21401: domain.CodeInvalidNumber,
 	30005: domain.CodeInvalidNumber, 30006: domain.CodeInvalidNumber,
 	21212: domain.CodeInvalidSender, 21606: domain.CodeInvalidSender, 21659: domain.CodeInvalidSender,
@@ -40,21 +40,7 @@ var errorCodes = map[int]string{
 	30004: domain.CodeRejected, 30007: domain.CodeRejected, 21610: domain.CodeRejected, 21408: domain.CodeRejected,
 	21612: domain.CodeRejected, 21617: domain.CodeRejected,
 	21620: domain.CodeMediaError, 11200: domain.CodeMediaError, 12300: domain.CodeMediaError, 30019: domain.CodeMediaError,
-}
-
-// temporaryCodes are answers that say "not now" rather than "never".
-var temporaryCodes = map[int]bool{30002: true, 20429: true, 14107: true, 20500: true, 20503: true}
-
-// refusal is a 4xx answer's error.
-func refusal(code int, msg string) *provider.Error {
-	if temporaryCodes[code] {
-		return &provider.Error{Code: domain.CodeProviderError, Message: msg, Temporary: true}
-	}
-	if c, ok := errorCodes[code]; ok {
-		return &provider.Error{Code: c, Message: msg}
-	}
-	return &provider.Error{Code: domain.CodeRejected, Message: msg}
-}
+}, Temporary: map[int]bool{30002: true, 20429: true, 14107: true, 20500: true, 20503: true}}
 
 // statusOf maps a status callback's MessageStatus. ok is false for the
 // states that are not reports (queued, accepted, scheduled, sending,
@@ -90,8 +76,5 @@ func callbackCode(errorCode, def string) string {
 	if err != nil {
 		return def
 	}
-	if c, ok := errorCodes[n]; ok {
-		return c
-	}
-	return def
+	return codes.Of(n, def)
 }

@@ -1,12 +1,8 @@
 package twilio
 
 import (
-	"errors"
-	"fmt"
 	"regexp"
-	"strings"
 
-	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
 
@@ -50,47 +46,32 @@ func (c Config) OwnSender() string { return c.From }
 
 // Validate reports every problem of c at once.
 func (c Config) Validate() error {
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, &provider.FieldError{Type: TypeName, Field: field, Msg: fmt.Sprintf(format, args...)})
-	}
+	p := httpcall.Checking(TypeName)
 	switch {
 	case c.AccountSID == "":
-		bad("AccountSID", "is required")
+		p.Add("AccountSID", "is required")
 	case !accountSID.MatchString(c.AccountSID):
-		bad("AccountSID", "must be AC followed by 32 hex digits")
+		p.Add("AccountSID", "must be AC followed by 32 hex digits")
 	}
 	if c.AuthToken == "" {
-		bad("AuthToken", "is required")
+		p.Add("AuthToken", "is required")
 	}
 	if c.From == "" && c.MessagingServiceSID == "" {
-		bad("From", "or messagingServiceSid is required")
+		p.Add("From", "or messagingServiceSid is required")
 	}
 	if c.MessagingServiceSID != "" && !serviceSID.MatchString(c.MessagingServiceSID) {
-		bad("MessagingServiceSID", "must be MG followed by 32 hex digits")
+		p.Add("MessagingServiceSID", "must be MG followed by 32 hex digits")
 	}
 	if c.PublicURL == "" {
-		bad("PublicURL", "is required: the public address Twilio calls back and signs (MSGSVC_PUBLIC_URL)")
+		p.Add("PublicURL", "is required: the public address Twilio calls back and signs (MSGSVC_PUBLIC_URL)")
 	} else if !httpcall.IsURL(c.PublicURL) {
-		bad("PublicURL", "%q is not an http(s) URL", c.PublicURL)
+		p.Add("PublicURL", "%q is not an http(s) URL", c.PublicURL)
 	}
-	if c.APIURL != "" && !httpcall.IsURL(c.APIURL) {
-		bad("APIURL", "%q is not an http(s) URL", c.APIURL)
-	}
-	if c.Negative() {
-		bad("RequestTimeout", "and the retry settings must not be negative")
-	}
-	return errors.Join(errs...)
+	p.URL("APIURL", c.APIURL)
+	return p.Err(c.Tuning)
 }
 
 func (c Config) withDefaults() Config {
-	if c.Name == "" {
-		c.Name = TypeName
-	}
-	if c.APIURL == "" {
-		c.APIURL = DefaultAPIURL
-	}
-	c.APIURL = strings.TrimRight(c.APIURL, "/")
-	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	c.Name, c.APIURL, c.PublicURL = httpcall.Defaults(c.Name, TypeName, c.APIURL, DefaultAPIURL, c.PublicURL)
 	return c
 }

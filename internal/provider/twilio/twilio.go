@@ -6,12 +6,11 @@
 package twilio
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
@@ -51,16 +50,14 @@ func fromEnv(getenv func(string) string) (Config, bool, error) {
 
 func build(_ context.Context, name string, c Config, d provider.Deps) (provider.Adapter, error) {
 	c.Name = name
-	return New(c, d, httpcall.Deps{HTTP: d.HTTP, Now: d.Now, Log: d.Log})
+	return New(c, d, httpcall.DepsOf(d))
 }
 
 // Adapter is a Twilio account as the service runs it. It is safe for
 // concurrent use.
 type Adapter struct {
 	httpcall.Base
-	cfg     Config
-	sink    provider.Sink
-	version string
+	cfg Config
 }
 
 // New checks cfg and makes an Adapter; hc may replace the clock, the HTTP
@@ -69,13 +66,12 @@ func New(cfg Config, d provider.Deps, hc httpcall.Deps) (*Adapter, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if d.Sink == nil {
-		return nil, fmt.Errorf("twilio: no sink for statuses and replies")
-	}
 	cfg = cfg.withDefaults()
-	a := &Adapter{cfg: cfg, sink: d.Sink, version: d.Version}
-	a.Base = httpcall.NewBase(cfg.Name, httpcall.New(cfg.Settings("Twilio", cfg.Name), hc))
-	return a, nil
+	b, err := httpcall.Open("Twilio", cfg.Name, cfg.Tuning, d, hc)
+	if err != nil {
+		return nil, err
+	}
+	return &Adapter{Base: b, cfg: cfg}, nil
 }
 
 // Submit sends each message and returns one result per message, in order:
@@ -89,38 +85,24 @@ func (a *Adapter) send(ctx context.Context, m provider.Outbound) provider.Result
 	if perr != nil {
 		return provider.Result{Err: perr}
 	}
-	h := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "Accept": {"application/json"},
-		"User-Agent": {userAgent(a.version)}}
-	req, err := http.NewRequest(http.MethodPost, "http://x", nil)
-	if err != nil {
-		return provider.Result{Err: &provider.Error{Code: domain.CodeProviderError, Message: err.Error()}}
-	}
-	req.SetBasicAuth(a.cfg.AccountSID, a.cfg.AuthToken)
-	h.Set("Authorization", req.Header.Get("Authorization"))
-	ans, perr := a.Call.Do(ctx, httpcall.Request{URL: a.cfg.APIURL + "/2010-04-01/Accounts/" + a.cfg.AccountSID + "/Messages.json",
-		Header: h, Body: []byte(form.Encode())}, checkAnswer)
-	if perr != nil {
-		return provider.Result{Err: perr}
-	}
-	var msg struct {
-		SID string `json:"sid"`
-	}
-	if err := json.Unmarshal(ans.Body, &msg); err != nil || msg.SID == "" {
-		// Taken but unnamed: sending again could deliver it twice.
-		return provider.Result{Err: &provider.Error{Code: domain.CodeProviderError,
-			Message: "Twilio took the message but its answer names no sid: " + httpcall.Snippet(ans.Body)}}
-	}
-	return provider.Result{Ref: msg.SID}
+	req := httpcall.Request{URL: a.cfg.APIURL + "/2010-04-01/Accounts/" + a.cfg.AccountSID + "/Messages.json",
+		Header: a.Header(httpcall.Form, httpcall.BasicAuth(a.cfg.AccountSID, a.cfg.AuthToken)), Body: []byte(form.Encode())}
+	return a.Send(ctx, req, checkAnswer, "sid", func(body []byte) []string {
+		var msg struct {
+			SID string `json:"sid"`
+		}
+		if json.Unmarshal(body, &msg) != nil || msg.SID == "" {
+			return nil
+		}
+		return []string{msg.SID}
+	})
 }
 
 // form is the Messages resource's create form for m.
 func (a *Adapter) form(m provider.Outbound) (url.Values, *provider.Error) {
-	f := url.Values{"To": {e164(m.To)}, "StatusCallback": {a.cfg.PublicURL + StatusPath}}
-	switch {
-	case m.From != "":
-		f.Set("From", m.From)
-	case a.cfg.From != "":
-		f.Set("From", a.cfg.From)
+	f := url.Values{"To": {httpcall.E164(m.To)}, "StatusCallback": {a.cfg.PublicURL + StatusPath}}
+	if from := cmp.Or(m.From, a.cfg.From); from != "" {
+		f.Set("From", from)
 	}
 	if a.cfg.MessagingServiceSID != "" {
 		f.Set("MessagingServiceSid", a.cfg.MessagingServiceSID)
@@ -128,36 +110,17 @@ func (a *Adapter) form(m provider.Outbound) (url.Values, *provider.Error) {
 	if m.Body != "" {
 		f.Set("Body", m.Body)
 	}
-	if md := m.Content.Media; md != nil {
-		if md.URL == "" {
-			return nil, &provider.Error{Code: domain.CodeMediaError, Message: noPublicMedia}
-		}
-		f.Set("MediaUrl", md.URL)
+	media, perr := a.MediaURL(m)
+	if perr != nil {
+		return nil, perr
 	}
-	if f.Get("Body") == "" && f.Get("MediaUrl") == "" {
-		return nil, &provider.Error{Code: domain.CodeRejected, Message: "nothing to send: no text and no media"}
+	if media != "" {
+		f.Set("MediaUrl", media)
+	}
+	if m.Body == "" && media == "" {
+		return nil, httpcall.Nothing()
 	}
 	return f, nil
-}
-
-// noPublicMedia explains the refusal of an uploaded file: Twilio fetches
-// media from a public address, and msgsvc does not serve its uploads
-// publicly.
-const noPublicMedia = "Twilio fetches MMS media from a public URL and uploaded files (mediaId) have none: send the file by media.url"
-
-// e164 puts the + that Twilio wants before a number given without it.
-func e164(n string) string {
-	if n == "" || strings.HasPrefix(n, "+") {
-		return n
-	}
-	return "+" + n
-}
-
-func userAgent(version string) string {
-	if version == "" {
-		return "msgsvc"
-	}
-	return "msgsvc/" + version
 }
 
 // checkAnswer reads a 2xx (taken) or a 4xx: Twilio's error object, its
@@ -174,5 +137,5 @@ func checkAnswer(a httpcall.Answer) *provider.Error {
 	if e.Message == "" {
 		e.Message = httpcall.Snippet(a.Body)
 	}
-	return refusal(e.Code, fmt.Sprintf("Twilio error %d (HTTP %d): %s", e.Code, a.Status, e.Message))
+	return codes.Refusal("Twilio", e.Code, fmt.Sprintf("Twilio error %d (HTTP %d): %s", e.Code, a.Status, e.Message))
 }

@@ -23,10 +23,7 @@ import (
 func (a *Adapter) Webhook() http.Handler { return http.HandlerFunc(a.serveCallback) }
 
 func (a *Adapter) serveCallback(w http.ResponseWriter, r *http.Request) {
-	if !httpcall.OnlyPost(w, r) {
-		return
-	}
-	body, ok := httpcall.ReadBody(w, r)
+	body, ok := httpcall.ReadCallback(w, r)
 	if !ok {
 		return
 	}
@@ -70,7 +67,7 @@ func (a *Adapter) status(w http.ResponseWriter, r *http.Request, f url.Values) {
 				rep.ErrorMessage += " (error " + ec + ")"
 			}
 		}
-		if err := a.sink.Statuses(r.Context(), a.cfg.Name, []provider.Status{rep}); err != nil {
+		if err := a.Sink.Statuses(r.Context(), a.cfg.Name, []provider.Status{rep}); err != nil {
 			a.Call.NotStored(w, err)
 			return
 		}
@@ -96,7 +93,7 @@ func (a *Adapter) inbound(w http.ResponseWriter, r *http.Request, f url.Values) 
 	}
 	in := provider.Inbound{From: phone.Address(from), To: phone.Address(to), Channel: domain.SMS,
 		Body: body, At: a.Call.Now().UTC(), Ref: f.Get("MessageSid")}
-	if err := a.sink.Inbound(r.Context(), a.cfg.Name, in); err != nil {
+	if err := a.Sink.Inbound(r.Context(), a.cfg.Name, in); err != nil {
 		a.Call.NotStored(w, err)
 		return
 	}

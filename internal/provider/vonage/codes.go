@@ -4,11 +4,10 @@ import (
 	"strings"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
-	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
 
-// refusal maps a non-zero status of the SMS API's answer.
+// sendCodes map a non-zero status of the SMS API's answer.
 //
 //	status                                                 errorCode
 //	1 throttled, 5 internal error, 10 too many binds       PROVIDER_ERROR (temporary)
@@ -18,18 +17,11 @@ import (
 //	  network code, 33 number de-activated
 //	15 invalid sender address                              INVALID_SENDER
 //	2, 3, 7, 12, 23, 29, 32 and any other                  REJECTED
-func refusal(status, msg string) *provider.Error {
-	switch status {
-	case "1", "5", "10":
-		return &provider.Error{Code: domain.CodeProviderError, Message: msg, Temporary: true}
-	case "4", "8", "9", "11", "14":
-		return httpcall.CredentialsRefused("Vonage", msg)
-	case "6", "22", "33":
-		return &provider.Error{Code: domain.CodeInvalidNumber, Message: msg}
-	case "15":
-		return &provider.Error{Code: domain.CodeInvalidSender, Message: msg}
-	}
-	return &provider.Error{Code: domain.CodeRejected, Message: msg}
+var sendCodes = httpcall.Codes[string]{
+	Ours: map[string]string{"6": domain.CodeInvalidNumber, "22": domain.CodeInvalidNumber, "33": domain.CodeInvalidNumber,
+		"15": domain.CodeInvalidSender},
+	Temporary:   map[string]bool{"1": true, "5": true, "10": true},
+	Credentials: map[string]bool{"4": true, "8": true, "9": true, "11": true, "14": true},
 }
 
 // receiptCodes map a delivery receipt's err-code.
@@ -43,14 +35,14 @@ func refusal(status, msg string) *provider.Error {
 //	  message, 13 age restriction, 14 blocked by
 //	  carrier, 15 prepaid out of funds, 50-54 filters
 //	1 unknown, 99 general error                            UNKNOWN
-var receiptCodes = map[string]string{
+var receiptCodes = httpcall.Codes[string]{Ours: map[string]string{
 	"3": domain.CodeInvalidNumber, "5": domain.CodeInvalidNumber, "9": domain.CodeInvalidNumber, "11": domain.CodeInvalidNumber,
 	"2": domain.CodeUndelivered, "7": domain.CodeUndelivered, "8": domain.CodeUndelivered, "12": domain.CodeUndelivered,
 	"4": domain.CodeRejected, "6": domain.CodeRejected, "10": domain.CodeRejected, "13": domain.CodeRejected,
 	"14": domain.CodeRejected, "15": domain.CodeRejected, "50": domain.CodeRejected, "51": domain.CodeRejected,
 	"52": domain.CodeRejected, "53": domain.CodeRejected, "54": domain.CodeRejected,
 	"1": domain.CodeUnknown, "99": domain.CodeUnknown,
-}
+}}
 
 // statusOf maps a delivery receipt's status.
 //
@@ -62,12 +54,7 @@ var receiptCodes = map[string]string{
 //	rejected            FAILED     by err-code, else REJECTED
 //	unknown             FAILED     UNKNOWN
 func statusOf(status, errCode string) (st domain.Status, code string, ok bool) {
-	mapped := func(def string) string {
-		if c, ok := receiptCodes[errCode]; ok {
-			return c
-		}
-		return def
-	}
+	mapped := func(def string) string { return receiptCodes.Of(errCode, def) }
 	switch strings.ToLower(status) {
 	case "accepted", "buffered":
 		return domain.Sent, "", true

@@ -1,12 +1,9 @@
 package vonage
 
 import (
-	"errors"
-	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
 
@@ -50,41 +47,25 @@ func (c Config) OwnSender() string { return c.From }
 
 // Validate reports every problem of c at once.
 func (c Config) Validate() error {
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, &provider.FieldError{Type: TypeName, Field: field, Msg: fmt.Sprintf(format, args...)})
-	}
+	p := httpcall.Checking(TypeName)
 	for _, f := range []struct{ name, v string }{{"APIKey", c.APIKey}, {"APISecret", c.APISecret},
 		{"SignatureSecret", c.SignatureSecret}, {"From", c.From}} {
 		if f.v == "" {
-			bad(f.name, "is required")
+			p.Add(f.name, "is required")
 		}
 	}
 	if c.SignatureMethod != "" && !slices.Contains(signatureMethods, c.SignatureMethod) {
-		bad("SignatureMethod", "must be one of %s", strings.Join(signatureMethods, ", "))
+		p.Add("SignatureMethod", "must be one of %s", strings.Join(signatureMethods, ", "))
 	}
-	for _, u := range []struct{ field, v string }{{"APIURL", c.APIURL}, {"PublicURL", c.PublicURL}} {
-		if u.v != "" && !httpcall.IsURL(u.v) {
-			bad(u.field, "%q is not an http(s) URL", u.v)
-		}
-	}
-	if c.Negative() {
-		bad("RequestTimeout", "and the retry settings must not be negative")
-	}
-	return errors.Join(errs...)
+	p.URL("APIURL", c.APIURL)
+	p.URL("PublicURL", c.PublicURL)
+	return p.Err(c.Tuning)
 }
 
 func (c Config) withDefaults() Config {
-	if c.Name == "" {
-		c.Name = TypeName
-	}
-	if c.APIURL == "" {
-		c.APIURL = DefaultAPIURL
-	}
+	c.Name, c.APIURL, c.PublicURL = httpcall.Defaults(c.Name, TypeName, c.APIURL, DefaultAPIURL, c.PublicURL)
 	if c.SignatureMethod == "" {
 		c.SignatureMethod = "md5hash"
 	}
-	c.APIURL = strings.TrimRight(c.APIURL, "/")
-	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	return c
 }

@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 
@@ -51,16 +50,14 @@ func fromEnv(getenv func(string) string) (Config, bool, error) {
 
 func build(_ context.Context, name string, c Config, d provider.Deps) (provider.Adapter, error) {
 	c.Name = name
-	return New(c, d, httpcall.Deps{HTTP: d.HTTP, Now: d.Now, Log: d.Log})
+	return New(c, d, httpcall.DepsOf(d))
 }
 
 // Adapter is a Vonage account as the service runs it. It is safe for
 // concurrent use.
 type Adapter struct {
 	httpcall.Base
-	cfg     Config
-	sink    provider.Sink
-	version string
+	cfg Config
 }
 
 // New checks cfg and makes an Adapter; hc may replace the clock, the HTTP
@@ -69,13 +66,12 @@ func New(cfg Config, d provider.Deps, hc httpcall.Deps) (*Adapter, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if d.Sink == nil {
-		return nil, fmt.Errorf("vonage: no sink for statuses and replies")
-	}
 	cfg = cfg.withDefaults()
-	a := &Adapter{cfg: cfg, sink: d.Sink, version: d.Version}
-	a.Base = httpcall.NewBase(cfg.Name, httpcall.New(cfg.Settings("Vonage", cfg.Name), hc))
-	return a, nil
+	b, err := httpcall.Open("Vonage", cfg.Name, cfg.Tuning, d, hc)
+	if err != nil {
+		return nil, err
+	}
+	return &Adapter{Base: b, cfg: cfg}, nil
 }
 
 // Submit sends each message and returns one result per message, in order:
@@ -99,29 +95,19 @@ func (a *Adapter) send(ctx context.Context, m provider.Outbound) provider.Result
 	if perr != nil {
 		return provider.Result{Err: perr}
 	}
-	h := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "Accept": {"application/json"},
-		"User-Agent": {userAgent(a.version)}}
-	ans, perr := a.Call.Do(ctx, httpcall.Request{URL: a.cfg.APIURL + "/sms/json", Header: h, Body: []byte(form.Encode())}, checkAnswer)
-	if perr != nil {
-		return provider.Result{Err: perr}
-	}
-	var resp answer
-	_ = json.Unmarshal(ans.Body, &resp) // checkAnswer read it already
-	var parts []string
-	for _, p := range resp.Messages {
-		if p.Status == "0" && p.MessageID != "" {
-			parts = append(parts, p.MessageID)
+	// The credentials go in the form.
+	req := httpcall.Request{URL: a.cfg.APIURL + "/sms/json", Header: a.Header(httpcall.Form, ""), Body: []byte(form.Encode())}
+	return a.Send(ctx, req, checkAnswer, "message-id", func(body []byte) []string {
+		var resp answer
+		_ = json.Unmarshal(body, &resp) // checkAnswer read it already
+		var parts []string
+		for _, p := range resp.Messages {
+			if p.Status == "0" && p.MessageID != "" {
+				parts = append(parts, p.MessageID)
+			}
 		}
-	}
-	if len(parts) == 0 {
-		return provider.Result{Err: &provider.Error{Code: domain.CodeProviderError,
-			Message: "Vonage took the message but its answer names no message-id: " + httpcall.Snippet(ans.Body)}}
-	}
-	r := provider.Result{Ref: parts[0]}
-	if len(parts) > 1 {
-		r.Parts = parts
-	}
-	return r
+		return parts
+	})
 }
 
 func (a *Adapter) form(m provider.Outbound) (url.Values, *provider.Error) {
@@ -148,13 +134,6 @@ func (a *Adapter) form(m provider.Outbound) (url.Values, *provider.Error) {
 	return f, nil
 }
 
-func userAgent(version string) string {
-	if version == "" {
-		return "msgsvc"
-	}
-	return "msgsvc/" + version
-}
-
 // checkAnswer reads an answer: a 200 whose first part's status is not
 // "0" is a refusal; a 4xx is one too.
 func checkAnswer(a httpcall.Answer) *provider.Error {
@@ -169,5 +148,5 @@ func checkAnswer(a httpcall.Answer) *provider.Error {
 	if first.Status == "0" {
 		return nil
 	}
-	return refusal(first.Status, fmt.Sprintf("Vonage status %s: %s", first.Status, first.ErrorText))
+	return sendCodes.Refusal("Vonage", first.Status, fmt.Sprintf("Vonage status %s: %s", first.Status, first.ErrorText))
 }

@@ -35,10 +35,7 @@ import (
 func (a *Adapter) Webhook() http.Handler { return http.HandlerFunc(a.serveWebhook) }
 
 func (a *Adapter) serveWebhook(w http.ResponseWriter, r *http.Request) {
-	if !httpcall.OnlyPost(w, r) {
-		return
-	}
-	body, ok := httpcall.ReadBody(w, r)
+	body, ok := httpcall.ReadCallback(w, r)
 	if !ok {
 		return
 	}
@@ -170,7 +167,7 @@ func (a *Adapter) status(r *http.Request, p map[string]string) error {
 	if code != "" {
 		rep.ErrorMessage = fmt.Sprintf("Vonage %s (err-code %s)", p["status"], p["err-code"])
 	}
-	return a.sink.Statuses(r.Context(), a.cfg.Name, []provider.Status{rep})
+	return a.Sink.Statuses(r.Context(), a.cfg.Name, []provider.Status{rep})
 }
 
 // inbound records an SMS sent to the account's number. A long SMS comes
@@ -179,6 +176,6 @@ func (a *Adapter) inbound(r *http.Request, p map[string]string) error {
 	if p["msisdn"] == "" || p["to"] == "" {
 		return errIncomplete
 	}
-	return a.sink.Inbound(r.Context(), a.cfg.Name, provider.Inbound{From: phone.Address(p["msisdn"]),
+	return a.Sink.Inbound(r.Context(), a.cfg.Name, provider.Inbound{From: phone.Address(p["msisdn"]),
 		To: phone.Address(p["to"]), Channel: domain.SMS, Body: p["text"], At: a.Call.Now().UTC(), Ref: p["messageId"]})
 }
