@@ -100,23 +100,36 @@ type Base struct {
 	// UserAgent names us to the platform.
 	UserAgent string
 	name      string
+	send      func(context.Context, provider.Outbound) provider.Result
 }
 
 // NewBase makes the Base of the adapter named name, calling with c.
 func NewBase(name string, c *Client) Base { return Base{Call: c, name: name, UserAgent: "msgsvc"} }
 
-// Open makes the Base of the adapter named name of the platform peer
-// ("Twilio"): a Client tuned by t, and the Sink and version of d.
-func Open(peer, name string, t Tuning, d provider.Deps, hc Deps) (Base, error) {
+// Open makes the Base of adapter a, named name, of the platform peer
+// ("Twilio"): a Client tuned by t, the Sink and version of d, and send
+// for each message Submit takes. It returns a, or the first error (invalid
+// is the configuration's).
+func Open[A any](a *A, base *Base, invalid error, peer, name string, t Tuning, d provider.Deps, hc Deps,
+	send func(context.Context, provider.Outbound) provider.Result) (*A, error) {
+	if invalid != nil {
+		return nil, invalid
+	}
 	if d.Sink == nil {
-		return Base{}, fmt.Errorf("%s: no sink for statuses and replies", strings.ToLower(peer))
+		return nil, fmt.Errorf("%s: no sink for statuses and replies", strings.ToLower(peer))
 	}
-	b := NewBase(name, New(t.Settings(peer, name), hc))
-	b.Sink = d.Sink
+	*base = NewBase(name, New(t.Settings(peer, name), hc))
+	base.Sink, base.send = d.Sink, send
 	if d.Version != "" {
-		b.UserAgent += "/" + d.Version
+		base.UserAgent += "/" + d.Version
 	}
-	return b, nil
+	return a, nil
+}
+
+// Submit sends each message and returns one result per message, in
+// order: the platform's id as Ref, or the error.
+func (b Base) Submit(ctx context.Context, msgs []provider.Outbound) []provider.Result {
+	return b.Call.Each(ctx, msgs, b.send)
 }
 
 // DepsOf are the Client's dependencies of the service's.

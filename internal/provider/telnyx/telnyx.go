@@ -60,22 +60,9 @@ type Adapter struct {
 // New checks cfg and makes an Adapter; hc may replace the clock, the HTTP
 // client and the waits (tests).
 func New(cfg Config, d provider.Deps, hc httpcall.Deps) (*Adapter, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	cfg = cfg.withDefaults()
 	key, _ := publicKey(cfg.PublicKey)
-	b, err := httpcall.Open("Telnyx", cfg.Name, cfg.Tuning, d, hc)
-	if err != nil {
-		return nil, err
-	}
-	return &Adapter{Base: b, cfg: cfg, key: key}, nil
-}
-
-// Submit sends each message and returns one result per message, in order:
-// Telnyx's message id as Ref, or the error.
-func (a *Adapter) Submit(ctx context.Context, msgs []provider.Outbound) []provider.Result {
-	return a.Call.Each(ctx, msgs, a.send)
+	a := &Adapter{cfg: cfg.withDefaults(), key: key}
+	return httpcall.Open(a, &a.Base, cfg.Validate(), "Telnyx", a.cfg.Name, a.cfg.Tuning, d, hc, a.send)
 }
 
 // request is the body of POST /v2/messages.

@@ -63,21 +63,8 @@ type Adapter struct {
 // New checks cfg and makes an Adapter; hc may replace the clock, the HTTP
 // client and the waits (tests).
 func New(cfg Config, d provider.Deps, hc httpcall.Deps) (*Adapter, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	cfg = cfg.withDefaults()
-	b, err := httpcall.Open("Twilio", cfg.Name, cfg.Tuning, d, hc)
-	if err != nil {
-		return nil, err
-	}
-	return &Adapter{Base: b, cfg: cfg}, nil
-}
-
-// Submit sends each message and returns one result per message, in order:
-// Twilio's message SID (SM…) as Ref, or the error.
-func (a *Adapter) Submit(ctx context.Context, msgs []provider.Outbound) []provider.Result {
-	return a.Call.Each(ctx, msgs, a.send)
+	a := &Adapter{cfg: cfg.withDefaults()}
+	return httpcall.Open(a, &a.Base, cfg.Validate(), "Twilio", a.cfg.Name, a.cfg.Tuning, d, hc, a.send)
 }
 
 func (a *Adapter) send(ctx context.Context, m provider.Outbound) provider.Result {

@@ -63,21 +63,8 @@ type Adapter struct {
 // New checks cfg and makes an Adapter; hc may replace the clock, the HTTP
 // client and the waits (tests).
 func New(cfg Config, d provider.Deps, hc httpcall.Deps) (*Adapter, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	cfg = cfg.withDefaults()
-	b, err := httpcall.Open("Vonage", cfg.Name, cfg.Tuning, d, hc)
-	if err != nil {
-		return nil, err
-	}
-	return &Adapter{Base: b, cfg: cfg}, nil
-}
-
-// Submit sends each message and returns one result per message, in order:
-// Vonage's message id as Ref (and every part's id when Vonage split it).
-func (a *Adapter) Submit(ctx context.Context, msgs []provider.Outbound) []provider.Result {
-	return a.Call.Each(ctx, msgs, a.send)
+	a := &Adapter{cfg: cfg.withDefaults()}
+	return httpcall.Open(a, &a.Base, cfg.Validate(), "Vonage", a.cfg.Name, a.cfg.Tuning, d, hc, a.send)
 }
 
 // answer is the SMS API's answer: 200 even when a message was refused,

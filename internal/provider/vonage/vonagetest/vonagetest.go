@@ -7,76 +7,40 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"sync"
 	"testing"
+
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
 )
 
 // Answer, when set, decides the answer to a send: ok false takes the
 // default.
-type Answer func(form url.Values) (status int, body string, header http.Header, ok bool)
+type Answer = httpcalltest.Reply[url.Values]
 
 // Server is the stand-in.
-type Server struct {
-	URL string
-
-	mu     sync.Mutex
-	sends  []url.Values
-	answer Answer
-	seq    int
-}
+type Server = httpcalltest.Fake[url.Values]
 
 // New starts a stand-in, stopped when t ends.
-func New(t testing.TB) *Server {
-	s := &Server{}
-	srv := httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(srv.Close)
-	s.URL = srv.URL
-	return s
-}
-
-// SetAnswer replaces the answer hook.
-func (s *Server) SetAnswer(a Answer) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.answer = a
-}
-
-// Sends are the forms received, in order.
-func (s *Server) Sends() []url.Values {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]url.Values(nil), s.sends...)
-}
+func New(t testing.TB) *Server { return httpcalltest.Start[url.Values](t, platform{}) }
 
 // Refused is the SMS API's answer refusing a message with status.
 func Refused(to, status, text string) string {
 	return fmt.Sprintf(`{"message-count":"1","messages":[{"to":%q,"status":%q,"error-text":%q}]}`, to, status, text)
 }
 
-func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
+type platform struct{}
+
+func (platform) Read(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
 	if err := r.ParseForm(); err != nil || r.Method != http.MethodPost || r.URL.Path != "/sms/json" {
 		w.WriteHeader(http.StatusNotFound)
-		return
+		return nil, false
 	}
-	f := r.PostForm
-	s.mu.Lock()
-	s.sends = append(s.sends, f)
-	s.seq++
-	n, answer := s.seq, s.answer
-	s.mu.Unlock()
-	if answer != nil {
-		if status, body, h, ok := answer(f); ok {
-			for k, v := range h {
-				w.Header()[k] = v
-			}
-			w.WriteHeader(status)
-			_, _ = io.WriteString(w, body)
-			return
-		}
-	}
+	return r.PostForm, true
+}
+
+// Accept refuses a send without credentials, as the API does, after the
+// answer hook has had its say.
+func (platform) Accept(w http.ResponseWriter, _ *http.Request, f url.Values, n int) {
 	if f.Get("api_key") == "" || f.Get("api_secret") == "" {
 		_, _ = io.WriteString(w, Refused(f.Get("to"), "2", "Missing api_key"))
 		return
