@@ -4,17 +4,17 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
-	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
 	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 	"github.com/msgsvc/msgsvc/internal/provider/telnyx"
 	"github.com/msgsvc/msgsvc/internal/provider/telnyx/telnyxtest"
@@ -22,7 +22,7 @@ import (
 
 var t0 = time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 
-func newAdapter(t *testing.T, p *telnyxtest.Server, tune func(*telnyx.Config)) (*telnyx.Adapter, *providertest.Sink, *[]time.Duration) {
+func newAdapter(t *testing.T, p *telnyxtest.Server, tune func(*telnyx.Config)) (*telnyx.Adapter, *providertest.Sink, *httpcalltest.Clock) {
 	t.Helper()
 	cfg := telnyx.Config{APIKey: "KEYtest", PublicKey: publicKey(), From: "+18445550001", APIURL: p.URL,
 		Tuning: httpcall.Tuning{RetryMin: 10 * time.Millisecond, RetryMax: 40 * time.Millisecond}}
@@ -30,19 +30,12 @@ func newAdapter(t *testing.T, p *telnyxtest.Server, tune func(*telnyx.Config)) (
 		tune(&cfg)
 	}
 	sink := &providertest.Sink{}
-	var mu sync.Mutex
-	var waits []time.Duration
-	a, err := telnyx.New(cfg, provider.Deps{Sink: sink}, httpcall.Deps{Now: func() time.Time { return t0 },
-		Sleep: func(ctx context.Context, d time.Duration) error {
-			mu.Lock()
-			defer mu.Unlock()
-			waits = append(waits, d)
-			return ctx.Err()
-		}, Rand: func() float64 { return 0 }, Log: slog.New(slog.DiscardHandler)})
+	clock := httpcalltest.NewClock(t0)
+	a, err := telnyx.New(cfg, provider.Deps{Sink: sink}, clock.Deps())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return a, sink, &waits
+	return a, sink, clock
 }
 
 func sms(to string) provider.Outbound {
@@ -100,45 +93,30 @@ func TestAnswersMapToErrors(t *testing.T) {
 		if n := len(p.Sends()); n != c.attempts && c.status != 429 {
 			t.Errorf("%d: %d attempts, want %d", c.status, n, c.attempts)
 		}
-		if c.status == 429 && (len(*waits) == 0 || (*waits)[0] != 2*time.Second) {
-			t.Errorf("429: waited %v, want Retry-After's 2s", *waits)
+		if w := waits.Waits(); c.status == 429 && (len(w) == 0 || w[0] != 2*time.Second) {
+			t.Errorf("429: waited %v, want Retry-After's 2s", w)
 		}
 	}
 }
 
 func TestStatusMapping(t *testing.T) {
-	for _, c := range []struct {
-		status, errorCode string
-		want              domain.Status
-		code              string
-	}{
-		{"sent", "", domain.Sent, ""},
-		{"delivered", "", domain.Delivered, ""},
-		{"delivery_unconfirmed", "", domain.Sent, ""},
-		{"delivery_failed", "40008", domain.Failed, domain.CodeUndelivered},
-		{"delivery_failed", "40001", domain.Failed, domain.CodeInvalidNumber},
-		{"delivery_failed", "", domain.Failed, domain.CodeUndelivered},
-		{"sending_failed", "40010", domain.Failed, domain.CodeInvalidSender},
-		{"sending_failed", "99999", domain.Failed, domain.CodeRejected},
-		{"expired", "", domain.Failed, domain.CodeExpired},
-		{"queued", "", "", ""},
-		{"sending", "", "", ""},
-	} {
+	c := httpcalltest.Case
+	httpcalltest.CheckStatuses(t, "m-1", http.StatusOK, []httpcalltest.StatusCase{
+		c("sent", "", domain.Sent, ""),
+		c("delivered", "", domain.Delivered, ""),
+		c("delivery_unconfirmed", "", domain.Sent, ""),
+		c("delivery_failed", "40008", domain.Failed, domain.CodeUndelivered),
+		c("delivery_failed", "40001", domain.Failed, domain.CodeInvalidNumber),
+		c("delivery_failed", "", domain.Failed, domain.CodeUndelivered),
+		c("sending_failed", "40010", domain.Failed, domain.CodeInvalidSender),
+		c("sending_failed", "99999", domain.Failed, domain.CodeRejected),
+		c("expired", "", domain.Failed, domain.CodeExpired),
+		c("queued", "", "", ""),
+		c("sending", "", "", ""),
+	}, func(c httpcalltest.StatusCase) (*httptest.ResponseRecorder, *providertest.Sink) {
 		a, sink, _ := newAdapter(t, telnyxtest.New(t), nil)
-		if w := deliver(a, finalized("m-1", "447700900123", c.status, c.errorCode), t0); w.Code != 200 {
-			t.Fatalf("%s: %d %s", c.status, w.Code, w.Body)
-		}
-		got, _ := sink.Got()
-		if c.want == "" {
-			if len(got) != 0 {
-				t.Errorf("%s: reported %+v", c.status, got)
-			}
-			continue
-		}
-		if len(got) != 1 || got[0].Ref != "m-1" || got[0].Status != c.want || got[0].ErrorCode != c.code {
-			t.Errorf("%s/%s: %+v, want %s %s", c.status, c.errorCode, got, c.want, c.code)
-		}
-	}
+		return deliver(a, finalized("m-1", "447700900123", c.Status, c.ErrorCode), t0), sink
+	})
 }
 
 func TestInboundReachesTheSink(t *testing.T) {
@@ -175,7 +153,7 @@ func TestBadSignaturesAreRefused(t *testing.T) {
 		"body changed":      post(strings.Replace(body, "delivered", "delivery_failed", 1), ts, telnyx.Sign(testKey, ts, []byte(body))),
 		"not base64":        post(body, ts, "%%%"),
 	} {
-		if w := serve(a, req); w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), "INVALID_SIGNATURE") {
+		if w := httpcalltest.Serve(a, req); w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), "INVALID_SIGNATURE") {
 			t.Errorf("%s: %d %s", name, w.Code, w.Body)
 		}
 	}

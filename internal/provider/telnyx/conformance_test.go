@@ -5,18 +5,15 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
-	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
 	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 	"github.com/msgsvc/msgsvc/internal/provider/telnyx"
 	"github.com/msgsvc/msgsvc/internal/provider/telnyx/telnyxtest"
@@ -48,28 +45,16 @@ func TestConformance(t *testing.T) {
 				}
 				return 0, "", nil, false
 			})
-			cfg := telnyx.Config{APIKey: "KEYtest", PublicKey: publicKey(), From: "+18445550001", APIURL: p.URL,
-				Tuning: httpcall.Tuning{RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond}}
-			a, err := typ.Build(context.Background(), "telnyx-conformance", cfg, provider.Deps{Sink: sink, Log: slog.New(slog.DiscardHandler)})
+			cfg := telnyx.Config{APIKey: "KEYtest", PublicKey: publicKey(), From: "+18445550001", APIURL: p.URL, Tuning: httpcalltest.Fast}
+			a, err := typ.Build(context.Background(), "telnyx-conformance", cfg, httpcalltest.Quiet(sink))
 			if err != nil {
 				t.Fatal(err)
 			}
-			var seq atomic.Int64
-			msg := func(to string) provider.Outbound {
-				return provider.Outbound{ID: fmt.Sprintf("msg_%d", seq.Add(1)), To: to, Channel: domain.SMS, Body: "hello",
-					Env: domain.Live, ExpiresAt: time.Now().Add(time.Hour)}
-			}
-			return providertest.Instance{Adapter: a,
-				Accept:    func(i int) provider.Outbound { return msg(fmt.Sprintf("4477009%05d", i)) },
-				Temporary: func() provider.Outbound { return msg(busyTo) },
-				Permanent: func() provider.Outbound { return msg(badTo) },
-				Report: func(t *testing.T, m provider.Outbound, r provider.Result) {
-					w := deliver(a, finalized(r.Ref, m.To, "delivered", ""), time.Now())
-					if w.Code != 200 {
-						t.Fatalf("webhook answered %d: %s", w.Code, w.Body)
-					}
-				},
-			}
+			return httpcalltest.Instance(a, busyTo, badTo, func(t *testing.T, m provider.Outbound, r provider.Result) {
+				if w := deliver(a, finalized(r.Ref, m.To, "delivered", ""), time.Now()); w.Code != 200 {
+					t.Fatalf("webhook answered %d: %s", w.Code, w.Body)
+				}
+			})
 		}})
 }
 
@@ -88,7 +73,7 @@ func finalized(id, to, status, errorCode string) string {
 // deliver posts body to the adapter's webhook, signed at "at".
 func deliver(a provider.Adapter, body string, at time.Time) *httptest.ResponseRecorder {
 	ts := strconv.FormatInt(at.Unix(), 10)
-	return serve(a, post(body, ts, telnyx.Sign(testKey, ts, []byte(body))))
+	return httpcalltest.Serve(a, post(body, ts, telnyx.Sign(testKey, ts, []byte(body))))
 }
 
 func post(body, ts, sig string) *http.Request {
@@ -101,10 +86,4 @@ func post(body, ts, sig string) *http.Request {
 		req.Header.Set("telnyx-signature-ed25519", sig)
 	}
 	return req
-}
-
-func serve(a provider.Adapter, req *http.Request) *httptest.ResponseRecorder {
-	w := httptest.NewRecorder()
-	provider.CapabilitiesOf(a).Webhook.Webhook().ServeHTTP(w, req)
-	return w
 }

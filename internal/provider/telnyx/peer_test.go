@@ -1,10 +1,7 @@
 package telnyx_test
 
 import (
-	"context"
-	"log/slog"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 
@@ -12,7 +9,6 @@ import (
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
-	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 	"github.com/msgsvc/msgsvc/internal/provider/telnyx"
 )
 
@@ -24,10 +20,7 @@ import (
 // without the /v2 base, so the test drops it on the way. No webhook_url
 // is sent: Prism would call it.
 func TestPeerEveryKindPassesValidation(t *testing.T) {
-	base := os.Getenv("MSGSVC_TEST_TELNYX_API_URL")
-	if base == "" {
-		t.Skip("set MSGSVC_TEST_TELNYX_API_URL to Prism serving Telnyx's document without --errors (e.g. http://127.0.0.1:16120)")
-	}
+	base := httpcalltest.Peer(t, "MSGSVC_TEST_TELNYX_API_URL", telnyxPrism)
 	for _, c := range []struct {
 		name string
 		tune func(*telnyx.Config)
@@ -50,17 +43,11 @@ func TestPeerEveryKindPassesValidation(t *testing.T) {
 			if c.tune != nil {
 				c.tune(&cfg)
 			}
-			a, err := telnyx.New(cfg, provider.Deps{Sink: &providertest.Sink{}, Version: "0.5.0-dev"},
-				httpcall.Deps{HTTP: &http.Client{Transport: rec}, Log: slog.New(slog.DiscardHandler)})
+			a, err := telnyx.New(cfg, httpcalltest.PeerDeps(), rec.Deps())
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.msg.Channel, c.msg.Env = domain.SMS, domain.Live
-			res := a.Submit(context.Background(), []provider.Outbound{c.msg})
-			if res[0].Err != nil || res[0].Ref == "" {
-				t.Errorf("%+v %v", res[0], res[0].Err)
-			}
-			rec.CheckOurs(t)
+			rec.SubmitOne(t, a, c.msg, func(ref string) bool { return ref != "" })
 		})
 	}
 }
@@ -68,25 +55,20 @@ func TestPeerEveryKindPassesValidation(t *testing.T) {
 // The check above can fail: a request the document refuses is seen as
 // ours.
 func TestPeerSeesOurViolations(t *testing.T) {
-	base := os.Getenv("MSGSVC_TEST_TELNYX_API_URL")
-	if base == "" {
-		t.Skip("set MSGSVC_TEST_TELNYX_API_URL to Prism serving Telnyx's document without --errors (e.g. http://127.0.0.1:16120)")
-	}
+	base := httpcalltest.Peer(t, "MSGSVC_TEST_TELNYX_API_URL", telnyxPrism)
 	rec := &httpcalltest.Recorder{Strip: "/v2"}
 	req, _ := http.NewRequest(http.MethodPost, base+"/v2/messages", strings.NewReader(`{"text":"no recipient"}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer KEYexample")
-	resp, err := (&http.Client{Transport: rec}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	rec.Refuses(t, req, 422, "a send without to")
 	a := rec.Answers()[0]
 	ours := false
 	for _, v := range a.Violations {
 		ours = ours || v.InRequest()
 	}
-	if a.Status != 422 || !ours {
+	if !ours {
 		t.Fatalf("a send without to: %d %+v", a.Status, a.Violations)
 	}
 }
+
+const telnyxPrism = "Prism serving Telnyx's document without --errors (e.g. http://127.0.0.1:16120)"

@@ -2,8 +2,8 @@ package twilio_test
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -13,33 +13,13 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
 	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 	"github.com/msgsvc/msgsvc/internal/provider/twilio"
 	"github.com/msgsvc/msgsvc/internal/provider/twilio/twiliotest"
 )
 
-// waits records the adapter's pauses instead of sleeping them.
-type waits struct {
-	mu sync.Mutex
-	d  []time.Duration
-	at time.Time
-}
-
-func (w *waits) sleep(ctx context.Context, d time.Duration) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.d = append(w.d, d)
-	w.at = w.at.Add(d)
-	return ctx.Err()
-}
-
-func (w *waits) now() time.Time {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.at
-}
-
-func newAdapter(t *testing.T, p *twiliotest.Server, tune func(*twilio.Config)) (*twilio.Adapter, *providertest.Sink, *waits) {
+func newAdapter(t *testing.T, p *twiliotest.Server, tune func(*twilio.Config)) (*twilio.Adapter, *providertest.Sink, *httpcalltest.Clock) {
 	t.Helper()
 	cfg := twilio.Config{AccountSID: testSID, AuthToken: testToken, From: "+15017122661", APIURL: p.URL, PublicURL: testPublic,
 		Tuning: httpcall.Tuning{RetryMin: 10 * time.Millisecond, RetryMax: 40 * time.Millisecond}}
@@ -47,13 +27,12 @@ func newAdapter(t *testing.T, p *twiliotest.Server, tune func(*twilio.Config)) (
 		tune(&cfg)
 	}
 	sink := &providertest.Sink{}
-	w := &waits{at: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)}
-	a, err := twilio.New(cfg, provider.Deps{Sink: sink}, httpcall.Deps{Now: w.now, Sleep: w.sleep, Rand: func() float64 { return 0 },
-		Log: slog.New(slog.DiscardHandler)})
+	clock := httpcalltest.NewClock(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))
+	a, err := twilio.New(cfg, provider.Deps{Sink: sink}, clock.Deps())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return a, sink, w
+	return a, sink, clock
 }
 
 func sms(to string) provider.Outbound {
@@ -144,8 +123,8 @@ func TestRateLimitHonoursRetryAfter(t *testing.T) {
 	if res[0].Err != nil {
 		t.Fatal(res[0].Err)
 	}
-	if len(w.d) != 1 || w.d[0] != 3*time.Second {
-		t.Errorf("waited %v, want the 3s of Retry-After", w.d)
+	if d := w.Waits(); len(d) != 1 || d[0] != 3*time.Second {
+		t.Errorf("waited %v, want the 3s of Retry-After", d)
 	}
 }
 
@@ -164,10 +143,10 @@ func TestLongRetryAfterHoldsEveryRequest(t *testing.T) {
 	if n := len(p.Sends()); n != 1 {
 		t.Errorf("%d requests reached Twilio within its Retry-After, want 1", n)
 	}
-	if len(w.d) != 0 {
-		t.Errorf("waited %v for a pause longer than MaxRetryAfter", w.d)
+	if d := w.Waits(); len(d) != 0 {
+		t.Errorf("waited %v for a pause longer than MaxRetryAfter", d)
 	}
-	_ = w.sleep(context.Background(), 121*time.Second)
+	_ = w.Sleep(context.Background(), 121*time.Second)
 	a.Submit(context.Background(), []provider.Outbound{sms("447700900123")})
 	if n := len(p.Sends()); n != 2 {
 		t.Errorf("after the pause: %d requests, want 2", n)
@@ -190,42 +169,26 @@ func TestTimeoutIsTemporary(t *testing.T) {
 }
 
 func TestStatusMapping(t *testing.T) {
-	for _, c := range []struct {
-		status, errorCode string
-		want              domain.Status
-		code              string
-	}{
-		{"sent", "", domain.Sent, ""},
-		{"delivered", "", domain.Delivered, ""},
-		{"read", "", domain.Read, ""},
-		{"undelivered", "30003", domain.Failed, domain.CodeUndelivered},
-		{"undelivered", "30005", domain.Failed, domain.CodeInvalidNumber},
-		{"undelivered", "30007", domain.Failed, domain.CodeRejected},
-		{"undelivered", "", domain.Failed, domain.CodeUndelivered},
-		{"failed", "30034", domain.Failed, domain.CodeInvalidSender},
-		{"failed", "", domain.Failed, domain.CodeRejected},
-		{"canceled", "", domain.Failed, domain.CodeDeleted},
-		{"queued", "", "", ""},
-		{"sending", "", "", ""},
-		{"accepted", "", "", ""},
-	} {
-		p := twiliotest.New(t)
-		a, sink, _ := newAdapter(t, p, nil)
-		form := url.Values{"MessageSid": {"SM1"}, "MessageStatus": {c.status}, "ErrorCode": {c.errorCode}}
-		if w := callback(a, twilio.StatusPath, form, testToken); w.Code/100 != 2 {
-			t.Fatalf("%s: %d %s", c.status, w.Code, w.Body)
-		}
-		got, _ := sink.Got()
-		if c.want == "" {
-			if len(got) != 0 {
-				t.Errorf("%s: reported %+v", c.status, got)
-			}
-			continue
-		}
-		if len(got) != 1 || got[0].Ref != "SM1" || got[0].Status != c.want || got[0].ErrorCode != c.code {
-			t.Errorf("%s/%s: %+v, want %s %s", c.status, c.errorCode, got, c.want, c.code)
-		}
-	}
+	c := httpcalltest.Case
+	httpcalltest.CheckStatuses(t, "SM1", http.StatusNoContent, []httpcalltest.StatusCase{
+		c("sent", "", domain.Sent, ""),
+		c("delivered", "", domain.Delivered, ""),
+		c("read", "", domain.Read, ""),
+		c("undelivered", "30003", domain.Failed, domain.CodeUndelivered),
+		c("undelivered", "30005", domain.Failed, domain.CodeInvalidNumber),
+		c("undelivered", "30007", domain.Failed, domain.CodeRejected),
+		c("undelivered", "", domain.Failed, domain.CodeUndelivered),
+		c("failed", "30034", domain.Failed, domain.CodeInvalidSender),
+		c("failed", "", domain.Failed, domain.CodeRejected),
+		c("canceled", "", domain.Failed, domain.CodeDeleted),
+		c("queued", "", "", ""),
+		c("sending", "", "", ""),
+		c("accepted", "", "", ""),
+	}, func(c httpcalltest.StatusCase) (*httptest.ResponseRecorder, *providertest.Sink) {
+		a, sink, _ := newAdapter(t, twiliotest.New(t), nil)
+		form := url.Values{"MessageSid": {"SM1"}, "MessageStatus": {c.Status}, "ErrorCode": {c.ErrorCode}}
+		return callback(a, twilio.StatusPath, form, testToken), sink
+	})
 }
 
 func TestInboundReachesTheSink(t *testing.T) {
@@ -268,7 +231,7 @@ func TestBadSignaturesAreRefused(t *testing.T) {
 		},
 		"not base64": func() *http.Request { return post(twilio.StatusPath, form, "!!!") },
 	} {
-		w := serve(a, req())
+		w := httpcalltest.Serve(a, req())
 		if w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), "INVALID_SIGNATURE") {
 			t.Errorf("%s: %d %s", name, w.Code, w.Body)
 		}

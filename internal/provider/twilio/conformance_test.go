@@ -2,19 +2,14 @@ package twilio_test
 
 import (
 	"context"
-	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
-	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
 	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 	"github.com/msgsvc/msgsvc/internal/provider/twilio"
 	"github.com/msgsvc/msgsvc/internal/provider/twilio/twiliotest"
@@ -43,42 +38,29 @@ func TestConformance(t *testing.T) {
 				return 0, "", nil, false
 			})
 			cfg := twilio.Config{AccountSID: testSID, AuthToken: testToken, From: "+15017122661", APIURL: p.URL,
-				PublicURL: testPublic, Tuning: httpcall.Tuning{RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond}}
-			a, err := typ.Build(context.Background(), "twilio-conformance", cfg, provider.Deps{Sink: sink, Log: slog.New(slog.DiscardHandler)})
+				PublicURL: testPublic, Tuning: httpcalltest.Fast}
+			a, err := typ.Build(context.Background(), "twilio-conformance", cfg, httpcalltest.Quiet(sink))
 			if err != nil {
 				t.Fatal(err)
 			}
-			var seq atomic.Int64
-			msg := func(to string) provider.Outbound {
-				return provider.Outbound{ID: fmt.Sprintf("msg_%d", seq.Add(1)), To: to, Channel: domain.SMS, Body: "hello",
-					Env: domain.Live, ExpiresAt: time.Now().Add(time.Hour)}
-			}
-			return providertest.Instance{Adapter: a,
-				Accept:    func(i int) provider.Outbound { return msg(fmt.Sprintf("4477009%05d", i)) },
-				Temporary: func() provider.Outbound { return msg(busyTo) },
-				Permanent: func() provider.Outbound { return msg(badTo) },
-				Report: func(t *testing.T, m provider.Outbound, r provider.Result) {
-					w := callback(a, twilio.StatusPath, url.Values{"MessageSid": {r.Ref}, "MessageStatus": {"delivered"},
-						"AccountSid": {testSID}, "To": {"+" + strings.TrimPrefix(m.To, "+")}}, testToken)
-					if w.Code/100 != 2 {
-						t.Fatalf("status callback answered %d: %s", w.Code, w.Body)
-					}
-				},
-			}
+			return httpcalltest.Instance(a, busyTo, badTo, func(t *testing.T, m provider.Outbound, r provider.Result) {
+				w := callback(a, twilio.StatusPath, url.Values{"MessageSid": {r.Ref}, "MessageStatus": {"delivered"},
+					"AccountSid": {testSID}, "To": {"+" + strings.TrimPrefix(m.To, "+")}}, testToken)
+				if w.Code/100 != 2 {
+					t.Fatalf("status callback answered %d: %s", w.Code, w.Body)
+				}
+			})
 		}})
 }
 
 // callback posts a form to the adapter's webhook at path, signed with
 // token over the public URL ("" token: unsigned).
 func callback(a provider.Adapter, path string, form url.Values, token string) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	sig := ""
 	if token != "" {
-		req.Header.Set("X-Twilio-Signature", twilio.Sign(token, testPublic+path, form))
+		sig = twilio.Sign(token, testPublic+path, form)
 	}
-	w := httptest.NewRecorder()
-	provider.CapabilitiesOf(a).Webhook.Webhook().ServeHTTP(w, req)
-	return w
+	return httpcalltest.Serve(a, post(path, form, sig))
 }
 
 func post(path string, form url.Values, sig string) *http.Request {
@@ -88,10 +70,4 @@ func post(path string, form url.Values, sig string) *http.Request {
 		req.Header.Set("X-Twilio-Signature", sig)
 	}
 	return req
-}
-
-func serve(a provider.Adapter, req *http.Request) *httptest.ResponseRecorder {
-	w := httptest.NewRecorder()
-	provider.CapabilitiesOf(a).Webhook.Webhook().ServeHTTP(w, req)
-	return w
 }

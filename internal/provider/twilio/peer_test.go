@@ -2,10 +2,7 @@ package twilio_test
 
 import (
 	"bytes"
-	"context"
-	"log/slog"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 
@@ -13,7 +10,6 @@ import (
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
-	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 	"github.com/msgsvc/msgsvc/internal/provider/twilio"
 )
 
@@ -22,10 +18,7 @@ import (
 // it: see .ci/run and ../shared/peers/twilio/README.md): no 422, a 201
 // with a message SID.
 func TestPeerEveryKindPassesValidation(t *testing.T) {
-	base := os.Getenv("MSGSVC_TEST_TWILIO_API_URL")
-	if base == "" {
-		t.Skip("set MSGSVC_TEST_TWILIO_API_URL to Prism serving Twilio's document with --errors (e.g. http://127.0.0.1:16110)")
-	}
+	base := httpcalltest.Peer(t, "MSGSVC_TEST_TWILIO_API_URL", twilioPrism)
 	for _, c := range []struct {
 		name string
 		tune func(*twilio.Config)
@@ -55,17 +48,11 @@ func TestPeerEveryKindPassesValidation(t *testing.T) {
 			if c.tune != nil {
 				c.tune(&cfg)
 			}
-			a, err := twilio.New(cfg, provider.Deps{Sink: &providertest.Sink{}, Version: "0.5.0-dev"},
-				httpcall.Deps{HTTP: &http.Client{Transport: rec}, Log: slog.New(slog.DiscardHandler)})
+			a, err := twilio.New(cfg, httpcalltest.PeerDeps(), rec.Deps())
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.msg.Channel, c.msg.Env = domain.SMS, domain.Live
-			res := a.Submit(context.Background(), []provider.Outbound{c.msg})
-			if res[0].Err != nil || !strings.HasPrefix(res[0].Ref, "SM") {
-				t.Errorf("%+v %v", res[0], res[0].Err)
-			}
-			rec.CheckOurs(t)
+			rec.SubmitOne(t, a, c.msg, func(ref string) bool { return strings.HasPrefix(ref, "SM") })
 		})
 	}
 }
@@ -73,20 +60,11 @@ func TestPeerEveryKindPassesValidation(t *testing.T) {
 // The check above can fail: a request the document refuses is seen as
 // ours (a send without To).
 func TestPeerSeesOurViolations(t *testing.T) {
-	base := os.Getenv("MSGSVC_TEST_TWILIO_API_URL")
-	if base == "" {
-		t.Skip("set MSGSVC_TEST_TWILIO_API_URL to Prism serving Twilio's document with --errors (e.g. http://127.0.0.1:16110)")
-	}
-	rec := &httpcalltest.Recorder{}
+	base := httpcalltest.Peer(t, "MSGSVC_TEST_TWILIO_API_URL", twilioPrism)
 	req, _ := http.NewRequest(http.MethodPost, base+"/2010-04-01/Accounts/"+testSID+"/Messages.json", strings.NewReader("From=%2B15017122661&Body=hi"))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.SetBasicAuth(testSID, testToken)
-	resp, err := (&http.Client{Transport: rec}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if a := rec.Answers()[0]; a.Status != 422 {
-		t.Fatalf("a send without To: %d %s", a.Status, a.Body)
-	}
+	(&httpcalltest.Recorder{}).Refuses(t, req, 422, "a send without To")
 }
+
+const twilioPrism = "Prism serving Twilio's document with --errors (e.g. http://127.0.0.1:16110)"

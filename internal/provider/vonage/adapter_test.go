@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -16,6 +15,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
 	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 	"github.com/msgsvc/msgsvc/internal/provider/vonage"
 	"github.com/msgsvc/msgsvc/internal/provider/vonage/vonagetest"
@@ -31,8 +31,7 @@ func newAdapter(t *testing.T, p *vonagetest.Server, tune func(*vonage.Config)) (
 		tune(&cfg)
 	}
 	sink := &providertest.Sink{}
-	a, err := vonage.New(cfg, provider.Deps{Sink: sink}, httpcall.Deps{Now: func() time.Time { return t0 },
-		Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }, Log: slog.New(slog.DiscardHandler)})
+	a, err := vonage.New(cfg, provider.Deps{Sink: sink}, httpcalltest.NewClock(t0).Deps())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,38 +111,23 @@ func TestAnswersMapToErrors(t *testing.T) {
 }
 
 func TestStatusMapping(t *testing.T) {
-	for _, c := range []struct {
-		status, errCode string
-		want            domain.Status
-		code            string
-	}{
-		{"accepted", "0", domain.Sent, ""},
-		{"buffered", "0", domain.Sent, ""},
-		{"delivered", "0", domain.Delivered, ""},
-		{"expired", "1", domain.Failed, domain.CodeExpired},
-		{"failed", "9", domain.Failed, domain.CodeInvalidNumber},
-		{"failed", "2", domain.Failed, domain.CodeUndelivered},
-		{"failed", "", domain.Failed, domain.CodeUndelivered},
-		{"rejected", "6", domain.Failed, domain.CodeRejected},
-		{"rejected", "", domain.Failed, domain.CodeRejected},
-		{"unknown", "1", domain.Failed, domain.CodeUnknown},
-		{"something new", "0", "", ""},
-	} {
+	c := httpcalltest.Case
+	httpcalltest.CheckStatuses(t, "0A01", http.StatusNoContent, []httpcalltest.StatusCase{
+		c("accepted", "0", domain.Sent, ""),
+		c("buffered", "0", domain.Sent, ""),
+		c("delivered", "0", domain.Delivered, ""),
+		c("expired", "1", domain.Failed, domain.CodeExpired),
+		c("failed", "9", domain.Failed, domain.CodeInvalidNumber),
+		c("failed", "2", domain.Failed, domain.CodeUndelivered),
+		c("failed", "", domain.Failed, domain.CodeUndelivered),
+		c("rejected", "6", domain.Failed, domain.CodeRejected),
+		c("rejected", "", domain.Failed, domain.CodeRejected),
+		c("unknown", "1", domain.Failed, domain.CodeUnknown),
+		c("something new", "0", "", ""),
+	}, func(c httpcalltest.StatusCase) (*httptest.ResponseRecorder, *providertest.Sink) {
 		a, sink := newAdapter(t, vonagetest.New(t), nil)
-		if w := callback(a, vonage.StatusPath, receipt("0A01", "447700900123", c.status, c.errCode, t0), "md5hash", ""); w.Code != 204 {
-			t.Fatalf("%s: %d %s", c.status, w.Code, w.Body)
-		}
-		got, _ := sink.Got()
-		if c.want == "" {
-			if len(got) != 0 {
-				t.Errorf("%s: reported %+v", c.status, got)
-			}
-			continue
-		}
-		if len(got) != 1 || got[0].Ref != "0A01" || got[0].Status != c.want || got[0].ErrorCode != c.code {
-			t.Errorf("%s/%s: %+v, want %s %s", c.status, c.errCode, got, c.want, c.code)
-		}
-	}
+		return callback(a, vonage.StatusPath, receipt("0A01", "447700900123", c.Status, c.ErrorCode, t0), "md5hash", ""), sink
+	})
 }
 
 // Every signature method of the dashboard is checked, for a form and for

@@ -2,20 +2,16 @@ package vonage_test
 
 import (
 	"context"
-	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
-	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
 	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 	"github.com/msgsvc/msgsvc/internal/provider/vonage"
 	"github.com/msgsvc/msgsvc/internal/provider/vonage/vonagetest"
@@ -44,27 +40,17 @@ func TestConformance(t *testing.T) {
 				return 0, "", nil, false
 			})
 			cfg := vonage.Config{APIKey: testKey, APISecret: testSecret, SignatureSecret: testSigSec, From: "AcmeInc",
-				APIURL: p.URL, Tuning: httpcall.Tuning{RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond}}
-			a, err := typ.Build(context.Background(), "vonage-conformance", cfg, provider.Deps{Sink: sink, Log: slog.New(slog.DiscardHandler)})
+				APIURL: p.URL, Tuning: httpcalltest.Fast}
+			a, err := typ.Build(context.Background(), "vonage-conformance", cfg, httpcalltest.Quiet(sink))
 			if err != nil {
 				t.Fatal(err)
 			}
-			var seq atomic.Int64
-			msg := func(to string) provider.Outbound {
-				return provider.Outbound{ID: fmt.Sprintf("msg_%d", seq.Add(1)), To: to, Channel: domain.SMS, Body: "hello",
-					Env: domain.Live, ExpiresAt: time.Now().Add(time.Hour)}
-			}
-			return providertest.Instance{Adapter: a,
-				Accept:    func(i int) provider.Outbound { return msg(fmt.Sprintf("4477009%05d", i)) },
-				Temporary: func() provider.Outbound { return msg(busyTo) },
-				Permanent: func() provider.Outbound { return msg(badTo) },
-				Report: func(t *testing.T, m provider.Outbound, r provider.Result) {
-					w := callback(a, vonage.StatusPath, receipt(r.Ref, m.To, "delivered", "0", time.Now()), "md5hash", "")
-					if w.Code/100 != 2 {
-						t.Fatalf("receipt answered %d: %s", w.Code, w.Body)
-					}
-				},
-			}
+			return httpcalltest.Instance(a, busyTo, badTo, func(t *testing.T, m provider.Outbound, r provider.Result) {
+				w := callback(a, vonage.StatusPath, receipt(r.Ref, m.To, "delivered", "0", time.Now()), "md5hash", "")
+				if w.Code/100 != 2 {
+					t.Fatalf("receipt answered %d: %s", w.Code, w.Body)
+				}
+			})
 		}})
 }
 
@@ -92,7 +78,5 @@ func callback(a provider.Adapter, path string, params map[string]string, method,
 	}
 	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(f.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	w := httptest.NewRecorder()
-	provider.CapabilitiesOf(a).Webhook.Webhook().ServeHTTP(w, req)
-	return w
+	return httpcalltest.Serve(a, req)
 }
