@@ -91,7 +91,7 @@ func Defaults(name, typ, apiURL, defaultAPI, publicURL string) (string, string, 
 // has alike: a name, nothing to start (the platform is reached per
 // request), idle connections to let go at stop, the health of its calls,
 // the Sink of its callbacks and its User-Agent. An adapter embeds it and
-// adds Submit and Webhook.
+// gives it its send and receive.
 type Base struct {
 	// Call makes the adapter's requests.
 	Call *Client
@@ -101,17 +101,18 @@ type Base struct {
 	UserAgent string
 	name      string
 	send      func(context.Context, provider.Outbound) provider.Result
+	receive   func(http.ResponseWriter, *http.Request, []byte)
 }
 
 // NewBase makes the Base of the adapter named name, calling with c.
 func NewBase(name string, c *Client) Base { return Base{Call: c, name: name, UserAgent: "msgsvc"} }
 
 // Open makes the Base of adapter a, named name, of the platform peer
-// ("Twilio"): a Client tuned by t, the Sink and version of d, and send
-// for each message Submit takes. It returns a, or the first error (invalid
-// is the configuration's).
+// ("Twilio"): a Client tuned by t, the Sink and version of d, send for
+// each message Submit takes and receive for each callback's body. It
+// returns a, or the first error (invalid is the configuration's).
 func Open[A any](a *A, base *Base, invalid error, peer, name string, t Tuning, d provider.Deps, hc Deps,
-	send func(context.Context, provider.Outbound) provider.Result) (*A, error) {
+	send func(context.Context, provider.Outbound) provider.Result, receive func(http.ResponseWriter, *http.Request, []byte)) (*A, error) {
 	if invalid != nil {
 		return nil, invalid
 	}
@@ -119,7 +120,7 @@ func Open[A any](a *A, base *Base, invalid error, peer, name string, t Tuning, d
 		return nil, fmt.Errorf("%s: no sink for statuses and replies", strings.ToLower(peer))
 	}
 	*base = NewBase(name, New(t.Settings(peer, name), hc))
-	base.Sink, base.send = d.Sink, send
+	base.Sink, base.send, base.receive = d.Sink, send, receive
 	if d.Version != "" {
 		base.UserAgent += "/" + d.Version
 	}
@@ -149,6 +150,16 @@ func (b Base) Stop(context.Context) error {
 
 // Health is one line for /readyz.
 func (b Base) Health() provider.Health { return b.Call.Health() }
+
+// Webhook is the receiver of the platform's callbacks: a POST whose body
+// the adapter's receive checks and records.
+func (b Base) Webhook() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if body, ok := ReadCallback(w, r); ok {
+			b.receive(w, r, body)
+		}
+	})
+}
 
 // Header is a request's header: a body of contentType, an answer in
 // JSON, the User-Agent and the credentials in auth (an Authorization

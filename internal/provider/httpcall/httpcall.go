@@ -236,27 +236,35 @@ func (c *Client) Close() { c.http.CloseIdleConnections() }
 // Each runs send for every message, Concurrency at a time, and returns
 // the results in order, counting the outcomes.
 func (c *Client) Each(ctx context.Context, msgs []provider.Outbound, send func(context.Context, provider.Outbound) provider.Result) []provider.Result {
+	return Parallel(ctx, c.s.Concurrency, msgs, func(ctx context.Context, m provider.Outbound) provider.Result {
+		r := provider.Result{Err: oversizePart(m)}
+		if r.Err == nil {
+			r = send(ctx, m)
+		}
+		switch {
+		case r.Err == nil:
+			c.Counts.Sent.Add(1)
+		case r.Err.Temporary:
+			c.Counts.Failed.Add(1)
+		default:
+			c.Counts.Refused.Add(1)
+		}
+		return r
+	})
+}
+
+// Parallel runs send for every message, n at a time, and returns the
+// results in order.
+func Parallel(ctx context.Context, n int, msgs []provider.Outbound, send func(context.Context, provider.Outbound) provider.Result) []provider.Result {
 	out := make([]provider.Result, len(msgs))
-	sem := make(chan struct{}, c.s.Concurrency)
+	sem := make(chan struct{}, max(n, 1))
 	var wg sync.WaitGroup
 	for i := range msgs {
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			r := provider.Result{Err: oversizePart(msgs[i])}
-			if r.Err == nil {
-				r = send(ctx, msgs[i])
-			}
-			switch {
-			case r.Err == nil:
-				c.Counts.Sent.Add(1)
-			case r.Err.Temporary:
-				c.Counts.Failed.Add(1)
-			default:
-				c.Counts.Refused.Add(1)
-			}
-			out[i] = r
+			out[i] = send(ctx, msgs[i])
 		}()
 	}
 	wg.Wait()

@@ -62,7 +62,7 @@ type Adapter struct {
 func New(cfg Config, d provider.Deps, hc httpcall.Deps) (*Adapter, error) {
 	key, _ := publicKey(cfg.PublicKey)
 	a := &Adapter{cfg: cfg.withDefaults(), key: key}
-	return httpcall.Open(a, &a.Base, cfg.Validate(), "Telnyx", a.cfg.Name, a.cfg.Tuning, d, hc, a.send)
+	return httpcall.Open(a, &a.Base, cfg.Validate(), "Telnyx", a.cfg.Name, a.cfg.Tuning, d, hc, a.send, a.receive)
 }
 
 // request is the body of POST /v2/messages.

@@ -16,12 +16,6 @@ import (
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
 
-// Webhook is the receiver of Telnyx's webhooks, mounted at WebhookPath.
-// Each must carry telnyx-signature-ed25519 over telnyx-timestamp|body
-// under the account's public key, with a timestamp within 5 minutes;
-// anything else is refused with 401 and nothing is recorded.
-func (a *Adapter) Webhook() http.Handler { return http.HandlerFunc(a.serveWebhook) }
-
 // event is the part of a messaging webhook msgsvc reads.
 type event struct {
 	Data struct {
@@ -44,11 +38,11 @@ type event struct {
 	} `json:"data"`
 }
 
-func (a *Adapter) serveWebhook(w http.ResponseWriter, r *http.Request) {
-	body, ok := httpcall.ReadCallback(w, r)
-	if !ok {
-		return
-	}
+// receive takes Telnyx's webhooks, mounted at WebhookPath.
+// Each must carry telnyx-signature-ed25519 over telnyx-timestamp|body
+// under the account's public key, with a timestamp within 5 minutes;
+// anything else is refused with 401 and nothing is recorded.
+func (a *Adapter) receive(w http.ResponseWriter, r *http.Request, body []byte) {
 	if why := a.verify(r.Header.Get("telnyx-signature-ed25519"), r.Header.Get("telnyx-timestamp"), body); why != "" {
 		a.Call.Unsigned(w, r, why)
 		return

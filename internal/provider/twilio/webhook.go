@@ -17,16 +17,10 @@ import (
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
 
-// Webhook is the receiver of Twilio's callbacks, mounted at StatusPath and
+// receive takes Twilio's callbacks, mounted at StatusPath and
 // InboundPath. Each must carry X-Twilio-Signature over PublicURL+path and
 // the form; anything else is refused with 401 and nothing is recorded.
-func (a *Adapter) Webhook() http.Handler { return http.HandlerFunc(a.serveCallback) }
-
-func (a *Adapter) serveCallback(w http.ResponseWriter, r *http.Request) {
-	body, ok := httpcall.ReadCallback(w, r)
-	if !ok {
-		return
-	}
+func (a *Adapter) receive(w http.ResponseWriter, r *http.Request, body []byte) {
 	form, err := url.ParseQuery(string(body))
 	if err != nil {
 		httpcall.Problem(w, http.StatusBadRequest, "VALIDATION_ERROR", "The callback is not a form.")

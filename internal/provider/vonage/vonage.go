@@ -64,7 +64,7 @@ type Adapter struct {
 // client and the waits (tests).
 func New(cfg Config, d provider.Deps, hc httpcall.Deps) (*Adapter, error) {
 	a := &Adapter{cfg: cfg.withDefaults()}
-	return httpcall.Open(a, &a.Base, cfg.Validate(), "Vonage", a.cfg.Name, a.cfg.Tuning, d, hc, a.send)
+	return httpcall.Open(a, &a.Base, cfg.Validate(), "Vonage", a.cfg.Name, a.cfg.Tuning, d, hc, a.send, a.receive)
 }
 
 // answer is the SMS API's answer: 200 even when a message was refused,

@@ -27,18 +27,12 @@ import (
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
 
-// Webhook is the receiver of Vonage's delivery receipts (StatusPath) and
+// receive takes Vonage's delivery receipts (StatusPath) and
 // inbound SMS (InboundPath), as a POST form or POST JSON. Each must be
 // signed (sig over the other parameters with the signature secret, by the
 // configured method) with a timestamp within 5 minutes; anything else is
 // refused with 401 and nothing is recorded.
-func (a *Adapter) Webhook() http.Handler { return http.HandlerFunc(a.serveWebhook) }
-
-func (a *Adapter) serveWebhook(w http.ResponseWriter, r *http.Request) {
-	body, ok := httpcall.ReadCallback(w, r)
-	if !ok {
-		return
-	}
+func (a *Adapter) receive(w http.ResponseWriter, r *http.Request, body []byte) {
 	params, err := readParams(r.Header.Get("Content-Type"), body)
 	if err != nil {
 		httpcall.Problem(w, http.StatusBadRequest, "VALIDATION_ERROR", "The callback is neither a form nor a JSON object.")

@@ -86,19 +86,7 @@ func (c *Client) Close(context.Context) error {
 // cap) and returns one result per message, in order: the platform's
 // message id (wamid) as Ref, or the error.
 func (c *Client) Submit(ctx context.Context, msgs []provider.Outbound) []provider.Result {
-	out := make([]provider.Result, len(msgs))
-	sem := make(chan struct{}, c.cfg.Concurrency)
-	var wg sync.WaitGroup
-	for i := range msgs {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			out[i] = c.send(ctx, msgs[i])
-		}()
-	}
-	wg.Wait()
-	return out
+	return httpcall.Parallel(ctx, c.cfg.Concurrency, msgs, c.send)
 }
 
 func (c *Client) send(ctx context.Context, m provider.Outbound) provider.Result {

@@ -5,11 +5,12 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
 
 // maxNotification bounds a webhook body; the platform's batches are far
@@ -31,7 +32,7 @@ func (rc receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc.notify(w, r)
 	default:
 		w.Header().Set("Allow", "GET, POST")
-		writeProblem(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "This path takes GET and POST.")
+		httpcall.Problem(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "This path takes GET and POST.")
 	}
 }
 
@@ -42,7 +43,7 @@ func (rc receiver) verify(w http.ResponseWriter, r *http.Request) {
 	token := q.Get("hub.verify_token")
 	if q.Get("hub.mode") != "subscribe" || subtle.ConstantTimeCompare([]byte(token), []byte(rc.c.cfg.VerifyToken)) != 1 {
 		rc.c.log.Warn("whatsapp webhook verification refused: wrong mode or verify token", "provider", rc.c.cfg.Name)
-		writeProblem(w, http.StatusForbidden, "FORBIDDEN", "The verification request does not carry this node's verify token.")
+		httpcall.Problem(w, http.StatusForbidden, "FORBIDDEN", "The verification request does not carry this node's verify token.")
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -59,22 +60,22 @@ func (rc receiver) notify(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeProblem(w, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "The notification is larger than 1 MiB.")
+			httpcall.Problem(w, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "The notification is larger than 1 MiB.")
 			return
 		}
-		writeProblem(w, http.StatusBadRequest, "VALIDATION_ERROR", "The notification body could not be read.")
+		httpcall.Problem(w, http.StatusBadRequest, "VALIDATION_ERROR", "The notification body could not be read.")
 		return
 	}
 	if !validSignature(r.Header.Get("X-Hub-Signature-256"), body, c.cfg.AppSecret) {
 		c.counts.badSignatures.Add(1)
 		c.log.Warn("whatsapp webhook with a missing or wrong X-Hub-Signature-256: ignored", "provider", c.cfg.Name,
 			"remote", r.RemoteAddr)
-		writeProblem(w, http.StatusUnauthorized, "INVALID_SIGNATURE", "X-Hub-Signature-256 is missing or does not match the body.")
+		httpcall.Problem(w, http.StatusUnauthorized, "INVALID_SIGNATURE", "X-Hub-Signature-256 is missing or does not match the body.")
 		return
 	}
 	p, err := parse(body, c.cfg.APIURL, c.now().UTC())
 	if err != nil {
-		writeProblem(w, http.StatusBadRequest, "VALIDATION_ERROR", "The body is not a WhatsApp Business Account notification.")
+		httpcall.Problem(w, http.StatusBadRequest, "VALIDATION_ERROR", "The body is not a WhatsApp Business Account notification.")
 		return
 	}
 	c.counts.notifications.Add(1)
@@ -99,7 +100,7 @@ func (rc receiver) notify(w http.ResponseWriter, r *http.Request) {
 func (rc receiver) failed(w http.ResponseWriter, what string, err error) {
 	rc.c.log.Error("whatsapp notification not stored; the platform will send it again", "provider", rc.c.cfg.Name,
 		"what", what, "err", err)
-	writeProblem(w, http.StatusInternalServerError, "INTERNAL", "The notification could not be stored; send it again.")
+	httpcall.Problem(w, http.StatusInternalServerError, "INTERNAL", "The notification could not be stored; send it again.")
 }
 
 // validSignature checks X-Hub-Signature-256: "sha256=" and the hex
@@ -126,23 +127,4 @@ func mac(body []byte, secret string) []byte {
 	h := hmac.New(sha256.New, []byte(secret))
 	h.Write(body)
 	return h.Sum(nil)
-}
-
-// writeProblem answers as the API does everywhere: RFC 9457 problem+json
-// with a code of its catalogue (internal/api/problem.go) and the request id
-// the API's middleware set.
-func writeProblem(w http.ResponseWriter, status int, code, detail string) {
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Code: code,
-		Detail: detail, RequestID: w.Header().Get("X-Request-Id")})
-}
-
-type problem struct {
-	Type      string `json:"type"`
-	Title     string `json:"title"`
-	Status    int    `json:"status"`
-	Code      string `json:"code"`
-	Detail    string `json:"detail"`
-	RequestID string `json:"requestId,omitempty"`
 }
