@@ -36,14 +36,9 @@ func TestConformance(t *testing.T) {
 	providertest.Run(t, providertest.Harness{Name: "telnyx-conformance", Can: typ.Can,
 		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
 			p := telnyxtest.New(t)
-			p.SetAnswer(func(b map[string]any) (int, string, http.Header, bool) {
-				switch b["to"] {
-				case busyTo:
-					return 503, telnyxtest.Error("10007", "Unexpected error"), nil, true
-				case badTo:
-					return 400, telnyxtest.Error("40310", "Invalid 'to' address"), nil, true
-				}
-				return 0, "", nil, false
+			p.AnswerTo(func(b map[string]any) string { s, _ := b["to"].(string); return s }, map[string]httpcalltest.Canned{
+				busyTo: {Status: 503, Body: telnyxtest.Error("10007", "Unexpected error")},
+				badTo:  {Status: 400, Body: telnyxtest.Error("40310", "Invalid 'to' address")},
 			})
 			cfg := telnyx.Config{APIKey: "KEYtest", PublicKey: publicKey(), From: "+18445550001", APIURL: p.URL, Tuning: httpcalltest.Fast}
 			a, err := typ.Build(context.Background(), "telnyx-conformance", cfg, httpcalltest.Quiet(sink))

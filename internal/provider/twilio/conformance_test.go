@@ -28,14 +28,9 @@ func TestConformance(t *testing.T) {
 	providertest.Run(t, providertest.Harness{Name: "twilio-conformance", Can: typ.Can,
 		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
 			p := twiliotest.New(t)
-			p.SetAnswer(func(f url.Values) (int, string, http.Header, bool) {
-				switch f.Get("To") {
-				case busyTo:
-					return 503, `{"code":20503,"message":"Service unavailable"}`, nil, true
-				case badTo:
-					return 400, twiliotest.Error(21211, "The 'To' number is not a valid phone number."), nil, true
-				}
-				return 0, "", nil, false
+			p.AnswerTo(func(f url.Values) string { return f.Get("To") }, map[string]httpcalltest.Canned{
+				busyTo: {Status: 503, Body: `{"code":20503,"message":"Service unavailable"}`},
+				badTo:  {Status: 400, Body: twiliotest.Error(21211, "The 'To' number is not a valid phone number.")},
 			})
 			cfg := twilio.Config{AccountSID: testSID, AuthToken: testToken, From: "+15017122661", APIURL: p.URL,
 				PublicURL: testPublic, Tuning: httpcalltest.Fast}

@@ -30,14 +30,9 @@ func TestConformance(t *testing.T) {
 	providertest.Run(t, providertest.Harness{Name: "vonage-conformance", Can: typ.Can,
 		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
 			p := vonagetest.New(t)
-			p.SetAnswer(func(f url.Values) (int, string, http.Header, bool) {
-				switch f.Get("to") {
-				case busyTo:
-					return 200, vonagetest.Refused(busyTo, "1", "Throughput Rate Exceeded"), nil, true
-				case badTo:
-					return 200, vonagetest.Refused(badTo, "6", "Unroutable message"), nil, true
-				}
-				return 0, "", nil, false
+			p.AnswerTo(func(f url.Values) string { return f.Get("to") }, map[string]httpcalltest.Canned{
+				busyTo: {Status: 200, Body: vonagetest.Refused(busyTo, "1", "Throughput Rate Exceeded")},
+				badTo:  {Status: 200, Body: vonagetest.Refused(badTo, "6", "Unroutable message")},
 			})
 			cfg := vonage.Config{APIKey: testKey, APISecret: testSecret, SignatureSecret: testSigSec, From: "AcmeInc",
 				APIURL: p.URL, Tuning: httpcalltest.Fast}

@@ -79,3 +79,18 @@ func (f *Fake[T]) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	f.p.Accept(w, r, body, n)
 }
+
+// Canned is an answer a stand-in is told to give.
+type Canned struct {
+	Status int
+	Body   string
+}
+
+// AnswerTo makes the stand-in answer a send whose key (its recipient) is
+// in answers with that answer, and the others as the platform does.
+func (f *Fake[T]) AnswerTo(key func(body T) string, answers map[string]Canned) {
+	f.SetAnswer(func(body T) (int, string, http.Header, bool) {
+		c, ok := answers[key(body)]
+		return c.Status, c.Body, nil, ok
+	})
+}
