@@ -1,9 +1,12 @@
-// Package httpcall is what the HTTP messaging adapters (Twilio, Telnyx,
-// Vonage) share: one request to the provider with a per-request timeout,
-// retried with backoff after transient errors, a rate limit (429 and its
-// Retry-After) honoured for every later request too, and the counters that
-// make an adapter's health line. Each adapter keeps its own payloads, its
-// error codes and its callbacks.
+// Package httpcall is the one call layer of the adapters over HTTP:
+// Exchange makes one request (its timeout, headers, a body read up to
+// MaxAnswer) for all five (Twilio, Telnyx, Vonage, WhatsApp, RBM). The
+// Client adds what the SMS APIs share: a status-code table of verdicts,
+// retries with the one backoff policy, a rate limit (429 and its
+// Retry-After) honoured for every later request too, refused credentials
+// shown in health, and the counters of an adapter's health line. Base is
+// an adapter's common part; each adapter keeps its payloads, its error
+// codes and its callbacks.
 package httpcall
 
 import (
