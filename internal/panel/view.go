@@ -203,6 +203,14 @@ var notices = map[string]string{
 	"smppRemoved":     "The SMPP user was removed and its binds closed.",
 }
 
+// shownEnv is the environment a page shows: live unless ?environment=test.
+func shownEnv(r *http.Request) domain.Environment {
+	if r.URL.Query().Get("environment") == "test" {
+		return domain.Test
+	}
+	return domain.Live
+}
+
 func notice(r *http.Request) string { return notices[r.URL.Query().Get("done")] }
 
 // fieldErrors maps a validation error's fields to the form's input names
