@@ -35,6 +35,16 @@ func (v *view) Err(name string) string { return v.Errors[name] }
 // Val is the value to show again in an input after a refused form.
 func (v *view) Val(name string) string { return v.Form[name] }
 
+// Input is the view for a shared form input whose id is id.
+func (v *view) Input(id string) input { return input{ID: id, view: v} }
+
+// input is a form input of a page: its id, and the page's view for its
+// error and the value to show again.
+type input struct {
+	ID string
+	*view
+}
+
 // Can reports whether the signed-in user's role reaches role.
 func (v *view) Can(role string) bool { return v.S != nil && v.S.Actor.Can(role) }
 
