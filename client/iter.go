@@ -9,45 +9,52 @@ import (
 // Messages iterates over the message list, page after page, newest first.
 // An error ends the iteration after it is yielded.
 func (c *Client) Messages(ctx context.Context, o ListOptions) iter.Seq2[Message, error] {
-	return func(yield func(Message, error) bool) {
-		for {
-			p, err := c.ListMessages(ctx, o)
-			if err != nil {
-				yield(Message{}, err)
-				return
-			}
-			for _, m := range p.Messages {
-				if !yield(m, nil) {
-					return
-				}
-			}
-			if p.NextCursor == "" {
-				return
-			}
-			o.Cursor = p.NextCursor
+	return pages(func(cursor string) ([]Message, string, error) {
+		if cursor != "" {
+			o.Cursor = cursor
 		}
-	}
+		p, err := c.ListMessages(ctx, o)
+		if err != nil {
+			return nil, "", err
+		}
+		return p.Messages, p.NextCursor, nil
+	})
 }
 
 // CampaignMessages iterates over every message of a campaign.
 func (c *Client) CampaignMessages(ctx context.Context, campaignID string) iter.Seq2[Message, error] {
-	return func(yield func(Message, error) bool) {
+	return pages(func(cursor string) ([]Message, string, error) {
+		p, err := c.Campaign(ctx, campaignID, 1000, cursor)
+		if err != nil {
+			return nil, "", err
+		}
+		return p.Messages, p.NextCursor, nil
+	})
+}
+
+// pages iterates over a list read page after page: fetch reads the page at
+// a cursor ("" for the first) and returns its items and the next page's
+// cursor ("" after the last). An error ends the iteration after it is
+// yielded.
+func pages[T any](fetch func(cursor string) ([]T, string, error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
 		cursor := ""
 		for {
-			p, err := c.Campaign(ctx, campaignID, 1000, cursor)
+			items, next, err := fetch(cursor)
 			if err != nil {
-				yield(Message{}, err)
+				var zero T
+				yield(zero, err)
 				return
 			}
-			for _, m := range p.Messages {
-				if !yield(m, nil) {
+			for _, it := range items {
+				if !yield(it, nil) {
 					return
 				}
 			}
-			if p.NextCursor == "" {
+			if next == "" {
 				return
 			}
-			cursor = p.NextCursor
+			cursor = next
 		}
 	}
 }
@@ -127,23 +134,11 @@ func (f *Feed) page(ctx context.Context, yield func(Event, error) bool, followin
 
 // OptOuts iterates over every number that opted out.
 func (c *Client) OptOuts(ctx context.Context) iter.Seq2[OptOut, error] {
-	return func(yield func(OptOut, error) bool) {
-		cursor := ""
-		for {
-			p, err := c.ListOptOuts(ctx, cursor)
-			if err != nil {
-				yield(OptOut{}, err)
-				return
-			}
-			for _, o := range p.OptOuts {
-				if !yield(o, nil) {
-					return
-				}
-			}
-			if p.NextCursor == "" {
-				return
-			}
-			cursor = p.NextCursor
+	return pages(func(cursor string) ([]OptOut, string, error) {
+		p, err := c.ListOptOuts(ctx, cursor)
+		if err != nil {
+			return nil, "", err
 		}
-	}
+		return p.OptOuts, p.NextCursor, nil
+	})
 }

@@ -3,10 +3,10 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -381,11 +381,7 @@ func waitSettled(ctx context.Context, t *testing.T, api *apiClient, rcv *receive
 // is still missing.
 func logPending(t *testing.T, rcv *receiver, msgs map[string]string, final map[string]settled, pending map[string]bool) {
 	t.Helper()
-	ids := make([]string, 0, len(pending))
-	for id := range pending {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
+	ids := slices.Sorted(maps.Keys(pending))
 	var ex []string
 	for _, id := range ids[:min(3, len(ids))] {
 		acked, seen := rcv.statuses(id)
@@ -404,11 +400,7 @@ func checkOutcomes(t *testing.T, rcv *receiver, msgs map[string]string, final ma
 	}
 
 	var problems []string
-	ids := make([]string, 0, len(msgs))
-	for id := range msgs {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
+	ids := slices.Sorted(maps.Keys(msgs))
 	for _, id := range ids {
 		to := msgs[id]
 		want := expectFor(to)
@@ -438,14 +430,7 @@ func checkOutcomes(t *testing.T, rcv *receiver, msgs map[string]string, final ma
 			}
 		}
 	}
-	const show = 30
-	for i, p := range problems {
-		if i == show {
-			t.Errorf("... and %d more problems", len(problems)-show)
-			break
-		}
-		t.Error(p)
-	}
+	report(t, problems)
 
 	// One webhook-id is one event: its retries carry the same content.
 	type content struct{ msgID, status, code string }

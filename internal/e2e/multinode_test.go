@@ -5,10 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -417,11 +417,7 @@ func checkHandOvers(ctx context.Context, t *testing.T, db *sql.DB, all, unknown 
 		}
 	}
 
-	ids := make([]string, 0, len(all))
-	for id := range all {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
+	ids := slices.Sorted(maps.Keys(all))
 	for _, id := range ids {
 		to := all[id]
 		r, inJournal := journal[id]

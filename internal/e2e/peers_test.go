@@ -51,16 +51,24 @@ type pgCluster struct {
 	as string
 }
 
+// peerBinary is the path the variable name gives (what it is, e.g. the
+// server's binary); the test is skipped when it is unset. peer names what
+// the test starts from it.
+func peerBinary(t *testing.T, name, what, peer string) string {
+	t.Helper()
+	bin := os.Getenv(name)
+	if bin == "" {
+		t.Skipf("set %s to %s to run this test; it starts a private %s and never touches the shared one", name, what, peer)
+	}
+	return bin
+}
+
 // startPGCluster makes and starts a cluster with trust authentication for
 // the user postgres on 127.0.0.1. It skips when pgBinEnv is unset and
 // fails when the binaries it names are not there.
 func startPGCluster(t *testing.T) *pgCluster {
 	t.Helper()
-	bin := os.Getenv(pgBinEnv)
-	if bin == "" {
-		t.Skipf("set %s to the PostgreSQL server binaries (e.g. /usr/lib/postgresql/15/bin) to run this test; "+
-			"it starts a private cluster and never touches the shared one", pgBinEnv)
-	}
+	bin := peerBinary(t, pgBinEnv, "the PostgreSQL server binaries (e.g. /usr/lib/postgresql/15/bin)", "cluster")
 	for _, b := range []string{"initdb", "pg_ctl", "postgres"} {
 		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
 			t.Fatalf("%s=%s: %v", pgBinEnv, bin, err)
@@ -172,11 +180,7 @@ type redisPeer struct {
 // startRedisPeer starts a server; it skips when redisServerEnv is unset.
 func startRedisPeer(t *testing.T) *redisPeer {
 	t.Helper()
-	bin := os.Getenv(redisServerEnv)
-	if bin == "" {
-		t.Skipf("set %s to a redis-server binary (e.g. /usr/bin/redis-server) to run this test; "+
-			"it starts a private server and never touches the shared one", redisServerEnv)
-	}
+	bin := peerBinary(t, redisServerEnv, "a redis-server binary (e.g. /usr/bin/redis-server)", "server")
 	r := &redisPeer{t: t, bin: bin, dir: t.TempDir(), port: fixedPort(t)}
 	t.Cleanup(func() {
 		if r.running() {

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
 // item is a row as a handler gets it: its id and the end of its lease.
@@ -206,16 +208,7 @@ func (f *fixture) leased(prefix string, n int) []item {
 	return out
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
+var waitFor = polltest.Until
 
 // Items handed over are handled without a claim: the only claim is the
 // one at start.

@@ -18,6 +18,17 @@ type keysOnly struct {
 	keys     []domain.APIKey
 }
 
+// ofAccount is what the fakes of one area list of an account's rows.
+func ofAccount[T any](all []T, accountID string, owner func(T) string) []T {
+	var out []T
+	for _, v := range all {
+		if owner(v) == accountID {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 func (f *keysOnly) Account(_ context.Context, id string) (domain.Account, error) {
 	if a, ok := f.accounts[id]; ok {
 		return a, nil
@@ -26,13 +37,7 @@ func (f *keysOnly) Account(_ context.Context, id string) (domain.Account, error)
 }
 
 func (f *keysOnly) Keys(_ context.Context, accountID string) ([]domain.APIKey, error) {
-	var out []domain.APIKey
-	for _, k := range f.keys {
-		if k.AccountID == accountID {
-			out = append(out, k)
-		}
-	}
-	return out, nil
+	return ofAccount(f.keys, accountID, func(k domain.APIKey) string { return k.AccountID }), nil
 }
 
 func (f *keysOnly) CreateKey(_ context.Context, k domain.APIKey) error {

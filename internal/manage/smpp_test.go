@@ -21,13 +21,7 @@ func (f *smppOnly) Account(_ context.Context, id string) (domain.Account, error)
 }
 
 func (f *smppOnly) SMPPUsers(_ context.Context, accountID string) ([]domain.SMPPUser, error) {
-	var out []domain.SMPPUser
-	for _, u := range f.users {
-		if u.AccountID == accountID {
-			out = append(out, u)
-		}
-	}
-	return out, nil
+	return ofAccount(f.users, accountID, func(u domain.SMPPUser) string { return u.AccountID }), nil
 }
 
 func (f *smppOnly) CreateSMPPUser(_ context.Context, u domain.SMPPUser) error {

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
-	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/media"
 	"github.com/msgsvc/msgsvc/internal/media/mediatest"
 	"github.com/msgsvc/msgsvc/internal/store"
@@ -23,15 +22,7 @@ import (
 
 var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 
-func newAccount(t *testing.T, st *store.Store) string {
-	t.Helper()
-	a := domain.Account{ID: id.New(id.Account, t0), Name: "A", Tier: "free", Currency: "USD", CountryCode: "1",
-		WebhookSecret: "s", CreatedAt: t0}
-	if err := st.CreateAccount(context.Background(), a); err != nil {
-		t.Fatal(err)
-	}
-	return a.ID
-}
+func newAccount(t *testing.T, st *store.Store) string { return storetest.NewAccount(t, st, t0) }
 
 func TestStore(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {

@@ -86,11 +86,7 @@ func (p *Panel) setAlerts(w http.ResponseWriter, r *http.Request, s *session) {
 		p.showAlerts(w, r, s, http.StatusBadRequest, &view{Errors: errs, Form: form})
 		return
 	}
-	if err != nil {
-		p.actionError(w, r, s, err)
-		return
-	}
-	http.Redirect(w, r, s.link("/settings/alerts?done=alerts"), http.StatusSeeOther)
+	p.finish(w, r, s, err, s.link("/settings/alerts?done=alerts"))
 }
 
 func (p *Panel) redeliverAlert(w http.ResponseWriter, r *http.Request, s *session) {

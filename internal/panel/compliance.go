@@ -79,11 +79,7 @@ func (p *Panel) addOptOut(w http.ResponseWriter, r *http.Request, s *session) {
 
 func (p *Panel) removeOptOut(w http.ResponseWriter, r *http.Request, s *session) {
 	env := r.PostForm.Get("environment")
-	if err := p.cfg.Manage.RemoveOptOut(r.Context(), s.Actor, s.Account, env, r.PathValue("phone")); err != nil {
-		p.actionError(w, r, s, err)
-		return
-	}
-	http.Redirect(w, r, s.link("/settings/compliance?environment="+url.QueryEscape(env)+"&done=optedIn"), http.StatusSeeOther)
+	p.finish(w, r, s, p.cfg.Manage.RemoveOptOut(r.Context(), s.Actor, s.Account, env, r.PathValue("phone")), s.link("/settings/compliance?environment="+url.QueryEscape(env)+"&done=optedIn"))
 }
 
 func (p *Panel) setCompliance(w http.ResponseWriter, r *http.Request, s *session) {
@@ -105,9 +101,5 @@ func (p *Panel) setCompliance(w http.ResponseWriter, r *http.Request, s *session
 		p.showCompliance(w, r, s, http.StatusBadRequest, &view{Errors: errs, Form: form}, "", "")
 		return
 	}
-	if err != nil {
-		p.actionError(w, r, s, err)
-		return
-	}
-	http.Redirect(w, r, s.link("/settings/compliance?done=compliance"), http.StatusSeeOther)
+	p.finish(w, r, s, err, s.link("/settings/compliance?done=compliance"))
 }

@@ -24,10 +24,7 @@ func (p *Panel) balancePage(w http.ResponseWriter, r *http.Request, s *session) 
 	if !p.needAccount(w, r, s) {
 		return
 	}
-	env := domain.Live
-	if r.URL.Query().Get("environment") == "test" {
-		env = domain.Test
-	}
+	env := shownEnv(r)
 	b, err := p.cfg.Manage.Balance(r.Context(), s.Actor, s.Account, r.URL.Query().Get("before"), env)
 	if err != nil {
 		p.actionError(w, r, s, err)
@@ -132,25 +129,23 @@ func (p *Panel) approve(w http.ResponseWriter, r *http.Request, s *session) {
 		p.showOperator(w, r, s, http.StatusBadRequest, &view{Errors: errs})
 		return
 	}
-	if err != nil {
-		p.actionError(w, r, s, err)
-		return
-	}
-	http.Redirect(w, r, "/operator?done=approved", http.StatusSeeOther)
+	p.finish(w, r, s, err, "/operator?done=approved")
 }
 
 func (p *Panel) reject(w http.ResponseWriter, r *http.Request, s *session) {
 	id := r.PathValue("id")
 	_, err := p.cfg.Manage.RejectLimitRequest(r.Context(), s.Actor, id, r.PostForm.Get("reason"))
+	p.rejected(w, r, s, id, err, "rejected")
+}
+
+// rejected ends an operator's rejection of the request id: a refusal shows
+// the operators' page again with its message at the request's reason.
+func (p *Panel) rejected(w http.ResponseWriter, r *http.Request, s *session, id string, err error, done string) {
 	if fe, ok := fieldErrors(err, nil); ok {
 		p.showOperator(w, r, s, http.StatusBadRequest, &view{Errors: map[string]string{id + ".reason": fe["reason"] + fe["id"]}})
 		return
 	}
-	if err != nil {
-		p.actionError(w, r, s, err)
-		return
-	}
-	http.Redirect(w, r, "/operator?done=rejected", http.StatusSeeOther)
+	p.finish(w, r, s, err, "/operator?done="+done)
 }
 
 func (p *Panel) topUp(w http.ResponseWriter, r *http.Request, s *session) {
@@ -172,9 +167,5 @@ func (p *Panel) topUp(w http.ResponseWriter, r *http.Request, s *session) {
 		p.showOperator(w, r, s, http.StatusBadRequest, &view{Errors: errs})
 		return
 	}
-	if err != nil {
-		p.actionError(w, r, s, err)
-		return
-	}
-	http.Redirect(w, r, "/operator?done=topup", http.StatusSeeOther)
+	p.finish(w, r, s, err, "/operator?done=topup")
 }

@@ -27,11 +27,7 @@ func (p *Panel) home(w http.ResponseWriter, r *http.Request, s *session) {
 	if !p.needAccount(w, r, s) {
 		return
 	}
-	env := domain.Live
-	if r.URL.Query().Get("environment") == "test" {
-		env = domain.Test
-	}
-	o, err := p.cfg.Manage.Overview(r.Context(), s.Actor, s.Account, env)
+	o, err := p.cfg.Manage.Overview(r.Context(), s.Actor, s.Account, shownEnv(r))
 	if err != nil {
 		p.actionError(w, r, s, err)
 		return

@@ -181,6 +181,17 @@ func (p *Panel) fail(w http.ResponseWriter, r *http.Request, status int, title, 
 	p.render(w, r, status, "error", &view{Title: title, Data: detail})
 }
 
+// finish ends an action once its field refusals are shown: another error
+// is the action's; success goes back to the page at to, which says what
+// was done.
+func (p *Panel) finish(w http.ResponseWriter, r *http.Request, s *session, err error, to string) {
+	if err != nil {
+		p.actionError(w, r, s, err)
+		return
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
+}
+
 // actionError renders what a refused action means for the user: a clear
 // page for a forbidden action or a missing thing, a generic one otherwise.
 func (p *Panel) actionError(w http.ResponseWriter, r *http.Request, s *session, err error) {

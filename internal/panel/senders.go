@@ -40,23 +40,11 @@ func (p *Panel) approveSender(w http.ResponseWriter, r *http.Request, s *session
 		p.showOperator(w, r, s, http.StatusBadRequest, &view{Errors: map[string]string{id + ".id": fe["id"] + fe[""]}})
 		return
 	}
-	if err != nil {
-		p.actionError(w, r, s, err)
-		return
-	}
-	http.Redirect(w, r, "/operator?done=senderApproved", http.StatusSeeOther)
+	p.finish(w, r, s, err, "/operator?done=senderApproved")
 }
 
 func (p *Panel) rejectSender(w http.ResponseWriter, r *http.Request, s *session) {
 	id := r.PathValue("id")
 	_, err := p.cfg.Manage.RejectSender(r.Context(), s.Actor, id, r.PostForm.Get("reason"))
-	if fe, ok := fieldErrors(err, nil); ok {
-		p.showOperator(w, r, s, http.StatusBadRequest, &view{Errors: map[string]string{id + ".reason": fe["reason"] + fe["id"]}})
-		return
-	}
-	if err != nil {
-		p.actionError(w, r, s, err)
-		return
-	}
-	http.Redirect(w, r, "/operator?done=senderRejected", http.StatusSeeOther)
+	p.rejected(w, r, s, id, err, "senderRejected")
 }

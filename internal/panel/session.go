@@ -315,11 +315,7 @@ func (p *Panel) changePassword(w http.ResponseWriter, r *http.Request, s *sessio
 		p.render(w, r, http.StatusBadRequest, "account", &view{Title: "Your account", Nav: "account", S: s, Errors: v})
 		return
 	}
-	if err != nil {
-		p.actionError(w, r, s, err)
-		return
-	}
-	http.Redirect(w, r, s.link("/account?done=password"), http.StatusSeeOther)
+	p.finish(w, r, s, err, s.link("/account?done=password"))
 }
 
 // render executes a page into a buffer, so that a template error never

@@ -69,11 +69,7 @@ func (p *Panel) createKey(w http.ResponseWriter, r *http.Request, s *session) {
 }
 
 func (p *Panel) revokeKey(w http.ResponseWriter, r *http.Request, s *session) {
-	if err := p.cfg.Manage.RevokeKey(r.Context(), s.Actor, s.Account, r.PathValue("id")); err != nil {
-		p.actionError(w, r, s, err)
-		return
-	}
-	http.Redirect(w, r, s.link("/settings/keys?done=revoked"), http.StatusSeeOther)
+	p.finish(w, r, s, p.cfg.Manage.RevokeKey(r.Context(), s.Actor, s.Account, r.PathValue("id")), s.link("/settings/keys?done=revoked"))
 }
 
 type securityData struct {
@@ -125,11 +121,7 @@ func (p *Panel) setAllowlist(w http.ResponseWriter, r *http.Request, s *session)
 			Form: map[string]string{"entries": text}}, nil, false)
 		return
 	}
-	if err != nil {
-		p.actionError(w, r, s, err)
-		return
-	}
-	http.Redirect(w, r, s.link("/settings/security?done=allowlist"), http.StatusSeeOther)
+	p.finish(w, r, s, err, s.link("/settings/security?done=allowlist"))
 }
 
 func (p *Panel) revealSecret(w http.ResponseWriter, r *http.Request, s *session) {
@@ -193,11 +185,7 @@ func (p *Panel) addSender(w http.ResponseWriter, r *http.Request, s *session) {
 }
 
 func (p *Panel) removeSender(w http.ResponseWriter, r *http.Request, s *session) {
-	if err := p.cfg.Manage.RemoveSender(r.Context(), s.Actor, s.Account, r.PathValue("id")); err != nil {
-		p.actionError(w, r, s, err)
-		return
-	}
-	http.Redirect(w, r, s.link("/settings/senders?done=removed"), http.StatusSeeOther)
+	p.finish(w, r, s, p.cfg.Manage.RemoveSender(r.Context(), s.Actor, s.Account, r.PathValue("id")), s.link("/settings/senders?done=removed"))
 }
 
 type limitsData struct {
@@ -241,9 +229,5 @@ func (p *Panel) requestLimits(w http.ResponseWriter, r *http.Request, s *session
 		p.showLimits(w, r, s, http.StatusBadRequest, &view{Errors: errs, Form: form})
 		return
 	}
-	if err != nil {
-		p.actionError(w, r, s, err)
-		return
-	}
-	http.Redirect(w, r, s.link("/settings/limits?done=requested"), http.StatusSeeOther)
+	p.finish(w, r, s, err, s.link("/settings/limits?done=requested"))
 }

@@ -85,9 +85,5 @@ func (p *Panel) createSMPPUser(w http.ResponseWriter, r *http.Request, s *sessio
 }
 
 func (p *Panel) removeSMPPUser(w http.ResponseWriter, r *http.Request, s *session) {
-	if err := p.cfg.Manage.RemoveSMPPUser(r.Context(), s.Actor, s.Account, r.PathValue("id")); err != nil {
-		p.actionError(w, r, s, err)
-		return
-	}
-	http.Redirect(w, r, s.link("/settings/smpp?done=smppRemoved"), http.StatusSeeOther)
+	p.finish(w, r, s, p.cfg.Manage.RemoveSMPPUser(r.Context(), s.Actor, s.Account, r.PathValue("id")), s.link("/settings/smpp?done=smppRemoved"))
 }

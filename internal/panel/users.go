@@ -66,9 +66,5 @@ func (p *Panel) removeUser(w http.ResponseWriter, r *http.Request, s *session) {
 		p.fail(w, r, http.StatusBadRequest, "The user cannot be removed", "This user "+errs["id"]+".")
 		return
 	}
-	if err != nil {
-		p.actionError(w, r, s, err)
-		return
-	}
-	http.Redirect(w, r, s.link("/settings/users?done=userRemoved"), http.StatusSeeOther)
+	p.finish(w, r, s, err, s.link("/settings/users?done=userRemoved"))
 }

@@ -35,6 +35,16 @@ func (v *view) Err(name string) string { return v.Errors[name] }
 // Val is the value to show again in an input after a refused form.
 func (v *view) Val(name string) string { return v.Form[name] }
 
+// Input is the view for a shared form input whose id is id.
+func (v *view) Input(id string) input { return input{ID: id, view: v} }
+
+// input is a form input of a page: its id, and the page's view for its
+// error and the value to show again.
+type input struct {
+	ID string
+	*view
+}
+
 // Can reports whether the signed-in user's role reaches role.
 func (v *view) Can(role string) bool { return v.S != nil && v.S.Actor.Can(role) }
 
@@ -201,6 +211,14 @@ var notices = map[string]string{
 	"compliance":      "The compliance settings were saved.",
 	"alerts":          "The account webhook and the alerts were saved. They apply to the next send.",
 	"smppRemoved":     "The SMPP user was removed and its binds closed.",
+}
+
+// shownEnv is the environment a page shows: live unless ?environment=test.
+func shownEnv(r *http.Request) domain.Environment {
+	if r.URL.Query().Get("environment") == "test" {
+		return domain.Test
+	}
+	return domain.Live
 }
 
 func notice(r *http.Request) string { return notices[r.URL.Query().Get("done")] }

@@ -163,24 +163,17 @@ func (r *Redis) run(ctx context.Context, keys []string, args []any) (bool, []int
 
 // Count records one failure for key unless limit is already reached.
 func (r *Redis) Count(ctx context.Context, key string, limit int) (Decision, error) {
-	if err := checkKey(key); err != nil {
-		return Decision{}, err
-	}
-	req := failureRequest(key, limit)
-	now := r.now()
-	id := windowID(now)
-	if req.TierLimit == 0 {
-		return req.decision(true, 0, 0, now, windowReset(id)), nil
-	}
-	ok, counts, err := r.run(ctx, []string{r.failureKey(key, id)}, []any{req.TierLimit})
-	if err != nil {
-		return Decision{}, fmt.Errorf("ratelimit: count failure %q: %w", key, err)
-	}
-	return req.decision(ok, counts[0], 0, now, windowReset(id)), nil
+	return r.failure(ctx, key, limit, true)
 }
 
 // Exceeded reports key's failure window without counting.
 func (r *Redis) Exceeded(ctx context.Context, key string, limit int) (Decision, error) {
+	return r.failure(ctx, key, limit, false)
+}
+
+// failure decides on key's failure window, counting one more failure in
+// it when count is set.
+func (r *Redis) failure(ctx context.Context, key string, limit int, count bool) (Decision, error) {
 	if err := checkKey(key); err != nil {
 		return Decision{}, err
 	}
@@ -189,6 +182,13 @@ func (r *Redis) Exceeded(ctx context.Context, key string, limit int) (Decision, 
 	id := windowID(now)
 	if req.TierLimit == 0 {
 		return req.decision(true, 0, 0, now, windowReset(id)), nil
+	}
+	if count {
+		ok, counts, err := r.run(ctx, []string{r.failureKey(key, id)}, []any{req.TierLimit})
+		if err != nil {
+			return Decision{}, fmt.Errorf("ratelimit: count failure %q: %w", key, err)
+		}
+		return req.decision(ok, counts[0], 0, now, windowReset(id)), nil
 	}
 	var used int
 	err := r.guarded(ctx, func() (err error) {

@@ -19,6 +19,31 @@ import (
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
 // registry is the adapter types the service runs.
+// fromEnv is FromEnv with no file and the variables vars; it fails the
+// test on an error.
+func fromEnv(t *testing.T, vars map[string]string) Config {
+	t.Helper()
+	c, err := FromEnv(Config{}, env(vars), registry(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// refused fails the test unless err is a refusal that says each of want.
+func refused(t *testing.T, name string, err error, want []string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: accepted", name)
+		return
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("%s: %q does not say %q", name, err, w)
+		}
+	}
+}
+
 func registry(t *testing.T) *provider.Registry {
 	t.Helper()
 	r, err := provider.NewRegistry(smpp.Type(), whatsapp.Type(), rbm.Type(), twilio.Type(), telnyx.Type(), vonage.Type())
@@ -32,8 +57,10 @@ func smppOf(p Provider) smpp.Config { c, _ := p.Settings.(smpp.Config); return c
 
 func rbmOf(p Provider) rbm.Config { c, _ := p.Settings.(rbm.Config); return c }
 
-// The example shipped in the repository must stay valid.
-func TestExampleFile(t *testing.T) {
+// loadExample loads the example file shipped in the repository, with its
+// secrets set.
+func loadExample(t *testing.T) Config {
+	t.Helper()
 	secrets := env(map[string]string{"CARRIER_A_PASSWORD": "a", "CARRIER_B_PASSWORD": "b", "WHATSAPP_TOKEN": "t",
 		"WHATSAPP_APP_SECRET": "s", "WHATSAPP_VERIFY_TOKEN": "v", "RBM_CLIENT_TOKEN": "c", "TWILIO_AUTH_TOKEN": "tw",
 		"TELNYX_API_KEY": "KEY1", "TELNYX_PUBLIC_KEY": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", "VONAGE_API_SECRET": "vs",
@@ -42,6 +69,12 @@ func TestExampleFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// The example shipped in the repository must stay valid.
+func TestExampleFile(t *testing.T) {
+	c := loadExample(t)
 	if len(c.Providers) != 7 || len(c.Routes) != 6 || smppOf(c.Providers[0]).Password != "a" || c.Providers[0].line != 15 ||
 		c.Providers[0].Costs.Len() != 4 || c.Routes[0].Strategy != "least-cost" || c.Currency != "USD" {
 		t.Fatalf("example read as %+v", c)
@@ -54,14 +87,7 @@ func TestExampleFile(t *testing.T) {
 // Each provider's own sender, which a message that names none goes out
 // from (and which an account may hold), is read from its block.
 func TestOwnSenders(t *testing.T) {
-	secrets := env(map[string]string{"CARRIER_A_PASSWORD": "a", "CARRIER_B_PASSWORD": "b", "WHATSAPP_TOKEN": "t",
-		"WHATSAPP_APP_SECRET": "s", "WHATSAPP_VERIFY_TOKEN": "v", "RBM_CLIENT_TOKEN": "c", "TWILIO_AUTH_TOKEN": "tw",
-		"TELNYX_API_KEY": "KEY1", "TELNYX_PUBLIC_KEY": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", "VONAGE_API_SECRET": "vs",
-		"VONAGE_SIGNATURE_SECRET": "vss"})
-	c, err := Load("../../msgsvc.example.yaml", secrets, registry(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := loadExample(t)
 	want := map[string]string{"carrier-a": "Acme", "carrier-b": "", "whatsapp": "15550001234", "rbm": "acme-agent",
 		"twilio": "+15017122661", "telnyx": "", "vonage": "AcmeInc"}
 	for _, p := range c.Providers {
@@ -72,7 +98,7 @@ func TestOwnSenders(t *testing.T) {
 	}
 	// A WhatsApp provider without its number is known by the number's id;
 	// the number is digits only.
-	c, err = FromEnv(Config{}, env(map[string]string{"MSGSVC_WHATSAPP_TOKEN": "t", "MSGSVC_WHATSAPP_PHONE_NUMBER_ID": "106540352242922",
+	c, err := FromEnv(Config{}, env(map[string]string{"MSGSVC_WHATSAPP_TOKEN": "t", "MSGSVC_WHATSAPP_PHONE_NUMBER_ID": "106540352242922",
 		"MSGSVC_WHATSAPP_APP_SECRET": "s", "MSGSVC_WHATSAPP_VERIFY_TOKEN": "v"}), registry(t))
 	if own, _ := provider.OwnSenderOf(c.Providers[0].Settings); err != nil || own != "106540352242922" {
 		t.Errorf("whatsapp without a number: %v, %v", c.Providers, err)
@@ -115,15 +141,7 @@ func TestProblemsNameLineAndKey(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := Parse("cfg.yaml", []byte(c.yaml), env(nil), registry(t))
-		if err == nil {
-			t.Errorf("%s: accepted", c.name)
-			continue
-		}
-		for _, w := range c.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: %q does not say %q", c.name, err, w)
-			}
-		}
+		refused(t, c.name, err, c.want)
 	}
 }
 
@@ -134,11 +152,8 @@ func TestMissingFileIsAnError(t *testing.T) {
 }
 
 func TestEnvironmentShortcut(t *testing.T) {
-	c, err := FromEnv(Config{}, env(map[string]string{"MSGSVC_SMPP_ADDR": "127.0.0.1:2775", "MSGSVC_SMPP_SYSTEM_ID": "kannel",
-		"MSGSVC_SMPP_PASSWORD": "kannel", "MSGSVC_SMPP_BINDS": "2", "MSGSVC_SMPP_TPS": "50"}), registry(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := fromEnv(t, map[string]string{"MSGSVC_SMPP_ADDR": "127.0.0.1:2775", "MSGSVC_SMPP_SYSTEM_ID": "kannel",
+		"MSGSVC_SMPP_PASSWORD": "kannel", "MSGSVC_SMPP_BINDS": "2", "MSGSVC_SMPP_TPS": "50"})
 	if len(c.Providers) != 1 || smppOf(c.Providers[0]).Binds != 2 || smppOf(c.Providers[0]).Window != 10 ||
 		smppOf(c.Providers[0]).TPS != 50 || len(c.Routes) != 1 || c.Routes[0].Channel != domain.SMS {
 		t.Fatalf("env config %+v", c)
@@ -161,25 +176,19 @@ func TestEnvironmentShortcut(t *testing.T) {
 // SMS shortcuts of several types make one route: the first registered
 // type primary, the next its secondary, the third left to the file.
 func TestSeveralSMSShortcutsFailOver(t *testing.T) {
-	c, err := FromEnv(Config{}, env(map[string]string{"MSGSVC_SMPP_ADDR": "x:1", "MSGSVC_SMPP_SYSTEM_ID": "s",
+	c := fromEnv(t, map[string]string{"MSGSVC_SMPP_ADDR": "x:1", "MSGSVC_SMPP_SYSTEM_ID": "s",
 		"MSGSVC_TWILIO_ACCOUNT_SID": "AC0123456789abcdef0123456789abcdef", "MSGSVC_TWILIO_AUTH_TOKEN": "t",
 		"MSGSVC_TWILIO_FROM": "+15017122661", "MSGSVC_PUBLIC_URL": "https://gw.example.com",
 		"MSGSVC_VONAGE_API_KEY": "abcd1234", "MSGSVC_VONAGE_API_SECRET": "s", "MSGSVC_VONAGE_SIGNATURE_SECRET": "ss",
-		"MSGSVC_VONAGE_FROM": "Acme"}), registry(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+		"MSGSVC_VONAGE_FROM": "Acme"})
 	if len(c.Providers) != 3 || len(c.Routes) != 1 || c.Routes[0].Primary != "smpp" || c.Routes[0].Secondary != "twilio" {
 		t.Fatalf("env config %+v", c)
 	}
 }
 
 func TestRBMFromEnvironment(t *testing.T) {
-	c, err := FromEnv(Config{}, env(map[string]string{"MSGSVC_RBM_AGENT_ID": "acme-agent", "MSGSVC_RBM_CREDENTIALS": "/etc/sa.json",
-		"MSGSVC_RBM_CLIENT_TOKEN": "tok", "MSGSVC_RBM_RATE_PER_SECOND": "20", "MSGSVC_RBM_FALLBACK_AFTER": "90s"}), registry(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := fromEnv(t, map[string]string{"MSGSVC_RBM_AGENT_ID": "acme-agent", "MSGSVC_RBM_CREDENTIALS": "/etc/sa.json",
+		"MSGSVC_RBM_CLIENT_TOKEN": "tok", "MSGSVC_RBM_RATE_PER_SECOND": "20", "MSGSVC_RBM_FALLBACK_AFTER": "90s"})
 	if len(c.Providers) != 1 || c.Providers[0].Name != "rbm" || rbmOf(c.Providers[0]).RatePerSecond != 20 ||
 		rbmOf(c.Providers[0]).FallbackAfter != 90*time.Second || len(c.Routes) != 1 || c.Routes[0].Channel != domain.RCS {
 		t.Fatalf("env config %+v", c)

@@ -9,12 +9,10 @@ import (
 	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/store"
-	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 func TestAccountRoundTrip(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
+	eachStore(t, func(t *testing.T, ctx context.Context, st *store.Store) {
 		tests := []struct {
 			name string
 			in   domain.Account
@@ -63,9 +61,7 @@ func TestAccountRoundTrip(t *testing.T) {
 }
 
 func TestAccountSettings(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		acc := newAccount(t, st, 0)
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
 		tests := []struct {
 			name    string
 			op      func() error
@@ -119,9 +115,7 @@ func TestAccountSettings(t *testing.T) {
 }
 
 func TestAddCredits(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		acc := newAccount(t, st, 0)
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
 		other := newAccount(t, st, 5*credit)
 		tests := []struct {
 			name    string
@@ -182,9 +176,7 @@ func TestAddCredits(t *testing.T) {
 }
 
 func TestKeys(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		acc := newAccount(t, st, credit)
+	eachAccount(t, credit, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
 		other := newAccount(t, st, 0)
 		keys := []domain.APIKey{
 			{ID: id.New(id.Key, at(0)), AccountID: acc.ID, Env: "test", Prefix: "sk_test_ab", Hash: "h-test", Name: "ci", CreatedAt: at(0)},

@@ -8,16 +8,13 @@ import (
 	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/store"
-	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 // TestAuthVersion checks that the counter behind the key cache moves with
 // every change a key lookup can see, and stands still for the balance and
 // a key's last use, which change on every request.
 func TestAuthVersion(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		acc := newAccount(t, st, 10*credit)
+	eachAccount(t, 10*credit, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
 		key := domain.APIKey{ID: id.New(id.Key, t0), AccountID: acc.ID, Env: "live", Prefix: "sk_live_ab", Hash: "h-av", CreatedAt: t0}
 		if err := st.CreateKey(ctx, key); err != nil {
 			t.Fatal(err)

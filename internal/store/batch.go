@@ -48,12 +48,7 @@ func insertRows[T any](ctx context.Context, tx *Tx, t table[T], rows []T, max in
 			}
 			var b strings.Builder
 			b.WriteString(`INSERT INTO ` + t.name + ` (` + list + `) VALUES `)
-			for i := range chunk {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				b.WriteString("(" + tx.s.placeholders(i*per+1, per) + ")")
-			}
+			tx.s.writeValues(&b, len(chunk), per)
 			b.WriteString(suffix)
 			return b.String()
 		})

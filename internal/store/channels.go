@@ -81,11 +81,8 @@ func (tx *Tx) RecordConversations(ctx context.Context, c *domain.Conversations) 
 		var b strings.Builder
 		b.WriteString(`INSERT INTO wa_conversations (account_id, env, phone, opened_at) VALUES `)
 		args := make([]any, 0, len(chunk)*cols)
-		for i, p := range chunk {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("(" + tx.s.placeholders(i*cols+1, cols) + ")")
+		tx.s.writeValues(&b, len(chunk), cols)
+		for _, p := range chunk {
 			args = append(args, c.AccountID, c.Env, p, ms(c.At))
 		}
 		// A conversation still open keeps its start: it ends 24 h after it
@@ -192,11 +189,8 @@ func (s *Store) SaveRCSCapabilities(ctx context.Context, env domain.Environment,
 		var b strings.Builder
 		b.WriteString(`INSERT INTO rcs_capabilities (env, phone, capable, checked_at) VALUES `)
 		args := make([]any, 0, len(chunk)*cols)
-		for i, p := range chunk {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("(" + s.placeholders(i*cols+1, cols) + ")")
+		s.writeValues(&b, len(chunk), cols)
+		for _, p := range chunk {
 			args = append(args, env, p, boolInt(caps[p]), ms(at))
 		}
 		b.WriteString(` ON CONFLICT (env, phone) DO UPDATE SET capable = excluded.capable, checked_at = excluded.checked_at`)

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/msgsvc/msgsvc/internal/store"
-	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 // Inserts leave a defaulted column out when every row has it zero, so its
@@ -16,8 +15,7 @@ import (
 // A migration that changed one of those defaults would fail here rather
 // than change what new rows hold.
 func TestDefaultedColumns(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
+	eachStore(t, func(t *testing.T, ctx context.Context, st *store.Store) {
 		cols := store.DefaultedColumns()
 		if len(cols) < 20 {
 			t.Fatalf("only %d defaulted columns: the list is not what this test expects", len(cols))

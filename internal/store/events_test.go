@@ -10,7 +10,6 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/store"
-	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 func newEvent(acc domain.Account, campaignID, messageID, kind string, due time.Time) domain.Event {
@@ -27,9 +26,7 @@ func newAttempt(eventID string, when time.Time, status int, errText string) doma
 }
 
 func TestEventQueue(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		acc := newAccount(t, st, 0)
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
 		other := newAccount(t, st, 0)
 		sent := newEvent(acc, "cmp_1", "msg_1", "message.sent", at(-2*time.Second))
 		delivered := newEvent(acc, "cmp_1", "msg_1", "message.delivered", at(-time.Second))
@@ -211,9 +208,7 @@ func sortEvents(evs []domain.Event) {
 // in order. New events that must wait behind an earlier one are written
 // without the hand-over's lease.
 func TestEventsOfAMessageClaimedInOrder(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		acc := newAccount(t, st, 0)
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
 		const lease = 30 * time.Second
 		sent := newEvent(acc, "cmp_1", "msg_o", "message.sent", t0)
 		delivered := newEvent(acc, "cmp_1", "msg_o", "message.delivered", t0.Add(time.Millisecond))

@@ -88,17 +88,7 @@ func TestFeedOrderAndScope(t *testing.T) {
 // another (a lower seq) may become visible after a reader has read past the
 // other. The feed must still return it.
 func TestFeedKeepsAnEventThatCommitsLate(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, dsn string) {
-		if st.Dialect() != store.Postgres {
-			t.Skip("SQLite has one writer: transactions commit one after another")
-		}
-		ctx := context.Background()
-		acc := newAccount(t, st, 0)
-		raw, err := sql.Open("pgx", dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer raw.Close()
+	eachPostgresAccount(t, "SQLite has one writer: transactions commit one after another", func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account, raw *sql.DB) {
 		late, err := raw.BeginTx(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -129,9 +119,7 @@ func TestFeedKeepsAnEventThatCommitsLate(t *testing.T) {
 // Old events are deleted once delivered, given up or written for the feed
 // alone; pending ones wait for their retries, and the newest stays.
 func TestDeleteOldEvents(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		acc := newAccount(t, st, 0)
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
 		old := t0.Add(-31 * 24 * time.Hour)
 		// Real ids: old events are found by the creation time their id
 		// starts with.
@@ -228,8 +216,7 @@ func TestSearchMessagesByReference(t *testing.T) {
 // A backup taken while the store is open holds everything, in the same
 // write order (the feed's positions survive).
 func TestBackup(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
+	eachStore(t, func(t *testing.T, ctx context.Context, st *store.Store) {
 		path := filepath.Join(t.TempDir(), "copy.db")
 		if st.Dialect() == store.Postgres {
 			if err := st.Backup(ctx, path); err != store.ErrBackupPostgres {

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"testing"
 	"time"
@@ -22,6 +23,71 @@ const credit int64 = 1_000_000
 
 // at returns t0 plus d; it keeps the tables short.
 func at(d time.Duration) time.Time { return t0.Add(d) }
+
+// eachStore runs fn on every dialect with a fresh, migrated store.
+func eachStore(t *testing.T, fn func(t *testing.T, ctx context.Context, st *store.Store)) {
+	t.Helper()
+	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
+		fn(t, context.Background(), st)
+	})
+}
+
+// eachAccount is eachStore with an account in the store, topped up with
+// balance micro-credits: the start of most tests.
+func eachAccount(t *testing.T, balance int64, fn func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account)) {
+	t.Helper()
+	eachStore(t, func(t *testing.T, ctx context.Context, st *store.Store) {
+		fn(t, ctx, st, newAccount(t, st, balance))
+	})
+}
+
+// eachPostgresAccount is eachAccount on PostgreSQL alone (the SQLite run
+// is skipped, saying why), with a second, raw connection to the database
+// for transactions the store would not hold open itself.
+func eachPostgresAccount(t *testing.T, whyNotSQLite string, fn func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account, raw *sql.DB)) {
+	t.Helper()
+	storetest.Each(t, func(t *testing.T, st *store.Store, dsn string) {
+		if st.Dialect() != store.Postgres {
+			t.Skip(whyNotSQLite)
+		}
+		ctx := context.Background()
+		acc := newAccount(t, st, 0)
+		raw, err := sql.Open("pgx", dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		fn(t, ctx, st, acc, raw)
+	})
+}
+
+// eachAtVersion runs fn on every dialect with a store migrated only up to
+// version, for tests of the migrations after it: fn writes rows of the old
+// schema with exec (which fails the test on error), then migrates.
+func eachAtVersion(t *testing.T, version int64, fn func(t *testing.T, ctx context.Context, st *store.Store, dsn string, exec func(q string, args ...any))) {
+	t.Helper()
+	for _, d := range storetest.Dialects() {
+		t.Run(d, func(t *testing.T) {
+			storetest.Need(t, d)
+			ctx := context.Background()
+			dsn := storetest.DSN(t, d)
+			st, err := store.Open(ctx, dsn, store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if err := st.MigrateTo(ctx, version); err != nil {
+				t.Fatal(err)
+			}
+			fn(t, ctx, st, dsn, func(q string, args ...any) {
+				t.Helper()
+				if err := st.Exec(ctx, q, args...); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			})
+		})
+	}
+}
 
 // newAccount creates an account and tops it up with balance micro-credits
 // through AddCredits, so that its ledger explains the balance.

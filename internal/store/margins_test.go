@@ -8,13 +8,11 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/store"
-	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 func TestMargins(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		a, b := newAccount(t, st, 0), newAccount(t, st, 0)
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, a domain.Account) {
+		b := newAccount(t, st, 0)
 		live, test := newCampaign(a, "live", t0, 4), newCampaign(a, "test", t0, 1)
 		other := newCampaign(b, "live", t0, 1)
 		handed := func(c domain.Campaign, created time.Time, provider string, status domain.Status, charged, cost int64) domain.Message {

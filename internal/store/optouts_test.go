@@ -9,13 +9,11 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/store"
-	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 func TestOptOuts(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		acc, other := newAccount(t, st, 0), newAccount(t, st, 0)
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
+		other := newAccount(t, st, 0)
 		add := func(a domain.Account, env domain.Environment, phone string, ch domain.Channel, when time.Duration) bool {
 			t.Helper()
 			added, err := st.AddOptOut(ctx, domain.OptOut{AccountID: a.ID, Env: env, Phone: phone, Channel: ch,
@@ -85,17 +83,7 @@ func TestOptOuts(t *testing.T) {
 // waits for the first to commit, so a send never commits after an opt-out
 // it did not see. (SQLite has one writer: its transactions never overlap.)
 func TestOptOutAndSendAreOrdered(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, dsn string) {
-		if st.Dialect() != store.Postgres {
-			t.Skip("SQLite runs one write transaction at a time")
-		}
-		ctx := context.Background()
-		acc := newAccount(t, st, 0)
-		admin, err := sql.Open("pgx", dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer admin.Close()
+	eachPostgresAccount(t, "SQLite runs one write transaction at a time", func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account, admin *sql.DB) {
 		stop := domain.OptOut{AccountID: acc.ID, Env: domain.Live, Phone: "5511999990001", Channel: domain.SMS, Source: domain.OptOutReply, CreatedAt: t0}
 
 		t.Run("stop word first", func(t *testing.T) { stopWordFirst(t, st, admin, stop) })

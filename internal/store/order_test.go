@@ -7,16 +7,13 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/store"
-	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 // Rows written in the same millisecond must list in the order they were
 // written, whatever their ids: ids end in random bits, so a refund can get
 // a lower id than the debit it follows (TestRCSFallback failed that way).
 func TestListsFollowWriteOrder(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		acc := newAccount(t, st, 0)
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
 		// Ids chosen against the write order: each later row sorts first.
 		lines := []ledger.Entry{
 			{ID: "led_3", AccountID: acc.ID, Amount: 5, BalanceAfter: 5, Kind: ledger.TopUp, CreatedAt: t0},

@@ -14,9 +14,7 @@ import (
 // KnownParkedRefs finds the parked reports whose id a message or a part
 // now carries, and only those.
 func TestKnownParkedRefs(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		acc := newAccount(t, st, 0)
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
 		c := newCampaign(acc, domain.Live, t0, 2)
 		m1, m2 := newMessage(c, "34600000001", 0, at(0)), newMessage(c, "34600000002", 0, at(1))
 		m1.Provider, m1.ProviderRef = "smsc", "r1"

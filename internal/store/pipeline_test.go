@@ -9,7 +9,6 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/store"
-	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 // TestGroupedWritesFailAlone checks the promise of grouped writes on both
@@ -19,9 +18,7 @@ import (
 // of its that fails at once, or a queued write that fails only when a
 // later function's statement or the commit takes it to the server.
 func TestGroupedWritesFailAlone(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		acc := newAccount(t, st, 10*credit)
+	eachAccount(t, 10*credit, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
 		campaign := func(n int) domain.Campaign {
 			return domain.Campaign{ID: id.New(id.Campaign, at(time.Duration(n)*time.Millisecond)), AccountID: acc.ID, KeyID: "key_1",
 				Env: domain.Live, Type: domain.SMS, Total: 1, CreatedAt: t0}

@@ -9,14 +9,12 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/store"
-	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 // A platform's id for a file is found in its own scope only, until it is
 // too old, and a new upload replaces it.
 func TestPlatformMedia(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
+	eachStore(t, func(t *testing.T, ctx context.Context, st *store.Store) {
 		const scope, sum = "whatsapp/106540352242922", "3fd6e6be"
 		if _, found, err := st.PlatformMedia(ctx, scope, sum, t0.Add(-time.Hour)); err != nil || found {
 			t.Fatalf("empty table: found %v, err %v", found, err)
@@ -52,9 +50,7 @@ func TestPlatformMedia(t *testing.T) {
 // (PostgreSQL aborts a transaction on a failed statement, so the copy
 // must not be one). Replies without an id never collide.
 func TestInboundProviderRefOnce(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		acc := newAccount(t, st, 0)
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
 		in := func(n int, provider, ref string) domain.Inbound {
 			return domain.Inbound{ID: id.New(id.Inbound, at(time.Duration(n)*time.Second)), AccountID: acc.ID, Env: "live",
 				Phone: "34600000001", Channel: "WHATSAPP", Body: "hi", Provider: provider, ProviderRef: ref, ReceivedAt: at(time.Duration(n) * time.Second)}

@@ -11,13 +11,10 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/store"
-	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 func TestClaimDue(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		acc := newAccount(t, st, 0)
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
 		c := newCampaign(acc, "live", at(-time.Hour), 7)
 		msg := func(i int, next time.Time) domain.Message {
 			m := newMessage(c, fmt.Sprintf("3461000000%d", i), 0, at(-time.Hour+time.Duration(i)*time.Millisecond))
@@ -85,8 +82,7 @@ func TestClaimDue(t *testing.T) {
 }
 
 func TestClaimDueConcurrentOwners(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
+	eachStore(t, func(t *testing.T, ctx context.Context, st *store.Store) {
 		const total, owners = 200, 2
 		acc := newAccount(t, st, 0)
 		// Campaigns of 25: one multi-row INSERT of 200 messages costs
@@ -169,9 +165,7 @@ func sortedIDs(msgs []domain.Message) []string {
 // renewal finds nothing, so it cannot hand the row over alongside the
 // claimer.
 func TestRenewMessages(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		acc := newAccount(t, st, 0)
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
 		c := newCampaign(acc, "live", at(-time.Hour), 3)
 		const lease = 30 * time.Second
 		var all []domain.Message

@@ -57,8 +57,7 @@ func newReadFixture(t *testing.T, st *store.Store) readFixture {
 }
 
 func TestMessageAndCampaignReads(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
+	eachStore(t, func(t *testing.T, ctx context.Context, st *store.Store) {
 		f := newReadFixture(t, st)
 		msgs := []struct {
 			name, account string
@@ -140,8 +139,7 @@ func TestMessageAndCampaignReads(t *testing.T) {
 }
 
 func TestSearchMessages(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
+	eachStore(t, func(t *testing.T, ctx context.Context, st *store.Store) {
 		f := newReadFixture(t, st)
 		m, n := f.m, f.n
 		tests := []struct {
@@ -178,8 +176,7 @@ func TestSearchMessages(t *testing.T) {
 }
 
 func TestExpiredMessageIDs(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
+	eachStore(t, func(t *testing.T, ctx context.Context, st *store.Store) {
 		f := newReadFixture(t, st)
 		tests := []struct {
 			name  string
@@ -216,9 +213,7 @@ func TestExpiredMessageIDs(t *testing.T) {
 }
 
 func TestStaleMessages(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		acc := newAccount(t, st, 0)
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
 		c := newCampaign(acc, "live", t0, 7)
 		mk := func(i int, status domain.Status, channel domain.Channel, provider, phone string, updated time.Duration) domain.Message {
 			m := newMessage(c, phone, 0, at(time.Duration(i)*time.Millisecond))

@@ -9,7 +9,6 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/store"
-	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 func addSender(t *testing.T, st *store.Store, acct string, ch domain.Channel, value, status string) (domain.Sender, error) {
@@ -22,9 +21,8 @@ func addSender(t *testing.T, st *store.Store, acct string, ch domain.Channel, va
 // case-insensitively; a pending or rejected sender is neither usable nor
 // an owner of inbound messages.
 func TestSenderHeldByOneAccount(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		a, b := newAccount(t, st, 0), newAccount(t, st, 0)
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, a domain.Account) {
+		b := newAccount(t, st, 0)
 		if _, err := addSender(t, st, a.ID, domain.SMS, "MyShop", domain.SenderApproved); err != nil {
 			t.Fatal(err)
 		}
@@ -93,59 +91,42 @@ func TestSenderHeldByOneAccount(t *testing.T) {
 // could have added them to (an operator did); a value several accounts
 // held is nobody's until an operator decides.
 func TestSenderApprovalMigration(t *testing.T) {
-	for _, d := range storetest.Dialects() {
-		t.Run(d, func(t *testing.T) {
-			ctx := context.Background()
-			st, err := store.Open(ctx, storetest.DSN(t, d), store.Options{})
+	eachAtVersion(t, 69, func(t *testing.T, ctx context.Context, st *store.Store, _ string, exec func(q string, args ...any)) {
+		for _, acct := range []string{"acc_self", "acc_ops", "acc_ops2"} {
+			exec(`INSERT INTO accounts (id, name, tier, currency, country_code, balance_updated_at, webhook_secret,
+				tier_rpm, send_rpm, status_rpm, media_rpm, created_at, senders) VALUES ($1, 'x', 'free', 'USD', '1', 0, 'whsec_x',
+				1, 1, 1, 1, 0, '{"SMS":{"values":["Stale"]}}')`, acct)
+		}
+		exec(`INSERT INTO users (id, account_id, email, role, password_hash, created_at)
+			VALUES ('usr_1', 'acc_self', 'a@example.com', 'admin', 'x', 0)`)
+		rows := [][3]string{{"snd_1", "acc_self", "Acme"}, {"snd_2", "acc_ops", "Bolt"}, {"snd_3", "acc_ops", "Shared"},
+			{"snd_4", "acc_ops2", "SHARED"}}
+		for _, r := range rows {
+			exec(`INSERT INTO senders (id, account_id, channel, value, is_default, created_at) VALUES ($1, $2, 'SMS', $3, 0, 0)`,
+				r[0], r[1], r[2])
+		}
+		if err := st.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"snd_1": domain.SenderPending, "snd_2": domain.SenderApproved, "snd_3": domain.SenderPending,
+			"snd_4": domain.SenderPending}
+		for sid, status := range want {
+			sd, err := st.Sender(ctx, sid)
+			if err != nil || sd.Status != status {
+				t.Fatalf("%s: %+v %v, want %s", sid, sd, err, status)
+			}
+		}
+		for acct, values := range map[string][]string{"acc_self": nil, "acc_ops": {"Bolt"}, "acc_ops2": nil} {
+			a, err := st.Account(ctx, acct)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer st.Close()
-			if err := st.MigrateTo(ctx, 69); err != nil {
-				t.Fatal(err)
+			got := a.Senders[domain.SMS].Values
+			if b, _ := json.Marshal(got); len(got) != len(values) || len(values) > 0 && got[0] != values[0] {
+				t.Fatalf("%s approved senders %s, want %v", acct, b, values)
 			}
-			exec := func(q string, args ...any) {
-				t.Helper()
-				if err := st.Exec(ctx, q, args...); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-			}
-			for _, acct := range []string{"acc_self", "acc_ops", "acc_ops2"} {
-				exec(`INSERT INTO accounts (id, name, tier, currency, country_code, balance_updated_at, webhook_secret,
-					tier_rpm, send_rpm, status_rpm, media_rpm, created_at, senders) VALUES ($1, 'x', 'free', 'USD', '1', 0, 'whsec_x',
-					1, 1, 1, 1, 0, '{"SMS":{"values":["Stale"]}}')`, acct)
-			}
-			exec(`INSERT INTO users (id, account_id, email, role, password_hash, created_at)
-				VALUES ('usr_1', 'acc_self', 'a@example.com', 'admin', 'x', 0)`)
-			rows := [][3]string{{"snd_1", "acc_self", "Acme"}, {"snd_2", "acc_ops", "Bolt"}, {"snd_3", "acc_ops", "Shared"},
-				{"snd_4", "acc_ops2", "SHARED"}}
-			for _, r := range rows {
-				exec(`INSERT INTO senders (id, account_id, channel, value, is_default, created_at) VALUES ($1, $2, 'SMS', $3, 0, 0)`,
-					r[0], r[1], r[2])
-			}
-			if err := st.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
-			want := map[string]string{"snd_1": domain.SenderPending, "snd_2": domain.SenderApproved, "snd_3": domain.SenderPending,
-				"snd_4": domain.SenderPending}
-			for sid, status := range want {
-				sd, err := st.Sender(ctx, sid)
-				if err != nil || sd.Status != status {
-					t.Fatalf("%s: %+v %v, want %s", sid, sd, err, status)
-				}
-			}
-			for acct, values := range map[string][]string{"acc_self": nil, "acc_ops": {"Bolt"}, "acc_ops2": nil} {
-				a, err := st.Account(ctx, acct)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := a.Senders[domain.SMS].Values
-				if b, _ := json.Marshal(got); len(got) != len(values) || len(values) > 0 && got[0] != values[0] {
-					t.Fatalf("%s approved senders %s, want %v", acct, b, values)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // Twins stored before senders were compared in their canonical form: the
@@ -154,76 +135,59 @@ func TestSenderApprovalMigration(t *testing.T) {
 // keeps it); an account's own twin request goes; the values themselves are
 // kept as they were.
 func TestSenderCanonicalKeysMigration(t *testing.T) {
-	for _, d := range storetest.Dialects() {
-		t.Run(d, func(t *testing.T) {
-			ctx := context.Background()
-			st, err := store.Open(ctx, storetest.DSN(t, d), store.Options{})
-			if err != nil {
-				t.Fatal(err)
+	eachAtVersion(t, 130, func(t *testing.T, ctx context.Context, st *store.Store, _ string, exec func(q string, args ...any)) {
+		for _, acct := range []string{"acc_a", "acc_b"} {
+			exec(`INSERT INTO accounts (id, name, tier, currency, country_code, balance_updated_at, webhook_secret,
+				tier_rpm, send_rpm, status_rpm, media_rpm, created_at) VALUES ($1, 'x', 'free', 'USD', '1', 0, 'whsec_x',
+				1, 1, 1, 1, 0)`, acct)
+		}
+		rows := []struct{ id, acct, value, status string }{
+			{"snd_1", "acc_b", "BetaShop", "APPROVED"},
+			{"snd_2", "acc_b", "15550001111", "APPROVED"},
+			{"snd_3", "acc_a", "BetaShop ", "APPROVED"},
+			{"snd_4", "acc_a", "0015550001111", "APPROVED"},
+			{"snd_5", "acc_a", " Beta  Shop", "PENDING"},
+			{"snd_6", "acc_a", "beta  shop", "PENDING"},   // A's own twin of snd_5
+			{"snd_7", "acc_a", "015550001111", "PENDING"}, // A's own twin of snd_4
+			{"snd_8", "acc_a", "Alpha  Co", "APPROVED"},   // nobody's twin: kept as it is
+		}
+		for _, r := range rows {
+			exec(`INSERT INTO senders (id, account_id, channel, value, is_default, created_at, status, value_key)
+				VALUES ($1, $2, 'SMS', $3, 0, 0, $4, lower($3))`, r.id, r.acct, r.value, r.status)
+		}
+		if err := st.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"snd_1": domain.SenderApproved, "snd_2": domain.SenderApproved, "snd_3": domain.SenderPending,
+			"snd_4": domain.SenderPending, "snd_5": domain.SenderPending, "snd_8": domain.SenderApproved}
+		for sid, status := range want {
+			sd, err := st.Sender(ctx, sid)
+			if err != nil || sd.Status != status {
+				t.Fatalf("%s: %+v %v, want %s", sid, sd, err, status)
 			}
-			defer st.Close()
-			if err := st.MigrateTo(ctx, 130); err != nil {
-				t.Fatal(err)
+		}
+		for _, sid := range []string{"snd_6", "snd_7"} {
+			if _, err := st.Sender(ctx, sid); !errors.Is(err, domain.ErrNotFound) {
+				t.Fatalf("A's own twin request %s was kept: %v", sid, err)
 			}
-			exec := func(q string, args ...any) {
-				t.Helper()
-				if err := st.Exec(ctx, q, args...); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
+		}
+		// Approving any twin of B's is refused now; the keys are the Go code's.
+		for _, sid := range []string{"snd_3", "snd_4"} {
+			if _, err := st.DecideSender(ctx, domain.Sender{ID: sid, Status: domain.SenderApproved, DecidedBy: "op", DecidedAt: t0}); !errors.Is(err, domain.ErrSenderTaken) {
+				t.Fatalf("approving %s: %v, want ErrSenderTaken", sid, err)
 			}
-			for _, acct := range []string{"acc_a", "acc_b"} {
-				exec(`INSERT INTO accounts (id, name, tier, currency, country_code, balance_updated_at, webhook_secret,
-					tier_rpm, send_rpm, status_rpm, media_rpm, created_at) VALUES ($1, 'x', 'free', 'USD', '1', 0, 'whsec_x',
-					1, 1, 1, 1, 0)`, acct)
+		}
+		for _, v := range []string{"betashop", " BETASHOP ", "+15550001111"} {
+			if owners, _ := st.SenderOwners(ctx, domain.SMS, v); len(owners) != 1 || owners[0] != "acc_b" {
+				t.Fatalf("owners of %q: %v", v, owners)
 			}
-			rows := []struct{ id, acct, value, status string }{
-				{"snd_1", "acc_b", "BetaShop", "APPROVED"},
-				{"snd_2", "acc_b", "15550001111", "APPROVED"},
-				{"snd_3", "acc_a", "BetaShop ", "APPROVED"},
-				{"snd_4", "acc_a", "0015550001111", "APPROVED"},
-				{"snd_5", "acc_a", " Beta  Shop", "PENDING"},
-				{"snd_6", "acc_a", "beta  shop", "PENDING"},   // A's own twin of snd_5
-				{"snd_7", "acc_a", "015550001111", "PENDING"}, // A's own twin of snd_4
-				{"snd_8", "acc_a", "Alpha  Co", "APPROVED"},   // nobody's twin: kept as it is
-			}
-			for _, r := range rows {
-				exec(`INSERT INTO senders (id, account_id, channel, value, is_default, created_at, status, value_key)
-					VALUES ($1, $2, 'SMS', $3, 0, 0, $4, lower($3))`, r.id, r.acct, r.value, r.status)
-			}
-			if err := st.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
-			want := map[string]string{"snd_1": domain.SenderApproved, "snd_2": domain.SenderApproved, "snd_3": domain.SenderPending,
-				"snd_4": domain.SenderPending, "snd_5": domain.SenderPending, "snd_8": domain.SenderApproved}
-			for sid, status := range want {
-				sd, err := st.Sender(ctx, sid)
-				if err != nil || sd.Status != status {
-					t.Fatalf("%s: %+v %v, want %s", sid, sd, err, status)
-				}
-			}
-			for _, sid := range []string{"snd_6", "snd_7"} {
-				if _, err := st.Sender(ctx, sid); !errors.Is(err, domain.ErrNotFound) {
-					t.Fatalf("A's own twin request %s was kept: %v", sid, err)
-				}
-			}
-			// Approving any twin of B's is refused now; the keys are the Go code's.
-			for _, sid := range []string{"snd_3", "snd_4"} {
-				if _, err := st.DecideSender(ctx, domain.Sender{ID: sid, Status: domain.SenderApproved, DecidedBy: "op", DecidedAt: t0}); !errors.Is(err, domain.ErrSenderTaken) {
-					t.Fatalf("approving %s: %v, want ErrSenderTaken", sid, err)
-				}
-			}
-			for _, v := range []string{"betashop", " BETASHOP ", "+15550001111"} {
-				if owners, _ := st.SenderOwners(ctx, domain.SMS, v); len(owners) != 1 || owners[0] != "acc_b" {
-					t.Fatalf("owners of %q: %v", v, owners)
-				}
-			}
-			if owners, _ := st.SenderOwners(ctx, domain.SMS, "alpha co"); len(owners) != 1 || owners[0] != "acc_a" {
-				t.Fatalf("owners of alpha co: %v", owners)
-			}
-			a, _ := st.Account(ctx, "acc_a")
-			if got := a.Senders[domain.SMS].Values; len(got) != 1 || got[0] != "Alpha  Co" {
-				t.Fatalf("A's approved senders after the migration: %v", got)
-			}
-		})
-	}
+		}
+		if owners, _ := st.SenderOwners(ctx, domain.SMS, "alpha co"); len(owners) != 1 || owners[0] != "acc_a" {
+			t.Fatalf("owners of alpha co: %v", owners)
+		}
+		a, _ := st.Account(ctx, "acc_a")
+		if got := a.Senders[domain.SMS].Values; len(got) != 1 || got[0] != "Alpha  Co" {
+			t.Fatalf("A's approved senders after the migration: %v", got)
+		}
+	})
 }

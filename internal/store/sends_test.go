@@ -8,12 +8,10 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/store"
-	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 func TestIdempotencyRecords(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
+	eachStore(t, func(t *testing.T, ctx context.Context, st *store.Store) {
 		saves := []domain.Idempotency{
 			{KeyID: "key_a", Key: "k", RequestHash: "first", StatusCode: 200, Response: []byte(`{"n":1}`), CreatedAt: at(0)},
 			{KeyID: "key_a", Key: "k", RequestHash: "second", StatusCode: 201, Response: []byte(`{"n":2}`), CreatedAt: at(time.Minute)},

@@ -19,11 +19,8 @@ func (s *Store) JournalSubmissions(ctx context.Context, node string, ids []strin
 			var b strings.Builder
 			b.WriteString(`INSERT INTO simulator_journal (message_id, node, accepted_at) VALUES `)
 			args := make([]any, 0, len(chunk)*3+1)
-			for i, id := range chunk {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				b.WriteString("(" + tx.s.placeholders(i*3+1, 3) + ")")
+			tx.s.writeValues(&b, len(chunk), 3)
+			for _, id := range chunk {
 				args = append(args, id, node, ms(at))
 			}
 			args = append(args, node)

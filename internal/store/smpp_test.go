@@ -9,18 +9,23 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/store"
-	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
+// addSMPPUser creates a live SMPP user of acc.
+func addSMPPUser(t *testing.T, st *store.Store, acc domain.Account, systemID string, maxBinds int) domain.SMPPUser {
+	t.Helper()
+	u := domain.SMPPUser{ID: id.New(id.SMPPUser, t0), AccountID: acc.ID, Env: domain.Live, SystemID: systemID,
+		PasswordHash: "h", MaxBinds: maxBinds, CreatedAt: t0}
+	if err := st.CreateSMPPUser(context.Background(), u); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
 func TestSMPPUsers(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		a, b := newAccount(t, st, 0), newAccount(t, st, 0)
-		u := domain.SMPPUser{ID: id.New(id.SMPPUser, t0), AccountID: a.ID, Env: domain.Live, SystemID: "acme1",
-			PasswordHash: "h", MaxBinds: 4, CreatedAt: t0}
-		if err := st.CreateSMPPUser(ctx, u); err != nil {
-			t.Fatal(err)
-		}
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, a domain.Account) {
+		b := newAccount(t, st, 0)
+		u := addSMPPUser(t, st, a, "acme1", 4)
 		dup := u
 		dup.ID, dup.AccountID = id.New(id.SMPPUser, t0), b.ID
 		if err := st.CreateSMPPUser(ctx, dup); !errors.Is(err, domain.ErrSystemIDTaken) {
@@ -49,9 +54,7 @@ func TestSMPPUsers(t *testing.T) {
 }
 
 func TestSMPPItemQueue(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		a := newAccount(t, st, 0)
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, a domain.Account) {
 		item := func(user string, created time.Time) domain.SMPPItem {
 			return domain.SMPPItem{ID: id.New(id.SMPPItem, created), UserID: user, AccountID: a.ID, Env: domain.Live,
 				MessageID: "msg_1", Source: "15550001111", Dest: "ACME", ESMClass: 4, Text: "id:msg_1 stat:DELIVRD", State: 2,
@@ -109,14 +112,8 @@ func TestSMPPItemQueue(t *testing.T) {
 }
 
 func TestSMPPBindsCountedAcrossNodes(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		a := newAccount(t, st, 0)
-		u := domain.SMPPUser{ID: id.New(id.SMPPUser, t0), AccountID: a.ID, Env: domain.Live, SystemID: "acme",
-			PasswordHash: "h", MaxBinds: 2, CreatedAt: t0}
-		if err := st.CreateSMPPUser(ctx, u); err != nil {
-			t.Fatal(err)
-		}
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, a domain.Account) {
+		u := addSMPPUser(t, st, a, "acme", 2)
 		ttl := 30 * time.Second
 		reserve := func(bind, node string, now time.Time) bool {
 			t.Helper()
@@ -160,9 +157,7 @@ func TestSMPPBindsCountedAcrossNodes(t *testing.T) {
 // rows are claimed up to its own quota, and a user given none (its binds'
 // windows are full) gets nothing while the others get theirs.
 func TestSMPPClaimFairPerUser(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		a := newAccount(t, st, 0)
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, a domain.Account) {
 		var rows []domain.SMPPItem
 		for i := range 300 {
 			created := at(-time.Hour + time.Duration(i)*time.Millisecond)
@@ -205,14 +200,9 @@ func TestSMPPClaimFairPerUser(t *testing.T) {
 // SMPP users' system_ids are unique whatever their case, so that no two
 // look alike; a bind names its user exactly as it was made.
 func TestSMPPSystemIDTwinsByCase(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		a, b := newAccount(t, st, 0), newAccount(t, st, 0)
-		u := domain.SMPPUser{ID: id.New(id.SMPPUser, t0), AccountID: a.ID, Env: domain.Live, SystemID: "Acme",
-			PasswordHash: "h", MaxBinds: 4, CreatedAt: t0}
-		if err := st.CreateSMPPUser(ctx, u); err != nil {
-			t.Fatal(err)
-		}
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, a domain.Account) {
+		b := newAccount(t, st, 0)
+		u := addSMPPUser(t, st, a, "Acme", 4)
 		for _, twin := range []string{"acme", "ACME", "aCmE"} {
 			dup := u
 			dup.ID, dup.AccountID, dup.SystemID = id.New(id.SMPPUser, t0), b.ID, twin
@@ -230,18 +220,9 @@ func TestSMPPSystemIDTwinsByCase(t *testing.T) {
 // each last bound, and its newest refusals, a bounded number per user,
 // and nothing of another account's.
 func TestSMPPActivity(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		a, b := newAccount(t, st, 0), newAccount(t, st, 0)
-		ua := domain.SMPPUser{ID: id.New(id.SMPPUser, t0), AccountID: a.ID, Env: domain.Live, SystemID: "alpha",
-			PasswordHash: "h", MaxBinds: 4, CreatedAt: t0}
-		ub := domain.SMPPUser{ID: id.New(id.SMPPUser, t0), AccountID: b.ID, Env: domain.Live, SystemID: "beta",
-			PasswordHash: "h", MaxBinds: 4, CreatedAt: t0}
-		for _, u := range []domain.SMPPUser{ua, ub} {
-			if err := st.CreateSMPPUser(ctx, u); err != nil {
-				t.Fatal(err)
-			}
-		}
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, a domain.Account) {
+		b := newAccount(t, st, 0)
+		ua, ub := addSMPPUser(t, st, a, "alpha", 4), addSMPPUser(t, st, b, "beta", 4)
 		if ok, err := st.ReserveSMPPBind(ctx, domain.SMPPBind{ID: "n1/1", UserID: ua.ID, Node: "n1", Addr: "192.0.2.7",
 			Type: "bind_receiver"}, 4, t0, t0.Add(30*time.Second)); err != nil || !ok {
 			t.Fatalf("reserve: %v %v", ok, err)

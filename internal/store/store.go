@@ -326,6 +326,17 @@ func nullMS(t time.Time) sql.NullInt64 {
 	return sql.NullInt64{Int64: t.UnixMilli(), Valid: true}
 }
 
+// writeValues writes the VALUES list of a multi-row insert: rows groups of
+// cols placeholders, numbered from $1 row after row.
+func (s *Store) writeValues(b *strings.Builder, rows, cols int) {
+	for i := 0; i < rows; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(" + s.placeholders(i*cols+1, cols) + ")")
+	}
+}
+
 // placeholders returns "($from, $from+1, …)" for n arguments. Multi-row
 // inserts call it for every row, so the strings are built once.
 func (s *Store) placeholders(from, n int) string {

@@ -15,9 +15,7 @@ import (
 )
 
 func TestUpdateMessageRoundTrip(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		acc := newAccount(t, st, 0)
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
 		c := newCampaign(acc, "live", t0, 1)
 		orig := newMessage(c, "34600000001", 0, t0)
 		orig.Type, orig.Channel = "RCS", "RCS"
@@ -73,9 +71,7 @@ func TestUpdateMessageRoundTrip(t *testing.T) {
 // the reports did not change keeps what is stored, even if the copy read
 // earlier said otherwise; messages with different changes go in one call.
 func TestUpdateChangedMessagesWritesTheDifference(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		acc := newAccount(t, st, 0)
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
 		c := newCampaign(acc, "live", t0, 3)
 		a, b, u := newMessage(c, "34600000001", 0, t0), newMessage(c, "34600000002", 0, t0), newMessage(c, "34600000003", 0, t0)
 		a.Provider, b.Provider, u.Provider = "smpp-a", "smpp-a", "smpp-a"
@@ -176,9 +172,7 @@ func TestLockAndProviderRefs(t *testing.T) {
 }
 
 func TestRefund(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		acc := newAccount(t, st, 10*credit)
+	eachAccount(t, 10*credit, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
 		c := newCampaign(acc, "live", t0, 2)
 		msgs := []domain.Message{newMessage(c, "34600000000", 2*credit, t0), newMessage(c, "34600000001", 2*credit, t0)}
 		write(t, st, func(ctx context.Context, tx *store.Tx) error {
@@ -231,9 +225,7 @@ func TestRefund(t *testing.T) {
 }
 
 func TestInboundAndLatestMessage(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		acc := newAccount(t, st, 0)
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
 		other := newAccount(t, st, 0)
 		const phone = "34600000001"
 		inbound := []domain.Inbound{

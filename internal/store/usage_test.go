@@ -139,57 +139,39 @@ func TestUsageReadsKeptCounts(t *testing.T) {
 // Messages sent before the usage rows existed are counted once, from the
 // messages, by the migration that adds them.
 func TestUsageMigrationCountsEarlierMessages(t *testing.T) {
-	for _, d := range storetest.Dialects() {
-		t.Run(d, func(t *testing.T) {
-			storetest.Need(t, d)
-			ctx := context.Background()
-			st, err := store.Open(ctx, storetest.DSN(t, d), store.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			if err := st.MigrateTo(ctx, 99); err != nil {
-				t.Fatal(err)
-			}
-			exec := func(q string, args ...any) {
-				t.Helper()
-				if err := st.Exec(ctx, q, args...); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-			}
-			exec(`INSERT INTO accounts (id, name, tier, currency, country_code, balance_updated_at, webhook_secret,
-				tier_rpm, send_rpm, status_rpm, media_rpm, created_at) VALUES ('acc_old', 'x', 'free', 'USD', '55', 0, 'whsec_x',
-				1, 1, 1, 1, 0)`)
-			exec(`INSERT INTO campaigns (id, account_id, key_id, env, type, total, created_at)
-				VALUES ('cmp_old', 'acc_old', 'key_x', 'live', 'SMS', 4, 0)`)
-			day := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC).UnixMilli()
-			for i, m := range []struct {
-				env, channel, country, status string
-				segments                      int
-				charged                       int64
-				at                            int64
-			}{
-				{"live", "SMS", "55", "DELIVERED", 2, 2_000_000, day},
-				{"live", "SMS", "55", "FAILED", 1, 0, day + 1000},
-				{"live", "RCS", "44", "READ", 1, 1_000_000, day + 86_400_000},
-				{"test", "SMS", "55", "SENT", 1, 0, day},
-			} {
-				exec(`INSERT INTO messages (id, campaign_id, account_id, env, to_phone, country_code, type, channel, body, status,
-					segments, encoding, credits, charged, created_at, updated_at, expires_at)
-					VALUES ($1, 'cmp_old', 'acc_old', $2, '5511999990000', $3, $4, $4, 'hi', $5, $6, 'GSM-7', $7, $7, $8, $8, $8)`,
-					fmt.Sprintf("msg_old%d", i), m.env, m.country, m.channel, m.status, m.segments, m.charged, m.at)
-			}
-			if err := st.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
-			storetest.CheckUsage(t, st, "acc_old")
-			got, err := st.UsageByDay(ctx, domain.UsageQuery{AccountID: "acc_old", Env: domain.Live, From: 0, To: 1 << 30})
-			if err != nil || len(got) != 2 || got[0].Messages != 2 || got[0].Segments != 3 || got[0].Credits != 2_000_000 ||
-				got[0].Statuses.Of(domain.Failed) != 1 || got[1].Channel != domain.RCS || got[1].Country != "44" {
-				t.Fatalf("usage after the migration: %+v %v", got, err)
-			}
-		})
-	}
+	eachAtVersion(t, 99, func(t *testing.T, ctx context.Context, st *store.Store, _ string, exec func(q string, args ...any)) {
+		exec(`INSERT INTO accounts (id, name, tier, currency, country_code, balance_updated_at, webhook_secret,
+			tier_rpm, send_rpm, status_rpm, media_rpm, created_at) VALUES ('acc_old', 'x', 'free', 'USD', '55', 0, 'whsec_x',
+			1, 1, 1, 1, 0)`)
+		exec(`INSERT INTO campaigns (id, account_id, key_id, env, type, total, created_at)
+			VALUES ('cmp_old', 'acc_old', 'key_x', 'live', 'SMS', 4, 0)`)
+		day := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC).UnixMilli()
+		for i, m := range []struct {
+			env, channel, country, status string
+			segments                      int
+			charged                       int64
+			at                            int64
+		}{
+			{"live", "SMS", "55", "DELIVERED", 2, 2_000_000, day},
+			{"live", "SMS", "55", "FAILED", 1, 0, day + 1000},
+			{"live", "RCS", "44", "READ", 1, 1_000_000, day + 86_400_000},
+			{"test", "SMS", "55", "SENT", 1, 0, day},
+		} {
+			exec(`INSERT INTO messages (id, campaign_id, account_id, env, to_phone, country_code, type, channel, body, status,
+				segments, encoding, credits, charged, created_at, updated_at, expires_at)
+				VALUES ($1, 'cmp_old', 'acc_old', $2, '5511999990000', $3, $4, $4, 'hi', $5, $6, 'GSM-7', $7, $7, $8, $8, $8)`,
+				fmt.Sprintf("msg_old%d", i), m.env, m.country, m.channel, m.status, m.segments, m.charged, m.at)
+		}
+		if err := st.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		storetest.CheckUsage(t, st, "acc_old")
+		got, err := st.UsageByDay(ctx, domain.UsageQuery{AccountID: "acc_old", Env: domain.Live, From: 0, To: 1 << 30})
+		if err != nil || len(got) != 2 || got[0].Messages != 2 || got[0].Segments != 3 || got[0].Credits != 2_000_000 ||
+			got[0].Statuses.Of(domain.Failed) != 1 || got[1].Channel != domain.RCS || got[1].Country != "44" {
+			t.Fatalf("usage after the migration: %+v %v", got, err)
+		}
+	})
 }
 
 // Folding the writers' rows of past days keeps every count and leaves one
@@ -250,8 +232,7 @@ func TestFoldUsage(t *testing.T) {
 
 // The operators' ranking sums live charges from a day on, most first.
 func TestTopSpenders(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
+	eachStore(t, func(t *testing.T, ctx context.Context, st *store.Store) {
 		d := func(acct string, env domain.Environment, day, credits int64) domain.UsageDelta {
 			return domain.UsageDelta{UsageKey: domain.UsageKey{AccountID: acct, Env: env, Day: day, Channel: domain.SMS, Country: "55"},
 				UsageCount: domain.UsageCount{Messages: 1, Segments: 1, Credits: credits}}

@@ -8,13 +8,10 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/store"
-	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 func TestUsersAndSessions(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
-		ctx := context.Background()
-		acc := newAccount(t, st, 0)
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
 		ana := domain.User{ID: id.New(id.User, t0), AccountID: acc.ID, Email: "Ana@Example.com", Role: "owner",
 			PasswordHash: "$argon2id$x", CreatedAt: t0}
 		creates := []struct {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
-	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/store"
 	"github.com/msgsvc/msgsvc/internal/store/storetest"
 	"github.com/msgsvc/msgsvc/internal/template"
@@ -162,12 +161,4 @@ func TestService(t *testing.T) {
 	})
 }
 
-func newAccount(t *testing.T, st *store.Store) string {
-	t.Helper()
-	a := domain.Account{ID: id.New(id.Account, t0), Name: "A", Tier: "free", Currency: "USD", CountryCode: "1",
-		WebhookSecret: "s", CreatedAt: t0}
-	if err := st.CreateAccount(context.Background(), a); err != nil {
-		t.Fatal(err)
-	}
-	return a.ID
-}
+func newAccount(t *testing.T, st *store.Store) string { return storetest.NewAccount(t, st, t0) }

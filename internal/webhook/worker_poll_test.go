@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
 // tableStore has one event due in the table, which a claim returns once,
@@ -87,13 +88,4 @@ func TestWorkerPollsTableWhileBusy(t *testing.T) {
 	waitFor(t, "the event due in the table to be delivered", func() bool { return st.done("evt_table") })
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
+var waitFor = polltest.Until

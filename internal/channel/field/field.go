@@ -5,6 +5,7 @@ package field
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"unicode/utf8"
 
@@ -15,6 +16,17 @@ import (
 type Problem struct {
 	Field   string
 	Message string
+}
+
+// Button is a button or suggestion of a rich message as the integrator
+// gave it: a reply (type reply), a link (url) or a call; each channel
+// checks it against its platform's rules.
+type Button struct {
+	Type    string `json:"type"`
+	Title   string `json:"title"`
+	Payload string `json:"payload"`
+	URL     string `json:"url"`
+	Phone   string `json:"phone"`
 }
 
 // Checker accumulates problems.
@@ -40,6 +52,21 @@ func (c *Checker) Text(field, v string, required bool, max int) {
 func (c *Checker) Absent(prefix, field, v, typ string) {
 	if v != "" {
 		c.Add(prefix+"."+field, "is not used by a %s button", typ)
+	}
+}
+
+// URL checks a required link that a button opens: an absolute http or
+// https URL of at most max characters. Plain http is allowed: the
+// recipient's phone opens it, not us.
+func (c *Checker) URL(field, v string, max int) {
+	u, err := url.Parse(v)
+	switch {
+	case v == "":
+		c.Add(field, "is required")
+	case len(v) > max:
+		c.Add(field, "must be at most %d characters", max)
+	case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "":
+		c.Add(field, "must be an absolute http or https URL")
 	}
 }
 

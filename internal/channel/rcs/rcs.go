@@ -6,7 +6,6 @@ package rcs
 
 import (
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -40,13 +39,7 @@ type Problem = field.Problem
 
 // Button is a suggested reply (type reply), an open-URL action (url) or a
 // dial action (call).
-type Button struct {
-	Type    string `json:"type"`
-	Title   string `json:"title"`
-	Payload string `json:"payload"`
-	URL     string `json:"url"`
-	Phone   string `json:"phone"`
-}
+type Button = field.Button
 
 // Card is one rich card of a carousel.
 type Card struct {
@@ -124,9 +117,7 @@ func (c *checker) buttons(field string, bs []Button, max int) {
 			c.Absent(p, "url", b.URL, b.Type)
 			c.Absent(p, "phone", b.Phone, b.Type)
 		case "url":
-			if msg := checkURL(b.URL); msg != "" {
-				c.Add(p+".url", "%s", msg)
-			}
+			c.URL(p+".url", b.URL, MaxURL)
 			c.Absent(p, "payload", b.Payload, b.Type)
 			c.Absent(p, "phone", b.Phone, b.Type)
 		case "call":
@@ -139,20 +130,4 @@ func (c *checker) buttons(field string, bs []Button, max int) {
 			c.Add(p+".type", "must be reply, url or call")
 		}
 	}
-}
-
-// checkURL describes what is wrong with a link a suggestion opens, or
-// returns "". Plain http is allowed: the recipient's phone opens it.
-func checkURL(v string) string {
-	if v == "" {
-		return "is required"
-	}
-	if len(v) > MaxURL {
-		return fmt.Sprintf("must be at most %d characters", MaxURL)
-	}
-	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return "must be an absolute http or https URL"
-	}
-	return ""
 }

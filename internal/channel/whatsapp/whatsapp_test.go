@@ -4,15 +4,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/msgsvc/msgsvc/internal/channel/field/fieldtest"
 )
 
-func replies(n int) []Button {
-	out := make([]Button, n)
-	for i := range out {
-		out[i] = Button{Type: "reply", Title: fmt.Sprintf("B%d", i), Payload: fmt.Sprintf("p%d", i)}
-	}
-	return out
-}
+var replies = fieldtest.Replies
 
 func rows(n int, prefix string) []Row {
 	out := make([]Row, n)
@@ -73,21 +69,7 @@ func TestCheck(t *testing.T) {
 		{"template too many parameters", Message{Template: &Template{Name: "a", Language: "en", Parameters: make([]string, MaxTemplateParams+1)}}, "template.parameters"},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			ps := Check(c.m)
-			if c.field == "" {
-				if len(ps) > 0 {
-					t.Fatalf("refused: %+v", ps)
-				}
-				return
-			}
-			for _, p := range ps {
-				if p.Field == c.field {
-					return
-				}
-			}
-			t.Fatalf("no problem for %s: %+v", c.field, ps)
-		})
+		t.Run(c.name, func(t *testing.T) { fieldtest.Want(t, Check(c.m), c.field) })
 	}
 }
 

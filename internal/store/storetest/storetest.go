@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/store"
 )
 
@@ -107,6 +109,18 @@ func OpenWith(t testing.TB, dsn string, o store.Options) *store.Store {
 		t.Fatal(err)
 	}
 	return st
+}
+
+// NewAccount creates a plain account (free tier, USD), made at created,
+// for tests that need one to own what they store, and returns its id.
+func NewAccount(t testing.TB, st *store.Store, created time.Time) string {
+	t.Helper()
+	a := domain.Account{ID: id.New(id.Account, created), Name: "A", Tier: "free", Currency: "USD", CountryCode: "1",
+		WebhookSecret: "s", CreatedAt: created}
+	if err := st.CreateAccount(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	return a.ID
 }
 
 // CheckBalance asserts the invariant of the money model: an account's
