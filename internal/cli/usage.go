@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"context"
@@ -16,10 +16,10 @@ import (
 
 // runUsage is `msgsvc usage`: the key's usage report through the public
 // API, as a table or as the API's JSON.
-func runUsage(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runUsage(ctx context.Context, node Node, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("msgsvc usage", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	api := addAPIFlags(fs)
+	api := addAPIFlags(fs, node)
 	var q client.UsageQuery
 	fs.StringVar(&q.From, "from", "", "first UTC day, YYYY-MM-DD (default: 29 days before --to)")
 	fs.StringVar(&q.To, "to", "", "last UTC day, YYYY-MM-DD (default: today)")

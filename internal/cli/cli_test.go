@@ -1,7 +1,6 @@
-package app
+package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -10,15 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/msgsvc/msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/app"
 )
-
-func runMain(t *testing.T, args ...string) (string, string, int) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := Main(args, strings.NewReader(""), &out, &errb)
-	return out.String(), errb.String(), code
-}
 
 func TestBootstrapCommands(t *testing.T) {
 	db := migrated(t, filepath.Join(t.TempDir(), "msgsvc.db"))
@@ -83,16 +75,6 @@ func TestBootstrapCommands(t *testing.T) {
 	}
 }
 
-func openTestStore(t *testing.T, db string) *store.Store {
-	t.Helper()
-	st, err := openStore(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
 // Every command and group answers -h with its flags and exit code 0, and
 // mistakes say what to run next.
 func TestHelpAndMistakes(t *testing.T) {
@@ -138,12 +120,12 @@ func TestHelpAndMistakes(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	out, _, code := runMain(t, "version")
-	if code != 0 || !strings.HasPrefix(out, "msgsvc "+Version) {
+	if code != 0 || !strings.HasPrefix(out, "msgsvc "+app.Version) {
 		t.Fatalf("version: %d %q", code, out)
 	}
 	out, _, code = runMain(t, "version", "--json")
 	var v map[string]string
-	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v["version"] != Version || v["go"] == "" {
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v["version"] != app.Version || v["go"] == "" {
 		t.Fatalf("version --json: %d %q", code, out)
 	}
 }
