@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -17,9 +16,7 @@ import (
 // itself (this same binary, `dev` mode so live keys reach the simulator)
 // on a temporary SQLite database or a fresh schema of --db postgres://….
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = usageOf(fs, stdout, "msgsvc bench — load-test a node (one it starts, or --url) and report throughput, latency and CPU",
+	fs := newFlags("bench", stdout, stderr, "msgsvc bench — load-test a node (one it starts, or --url) and report throughput, latency and CPU",
 		"msgsvc bench --n 5000 --c 16")
 	var (
 		target   = fs.String("url", "", "base URL of a running node, or several comma-separated (default: start one)")

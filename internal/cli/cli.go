@@ -134,19 +134,13 @@ func newLogger(w io.Writer, level string, text bool) *slog.Logger {
 }
 
 func runServer(ctx context.Context, node Node, dev bool, args []string, stdout, stderr io.Writer) error {
-	name := "serve"
+	name, summary, example := "serve", "msgsvc serve — the production server (every flag also has a MSGSVC_* environment variable)",
+		"msgsvc serve --db postgres://msgsvc@db/msgsvc --addr 0.0.0.0:8080 --config msgsvc.yaml"
 	if dev {
-		name = "dev"
+		name, summary, example = "dev", "msgsvc dev — a complete local installation: SQLite in ./msgsvc-data, the simulator, a demo account",
+			"msgsvc dev --addr 127.0.0.1:8080"
 	}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	if dev {
-		fs.Usage = usageOf(fs, stdout, "msgsvc dev — a complete local installation: SQLite in ./msgsvc-data, the simulator, a demo account",
-			"msgsvc dev --addr 127.0.0.1:8080")
-	} else {
-		fs.Usage = usageOf(fs, stdout, "msgsvc serve — the production server (every flag also has a MSGSVC_* environment variable)",
-			"msgsvc serve --db postgres://msgsvc@db/msgsvc --addr 0.0.0.0:8080 --config msgsvc.yaml")
-	}
+	fs := newFlags(name, stdout, stderr, summary, example)
 	load := config.Flags(fs, dev)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -186,9 +180,7 @@ func dbFlag(fs *flag.FlagSet) func() string {
 }
 
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = usageOf(fs, stdout, "msgsvc migrate — apply the database migrations (serve and dev also do it at start)",
+	fs := newFlags("migrate", stdout, stderr, "msgsvc migrate — apply the database migrations (serve and dev also do it at start)",
 		"msgsvc migrate --db postgres://msgsvc@db/msgsvc")
 	db := dbFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -204,9 +196,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = usageOf(fs, stdout, "msgsvc backup — a consistent copy of a SQLite database, taken while msgsvc runs (VACUUM INTO)",
+	fs := newFlags("backup", stdout, stderr, "msgsvc backup — a consistent copy of a SQLite database, taken while msgsvc runs (VACUUM INTO)",
 		"msgsvc backup --to /backups/msgsvc-$(date -u +%Y%m%d-%H%M).db")
 	db := dbFlag(fs)
 	to := fs.String("to", "", "file to write; it must not exist (required)")

@@ -68,80 +68,75 @@ func optOutJSON(o domain.OptOut) map[string]any {
 	return map[string]any{"phone": o.Phone, "environment": o.Env, "channel": ch, "source": o.Source, "createdAt": stamp(o.CreatedAt)}
 }
 
-var optOutList = adminCommand{name: "optout list", summary: "the numbers that opted out of an account's messages", needsAccount: true,
-	flags: func(fs *flag.FlagSet, account *string) adminRun {
-		env, _ := optOutFlags(fs)
-		return func(ctx context.Context, in adminInput) (any, string, error) {
-			e, err := optOutEnv(*env)
-			if err != nil {
-				return nil, "", err
-			}
-			o := &compliance.OptOuts{Store: in.st, Now: func() time.Time { return in.now }}
-			out := []map[string]any{}
-			var b strings.Builder
-			for cursor := ""; ; {
-				p, err := o.List(ctx, *account, e, cursor, 1000)
+// optOutCommand is an optout command: the flags they share, the
+// environment checked, and the opt-out list of the account at the
+// command's time.
+func optOutCommand(name, summary string, run func(ctx context.Context, o *compliance.OptOuts, account string, env domain.Environment,
+	phone string) (any, string, error)) adminCommand {
+	return adminCommand{name: name, summary: summary, needsAccount: true,
+		flags: func(fs *flag.FlagSet, account *string) adminRun {
+			env, phone := optOutFlags(fs)
+			return func(ctx context.Context, in adminInput) (any, string, error) {
+				e, err := optOutEnv(*env)
 				if err != nil {
 					return nil, "", err
 				}
-				for _, r := range p.OptOuts {
-					out = append(out, optOutJSON(r))
-					fmt.Fprintf(&b, "%s  %-4s  %-8s  %-8s  %s\n", r.Phone, r.Env, orDash(string(r.Channel)), r.Source, domain.FormatTime(r.CreatedAt))
-				}
-				if cursor = p.Next; cursor == "" {
-					break
-				}
+				o := &compliance.OptOuts{Store: in.st, Now: func() time.Time { return in.now }}
+				return run(ctx, o, *account, e, *phone)
 			}
-			if len(out) == 0 {
-				b.WriteString("nobody opted out\n")
-			}
-			return map[string]any{"optOuts": out}, b.String(), nil
-		}
-	}}
+		}}
+}
 
-var optOutAdd = adminCommand{name: "optout add", summary: "opt a number out of an account's messages", needsAccount: true,
-	flags: func(fs *flag.FlagSet, account *string) adminRun {
-		env, phone := optOutFlags(fs)
-		return func(ctx context.Context, in adminInput) (any, string, error) {
-			e, err := optOutEnv(*env)
+var optOutList = optOutCommand("optout list", "the numbers that opted out of an account's messages",
+	func(ctx context.Context, o *compliance.OptOuts, account string, e domain.Environment, _ string) (any, string, error) {
+		out := []map[string]any{}
+		var b strings.Builder
+		for cursor := ""; ; {
+			p, err := o.List(ctx, account, e, cursor, 1000)
 			if err != nil {
 				return nil, "", err
 			}
-			o := &compliance.OptOuts{Store: in.st, Now: func() time.Time { return in.now }}
-			rec, added, err := o.Add(ctx, *account, e, *phone, domain.OptOutOperator)
-			if err != nil {
-				return nil, "", fmt.Errorf("--phone: %w", err)
+			for _, r := range p.OptOuts {
+				out = append(out, optOutJSON(r))
+				fmt.Fprintf(&b, "%s  %-4s  %-8s  %-8s  %s\n", r.Phone, r.Env, orDash(string(r.Channel)), r.Source, domain.FormatTime(r.CreatedAt))
 			}
-			human := fmt.Sprintf("%s opted out of %s's %s messages\n", rec.Phone, *account, e)
-			if !added {
-				human = fmt.Sprintf("%s was already opted out (since %s)\n", rec.Phone, domain.FormatTime(rec.CreatedAt))
+			if cursor = p.Next; cursor == "" {
+				break
 			}
-			out := optOutJSON(rec)
-			out["added"] = added
-			return out, human, nil
 		}
-	}}
+		if len(out) == 0 {
+			b.WriteString("nobody opted out\n")
+		}
+		return map[string]any{"optOuts": out}, b.String(), nil
+	})
 
-var optOutRemove = adminCommand{name: "optout remove", summary: "opt a number back in", needsAccount: true,
-	flags: func(fs *flag.FlagSet, account *string) adminRun {
-		env, phone := optOutFlags(fs)
-		return func(ctx context.Context, in adminInput) (any, string, error) {
-			e, err := optOutEnv(*env)
-			if err != nil {
-				return nil, "", err
-			}
-			o := &compliance.OptOuts{Store: in.st, Now: func() time.Time { return in.now }}
-			removed, err := o.Remove(ctx, *account, e, *phone)
-			if err != nil {
-				return nil, "", fmt.Errorf("--phone: %w", err)
-			}
-			human := fmt.Sprintf("%s may receive %s's %s messages again\n", *phone, *account, e)
-			if !removed {
-				human = fmt.Sprintf("%s was not opted out\n", *phone)
-			}
-			return map[string]any{"phone": *phone, "environment": e, "removed": removed}, human, nil
+var optOutAdd = optOutCommand("optout add", "opt a number out of an account's messages",
+	func(ctx context.Context, o *compliance.OptOuts, account string, e domain.Environment, phone string) (any, string, error) {
+		rec, added, err := o.Add(ctx, account, e, phone, domain.OptOutOperator)
+		if err != nil {
+			return nil, "", fmt.Errorf("--phone: %w", err)
 		}
-	}}
+		human := fmt.Sprintf("%s opted out of %s's %s messages\n", rec.Phone, account, e)
+		if !added {
+			human = fmt.Sprintf("%s was already opted out (since %s)\n", rec.Phone, domain.FormatTime(rec.CreatedAt))
+		}
+		out := optOutJSON(rec)
+		out["added"] = added
+		return out, human, nil
+	})
+
+var optOutRemove = optOutCommand("optout remove", "opt a number back in",
+	func(ctx context.Context, o *compliance.OptOuts, account string, e domain.Environment, phone string) (any, string, error) {
+		removed, err := o.Remove(ctx, account, e, phone)
+		if err != nil {
+			return nil, "", fmt.Errorf("--phone: %w", err)
+		}
+		human := fmt.Sprintf("%s may receive %s's %s messages again\n", phone, account, e)
+		if !removed {
+			human = fmt.Sprintf("%s was not opted out\n", phone)
+		}
+		return map[string]any{"phone": phone, "environment": e, "removed": removed}, human, nil
+	})
 
 func orDash(s string) string {
 	if s == "" {

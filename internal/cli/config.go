@@ -19,9 +19,7 @@ import (
 // checked. With --db the accounts that routes name are checked against
 // that database; without it they are not, and it says so.
 func runConfig(ctx context.Context, node Node, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("config", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = usageOf(fs, stdout, "msgsvc config check FILE [--db D] — validate a providers and routes file (as serve reads it)",
+	fs := newFlags("config", stdout, stderr, "msgsvc config check FILE [--db D] — validate a providers and routes file (as serve reads it)",
 		"msgsvc config check --db postgres://msgsvc@db/msgsvc msgsvc.yaml")
 	if len(args) == 0 || args[0] != "check" {
 		fs.Usage()

@@ -84,8 +84,8 @@ func flagOf(field string) string {
 // runSend is `msgsvc send`: one send through the public API and, with
 // --wait, a live line that follows the messages to their final status.
 func runSend(ctx context.Context, node Node, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("msgsvc send", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("msgsvc send", stdout, stderr, "msgsvc send — send a message through a running node's API",
+		`msgsvc send --to 5511999990000 --message "Hello" --wait`)
 	api := addAPIFlags(fs, node)
 	to := fs.String("to", "", "recipient, digits with the country code first, one leading + allowed (several: comma-separated) (required)")
 	text := fs.String("message", "", "the text (required)")
@@ -96,8 +96,6 @@ func runSend(ctx context.Context, node Node, args []string, stdout, stderr io.Wr
 	wait := fs.Bool("wait", false, "follow the messages until each reaches a final status")
 	timeout := fs.Duration("timeout", 2*time.Minute, "with --wait: how long to follow")
 	asJSON := fs.Bool("json", false, "print the API's answers as JSON")
-	fs.Usage = usageOf(fs, stdout, "msgsvc send — send a message through a running node's API",
-		`msgsvc send --to 5511999990000 --message "Hello" --wait`)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -311,11 +309,15 @@ func stillOpen(msgs map[string]*client.Message, out *client.SendResponse) error 
 		strings.Join(open, ", "))
 }
 
-// usageOf prints a command's summary, an example and its flags.
-func usageOf(fs *flag.FlagSet, w io.Writer, summary, example string) func() {
-	return func() {
-		fmt.Fprintf(w, "%s\n\nExample:\n  %s\n\nFlags:\n", summary, example)
-		fs.SetOutput(w)
+// newFlags is a command's flag set: mistakes go to stderr, and -h prints
+// the command's summary, an example and its flags to stdout.
+func newFlags(name string, stdout, stderr io.Writer, summary, example string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stdout, "%s\n\nExample:\n  %s\n\nFlags:\n", summary, example)
+		fs.SetOutput(stdout)
 		fs.PrintDefaults()
 	}
+	return fs
 }

@@ -2,15 +2,13 @@ package cli
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 )
 
 func runVersion(node Node, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("msgsvc version", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = usageOf(fs, stdout, "msgsvc version — the version of this binary, its source revision and Go version", "msgsvc version --json")
+	fs := newFlags("msgsvc version", stdout, stderr, "msgsvc version — the version of this binary, its source revision and Go version",
+		"msgsvc version --json")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err
