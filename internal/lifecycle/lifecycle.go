@@ -77,6 +77,17 @@ func (g *Group) Add(name string, c Component) {
 	g.parts = append(g.parts, part{name: name, c: c})
 }
 
+// Names are the parts' names in the order they start.
+func (g *Group) Names() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]string, len(g.parts))
+	for i, p := range g.parts {
+		out[i] = p.name
+	}
+	return out
+}
+
 // Start starts the parts in the order they were added. When one fails,
 // those already started are stopped (in reverse, under ctx) and the
 // failure is returned with whatever their stop reported.

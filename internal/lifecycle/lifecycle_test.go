@@ -53,6 +53,9 @@ func TestStartsInOrderAndStopsInReverse(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantJournal(t, j, "start store", "start queue", "start http", "stop http", "stop queue", "stop store")
+	if got := g.Names(); !reflect.DeepEqual(got, []string{"store", "queue", "http"}) {
+		t.Errorf("Names = %q", got)
+	}
 }
 
 func TestAFailedStartStopsWhatStarted(t *testing.T) {
