@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
-	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/media"
-	"github.com/msgsvc/msgsvc/internal/store"
 	"github.com/msgsvc/msgsvc/internal/template"
 )
 
@@ -67,15 +64,4 @@ func (t sendTemplates) Render(ctx context.Context, accountID, name, language str
 		return "", &domain.FieldError{Field: "parameters", Message: err.Error()}
 	}
 	return text, nil
-}
-
-// addCredits records an operator's top-up or correction in the ledger.
-func addCredits(ctx context.Context, st *store.Store, accountID string, amount int64, kind ledger.Kind, note string, now time.Time) (int64, error) {
-	var balance int64
-	err := st.Write(ctx, func(tx *store.Tx) error {
-		var err error
-		balance, err = ledger.Credit(ctx, tx, accountID, amount, kind, note, now)
-		return err
-	})
-	return balance, err
 }

@@ -3,7 +3,6 @@ package app
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/msgsvc/msgsvc/internal/bootstrap"
 	"github.com/msgsvc/msgsvc/internal/costs"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
@@ -159,7 +159,7 @@ func (s *Server) loadRouting() (routing.Config, *provider.Registry, error) {
 		if rc, err = routing.Load(s.cfg.Config, os.Getenv, types); err != nil {
 			return routing.Config{}, nil, err
 		}
-		if err := rc.CheckAccounts(s.cfg.Config, accountExists(context.Background(), s.store)); err != nil {
+		if err := rc.CheckAccounts(s.cfg.Config, bootstrap.AccountExists(context.Background(), s.store)); err != nil {
 			return routing.Config{}, nil, err
 		}
 	}
@@ -167,23 +167,6 @@ func (s *Server) loadRouting() (routing.Config, *provider.Registry, error) {
 		return routing.Config{}, nil, err
 	}
 	return rc, types, nil
-}
-
-// accountReader finds an account by id (domain.ErrNotFound when none).
-type accountReader interface {
-	Account(ctx context.Context, id string) (domain.Account, error)
-}
-
-// accountExists says whether an account id names an account, for the
-// check of the accounts routes are limited to.
-func accountExists(ctx context.Context, st accountReader) func(id string) (bool, error) {
-	return func(id string) (bool, error) {
-		_, err := st.Account(ctx, id)
-		if errors.Is(err, domain.ErrNotFound) {
-			return false, nil
-		}
-		return err == nil, err
-	}
 }
 
 // buildAdapter builds one configured provider; its metrics are registered

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/msgsvc/msgsvc/internal/lifecycle"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/routing"
 )
@@ -123,17 +124,49 @@ func lostChannels(running, next routing.Config) []string {
 	return out
 }
 
-// startProviders starts the configured providers; a reload waits for them.
+// startProviders starts the configured providers in the order of the
+// file; when one fails, those started stop again. A reload waits for it.
 func (s *Server) startProviders(ctx context.Context) error {
 	s.reloads.mu.Lock()
 	defer s.reloads.mu.Unlock()
-	s.providerCtx = ctx
-	for _, a := range s.adapters {
-		if err := a.start(ctx); err != nil {
-			return fmt.Errorf("start provider %s: %w", a.p.Name(), err)
-		}
+	// The providers run until stopProviders, not until the start's ctx ends.
+	s.providerCtx, s.stopProviderCtx = context.WithCancel(context.WithoutCancel(ctx))
+	if err := startAdapters(s.providerCtx, s.adapters); err != nil {
+		s.stopProviderCtx()
+		return err
 	}
 	return nil
+}
+
+// stopProviders stops the providers in use. One that fails to stop is
+// logged: its peer sees the connection close all the same.
+func (s *Server) stopProviders(ctx context.Context) error {
+	s.reloads.mu.Lock() // no reload while the providers stop
+	defer s.reloads.mu.Unlock()
+	if s.stopProviderCtx != nil {
+		s.stopProviderCtx()
+	}
+	s.stopAdapters(ctx, s.adapters)
+	return nil
+}
+
+// startAdapters starts adapters in order, through a lifecycle group so
+// that a failure stops again those it had started.
+func startAdapters(ctx context.Context, as []adapter) error {
+	g := &lifecycle.Group{}
+	for _, a := range as {
+		g.Add("provider "+a.p.Name(), lifecycle.Hooks{OnStart: a.start, OnStop: a.close})
+	}
+	return g.Start(ctx)
+}
+
+// stopAdapters stops adapters, each even when another failed to.
+func (s *Server) stopAdapters(ctx context.Context, as []adapter) {
+	for _, a := range as {
+		if e := a.close(ctx); e != nil {
+			s.log.Warn("stop provider", "provider", a.p.Name(), "err", e)
+		}
+	}
 }
 
 // Reload reads the configuration file again and puts it in use: providers
@@ -198,7 +231,6 @@ func (s *Server) reload(ctx context.Context, force bool) (kept, started, stopped
 	built := map[string]provider.Provider{}
 	undo := func() {
 		for _, a := range fresh {
-			_ = a.close(ctx)
 			a.metrics.unregister()
 		}
 		for _, a := range replaced {
@@ -217,9 +249,6 @@ func (s *Server) reload(ctx context.Context, force bool) (kept, started, stopped
 			replaced = append(replaced, prev)
 		}
 		a, err := s.buildAdapter(types, spec)
-		if err == nil {
-			err = a.start(s.providerCtx)
-		}
 		if err != nil {
 			undo()
 			return nil, nil, nil, errors.Join(err, errors.New("nothing was changed"))
@@ -227,20 +256,28 @@ func (s *Server) reload(ctx context.Context, force bool) (kept, started, stopped
 		fresh, next, built[spec.Name] = append(fresh, a), append(next, a), a.p
 		started = append(started, spec.Name)
 	}
+	// The new set starts before the swap, and the old one stops after it,
+	// so that messages always have a running adapter to go to.
+	if err := startAdapters(s.providerCtx, fresh); err != nil {
+		undo()
+		return nil, nil, nil, errors.Join(err, errors.New("nothing was changed"))
+	}
 	s.routing.Swap(s.buildRouter(rc, built, s.sim))
 	s.reloads.running = rc
 	s.adaptersMu.Lock()
 	s.adapters = next
 	s.adaptersMu.Unlock()
+	var gone []adapter
 	for name, a := range old {
 		if n, ok := built[name]; ok && n == a.p {
 			continue
 		}
-		if e := a.close(ctx); e != nil {
-			s.log.Warn("stop provider", "provider", name, "err", e)
-		}
-		a.metrics.unregister()
+		gone = append(gone, a)
 		stopped = append(stopped, name)
+	}
+	s.stopAdapters(ctx, gone)
+	for _, a := range gone {
+		a.metrics.unregister()
 	}
 	return kept, started, stopped, nil
 }

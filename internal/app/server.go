@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +22,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/keycache"
 	"github.com/msgsvc/msgsvc/internal/lease"
+	"github.com/msgsvc/msgsvc/internal/lifecycle"
 	"github.com/msgsvc/msgsvc/internal/manage"
 	"github.com/msgsvc/msgsvc/internal/media"
 	"github.com/msgsvc/msgsvc/internal/message"
@@ -64,20 +64,25 @@ type Server struct {
 	// routing is the router in use; a reload of the configuration swaps it.
 	routing *provider.Switch
 	// deps are what adapters are built with; providerCtx is what they run
-	// under; adaptersMu guards adapters against a reload.
-	deps        provider.Deps
-	providerCtx context.Context
-	adaptersMu  sync.Mutex
-	reloads     *reloadState
-	services    services // background, in the order they start
+	// under, from the start of the node to stopProviderCtx; adaptersMu
+	// guards adapters against a reload.
+	deps            provider.Deps
+	providerCtx     context.Context
+	stopProviderCtx context.CancelFunc
+	adaptersMu      sync.Mutex
+	reloads         *reloadState
+	services        services // background, in the order they start
 
 	listener net.Listener
 	http     *http.Server
+	serveErr chan error // what ended serving before a stop
 	closeRL  func() error
 
 	smpp         *smppserver.Server // nil unless --smpp-listen
 	smppListener net.Listener
-	stopSMPP     func()
+
+	// life is every part above that runs, in the order they start.
+	life *lifecycle.Group
 }
 
 // Options are the parts of a server that tests replace.
@@ -138,7 +143,12 @@ func (s *Server) wire() error {
 	s.routing.Swap(router)
 	s.wireSending(s.routing)
 	s.wireBackground(s.routing)
-	return s.wireHTTP(s.routing)
+	if err := s.wireHTTP(s.routing); err != nil {
+		return err
+	}
+	s.serveErr = make(chan error, 1)
+	s.life = s.parts()
+	return nil
 }
 
 // wireQueues makes the lease queues of messages waiting for a provider and
@@ -358,64 +368,24 @@ func (s *Server) Addr() string { return s.listener.Addr().String() }
 // Store gives commands run beside the server access to its storage.
 func (s *Server) Store() *store.Store { return s.store }
 
-// Run serves until ctx ends, then stops gracefully: it stops taking
-// requests, lets requests in flight finish, stops the background services
-// in reverse order of their start (each finishes the work it claimed), and
-// closes storage. Work not yet claimed stays in the database for the next
-// start (or another node).
+// Run serves until ctx ends, then stops gracefully along the node's one
+// shutdown path (parts): it stops taking requests, lets requests in
+// flight finish, stops the background services in reverse order of their
+// start (each finishes the work it claimed), and closes storage. Work not
+// yet claimed stays in the database for the next start (or another node).
 func (s *Server) Run(ctx context.Context) error {
-	s.releaseLeases("took back the work a previous run of this node had claimed")
-	providerCtx, stopProviders := context.WithCancel(context.Background())
-	defer stopProviders()
-	if err := s.startProviders(providerCtx); err != nil {
+	if err := s.life.Start(context.WithoutCancel(ctx)); err != nil {
 		return err
 	}
-	s.services.start(context.Background())
-	s.startSMPP()
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- s.http.Serve(s.listener) }()
-	if s.cfg.PprofAddr != "" {
-		go s.servePprof()
-	}
-
 	var err error
 	select {
 	case <-ctx.Done():
-	case err = <-serveErr:
+	case err = <-s.serveErr:
 	}
 	s.log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
-	if e := s.http.Shutdown(sctx); e != nil && err == nil {
-		err = e
-	}
-	if s.stopSMPP != nil {
-		s.stopSMPP() // its submits in flight finish before the sends close
-	}
-	if late := s.services.stop(sctx); len(late) > 0 {
-		s.log.Warn("workers did not stop in time; their leases will lapse and other nodes take over", "late", late)
-	}
-	s.reloads.mu.Lock() // no reload while the providers stop
-	defer s.reloads.mu.Unlock()
-	stopProviders()
-	for _, a := range s.adapters {
-		if e := a.close(sctx); e != nil {
-			s.log.Warn("stop provider", "provider", a.p.Name(), "err", e)
-		}
-	}
-	s.releaseLeases("released claimed work for other nodes")
-	s.messages.Close()
-	s.tracker.Close()
-	if s.closeRL != nil {
-		_ = s.closeRL()
-	}
-	if e := s.store.Close(); e != nil && err == nil {
-		err = e
-	}
-	if errors.Is(err, http.ErrServerClosed) {
-		err = nil
-	}
-	return err
+	return errors.Join(err, s.life.Stop(sctx))
 }
 
 // releaseLeases hands back what this node holds (store.ReleaseLeases): at
@@ -434,21 +404,6 @@ func (s *Server) releaseLeases(what string) {
 		s.log.Warn("release leases; they run out by themselves", "err", err)
 	case msgs+evs+rcpts > 0:
 		s.log.Info(what, "messages", msgs, "events", evs, "smppReceipts", rcpts, "node", s.cfg.NodeID)
-	}
-}
-
-// servePprof exposes the Go profiler on its own (operator-chosen, usually
-// loopback) address, never on the API listener.
-func (s *Server) servePprof() {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	srv := &http.Server{Addr: s.cfg.PprofAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	if err := srv.ListenAndServe(); err != nil {
-		s.log.Warn("pprof listener stopped", "err", err)
 	}
 }
 

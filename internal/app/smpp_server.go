@@ -64,25 +64,6 @@ func (s *Server) smppRemoved(userID string) {
 	}
 }
 
-// startSMPP serves SMPP until stopSMPP.
-func (s *Server) startSMPP() {
-	if s.smpp == nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := s.smpp.Serve(ctx, s.smppListener); err != nil {
-			s.log.Error("smpp server stopped", "err", err)
-		}
-	}()
-	s.stopSMPP = func() {
-		cancel()
-		<-done
-	}
-}
-
 func newSMPPMetrics(reg *prometheus.Registry, pending func(context.Context) (int, error)) smppserver.Observer {
 	binds := prometheus.NewGauge(prometheus.GaugeOpts{Name: "msgsvc_smpp_binds", Help: "SMPP binds open on this node."})
 	submits := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "msgsvc_smpp_submits_total",

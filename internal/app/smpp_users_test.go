@@ -2,10 +2,8 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -70,47 +68,6 @@ func TestManageSMPPUsers(t *testing.T) {
 		}
 		wantProblem(t, "removing twice", e.mg("DELETE", path+"/"+u["id"].(string), dev, nil), 404, "NOT_FOUND")
 	})
-}
-
-// msgsvc smpp-user create|list|remove: the password printed once.
-func TestSMPPUserCommands(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "msgsvc.db")
-	if _, errs, code := runMain(t, "migrate", "--db", db); code != 0 {
-		t.Fatalf("migrate: %d %s", code, errs)
-	}
-	out, _, _ := runMain(t, "account", "create", "--db", db, "--name", "Acme", "--json")
-	var acc struct{ ID string }
-	if err := json.Unmarshal([]byte(out), &acc); err != nil {
-		t.Fatal(err)
-	}
-	run := func(args ...string) map[string]any {
-		t.Helper()
-		out, errs, code := runMain(t, append(args, "--db", db, "--account", acc.ID, "--json")...)
-		if code != 0 {
-			t.Fatalf("%v: %d %s", args, code, errs)
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(out), &m); err != nil {
-			t.Fatalf("%v printed %q", args, out)
-		}
-		return m
-	}
-	u := run("smpp-user", "create", "--env", "live", "--system-id", "acme", "--max-binds", "2")
-	if u["systemId"] != "acme" || len(u["password"].(string)) != 8 || !strings.HasPrefix(u["id"].(string), "smu_") {
-		t.Fatalf("create: %v", u)
-	}
-	if _, errs, code := runMain(t, "smpp-user", "create", "--db", db, "--account", acc.ID, "--system-id", "acme"); code == 0 ||
-		!strings.Contains(errs, "taken") {
-		t.Fatalf("a taken system_id: %d %s", code, errs)
-	}
-	list := run("smpp-user", "list")["smppUsers"].([]any)
-	if len(list) != 1 || strings.Contains(fmt.Sprint(list), u["password"].(string)) {
-		t.Fatalf("list: %v", list)
-	}
-	run("smpp-user", "remove", "--id", u["id"].(string))
-	if list := run("smpp-user", "list")["smppUsers"].([]any); len(list) != 0 {
-		t.Fatalf("list after remove: %v", list)
-	}
 }
 
 // Settings → SMPP in the panel: a developer makes a user and sees its

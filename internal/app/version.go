@@ -1,10 +1,6 @@
 package app
 
 import (
-	"encoding/json"
-	"flag"
-	"fmt"
-	"io"
 	"runtime"
 	"runtime/debug"
 
@@ -32,24 +28,4 @@ func VersionInfo() map[string]string {
 		}
 	}
 	return out
-}
-
-func runVersion(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("msgsvc version", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = usageOf(fs, stdout, "msgsvc version — the version of this binary, its source revision and Go version", "msgsvc version --json")
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	info := VersionInfo()
-	if *asJSON {
-		return json.NewEncoder(stdout).Encode(info)
-	}
-	rev := ""
-	if r := info["revision"]; r != "" {
-		rev = " (" + r[:min(12, len(r))] + ")"
-	}
-	_, err := fmt.Fprintf(stdout, "msgsvc %s%s %s, SQLite by %s\n", Version, rev, info["go"], info["sqlite"])
-	return err
 }

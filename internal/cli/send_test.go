@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"context"
@@ -16,28 +16,20 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/msgsvc/msgsvc/client"
+	"github.com/msgsvc/msgsvc/internal/app"
 	"github.com/msgsvc/msgsvc/internal/webhook"
 )
-
-func runCmd(t *testing.T, run func(ctx context.Context, args []string, stdout, stderr io.Writer) error, args ...string) (string, error) {
-	t.Helper()
-	var out, errs lockedBuffer
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	err := run(ctx, args, &out, &errs)
-	return out.String() + errs.String(), err
-}
 
 // msgsvc send talks to a node through its API, follows the message with
 // --wait, and says what to do when something is wrong.
 func TestSendCommand(t *testing.T) {
-	e := newEnv(t, "sqlite", envOptions{})
+	e := startNode(t)
 	api := []string{"--url", e.base, "--key", e.testKey}
-	out, err := runCmd(t, runSend, append(api, "--to", "5511999990000", "--message", "Hello", "--wait")...)
+	out, err := runCmd(t, "send", append(api, "--to", "5511999990000", "--message", "Hello", "--wait")...)
 	if err != nil || !strings.Contains(out, "accepted msg_") || !strings.Contains(out, " DELIVERED") || strings.Contains(out, "\033[") {
 		t.Fatalf("send --wait: %v\n%s", err, out)
 	}
-	out, err = runCmd(t, runSend, append(api, "--to", "5511999990001,5511999990000", "--message", "Hello", "--wait")...)
+	out, err = runCmd(t, "send", append(api, "--to", "5511999990001,5511999990000", "--message", "Hello", "--wait")...)
 	if err == nil || !strings.Contains(err.Error(), "INVALID_NUMBER") || strings.Count(out, "accepted msg_") != 2 {
 		t.Fatalf("a batch with a failing number: %v\n%s", err, out)
 	}
@@ -51,7 +43,7 @@ func TestSendCommand(t *testing.T) {
 		{append(api, "--to", "5511999990000"), "--to and --message are required"},
 		{[]string{"--url", e.base, "--key", "svc_test_" + strings.Repeat("x", 40), "--to", "5511999990000", "--message", "x"}, "msgsvc key create"},
 	} {
-		if _, err := runCmd(t, runSend, c.args...); err == nil || !strings.Contains(err.Error(), c.want) ||
+		if _, err := runCmd(t, "send", c.args...); err == nil || !strings.Contains(err.Error(), c.want) ||
 			strings.HasPrefix(err.Error(), "msgsvc: ") {
 			t.Errorf("%v: %v, want it to say %q", c.args, err, c.want)
 		}
@@ -60,8 +52,8 @@ func TestSendCommand(t *testing.T) {
 
 // msgsvc listen verifies, prints and forwards the webhooks of a real send.
 func TestListenCommand(t *testing.T) {
-	e := newEnv(t, "sqlite", envOptions{})
-	app := make(chan http.Header, 10)
+	e := startNode(t)
+	forwarded := make(chan http.Header, 10)
 	appSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		wh, _ := standardwebhooks.NewWebhook(e.account.WebhookSecret)
@@ -69,7 +61,7 @@ func TestListenCommand(t *testing.T) {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
-		app <- r.Header.Clone()
+		forwarded <- r.Header.Clone()
 		w.WriteHeader(http.StatusAccepted)
 	}))
 	defer appSrv.Close()
@@ -86,7 +78,7 @@ func TestListenCommand(t *testing.T) {
 		hooks = m
 		return m != ""
 	})
-	mid, _ := sent(t, send(t, e, e.testKey, map[string]any{"to": "5511999990000", "message": "hi", "type": "SMS", "callbackUrl": hooks}))
+	mid := e.send(t, client.SendRequest{To: "5511999990000", Message: "hi", Type: "SMS", CallbackURL: hooks})
 	// Webhooks are posted concurrently: SENT may come after DELIVERED.
 	waitFor(t, "SENT and DELIVERED in the listener", 10*time.Second, func() bool {
 		text := out.String()
@@ -97,8 +89,8 @@ func TestListenCommand(t *testing.T) {
 		t.Errorf("listen printed:\n%s", text)
 	}
 	select {
-	case h := <-app:
-		if !strings.HasPrefix(h.Get("webhook-id"), "evt_") || h.Get("User-Agent") != "msgsvc/"+Version {
+	case h := <-forwarded:
+		if !strings.HasPrefix(h.Get("webhook-id"), "evt_") || h.Get("User-Agent") != "msgsvc/"+app.Version {
 			t.Errorf("forwarded headers %v", h)
 		}
 	case <-time.After(5 * time.Second):
@@ -149,46 +141,6 @@ func TestListenerNotes(t *testing.T) {
 		if line := out.String()[before:]; !strings.Contains(line, step.note) {
 			t.Errorf("%s %s: printed %q, want %q", step.id, step.status, line, step.note)
 		}
-	}
-}
-
-// dev prints the exact listen command, with the account's secret.
-func TestDevPrintsTheListenCommand(t *testing.T) {
-	e := newEnv(t, "sqlite", envOptions{})
-	var out lockedBuffer
-	if err := devWelcome(context.Background(), e.srv, &out); err != nil {
-		t.Fatal(err)
-	}
-	if !regexp.MustCompile(` listen (--addr \S+ )?--secret ` + regexp.QuoteMeta(e.account.WebhookSecret) + "\n").MatchString(out.String()) {
-		t.Errorf("dev printed:\n%s", out.String())
-	}
-}
-
-// Whatever address dev runs on, the commands it prints work as printed:
-// send goes to the node, listen gets a port of its own, and the callback
-// URL points at listen.
-func TestDevCommandsFollowTheAddress(t *testing.T) {
-	for _, c := range []struct{ base, listen, callback string }{
-		{"http://127.0.0.1:8080", " listen --secret ", "--callback-url http://127.0.0.1:9000/hooks"},
-		{"http://127.0.0.1:8081", " listen --addr 127.0.0.1:9001 --secret ", "--callback-url http://127.0.0.1:9001/hooks"},
-		{"http://127.0.0.1:3000", " listen --secret ", "--callback-url http://127.0.0.1:9000/hooks"},
-		{"http://127.0.0.1:9000", " listen --addr 127.0.0.1:9920 --secret ", "--callback-url http://127.0.0.1:9920/hooks"},
-		{"http://127.0.0.1:8080", " listen --secret ", "send --url http://127.0.0.1:8080 "},
-		{"http://[::1]:8080", " listen --addr [::1]:9000 --secret ", "--callback-url http://[::1]:9000/hooks"},
-	} {
-		var out strings.Builder
-		printListen(&out, "msgsvc", c.base, "whsec_x", "svc_test_x")
-		for _, want := range []string{c.listen, c.callback, "send --url " + c.base + " "} {
-			if !strings.Contains(out.String(), want) {
-				t.Errorf("dev on %s printed no %q:\n%s", c.base, want, out.String())
-			}
-		}
-	}
-	if got := dialable("0.0.0.0:8081"); got != "127.0.0.1:8081" {
-		t.Errorf("dialable(0.0.0.0:8081) = %s", got)
-	}
-	if got := dialable("[::1]:8081"); got != "[::1]:8081" {
-		t.Errorf("dialable([::1]:8081) = %s", got)
 	}
 }
 
@@ -283,7 +235,7 @@ func TestSendWaitBacksOff(t *testing.T) {
 // the API answers null; an error after the send is not prefixed twice.
 func TestSendJSONWait(t *testing.T) {
 	srv, _ := fakeNode(t, "SENT", "DELIVERED")
-	out, err := runCmd(t, runSend, "--url", srv.URL, "--key", "svc_test_x", "--to", "5511999990000", "--message", "hi", "--wait", "--json")
+	out, err := runCmd(t, "send", "--url", srv.URL, "--key", "svc_test_x", "--to", "5511999990000", "--message", "hi", "--wait", "--json")
 	if err != nil {
 		t.Fatalf("send --json --wait: %v\n%s", err, out)
 	}
@@ -302,7 +254,7 @@ func TestSendJSONWait(t *testing.T) {
 		t.Errorf("an empty date is not null: %s", out)
 	}
 	srv, _ = fakeNode(t, 404)
-	_, err = runCmd(t, runSend, "--url", srv.URL, "--key", "svc_test_x", "--to", "5511999990000", "--message", "hi", "--wait")
+	_, err = runCmd(t, "send", "--url", srv.URL, "--key", "svc_test_x", "--to", "5511999990000", "--message", "hi", "--wait")
 	if err == nil || strings.HasPrefix(err.Error(), "msgsvc: ") || !strings.Contains(err.Error(), "NOT_FOUND") {
 		t.Errorf("an error while following: %v", err)
 	}

@@ -1,6 +1,9 @@
-// Package app is msgsvc's command line and wiring: it parses commands,
-// builds the parts, runs them and owns shutdown. cmd/msgsvc only calls Main.
-package app
+// Package cli is msgsvc's command line: it parses commands and their
+// flags, runs the operators' commands on the database, talks to a running
+// node like any integrator's program (send, listen, usage) and drives the
+// benchmark; dev and serve are run by the Node it is given (internal/app).
+// cmd/msgsvc only calls Main.
+package cli
 
 import (
 	"context"
@@ -14,10 +17,11 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/msgsvc/msgsvc/internal/bootstrap"
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/ledger"
-	"github.com/msgsvc/msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 const usage = `msgsvc — a self-hostable messaging gateway (SMS, WhatsApp, RCS)
@@ -56,42 +60,25 @@ running node like any integrator's program (--url, --key; MSGSVC_URL, MSGSVC_API
 Run "msgsvc COMMAND -h" for a command's flags ("msgsvc account -h" lists the account commands).
 `
 
+// Node is what the command line runs of a node; internal/app provides it.
+type Node interface {
+	// Serve runs a node as dev (cfg.Dev) or serve until ctx ends.
+	Serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdout io.Writer) error
+	// ProviderTypes are the adapter types this build runs.
+	ProviderTypes() (*provider.Registry, error)
+	// VersionInfo describes this binary; "version" is its version.
+	VersionInfo() map[string]string
+}
+
 // Main runs the command line and returns the process exit code.
-func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, node Node) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var err error
-	switch cmd := args[0]; cmd {
-	case "dev", "serve":
-		err = runServer(ctx, cmd == "dev", args[1:], stdout, stderr)
-	case "migrate":
-		err = runMigrate(ctx, args[1:], stdout, stderr)
-	case "backup":
-		err = runBackup(ctx, args[1:], stdout, stderr)
-	case "account", "key", "credits", "user", "template", "sender", "optout", "smpp-user":
-		err = runAdmin(ctx, cmd, args[1:], stdin, stdout, stderr)
-	case "version":
-		err = runVersion(args[1:], stdout, stderr)
-	case "config":
-		err = runConfig(ctx, args[1:], stdout, stderr)
-	case "bench":
-		err = runBench(ctx, args[1:], stdout, stderr)
-	case "send":
-		err = runSend(ctx, args[1:], stdout, stderr)
-	case "listen":
-		err = runListen(ctx, args[1:], stdout, stderr)
-	case "usage":
-		err = runUsage(ctx, args[1:], stdout, stderr)
-	case "-h", "--help", "help":
-		fmt.Fprint(stdout, usage)
-		return 0
-	default:
-		err = fmt.Errorf("unknown command %q; run \"msgsvc help\" for the list", cmd)
-	}
+	err := Run(ctx, args, stdin, stdout, stderr, node)
 	if err == flag.ErrHelp {
 		return 0
 	}
@@ -100,6 +87,38 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// Run runs one command (args[0]) and returns its error; help asked for
+// is flag.ErrHelp, or nil for "msgsvc help".
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, node Node) error {
+	switch cmd := args[0]; cmd {
+	case "dev", "serve":
+		return runServer(ctx, node, cmd == "dev", args[1:], stdout, stderr)
+	case "migrate":
+		return runMigrate(ctx, args[1:], stdout, stderr)
+	case "backup":
+		return runBackup(ctx, args[1:], stdout, stderr)
+	case "account", "key", "credits", "user", "template", "sender", "optout", "smpp-user":
+		return runAdmin(ctx, cmd, args[1:], stdin, stdout, stderr)
+	case "version":
+		return runVersion(node, args[1:], stdout, stderr)
+	case "config":
+		return runConfig(ctx, node, args[1:], stdout, stderr)
+	case "bench":
+		return runBench(ctx, args[1:], stdout, stderr)
+	case "send":
+		return runSend(ctx, node, args[1:], stdout, stderr)
+	case "listen":
+		return runListen(ctx, args[1:], stdout, stderr)
+	case "usage":
+		return runUsage(ctx, node, args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		return fmt.Errorf("unknown command %q; run \"msgsvc help\" for the list", cmd)
+	}
 }
 
 func newLogger(w io.Writer, level string, text bool) *slog.Logger {
@@ -114,20 +133,14 @@ func newLogger(w io.Writer, level string, text bool) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, opts))
 }
 
-func runServer(ctx context.Context, dev bool, args []string, stdout, stderr io.Writer) error {
-	name := "serve"
+func runServer(ctx context.Context, node Node, dev bool, args []string, stdout, stderr io.Writer) error {
+	name, summary, example := "serve", "msgsvc serve — the production server (every flag also has a MSGSVC_* environment variable)",
+		"msgsvc serve --db postgres://msgsvc@db/msgsvc --addr 0.0.0.0:8080 --config msgsvc.yaml"
 	if dev {
-		name = "dev"
+		name, summary, example = "dev", "msgsvc dev — a complete local installation: SQLite in ./msgsvc-data, the simulator, a demo account",
+			"msgsvc dev --addr 127.0.0.1:8080"
 	}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	if dev {
-		fs.Usage = usageOf(fs, stdout, "msgsvc dev — a complete local installation: SQLite in ./msgsvc-data, the simulator, a demo account",
-			"msgsvc dev --addr 127.0.0.1:8080")
-	} else {
-		fs.Usage = usageOf(fs, stdout, "msgsvc serve — the production server (every flag also has a MSGSVC_* environment variable)",
-			"msgsvc serve --db postgres://msgsvc@db/msgsvc --addr 0.0.0.0:8080 --config msgsvc.yaml")
-	}
+	fs := newFlags(name, stdout, stderr, summary, example)
 	load := config.Flags(fs, dev)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -136,36 +149,7 @@ func runServer(ctx context.Context, dev bool, args []string, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
-	log := newLogger(stderr, cfg.LogLevel, dev)
-	gcPercent := tuneGC(os.Getenv, setGCPercent)
-	srv, err := NewServer(ctx, cfg, log, Options{})
-	if err != nil {
-		return err
-	}
-	if dev {
-		if err := devWelcome(ctx, srv, stdout); err != nil {
-			return err
-		}
-	}
-	attrs := []any{"addr", srv.Addr(), "db", redactDSN(cfg.DB), "node", cfg.NodeID, "dev", dev, "gcPercent", gcPercent}
-	if a := srv.SMPPAddr(); a != "" {
-		attrs = append(attrs, "smpp", a)
-	}
-	log.Info("msgsvc listening", attrs...)
-	reloadOnHangup(ctx, srv, cfg.Config, log)
-	return srv.Run(ctx)
-}
-
-// redactDSN hides a PostgreSQL password in logs.
-func redactDSN(dsn string) string {
-	if i := strings.Index(dsn, "://"); i >= 0 {
-		if at := strings.LastIndex(dsn, "@"); at > i {
-			if colon := strings.Index(dsn[i+3:at], ":"); colon >= 0 {
-				return dsn[:i+3+colon] + ":***" + dsn[at:]
-			}
-		}
-	}
-	return dsn
+	return node.Serve(ctx, cfg, newLogger(stderr, cfg.LogLevel, dev), stdout)
 }
 
 // parseFlags parses a command's flags, which take no other arguments: a
@@ -195,59 +179,14 @@ func dbFlag(fs *flag.FlagSet) func() string {
 	}
 }
 
-// openStore opens the database, creating it if it does not exist, and
-// migrates it: for the commands that make a database (migrate, bench).
-func openStore(ctx context.Context, dsn string) (*store.Store, error) {
-	st, err := store.Open(ctx, dsn, store.Options{})
-	if err != nil {
-		return nil, err
-	}
-	if err := st.Migrate(ctx); err != nil {
-		st.Close()
-		return nil, err
-	}
-	return st, nil
-}
-
-// openExisting is openStore for the commands that work on a database and
-// must not make one by accident (run from another folder, the default
-// ./msgsvc-data/msgsvc.db is not the node's): a SQLite file that does not
-// exist is an error naming where to give the right one.
-func openExisting(ctx context.Context, dsn string) (*store.Store, error) {
-	if path, ok := sqlitePath(dsn); ok {
-		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("no database at %s: give the node's database with --db or MSGSVC_DB (or its data directory with --data or MSGSVC_DATA); only dev, serve and migrate create one", path)
-		}
-	}
-	return openStore(ctx, dsn)
-}
-
-// sqlitePath is the file of a SQLite DSN (a path, sqlite:PATH or a
-// file: URI); ok is false for PostgreSQL and in-memory databases.
-func sqlitePath(dsn string) (string, bool) {
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		return "", false
-	}
-	path := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "file:")
-	if i := strings.IndexByte(path, '?'); i >= 0 {
-		path = path[:i]
-	}
-	if path == "" || path == ":memory:" {
-		return "", false
-	}
-	return path, true
-}
-
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = usageOf(fs, stdout, "msgsvc migrate — apply the database migrations (serve and dev also do it at start)",
+	fs := newFlags("migrate", stdout, stderr, "msgsvc migrate — apply the database migrations (serve and dev also do it at start)",
 		"msgsvc migrate --db postgres://msgsvc@db/msgsvc")
 	db := dbFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	st, err := openStore(ctx, db())
+	st, err := bootstrap.OpenStore(ctx, db())
 	if err != nil {
 		return err
 	}
@@ -257,9 +196,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = usageOf(fs, stdout, "msgsvc backup — a consistent copy of a SQLite database, taken while msgsvc runs (VACUUM INTO)",
+	fs := newFlags("backup", stdout, stderr, "msgsvc backup — a consistent copy of a SQLite database, taken while msgsvc runs (VACUUM INTO)",
 		"msgsvc backup --to /backups/msgsvc-$(date -u +%Y%m%d-%H%M).db")
 	db := dbFlag(fs)
 	to := fs.String("to", "", "file to write; it must not exist (required)")
@@ -269,7 +206,7 @@ func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *to == "" {
 		return errors.New("--to is required: the file to write, e.g. --to /backups/msgsvc-20300101.db")
 	}
-	st, err := openExisting(ctx, db())
+	st, err := bootstrap.OpenExisting(ctx, db())
 	if err != nil {
 		return err
 	}

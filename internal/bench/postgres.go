@@ -1,4 +1,4 @@
-package app
+package bench
 
 import (
 	"context"
@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/msgsvc/msgsvc/internal/bench"
 )
 
 // pgProbe measures a PostgreSQL server that runs on this machine for
@@ -27,7 +25,7 @@ type pgProbe struct {
 // localPostgres returns a probe when the server's processes are visible
 // in this machine's /proc (same host, same process namespace), else nil:
 // a remote server's CPU cannot be read from here.
-func localPostgres(ctx context.Context, admin *sql.DB, app, schema string) bench.DBProbe {
+func localPostgres(ctx context.Context, admin *sql.DB, app, schema string) DBProbe {
 	var pid int
 	if err := admin.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
 		return nil
@@ -36,10 +34,10 @@ func localPostgres(ctx context.Context, admin *sql.DB, app, schema string) bench
 	if err != nil || !strings.HasPrefix(string(comm), "postgres") {
 		return nil
 	}
-	return &pgProbe{admin: admin, app: app, schema: schema, clock: time.Now, sleep: sleepCtx}
+	return &pgProbe{admin: admin, app: app, schema: schema, clock: time.Now, sleep: sleep}
 }
 
-// Processes implements bench.DBProbe. The writer processes (WAL writer,
+// Processes implements DBProbe. The writer processes (WAL writer,
 // background writer, checkpointer) serve every client of the server; on
 // a machine where the benchmark is the main load, their work is its.
 func (p *pgProbe) Processes(ctx context.Context) ([]int, error) {
@@ -60,7 +58,7 @@ func (p *pgProbe) Processes(ctx context.Context) ([]int, error) {
 	return out, rows.Err()
 }
 
-// LockWaits implements bench.DBProbe.
+// LockWaits implements DBProbe.
 func (p *pgProbe) LockWaits(ctx context.Context) (int, error) {
 	var n int
 	err := p.admin.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1
@@ -71,12 +69,12 @@ func (p *pgProbe) LockWaits(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// Writes implements bench.WriteCounter: the rows written to the run's
+// Writes implements WriteCounter: the rows written to the run's
 // schema, from the server's table statistics, and the server's WAL
 // position. A backend reports its statistics at most once a second while
 // busy and about ten seconds after it goes idle, so the counts are read
 // until they have held still for longer than that (at most 45 s).
-func (p *pgProbe) Writes(ctx context.Context) (bench.Writes, error) {
+func (p *pgProbe) Writes(ctx context.Context) (Writes, error) {
 	const still, most = 11 * time.Second, 45 * time.Second
 	start := p.clock()
 	last, err := p.writes(ctx)
@@ -99,8 +97,8 @@ func (p *pgProbe) Writes(ctx context.Context) (bench.Writes, error) {
 	return last, nil
 }
 
-func (p *pgProbe) writes(ctx context.Context) (bench.Writes, error) {
-	w := bench.Writes{Rows: map[string]int64{}}
+func (p *pgProbe) writes(ctx context.Context) (Writes, error) {
+	w := Writes{Rows: map[string]int64{}}
 	rows, err := p.admin.QueryContext(ctx, `SELECT relname, n_tup_ins + n_tup_upd + n_tup_del
 		FROM pg_stat_user_tables WHERE schemaname = $1`, p.schema)
 	if err != nil {
@@ -135,4 +133,14 @@ func sameRows(a, b map[string]int64) bool {
 		}
 	}
 	return true
+}
+
+// sleep waits d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }

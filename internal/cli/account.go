@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/msgsvc/msgsvc/internal/bootstrap"
 	"github.com/msgsvc/msgsvc/internal/compliance"
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
@@ -23,7 +24,7 @@ var accountCreate = adminCommand{name: "account create", summary: "create an acc
 		currency := fs.String("currency", "USD", "currency code")
 		country := fs.String("country", "1", "home country calling code, used for pricing")
 		return func(ctx context.Context, in adminInput) (any, string, error) {
-			a, err := CreateAccount(ctx, in.st, NewAccount{Name: *name, Tier: *tier, Credits: *credits, Currency: *currency,
+			a, err := bootstrap.CreateAccount(ctx, in.st, bootstrap.NewAccount{Name: *name, Tier: *tier, Credits: *credits, Currency: *currency,
 				Country: *country}, in.now)
 			if err != nil {
 				return nil, "", err

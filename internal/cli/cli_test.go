@@ -1,24 +1,18 @@
-package app
+package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/msgsvc/msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/app"
 )
-
-func runMain(t *testing.T, args ...string) (string, string, int) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := Main(args, strings.NewReader(""), &out, &errb)
-	return out.String(), errb.String(), code
-}
 
 func TestBootstrapCommands(t *testing.T) {
 	db := migrated(t, filepath.Join(t.TempDir(), "msgsvc.db"))
@@ -83,16 +77,6 @@ func TestBootstrapCommands(t *testing.T) {
 	}
 }
 
-func openTestStore(t *testing.T, db string) *store.Store {
-	t.Helper()
-	st, err := openStore(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
 // Every command and group answers -h with its flags and exit code 0, and
 // mistakes say what to run next.
 func TestHelpAndMistakes(t *testing.T) {
@@ -138,43 +122,26 @@ func TestHelpAndMistakes(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	out, _, code := runMain(t, "version")
-	if code != 0 || !strings.HasPrefix(out, "msgsvc "+Version) {
+	if code != 0 || !strings.HasPrefix(out, "msgsvc "+app.Version) {
 		t.Fatalf("version: %d %q", code, out)
 	}
 	out, _, code = runMain(t, "version", "--json")
 	var v map[string]string
-	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v["version"] != Version || v["go"] == "" {
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v["version"] != app.Version || v["go"] == "" {
 		t.Fatalf("version --json: %d %q", code, out)
 	}
 }
 
 func TestSenderAndKeyCommands(t *testing.T) {
-	db := migrated(t, filepath.Join(t.TempDir(), "msgsvc.db"))
-	out, _, _ := runMain(t, "account", "create", "--db", db, "--name", "Acme", "--json")
-	var acc struct{ ID string }
-	if err := json.Unmarshal([]byte(out), &acc); err != nil {
-		t.Fatal(err)
-	}
-	run := func(args ...string) map[string]any {
-		t.Helper()
-		out, errs, code := runMain(t, append(args, "--db", db, "--account", acc.ID, "--json")...)
-		if code != 0 {
-			t.Fatalf("%v: %d %s", args, code, errs)
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(out), &m); err != nil {
-			t.Fatalf("%v printed %q", args, out)
-		}
-		return m
-	}
+	db, accountID, run := accountCommands(t)
 	sd := run("sender", "add", "--channel", "sms", "--value", "Acme", "--default")
 	if sd["channel"] != "SMS" || sd["default"] != true {
 		t.Fatalf("sender add: %v", sd)
 	}
-	if _, errs, code := runMain(t, "sender", "add", "--db", db, "--account", acc.ID, "--value", "Acme"); code == 0 || !strings.Contains(errs, "already") {
+	if _, errs, code := runMain(t, "sender", "add", "--db", db, "--account", accountID, "--value", "Acme"); code == 0 || !strings.Contains(errs, "already") {
 		t.Fatalf("duplicate sender: %d %s", code, errs)
 	}
-	if _, errs, code := runMain(t, "sender", "add", "--db", db, "--account", acc.ID, "--value", "Way too long ID"); code == 0 || !strings.Contains(errs, "1 to 11") {
+	if _, errs, code := runMain(t, "sender", "add", "--db", db, "--account", accountID, "--value", "Way too long ID"); code == 0 || !strings.Contains(errs, "1 to 11") {
 		t.Fatalf("bad sender: %d %s", code, errs)
 	}
 	if list := run("sender", "list")["senders"].([]any); len(list) != 1 {
@@ -279,4 +246,50 @@ func migrated(t *testing.T, db string) string {
 		t.Fatalf("migrate: %d %s", code, errs)
 	}
 	return db
+}
+
+// accountCommands makes a database with msgsvc migrate and an account in
+// it with account create, and returns a runner of commands on that
+// account that decodes what they print with --json.
+func accountCommands(t *testing.T) (db, account string, run func(args ...string) map[string]any) {
+	t.Helper()
+	db = migrated(t, filepath.Join(t.TempDir(), "msgsvc.db"))
+	out, _, _ := runMain(t, "account", "create", "--db", db, "--name", "Acme", "--json")
+	var acc struct{ ID string }
+	if err := json.Unmarshal([]byte(out), &acc); err != nil {
+		t.Fatal(err)
+	}
+	return db, acc.ID, func(args ...string) map[string]any {
+		t.Helper()
+		out, errs, code := runMain(t, append(args, "--db", db, "--account", acc.ID, "--json")...)
+		if code != 0 {
+			t.Fatalf("%v: %d %s", args, code, errs)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(out), &m); err != nil {
+			t.Fatalf("%v printed %q", args, out)
+		}
+		return m
+	}
+}
+
+// msgsvc smpp-user create|list|remove: the password printed once.
+func TestSMPPUserCommands(t *testing.T) {
+	db, accountID, run := accountCommands(t)
+	u := run("smpp-user", "create", "--env", "live", "--system-id", "acme", "--max-binds", "2")
+	if u["systemId"] != "acme" || len(u["password"].(string)) != 8 || !strings.HasPrefix(u["id"].(string), "smu_") {
+		t.Fatalf("create: %v", u)
+	}
+	if _, errs, code := runMain(t, "smpp-user", "create", "--db", db, "--account", accountID, "--system-id", "acme"); code == 0 ||
+		!strings.Contains(errs, "taken") {
+		t.Fatalf("a taken system_id: %d %s", code, errs)
+	}
+	list := run("smpp-user", "list")["smppUsers"].([]any)
+	if len(list) != 1 || strings.Contains(fmt.Sprint(list), u["password"].(string)) {
+		t.Fatalf("list: %v", list)
+	}
+	run("smpp-user", "remove", "--id", u["id"].(string))
+	if list := run("smpp-user", "list")["smppUsers"].([]any); len(list) != 0 {
+		t.Fatalf("list after remove: %v", list)
+	}
 }

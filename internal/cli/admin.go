@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/msgsvc/msgsvc/internal/bootstrap"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/manage"
 	"github.com/msgsvc/msgsvc/internal/store"
@@ -38,7 +39,7 @@ type adminInput struct {
 }
 
 // manage is the panel's actions, run by the console at the command's time.
-func (in adminInput) manage() *manage.Service { return console(in.st, in.now) }
+func (in adminInput) manage() *manage.Service { return bootstrap.Console(in.st, in.now) }
 
 // adminCommands lists every admin command, grouped by their first word.
 var adminCommands = []adminCommand{
@@ -103,7 +104,7 @@ func runAdmin(ctx context.Context, group string, args []string, stdin io.Reader,
 	if account != nil && *account == "" {
 		return errors.New("--account is required: give the id that msgsvc account create printed (acc_…)")
 	}
-	st, err := openExisting(ctx, db())
+	st, err := bootstrap.OpenExisting(ctx, db())
 	if err != nil {
 		return err
 	}

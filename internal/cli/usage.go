@@ -1,10 +1,9 @@
-package app
+package cli
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -16,18 +15,16 @@ import (
 
 // runUsage is `msgsvc usage`: the key's usage report through the public
 // API, as a table or as the API's JSON.
-func runUsage(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("msgsvc usage", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	api := addAPIFlags(fs)
+func runUsage(ctx context.Context, node Node, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("msgsvc usage", stdout, stderr, "msgsvc usage — what the key's environment sent and was charged, per day or month, channel and country",
+		"msgsvc usage --from 2026-11-01 --group-by month")
+	api := addAPIFlags(fs, node)
 	var q client.UsageQuery
 	fs.StringVar(&q.From, "from", "", "first UTC day, YYYY-MM-DD (default: 29 days before --to)")
 	fs.StringVar(&q.To, "to", "", "last UTC day, YYYY-MM-DD (default: today)")
 	fs.StringVar(&q.GroupBy, "group-by", "day", "day or month")
 	fs.StringVar(&q.Channel, "channel", "", "only SMS, WHATSAPP or RCS")
 	asJSON := fs.Bool("json", false, "print the API's answer as JSON")
-	fs.Usage = usageOf(fs, stdout, "msgsvc usage — what the key's environment sent and was charged, per day or month, channel and country",
-		"msgsvc usage --from 2026-11-01 --group-by month")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

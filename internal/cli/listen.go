@@ -1,10 +1,9 @@
-package app
+package cli
 
 import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -24,13 +23,11 @@ import (
 // arriving out of order, a wrong secret) and can forward each webhook to
 // the integrator's own application.
 func runListen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("msgsvc listen", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("msgsvc listen", stdout, stderr, "msgsvc listen — receive, verify and print webhooks (and forward them to your application)",
+		"msgsvc listen --secret whsec_… --forward-to http://127.0.0.1:3000/webhooks")
 	addr := fs.String("addr", "127.0.0.1:9000", "address to listen on")
 	secret := fs.String("secret", os.Getenv("MSGSVC_WEBHOOK_SECRET"), "the account's webhook signing secret, whsec_… [MSGSVC_WEBHOOK_SECRET]")
 	forward := fs.String("forward-to", "", "also POST each verified webhook, headers and body unchanged, to this URL (your application)")
-	fs.Usage = usageOf(fs, stdout, "msgsvc listen — receive, verify and print webhooks (and forward them to your application)",
-		"msgsvc listen --secret whsec_… --forward-to http://127.0.0.1:3000/webhooks")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"context"
@@ -20,16 +20,18 @@ import (
 // through its public API, like an integrator's program.
 type apiFlags struct {
 	url, key *string
+	version  string // of this binary, in the client's User-Agent
 }
 
-func addAPIFlags(fs *flag.FlagSet) apiFlags {
+func addAPIFlags(fs *flag.FlagSet, node Node) apiFlags {
 	def := os.Getenv("MSGSVC_URL")
 	if def == "" {
 		def = "http://127.0.0.1:8080"
 	}
 	return apiFlags{
-		url: fs.String("url", def, "base URL of the running node [MSGSVC_URL]"),
-		key: fs.String("key", os.Getenv("MSGSVC_API_KEY"), "API key, svc_test_… or svc_live_… [MSGSVC_API_KEY]"),
+		url:     fs.String("url", def, "base URL of the running node [MSGSVC_URL]"),
+		key:     fs.String("key", os.Getenv("MSGSVC_API_KEY"), "API key, svc_test_… or svc_live_… [MSGSVC_API_KEY]"),
+		version: node.VersionInfo()["version"],
 	}
 }
 
@@ -38,7 +40,7 @@ func (f apiFlags) client() (*client.Client, error) {
 		return nil, errors.New("no API key: pass --key svc_test_… or set MSGSVC_API_KEY (msgsvc dev printed a test key at its " +
 			"first start; msgsvc key create --account ID --env test makes another)")
 	}
-	return client.New(*f.url, *f.key, client.WithUserAgent("msgsvc-cli/"+Version)), nil
+	return client.New(*f.url, *f.key, client.WithUserAgent("msgsvc-cli/"+f.version)), nil
 }
 
 // explain turns a client error into one that says what to do next.
@@ -81,10 +83,10 @@ func flagOf(field string) string {
 
 // runSend is `msgsvc send`: one send through the public API and, with
 // --wait, a live line that follows the messages to their final status.
-func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("msgsvc send", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	api := addAPIFlags(fs)
+func runSend(ctx context.Context, node Node, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("msgsvc send", stdout, stderr, "msgsvc send — send a message through a running node's API",
+		`msgsvc send --to 5511999990000 --message "Hello" --wait`)
+	api := addAPIFlags(fs, node)
 	to := fs.String("to", "", "recipient, digits with the country code first, one leading + allowed (several: comma-separated) (required)")
 	text := fs.String("message", "", "the text (required)")
 	typ := fs.String("type", "SMS", "SMS, WHATSAPP or RCS")
@@ -94,8 +96,6 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	wait := fs.Bool("wait", false, "follow the messages until each reaches a final status")
 	timeout := fs.Duration("timeout", 2*time.Minute, "with --wait: how long to follow")
 	asJSON := fs.Bool("json", false, "print the API's answers as JSON")
-	fs.Usage = usageOf(fs, stdout, "msgsvc send — send a message through a running node's API",
-		`msgsvc send --to 5511999990000 --message "Hello" --wait`)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -309,11 +309,15 @@ func stillOpen(msgs map[string]*client.Message, out *client.SendResponse) error 
 		strings.Join(open, ", "))
 }
 
-// usageOf prints a command's summary, an example and its flags.
-func usageOf(fs *flag.FlagSet, w io.Writer, summary, example string) func() {
-	return func() {
-		fmt.Fprintf(w, "%s\n\nExample:\n  %s\n\nFlags:\n", summary, example)
-		fs.SetOutput(w)
+// newFlags is a command's flag set: mistakes go to stderr, and -h prints
+// the command's summary, an example and its flags to stdout.
+func newFlags(name string, stdout, stderr io.Writer, summary, example string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stdout, "%s\n\nExample:\n  %s\n\nFlags:\n", summary, example)
+		fs.SetOutput(stdout)
 		fs.PrintDefaults()
 	}
+	return fs
 }

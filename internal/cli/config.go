@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"context"
@@ -6,11 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 
+	"github.com/msgsvc/msgsvc/internal/bootstrap"
 	"github.com/msgsvc/msgsvc/internal/routing"
 )
 
@@ -20,10 +18,8 @@ import (
 // as warnings (serve refuses to start without them) and the rest is still
 // checked. With --db the accounts that routes name are checked against
 // that database; without it they are not, and it says so.
-func runConfig(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("config", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = usageOf(fs, stdout, "msgsvc config check FILE [--db D] — validate a providers and routes file (as serve reads it)",
+func runConfig(ctx context.Context, node Node, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("config", stdout, stderr, "msgsvc config check FILE [--db D] — validate a providers and routes file (as serve reads it)",
 		"msgsvc config check --db postgres://msgsvc@db/msgsvc msgsvc.yaml")
 	if len(args) == 0 || args[0] != "check" {
 		fs.Usage()
@@ -36,7 +32,7 @@ func runConfig(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if fs.NArg() != 1 {
 		return errors.New(`want "config check FILE"`)
 	}
-	types, err := providerTypes()
+	types, err := node.ProviderTypes()
 	if err != nil {
 		return err
 	}
@@ -50,12 +46,12 @@ func runConfig(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	accounts := "accounts not checked (no --db)"
 	if *db != "" {
-		st, err := openExisting(ctx, *db)
+		st, err := bootstrap.OpenExisting(ctx, *db)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		if err := rc.CheckAccounts(file, accountExists(ctx, st)); err != nil {
+		if err := rc.CheckAccounts(file, bootstrap.AccountExists(ctx, st)); err != nil {
 			return err
 		}
 		accounts = "accounts checked"
@@ -83,36 +79,4 @@ func parseInterspersed(fs *flag.FlagSet, args []string) error {
 		args = fs.Args()[1:]
 	}
 	return fs.Parse(rest)
-}
-
-// reloadOnHangup reloads the configuration file on each SIGHUP until ctx
-// ends, and on SIGUSR2 forces the reload of a file that leaves a channel
-// without routes. A failed reload is logged by Reload and changes
-// nothing. The signals are caught from the moment it returns.
-func reloadOnHangup(ctx context.Context, srv *Server, file string, log *slog.Logger) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP, syscall.SIGUSR2)
-	go func() {
-		defer signal.Stop(hup)
-		reloadEach(ctx, hup, srv, file, log)
-	}()
-}
-
-func reloadEach(ctx context.Context, hup <-chan os.Signal, srv *Server, file string, log *slog.Logger) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case sig := <-hup:
-			if file == "" {
-				log.Warn("no --config file to reload", "signal", sig)
-				continue
-			}
-			if sig == syscall.SIGUSR2 {
-				_ = srv.ForceReload(ctx)
-				continue
-			}
-			_ = srv.Reload(ctx)
-		}
-	}
 }

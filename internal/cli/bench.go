@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/msgsvc/msgsvc/internal/bench"
+)
+
+// runBench is `msgsvc bench`: against --url, or against a node it starts
+// itself (this same binary, `dev` mode so live keys reach the simulator)
+// on a temporary SQLite database or a fresh schema of --db postgres://….
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench", stdout, stderr, "msgsvc bench — load-test a node (one it starts, or --url) and report throughput, latency and CPU",
+		"msgsvc bench --n 5000 --c 16")
+	var (
+		target   = fs.String("url", "", "base URL of a running node, or several comma-separated (default: start one)")
+		receiver = fs.String("receiver", "127.0.0.1:0", "host:port of the webhook receiver, reachable from the nodes (for nodes on other machines)")
+		key      = fs.String("key", "", "API key for --url")
+		pid      = fs.Int("pid", 0, "process id of the node at --url, to measure its CPU and memory")
+		db       = fs.String("db", "", "for a started node: postgres://… (a fresh schema is made and dropped) or empty for a temporary SQLite")
+		n        = fs.Int("n", 20000, "messages to send")
+		c        = fs.Int("c", 32, "concurrent connections")
+		batch    = fs.Int("batch", 1, "recipients per request")
+		typ      = fs.String("type", "SMS", "SMS, WHATSAPP or RCS")
+		simDelay = fs.Duration("sim-delay", 100*time.Millisecond, "simulator delay between status steps (started node)")
+		wait     = fs.Duration("wait", 60*time.Second, "how long to wait for the last webhooks")
+		asJSON   = fs.Bool("json", false, "print the result as JSON")
+		keep     = fs.Bool("keep", false, "keep the temporary database")
+		extra    = fs.String("node-args", "", "extra flags for the started node, space-separated")
+		nodes    = fs.Int("nodes", 1, "started nodes sharing the database (PostgreSQL only for more than one)")
+		smscAddr = fs.String("smpp", "", "started node: send the SMS over SMPP to the SMSC at this host:port (e.g. the simulator of shared/peers/smsc-sim)")
+		smscID   = fs.String("smpp-system-id", "kannel", "SMPP system_id for --smpp")
+		smscPass = fs.String("smpp-password", "kannel", "SMPP password for --smpp")
+		peerPID  = fs.Int("peer-pid", 0, "process id of a peer (the SMSC simulator) whose CPU is reported apart")
+		noHooks  = fs.Bool("no-callback", false, "send without callbackUrl (started node only): completion is read from its database")
+		nodeExe  = fs.String("node-exe", "", "binary to start the nodes with (default: this one), to compare builds with one load generator")
+		rate     = fs.Float64("rate", 0, "requests per second over all connections (0: as fast as they go), to load nodes equally in runs with different node counts")
+	)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	opts := bench.Options{Key: *key, N: *n, C: *c, Type: strings.ToUpper(*typ), Wait: *wait, PID: *pid, BatchSize: *batch,
+		PeerPID: *peerPID, Rate: *rate, CallbackTo: *receiver, NoCallback: *noHooks}
+	for _, u := range strings.Split(*target, ",") {
+		if u = strings.TrimRight(strings.TrimSpace(u), "/"); u != "" {
+			opts.URLs = append(opts.URLs, u)
+		}
+	}
+	if len(opts.URLs) > 0 {
+		opts.URL = opts.URLs[0]
+	}
+	nodeArgs := strings.Fields(*extra)
+	if *smscAddr != "" {
+		nodeArgs = append(nodeArgs, "--smpp-addr", *smscAddr, "--smpp-system-id", *smscID, "--smpp-password", *smscPass)
+	}
+	if opts.URL == "" {
+		if *nodes > 1 && !strings.HasPrefix(*db, "postgres") {
+			return errors.New("several nodes need --db postgres://…")
+		}
+		started, err := bench.StartNodes(ctx, bench.NodeSpec{DB: *db, SimDelay: *simDelay, Keep: *keep, Count: *nodes,
+			Extra: nodeArgs, Exe: *nodeExe}, stderr)
+		if err != nil {
+			return err
+		}
+		defer started.Stop()
+		opts.URL, opts.Key, opts.PIDs = started.URLs[0], started.Key, started.PIDs
+		opts.URLs, opts.DB = started.URLs, started.DB
+		if *noHooks {
+			count, closeCount, err := bench.FinishedCounter(started.DSN)
+			if err != nil {
+				return err
+			}
+			defer closeCount()
+			opts.Finished = count
+		}
+	} else if opts.Key == "" {
+		return errors.New("--key is required with --url")
+	} else if *noHooks {
+		return errors.New("--no-callback works only with a node the bench starts (leave out --url)")
+	}
+	res, err := bench.Run(ctx, opts)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		bench.Print(stdout, res)
+	}
+	if res.Missing > 0 {
+		return fmt.Errorf("%d accepted messages never got their final webhook", res.Missing)
+	}
+	return nil
+}

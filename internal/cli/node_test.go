@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/msgsvc/msgsvc/client"
+	"github.com/msgsvc/msgsvc/internal/app"
+	"github.com/msgsvc/msgsvc/internal/bootstrap"
+	"github.com/msgsvc/msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/webhook"
+)
+
+// The command line's tests run it as cmd/msgsvc does, over internal/app's
+// node, and the commands that talk to a node talk to one started here.
+
+func runMain(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(args, strings.NewReader(""), &out, &errb, app.Node{})
+	return out.String(), errb.String(), code
+}
+
+// runCmd runs one command and returns what it printed and its error.
+func runCmd(t *testing.T, name string, args ...string) (string, error) {
+	t.Helper()
+	var out, errs lockedBuffer
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := Run(ctx, append([]string{name}, args...), strings.NewReader(""), &out, &errs, app.Node{})
+	return out.String() + errs.String(), err
+}
+
+// testNode is a dev node on a temporary SQLite database with an account
+// and its test key.
+type testNode struct {
+	base, testKey string
+	account       domain.Account
+}
+
+func startNode(t *testing.T) *testNode {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := config.Config{Dev: true, DB: filepath.Join(dir, "msgsvc.db"), DataDir: dir, Addr: "127.0.0.1:0",
+		WebhookAllowPrivate: true, SimulatorDelay: 30 * time.Millisecond, WebhookRetrySchedule: webhook.Schedule{50 * time.Millisecond},
+		RateLimitBackend: "memory", NodeID: "cli-test", DispatchWorkers: 2, ShutdownTimeout: 5 * time.Second, LogLevel: "error"}
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := app.NewServer(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), app.Options{})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("node stopped with %v", err)
+		}
+	})
+	now := time.Now()
+	a, err := app.CreateAccount(ctx, srv.Store(), app.NewAccount{Name: "Acme", Tier: "enterprise", Credits: 1000, Currency: "USD", Country: "55"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _, err := app.CreateKey(ctx, srv.Store(), a.ID, "test", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testNode{base: "http://" + srv.Addr(), testKey: key.Secret, account: a}
+}
+
+// send sends through the node's API and returns the message's id.
+func (n *testNode) send(t *testing.T, req client.SendRequest) string {
+	t.Helper()
+	out, err := client.New(n.base, n.testKey).Send(context.Background(), req)
+	if err != nil || len(out.Messages) != 1 {
+		t.Fatalf("send: %v %+v", err, out)
+	}
+	return out.Messages[0].MessageID
+}
+
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// lockedBuffer is what a command prints while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func openTestStore(t *testing.T, db string) *store.Store {
+	t.Helper()
+	st, err := bootstrap.OpenStore(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
