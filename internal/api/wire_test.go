@@ -131,6 +131,9 @@ func TestSendDecoding(t *testing.T) {
 		{"duplicate type", `{"to":"5511999990010","message":"hi","type":"SMS","type":"RCS"}`, "type"},
 		{"duplicate nested key", `{"to":"5511999990010","message":"hi","type":"WHATSAPP","buttons":[{"type":"reply","title":"a","title":"b","payload":"p"}]}`, "buttons[0].title"},
 		{"invalid UTF-8", "{\"to\":\"5511999990010\",\"message\":\"h\xffi\",\"type\":\"SMS\"}", ""},
+		{"NUL in the text", `{"to":"5511999990010","message":"a\u0000b","type":"SMS"}`, "message"},
+		{"escape in the text", `{"to":"5511999990010","message":"a\u001bb","type":"SMS"}`, "message"},
+		{"carriage return", `{"to":"5511999990010","message":"a\rb","type":"SMS"}`, "message"},
 		{"empty", "", ""},
 		{"not closed", "{", ""},
 		{"an array", "[1]", ""},
@@ -150,6 +153,10 @@ func TestSendDecoding(t *testing.T) {
 	checkProblem(t, "large body", h.send(h.liveKey, big), 413, "PAYLOAD_TOO_LARGE")
 	if n := h.msgs.sent(); n != 0 {
 		t.Fatalf("%d refused bodies reached the send", n)
+	}
+	// Newline and tab are text.
+	if r := h.send(h.testKey, `{"to":"5511999990010","message":"a\n\tb","type":"SMS"}`); r.status != 202 || h.msgs.sent() != 1 {
+		t.Fatalf("newline and tab refused: %d %s", r.status, r.body)
 	}
 	// What the send refuses is answered as its problem.
 	h.msgs.refuse(message.ErrInsufficientCredits)
