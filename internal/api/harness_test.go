@@ -145,6 +145,9 @@ type fakeMessages struct {
 	idem       map[[2]string]domain.Idempotency
 	messages   map[string]fakeScoped[domain.Message]
 	campaigns  map[string]fakeScoped[message.CampaignPage]
+	listed     int
+	filter     message.ListFilter
+	next       string
 }
 
 type fakeScoped[T any] struct {
@@ -205,8 +208,14 @@ func (f *fakeMessages) Get(_ context.Context, sc message.Scope, id string) (doma
 	return domain.Message{}, domain.ErrNotFound
 }
 
-func (f *fakeMessages) List(context.Context, message.Scope, message.ListFilter) (message.MessagePage, error) {
-	return message.MessagePage{}, nil
+// List answers an empty page whose next cursor is next, and keeps the
+// filter it was asked for.
+func (f *fakeMessages) List(_ context.Context, _ message.Scope, lf message.ListFilter) (message.MessagePage, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.listed++
+	f.filter = lf
+	return message.MessagePage{Next: f.next}, nil
 }
 
 func (f *fakeMessages) Events(context.Context, message.Scope, int64, int) (message.EventPage, error) {
