@@ -55,15 +55,7 @@ func startNode(t *testing.T, dsn, backend string, clk *clock) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("node stopped with %v", err)
-		}
-	})
+	runNode(t, srv, "node")
 	return &env{t: t, srv: srv, st: srv.Store(), base: "http://" + srv.Addr(), clock: clk, client: &http.Client{}}
 }
 
