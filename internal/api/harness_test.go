@@ -1,18 +1,17 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,22 +31,10 @@ import (
 
 // testClock stands still until a test moves it: rate-limit windows and
 // Retry-After are then exact.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+type testClock struct{ unixNano atomic.Int64 }
 
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+func (c *testClock) Now() time.Time          { return time.Unix(0, c.unixNano.Load()).UTC() }
+func (c *testClock) Advance(d time.Duration) { c.unixNano.Add(int64(d)) }
 
 // placeAt moves the clock to offset past the start of the next minute and
 // returns that minute's end, where its windows reset.
@@ -303,10 +290,11 @@ type harness struct {
 // are in it already).
 func newHarness(t *testing.T, configure ...func(c *Config)) *harness {
 	t.Helper()
-	h := &harness{t: t, clock: &testClock{now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)},
+	h := &harness{t: t, clock: &testClock{},
 		store:   &fakeStore{keys: map[string]domain.APIKey{}, accounts: map[string]domain.Account{}, idem: map[[2]string]domain.Idempotency{}},
 		msgs:    &fakeMessages{idem: map[[2]string]domain.Idempotency{}, messages: map[string]fakeScoped[domain.Message]{}, campaigns: map[string]fakeScoped[message.CampaignPage]{}},
 		replies: &fakeReplies{}, remoteAddr: "127.0.0.1:40000"}
+	h.clock.unixNano.Store(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC).UnixNano())
 	limiter := ratelimit.NewMemory(h.clock.Now)
 	cfg := Config{Store: h.store, Messages: h.msgs, Replies: h.replies, Limiter: limiter, Guard: limiter,
 		Now: h.clock.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
@@ -348,18 +336,24 @@ func scope(a domain.Account, env domain.Environment) message.Scope {
 	return message.Scope{AccountID: a.ID, Env: env}
 }
 
+// response is an answer as a test reads it.
 type response struct {
+	body   []byte
 	status int
 	header http.Header
-	body   []byte
 }
 
-func (r response) json(t *testing.T) map[string]any {
+// decode reads a JSON answer into v.
+func (r response) decode(t *testing.T, v any) {
 	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(r.body, &m); err != nil {
+	if err := json.Unmarshal(r.body, v); err != nil {
 		t.Fatalf("response is not JSON (%d): %s", r.status, r.body)
 	}
+}
+
+func (r response) json(t *testing.T) (m map[string]any) {
+	t.Helper()
+	r.decode(t, &m)
 	return m
 }
 
@@ -371,9 +365,7 @@ func (r response) fields(t *testing.T) []string {
 			Field string `json:"field"`
 		} `json:"errors"`
 	}
-	if err := json.Unmarshal(r.body, &p); err != nil {
-		t.Fatalf("response is not JSON (%d): %s", r.status, r.body)
-	}
+	r.decode(t, &p)
 	var out []string
 	for _, e := range p.Errors {
 		out = append(out, e.Field)
@@ -382,27 +374,20 @@ func (r response) fields(t *testing.T) []string {
 }
 
 // do serves one request with the key in X-API-KEY (none when key is ""); a
-// body that is not a string or bytes is sent as JSON. headers are name,
-// value pairs.
+// body that is not a string is sent as JSON. headers are name, value pairs.
 func (h *harness) do(method, path, key string, body any, headers ...string) response {
 	h.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		raw, err := json.Marshal(b)
+	text, ok := body.(string)
+	if !ok && body != nil {
+		raw, err := json.Marshal(body)
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		rd = bytes.NewReader(raw)
+		text = string(raw)
 	}
-	req := httptest.NewRequest(method, path, rd)
+	req := httptest.NewRequest(method, path, strings.NewReader(text))
 	req.RemoteAddr = h.remoteAddr
-	if rd != nil {
+	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if key != "" {
@@ -413,7 +398,7 @@ func (h *harness) do(method, path, key string, body any, headers ...string) resp
 	}
 	rec := httptest.NewRecorder()
 	h.srv.ServeHTTP(rec, req)
-	return response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+	return response{body: rec.Body.Bytes(), status: rec.Code, header: rec.Header()}
 }
 
 // send posts a send.
@@ -435,35 +420,5 @@ func checkProblem(t *testing.T, what string, r response, status int, code string
 	p := r.json(t)
 	if p["code"] != code || p["status"] != float64(status) || p["requestId"] == nil || p["requestId"] != r.header.Get("X-Request-Id") {
 		t.Errorf("%s: problem %s, want %d %s", what, r.body, status, code)
-	}
-}
-
-// rateHeaders is both header families of a response, as
-// "tierRemaining/tierLimit@reset type typeRemaining/typeLimit@reset".
-func rateHeaders(t *testing.T, r response) string {
-	t.Helper()
-	names := []string{"X-RateLimit-Remaining", "X-RateLimit-Limit", "X-RateLimit-Reset",
-		"RateLimit-Remaining", "RateLimit-Limit", "RateLimit-Reset"}
-	v := make([]any, len(names))
-	for i, n := range names {
-		if v[i] = r.header.Get(n); v[i] == "" {
-			t.Fatalf("%d response without %s: %v", r.status, n, r.header)
-		}
-	}
-	return fmt.Sprintf("%s/%s@%s type %s/%s@%s", v...)
-}
-
-func windows(tierRem, tierLim, typeRem, typeLim int, reset time.Time) string {
-	return fmt.Sprintf("%d/%d@%d type %d/%d@%d", tierRem, tierLim, reset.Unix(), typeRem, typeLim, reset.Unix())
-}
-
-// checkRefused asserts a 429 RATE_LIMITED problem whose Retry-After is the
-// whole seconds from now to reset, rounded up.
-func (h *harness) checkRefused(step string, r response, reset time.Time) {
-	h.t.Helper()
-	checkProblem(h.t, step, r, http.StatusTooManyRequests, "RATE_LIMITED")
-	want := max(1, int(math.Ceil(reset.Sub(h.clock.Now()).Seconds())))
-	if got := r.header.Get("Retry-After"); got != strconv.Itoa(want) {
-		h.t.Errorf("%s: Retry-After %q, want %d (seconds to %v)", step, got, want, reset)
 	}
 }

@@ -3,7 +3,9 @@ package api
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -323,5 +325,35 @@ func TestRateLimitConcurrentRequests(t *testing.T) {
 	wg.Wait()
 	if got[200] != 20 || got[429] != 30 || len(got) != 2 {
 		t.Errorf("50 concurrent requests against 20 per minute: %v, want 20 × 200 and 30 × 429", got)
+	}
+}
+
+// rateHeaders is both header families of a response, as
+// "tierRemaining/tierLimit@reset type typeRemaining/typeLimit@reset".
+func rateHeaders(t *testing.T, r response) string {
+	t.Helper()
+	names := []string{"X-RateLimit-Remaining", "X-RateLimit-Limit", "X-RateLimit-Reset",
+		"RateLimit-Remaining", "RateLimit-Limit", "RateLimit-Reset"}
+	v := make([]any, len(names))
+	for i, n := range names {
+		if v[i] = r.header.Get(n); v[i] == "" {
+			t.Fatalf("%d response without %s: %v", r.status, n, r.header)
+		}
+	}
+	return fmt.Sprintf("%s/%s@%s type %s/%s@%s", v...)
+}
+
+func windows(tierRem, tierLim, typeRem, typeLim int, reset time.Time) string {
+	return fmt.Sprintf("%d/%d@%d type %d/%d@%d", tierRem, tierLim, reset.Unix(), typeRem, typeLim, reset.Unix())
+}
+
+// checkRefused asserts a 429 RATE_LIMITED problem whose Retry-After is the
+// whole seconds from now to reset, rounded up.
+func (h *harness) checkRefused(step string, r response, reset time.Time) {
+	h.t.Helper()
+	checkProblem(h.t, step, r, http.StatusTooManyRequests, "RATE_LIMITED")
+	want := max(1, int(math.Ceil(reset.Sub(h.clock.Now()).Seconds())))
+	if got := r.header.Get("Retry-After"); got != strconv.Itoa(want) {
+		h.t.Errorf("%s: Retry-After %q, want %d (seconds to %v)", step, got, want, reset)
 	}
 }

@@ -260,30 +260,29 @@ func TestCampaignPaging(t *testing.T) {
 	}
 	h.msgs.campaigns["cmp_1"] = fakeScoped[message.CampaignPage]{scope(h.account, domain.Live), message.CampaignPage{
 		Campaign: domain.Campaign{ID: "cmp_1", Total: 5}, Status: "SENDING", Counts: map[domain.Status]int{domain.Sending: 5}, Messages: msgs}}
-	var seen []string
-	cursor := ""
-	for page := 0; page < 5; page++ {
-		path := "/api/v1/integration/campaigns/cmp_1?limit=2"
-		if cursor != "" {
-			path += "&cursor=" + cursor
-		}
-		c := h.do("GET", path, h.liveKey, nil).json(t)
+	// page reads the page after cursor and returns its messages and the
+	// next cursor ("" on the last page).
+	page := func(cursor string) (ids, next string) {
+		t.Helper()
+		c := h.do("GET", "/api/v1/integration/campaigns/cmp_1?limit=2&cursor="+cursor, h.liveKey, nil).json(t)
 		if c["total"] != 5.0 || c["counts"].(map[string]any)["SENDING"] != 5.0 || c["status"] != "SENDING" || c["campaignId"] != "cmp_1" {
 			t.Fatalf("campaign %v", c)
 		}
+		var got []string
 		for _, m := range c["messages"].([]any) {
-			seen = append(seen, m.(map[string]any)["messageId"].(string))
+			got = append(got, m.(map[string]any)["messageId"].(string))
 		}
-		if c["nextCursor"] == nil {
-			break
+		next, _ = c["nextCursor"].(string)
+		if strings.Contains(next, "msg_") {
+			t.Fatalf("cursor %q shows the message id", next)
 		}
-		cursor = c["nextCursor"].(string)
-		if strings.Contains(cursor, "msg_") {
-			t.Fatalf("cursor %q shows the message id", cursor)
-		}
+		return strings.Join(got, ","), next
 	}
-	if strings.Join(seen, ",") != "msg_1,msg_2,msg_3,msg_4,msg_5" {
-		t.Fatalf("paged %v", seen)
+	first, c1 := page("")
+	second, c2 := page(c1)
+	third, c3 := page(c2)
+	if first != "msg_1,msg_2" || second != "msg_3,msg_4" || third != "msg_5" || c3 != "" {
+		t.Fatalf("pages %s / %s / %s, last cursor %q", first, second, third, c3)
 	}
 	for _, bad := range []string{"?limit=0", "?limit=1001", "?limit=x", "?cursor=bm90LWEtY3Vyc29y", "?cursor=!!"} {
 		checkProblem(t, bad, h.do("GET", "/api/v1/integration/campaigns/cmp_1"+bad, h.liveKey, nil), 400, "VALIDATION_ERROR")
