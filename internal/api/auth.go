@@ -24,6 +24,25 @@ var (
 	errIPBlocked  = problem("IP_NOT_ALLOWED", "This address is not on the account's IP allow-list.")
 )
 
+// KeyStore finds an API key (and its account) by the key's hash, and
+// records when a key was last used.
+type KeyStore interface {
+	KeyByHash(ctx context.Context, hash string) (domain.APIKey, domain.Account, error)
+	TouchKey(ctx context.Context, keyID string, at time.Time) error
+}
+
+// Limiter counts a request against the account's windows (tier and type);
+// one that is also a ratelimit.Inspector answers GET limits with its counts.
+type Limiter interface {
+	Allow(ctx context.Context, r ratelimit.Request) (ratelimit.Decision, error)
+}
+
+// AuthGuard counts failed authentications per client address.
+type AuthGuard interface {
+	Count(ctx context.Context, key string, limit int) (ratelimit.Decision, error)
+	Exceeded(ctx context.Context, key string, limit int) (ratelimit.Decision, error)
+}
+
 // keyFrom reads the key from either header the contract accepts.
 func keyFrom(r *http.Request) string {
 	if k := strings.TrimSpace(r.Header.Get("X-API-KEY")); k != "" {

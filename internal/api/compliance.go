@@ -1,13 +1,21 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
 	"github.com/msgsvc/msgsvc/internal/api/view"
 	"github.com/msgsvc/msgsvc/internal/compliance"
+	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/message"
 )
+
+// OptOutLister pages through an environment's opt-outs in the order they
+// were recorded.
+type OptOutLister interface {
+	List(ctx context.Context, accountID string, env domain.Environment, cursor string, limit int) (compliance.Page, error)
+}
 
 // listOptOuts answers GET /api/v1/integration/opt-outs: the key's
 // environment's opt-outs in the order they were recorded.

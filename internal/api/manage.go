@@ -2,9 +2,11 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 
 	"github.com/msgsvc/msgsvc/internal/api/view"
+	"github.com/msgsvc/msgsvc/internal/apikey"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/manage"
@@ -14,6 +16,50 @@ import (
 // The management API: each handler decodes, calls the one implementation
 // of its action in internal/manage and renders the answer. The account is
 // the user's own; operators name it with ?account=ID.
+
+// Manager is the management API's actions: the union of the areas each
+// handler file declares, which manage.Service implements in one value.
+type Manager interface {
+	Sessions
+	KeyAdmin
+	SenderAdmin
+	AccountAdmin
+	LimitAdmin
+	MessageAdmin
+	AlertAdmin
+	ComplianceAdmin
+	RouteAdmin
+	SMPPAdmin
+}
+
+// KeyAdmin manages an account's API keys, IP allow-list and webhook secret.
+type KeyAdmin interface {
+	Keys(ctx context.Context, a manage.Actor, accountID string) ([]domain.APIKey, error)
+	CreateKey(ctx context.Context, a manage.Actor, accountID, env, name string) (apikey.Key, domain.APIKey, error)
+	RevokeKey(ctx context.Context, a manage.Actor, accountID, keyID string) error
+	Allowlist(ctx context.Context, a manage.Actor, accountID string) ([]string, error)
+	SetAllowlist(ctx context.Context, a manage.Actor, accountID string, entries []string) ([]string, error)
+	RotateSecret(ctx context.Context, a manage.Actor, accountID string) (manage.Secret, error)
+}
+
+// SenderAdmin manages sender ids and their approval.
+type SenderAdmin interface {
+	Senders(ctx context.Context, a manage.Actor, accountID string) ([]domain.Sender, error)
+	AddSender(ctx context.Context, a manage.Actor, accountID string, in manage.NewSender) (domain.Sender, error)
+	ApproveSender(ctx context.Context, a manage.Actor, senderID string) (domain.Sender, error)
+	RejectSender(ctx context.Context, a manage.Actor, senderID, reason string) (domain.Sender, error)
+	RemoveSender(ctx context.Context, a manage.Actor, accountID, senderID string) error
+}
+
+// AccountAdmin lists accounts, tops them up and manages their users.
+type AccountAdmin interface {
+	Accounts(ctx context.Context, a manage.Actor) ([]domain.Account, error)
+	TopUp(ctx context.Context, a manage.Actor, accountID string, credits float64, note string) (int64, error)
+	Balance(ctx context.Context, a manage.Actor, accountID, before string, env domain.Environment) (manage.BalanceView, error)
+	Users(ctx context.Context, a manage.Actor, accountID string) ([]domain.User, error)
+	CreateUser(ctx context.Context, a manage.Actor, in manage.NewUser) (domain.User, string, error)
+	RemoveUser(ctx context.Context, a manage.Actor, accountID, userID string) error
+}
 
 func (s *Server) manageRoutes() {
 	const base = "/api/v1/manage"

@@ -1,10 +1,19 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/msgsvc/msgsvc/internal/manage"
 )
+
+// AlertAdmin manages an account's webhook for alerts and its alert settings.
+type AlertAdmin interface {
+	AccountWebhook(ctx context.Context, a manage.Actor, accountID string) (string, error)
+	SetAccountWebhook(ctx context.Context, a manage.Actor, accountID, url string) (string, error)
+	AlertSettings(ctx context.Context, a manage.Actor, accountID string) (manage.Alerts, error)
+	SetAlertSettings(ctx context.Context, a manage.Actor, accountID string, in manage.Alerts) (manage.Alerts, error)
+}
 
 // The management API's account webhook and alert thresholds.
 

@@ -1,12 +1,23 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/msgsvc/msgsvc/internal/api/view"
+	"github.com/msgsvc/msgsvc/internal/compliance"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/manage"
 )
+
+// ComplianceAdmin manages an account's opt-outs and compliance settings.
+type ComplianceAdmin interface {
+	OptOuts(ctx context.Context, a manage.Actor, accountID, env, cursor string, limit int) (compliance.Page, error)
+	AddOptOut(ctx context.Context, a manage.Actor, accountID, env, phone string) (domain.OptOut, bool, error)
+	RemoveOptOut(ctx context.Context, a manage.Actor, accountID, env, phone string) error
+	Compliance(ctx context.Context, a manage.Actor, accountID string) (domain.Compliance, error)
+	SetCompliance(ctx context.Context, a manage.Actor, accountID string, c domain.Compliance) (domain.Compliance, error)
+}
 
 // The management API's compliance operations: the
 // opt-out list of either environment and the account's settings.

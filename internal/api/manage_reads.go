@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -9,6 +10,24 @@ import (
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/manage"
 )
+
+// LimitAdmin shows an account's limits and decides requests to raise them.
+type LimitAdmin interface {
+	Limits(ctx context.Context, a manage.Actor, accountID string) (manage.LimitsView, error)
+	LimitRequests(ctx context.Context, a manage.Actor, accountID string) ([]domain.LimitRequest, error)
+	RequestLimits(ctx context.Context, a manage.Actor, accountID string, in manage.NewLimitRequest) (domain.LimitRequest, error)
+	ApproveLimitRequest(ctx context.Context, a manage.Actor, requestID string, g manage.Grant) (domain.LimitRequest, error)
+	RejectLimitRequest(ctx context.Context, a manage.Actor, requestID, reason string) (domain.LimitRequest, error)
+}
+
+// MessageAdmin searches an account's messages, shows their webhook
+// attempts and delivers an event again.
+type MessageAdmin interface {
+	SearchMessages(ctx context.Context, a manage.Actor, accountID string, q manage.MessageQuery) (manage.MessagePage, error)
+	Message(ctx context.Context, a manage.Actor, accountID, messageID string) (manage.MessageDetail, error)
+	Attempts(ctx context.Context, a manage.Actor, accountID, messageID string) ([]domain.Attempt, error)
+	Redeliver(ctx context.Context, a manage.Actor, accountID, eventID string) error
+}
 
 type limitsView struct {
 	TierRPM   int `json:"tierRpm"`

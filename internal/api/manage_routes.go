@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/msgsvc/msgsvc/internal/api/view"
@@ -9,6 +10,13 @@ import (
 	"github.com/msgsvc/msgsvc/internal/manage"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )
+
+// RouteAdmin shows operators the routes, simulates one and reports margins.
+type RouteAdmin interface {
+	Routes(a manage.Actor) ([]provider.RouteInfo, string, error)
+	SimulateRoute(ctx context.Context, a manage.Actor, q manage.Simulation) (manage.Simulated, error)
+	Margins(ctx context.Context, a manage.Actor, q manage.MarginQuery) (manage.MarginReport, error)
+}
 
 // Routes, the route simulator and the margins report: operators only.
 

@@ -1,11 +1,21 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/msgsvc/msgsvc/internal/api/view"
+	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/manage"
 )
+
+// SMPPAdmin manages an account's SMPP users and shows their binds.
+type SMPPAdmin interface {
+	SMPPUsers(ctx context.Context, a manage.Actor, accountID string) ([]domain.SMPPUser, error)
+	SMPPActivity(ctx context.Context, a manage.Actor, accountID string) (map[string]domain.SMPPActivity, error)
+	CreateSMPPUser(ctx context.Context, a manage.Actor, accountID string, in manage.NewSMPPUser) (domain.SMPPUser, string, error)
+	RemoveSMPPUser(ctx context.Context, a manage.Actor, accountID, userID string) error
+}
 
 type smppUserView struct {
 	ID          string    `json:"id"`

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +25,13 @@ var (
 	errNotMultipart = problem("UNSUPPORTED_MEDIA_TYPE",
 		`Send the file as multipart/form-data in the field "file".`)
 )
+
+// MediaStore keeps uploads: Ingest streams and checks the file, Register
+// files it under the account (or finds the same file filed before).
+type MediaStore interface {
+	Ingest(ctx context.Context, r io.Reader) (media.Blob, error)
+	Register(ctx context.Context, accountID string, b media.Blob) (media.Item, error)
+}
 
 type mediaResponse struct {
 	MediaID  string `json:"mediaId"`

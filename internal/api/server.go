@@ -14,28 +14,20 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/msgsvc/msgsvc/internal/api/openapi"
-	"github.com/msgsvc/msgsvc/internal/compliance"
-	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
-	"github.com/msgsvc/msgsvc/internal/manage"
-	"github.com/msgsvc/msgsvc/internal/media"
 	"github.com/msgsvc/msgsvc/internal/message"
 	"github.com/msgsvc/msgsvc/internal/provider"
-	"github.com/msgsvc/msgsvc/internal/ratelimit"
-	"github.com/msgsvc/msgsvc/internal/template"
 )
 
-// Store is what the API reads directly (the rest goes through services).
+// Store is what the API reads directly (the rest goes through services):
+// the union of what each group of handlers declares beside them, which
+// the storage satisfies in one value.
 type Store interface {
-	KeyByHash(ctx context.Context, hash string) (domain.APIKey, domain.Account, error)
-	TouchKey(ctx context.Context, keyID string, at time.Time) error
-	Account(ctx context.Context, id string) (domain.Account, error)
-	Idempotency(ctx context.Context, keyID, key string) (domain.Idempotency, error)
-	SaveIdempotency(ctx context.Context, in domain.Idempotency) error
-	UserByEmail(ctx context.Context, email string) (domain.User, error)
-	CreateSession(ctx context.Context, s domain.Session) error
+	KeyStore
+	Accounts
+	IdempotencyStore
+	UsageReader
 	Ping(ctx context.Context) error
-	UsageByDay(ctx context.Context, q domain.UsageQuery) ([]domain.UsageDelta, error)
 }
 
 // Replies records inbound messages (the test reply endpoint).
@@ -45,12 +37,13 @@ type Replies interface {
 
 // Config wires a Server.
 type Config struct {
-	Store    Store
-	Messages *message.Service
+	Store Store
+	// Messages takes sends and reads, cancels and redacts what was sent.
+	Messages Messages
 	Replies  Replies
-	Limiter  ratelimit.Limiter
+	Limiter  Limiter
 	// Guard counts authentication failures per client address.
-	Guard ratelimit.Failures
+	Guard AuthGuard
 	// TrustedProxies are the proxies whose X-Forwarded-For names the client
 	// (none by default: the TCP peer is the client).
 	TrustedProxies []netip.Prefix
@@ -69,15 +62,15 @@ type Config struct {
 	Version string
 	// Manage runs the management API's actions and its sessions (login,
 	// logout); nil serves the routes but fails them.
-	Manage *manage.Service
+	Manage Manager
 	// Panel is the web panel; nil serves no pages.
 	Panel Pages
 	// Media stores uploads (POST media); nil answers 404.
-	Media *media.Store
+	Media MediaStore
 	// Templates lists WhatsApp templates (GET templates); nil answers 404.
-	Templates *template.Service
+	Templates TemplateLister
 	// OptOuts lists the account's opt-outs (GET opt-outs); nil answers 404.
-	OptOuts *compliance.OptOuts
+	OptOuts OptOutLister
 	// ProviderWebhooks are the receivers of the platforms' own webhooks, by
 	// provider type ("whatsapp", "rbm"). They check the
 	// platform's signature themselves. A type that is not configured answers

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -24,6 +25,14 @@ var (
 	errTokenExpired = problem("TOKEN_EXPIRED", "The session expired after being idle; log in again with POST /api/v1/auth/login.")
 	errForbidden    = problem("FORBIDDEN", "Your role does not allow this action.")
 )
+
+// Sessions signs operators and account users in and out.
+type Sessions interface {
+	LoginFrom(ctx context.Context, addr, email, password string) (manage.Session, error)
+	Authenticate(ctx context.Context, token string) (manage.Actor, error)
+	Logout(ctx context.Context, token string) error
+	ChangePassword(ctx context.Context, a manage.Actor, current, next string) error
+}
 
 // manageHandler is a management endpoint: it gets the authenticated
 // user and returns an error instead of writing one.

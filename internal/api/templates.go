@@ -1,10 +1,17 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/msgsvc/msgsvc/internal/message"
+	"github.com/msgsvc/msgsvc/internal/template"
 )
+
+// TemplateLister lists an account's WhatsApp templates.
+type TemplateLister interface {
+	List(ctx context.Context, accountID string) ([]template.Template, error)
+}
 
 type templateJSON struct {
 	Name       string   `json:"name"`

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"time"
@@ -9,6 +10,11 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/message"
 )
+
+// UsageReader reads the charges counted per day, channel and calling code.
+type UsageReader interface {
+	UsageByDay(ctx context.Context, q domain.UsageQuery) ([]domain.UsageDelta, error)
+}
 
 // maxUsageDays bounds a usage report's range: a year, by day or by month.
 const maxUsageDays = 366

@@ -16,44 +16,16 @@ import (
 
 var tsRe = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
 
-func TestAuthentication(t *testing.T) {
+// Keys and the allow-list as stored: both keys authenticate, a revoked key
+// and an address off the allow-list are refused at once, through the store
+// and the key cache. The wire's answers are internal/api's tests.
+func TestKeyRevocationAndAllowList(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d string) {
 		e := newEnv(t, d, envOptions{})
-		cases := []struct {
-			name    string
-			headers []string
-			status  int
-			code    string
-		}{
-			{"no key", nil, 401, "MISSING_API_KEY"},
-			{"malformed", []string{"X-API-KEY", "nope"}, 401, "INVALID_API_KEY"},
-			{"unknown", []string{"X-API-KEY", "svc_test_" + strings.Repeat("a", 40)}, 401, "INVALID_API_KEY"},
-			{"bearer", []string{"Authorization", "Bearer " + e.testKey}, 200, ""},
-			{"x-api-key", []string{"X-API-KEY", e.liveKey}, 200, ""},
-			{"bearer lower case", []string{"Authorization", "bearer " + e.liveKey}, 200, ""},
-		}
-		for _, c := range cases {
+		for _, k := range []string{e.testKey, e.liveKey} {
 			for _, path := range []string{"/api/v1/integration/balance", "/v1/account/balance"} {
-				r := e.do("GET", path, "", nil, c.headers...)
-				if r.status != c.status {
-					t.Fatalf("%s %s: status %d, want %d: %s", c.name, path, r.status, c.status, r.body)
-				}
-				if r.header.Get("X-Request-Id") == "" {
-					t.Fatalf("%s: no X-Request-Id", c.name)
-				}
-				for _, h := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {
-					if r.header.Get(h) == "" {
-						t.Fatalf("%s: missing %s", c.name, h)
-					}
-				}
-				if c.code != "" {
-					p := r.json(t)
-					if p["code"] != c.code || p["status"] != float64(c.status) || p["requestId"] != r.header.Get("X-Request-Id") {
-						t.Fatalf("%s: problem %s", c.name, r.body)
-					}
-					if r.header.Get("Content-Type") != "application/problem+json" {
-						t.Fatalf("%s: content type %q", c.name, r.header.Get("Content-Type"))
-					}
+				if r := e.do("GET", path, k, nil); r.status != 200 {
+					t.Fatalf("%s: %d %s", path, r.status, r.body)
 				}
 			}
 		}
@@ -85,18 +57,6 @@ func TestAuthentication(t *testing.T) {
 			t.Fatalf("allow-listed address refused: %d %s", r.status, r.body)
 		}
 	})
-}
-
-func TestBalance(t *testing.T) {
-	e := newEnv(t, "sqlite", envOptions{credits: 12.5})
-	r := e.do("GET", "/api/v1/integration/balance", e.testKey, nil)
-	b := r.json(t)
-	if b["balance"] != 12.5 || b["currency"] != "USD" || !tsRe.MatchString(b["last_updated"].(string)) {
-		t.Fatalf("balance: %s", r.body)
-	}
-	if !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
-		t.Fatalf("content type %q", r.header.Get("Content-Type"))
-	}
 }
 
 func send(t *testing.T, e *env, key string, body map[string]any, headers ...string) response {
@@ -140,8 +100,6 @@ func TestSendValidation(t *testing.T) {
 		{"schedule garbage", map[string]any{"to": "5511999990000", "message": "hi", "type": "SMS", "scheduledAt": "tomorrow"}, "scheduledAt"},
 		{"reference long", map[string]any{"to": "5511999990000", "message": "hi", "type": "SMS", "reference": strings.Repeat("r", 129)}, "reference"},
 		{"callback not a URL", map[string]any{"to": "5511999990000", "message": "hi", "type": "SMS", "callbackUrl": "ftp://x"}, "callbackUrl"},
-		{"unknown field", map[string]any{"to": "5511999990000", "message": "hi", "type": "SMS", "colour": "red"}, "colour"},
-		{"wrong type", map[string]any{"to": 5511999990000, "message": "hi", "type": "SMS"}, "to"},
 		{"buttons on SMS", map[string]any{"to": "5511999990000", "message": "hi", "type": "SMS", "buttons": []any{}}, "buttons"},
 	}
 	for _, c := range cases {
@@ -159,19 +117,6 @@ func TestSendValidation(t *testing.T) {
 		if !found {
 			t.Fatalf("%s: no error for field %q: %s", c.name, c.field, r.body)
 		}
-	}
-	for _, raw := range []string{"", "{", "[1]", `{"to":"5511999990000"} {}`} {
-		r := e.do("POST", "/api/v1/integration/messages", e.liveKey, raw)
-		if r.status != 400 || r.json(t)["code"] != "VALIDATION_ERROR" {
-			t.Fatalf("body %q: %d %s", raw, r.status, r.body)
-		}
-	}
-	if r := e.do("POST", "/api/v1/integration/messages", e.liveKey, `{}`, "Content-Type", "text/plain"); r.status != 415 {
-		t.Fatalf("text/plain: %d", r.status)
-	}
-	big := `{"message":"` + strings.Repeat("x", 1<<20) + `"}`
-	if r := e.do("POST", "/api/v1/integration/messages", e.liveKey, big); r.status != 413 || r.json(t)["code"] != "PAYLOAD_TOO_LARGE" {
-		t.Fatalf("large body: %d %s", r.status, r.body)
 	}
 	// The UCS-2 refusal names the characters that forced it.
 	r := send(t, e, e.liveKey, map[string]any{"to": "5511999990000", "message": longUCS, "type": "SMS"})
@@ -286,10 +231,6 @@ func TestIdempotency(t *testing.T) {
 		a, _ := e.st.Account(context.Background(), e.account.ID)
 		if a.Balance != 98_000000 {
 			t.Fatalf("charged more than twice: balance %d", a.Balance)
-		}
-		long := strings.Repeat("k", 256)
-		if r := send(t, e, e.liveKey, body, "Idempotency-Key", long); r.status != 400 {
-			t.Fatalf("long key: %d", r.status)
 		}
 		// Other keys of the same account have their own key space.
 		r4 := send(t, e, e.testKey, body, "Idempotency-Key", "k-1")
@@ -482,13 +423,6 @@ func TestRepliesRouteToLatestCampaign(t *testing.T) {
 			}
 			return false
 		})
-		// Live keys may not inject replies; bad input is refused.
-		if r := e.do("POST", "/api/v1/integration/test/replies", e.liveKey, map[string]any{"from": "5511999990020", "message": "x"}); r.status != 403 || r.json(t)["code"] != "FORBIDDEN" {
-			t.Fatalf("live inject: %d %s", r.status, r.body)
-		}
-		if r := e.do("POST", "/api/v1/integration/test/replies", e.testKey, map[string]any{"from": "12", "message": ""}); r.status != 400 {
-			t.Fatalf("bad inject: %d %s", r.status, r.body)
-		}
 		// A reply from a number never written to is stored without a webhook.
 		if r := e.do("POST", "/api/v1/integration/test/replies", e.testKey, map[string]any{"from": "5511988887777", "message": "who?"}); r.status != 202 || r.json(t)["campaignId"] != nil {
 			t.Fatalf("unmatched reply: %d %s", r.status, r.body)
@@ -536,11 +470,6 @@ func TestScheduleCancelAndCampaigns(t *testing.T) {
 		if len(seen) != 5 || seen[0] != first {
 			t.Fatalf("paged %d messages: %v", len(seen), seen)
 		}
-		for _, bad := range []string{"?limit=0", "?limit=1001", "?limit=x", "?cursor=bm90LWEtY3Vyc29y", "?cursor=!!"} {
-			if r := e.do("GET", "/api/v1/integration/campaigns/"+cid+bad, e.liveKey, nil); r.status != 400 {
-				t.Fatalf("%s: %d", bad, r.status)
-			}
-		}
 		// Cancel one, then the rest of the campaign; all refunded.
 		c1 := e.do("POST", "/api/v1/integration/messages/"+first+"/cancel", e.liveKey, nil)
 		if c1.status != 200 || c1.json(t)["status"] != "CANCELED" {
@@ -584,9 +513,6 @@ func TestScheduleCancelAndCampaigns(t *testing.T) {
 		}
 		if r := e.do("POST", "/api/v1/integration/messages/"+mid+"/cancel", ok.Secret, nil); r.status != 404 {
 			t.Fatalf("cancel from other account: %d", r.status)
-		}
-		if r := e.do("GET", "/api/v1/integration/nothing-here", e.liveKey, nil); r.status != 404 {
-			t.Fatalf("unknown path: %d", r.status)
 		}
 	})
 }
@@ -665,18 +591,6 @@ func TestWebhookRetriesAndGone(t *testing.T) {
 			return len(evs) == 1 && evs[0].State == domain.EventFailed && evs[0].Attempts == 4
 		})
 	})
-}
-
-func TestHealthMetricsDocs(t *testing.T) {
-	e := newEnv(t, "sqlite", envOptions{})
-	e.do("GET", "/healthz", "", nil)
-	for path, want := range map[string]string{"/healthz": `"ok"`, "/readyz": `"storage":"ok"`, "/metrics": "msgsvc_http_requests_total",
-		"/openapi.json": `"openapi"`, "/docs": "/api/v1/integration/messages"} {
-		r := e.do("GET", path, "", nil)
-		if r.status != 200 || !strings.Contains(string(r.body), want) {
-			t.Fatalf("%s: %d %.200s", path, r.status, r.body)
-		}
-	}
 }
 
 func TestLiveWithoutRouteIsRefunded(t *testing.T) {

@@ -367,3 +367,18 @@ func createTestUser(ctx context.Context, st *store.Store, accountID, email, role
 	m := manage.New(manage.Config{Store: st, Hasher: testHasher, Now: func() time.Time { return now }})
 	return m.CreateUser(ctx, manage.Console, manage.NewUser{AccountID: accountID, Email: email, Role: role, Password: password})
 }
+
+// runNode runs srv until the test ends, and reports its stop's error as
+// the test's.
+func runNode(t *testing.T, srv *Server, name string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("%s stopped with %v", name, err)
+		}
+	})
+}

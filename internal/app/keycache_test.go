@@ -23,15 +23,7 @@ func secondNode(t *testing.T, e *env) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("second node stopped with %v", err)
-		}
-	})
+	runNode(t, srv, "second node")
 	return "http://" + srv.Addr()
 }
 

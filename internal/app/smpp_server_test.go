@@ -484,15 +484,7 @@ func startSMPPNode(t *testing.T, cfg config.Config, now func() time.Time) *Serve
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("node %s: %v", cfg.NodeID, err)
-		}
-	})
+	runNode(t, srv, "node "+cfg.NodeID)
 	return srv
 }
 
