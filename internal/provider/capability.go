@@ -38,21 +38,6 @@ type Webhooker interface {
 	Webhook() http.Handler
 }
 
-// Capability names one optional thing a provider can do beyond Submit.
-type Capability uint
-
-// The optional capabilities.
-const (
-	CanQuery        Capability = 1 << iota // Querier
-	CanRevoke                              // Revoker
-	CanCheckDevices                        // CapabilityChecker
-	CanChunk                               // Chunker
-	CanWebhook                             // Webhooker
-)
-
-// Has reports whether every capability of want is in c.
-func (c Capability) Has(want Capability) bool { return c&want == want }
-
 // Capabilities are a provider's optional capabilities; a nil field is one
 // it does not have.
 type Capabilities struct {
@@ -74,21 +59,6 @@ func CapabilitiesOf(p Provider) Capabilities {
 	c.Chunker, _ = p.(Chunker)
 	c.Webhook, _ = p.(Webhooker)
 	return c
-}
-
-// Set is the capabilities as flags, to compare with what a Type declares.
-func (c Capabilities) Set() Capability {
-	var s Capability
-	for _, f := range []struct {
-		has  bool
-		flag Capability
-	}{{c.Querier != nil, CanQuery}, {c.Revoker != nil, CanRevoke}, {c.Checker != nil, CanCheckDevices},
-		{c.Chunker != nil, CanChunk}, {c.Webhook != nil, CanWebhook}} {
-		if f.has {
-			s |= f.flag
-		}
-	}
-	return s
 }
 
 // ChunkSize is how many messages to hand p at once: its Chunker's answer,

@@ -33,8 +33,10 @@ func (fakeAdapter) Stop(context.Context) error  { return nil }
 func (fakeAdapter) Health() provider.Health     { return provider.Health{Ready: true, Detail: "fine"} }
 func (fakeAdapter) HandOverChunk() int          { return 7 }
 
+var _ provider.Chunker = fakeAdapter{}
+
 func fakeType(name string) provider.Type {
-	return provider.Define(provider.Spec[fakeConfig]{Name: name, Channel: domain.SMS, Can: provider.CanChunk,
+	return provider.Define(provider.Spec[fakeConfig]{Name: name, Channels: []domain.Channel{domain.SMS},
 		Env: func(getenv func(string) string) (fakeConfig, bool, error) {
 			e := provider.NewEnv(getenv)
 			u := e.String("FAKE_URL")
@@ -59,6 +61,12 @@ func TestRegistry(t *testing.T) {
 	}
 	if err := reg.Add(fakeType("simulator")); err == nil {
 		t.Fatal("the simulator's name taken by a type")
+	}
+	if err := reg.Add(provider.Define(provider.Spec[fakeConfig]{Name: "mute"})); err == nil {
+		t.Fatal("a type that carries no channel registered")
+	}
+	if !typ0(reg).Carries(domain.SMS) || typ0(reg).Carries(domain.RCS) {
+		t.Fatalf("channels %v", typ0(reg).Channels)
 	}
 	if err := reg.Add(provider.Type{Name: "bare"}); err == nil {
 		t.Fatal("a type not made by Define registered")
@@ -85,7 +93,9 @@ func TestRegistry(t *testing.T) {
 		t.Fatalf("build: %v, %v", a, err)
 	}
 	caps := provider.CapabilitiesOf(a)
-	if caps.Set() != typ.Can || caps.ChunkSize() != 7 || caps.Querier != nil || caps.Webhook != nil {
+	if caps.Chunker == nil || caps.ChunkSize() != 7 || caps.Querier != nil || caps.Revoker != nil || caps.Checker != nil || caps.Webhook != nil {
 		t.Fatalf("capabilities %+v", caps)
 	}
 }
+
+func typ0(reg *provider.Registry) provider.Type { return reg.Types()[0] }

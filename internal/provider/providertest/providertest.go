@@ -18,9 +18,6 @@ import (
 type Harness struct {
 	// Name is the name the adapter reports under (the name New gives it).
 	Name string
-	// Can is what the adapter declares it can do beyond Submit: its
-	// Type's Can for a registered adapter.
-	Can provider.Capability
 	// New builds the adapter, not started, reporting to sink, with a peer
 	// of its own in its initial state (stopped when t ends).
 	New func(t *testing.T, sink provider.Sink) Instance

@@ -26,7 +26,7 @@ const (
 
 func TestConformance(t *testing.T) {
 	typ := rbm.Type()
-	providertest.Run(t, providertest.Harness{Name: "rbm-conformance", Can: typ.Can,
+	providertest.Run(t, providertest.Harness{Name: "rbm-conformance",
 		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
 			p := rbmtest.New(t, conformanceAgent)
 			p.NotCapable(noRCSTo)

@@ -23,7 +23,7 @@ const (
 
 func TestConformance(t *testing.T) {
 	typ := smpp.Type()
-	providertest.Run(t, providertest.Harness{Name: "smpp-conformance", Can: typ.Can,
+	providertest.Run(t, providertest.Harness{Name: "smpp-conformance",
 		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
 			smsc := smpptest.Start(t)
 			smsc.Refuse(throttledTo, smpp.StatusThrottled)

@@ -36,7 +36,7 @@ func publicKey() string {
 
 func TestConformance(t *testing.T) {
 	typ := telnyx.Type()
-	providertest.Run(t, providertest.Harness{Name: "telnyx-conformance", Can: typ.Can,
+	providertest.Run(t, providertest.Harness{Name: "telnyx-conformance",
 		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
 			p := telnyxtest.New(t)
 			p.SetAnswer(func(b map[string]any) (int, string, http.Header, bool) {

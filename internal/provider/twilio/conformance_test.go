@@ -30,7 +30,7 @@ const (
 
 func TestConformance(t *testing.T) {
 	typ := twilio.Type()
-	providertest.Run(t, providertest.Harness{Name: "twilio-conformance", Can: typ.Can,
+	providertest.Run(t, providertest.Harness{Name: "twilio-conformance",
 		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
 			p := twiliotest.New(t)
 			p.SetAnswer(func(f url.Values) (int, string, http.Header, bool) {

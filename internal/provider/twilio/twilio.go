@@ -32,9 +32,11 @@ const (
 // Twilio's callbacks.
 func Type() provider.Type {
 	return provider.Define(provider.Spec[Config]{
-		Name: TypeName, Channel: domain.SMS, Can: provider.CanWebhook, Env: fromEnv, New: build,
+		Name: TypeName, Channels: []domain.Channel{domain.SMS}, Env: fromEnv, New: build,
 	})
 }
+
+var _ provider.Adapter = (*Adapter)(nil)
 
 // fromEnv is the shortcut of one account without a file:
 // MSGSVC_TWILIO_ACCOUNT_SID makes provider "twilio".

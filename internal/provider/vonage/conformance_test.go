@@ -31,7 +31,7 @@ const (
 
 func TestConformance(t *testing.T) {
 	typ := vonage.Type()
-	providertest.Run(t, providertest.Harness{Name: "vonage-conformance", Can: typ.Can,
+	providertest.Run(t, providertest.Harness{Name: "vonage-conformance",
 		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
 			p := vonagetest.New(t)
 			p.SetAnswer(func(f url.Values) (int, string, http.Header, bool) {

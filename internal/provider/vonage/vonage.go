@@ -32,9 +32,11 @@ const (
 // Vonage's webhooks.
 func Type() provider.Type {
 	return provider.Define(provider.Spec[Config]{
-		Name: TypeName, Channel: domain.SMS, Can: provider.CanWebhook, Env: fromEnv, New: build,
+		Name: TypeName, Channels: []domain.Channel{domain.SMS}, Env: fromEnv, New: build,
 	})
 }
+
+var _ provider.Adapter = (*Adapter)(nil)
 
 // fromEnv is the shortcut of one account without a file:
 // MSGSVC_VONAGE_API_KEY makes provider "vonage".

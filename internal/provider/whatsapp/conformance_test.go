@@ -31,7 +31,7 @@ const (
 
 func TestConformance(t *testing.T) {
 	typ := whatsapp.Type()
-	providertest.Run(t, providertest.Harness{Name: "whatsapp-conformance", Can: typ.Can,
+	providertest.Run(t, providertest.Harness{Name: "whatsapp-conformance",
 		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
 			p := whatsapptest.New(t)
 			p.SetAnswer(func(r whatsapptest.Request) (int, string, bool) {

@@ -17,10 +17,12 @@ const TypeName = "whatsapp"
 // MSGSVC_WHATSAPP_* variables), receiving the platform's webhook.
 func Type() provider.Type {
 	return provider.Define(provider.Spec[Config]{
-		Name: TypeName, Channel: domain.WhatsApp, Can: provider.CanWebhook,
+		Name: TypeName, Channels: []domain.Channel{domain.WhatsApp},
 		Decode: decodeFile, Env: fromEnv, New: build,
 	})
 }
+
+var _ provider.Adapter = adapter{}
 
 // decodeFile reads a file's whatsapp block. There ratePerSecond may not be
 // negative: "no cap" is for embedding and tests, while a deployment above
