@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 	"github.com/msgsvc/msgsvc/internal/provider/smpp"
@@ -26,8 +27,8 @@ func TestConformance(t *testing.T) {
 	providertest.Run(t, providertest.Harness{Name: "smpp-conformance",
 		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
 			smsc := smpptest.Start(t)
-			smsc.Refuse(throttledTo, smpp.StatusThrottled)
-			smsc.Refuse(invalidTo, smpp.StatusInvDstAdr)
+			smsc.Refuse(throttledTo, pdu.StatusThrottled)
+			smsc.Refuse(invalidTo, pdu.StatusInvDstAdr)
 			cfg := smpp.Config{Addr: smsc.Addr(), SystemID: "msgsvc", Password: "secret", Binds: 2,
 				RequestTimeout: 3 * time.Second, ReconnectMin: time.Millisecond, ReconnectMax: 5 * time.Millisecond,
 				RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond, SubmitTimeout: 2 * time.Second}
