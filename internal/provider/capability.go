@@ -1,9 +1,6 @@
 package provider
 
-import (
-	"context"
-	"net/http"
-)
+import "context"
 
 // Revoker is a provider that can take back a message it accepted and has
 // not delivered yet (RCS Business Messaging). An RCS message with an SMS
@@ -32,12 +29,6 @@ type Chunker interface {
 	HandOverChunk() int
 }
 
-// Webhooker is an adapter whose platform calls us back over HTTP. Its
-// handler receives every request under /providers/<type>/.
-type Webhooker interface {
-	Webhook() http.Handler
-}
-
 // Capabilities are a provider's optional capabilities; a nil field is one
 // it does not have.
 type Capabilities struct {
@@ -45,7 +36,6 @@ type Capabilities struct {
 	Revoker Revoker
 	Checker CapabilityChecker
 	Chunker Chunker
-	Webhook Webhooker
 }
 
 // CapabilitiesOf finds what p can do beyond Submit. It is the one place
@@ -57,7 +47,6 @@ func CapabilitiesOf(p Provider) Capabilities {
 	c.Revoker, _ = p.(Revoker)
 	c.Checker, _ = p.(CapabilityChecker)
 	c.Chunker, _ = p.(Chunker)
-	c.Webhook, _ = p.(Webhooker)
 	return c
 }
 

@@ -122,6 +122,12 @@ type Type struct {
 	// Channels are the channels an adapter of this type carries, the first
 	// its main one.
 	Channels []domain.Channel
+	// Webhooks are where the type's platform calls back, under
+	// /providers/<Name>/; OpenAPI describes them for the published
+	// document: a JSON object of OpenAPI path items keyed by their public
+	// paths, in the order they are published.
+	Webhooks []WebhookRoute
+	OpenAPI  []byte
 
 	decode func(decode func(into any) error) (Settings, error)
 	env    func(getenv func(string) string) (Settings, bool, error)
@@ -132,6 +138,11 @@ type Type struct {
 type Spec[C Settings] struct {
 	Name     string
 	Channels []domain.Channel
+	// Webhooks and OpenAPI are the type's webhook routes (made with
+	// Receive) and their OpenAPI path items; the registry refuses a type
+	// whose two disagree.
+	Webhooks []WebhookRoute
+	OpenAPI  []byte
 	// Decode reads the provider's block of the configuration file and
 	// validates it; decode fills a value from the block (unknown keys are
 	// refused). Nil decodes into a zero C, whose yaml tags name the keys,
@@ -146,7 +157,7 @@ type Spec[C Settings] struct {
 
 // Define makes the Type of an adapter package from its Spec.
 func Define[C Settings](s Spec[C]) Type {
-	t := Type{Name: s.Name, Channels: slices.Clone(s.Channels)}
+	t := Type{Name: s.Name, Channels: slices.Clone(s.Channels), Webhooks: slices.Clone(s.Webhooks), OpenAPI: slices.Clone(s.OpenAPI)}
 	t.decode = func(decode func(any) error) (Settings, error) {
 		if s.Decode != nil {
 			return s.Decode(decode)
@@ -222,6 +233,9 @@ func (r *Registry) Add(t Type) error {
 		return fmt.Errorf("provider type %q carries no channel", t.Name)
 	case t.Name == "simulator":
 		return errors.New(`provider type "simulator": the built-in simulator's name`)
+	}
+	if err := t.checkRoutes(); err != nil {
+		return err
 	}
 	if _, dup := r.Type(t.Name); dup {
 		return fmt.Errorf("provider type %q registered twice", t.Name)

@@ -3,6 +3,9 @@ package provider_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -93,9 +96,59 @@ func TestRegistry(t *testing.T) {
 		t.Fatalf("build: %v, %v", a, err)
 	}
 	caps := provider.CapabilitiesOf(a)
-	if caps.Chunker == nil || caps.ChunkSize() != 7 || caps.Querier != nil || caps.Revoker != nil || caps.Checker != nil || caps.Webhook != nil {
+	if caps.Chunker == nil || caps.ChunkSize() != 7 || caps.Querier != nil || caps.Revoker != nil || caps.Checker != nil {
 		t.Fatalf("capabilities %+v", caps)
 	}
 }
 
 func typ0(reg *provider.Registry) provider.Type { return reg.Types()[0] }
+
+// hookAdapter is an adapter whose platform calls back.
+type hookAdapter struct{ fakeAdapter }
+
+func (hookAdapter) Webhook() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "took "+r.URL.Path) })
+}
+
+func hookType(doc string, routes ...provider.WebhookRoute) provider.Type {
+	return provider.Define(provider.Spec[fakeConfig]{Name: "hook", Channels: []domain.Channel{domain.SMS},
+		Webhooks: routes, OpenAPI: []byte(doc),
+		New: func(_ context.Context, name string, c fakeConfig, d provider.Deps) (provider.Adapter, error) {
+			return hookAdapter{fakeAdapter{name: name}}, nil
+		}})
+}
+
+// A type's webhook routes are served on its adapter at their public paths,
+// and the registry takes a type only when its OpenAPI path items describe
+// exactly those routes.
+func TestWebhookRoutes(t *testing.T) {
+	status := provider.Receive(http.MethodPost, "status", hookAdapter.Webhook)
+	typ := hookType(`{"/providers/hook/status": {"post": {}}}`, status)
+	if _, err := provider.NewRegistry(typ); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := typ.Build(context.Background(), "h", fakeConfig{URL: "x"}, provider.Deps{Sink: &providertest.Sink{}})
+	w := httptest.NewRecorder()
+	typ.Receiver(a).ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/providers/hook/status", nil))
+	if w.Code != http.StatusOK || w.Body.String() != "took /providers/hook/status" {
+		t.Fatalf("POST status: %d %q", w.Code, w.Body)
+	}
+	if typ.PathOf(status) != "/providers/hook/status" {
+		t.Fatalf("PathOf = %q", typ.PathOf(status))
+	}
+	if status.Handler(fakeAdapter{name: "other"}) != nil {
+		t.Fatal("a route answered on an adapter of another type")
+	}
+	for doc, routes := range map[string][]provider.WebhookRoute{
+		`{"/providers/hook/status": {"get": {}}}`:                                      {status},
+		`{"/providers/hook/status": {"post": {}}, "/providers/hook/in": {"post": {}}}`: {status},
+		`{}`:       {status},
+		`not json`: {status},
+		`{"/providers/hook/status": {"post": {}}}`:  {{Method: "POST", Path: "status"}},
+		`{"/providers/hook//status": {"post": {}}}`: {provider.Receive(http.MethodPost, "/status", hookAdapter.Webhook)},
+	} {
+		if _, err := provider.NewRegistry(hookType(doc, routes...)); err == nil {
+			t.Errorf("registered routes %v described by %s", routes, doc)
+		}
+	}
+}

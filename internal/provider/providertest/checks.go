@@ -211,8 +211,10 @@ func testCapabilities(t *testing.T, h Harness) {
 	if caps.Chunker != nil && caps.ChunkSize() < 1 {
 		t.Errorf("HandOverChunk() = %d", caps.Chunker.HandOverChunk())
 	}
-	if caps.Webhook != nil && caps.Webhook.Webhook() == nil {
-		t.Error("Webhook() is nil")
+	for _, rt := range h.Type.Webhooks {
+		if rt.Handler(in.Adapter) == nil {
+			t.Errorf("the type's webhook route %s %s has no receiver on the adapter", rt.Method, h.Type.PathOf(rt))
+		}
 	}
 }
 

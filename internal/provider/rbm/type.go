@@ -19,7 +19,7 @@ const TypeName = "rbm"
 // and receives the platform's webhook.
 func Type() provider.Type {
 	return provider.Define(provider.Spec[Config]{
-		Name: TypeName, Channels: []domain.Channel{domain.RCS},
+		Name: TypeName, Channels: []domain.Channel{domain.RCS}, Webhooks: webhooks(), OpenAPI: openAPI,
 		Env: fromEnv, New: build,
 	})
 }

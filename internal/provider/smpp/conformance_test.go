@@ -24,7 +24,7 @@ const (
 
 func TestConformance(t *testing.T) {
 	typ := smpp.Type()
-	providertest.Run(t, providertest.Harness{Name: "smpp-conformance",
+	providertest.Run(t, providertest.Harness{Name: "smpp-conformance", Type: typ,
 		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
 			smsc := smpptest.Start(t)
 			smsc.Refuse(throttledTo, pdu.StatusThrottled)

@@ -36,7 +36,7 @@ func publicKey() string {
 
 func TestConformance(t *testing.T) {
 	typ := telnyx.Type()
-	providertest.Run(t, providertest.Harness{Name: "telnyx-conformance",
+	providertest.Run(t, providertest.Harness{Name: "telnyx-conformance", Type: typ,
 		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
 			p := telnyxtest.New(t)
 			p.SetAnswer(func(b map[string]any) (int, string, http.Header, bool) {
@@ -105,6 +105,6 @@ func post(body, ts, sig string) *http.Request {
 
 func serve(a provider.Adapter, req *http.Request) *httptest.ResponseRecorder {
 	w := httptest.NewRecorder()
-	provider.CapabilitiesOf(a).Webhook.Webhook().ServeHTTP(w, req)
+	telnyx.Type().Receiver(a).ServeHTTP(w, req)
 	return w
 }

@@ -30,7 +30,7 @@ const (
 
 func TestConformance(t *testing.T) {
 	typ := twilio.Type()
-	providertest.Run(t, providertest.Harness{Name: "twilio-conformance",
+	providertest.Run(t, providertest.Harness{Name: "twilio-conformance", Type: typ,
 		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
 			p := twiliotest.New(t)
 			p.SetAnswer(func(f url.Values) (int, string, http.Header, bool) {
@@ -77,7 +77,7 @@ func callback(a provider.Adapter, path string, form url.Values, token string) *h
 		req.Header.Set("X-Twilio-Signature", twilio.Sign(token, testPublic+path, form))
 	}
 	w := httptest.NewRecorder()
-	provider.CapabilitiesOf(a).Webhook.Webhook().ServeHTTP(w, req)
+	twilio.Type().Receiver(a).ServeHTTP(w, req)
 	return w
 }
 
@@ -92,6 +92,6 @@ func post(path string, form url.Values, sig string) *http.Request {
 
 func serve(a provider.Adapter, req *http.Request) *httptest.ResponseRecorder {
 	w := httptest.NewRecorder()
-	provider.CapabilitiesOf(a).Webhook.Webhook().ServeHTTP(w, req)
+	twilio.Type().Receiver(a).ServeHTTP(w, req)
 	return w
 }

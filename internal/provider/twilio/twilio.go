@@ -32,7 +32,7 @@ const (
 // Twilio's callbacks.
 func Type() provider.Type {
 	return provider.Define(provider.Spec[Config]{
-		Name: TypeName, Channels: []domain.Channel{domain.SMS}, Env: fromEnv, New: build,
+		Name: TypeName, Channels: []domain.Channel{domain.SMS}, Webhooks: webhooks(), OpenAPI: openAPI, Env: fromEnv, New: build,
 	})
 }
 

@@ -31,7 +31,7 @@ const (
 
 func TestConformance(t *testing.T) {
 	typ := vonage.Type()
-	providertest.Run(t, providertest.Harness{Name: "vonage-conformance",
+	providertest.Run(t, providertest.Harness{Name: "vonage-conformance", Type: typ,
 		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
 			p := vonagetest.New(t)
 			p.SetAnswer(func(f url.Values) (int, string, http.Header, bool) {
@@ -93,6 +93,6 @@ func callback(a provider.Adapter, path string, params map[string]string, method,
 	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(f.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	w := httptest.NewRecorder()
-	provider.CapabilitiesOf(a).Webhook.Webhook().ServeHTTP(w, req)
+	vonage.Type().Receiver(a).ServeHTTP(w, req)
 	return w
 }

@@ -17,7 +17,7 @@ const TypeName = "whatsapp"
 // MSGSVC_WHATSAPP_* variables), receiving the platform's webhook.
 func Type() provider.Type {
 	return provider.Define(provider.Spec[Config]{
-		Name: TypeName, Channels: []domain.Channel{domain.WhatsApp},
+		Name: TypeName, Channels: []domain.Channel{domain.WhatsApp}, Webhooks: webhooks(), OpenAPI: openAPI,
 		Decode: decodeFile, Env: fromEnv, New: build,
 	})
 }
