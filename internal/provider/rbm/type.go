@@ -3,6 +3,7 @@ package rbm
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"sync"
 
@@ -19,8 +20,11 @@ const TypeName = "rbm"
 // and receives the platform's webhook.
 func Type() provider.Type {
 	return provider.Define(provider.Spec[Config]{
-		Name: TypeName, Channels: []domain.Channel{domain.RCS}, Webhooks: webhooks(), OpenAPI: openAPI,
-		Env: fromEnv, New: build,
+		Name: TypeName, Channels: []domain.Channel{domain.RCS}, Env: fromEnv, New: build,
+		Webhooks: []provider.WebhookRoute{
+			provider.Receive(http.MethodPost, "webhook", (*adapter).Webhook),
+		},
+		OpenAPI: openAPI,
 	})
 }
 

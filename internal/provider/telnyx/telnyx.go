@@ -28,7 +28,11 @@ const WebhookPath = "/providers/telnyx/webhook"
 // Telnyx's webhooks.
 func Type() provider.Type {
 	return provider.Define(provider.Spec[Config]{
-		Name: TypeName, Channels: []domain.Channel{domain.SMS}, Webhooks: webhooks(), OpenAPI: openAPI, Env: fromEnv, New: build,
+		Name: TypeName, Channels: []domain.Channel{domain.SMS}, Env: fromEnv, New: build,
+		Webhooks: []provider.WebhookRoute{
+			provider.Receive(http.MethodPost, "webhook", (*Adapter).Webhook),
+		},
+		OpenAPI: openAPI,
 	})
 }
 

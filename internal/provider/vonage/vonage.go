@@ -32,7 +32,14 @@ const (
 // Vonage's webhooks.
 func Type() provider.Type {
 	return provider.Define(provider.Spec[Config]{
-		Name: TypeName, Channels: []domain.Channel{domain.SMS}, Webhooks: webhooks(), OpenAPI: openAPI, Env: fromEnv, New: build,
+		Name: TypeName, Channels: []domain.Channel{domain.SMS}, Env: fromEnv, New: build,
+		// Delivery receipts and inbound SMS come to paths of their own;
+		// the one receiver tells them apart by path.
+		Webhooks: []provider.WebhookRoute{
+			provider.Receive(http.MethodPost, "status", (*Adapter).Webhook),
+			provider.Receive(http.MethodPost, "inbound", (*Adapter).Webhook),
+		},
+		OpenAPI: openAPI,
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
@@ -17,8 +18,13 @@ const TypeName = "whatsapp"
 // MSGSVC_WHATSAPP_* variables), receiving the platform's webhook.
 func Type() provider.Type {
 	return provider.Define(provider.Spec[Config]{
-		Name: TypeName, Channels: []domain.Channel{domain.WhatsApp}, Webhooks: webhooks(), OpenAPI: openAPI,
-		Decode: decodeFile, Env: fromEnv, New: build,
+		Name: TypeName, Channels: []domain.Channel{domain.WhatsApp}, Decode: decodeFile, Env: fromEnv, New: build,
+		// GET is the verification handshake, POST the notifications.
+		Webhooks: []provider.WebhookRoute{
+			provider.Receive(http.MethodGet, "webhook", adapter.Webhook),
+			provider.Receive(http.MethodPost, "webhook", adapter.Webhook),
+		},
+		OpenAPI: openAPI,
 	})
 }
 
