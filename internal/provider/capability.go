@@ -38,9 +38,10 @@ type Capabilities struct {
 	Chunker Chunker
 }
 
-// CapabilitiesOf finds what p can do beyond Submit. It is the one place
-// that looks: every caller asks it rather than asserting types itself, so
-// that a capability is declared and discovered once.
+// CapabilitiesOf finds what p can do beyond Submit, by the interfaces it
+// implements. It is the one place that looks: every caller asks it rather
+// than asserting types itself. An adapter package states what its adapter
+// offers with compile-time guards (var _ Querier = (*adapter)(nil)).
 func CapabilitiesOf(p Provider) Capabilities {
 	var c Capabilities
 	c.Querier, _ = p.(Querier)

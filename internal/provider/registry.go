@@ -119,8 +119,7 @@ type Deps struct {
 // adapter's own configuration type.
 type Type struct {
 	Name string
-	// Channels are the channels an adapter of this type carries, the first
-	// its main one.
+	// Channels are the channels an adapter of this type carries.
 	Channels []domain.Channel
 	// Webhooks are where the type's platform calls back, under
 	// /providers/<Name>/; OpenAPI describes them for the published
