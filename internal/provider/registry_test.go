@@ -136,6 +136,13 @@ func TestWebhookRoutes(t *testing.T) {
 	if typ.PathOf(status) != "/providers/hook/status" {
 		t.Fatalf("PathOf = %q", typ.PathOf(status))
 	}
+	both := hookType(`{"/providers/hook/status": {"post": {}}, "/providers/hook/in": {"post": {}}}`,
+		provider.ReceiveAll(http.MethodPost, hookAdapter.Webhook, "status", "in")...)
+	w = httptest.NewRecorder()
+	both.Receiver(a).ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/providers/hook/in", nil))
+	if _, err := provider.NewRegistry(both); err != nil || w.Body.String() != "took /providers/hook/in" {
+		t.Fatalf("two paths of one receiver: %v, %d %q", err, w.Code, w.Body)
+	}
 	if status.Handler(fakeAdapter{name: "other"}) != nil {
 		t.Fatal("a route answered on an adapter of another type")
 	}

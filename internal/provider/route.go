@@ -35,6 +35,16 @@ func Receive[A any](method, path string, h func(A) http.Handler) WebhookRoute {
 	}}
 }
 
+// ReceiveAll makes a route for each of paths, all taking method and
+// answered by h (one receiver that tells the paths apart).
+func ReceiveAll[A any](method string, h func(A) http.Handler, paths ...string) []WebhookRoute {
+	out := make([]WebhookRoute, len(paths))
+	for i, p := range paths {
+		out[i] = Receive(method, p, h)
+	}
+	return out
+}
+
 // Handler is the route's receiver on a, nil when a is not an adapter of
 // the route's type.
 func (r WebhookRoute) Handler(a Adapter) http.Handler {

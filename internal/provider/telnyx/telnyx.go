@@ -23,20 +23,15 @@ const TypeName = "telnyx"
 // WebhookPath is where Telnyx posts its webhooks, under the public URL.
 const WebhookPath = "/providers/telnyx/webhook"
 
+var _ provider.Adapter = (*Adapter)(nil)
+
 // Type is Telnyx as the provider registry knows it: configured by Config
 // (a file's telnyx block, or the MSGSVC_TELNYX_* variables), receiving
 // Telnyx's webhooks.
 func Type() provider.Type {
-	return provider.Define(provider.Spec[Config]{
-		Name: TypeName, Channels: []domain.Channel{domain.SMS}, Env: fromEnv, New: build,
-		Webhooks: []provider.WebhookRoute{
-			provider.Receive(http.MethodPost, "webhook", (*Adapter).Webhook),
-		},
-		OpenAPI: openAPI,
-	})
+	return provider.Define(provider.Spec[Config]{Name: TypeName, Channels: []domain.Channel{domain.SMS}, Env: fromEnv,
+		New: build, Webhooks: provider.ReceiveAll(http.MethodPost, (*Adapter).Webhook, "webhook"), OpenAPI: openAPI})
 }
-
-var _ provider.Adapter = (*Adapter)(nil)
 
 // fromEnv is the shortcut of one account without a file:
 // MSGSVC_TELNYX_API_KEY makes provider "telnyx".

@@ -27,23 +27,15 @@ const (
 	InboundPath = "/providers/vonage/inbound"
 )
 
+var _ provider.Adapter = (*Adapter)(nil)
+
 // Type is Vonage as the provider registry knows it: configured by Config
 // (a file's vonage block, or the MSGSVC_VONAGE_* variables), receiving
 // Vonage's webhooks.
 func Type() provider.Type {
-	return provider.Define(provider.Spec[Config]{
-		Name: TypeName, Channels: []domain.Channel{domain.SMS}, Env: fromEnv, New: build,
-		// Delivery receipts and inbound SMS come to paths of their own;
-		// the one receiver tells them apart by path.
-		Webhooks: []provider.WebhookRoute{
-			provider.Receive(http.MethodPost, "status", (*Adapter).Webhook),
-			provider.Receive(http.MethodPost, "inbound", (*Adapter).Webhook),
-		},
-		OpenAPI: openAPI,
-	})
+	return provider.Define(provider.Spec[Config]{Name: TypeName, Channels: []domain.Channel{domain.SMS}, Env: fromEnv,
+		New: build, Webhooks: provider.ReceiveAll(http.MethodPost, (*Adapter).Webhook, "status", "inbound"), OpenAPI: openAPI})
 }
-
-var _ provider.Adapter = (*Adapter)(nil)
 
 // fromEnv is the shortcut of one account without a file:
 // MSGSVC_VONAGE_API_KEY makes provider "vonage".
