@@ -71,11 +71,21 @@ type Config struct {
 	Templates TemplateLister
 	// OptOuts lists the account's opt-outs (GET opt-outs); nil answers 404.
 	OptOuts OptOutLister
-	// ProviderWebhooks are the receivers of the platforms' own webhooks, by
-	// provider type ("whatsapp", "rbm"). They check the
-	// platform's signature themselves. A type that is not configured answers
-	// 404, so the routes exist (and are documented) whatever is configured.
-	ProviderWebhooks map[string]http.Handler
+	// ProviderWebhooks are the platforms' own webhooks: the routes every
+	// provider type declares are served and documented whatever is
+	// configured. Nil serves none.
+	ProviderWebhooks ProviderWebhooks
+}
+
+// ProviderWebhooks are the provider types of the registry and the
+// adapters that receive their platforms' calls. The receivers check the
+// platform's signature themselves.
+type ProviderWebhooks interface {
+	Types() []provider.Type
+	// Receiver is the adapter that takes the calls of a type's platform
+	// now, nil when the node runs none of that type (its routes answer
+	// 404).
+	Receiver(typeName string) provider.Adapter
 }
 
 // Pages is the web panel: the patterns it serves, all handled by it.
@@ -128,7 +138,11 @@ func (s *Server) routes() {
 	s.handle("GET /healthz", http.HandlerFunc(s.healthz))
 	s.handle("GET /readyz", http.HandlerFunc(s.readyz))
 	s.handle("GET /metrics", promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{}))
-	docs := openapi.Handler()
+	var types []provider.Type
+	if s.cfg.ProviderWebhooks != nil {
+		types = s.cfg.ProviderWebhooks.Types()
+	}
+	docs := openapi.Handler(types)
 	s.handle("GET /openapi.json", docs)
 	s.handle("GET /docs", docs)
 
@@ -157,16 +171,11 @@ func (s *Server) routes() {
 		}
 	}
 
-	s.handle("GET /providers/whatsapp/webhook", s.providerWebhook("whatsapp"))
-	s.handle("POST /providers/whatsapp/webhook", s.providerWebhook("whatsapp"))
-	s.handle("POST /providers/rbm/webhook", s.providerWebhook("rbm"))
-	// The HTTP SMS providers call back on paths of their own; each type's
-	// one receiver tells them apart by path.
-	s.handle("POST /providers/twilio/status", s.providerWebhook("twilio"))
-	s.handle("POST /providers/twilio/inbound", s.providerWebhook("twilio"))
-	s.handle("POST /providers/telnyx/webhook", s.providerWebhook("telnyx"))
-	s.handle("POST /providers/vonage/status", s.providerWebhook("vonage"))
-	s.handle("POST /providers/vonage/inbound", s.providerWebhook("vonage"))
+	for _, t := range types {
+		for _, rt := range t.Webhooks {
+			s.handle(rt.Method+" "+t.PathOf(rt), s.providerWebhook(t.Name, rt))
+		}
+	}
 	// An unknown path under the integration API asks for a key first, so
 	// that it tells nothing to a caller without one.
 	s.unknownAPI = s.wrapAuth(typeNone, func(w http.ResponseWriter, r *http.Request, c message.Caller) error {
@@ -176,16 +185,17 @@ func (s *Server) routes() {
 	s.mux.Handle("/", http.HandlerFunc(s.unmatched))
 }
 
-// providerWebhook hands a platform's webhook to its adapter's receiver, or
-// answers 404 when no provider of that type is configured.
-func (s *Server) providerWebhook(kind string) http.Handler {
-	h := s.cfg.ProviderWebhooks[kind]
-	if h == nil {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			writeProblem(w, r, s.cfg.Log, problem("NOT_FOUND", "No "+kind+" provider is configured on this node."))
-		})
-	}
-	return h
+// providerWebhook hands a platform's webhook call to the route's receiver
+// on the adapter of its type the node runs now (a reload may have rebuilt
+// or removed it), or answers 404 when it runs none.
+func (s *Server) providerWebhook(kind string, rt provider.WebhookRoute) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h := rt.Handler(s.cfg.ProviderWebhooks.Receiver(kind)); h != nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		writeProblem(w, r, s.cfg.Log, problem("NOT_FOUND", "No "+kind+" provider is configured on this node."))
+	})
 }
 
 // unmatched answers a request no route takes, as problem+json: 405 with

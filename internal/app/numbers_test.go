@@ -11,7 +11,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
-	"github.com/msgsvc/msgsvc/internal/provider/smpp"
+	"github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/provider/smpp/smpptest"
 	"github.com/msgsvc/msgsvc/internal/smppserver/esmetest"
 )
@@ -222,13 +222,13 @@ func TestSMPPReceiptOfTheRouteSender(t *testing.T) {
 		waitFor(t, "the SMSC bound", 10*time.Second, func() bool { return smsc.Binds() > 0 })
 		sys, pw := e.smppUser(e.account.ID, "live", "acmelive")
 		c := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
-		if st := c.Bind(smpp.BindTransceiver, sys, pw); st != smpp.StatusOK {
+		if st := c.Bind(pdu.BindTransceiver, sys, pw); st != pdu.StatusOK {
 			t.Fatalf("bind: %s", st)
 		}
-		if r := c.Submit("", "46700000041", "Hello from the route", 1); r.Status != smpp.StatusOK {
+		if r := c.Submit("", "46700000041", "Hello from the route", 1); r.Status != pdu.StatusOK {
 			t.Fatalf("submit_sm: %s", r.Status)
 		}
-		sm := c.WaitDelivered(1)[0].Body.(*smpp.SM)
+		sm := c.WaitDelivered(1)[0].Body.(*pdu.SM)
 		if sm.ESMClass != 0x04 || sm.SourceAddr != "46700000041" || sm.DestAddr != "15550003333" {
 			t.Fatalf("receipt: esm_class %#x from %q to %q; want to the route's sender 15550003333", sm.ESMClass, sm.SourceAddr, sm.DestAddr)
 		}

@@ -4,31 +4,24 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/msgsvc/msgsvc/internal/bootstrap"
+	"github.com/msgsvc/msgsvc/internal/api"
 	"github.com/msgsvc/msgsvc/internal/costs"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
-	"github.com/msgsvc/msgsvc/internal/provider/rbm"
+	"github.com/msgsvc/msgsvc/internal/provider/builtin"
 	"github.com/msgsvc/msgsvc/internal/provider/simulator"
-	"github.com/msgsvc/msgsvc/internal/provider/smpp"
-	"github.com/msgsvc/msgsvc/internal/provider/telnyx"
-	"github.com/msgsvc/msgsvc/internal/provider/twilio"
-	"github.com/msgsvc/msgsvc/internal/provider/vonage"
-	"github.com/msgsvc/msgsvc/internal/provider/whatsapp"
 	"github.com/msgsvc/msgsvc/internal/routing"
 )
 
-// providerTypes are the adapter types this build runs. Adding an adapter
-// is adding its package and its line here.
-func providerTypes() (*provider.Registry, error) {
-	return provider.NewRegistry(smpp.Type(), whatsapp.Type(), rbm.Type(), twilio.Type(), telnyx.Type(), vonage.Type())
-}
+// providerTypes are the adapter types this build runs (package builtin
+// lists them).
+func providerTypes() (*provider.Registry, error) { return builtin.Registry() }
 
 // adapter is a configured provider as the server runs it.
 type adapter struct {
@@ -36,10 +29,9 @@ type adapter struct {
 	start  func(ctx context.Context) error
 	close  func(ctx context.Context) error
 	health func() provider.Health
-	// kind is the provider type; webhook, when set, receives the
-	// platform's own webhook calls at /providers/<kind>/webhook.
-	kind    string
-	webhook http.Handler
+	// kind is the provider type, whose webhook routes the first adapter
+	// of each type receives.
+	kind string
 	// spec is the configuration it was built from, and metrics its
 	// collectors: a reload keeps an adapter whose spec is unchanged.
 	spec    routing.Provider
@@ -47,54 +39,44 @@ type adapter struct {
 }
 
 func newAdapter(kind string, a provider.Adapter) adapter {
-	out := adapter{p: a, start: a.Start, close: a.Stop, health: a.Health, kind: kind}
-	if w := provider.CapabilitiesOf(a).Webhook; w != nil {
-		out.webhook = w.Webhook()
-	}
-	return out
+	return adapter{p: a, start: a.Start, close: a.Stop, health: a.Health, kind: kind}
 }
 
-// providerWebhooks maps each provider type to the receiver of its
-// platform's webhook (one path per type, so the first configured provider
-// of a type receives it).
-func (s *Server) providerWebhooks() map[string]http.Handler {
-	out := map[string]http.Handler{}
+// providerWebhooks are the webhook routes of every registered type, each
+// call received by the first provider of its type in the configuration in
+// use (one path per type), so that one rebuilt by a reload gets them.
+func (s *Server) providerWebhooks() api.ProviderWebhooks {
+	types := builtin.Types()
+	hooked := map[string]bool{}
+	for _, t := range types {
+		hooked[t.Name] = len(t.Webhooks) > 0
+	}
+	seen := map[string]bool{}
 	for _, a := range s.adapters {
-		if a.webhook == nil {
-			continue
-		}
-		if _, dup := out[a.kind]; dup {
+		if seen[a.kind] && hooked[a.kind] {
 			s.log.Warn("several providers of one type: the first configured receives the platform's webhook", "type", a.kind, "ignored", a.p.Name())
-			continue
 		}
-		out[a.kind] = typeWebhook{s: s, kind: a.kind}
+		seen[a.kind] = true
 	}
-	return out
+	return typeWebhooks{s: s, types: types}
 }
 
-// typeWebhook hands a platform's webhook call to the first provider of its
-// type in the configuration in use, so that one rebuilt by a reload gets
-// them.
-type typeWebhook struct {
-	s    *Server
-	kind string
+type typeWebhooks struct {
+	s     *Server
+	types []provider.Type
 }
 
-func (h typeWebhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h typeWebhooks) Types() []provider.Type { return h.types }
+
+func (h typeWebhooks) Receiver(kind string) provider.Adapter {
 	h.s.adaptersMu.Lock()
-	var target http.Handler
+	defer h.s.adaptersMu.Unlock()
 	for _, a := range h.s.adapters {
-		if a.kind == h.kind && a.webhook != nil {
-			target = a.webhook
-			break
+		if a.kind == kind {
+			return a.p
 		}
 	}
-	h.s.adaptersMu.Unlock()
-	if target == nil {
-		http.NotFound(w, r)
-		return
-	}
-	target.ServeHTTP(w, r)
+	return nil
 }
 
 // adapterQuerier asks the provider of that name in the configuration in

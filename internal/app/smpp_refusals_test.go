@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/msgsvc/msgsvc/internal/manage"
-	"github.com/msgsvc/msgsvc/internal/provider/smpp"
+	"github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/smppserver/esmetest"
 )
 
@@ -27,10 +27,10 @@ func TestSMPPRefusalsSeenByOperators(t *testing.T) {
 		pw := created["password"].(string)
 		wantProblem(t, "a twin by case", e.mg("POST", path, dev, map[string]any{"environment": "live", "systemId": "ACME"}),
 			400, "VALIDATION_ERROR")
-		if st := esmetest.Dial(t, e.srv.SMPPAddr(), nil).Bind(smpp.BindTransmitter, "acme", "wrong"); st != smpp.StatusBindFail {
+		if st := esmetest.Dial(t, e.srv.SMPPAddr(), nil).Bind(pdu.BindTransmitter, "acme", "wrong"); st != pdu.StatusBindFail {
 			t.Fatalf("wrong password: %s", st)
 		}
-		if st := esmetest.Dial(t, e.srv.SMPPAddr(), nil).Bind(smpp.BindTransceiver, "acme", pw); st != smpp.StatusOK {
+		if st := esmetest.Dial(t, e.srv.SMPPAddr(), nil).Bind(pdu.BindTransceiver, "acme", pw); st != pdu.StatusOK {
 			t.Fatalf("bind: %s", st)
 		}
 		list := e.mg("GET", path, dev, nil)
@@ -99,10 +99,10 @@ func TestSMPPUserLimit(t *testing.T) {
 func TestPanelSMPPRefusals(t *testing.T) {
 	e := smppEnv(t, "sqlite")
 	sys, pw := e.smppUser(e.account.ID, "test", "acme")
-	if st := esmetest.Dial(t, e.srv.SMPPAddr(), nil).Bind(smpp.BindTransmitter, sys, "wrong"); st != smpp.StatusBindFail {
+	if st := esmetest.Dial(t, e.srv.SMPPAddr(), nil).Bind(pdu.BindTransmitter, sys, "wrong"); st != pdu.StatusBindFail {
 		t.Fatalf("wrong password: %s", st)
 	}
-	if st := esmetest.Dial(t, e.srv.SMPPAddr(), nil).Bind(smpp.BindReceiver, sys, pw); st != smpp.StatusOK {
+	if st := esmetest.Dial(t, e.srv.SMPPAddr(), nil).Bind(pdu.BindReceiver, sys, pw); st != pdu.StatusOK {
 		t.Fatalf("bind: %s", st)
 	}
 	dev := e.browser()

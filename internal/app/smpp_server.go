@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/msgsvc/msgsvc/internal/provider/smpp"
+	"github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/ratelimit"
 	"github.com/msgsvc/msgsvc/internal/smppserver"
 	"github.com/msgsvc/msgsvc/internal/user"
@@ -85,7 +85,7 @@ func newSMPPMetrics(reg *prometheus.Registry, pending func(context.Context) (int
 	reg.MustRegister(binds, submits, bindFails, receipts, waiting)
 	return smppserver.Observer{
 		Binds:    func(d int) { binds.Add(float64(d)) },
-		Submit:   func(st uint32) { submits.WithLabelValues(smpp.Status(st).String()).Inc() },
+		Submit:   func(st uint32) { submits.WithLabelValues(pdu.Status(st).String()).Inc() },
 		BindFail: bindFails.Inc,
 		Receipt: func(acked bool, _ time.Duration) {
 			outcome := "acknowledged"

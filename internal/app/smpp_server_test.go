@@ -24,7 +24,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/manage"
-	"github.com/msgsvc/msgsvc/internal/provider/smpp"
+	"github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/smppserver/esmetest"
 	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
@@ -59,25 +59,25 @@ func TestSMPPSubmitAndReceipt(t *testing.T) {
 		e := smppEnv(t, d)
 		sys, pw := e.smppUser(e.account.ID, "test", "acme")
 		c := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
-		if st := c.Bind(smpp.BindTransceiver, sys, pw); st != smpp.StatusOK {
+		if st := c.Bind(pdu.BindTransceiver, sys, pw); st != pdu.StatusOK {
 			t.Fatalf("bind: %s", st)
 		}
 		r := c.Submit("", "5511999990000", "Hello over SMPP", 1)
 		id := ""
-		if b, ok := r.Body.(*smpp.SMResp); ok {
+		if b, ok := r.Body.(*pdu.SMResp); ok {
 			id = b.MessageID
 		}
-		if r.Status != smpp.StatusOK || !regexp.MustCompile(`^msg_[0-9a-z]{26}$`).MatchString(id) {
+		if r.Status != pdu.StatusOK || !regexp.MustCompile(`^msg_[0-9a-z]{26}$`).MatchString(id) {
 			t.Fatalf("submit_sm_resp: %s %q", r.Status, id)
 		}
 		if m := e.do("GET", "/api/v1/integration/messages/"+id, e.testKey, nil); m.status != 200 {
 			t.Fatalf("the message by its SMPP id: %d %s", m.status, m.body)
 		}
 		dl := c.WaitDelivered(1)[0]
-		sm := dl.Body.(*smpp.SM)
-		got := receiptText.FindStringSubmatch(smpp.DecodeText(sm.DataCoding, sm.ShortMessage))
-		rid, _ := sm.TLVs.CString(smpp.TagReceiptedMessageID)
-		state, _ := sm.TLVs.Byte(smpp.TagMessageState)
+		sm := dl.Body.(*pdu.SM)
+		got := receiptText.FindStringSubmatch(pdu.DecodeText(sm.DataCoding, sm.ShortMessage))
+		rid, _ := sm.TLVs.CString(pdu.TagReceiptedMessageID)
+		state, _ := sm.TLVs.Byte(pdu.TagMessageState)
 		if got == nil || got[1] != id || sm.ESMClass != 0x04 || rid != id || state != 2 || sm.SourceAddr != "5511999990000" {
 			t.Fatalf("receipt: esm_class %#x %q receipted %q state %d", sm.ESMClass, sm.ShortMessage, rid, state)
 		}
@@ -87,17 +87,17 @@ func TestSMPPSubmitAndReceipt(t *testing.T) {
 			return err == nil && n == 0
 		})
 		// Without registered_delivery no receipt is queued.
-		if r := c.Submit("", "5511999990001", "no receipt please", 0); r.Status != smpp.StatusOK {
+		if r := c.Submit("", "5511999990001", "no receipt please", 0); r.Status != pdu.StatusOK {
 			t.Fatalf("second submit: %s", r.Status)
 		}
 		// One part of a message the customer split: one segment, its
 		// header kept for the carrier.
 		part := append([]byte{5, 0, 3, 9, 2, 1}, strings.Repeat("p", 153)...)
-		pr := c.Call(smpp.SubmitSM, &smpp.SM{DestAddr: "5511999990000", ESMClass: smpp.ESMClassUDHI, ShortMessage: part})
-		if pr.Status != smpp.StatusOK {
+		pr := c.Call(pdu.SubmitSM, &pdu.SM{DestAddr: "5511999990000", ESMClass: pdu.ESMClassUDHI, ShortMessage: part})
+		if pr.Status != pdu.StatusOK {
 			t.Fatalf("UDH part: %s", pr.Status)
 		}
-		pm, err := e.st.MessageByID(context.Background(), pr.Body.(*smpp.SMResp).MessageID)
+		pm, err := e.st.MessageByID(context.Background(), pr.Body.(*pdu.SMResp).MessageID)
 		if err != nil || pm.Segments != 1 || pm.Content.UDH != "050003090201" || pm.Body != strings.Repeat("p", 153) {
 			t.Fatalf("UDH part stored as %d segments, header %q, %v", pm.Segments, pm.Content.UDH, err)
 		}
@@ -113,8 +113,8 @@ func TestSMPPSubmitAndReceipt(t *testing.T) {
 			}
 			return true
 		})
-		if rid, _ := c.Delivered[1].Body.(*smpp.SM).TLVs.CString(smpp.TagReceiptedMessageID); rid != r.Body.(*smpp.SMResp).MessageID {
-			t.Fatalf("the second receipt is of %s, want the third submit's %s", rid, r.Body.(*smpp.SMResp).MessageID)
+		if rid, _ := c.Delivered[1].Body.(*pdu.SM).TLVs.CString(pdu.TagReceiptedMessageID); rid != r.Body.(*pdu.SMResp).MessageID {
+			t.Fatalf("the second receipt is of %s, want the third submit's %s", rid, r.Body.(*pdu.SMResp).MessageID)
 		}
 	})
 }
@@ -135,73 +135,73 @@ func TestSMPPRefusals(t *testing.T) {
 		addr := e.srv.SMPPAddr()
 
 		c := esmetest.Dial(t, addr, nil)
-		if r := c.Submit("", "5511999990000", "too early", 0); r.Status != smpp.StatusInvBndSts {
+		if r := c.Submit("", "5511999990000", "too early", 0); r.Status != pdu.StatusInvBndSts {
 			t.Fatalf("submit before bind: %s", r.Status)
 		}
-		for _, cmd := range []smpp.CommandID{smpp.EnquireLink, smpp.Unbind, smpp.QuerySM} {
-			body := smpp.Body(nil)
-			if cmd == smpp.QuerySM {
-				body = &smpp.Query{MessageID: "msg_x"}
+		for _, cmd := range []pdu.CommandID{pdu.EnquireLink, pdu.Unbind, pdu.QuerySM} {
+			body := pdu.Body(nil)
+			if cmd == pdu.QuerySM {
+				body = &pdu.Query{MessageID: "msg_x"}
 			}
-			if r := c.Call(cmd, body); r.Command != cmd.Resp() || r.Status != smpp.StatusInvBndSts {
+			if r := c.Call(cmd, body); r.Command != cmd.Resp() || r.Status != pdu.StatusInvBndSts {
 				t.Fatalf("%s before bind: %s %s", cmd, r.Command, r.Status)
 			}
 		}
 		for _, b := range []struct{ sys, pw string }{{sysA, "wrong"}, {"nobody", pwA}, {sysA, pwB}, {sysB, pwA}} {
-			if st := c.Bind(smpp.BindTransceiver, b.sys, b.pw); st != smpp.StatusBindFail {
+			if st := c.Bind(pdu.BindTransceiver, b.sys, b.pw); st != pdu.StatusBindFail {
 				t.Fatalf("bind %s/%s: %s, want ESME_RBINDFAIL", b.sys, b.pw, st)
 			}
 		}
-		if st := c.Bind(smpp.BindTransmitter, sysA, pwA); st != smpp.StatusOK {
+		if st := c.Bind(pdu.BindTransmitter, sysA, pwA); st != pdu.StatusOK {
 			t.Fatalf("bind_transmitter: %s", st)
 		}
-		if st := c.Bind(smpp.BindTransmitter, sysA, pwA); st != smpp.StatusAlyBnd {
+		if st := c.Bind(pdu.BindTransmitter, sysA, pwA); st != pdu.StatusAlyBnd {
 			t.Fatalf("second bind on a session: %s", st)
 		}
-		if r := c.Call(smpp.CommandID(0x00000099), &smpp.Raw{}); r.Command != smpp.GenericNack || r.Status != smpp.StatusInvCmdID {
+		if r := c.Call(pdu.CommandID(0x00000099), &pdu.Raw{}); r.Command != pdu.GenericNack || r.Status != pdu.StatusInvCmdID {
 			t.Fatalf("unknown command: %s %s", r.Command, r.Status)
 		}
-		if r := c.Call(smpp.EnquireLink, nil); r.Command != smpp.EnquireLinkResp || r.Status != smpp.StatusOK {
+		if r := c.Call(pdu.EnquireLink, nil); r.Command != pdu.EnquireLinkResp || r.Status != pdu.StatusOK {
 			t.Fatalf("enquire_link: %s %s", r.Command, r.Status)
 		}
-		if r := c.Submit("", "123", "bad number", 0); r.Status != smpp.StatusInvDstAdr {
+		if r := c.Submit("", "123", "bad number", 0); r.Status != pdu.StatusInvDstAdr {
 			t.Fatalf("invalid destination: %s", r.Status)
 		}
-		if r := c.Submit("NOTOURS", "5511999990000", "bad sender", 0); r.Status != smpp.StatusInvSrcAdr {
+		if r := c.Submit("NOTOURS", "5511999990000", "bad sender", 0); r.Status != pdu.StatusInvSrcAdr {
 			t.Fatalf("unapproved sender: %s", r.Status)
 		}
-		if r := c.Submit("ACME", "5511999990000", "our sender", 0); r.Status != smpp.StatusOK {
+		if r := c.Submit("ACME", "5511999990000", "our sender", 0); r.Status != pdu.StatusOK {
 			t.Fatalf("approved sender: %s", r.Status)
 		}
 		if _, _, err := console(e.st, e.clock.Now()).AddOptOut(ctx, manage.Console, e.account.ID, "test", "5511999990010"); err != nil {
 			t.Fatal(err)
 		}
-		if r := c.Submit("", "5511999990010", "to an opted-out number", 0); r.Status != smpp.StatusSubmitFail {
+		if r := c.Submit("", "5511999990010", "to an opted-out number", 0); r.Status != pdu.StatusSubmitFail {
 			t.Fatalf("opted-out recipient: %s, want ESME_RSUBMITFAIL", r.Status)
 		}
-		if r := c.Call(smpp.Unbind, nil); r.Command != smpp.UnbindResp || r.Status != smpp.StatusOK {
+		if r := c.Call(pdu.Unbind, nil); r.Command != pdu.UnbindResp || r.Status != pdu.StatusOK {
 			t.Fatalf("unbind: %s %s", r.Command, r.Status)
 		}
 
 		// Account B: its bind cannot send as A's approved sender, and with
 		// no credits its live sends are refused.
 		b := esmetest.Dial(t, addr, nil)
-		if st := b.Bind(smpp.BindTransceiver, sysB, pwB); st != smpp.StatusOK {
+		if st := b.Bind(pdu.BindTransceiver, sysB, pwB); st != pdu.StatusOK {
 			t.Fatalf("bind of B: %s", st)
 		}
-		if r := b.Submit("ACME", "5511999990000", "as A", 0); r.Status != smpp.StatusInvSrcAdr {
+		if r := b.Submit("ACME", "5511999990000", "as A", 0); r.Status != pdu.StatusInvSrcAdr {
 			t.Fatalf("B as A's sender: %s, want ESME_RINVSRCADR", r.Status)
 		}
-		if r := b.Submit("", "5511999990000", "no credits", 0); r.Status != smpp.StatusSubmitFail {
+		if r := b.Submit("", "5511999990000", "no credits", 0); r.Status != pdu.StatusSubmitFail {
 			t.Fatalf("B without credits: %s, want ESME_RSUBMITFAIL", r.Status)
 		}
 
 		// A receiver bind cannot submit.
 		rx := esmetest.Dial(t, addr, nil)
-		if st := rx.Bind(smpp.BindReceiver, sysA, pwA); st != smpp.StatusOK {
+		if st := rx.Bind(pdu.BindReceiver, sysA, pwA); st != pdu.StatusOK {
 			t.Fatalf("bind_receiver: %s", st)
 		}
-		if r := rx.Submit("", "5511999990000", "from a receiver", 0); r.Status != smpp.StatusInvBndSts {
+		if r := rx.Submit("", "5511999990000", "from a receiver", 0); r.Status != pdu.StatusInvBndSts {
 			t.Fatalf("submit on a receiver: %s", r.Status)
 		}
 	})
@@ -216,15 +216,15 @@ func TestSMPPReceiptsStayInTheirAccount(t *testing.T) {
 		sysB, pwB := e.smppUser(other.ID, "test", "other")
 		addr := e.srv.SMPPAddr()
 		b := esmetest.Dial(t, addr, nil)
-		if st := b.Bind(smpp.BindReceiver, sysB, pwB); st != smpp.StatusOK {
+		if st := b.Bind(pdu.BindReceiver, sysB, pwB); st != pdu.StatusOK {
 			t.Fatalf("bind of B: %s", st)
 		}
 		tx := esmetest.Dial(t, addr, nil)
-		if st := tx.Bind(smpp.BindTransmitter, sysA, pwA); st != smpp.StatusOK {
+		if st := tx.Bind(pdu.BindTransmitter, sysA, pwA); st != pdu.StatusOK {
 			t.Fatalf("bind of A: %s", st)
 		}
 		for i := 0; i < 3; i++ {
-			if r := tx.Submit("", "5511999990000", "Hello over SMPP", 1); r.Status != smpp.StatusOK {
+			if r := tx.Submit("", "5511999990000", "Hello over SMPP", 1); r.Status != pdu.StatusOK {
 				t.Fatalf("submit: %s", r.Status)
 			}
 		}
@@ -234,11 +234,11 @@ func TestSMPPReceiptsStayInTheirAccount(t *testing.T) {
 			return err == nil && n == 3
 		})
 		rx := esmetest.Dial(t, addr, nil)
-		if st := rx.Bind(smpp.BindReceiver, sysA, pwA); st != smpp.StatusOK {
+		if st := rx.Bind(pdu.BindReceiver, sysA, pwA); st != pdu.StatusOK {
 			t.Fatalf("receiver of A: %s", st)
 		}
 		rx.WaitDelivered(3)
-		if r := b.Call(smpp.EnquireLink, nil); r.Status != smpp.StatusOK || len(b.Delivered) != 0 {
+		if r := b.Call(pdu.EnquireLink, nil); r.Status != pdu.StatusOK || len(b.Delivered) != 0 {
 			t.Fatalf("B's bind got %d deliver_sm", len(b.Delivered))
 		}
 	})
@@ -252,23 +252,23 @@ func TestSMPPReceiptsSurviveARestart(t *testing.T) {
 		sys, pw := e.smppUser(e.account.ID, "test", "acme")
 		c := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
 		c.AutoAck = false
-		if st := c.Bind(smpp.BindTransceiver, sys, pw); st != smpp.StatusOK {
+		if st := c.Bind(pdu.BindTransceiver, sys, pw); st != pdu.StatusOK {
 			t.Fatalf("bind: %s", st)
 		}
 		var ids []string
 		for i := 0; i < 3; i++ {
 			r := c.Submit("", "5511999990000", "Hello over SMPP", 1)
-			if r.Status != smpp.StatusOK {
+			if r.Status != pdu.StatusOK {
 				t.Fatalf("submit: %s", r.Status)
 			}
-			ids = append(ids, r.Body.(*smpp.SMResp).MessageID)
+			ids = append(ids, r.Body.(*pdu.SMResp).MessageID)
 		}
 		// The first receipt is acknowledged, the others read and left
 		// unanswered when the customer and then the node go away.
 		first := c.WaitDelivered(1)[0]
-		c.Write(smpp.PDU{Command: smpp.DeliverSMResp, Seq: first.Seq, Body: &smpp.SMResp{}})
+		c.Write(pdu.PDU{Command: pdu.DeliverSMResp, Seq: first.Seq, Body: &pdu.SMResp{}})
 		c.WaitDelivered(3)
-		acked, _ := first.Body.(*smpp.SM).TLVs.CString(smpp.TagReceiptedMessageID)
+		acked, _ := first.Body.(*pdu.SM).TLVs.CString(pdu.TagReceiptedMessageID)
 		waitFor(t, "the acknowledged receipt leaves the table", 10*time.Second, func() bool {
 			n, err := e.st.PendingSMPPItems(context.Background())
 			return err == nil && n == 2
@@ -292,13 +292,13 @@ func TestSMPPReceiptsSurviveARestart(t *testing.T) {
 			}
 		}()
 		again := esmetest.Dial(t, srv.SMPPAddr(), nil)
-		if st := again.Bind(smpp.BindReceiver, sys, pw); st != smpp.StatusOK {
+		if st := again.Bind(pdu.BindReceiver, sys, pw); st != pdu.StatusOK {
 			t.Fatalf("bind after restart: %s", st)
 		}
 		got := again.WaitDelivered(2)
 		var rids []string
 		for _, p := range got {
-			rid, _ := p.Body.(*smpp.SM).TLVs.CString(smpp.TagReceiptedMessageID)
+			rid, _ := p.Body.(*pdu.SM).TLVs.CString(pdu.TagReceiptedMessageID)
 			rids = append(rids, rid)
 		}
 		want := []string{}
@@ -326,7 +326,7 @@ func TestSMPPUserRemovalClosesBinds(t *testing.T) {
 	e := smppEnv(t, "sqlite")
 	sys, pw := e.smppUser(e.account.ID, "test", "acme")
 	c := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
-	if st := c.Bind(smpp.BindTransceiver, sys, pw); st != smpp.StatusOK {
+	if st := c.Bind(pdu.BindTransceiver, sys, pw); st != pdu.StatusOK {
 		t.Fatalf("bind: %s", st)
 	}
 	users, err := e.st.SMPPUsers(context.Background(), e.account.ID)
@@ -342,7 +342,7 @@ func TestSMPPUserRemovalClosesBinds(t *testing.T) {
 			break // closed by the server
 		}
 	}
-	if st := esmetest.Dial(t, e.srv.SMPPAddr(), nil).Bind(smpp.BindTransceiver, sys, pw); st != smpp.StatusBindFail {
+	if st := esmetest.Dial(t, e.srv.SMPPAddr(), nil).Bind(pdu.BindTransceiver, sys, pw); st != pdu.StatusBindFail {
 		t.Fatalf("bind of a removed user: %s", st)
 	}
 }
@@ -362,11 +362,11 @@ func TestSMPPReplies(t *testing.T) {
 			e       *esmetest.ESME
 			sys, pw string
 		}{{one, sys1, pw1}, {two, sys2, pw2}, {b, sysB, pwB}} {
-			if st := c.e.Bind(smpp.BindTransceiver, c.sys, c.pw); st != smpp.StatusOK {
+			if st := c.e.Bind(pdu.BindTransceiver, c.sys, c.pw); st != pdu.StatusOK {
 				t.Fatalf("bind %s: %s", c.sys, st)
 			}
 		}
-		if r := one.Submit("", "5511999990000", "Shall we?", 0); r.Status != smpp.StatusOK {
+		if r := one.Submit("", "5511999990000", "Shall we?", 0); r.Status != pdu.StatusOK {
 			t.Fatalf("submit: %s", r.Status)
 		}
 		reply := func(key, from, text string) {
@@ -375,25 +375,25 @@ func TestSMPPReplies(t *testing.T) {
 			}
 		}
 		reply(e.testKey, "5511999990000", "Yes please ✓")
-		got := one.WaitDelivered(1)[0].Body.(*smpp.SM)
-		if got.ESMClass != 0 || got.DataCoding != smpp.CodingUCS2 || smpp.DecodeText(got.DataCoding, got.ShortMessage) != "Yes please ✓" ||
+		got := one.WaitDelivered(1)[0].Body.(*pdu.SM)
+		if got.ESMClass != 0 || got.DataCoding != pdu.CodingUCS2 || pdu.DecodeText(got.DataCoding, got.ShortMessage) != "Yes please ✓" ||
 			got.SourceAddr != "5511999990000" {
 			t.Fatalf("reply to the sending user: esm_class %#x dc %d %q from %s", got.ESMClass, got.DataCoding, got.ShortMessage, got.SourceAddr)
 		}
 		// A reply answering no SMPP message goes to any receiving bind of A.
 		reply(e.testKey, "5511999990030", "hello")
 		waitFor(t, "the account's reply is delivered", 10*time.Second, func() bool {
-			one.Call(smpp.EnquireLink, nil)
-			two.Call(smpp.EnquireLink, nil)
+			one.Call(pdu.EnquireLink, nil)
+			two.Call(pdu.EnquireLink, nil)
 			return len(one.Delivered)+len(two.Delivered) == 2
 		})
 		// B's own reply reaches B, and B never saw A's.
 		reply(otherKey, "5511999990040", "for B")
-		if got := b.WaitDelivered(1); len(got) != 1 || string(got[0].Body.(*smpp.SM).ShortMessage) != "for B" {
+		if got := b.WaitDelivered(1); len(got) != 1 || string(got[0].Body.(*pdu.SM).ShortMessage) != "for B" {
 			t.Fatalf("B's deliveries: %d", len(got))
 		}
-		one.Call(smpp.EnquireLink, nil)
-		two.Call(smpp.EnquireLink, nil)
+		one.Call(pdu.EnquireLink, nil)
+		two.Call(pdu.EnquireLink, nil)
 		if len(one.Delivered)+len(two.Delivered) != 2 {
 			t.Fatalf("A's binds got %d deliver_sm, want 2", len(one.Delivered)+len(two.Delivered))
 		}
@@ -409,21 +409,21 @@ func TestSMPPDisconnectMidWindow(t *testing.T) {
 		e := smppEnv(t, d)
 		sys, pw := e.smppUser(e.account.ID, "test", "acme")
 		c := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
-		if st := c.Bind(smpp.BindTransmitter, sys, pw); st != smpp.StatusOK {
+		if st := c.Bind(pdu.BindTransmitter, sys, pw); st != pdu.StatusOK {
 			t.Fatalf("bind: %s", st)
 		}
 		const n = 60
 		var seqs []uint32
 		for i := 0; i < n; i++ {
-			seqs = append(seqs, c.Send(smpp.SubmitSM, &smpp.SM{DestAddr: "5511999990000", ShortMessage: []byte("mid-window")}))
+			seqs = append(seqs, c.Send(pdu.SubmitSM, &pdu.SM{DestAddr: "5511999990000", ShortMessage: []byte("mid-window")}))
 		}
 		var answered []string
 		for _, s := range seqs[:10] {
 			r := c.Response(s)
-			if r.Status != smpp.StatusOK {
+			if r.Status != pdu.StatusOK {
 				t.Fatalf("submit %d: %s", s, r.Status)
 			}
-			answered = append(answered, r.Body.(*smpp.SMResp).MessageID)
+			answered = append(answered, r.Body.(*pdu.SMResp).MessageID)
 		}
 		c.Conn.Close()
 		for _, id := range answered {
@@ -435,10 +435,10 @@ func TestSMPPDisconnectMidWindow(t *testing.T) {
 		for i := 0; i < 4; i++ {
 			again := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
 			waitFor(t, "a bind after the drop", 10*time.Second, func() bool {
-				return again.Bind(smpp.BindTransmitter, sys, pw) == smpp.StatusOK
+				return again.Bind(pdu.BindTransmitter, sys, pw) == pdu.StatusOK
 			})
 			if i == 3 {
-				if r := again.Submit("", "5511999990000", "after", 0); r.Status != smpp.StatusOK {
+				if r := again.Submit("", "5511999990000", "after", 0); r.Status != pdu.StatusOK {
 					t.Fatalf("submit after the drop: %s", r.Status)
 				}
 			}
@@ -460,18 +460,18 @@ func TestSMPPFloodBeyondTheRateLimit(t *testing.T) {
 	sys, pw := e.smppUser(e.account.ID, "test", "acme")
 	e.clock.StartMinute()
 	c := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
-	if st := c.Bind(smpp.BindTransmitter, sys, pw); st != smpp.StatusOK {
+	if st := c.Bind(pdu.BindTransmitter, sys, pw); st != pdu.StatusOK {
 		t.Fatalf("bind: %s", st)
 	}
 	var seqs []uint32
 	for i := 0; i < 50; i++ {
-		seqs = append(seqs, c.Send(smpp.SubmitSM, &smpp.SM{DestAddr: "5511999990000", ShortMessage: []byte("flood")}))
+		seqs = append(seqs, c.Send(pdu.SubmitSM, &pdu.SM{DestAddr: "5511999990000", ShortMessage: []byte("flood")}))
 	}
-	counts := map[smpp.Status]int{}
+	counts := map[pdu.Status]int{}
 	for _, s := range seqs {
 		counts[c.Response(s).Status]++
 	}
-	if counts[smpp.StatusOK] != 20 || counts[smpp.StatusThrottled] != 30 {
+	if counts[pdu.StatusOK] != 20 || counts[pdu.StatusThrottled] != 30 {
 		t.Fatalf("answers %v, want 20 ESME_ROK and 30 ESME_RTHROTTLED", counts)
 	}
 }
@@ -498,28 +498,28 @@ func TestSMPPReceiptAcrossNodes(t *testing.T) {
 	cfg.NodeID, cfg.DataDir = "test-node-2", t.TempDir()
 	two := startSMPPNode(t, cfg, e.clock.Now)
 	rx := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
-	if st := rx.Bind(smpp.BindReceiver, sys, pw); st != smpp.StatusOK {
+	if st := rx.Bind(pdu.BindReceiver, sys, pw); st != pdu.StatusOK {
 		t.Fatalf("bind to node 1: %s", st)
 	}
 	tx := esmetest.Dial(t, two.SMPPAddr(), nil)
-	if st := tx.Bind(smpp.BindTransmitter, sys, pw); st != smpp.StatusOK {
+	if st := tx.Bind(pdu.BindTransmitter, sys, pw); st != pdu.StatusOK {
 		t.Fatalf("bind to node 2: %s", st)
 	}
 	r := tx.Submit("", "5511999990000", "Hello over SMPP", 1)
-	if r.Status != smpp.StatusOK {
+	if r.Status != pdu.StatusOK {
 		t.Fatalf("submit to node 2: %s", r.Status)
 	}
-	got := rx.WaitDelivered(1)[0].Body.(*smpp.SM)
-	if rid, _ := got.TLVs.CString(smpp.TagReceiptedMessageID); rid != r.Body.(*smpp.SMResp).MessageID {
-		t.Fatalf("node 1 delivered the receipt of %s, want %s", rid, r.Body.(*smpp.SMResp).MessageID)
+	got := rx.WaitDelivered(1)[0].Body.(*pdu.SM)
+	if rid, _ := got.TLVs.CString(pdu.TagReceiptedMessageID); rid != r.Body.(*pdu.SMResp).MessageID {
+		t.Fatalf("node 1 delivered the receipt of %s, want %s", rid, r.Body.(*pdu.SMResp).MessageID)
 	}
 	// maxBinds (4) counts the binds of both nodes together.
 	for i, addr := range []string{e.srv.SMPPAddr(), two.SMPPAddr(), two.SMPPAddr()} {
-		want := smpp.StatusOK
+		want := pdu.StatusOK
 		if i == 2 {
-			want = smpp.StatusBindFail
+			want = pdu.StatusBindFail
 		}
-		if st := esmetest.Dial(t, addr, nil).Bind(smpp.BindTransmitter, sys, pw); st != want {
+		if st := esmetest.Dial(t, addr, nil).Bind(pdu.BindTransmitter, sys, pw); st != want {
 			t.Fatalf("bind %d of the user across nodes: %s, want %s", i+3, st, want)
 		}
 	}
@@ -582,15 +582,15 @@ func TestSMPPOverTLS(t *testing.T) {
 		t.Fatalf("read the certificate: %v", err)
 	}
 	c := esmetest.Dial(t, e.srv.SMPPAddr(), &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"})
-	if st := c.Bind(smpp.BindTransceiver, sys, pw); st != smpp.StatusOK {
+	if st := c.Bind(pdu.BindTransceiver, sys, pw); st != pdu.StatusOK {
 		t.Fatalf("bind over TLS: %s", st)
 	}
-	if r := c.Submit("", "5511999990000", "over TLS", 0); r.Status != smpp.StatusOK {
+	if r := c.Submit("", "5511999990000", "over TLS", 0); r.Status != pdu.StatusOK {
 		t.Fatalf("submit over TLS: %s", r.Status)
 	}
 	plain := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
-	plain.Send(smpp.BindTransceiver, &smpp.Bind{SystemID: sys, Password: pw, InterfaceVersion: smpp.InterfaceVersion})
-	if p, err := plain.Read(); err == nil && p.Status == smpp.StatusOK {
+	plain.Send(pdu.BindTransceiver, &pdu.Bind{SystemID: sys, Password: pw, InterfaceVersion: pdu.InterfaceVersion})
+	if p, err := plain.Read(); err == nil && p.Status == pdu.StatusOK {
 		t.Fatal("a plain TCP bind was accepted on the TLS port")
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/msgsvc/msgsvc/internal/provider/smpp"
+	"github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/smppserver/esmetest"
 )
 
@@ -20,7 +20,7 @@ func TestSMPPOversizeUDHPartRefused(t *testing.T) {
 		ctx := context.Background()
 		sys, pw := e.smppUser(e.account.ID, "live", "udhpart")
 		c := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
-		if st := c.Bind(smpp.BindTransceiver, sys, pw); st != smpp.StatusOK {
+		if st := c.Bind(pdu.BindTransceiver, sys, pw); st != pdu.StatusOK {
 			t.Fatalf("bind: %s", st)
 		}
 		before, err := e.st.Account(ctx, e.account.ID)
@@ -28,14 +28,14 @@ func TestSMPPOversizeUDHPartRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		header := []byte{5, 0, 3, 7, 2, 1}
-		for _, sm := range []*smpp.SM{
-			{ESMClass: smpp.ESMClassUDHI, TLVs: smpp.TLVs{{Tag: smpp.TagMessagePayload, Value: append(header, strings.Repeat("a", 1524)...)}}},
-			{ESMClass: smpp.ESMClassUDHI, ShortMessage: append(header, strings.Repeat("a", 154)...)},                                      // 141 octets packed
-			{ESMClass: smpp.ESMClassUDHI, DataCoding: smpp.CodingUCS2, ShortMessage: append(header, make([]byte, 136)...)},                // 142 octets
-			{ESMClass: smpp.ESMClassUDHI, DataCoding: smpp.CodingLatin1, ShortMessage: append(header, bytes.Repeat([]byte{0xE2}, 68)...)}, // â is UCS-2 on the air: 142 octets
+		for _, sm := range []*pdu.SM{
+			{ESMClass: pdu.ESMClassUDHI, TLVs: pdu.TLVs{{Tag: pdu.TagMessagePayload, Value: append(header, strings.Repeat("a", 1524)...)}}},
+			{ESMClass: pdu.ESMClassUDHI, ShortMessage: append(header, strings.Repeat("a", 154)...)},                                     // 141 octets packed
+			{ESMClass: pdu.ESMClassUDHI, DataCoding: pdu.CodingUCS2, ShortMessage: append(header, make([]byte, 136)...)},                // 142 octets
+			{ESMClass: pdu.ESMClassUDHI, DataCoding: pdu.CodingLatin1, ShortMessage: append(header, bytes.Repeat([]byte{0xE2}, 68)...)}, // â is UCS-2 on the air: 142 octets
 		} {
 			sm.DestAddr = "5511999990000"
-			if r := c.Call(smpp.SubmitSM, sm); r.Status != smpp.StatusInvMsgLen || r.Body != nil {
+			if r := c.Call(pdu.SubmitSM, sm); r.Status != pdu.StatusInvMsgLen || r.Body != nil {
 				t.Fatalf("an oversize part: %s, want ESME_RINVMSGLEN", r.Status)
 			}
 		}
@@ -49,16 +49,16 @@ func TestSMPPOversizeUDHPartRefused(t *testing.T) {
 		for range 67 {
 			ucs = append(ucs, 0x04, 0x1F)
 		}
-		for _, sm := range []*smpp.SM{
-			{ESMClass: smpp.ESMClassUDHI, DataCoding: smpp.CodingUCS2, ShortMessage: append(header, ucs...)},
-			{ESMClass: smpp.ESMClassUDHI, TLVs: smpp.TLVs{{Tag: smpp.TagMessagePayload, Value: append(header, strings.Repeat("a", 153)...)}}},
+		for _, sm := range []*pdu.SM{
+			{ESMClass: pdu.ESMClassUDHI, DataCoding: pdu.CodingUCS2, ShortMessage: append(header, ucs...)},
+			{ESMClass: pdu.ESMClassUDHI, TLVs: pdu.TLVs{{Tag: pdu.TagMessagePayload, Value: append(header, strings.Repeat("a", 153)...)}}},
 		} {
 			sm.DestAddr = "5511999990000"
-			r := c.Call(smpp.SubmitSM, sm)
-			if r.Status != smpp.StatusOK {
+			r := c.Call(pdu.SubmitSM, sm)
+			if r.Status != pdu.StatusOK {
 				t.Fatalf("a part of 140 octets: %s", r.Status)
 			}
-			m, err := e.st.MessageByID(ctx, r.Body.(*smpp.SMResp).MessageID)
+			m, err := e.st.MessageByID(ctx, r.Body.(*pdu.SMResp).MessageID)
 			if err != nil || m.Segments != 1 || m.Content.UDH != "050003070201" {
 				t.Fatalf("the 140-octet part: %d segments, header %q, %v", m.Segments, m.Content.UDH, err)
 			}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/msgsvc/msgsvc/internal/provider/smpp"
+	"github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/smppserver/esmetest"
 	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
@@ -54,21 +54,21 @@ func testSMPPReceiptsSurviveAKill(t *testing.T, dsn string) {
 	first := startServer(ctx, t, dsn, data, env...)
 	c := esmetest.Dial(t, smppListening(t, first), nil)
 	c.AutoAck = false
-	if st := c.Bind(smpp.BindTransceiver, user.SystemID, user.Password); st != smpp.StatusOK {
+	if st := c.Bind(pdu.BindTransceiver, user.SystemID, user.Password); st != pdu.StatusOK {
 		t.Fatalf("bind: %s", st)
 	}
 	const n = 20
 	for i := 0; i < n; i++ {
-		if r := c.Submit("", "5511999990010", "before the kill", 1); r.Status != smpp.StatusOK {
+		if r := c.Submit("", "5511999990010", "before the kill", 1); r.Status != pdu.StatusOK {
 			t.Fatalf("submit %d: %s", i, r.Status)
 		}
 	}
 	got := c.WaitDelivered(n)
 	var acked, pending []string
 	for i, p := range got {
-		rid, _ := p.Body.(*smpp.SM).TLVs.CString(smpp.TagReceiptedMessageID)
+		rid, _ := p.Body.(*pdu.SM).TLVs.CString(pdu.TagReceiptedMessageID)
 		if i < 5 {
-			c.Write(smpp.PDU{Command: smpp.DeliverSMResp, Seq: p.Seq, Body: &smpp.SMResp{}})
+			c.Write(pdu.PDU{Command: pdu.DeliverSMResp, Seq: p.Seq, Body: &pdu.SMResp{}})
 			acked = append(acked, rid)
 			continue
 		}
@@ -92,12 +92,12 @@ func testSMPPReceiptsSurviveAKill(t *testing.T, dsn string) {
 
 	second := startServer(ctx, t, dsn, data, env...)
 	again := esmetest.Dial(t, smppListening(t, second), nil)
-	if st := again.Bind(smpp.BindReceiver, user.SystemID, user.Password); st != smpp.StatusOK {
+	if st := again.Bind(pdu.BindReceiver, user.SystemID, user.Password); st != pdu.StatusOK {
 		t.Fatalf("bind after the restart: %s", st)
 	}
 	var after []string
 	for _, p := range again.WaitDelivered(len(pending)) {
-		rid, _ := p.Body.(*smpp.SM).TLVs.CString(smpp.TagReceiptedMessageID)
+		rid, _ := p.Body.(*pdu.SM).TLVs.CString(pdu.TagReceiptedMessageID)
 		if slices.Contains(acked, rid) {
 			t.Fatalf("receipt of %s again after it was acknowledged", rid)
 		}
@@ -108,7 +108,7 @@ func testSMPPReceiptsSurviveAKill(t *testing.T, dsn string) {
 	if !slices.Equal(after, pending) {
 		t.Fatalf("after the kill: %v, want the unacknowledged %v", after, pending)
 	}
-	if r := again.Call(smpp.EnquireLink, nil); r.Status != smpp.StatusOK || len(again.Delivered) != len(pending) {
+	if r := again.Call(pdu.EnquireLink, nil); r.Status != pdu.StatusOK || len(again.Delivered) != len(pending) {
 		t.Fatalf("more deliver_sm than were pending: %d", len(again.Delivered))
 	}
 }

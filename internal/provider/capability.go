@@ -1,9 +1,6 @@
 package provider
 
-import (
-	"context"
-	"net/http"
-)
+import "context"
 
 // Revoker is a provider that can take back a message it accepted and has
 // not delivered yet (RCS Business Messaging). An RCS message with an SMS
@@ -32,27 +29,6 @@ type Chunker interface {
 	HandOverChunk() int
 }
 
-// Webhooker is an adapter whose platform calls us back over HTTP. Its
-// handler receives every request under /providers/<type>/.
-type Webhooker interface {
-	Webhook() http.Handler
-}
-
-// Capability names one optional thing a provider can do beyond Submit.
-type Capability uint
-
-// The optional capabilities.
-const (
-	CanQuery        Capability = 1 << iota // Querier
-	CanRevoke                              // Revoker
-	CanCheckDevices                        // CapabilityChecker
-	CanChunk                               // Chunker
-	CanWebhook                             // Webhooker
-)
-
-// Has reports whether every capability of want is in c.
-func (c Capability) Has(want Capability) bool { return c&want == want }
-
 // Capabilities are a provider's optional capabilities; a nil field is one
 // it does not have.
 type Capabilities struct {
@@ -60,35 +36,19 @@ type Capabilities struct {
 	Revoker Revoker
 	Checker CapabilityChecker
 	Chunker Chunker
-	Webhook Webhooker
 }
 
-// CapabilitiesOf finds what p can do beyond Submit. It is the one place
-// that looks: every caller asks it rather than asserting types itself, so
-// that a capability is declared and discovered once.
+// CapabilitiesOf finds what p can do beyond Submit, by the interfaces it
+// implements. It is the one place that looks: every caller asks it rather
+// than asserting types itself. An adapter package states what its adapter
+// offers with compile-time guards (var _ Querier = (*adapter)(nil)).
 func CapabilitiesOf(p Provider) Capabilities {
 	var c Capabilities
 	c.Querier, _ = p.(Querier)
 	c.Revoker, _ = p.(Revoker)
 	c.Checker, _ = p.(CapabilityChecker)
 	c.Chunker, _ = p.(Chunker)
-	c.Webhook, _ = p.(Webhooker)
 	return c
-}
-
-// Set is the capabilities as flags, to compare with what a Type declares.
-func (c Capabilities) Set() Capability {
-	var s Capability
-	for _, f := range []struct {
-		has  bool
-		flag Capability
-	}{{c.Querier != nil, CanQuery}, {c.Revoker != nil, CanRevoke}, {c.Checker != nil, CanCheckDevices},
-		{c.Chunker != nil, CanChunk}, {c.Webhook != nil, CanWebhook}} {
-		if f.has {
-			s |= f.flag
-		}
-	}
-	return s
 }
 
 // ChunkSize is how many messages to hand p at once: its Chunker's answer,

@@ -112,14 +112,21 @@ type Deps struct {
 }
 
 // Type is one kind of adapter: the name the configuration file and the
-// routes use, the channel it carries, what it can do, and how it is read
-// and built. Define makes one from an adapter's own configuration type.
+// routes use, the channels it carries, and how it is read and built. What
+// an adapter can do beyond Submit is not declared here: it is the
+// capability interfaces the adapter implements (CapabilitiesOf), which
+// each adapter package guards at compile time. Define makes one from an
+// adapter's own configuration type.
 type Type struct {
-	Name    string
-	Channel domain.Channel
-	// Can is what every adapter of this type can do beyond Submit; the
-	// conformance suite checks that the adapter really does.
-	Can Capability
+	Name string
+	// Channels are the channels an adapter of this type carries.
+	Channels []domain.Channel
+	// Webhooks are where the type's platform calls back, under
+	// /providers/<Name>/; OpenAPI describes them for the published
+	// document: a JSON object of OpenAPI path items keyed by their public
+	// paths, in the order they are published.
+	Webhooks []WebhookRoute
+	OpenAPI  []byte
 
 	decode func(decode func(into any) error) (Settings, error)
 	env    func(getenv func(string) string) (Settings, bool, error)
@@ -128,9 +135,13 @@ type Type struct {
 
 // Spec describes an adapter type whose configuration is C.
 type Spec[C Settings] struct {
-	Name    string
-	Channel domain.Channel
-	Can     Capability
+	Name     string
+	Channels []domain.Channel
+	// Webhooks and OpenAPI are the type's webhook routes (made with
+	// Receive) and their OpenAPI path items; the registry refuses a type
+	// whose two disagree.
+	Webhooks []WebhookRoute
+	OpenAPI  []byte
 	// Decode reads the provider's block of the configuration file and
 	// validates it; decode fills a value from the block (unknown keys are
 	// refused). Nil decodes into a zero C, whose yaml tags name the keys,
@@ -145,7 +156,7 @@ type Spec[C Settings] struct {
 
 // Define makes the Type of an adapter package from its Spec.
 func Define[C Settings](s Spec[C]) Type {
-	t := Type{Name: s.Name, Channel: s.Channel, Can: s.Can}
+	t := Type{Name: s.Name, Channels: slices.Clone(s.Channels), Webhooks: slices.Clone(s.Webhooks), OpenAPI: slices.Clone(s.OpenAPI)}
 	t.decode = func(decode func(any) error) (Settings, error) {
 		if s.Decode != nil {
 			return s.Decode(decode)
@@ -217,8 +228,13 @@ func (r *Registry) Add(t Type) error {
 	switch {
 	case t.Name == "" || t.build == nil:
 		return errors.New("provider type without a name or made without Define")
+	case len(t.Channels) == 0:
+		return fmt.Errorf("provider type %q carries no channel", t.Name)
 	case t.Name == "simulator":
 		return errors.New(`provider type "simulator": the built-in simulator's name`)
+	}
+	if err := t.checkRoutes(); err != nil {
+		return err
 	}
 	if _, dup := r.Type(t.Name); dup {
 		return fmt.Errorf("provider type %q registered twice", t.Name)
@@ -236,6 +252,9 @@ func (r *Registry) Type(name string) (Type, bool) {
 	}
 	return Type{}, false
 }
+
+// Carries reports whether an adapter of type t carries channel ch.
+func (t Type) Carries(ch domain.Channel) bool { return slices.Contains(t.Channels, ch) }
 
 // Types lists the registered types, in the order they were registered.
 func (r *Registry) Types() []Type { return slices.Clone(r.types) }

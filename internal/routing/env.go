@@ -32,17 +32,19 @@ func FromEnv(c Config, getenv func(string) string, types *provider.Registry) (Co
 			continue
 		}
 		c.Providers = append(c.Providers, Provider{Name: t.Name, Type: t.Name, Settings: settings})
-		if routed[t.Channel] {
-			continue
-		}
-		if i, ok := added[t.Channel]; ok {
-			if c.Routes[i].Secondary == "" {
-				c.Routes[i].Secondary = t.Name
+		for _, ch := range t.Channels {
+			if routed[ch] {
+				continue
 			}
-			continue
+			if i, ok := added[ch]; ok {
+				if c.Routes[i].Secondary == "" {
+					c.Routes[i].Secondary = t.Name
+				}
+				continue
+			}
+			added[ch] = len(c.Routes)
+			c.Routes = append(c.Routes, Route{Channel: ch, Primary: t.Name})
 		}
-		added[t.Channel] = len(c.Routes)
-		c.Routes = append(c.Routes, Route{Channel: t.Channel, Primary: t.Name})
 	}
 	problems = append(problems, c.validate("environment", types)...)
 	return c, errors.Join(problems...)

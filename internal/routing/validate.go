@@ -119,7 +119,7 @@ func (c Config) validateChain(source, key string, r Route, types *provider.Regis
 		case seen[name]:
 			add(field(j), "%q is named twice", name)
 		default:
-			if t, known := types.Type(p.Type); known && t.Channel != r.Channel {
+			if t, known := types.Type(p.Type); known && !t.Carries(r.Channel) {
 				add(field(j), "provider %q (%s) does not carry %s", name, p.Type, r.Channel)
 			}
 		}

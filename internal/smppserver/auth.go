@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
-	"github.com/msgsvc/msgsvc/internal/provider/smpp"
+	smpp "github.com/msgsvc/msgsvc/internal/pdu"
 )
 
 // hashWait bounds how long a bind waits for a hashing slot before it is

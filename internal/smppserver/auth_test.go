@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
-	"github.com/msgsvc/msgsvc/internal/provider/smpp"
+	smpp "github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/ratelimit"
 	"github.com/msgsvc/msgsvc/internal/smppserver/esmetest"
 	"github.com/msgsvc/msgsvc/internal/user"

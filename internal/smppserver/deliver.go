@@ -8,7 +8,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/channel/sms"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/lease"
-	"github.com/msgsvc/msgsvc/internal/provider/smpp"
+	smpp "github.com/msgsvc/msgsvc/internal/pdu"
 )
 
 // Items is the table of deliver_sm waiting for their SMPP user's binds.

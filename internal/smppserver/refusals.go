@@ -9,7 +9,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
-	"github.com/msgsvc/msgsvc/internal/provider/smpp"
+	smpp "github.com/msgsvc/msgsvc/internal/pdu"
 )
 
 // submitReasons says in words why a submit_sm got its command_status,

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
-	"github.com/msgsvc/msgsvc/internal/provider/smpp"
+	smpp "github.com/msgsvc/msgsvc/internal/pdu"
 )
 
 // maxMalformed is how many malformed or unknown PDUs a session answers

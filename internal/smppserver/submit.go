@@ -11,7 +11,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/channel/sms"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/message"
-	"github.com/msgsvc/msgsvc/internal/provider/smpp"
+	smpp "github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/ratelimit"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
-	"github.com/msgsvc/msgsvc/internal/provider/smpp"
+	smpp "github.com/msgsvc/msgsvc/internal/pdu"
 )
 
 // logBuffer collects log lines from the submit goroutines.

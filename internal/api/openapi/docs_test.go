@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/msgsvc/msgsvc/internal/provider/builtin"
 )
 
 func serve(t *testing.T, h http.Handler, method, target string, header http.Header) *http.Response {
@@ -33,7 +35,7 @@ func readAll(t *testing.T, r io.Reader) []byte {
 }
 
 func TestHandlerRoutes(t *testing.T) {
-	h := Handler()
+	h := Handler(builtin.Types())
 	docs := serve(t, h, "GET", "/docs", nil)
 	etag := serve(t, h, "GET", "/openapi.json", nil).Header.Get("ETag")
 	tests := []struct {
@@ -43,7 +45,7 @@ func TestHandlerRoutes(t *testing.T) {
 		mediaType            string
 		body                 []byte // nil: not checked
 	}{
-		{"spec", "GET", "/openapi.json", nil, 200, "application/json", Spec()},
+		{"spec", "GET", "/openapi.json", nil, 200, "application/json", Spec(builtin.Types())},
 		{"spec head", "HEAD", "/openapi.json", nil, 200, "application/json", []byte{}},
 		{"spec unchanged", "GET", "/openapi.json", http.Header{"If-None-Match": {etag}}, 304, "", []byte{}},
 		{"docs", "GET", "/docs", nil, 200, "text/html", nil},
@@ -73,7 +75,7 @@ func TestHandlerRoutes(t *testing.T) {
 }
 
 func TestDocsPage(t *testing.T) {
-	resp := serve(t, Handler(), "GET", "/docs", nil)
+	resp := serve(t, Handler(builtin.Types()), "GET", "/docs", nil)
 	page := string(readAll(t, resp.Body))
 	csp := resp.Header.Get("Content-Security-Policy")
 	if !strings.Contains(csp, "default-src 'none'") {
@@ -179,7 +181,7 @@ func TestFormatText(t *testing.T) {
 }
 
 func TestConstraintsText(t *testing.T) {
-	doc, err := parse(Spec())
+	doc, err := parse(Spec(builtin.Types()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,17 +6,20 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/msgsvc/msgsvc/internal/provider/builtin"
 )
 
 func rawSpec(t *testing.T) map[string]any {
 	t.Helper()
 	var doc map[string]any
-	if err := json.Unmarshal(Spec(), &doc); err != nil {
+	if err := json.Unmarshal(Spec(builtin.Types()), &doc); err != nil {
 		t.Fatalf("openapi.json does not parse: %v", err)
 	}
 	return doc
@@ -151,7 +154,7 @@ func TestOperationsMatchTheBrief(t *testing.T) {
 		want = append(want, w.method+" "+w.path)
 	}
 	var got []string
-	for _, op := range Operations() {
+	for _, op := range Operations(builtin.Types()) {
 		got = append(got, op.Method+" "+op.Path)
 	}
 	if !sameSet(got, want) {
@@ -673,7 +676,7 @@ func TestWebhookSignatureExample(t *testing.T) {
 		}
 	}
 	// The example body exactly as written (key order kept), compacted.
-	parsed, err := parse(Spec())
+	parsed, err := parse(Spec(builtin.Types()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -740,8 +743,8 @@ func TestParseRejectsUnresolvedRefs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			spec := strings.Replace(string(Spec()), tt.old, tt.new, 1)
-			if spec == string(Spec()) {
+			spec := strings.Replace(string(Spec(builtin.Types())), tt.old, tt.new, 1)
+			if spec == string(Spec(builtin.Types())) {
 				t.Fatalf("%s not in the document", tt.old)
 			}
 			if _, err := parse([]byte(spec)); err == nil || !strings.Contains(err.Error(), "unresolved $ref") {
@@ -755,9 +758,51 @@ func TestParseRejectsUnresolvedRefs(t *testing.T) {
 }
 
 func TestSpecReturnsACopy(t *testing.T) {
-	a := Spec()
+	a := Spec(builtin.Types())
 	a[0] = 'X'
-	if Spec()[0] != '{' {
+	if Spec(builtin.Types())[0] != '{' {
 		t.Error("changing one Spec() result changed the next")
+	}
+}
+
+// The provider types' webhook routes are listed from the registry: the
+// document without types has no provider path, and with them it lists each
+// type's path items, as the type describes them, after the hand-written
+// paths and in the order of the types.
+func TestProviderPathsFromTypes(t *testing.T) {
+	var bare, full struct{ Paths ordered[json.RawMessage] }
+	if err := json.Unmarshal(Spec(nil), &bare); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(Spec(builtin.Types()), &full); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range bare.Paths {
+		if strings.HasPrefix(p.Key, "/providers/") {
+			t.Errorf("the hand-written document lists %s", p.Key)
+		}
+	}
+	var want ordered[json.RawMessage]
+	for _, typ := range builtin.Types() {
+		var items ordered[json.RawMessage]
+		if len(typ.OpenAPI) == 0 {
+			continue
+		}
+		if err := json.Unmarshal(typ.OpenAPI, &items); err != nil {
+			t.Fatalf("%s: %v", typ.Name, err)
+		}
+		want = append(want, items...)
+	}
+	got := full.Paths[len(bare.Paths):]
+	if len(got) != len(want) {
+		t.Fatalf("%d provider paths, want %d", len(got), len(want))
+	}
+	for i := range want {
+		var g, w any
+		_ = json.Unmarshal(got[i].Value, &g)
+		_ = json.Unmarshal(want[i].Value, &w)
+		if got[i].Key != want[i].Key || !reflect.DeepEqual(g, w) {
+			t.Errorf("path %d: %s, want %s as its type describes it", i, got[i].Key, want[i].Key)
+		}
 	}
 }

@@ -18,9 +18,9 @@ import (
 type Harness struct {
 	// Name is the name the adapter reports under (the name New gives it).
 	Name string
-	// Can is what the adapter declares it can do beyond Submit: its
-	// Type's Can for a registered adapter.
-	Can provider.Capability
+	// Type is the adapter's registered type, when it has one: every
+	// webhook route the type declares must have a receiver on the adapter.
+	Type provider.Type
 	// New builds the adapter, not started, reporting to sink, with a peer
 	// of its own in its initial state (stopped when t ends).
 	New func(t *testing.T, sink provider.Sink) Instance

@@ -26,7 +26,7 @@ const (
 
 func TestConformance(t *testing.T) {
 	typ := rbm.Type()
-	providertest.Run(t, providertest.Harness{Name: "rbm-conformance", Can: typ.Can,
+	providertest.Run(t, providertest.Harness{Name: "rbm-conformance", Type: typ,
 		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
 			p := rbmtest.New(t, conformanceAgent)
 			p.NotCapable(noRCSTo)
@@ -54,7 +54,7 @@ func TestConformance(t *testing.T) {
 					req := httptest.NewRequest(http.MethodPost, "/providers/rbm/webhook", bytes.NewReader(n.Body))
 					req.Header.Set("X-Goog-Signature", n.Signature)
 					w := httptest.NewRecorder()
-					provider.CapabilitiesOf(a).Webhook.Webhook().ServeHTTP(w, req)
+					rbm.Type().Receiver(a).ServeHTTP(w, req)
 					if w.Code/100 != 2 {
 						t.Fatalf("webhook answered %d: %s", w.Code, w.Body)
 					}

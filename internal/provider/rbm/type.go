@@ -3,6 +3,7 @@ package rbm
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"sync"
 
@@ -19,10 +20,21 @@ const TypeName = "rbm"
 // and receives the platform's webhook.
 func Type() provider.Type {
 	return provider.Define(provider.Spec[Config]{
-		Name: TypeName, Channel: domain.RCS, Can: provider.CanCheckDevices | provider.CanRevoke | provider.CanWebhook,
-		Env: fromEnv, New: build,
+		Name: TypeName, Channels: []domain.Channel{domain.RCS}, Env: fromEnv, New: build,
+		Webhooks: []provider.WebhookRoute{
+			provider.Receive(http.MethodPost, "webhook", (*adapter).Webhook),
+		},
+		OpenAPI: openAPI,
 	})
 }
+
+// What an RBM provider offers beyond Submit: it checks devices for RCS and
+// takes messages back.
+var (
+	_ provider.Adapter           = (*adapter)(nil)
+	_ provider.CapabilityChecker = (*adapter)(nil)
+	_ provider.Revoker           = (*adapter)(nil)
+)
 
 // fromEnv is the shortcut of one agent without a file:
 // MSGSVC_RBM_AGENT_ID makes provider "rbm".

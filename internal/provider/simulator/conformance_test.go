@@ -75,7 +75,7 @@ func (noStale) StaleMessages(context.Context, string, time.Time, string, int) ([
 }
 
 func TestConformance(t *testing.T) {
-	providertest.Run(t, providertest.Harness{Name: Name, Can: provider.CanCheckDevices,
+	providertest.Run(t, providertest.Harness{Name: Name,
 		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
 			j := &journal{}
 			sim := &running{Simulator: New(Config{Sink: sink, Stale: noStale{}, Journal: j, Delay: 5 * time.Millisecond, Node: "n1"})}

@@ -140,6 +140,9 @@ func (s *Simulator) journal(ctx context.Context, msgs []provider.Outbound, out [
 	return nil
 }
 
+// The simulator checks devices for RCS: numbers ending in EndNoRCS have none.
+var _ provider.CapabilityChecker = (*Simulator)(nil)
+
 // Capabilities tells which numbers can receive RCS: every one but the
 // numbers ending in EndNoRCS (a phone without RCS).
 func (s *Simulator) Capabilities(ctx context.Context, numbers []string) map[string]bool {

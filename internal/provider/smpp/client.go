@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/backoff"
+	"github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
@@ -34,7 +35,7 @@ type Client struct {
 	paused      atomic.Uint64 // times a bind stopped reading: its inbound handlers were all busy
 
 	refusedMu sync.Mutex
-	refused   map[Status]uint64 // deliver_sm answered with an error, by status
+	refused   map[pdu.Status]uint64 // deliver_sm answered with an error, by status
 
 	mu        sync.Mutex
 	sessions  []*session    // by bind slot; nil while that slot is down

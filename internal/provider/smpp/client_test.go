@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
@@ -50,9 +51,9 @@ func TestBindAndUnbind(t *testing.T) {
 	if b != 1 {
 		t.Fatalf("%d binds", b)
 	}
-	var got Bind
+	var got pdu.Bind
 	f.set(func(f *fakeSMSC) { got = *f.binds[0] })
-	want := Bind{SystemID: "msgsvc", Password: "secret", SystemType: "VMA", InterfaceVersion: 0x34}
+	want := pdu.Bind{SystemID: "msgsvc", Password: "secret", SystemType: "VMA", InterfaceVersion: 0x34}
 	if got != want {
 		t.Fatalf("bind = %+v", got)
 	}
@@ -72,7 +73,7 @@ func TestBindAndUnbind(t *testing.T) {
 
 func TestBindRefused(t *testing.T) {
 	f := newFakeSMSC(t)
-	f.set(func(f *fakeSMSC) { f.bindStatus = func(int) Status { return StatusInvPaswd } })
+	f.set(func(f *fakeSMSC) { f.bindStatus = func(int) pdu.Status { return pdu.StatusInvPaswd } })
 	c, err := New(testConfig(f.addr()), newSink(), WithLogger(quietLogger()))
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +101,7 @@ func TestBindRefused(t *testing.T) {
 
 func TestCloseWakesWaitingSubmit(t *testing.T) {
 	f := newFakeSMSC(t)
-	f.set(func(f *fakeSMSC) { f.bindStatus = func(int) Status { return StatusBindFail } })
+	f.set(func(f *fakeSMSC) { f.bindStatus = func(int) pdu.Status { return pdu.StatusBindFail } })
 	c, err := New(testConfig(f.addr()), newSink(), WithLogger(quietLogger()))
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +146,7 @@ func TestSubmitFields(t *testing.T) {
 	if len(subs) != 2 {
 		t.Fatalf("%d submits", len(subs))
 	}
-	bySrc := map[string]*SM{}
+	bySrc := map[string]*pdu.SM{}
 	for _, s := range subs {
 		bySrc[s.sm.SourceAddr] = s.sm
 	}
@@ -156,15 +157,15 @@ func TestSubmitFields(t *testing.T) {
 	if a.SourceTON != 5 || a.SourceNPI != 0 || b.SourceTON != 1 || b.SourceNPI != 1 {
 		t.Fatalf("source TON/NPI: alnum %d/%d, digits %d/%d", a.SourceTON, a.SourceNPI, b.SourceTON, b.SourceNPI)
 	}
-	for _, sm := range []*SM{a, b} {
+	for _, sm := range []*pdu.SM{a, b} {
 		if sm.DestTON != 1 || sm.DestNPI != 1 || sm.RegisteredDelivery != 1 || sm.ESMClass != 0 {
 			t.Fatalf("submit_sm = %+v", sm)
 		}
 	}
-	if a.DestAddr != "5511999990000" || a.DataCoding != CodingUCS2 || a.ValidityPeriod != "261124100000000+" {
+	if a.DestAddr != "5511999990000" || a.DataCoding != pdu.CodingUCS2 || a.ValidityPeriod != "261124100000000+" {
 		t.Fatalf("UCS-2 submit_sm = %+v", a)
 	}
-	if b.DataCoding != CodingDefault || string(b.ShortMessage) != "plain" || b.ValidityPeriod != "" {
+	if b.DataCoding != pdu.CodingDefault || string(b.ShortMessage) != "plain" || b.ValidityPeriod != "" {
 		t.Fatalf("GSM submit_sm = %+v", b)
 	}
 }
@@ -211,10 +212,10 @@ func TestSubmitMultipart(t *testing.T) {
 	got := map[partKey]bool{}
 	var joined [2]strings.Builder
 	for _, s := range subs {
-		if s.sm.ESMClass != ESMClassUDHI {
+		if s.sm.ESMClass != pdu.ESMClassUDHI {
 			t.Fatalf("esm_class %#x", s.sm.ESMClass)
 		}
-		ci, n, _, err := splitUDH(s.sm.ShortMessage)
+		ci, n, _, err := pdu.SplitUDH(s.sm.ShortMessage)
 		if err != nil || ci == nil || n != 6 || ci.Total != 3 {
 			t.Fatalf("UDH %+v %v", ci, err)
 		}
@@ -251,12 +252,12 @@ func TestSubmitMultipart(t *testing.T) {
 			if s.sm.DestAddr != dest {
 				continue
 			}
-			ci, _, rest, _ := splitUDH(s.sm.ShortMessage)
+			ci, _, rest, _ := pdu.SplitUDH(s.sm.ShortMessage)
 			if ci.Seq != seq+1 {
 				t.Fatalf("%s: part %d after part %d", dest, ci.Seq, seq)
 			}
 			seq = ci.Seq
-			joined[i].WriteString(decodeText(s.sm.DataCoding, rest, 0, Unpacked))
+			joined[i].WriteString(pdu.DecodeUserData(s.sm.DataCoding, rest, 0, pdu.Unpacked))
 		}
 	}
 	if joined[0].String() != text || joined[1].String() != strings.Repeat("ж", 140) {
@@ -294,7 +295,7 @@ func TestSubmitSeveralBinds(t *testing.T) {
 func TestConnectionCutMidWindow(t *testing.T) {
 	f := newFakeSMSC(t)
 	f.set(func(f *fakeSMSC) {
-		f.onSubmit = func(fc *fakeConn, p PDU, n int) bool {
+		f.onSubmit = func(fc *fakeConn, p pdu.PDU, n int) bool {
 			if fc.idx != 0 {
 				return false
 			}
@@ -347,7 +348,7 @@ func TestConnectionCutMidWindow(t *testing.T) {
 func TestSlowSMSCTimesOutAndRetries(t *testing.T) {
 	f := newFakeSMSC(t)
 	f.set(func(f *fakeSMSC) {
-		f.onSubmit = func(fc *fakeConn, p PDU, n int) bool { return n == 1 } // the first is never answered
+		f.onSubmit = func(fc *fakeConn, p pdu.PDU, n int) bool { return n == 1 } // the first is never answered
 	})
 	cfg := testConfig(f.addr())
 	cfg.RequestTimeout = 250 * time.Millisecond
@@ -364,11 +365,11 @@ func TestSlowSMSCTimesOutAndRetries(t *testing.T) {
 func TestThrottledThenAccepted(t *testing.T) {
 	f := newFakeSMSC(t)
 	f.set(func(f *fakeSMSC) {
-		f.onSubmit = func(fc *fakeConn, p PDU, n int) bool {
+		f.onSubmit = func(fc *fakeConn, p pdu.PDU, n int) bool {
 			if n > 2 {
 				return false
 			}
-			fc.send(PDU{Command: SubmitSMResp, Status: StatusThrottled, Seq: p.Seq})
+			fc.send(pdu.PDU{Command: pdu.SubmitSMResp, Status: pdu.StatusThrottled, Seq: p.Seq})
 			return true
 		}
 	})
@@ -386,12 +387,12 @@ func TestThrottledThenAccepted(t *testing.T) {
 func TestPermanentAndLastingErrors(t *testing.T) {
 	f := newFakeSMSC(t)
 	f.set(func(f *fakeSMSC) {
-		f.onSubmit = func(fc *fakeConn, p PDU, n int) bool {
-			st := StatusMsgQFul
-			if p.Body.(*SM).DestAddr == "5511999990009" {
-				st = StatusInvDstAdr
+		f.onSubmit = func(fc *fakeConn, p pdu.PDU, n int) bool {
+			st := pdu.StatusMsgQFul
+			if p.Body.(*pdu.SM).DestAddr == "5511999990009" {
+				st = pdu.StatusInvDstAdr
 			}
-			fc.send(PDU{Command: SubmitSMResp, Status: st, Seq: p.Seq})
+			fc.send(pdu.PDU{Command: pdu.SubmitSMResp, Status: st, Seq: p.Seq})
 			return true
 		}
 	})
@@ -417,24 +418,24 @@ func TestPermanentAndLastingErrors(t *testing.T) {
 
 func TestStatusErrorTable(t *testing.T) {
 	cases := []struct {
-		st        Status
+		st        pdu.Status
 		code      string
 		temporary bool
 	}{
-		{StatusThrottled, CodeProviderError, true},
-		{StatusMsgQFul, CodeProviderError, true},
-		{StatusSysErr, CodeProviderError, true},
-		{StatusXTAppn, CodeProviderError, true},
-		{StatusInvBndSts, CodeProviderError, true},
-		{StatusInvDstAdr, CodeInvalidNumber, false},
-		{StatusInvDstTON, CodeInvalidNumber, false},
-		{StatusInvSrcAdr, CodeInvalidSender, false},
-		{StatusInvSrcNPI, CodeInvalidSender, false},
-		{StatusXRAppn, CodeRejected, false},
-		{StatusInvMsgLen, CodeRejected, false},
-		{StatusInvExpiry, CodeRejected, false},
-		{StatusSubmitFail, CodeProviderError, false},
-		{Status(0x400), CodeProviderError, false},
+		{pdu.StatusThrottled, CodeProviderError, true},
+		{pdu.StatusMsgQFul, CodeProviderError, true},
+		{pdu.StatusSysErr, CodeProviderError, true},
+		{pdu.StatusXTAppn, CodeProviderError, true},
+		{pdu.StatusInvBndSts, CodeProviderError, true},
+		{pdu.StatusInvDstAdr, CodeInvalidNumber, false},
+		{pdu.StatusInvDstTON, CodeInvalidNumber, false},
+		{pdu.StatusInvSrcAdr, CodeInvalidSender, false},
+		{pdu.StatusInvSrcNPI, CodeInvalidSender, false},
+		{pdu.StatusXRAppn, CodeRejected, false},
+		{pdu.StatusInvMsgLen, CodeRejected, false},
+		{pdu.StatusInvExpiry, CodeRejected, false},
+		{pdu.StatusSubmitFail, CodeProviderError, false},
+		{pdu.Status(0x400), CodeProviderError, false},
 	}
 	for _, c := range cases {
 		e := statusError(c.st)
@@ -450,30 +451,30 @@ func TestReceiptBeforeResponse(t *testing.T) {
 	sink.FailStatuses(1)
 	var dlrSeq, retrySeq atomic.Uint32
 	f.set(func(f *fakeSMSC) {
-		f.onSubmit = func(fc *fakeConn, p PDU, n int) bool {
+		f.onSubmit = func(fc *fakeConn, p pdu.PDU, n int) bool {
 			// Off the fake's read loop, which must go on reading responses.
 			go func() {
-				dlr := &SM{SourceAddr: "5511999990000", DestAddr: "MyShop", ESMClass: ESMClassReceipt,
+				dlr := &pdu.SM{SourceAddr: "5511999990000", DestAddr: "MyShop", ESMClass: pdu.ESMClassReceipt,
 					ShortMessage: []byte("id:M77 sub:001 dlvrd:001 submit date:2611211000 done date:2611211000 stat:DELIVRD err:000 text:hello"),
-					TLVs:         TLVs{StringTLV(TagReceiptedMessageID, "M77"), ByteTLV(TagMessageState, byte(StateDelivered))}}
+					TLVs:         pdu.TLVs{pdu.StringTLV(pdu.TagReceiptedMessageID, "M77"), pdu.ByteTLV(pdu.TagMessageState, byte(pdu.StateDelivered))}}
 				answered := func(seq uint32) bool {
 					for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-						if _, ok := f.respTo(DeliverSMResp, seq); ok {
+						if _, ok := f.respTo(pdu.DeliverSMResp, seq); ok {
 							return true
 						}
 					}
 					return false
 				}
 				// The Sink fails the first time: the SMSC must be told to retry.
-				dlrSeq.Store(fc.request(DeliverSM, dlr))
+				dlrSeq.Store(fc.request(pdu.DeliverSM, dlr))
 				if !answered(dlrSeq.Load()) {
 					return
 				}
-				retrySeq.Store(fc.request(DeliverSM, dlr))
+				retrySeq.Store(fc.request(pdu.DeliverSM, dlr))
 				if !answered(retrySeq.Load()) {
 					return
 				}
-				fc.send(PDU{Command: SubmitSMResp, Seq: p.Seq, Body: &SMResp{MessageID: "M77"}})
+				fc.send(pdu.PDU{Command: pdu.SubmitSMResp, Seq: p.Seq, Body: &pdu.SMResp{MessageID: "M77"}})
 			}()
 			return true
 		}
@@ -484,9 +485,9 @@ func TestReceiptBeforeResponse(t *testing.T) {
 	if res[0].Ref != "M77" {
 		t.Fatalf("ref %q", res[0].Ref)
 	}
-	first, _ := f.respTo(DeliverSMResp, dlrSeq.Load())
-	second, _ := f.respTo(DeliverSMResp, retrySeq.Load())
-	if first.Status != StatusXTAppn || second.Status != StatusOK {
+	first, _ := f.respTo(pdu.DeliverSMResp, dlrSeq.Load())
+	second, _ := f.respTo(pdu.DeliverSMResp, retrySeq.Load())
+	if first.Status != pdu.StatusXTAppn || second.Status != pdu.StatusOK {
 		t.Fatalf("deliver_sm_resp statuses %v, %v", first.Status, second.Status)
 	}
 	statuses, _ := sink.Got()
@@ -508,10 +509,10 @@ func TestReceiptsMapped(t *testing.T) {
 		"id:A3 sub:001 dlvrd:000 submit date:2611211000 done date:2611211000 stat:EXPIRED err:000 text:x",
 		"garbage without an id",
 	} {
-		seqs = append(seqs, fc.request(DeliverSM, &SM{SourceAddr: "1", DestAddr: "2", ESMClass: ESMClassReceipt, ShortMessage: []byte(text)}))
+		seqs = append(seqs, fc.request(pdu.DeliverSM, &pdu.SM{SourceAddr: "1", DestAddr: "2", ESMClass: pdu.ESMClassReceipt, ShortMessage: []byte(text)}))
 	}
 	for _, seq := range seqs {
-		eventually(t, "deliver_sm_resp", func() bool { p, ok := f.respTo(DeliverSMResp, seq); return ok && p.Status == StatusOK })
+		eventually(t, "deliver_sm_resp", func() bool { p, ok := f.respTo(pdu.DeliverSMResp, seq); return ok && p.Status == pdu.StatusOK })
 	}
 	statuses, _ := sink.Got()
 	got := map[string]provider.Status{}
@@ -530,7 +531,7 @@ func TestGarbageFromSMSC(t *testing.T) {
 		raw  []byte
 	}{
 		{"huge length", []byte{0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 5}},
-		{"just over the cap", binary.BigEndian.AppendUint32(nil, MaxPDULen+1)},
+		{"just over the cap", binary.BigEndian.AppendUint32(nil, pdu.MaxPDULen+1)},
 		{"shorter than a header", []byte{0, 0, 0, 8, 0, 0, 0, 0x15, 0, 0, 0, 0}},
 		{"text", []byte("HTTP/1.1 400 Bad Request\r\n\r\n")},
 	} {
@@ -554,14 +555,14 @@ func TestMalformedRequestIsNacked(t *testing.T) {
 	fc := f.conn(0)
 	// A deliver_sm framed correctly whose sm_length runs past the end, and a
 	// command the client does not know.
-	bad := mustEncode(t, PDU{Command: DeliverSM, Seq: 4242, Body: &SM{SourceAddr: "1", DestAddr: "2", ShortMessage: []byte("ab")}})
+	bad := mustEncode(t, pdu.PDU{Command: pdu.DeliverSM, Seq: 4242, Body: &pdu.SM{SourceAddr: "1", DestAddr: "2", ShortMessage: []byte("ab")}})
 	bad[len(bad)-3] = 9
 	fc.sendRaw(bad)
-	seq := fc.request(0x00000103, &Raw{Data: []byte{1}})
+	seq := fc.request(0x00000103, &pdu.Raw{Data: []byte{1}})
 	eventually(t, "two generic_nack", func() bool {
-		a, ok1 := f.respTo(GenericNack, 4242)
-		b, ok2 := f.respTo(GenericNack, seq)
-		return ok1 && ok2 && a.Status == StatusInvCmdLen && b.Status == StatusInvCmdID
+		a, ok1 := f.respTo(pdu.GenericNack, 4242)
+		b, ok2 := f.respTo(pdu.GenericNack, seq)
+		return ok1 && ok2 && a.Status == pdu.StatusInvCmdLen && b.Status == pdu.StatusInvCmdID
 	})
 	if n := f.count(func(f *fakeSMSC) int { return len(f.binds) }); n != 1 || !c.Health().Ready() {
 		t.Fatalf("the connection was dropped (%d binds)", n)
@@ -577,8 +578,8 @@ func TestEnquireLinkBothWays(t *testing.T) {
 	// The client checks an idle link.
 	eventually(t, "enquire_link from the client", func() bool { return f.count(func(f *fakeSMSC) int { return f.enquires }) >= 2 })
 	// The client answers the SMSC's.
-	seq := f.conn(0).request(EnquireLink, nil)
-	eventually(t, "enquire_link_resp", func() bool { p, ok := f.respTo(EnquireLinkResp, seq); return ok && p.Status == StatusOK })
+	seq := f.conn(0).request(pdu.EnquireLink, nil)
+	eventually(t, "enquire_link_resp", func() bool { p, ok := f.respTo(pdu.EnquireLinkResp, seq); return ok && p.Status == pdu.StatusOK })
 	// An SMSC that stops answering is dropped and bound again.
 	f.set(func(f *fakeSMSC) { f.ignoreEnquire = true })
 	eventually(t, "a new bind", func() bool { return f.count(func(f *fakeSMSC) int { return len(f.binds) }) >= 2 })
@@ -635,10 +636,10 @@ func TestAnswerAnnouncedBeforeItsReceipt(t *testing.T) {
 	f := newFakeSMSC(t)
 	sink := newSink()
 	f.set(func(f *fakeSMSC) {
-		f.onSubmit = func(fc *fakeConn, p PDU, n int) bool {
+		f.onSubmit = func(fc *fakeConn, p pdu.PDU, n int) bool {
 			id := fmt.Sprintf("R%d", n)
-			fc.send(PDU{Command: SubmitSMResp, Seq: p.Seq, Body: &SMResp{MessageID: id}})
-			fc.request(DeliverSM, &SM{SourceAddr: "5511999990000", DestAddr: "MyShop", ESMClass: ESMClassReceipt,
+			fc.send(pdu.PDU{Command: pdu.SubmitSMResp, Seq: p.Seq, Body: &pdu.SMResp{MessageID: id}})
+			fc.request(pdu.DeliverSM, &pdu.SM{SourceAddr: "5511999990000", DestAddr: "MyShop", ESMClass: pdu.ESMClassReceipt,
 				ShortMessage: []byte("id:" + id + " sub:001 dlvrd:001 submit date:2611211000 done date:2611211000 stat:DELIVRD err:000 text:x")})
 			return true
 		}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
@@ -42,7 +43,7 @@ type Config struct {
 	// (default 10s); it also bounds dialling and binding.
 	RequestTimeout time.Duration `yaml:"timeout"`
 	// GSMPacking is how data_coding 0 text is laid out (default Unpacked).
-	GSMPacking GSMPacking `yaml:"gsmPacking"`
+	GSMPacking pdu.GSMPacking `yaml:"gsmPacking"`
 
 	// ReconnectMin and ReconnectMax bound the exponential backoff between
 	// bind attempts (defaults 1s and 1m).
@@ -88,8 +89,8 @@ func (c Config) Validate() error {
 	for _, f := range []struct {
 		name, value string
 		max         int
-	}{{"SystemID", c.SystemID, maxSystemID}, {"Password", c.Password, maxPassword},
-		{"SystemType", c.SystemType, maxSystemType}} {
+	}{{"SystemID", c.SystemID, pdu.MaxSystemID}, {"Password", c.Password, pdu.MaxPassword},
+		{"SystemType", c.SystemType, pdu.MaxSystemType}} {
 		if len(f.value) > f.max-1 {
 			bad(f.name, "is %d characters; SMPP allows %d", len(f.value), f.max-1)
 		}
@@ -109,9 +110,9 @@ func (c Config) Validate() error {
 		bad("TPS", "is %v; use 0 for no cap", c.TPS)
 	}
 	switch c.GSMPacking {
-	case "", Unpacked, Packed:
+	case "", pdu.Unpacked, pdu.Packed:
 	default:
-		bad("GSMPacking", "is %q; use %q or %q", c.GSMPacking, Unpacked, Packed)
+		bad("GSMPacking", "is %q; use %q or %q", c.GSMPacking, pdu.Unpacked, pdu.Packed)
 	}
 	for _, d := range []struct {
 		name string
@@ -143,7 +144,7 @@ func (c Config) withDefaults() Config {
 		c.Window = 10
 	}
 	if c.GSMPacking == "" {
-		c.GSMPacking = Unpacked
+		c.GSMPacking = pdu.Unpacked
 	}
 	def(&c.EnquireLinkInterval, 30*time.Second)
 	def(&c.RequestTimeout, 10*time.Second)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/msgsvc/msgsvc/internal/pdu"
 )
 
 func TestValidate(t *testing.T) {
@@ -44,7 +46,7 @@ func TestValidate(t *testing.T) {
 
 func TestDefaults(t *testing.T) {
 	c := Config{Addr: "h:1", SystemID: "u"}.withDefaults()
-	if c.Name != "smpp" || c.Binds != 1 || c.Window != 10 || c.GSMPacking != Unpacked || c.TPS != 0 ||
+	if c.Name != "smpp" || c.Binds != 1 || c.Window != 10 || c.GSMPacking != pdu.Unpacked || c.TPS != 0 ||
 		c.EnquireLinkInterval != 30*time.Second || c.RequestTimeout != 10*time.Second {
 		t.Fatalf("defaults = %+v", c)
 	}

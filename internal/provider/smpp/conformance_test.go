@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 	"github.com/msgsvc/msgsvc/internal/provider/smpp"
@@ -23,11 +24,11 @@ const (
 
 func TestConformance(t *testing.T) {
 	typ := smpp.Type()
-	providertest.Run(t, providertest.Harness{Name: "smpp-conformance", Can: typ.Can,
+	providertest.Run(t, providertest.Harness{Name: "smpp-conformance", Type: typ,
 		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
 			smsc := smpptest.Start(t)
-			smsc.Refuse(throttledTo, smpp.StatusThrottled)
-			smsc.Refuse(invalidTo, smpp.StatusInvDstAdr)
+			smsc.Refuse(throttledTo, pdu.StatusThrottled)
+			smsc.Refuse(invalidTo, pdu.StatusInvDstAdr)
 			cfg := smpp.Config{Addr: smsc.Addr(), SystemID: "msgsvc", Password: "secret", Binds: 2,
 				RequestTimeout: 3 * time.Second, ReconnectMin: time.Millisecond, ReconnectMax: 5 * time.Millisecond,
 				RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond, SubmitTimeout: 2 * time.Second}

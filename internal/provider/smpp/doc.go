@@ -3,10 +3,9 @@
 // with submit_sm, and takes delivery receipts and replies from deliver_sm
 // (docs/providers.md).
 //
-// Layout: pdu.go, status.go, tlv.go and codec.go are the wire format (strict:
-// lengths are checked before anything is allocated, C-octet strings must end
-// within their maximum size, TLV lengths must fit); encoding.go turns text
-// into parts; session.go is one connection (window, sequence numbers,
+// Layout: the wire format (PDUs, their strict codec, TLVs, command_status,
+// text codings and user data headers) is package pdu, which the SMPP server
+// for customers' ESMEs shares; session.go is one connection (window, sequence numbers,
 // enquire_link); client.go keeps the binds up; submit.go sends messages and
 // retries; errors.go maps command_status to our error codes; receipt.go,
 // inbound.go and reassembly.go handle deliver_sm; health.go reports state.
@@ -18,7 +17,7 @@
 // code), UCS-2 (UTF-16BE) with data_coding 8 otherwise. A text of several
 // parts is several submit_sm, each with esm_class 0x40 and a UDH holding the
 // concatenation IE with one 8-bit reference per message and the part's
-// number (see encodeText for why not the 16-bit form).
+// number (see pdu.EncodeText for why not the 16-bit form).
 //
 // # GSM packing: unpacked by default
 //

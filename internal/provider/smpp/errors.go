@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
@@ -54,18 +55,18 @@ func noBind(last string) error {
 //	anything else (ESME_RSUBMITFAIL, vendor codes, ...)   no         PROVIDER_ERROR
 //
 // The message names the status, so that operators see the SMSC's reason.
-func statusError(st Status) *provider.Error {
+func statusError(st pdu.Status) *provider.Error {
 	e := &provider.Error{Code: CodeProviderError, Message: fmt.Sprintf("SMSC answered %s (0x%02x)", st, uint32(st))}
 	switch st {
-	case StatusThrottled, StatusMsgQFul, StatusSysErr, StatusXTAppn, StatusInvBndSts:
+	case pdu.StatusThrottled, pdu.StatusMsgQFul, pdu.StatusSysErr, pdu.StatusXTAppn, pdu.StatusInvBndSts:
 		e.Temporary = true
-	case StatusInvDstAdr, StatusInvDstTON, StatusInvDstNPI:
+	case pdu.StatusInvDstAdr, pdu.StatusInvDstTON, pdu.StatusInvDstNPI:
 		e.Code = CodeInvalidNumber
-	case StatusInvSrcAdr, StatusInvSrcTON, StatusInvSrcNPI:
+	case pdu.StatusInvSrcAdr, pdu.StatusInvSrcTON, pdu.StatusInvSrcNPI:
 		e.Code = CodeInvalidSender
-	case StatusXPAppn, StatusXRAppn, StatusInvMsgLen, StatusInvESMClass, StatusInvSerTyp, StatusInvPrtFlg,
-		StatusInvRegDlvFlg, StatusInvSched, StatusInvExpiry, StatusInvOptParStream, StatusOptParNotAllwd,
-		StatusInvParLen:
+	case pdu.StatusXPAppn, pdu.StatusXRAppn, pdu.StatusInvMsgLen, pdu.StatusInvESMClass, pdu.StatusInvSerTyp, pdu.StatusInvPrtFlg,
+		pdu.StatusInvRegDlvFlg, pdu.StatusInvSched, pdu.StatusInvExpiry, pdu.StatusInvOptParStream, pdu.StatusOptParNotAllwd,
+		pdu.StatusInvParLen:
 		e.Code = CodeRejected
 	}
 	return e
@@ -84,7 +85,7 @@ func permanent(code, format string, args ...any) *provider.Error {
 
 // BindError is a bind_transceiver refused by the SMSC.
 type BindError struct {
-	Status Status
+	Status pdu.Status
 }
 
 func (e *BindError) Error() string { return "smpp: bind refused: " + e.Status.String() }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 )
@@ -23,26 +24,26 @@ type fakeSMSC struct {
 
 	mu         sync.Mutex
 	conns      []*fakeConn
-	binds      []*Bind
+	binds      []*pdu.Bind
 	submits    []fakeSubmit
 	enquires   int
 	unbinds    int
-	resps      []PDU // responses from the client (deliver_sm_resp, enquire_link_resp, generic_nack)
+	resps      []pdu.PDU // responses from the client (deliver_sm_resp, enquire_link_resp, generic_nack)
 	nextID     int
-	bindStatus func(n int) Status
+	bindStatus func(n int) pdu.Status
 	// onSubmit sees the n-th submit_sm (from 1); it answers by itself and
 	// returns true, or returns false for the default: ESME_ROK, a new id.
-	onSubmit      func(fc *fakeConn, p PDU, n int) bool
+	onSubmit      func(fc *fakeConn, p pdu.PDU, n int) bool
 	ignoreEnquire bool
 	// queries are the query_sm received; states answers them by message id
 	// (an id it does not hold answers ESME_RQUERYFAIL).
-	queries []*Query
-	states  map[string]QueryResp
+	queries []*pdu.Query
+	states  map[string]pdu.QueryResp
 }
 
 type fakeSubmit struct {
 	conn int
-	sm   *SM
+	sm   *pdu.SM
 }
 
 type fakeConn struct {
@@ -92,48 +93,48 @@ func (f *fakeSMSC) accept() {
 func (f *fakeSMSC) serve(fc *fakeConn) {
 	defer fc.c.Close()
 	for {
-		p, err := ReadPDU(fc.c)
+		p, err := pdu.ReadPDU(fc.c)
 		if err != nil {
 			return
 		}
 		switch p.Command {
-		case BindTransceiver:
+		case pdu.BindTransceiver:
 			if !f.bind(fc, p) {
 				return
 			}
-		case SubmitSM:
+		case pdu.SubmitSM:
 			f.mu.Lock()
-			f.submits = append(f.submits, fakeSubmit{conn: fc.idx, sm: p.Body.(*SM)})
+			f.submits = append(f.submits, fakeSubmit{conn: fc.idx, sm: p.Body.(*pdu.SM)})
 			n, hook := len(f.submits), f.onSubmit
 			f.mu.Unlock()
 			if hook == nil || !hook(fc, p, n) {
 				fc.ok(p)
 			}
-		case QuerySM:
-			q := p.Body.(*Query)
+		case pdu.QuerySM:
+			q := p.Body.(*pdu.Query)
 			f.mu.Lock()
 			f.queries = append(f.queries, q)
 			r, ok := f.states[q.MessageID]
 			f.mu.Unlock()
 			if !ok {
-				fc.send(PDU{Command: QuerySMResp, Status: StatusQueryFail, Seq: p.Seq})
+				fc.send(pdu.PDU{Command: pdu.QuerySMResp, Status: pdu.StatusQueryFail, Seq: p.Seq})
 				continue
 			}
 			r.MessageID = q.MessageID
-			fc.send(PDU{Command: QuerySMResp, Seq: p.Seq, Body: &r})
-		case EnquireLink:
+			fc.send(pdu.PDU{Command: pdu.QuerySMResp, Seq: p.Seq, Body: &r})
+		case pdu.EnquireLink:
 			f.mu.Lock()
 			f.enquires++
 			ignore := f.ignoreEnquire
 			f.mu.Unlock()
 			if !ignore {
-				fc.send(PDU{Command: EnquireLinkResp, Seq: p.Seq})
+				fc.send(pdu.PDU{Command: pdu.EnquireLinkResp, Seq: p.Seq})
 			}
-		case Unbind:
+		case pdu.Unbind:
 			f.mu.Lock()
 			f.unbinds++
 			f.mu.Unlock()
-			fc.send(PDU{Command: UnbindResp, Seq: p.Seq})
+			fc.send(pdu.PDU{Command: pdu.UnbindResp, Seq: p.Seq})
 			return
 		default:
 			f.mu.Lock()
@@ -143,20 +144,20 @@ func (f *fakeSMSC) serve(fc *fakeConn) {
 	}
 }
 
-func (f *fakeSMSC) bind(fc *fakeConn, p PDU) bool {
+func (f *fakeSMSC) bind(fc *fakeConn, p pdu.PDU) bool {
 	f.mu.Lock()
-	f.binds = append(f.binds, p.Body.(*Bind))
+	f.binds = append(f.binds, p.Body.(*pdu.Bind))
 	n, hook := len(f.binds), f.bindStatus
 	f.mu.Unlock()
-	st := StatusOK
+	st := pdu.StatusOK
 	if hook != nil {
 		st = hook(n)
 	}
-	if st != StatusOK {
-		fc.send(PDU{Command: BindTransceiverResp, Status: st, Seq: p.Seq})
+	if st != pdu.StatusOK {
+		fc.send(pdu.PDU{Command: pdu.BindTransceiverResp, Status: st, Seq: p.Seq})
 		return false
 	}
-	fc.send(PDU{Command: BindTransceiverResp, Seq: p.Seq, Body: &BindResp{SystemID: "FAKESMSC"}})
+	fc.send(pdu.PDU{Command: pdu.BindTransceiverResp, Seq: p.Seq, Body: &pdu.BindResp{SystemID: "FAKESMSC"}})
 	return true
 }
 
@@ -196,7 +197,7 @@ func (f *fakeSMSC) conn(i int) *fakeConn {
 }
 
 // respTo finds the client's response to a request the fake sent.
-func (f *fakeSMSC) respTo(cmd CommandID, seq uint32) (PDU, bool) {
+func (f *fakeSMSC) respTo(cmd pdu.CommandID, seq uint32) (pdu.PDU, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, p := range f.resps {
@@ -204,11 +205,11 @@ func (f *fakeSMSC) respTo(cmd CommandID, seq uint32) (PDU, bool) {
 			return p, true
 		}
 	}
-	return PDU{}, false
+	return pdu.PDU{}, false
 }
 
-func (fc *fakeConn) send(p PDU) {
-	b, err := Encode(p)
+func (fc *fakeConn) send(p pdu.PDU) {
+	b, err := pdu.Encode(p)
 	if err != nil {
 		panic(fmt.Sprintf("fake SMSC cannot encode %v: %v", p.Command, err))
 	}
@@ -222,22 +223,31 @@ func (fc *fakeConn) sendRaw(b []byte) {
 }
 
 // ok answers a submit_sm with a new message id.
-func (fc *fakeConn) ok(p PDU) string {
+func (fc *fakeConn) ok(p pdu.PDU) string {
 	id := fc.f.newID()
-	fc.send(PDU{Command: SubmitSMResp, Seq: p.Seq, Body: &SMResp{MessageID: id}})
+	fc.send(pdu.PDU{Command: pdu.SubmitSMResp, Seq: p.Seq, Body: &pdu.SMResp{MessageID: id}})
 	return id
 }
 
 // request sends a PDU from the SMSC side and returns its sequence number.
-func (fc *fakeConn) request(cmd CommandID, body Body) uint32 {
+func (fc *fakeConn) request(cmd pdu.CommandID, body pdu.Body) uint32 {
 	seq := fc.seq.Add(1) + 1000
-	fc.send(PDU{Command: cmd, Seq: seq, Body: body})
+	fc.send(pdu.PDU{Command: cmd, Seq: seq, Body: body})
 	return seq
 }
 
 // newSink records what a client named "smpp-test" reports; a report
 // under another name fails.
 func newSink() *providertest.Sink { return &providertest.Sink{Provider: "smpp-test"} }
+
+func mustEncode(t testing.TB, p pdu.PDU) []byte {
+	t.Helper()
+	b, err := pdu.Encode(p)
+	if err != nil {
+		t.Fatalf("Encode(%v): %v", p.Command, err)
+	}
+	return b
+}
 
 // eventually polls cond until it holds or the deadline passes.
 func eventually(t testing.TB, what string, cond func() bool) {

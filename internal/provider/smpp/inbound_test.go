@@ -8,27 +8,28 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/channel/sms"
+	"github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
 // deliverAndWait sends a deliver_sm from the fake and waits for its answer.
-func deliverAndWait(t *testing.T, f *fakeSMSC, fc *fakeConn, sm *SM) Status {
+func deliverAndWait(t *testing.T, f *fakeSMSC, fc *fakeConn, sm *pdu.SM) pdu.Status {
 	t.Helper()
-	seq := fc.request(DeliverSM, sm)
-	var resp PDU
+	seq := fc.request(pdu.DeliverSM, sm)
+	var resp pdu.PDU
 	eventually(t, "deliver_sm_resp", func() bool {
 		var ok bool
-		resp, ok = f.respTo(DeliverSMResp, seq)
+		resp, ok = f.respTo(pdu.DeliverSMResp, seq)
 		return ok
 	})
 	return resp.Status
 }
 
-func moReply(coding byte, msg []byte, udh []byte) *SM {
-	sm := &SM{SourceTON: 1, SourceNPI: 1, SourceAddr: "5511999990000", DestTON: 5, DestAddr: "MyShop",
+func moReply(coding byte, msg []byte, udh []byte) *pdu.SM {
+	sm := &pdu.SM{SourceTON: 1, SourceNPI: 1, SourceAddr: "5511999990000", DestTON: 5, DestAddr: "MyShop",
 		DataCoding: coding, ShortMessage: append(append([]byte(nil), udh...), msg...)}
 	if udh != nil {
-		sm.ESMClass = ESMClassUDHI
+		sm.ESMClass = pdu.ESMClassUDHI
 	}
 	return sm
 }
@@ -39,22 +40,22 @@ func TestInboundMultipartReply(t *testing.T) {
 	c := startClient(t, testConfig(f.addr()), sink)
 	fc := f.conn(0)
 	text := strings.Repeat("Reply text that is long; ", 15) // 375 septets: 3 parts
-	parts, err := encodeText(text, 42, Unpacked)
+	parts, err := pdu.EncodeText(text, 42, pdu.Unpacked)
 	if err != nil || len(parts) != 3 {
-		t.Fatalf("encodeText: %d parts, %v", len(parts), err)
+		t.Fatalf("EncodeText: %d parts, %v", len(parts), err)
 	}
 	// The handover must happen before the last part is answered.
 	var lastSeq atomic.Uint32
 	var answeredEarly atomic.Bool
 	sink.OnInbound(func(provider.Inbound) {
-		if _, ok := f.respTo(DeliverSMResp, lastSeq.Load()); ok {
+		if _, ok := f.respTo(pdu.DeliverSMResp, lastSeq.Load()); ok {
 			answeredEarly.Store(true)
 		}
 	})
 	for _, i := range []int{1, 0} { // out of order
-		sm := moReply(CodingDefault, parts[i].Message, nil)
+		sm := moReply(pdu.CodingDefault, parts[i].Message, nil)
 		sm.ESMClass = parts[i].ESMClass
-		if st := deliverAndWait(t, f, fc, sm); st != StatusOK {
+		if st := deliverAndWait(t, f, fc, sm); st != pdu.StatusOK {
 			t.Fatalf("part %d answered %v", i+1, st)
 		}
 	}
@@ -64,10 +65,10 @@ func TestInboundMultipartReply(t *testing.T) {
 	if h := c.Health(); h.Reassembling != 1 {
 		t.Fatalf("health = %+v", h)
 	}
-	sm := moReply(CodingDefault, parts[2].Message, nil)
+	sm := moReply(pdu.CodingDefault, parts[2].Message, nil)
 	sm.ESMClass = parts[2].ESMClass
 	lastSeq.Store(fc.seq.Load() + 1001) // the sequence number fc.request will use
-	if st := deliverAndWait(t, f, fc, sm); st != StatusOK {
+	if st := deliverAndWait(t, f, fc, sm); st != pdu.StatusOK {
 		t.Fatalf("last part answered %v", st)
 	}
 	_, in := sink.Got()
@@ -95,18 +96,18 @@ func TestInboundCodingsAndReferences(t *testing.T) {
 	// UCS-2 with a 16-bit reference, a surrogate pair cut between parts.
 	u := sms.EncodeUCS2("ab😀cd")
 	for i, chunk := range [][]byte{u[:6], u[6:]} {
-		deliverAndWait(t, f, fc, moReply(CodingUCS2, chunk, concatUDH16(0xABCD, 2, uint8(i+1))))
+		deliverAndWait(t, f, fc, moReply(pdu.CodingUCS2, chunk, pdu.ConcatUDH16(0xABCD, 2, uint8(i+1))))
 	}
 	// Latin-1 in two parts joined by sar_ TLVs.
 	for i, chunk := range []string{"caf\xe9 ", "cr\xe8me"} {
-		sm := moReply(CodingLatin1, []byte(chunk), nil)
-		sm.TLVs = TLVs{Uint16TLV(TagSARMsgRefNum, 7), ByteTLV(TagSARTotalSegments, 2), ByteTLV(TagSARSegmentSeqnum, uint8(i+1))}
+		sm := moReply(pdu.CodingLatin1, []byte(chunk), nil)
+		sm.TLVs = pdu.TLVs{pdu.Uint16TLV(pdu.TagSARMsgRefNum, 7), pdu.ByteTLV(pdu.TagSARTotalSegments, 2), pdu.ByteTLV(pdu.TagSARSegmentSeqnum, uint8(i+1))}
 		deliverAndWait(t, f, fc, sm)
 	}
 	// One part of ASCII, and one in message_payload.
-	deliverAndWait(t, f, fc, moReply(CodingASCII, []byte("STOP"), nil))
-	payload := moReply(CodingDefault, nil, nil)
-	payload.TLVs = TLVs{{Tag: TagMessagePayload, Value: []byte("from payload")}}
+	deliverAndWait(t, f, fc, moReply(pdu.CodingASCII, []byte("STOP"), nil))
+	payload := moReply(pdu.CodingDefault, nil, nil)
+	payload.TLVs = pdu.TLVs{{Tag: pdu.TagMessagePayload, Value: []byte("from payload")}}
 	deliverAndWait(t, f, fc, payload)
 
 	_, in := sink.Got()
@@ -124,21 +125,21 @@ func TestInboundPacked(t *testing.T) {
 	f := newFakeSMSC(t)
 	sink := newSink()
 	cfg := testConfig(f.addr())
-	cfg.GSMPacking = Packed
+	cfg.GSMPacking = pdu.Packed
 	startClient(t, cfg, sink)
 	fc := f.conn(0)
 	text := strings.Repeat("Packed {reply} text! ", 12) // 2 parts with escapes
-	parts, err := encodeText(text, 9, Packed)
+	parts, err := pdu.EncodeText(text, 9, pdu.Packed)
 	if err != nil || len(parts) != 2 {
-		t.Fatalf("encodeText: %d parts, %v", len(parts), err)
+		t.Fatalf("EncodeText: %d parts, %v", len(parts), err)
 	}
 	for _, p := range parts {
 		sm := moReply(p.DataCoding, p.Message, nil)
 		sm.ESMClass = p.ESMClass
 		deliverAndWait(t, f, fc, sm)
 	}
-	single, _ := encodeText("Hi there", 0, Packed)
-	deliverAndWait(t, f, fc, moReply(CodingDefault, single[0].Message, nil))
+	single, _ := pdu.EncodeText("Hi there", 0, pdu.Packed)
+	deliverAndWait(t, f, fc, moReply(pdu.CodingDefault, single[0].Message, nil))
 	_, in := sink.Got()
 	if len(in) != 2 || in[0].Body != text || in[1].Body != "Hi there" {
 		t.Fatalf("inbound = %+v", in)
@@ -151,16 +152,16 @@ func TestInboundSinkFailureAsksForRetry(t *testing.T) {
 	sink.FailInbound(1)
 	startClient(t, testConfig(f.addr()), sink)
 	fc := f.conn(0)
-	p1 := moReply(CodingASCII, []byte("one "), concatUDH8(3, 2, 1))
-	p2 := moReply(CodingASCII, []byte("two"), concatUDH8(3, 2, 2))
-	if st := deliverAndWait(t, f, fc, p1); st != StatusOK {
+	p1 := moReply(pdu.CodingASCII, []byte("one "), pdu.ConcatUDH8(3, 2, 1))
+	p2 := moReply(pdu.CodingASCII, []byte("two"), pdu.ConcatUDH8(3, 2, 2))
+	if st := deliverAndWait(t, f, fc, p1); st != pdu.StatusOK {
 		t.Fatalf("part 1: %v", st)
 	}
-	if st := deliverAndWait(t, f, fc, p2); st != StatusXTAppn {
+	if st := deliverAndWait(t, f, fc, p2); st != pdu.StatusXTAppn {
 		t.Fatalf("part 2 with the Sink down: %v; want ESME_RX_T_APPN", st)
 	}
 	// The SMSC sends the last part again; the first is still held.
-	if st := deliverAndWait(t, f, fc, p2); st != StatusOK {
+	if st := deliverAndWait(t, f, fc, p2); st != pdu.StatusOK {
 		t.Fatalf("part 2 again: %v", st)
 	}
 	_, in := sink.Got()
@@ -168,10 +169,10 @@ func TestInboundSinkFailureAsksForRetry(t *testing.T) {
 		t.Fatalf("inbound = %+v", in)
 	}
 	// Unreadable: a UDH longer than the message, a part number past the total.
-	if st := deliverAndWait(t, f, fc, moReply(CodingASCII, nil, []byte{9, 0, 3})); st != StatusXPAppn {
+	if st := deliverAndWait(t, f, fc, moReply(pdu.CodingASCII, nil, []byte{9, 0, 3})); st != pdu.StatusXPAppn {
 		t.Fatalf("broken UDH: %v", st)
 	}
-	if st := deliverAndWait(t, f, fc, moReply(CodingASCII, []byte("x"), concatUDH8(4, 2, 3))); st != StatusXPAppn {
+	if st := deliverAndWait(t, f, fc, moReply(pdu.CodingASCII, []byte("x"), pdu.ConcatUDH8(4, 2, 3))); st != pdu.StatusXPAppn {
 		t.Fatalf("part 3 of 2: %v", st)
 	}
 }
@@ -234,8 +235,8 @@ func TestInboundBurstBeyondLimitAllAccepted(t *testing.T) {
 	seqs := make(chan uint32, burst)
 	go func() {
 		for i := range burst {
-			sm := moReply(CodingDefault, []byte(fmt.Sprintf("reply %d", i)), nil)
-			seqs <- fc.request(DeliverSM, sm)
+			sm := moReply(pdu.CodingDefault, []byte(fmt.Sprintf("reply %d", i)), nil)
+			seqs <- fc.request(pdu.DeliverSM, sm)
 		}
 		close(seqs)
 	}()
@@ -246,13 +247,13 @@ func TestInboundBurstBeyondLimitAllAccepted(t *testing.T) {
 		all = append(all, seq)
 	}
 	for _, seq := range all {
-		var resp PDU
+		var resp pdu.PDU
 		eventually(t, "deliver_sm_resp", func() bool {
 			var ok bool
-			resp, ok = f.respTo(DeliverSMResp, seq)
+			resp, ok = f.respTo(pdu.DeliverSMResp, seq)
 			return ok
 		})
-		if resp.Status != StatusOK {
+		if resp.Status != pdu.StatusOK {
 			t.Fatalf("deliver_sm %d answered %v, want ESME_ROK", seq, resp.Status)
 		}
 	}
@@ -271,10 +272,10 @@ func TestInboundRefusalCounted(t *testing.T) {
 	sink := newSink()
 	c := startClient(t, testConfig(f.addr()), sink)
 	sink.FailInbound(1)
-	if st := deliverAndWait(t, f, f.conn(0), moReply(CodingDefault, []byte("hello"), nil)); st != StatusXTAppn {
+	if st := deliverAndWait(t, f, f.conn(0), moReply(pdu.CodingDefault, []byte("hello"), nil)); st != pdu.StatusXTAppn {
 		t.Fatalf("answered %v, want ESME_RX_T_APPN", st)
 	}
-	if got := c.Health().InboundRefused[StatusXTAppn.String()]; got != 1 {
-		t.Fatalf("refusals counted: %v, want 1 under %s", c.Health().InboundRefused, StatusXTAppn)
+	if got := c.Health().InboundRefused[pdu.StatusXTAppn.String()]; got != 1 {
+		t.Fatalf("refusals counted: %v, want 1 under %s", c.Health().InboundRefused, pdu.StatusXTAppn)
 	}
 }

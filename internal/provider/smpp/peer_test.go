@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
@@ -100,19 +101,19 @@ func TestPeerSubmitAndReceipts(t *testing.T) {
 func TestPeerDecodesUnpackedGSM(t *testing.T) {
 	cfg := peerConfig(t).withDefaults()
 	const text = "Hi @ £ {x} é_$ Ñ!"
-	echo := func(packing GSMPacking) string {
-		parts, err := encodeText(text, 0, packing)
-		if err != nil || len(parts) != 1 || parts[0].DataCoding != CodingDefault {
-			t.Fatalf("encodeText: %+v, %v", parts, err)
+	echo := func(packing pdu.GSMPacking) string {
+		parts, err := pdu.EncodeText(text, 0, packing)
+		if err != nil || len(parts) != 1 || parts[0].DataCoding != pdu.CodingDefault {
+			t.Fatalf("EncodeText: %+v, %v", parts, err)
 		}
-		sm := &SM{SourceTON: TONAlphanumeric, SourceAddr: "MsgSvc", DestTON: 1, DestNPI: 1, DestAddr: "5511999990000",
-			RegisteredDelivery: 1, DataCoding: CodingDefault, ShortMessage: parts[0].Message}
+		sm := &pdu.SM{SourceTON: pdu.TONAlphanumeric, SourceAddr: "MsgSvc", DestTON: 1, DestNPI: 1, DestAddr: "5511999990000",
+			RegisteredDelivery: 1, DataCoding: pdu.CodingDefault, ShortMessage: parts[0].Message}
 		return peerReceiptText(t, cfg, sm)
 	}
-	if got := echo(Unpacked); got != text {
+	if got := echo(pdu.Unpacked); got != text {
 		t.Fatalf("unpacked: the peer decoded %q; sent %q", got, text)
 	}
-	got := echo(Packed)
+	got := echo(pdu.Packed)
 	if got == text {
 		t.Fatalf("packed: the peer decoded %q as well; the default should be reconsidered", got)
 	}
@@ -121,7 +122,7 @@ func TestPeerDecodesUnpackedGSM(t *testing.T) {
 
 // peerReceiptText submits sm on a bare session and returns the text: field
 // of the receipt the peer sends back.
-func peerReceiptText(t *testing.T, cfg Config, sm *SM) string {
+func peerReceiptText(t *testing.T, cfg Config, sm *pdu.SM) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -132,28 +133,28 @@ func peerReceiptText(t *testing.T, cfg Config, sm *SM) string {
 	}
 	var mu sync.Mutex
 	receipts := map[string]string{}
-	s := newSession(0, &cfg, conn, quietLogger(), func(s *session, p PDU) {
-		if dlr, ok := p.Body.(*SM); ok {
+	s := newSession(0, &cfg, conn, quietLogger(), func(s *session, p pdu.PDU) {
+		if dlr, ok := p.Body.(*pdu.SM); ok {
 			r, _ := parseReceipt(dlr)
-			text := decodeLatin1(dlr.ShortMessage) // the simulator writes receipts in Latin-1
+			text := pdu.DecodeLatin1(dlr.ShortMessage) // the simulator writes receipts in Latin-1
 			if i := strings.Index(text, " text:"); i >= 0 {
 				mu.Lock()
 				receipts[r.ID] = text[i+len(" text:"):]
 				mu.Unlock()
 			}
 		}
-		_ = s.respond(DeliverSMResp, StatusOK, p.Seq, &SMResp{})
+		_ = s.respond(pdu.DeliverSMResp, pdu.StatusOK, p.Seq, &pdu.SMResp{})
 	})
 	defer func() { s.unbind(ctx); s.wg.Wait() }()
 	if _, err := s.bind(ctx); err != nil {
 		t.Fatal(err)
 	}
 	s.run()
-	resp, err := s.call(ctx, SubmitSM, sm, callOpts{window: true})
-	if err != nil || resp.Status != StatusOK {
+	resp, err := s.call(ctx, pdu.SubmitSM, sm, callOpts{window: true})
+	if err != nil || resp.Status != pdu.StatusOK {
 		t.Fatalf("submit_sm: %+v, %v", resp, err)
 	}
-	id := resp.Body.(*SMResp).MessageID
+	id := resp.Body.(*pdu.SMResp).MessageID
 	var text string
 	eventually(t, "the receipt", func() bool {
 		mu.Lock()

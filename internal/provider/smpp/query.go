@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
@@ -54,21 +55,21 @@ func (c *Client) query(ctx context.Context, q provider.QueryRef) (provider.Statu
 	ton, npi, addr, err := sourceAddress(from)
 	if err != nil {
 		// A sender that could not have been submitted: ask without it.
-		ton, npi, addr = TONUnknown, NPIUnknown, ""
+		ton, npi, addr = pdu.TONUnknown, pdu.NPIUnknown, ""
 	}
 	s, err := c.pick(ctx)
 	if err != nil {
 		return provider.Status{}, false, err
 	}
-	resp, err := s.call(ctx, QuerySM, &Query{MessageID: q.Ref, SourceTON: ton, SourceNPI: npi, SourceAddr: addr},
+	resp, err := s.call(ctx, pdu.QuerySM, &pdu.Query{MessageID: q.Ref, SourceTON: ton, SourceNPI: npi, SourceAddr: addr},
 		callOpts{window: true, bucket: c.bucket})
 	if err != nil {
 		return provider.Status{}, false, fmt.Errorf("query_sm %s: %w", q.Ref, err)
 	}
-	if resp.Command == GenericNack || resp.Status != StatusOK {
+	if resp.Command == pdu.GenericNack || resp.Status != pdu.StatusOK {
 		return provider.Status{}, false, errNoQuery
 	}
-	body, ok := resp.Body.(*QueryResp)
+	body, ok := resp.Body.(*pdu.QueryResp)
 	if !ok {
 		return provider.Status{}, false, errNoQuery
 	}
@@ -76,7 +77,7 @@ func (c *Client) query(ctx context.Context, q provider.QueryRef) (provider.Statu
 	if body.ErrorCode != 0 {
 		r.Err = fmt.Sprintf("%03d", body.ErrorCode)
 	}
-	if body.MessageState == StateUnknown {
+	if body.MessageState == pdu.StateUnknown {
 		// Unlike a receipt saying UNKNOWN, a query answering it says the
 		// SMSC cannot tell yet: not an outcome.
 		return provider.Status{}, false, nil

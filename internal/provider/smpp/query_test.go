@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
@@ -13,11 +14,11 @@ import (
 func TestQuery(t *testing.T) {
 	f := newFakeSMSC(t)
 	f.set(func(f *fakeSMSC) {
-		f.states = map[string]QueryResp{
-			"M1": {MessageState: StateDelivered, FinalDate: "261121100100000+"},
-			"M2": {MessageState: StateEnroute},
-			"M3": {MessageState: StateUndeliverable, ErrorCode: 11},
-			"M5": {MessageState: StateUnknown},
+		f.states = map[string]pdu.QueryResp{
+			"M1": {MessageState: pdu.StateDelivered, FinalDate: "261121100100000+"},
+			"M2": {MessageState: pdu.StateEnroute},
+			"M3": {MessageState: pdu.StateUndeliverable, ErrorCode: 11},
+			"M5": {MessageState: pdu.StateUnknown},
 		}
 	})
 	c := startClient(t, testConfig(f.addr()), newSink())
@@ -35,13 +36,13 @@ func TestQuery(t *testing.T) {
 		t.Fatalf("%d queries, want 5", qs)
 	}
 	f.set(func(f *fakeSMSC) {
-		if q := f.queries[0]; q.SourceAddr != "Acme" || q.SourceTON != TONAlphanumeric {
+		if q := f.queries[0]; q.SourceAddr != "Acme" || q.SourceTON != pdu.TONAlphanumeric {
 			t.Errorf("the first query's source: %+v", q)
 		}
 		if q := f.queries[1]; q.SourceAddr != "MyShop" {
 			t.Errorf("a query without a sender asks with the configured one: %+v", q)
 		}
-		if q := f.queries[2]; q.SourceAddr != "5511999990000" || q.SourceTON != TONInternational || q.SourceNPI != NPIISDN {
+		if q := f.queries[2]; q.SourceAddr != "5511999990000" || q.SourceTON != pdu.TONInternational || q.SourceNPI != pdu.NPIISDN {
 			t.Errorf("the third query's source: %+v", q)
 		}
 	})

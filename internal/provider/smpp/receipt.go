@@ -5,21 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/provider"
-)
-
-// MessageState is the message_state TLV (SMPP 3.4 §5.3.2.35).
-type MessageState byte
-
-const (
-	StateEnroute       MessageState = 1
-	StateDelivered     MessageState = 2
-	StateExpired       MessageState = 3
-	StateDeleted       MessageState = 4
-	StateUndeliverable MessageState = 5
-	StateAccepted      MessageState = 6
-	StateUnknown       MessageState = 7
-	StateRejected      MessageState = 8
 )
 
 // receipt is a parsed delivery receipt. The text format is the de facto
@@ -33,25 +20,25 @@ const (
 type receipt struct {
 	ID       string
 	Stat     string // the text's stat word, upper case
-	State    MessageState
+	State    pdu.MessageState
 	HasState bool
 	Err      string // the text's err field
 	DoneDate string
 }
 
 // parseReceipt reads a deliver_sm that has the receipt bit of esm_class.
-func parseReceipt(sm *SM) (receipt, error) {
+func parseReceipt(sm *pdu.SM) (receipt, error) {
 	var r receipt
 	fields := receiptFields(receiptText(sm))
 	r.ID = fields[fieldID]
 	r.Stat = strings.ToUpper(fields[fieldStat])
 	r.Err = fields[fieldErr]
 	r.DoneDate = fields[fieldDoneDate]
-	if id, ok := sm.TLVs.CString(TagReceiptedMessageID); ok && id != "" {
+	if id, ok := sm.TLVs.CString(pdu.TagReceiptedMessageID); ok && id != "" {
 		r.ID = id
 	}
-	if st, ok := sm.TLVs.Byte(TagMessageState); ok {
-		r.State, r.HasState = MessageState(st), true
+	if st, ok := sm.TLVs.Byte(pdu.TagMessageState); ok {
+		r.State, r.HasState = pdu.MessageState(st), true
 	}
 	if r.ID == "" {
 		return r, errors.New("receipt without a message id (no receipted_message_id, no id: in the text)")
@@ -65,15 +52,15 @@ func parseReceipt(sm *SM) (receipt, error) {
 // receiptText is the receipt's text: short_message, or message_payload when
 // the SMSC used that. Receipt texts are ASCII whatever data_coding says,
 // except for the few SMSCs that send them in UCS-2.
-func receiptText(sm *SM) string {
+func receiptText(sm *pdu.SM) string {
 	b := sm.ShortMessage
 	if len(b) == 0 {
-		b, _ = sm.TLVs.Get(TagMessagePayload)
+		b, _ = sm.TLVs.Get(pdu.TagMessagePayload)
 	}
-	if sm.DataCoding == CodingUCS2 {
-		return decodeText(CodingUCS2, b, 0, Unpacked)
+	if sm.DataCoding == pdu.CodingUCS2 {
+		return pdu.DecodeUserData(pdu.CodingUCS2, b, 0, pdu.Unpacked)
 	}
-	return decodeLatin1(b)
+	return pdu.DecodeLatin1(b)
 }
 
 // receiptKeys are a text receipt's fields before its text, each with its
@@ -164,18 +151,18 @@ func (r receipt) outcome(at time.Time) (provider.Status, bool) {
 		state = stateFromStat(r.Stat)
 	}
 	switch state {
-	case StateEnroute, StateAccepted:
+	case pdu.StateEnroute, pdu.StateAccepted:
 		return st, false
-	case StateDelivered:
+	case pdu.StateDelivered:
 		st.Status = "DELIVERED"
 		return st, true
-	case StateUndeliverable:
+	case pdu.StateUndeliverable:
 		st.ErrorCode = "UNDELIVERED"
-	case StateExpired:
+	case pdu.StateExpired:
 		st.ErrorCode = "EXPIRED"
-	case StateRejected:
+	case pdu.StateRejected:
 		st.ErrorCode = "REJECTED"
-	case StateDeleted:
+	case pdu.StateDeleted:
 		st.ErrorCode = "DELETED"
 	default:
 		st.ErrorCode = "UNKNOWN"
@@ -198,24 +185,24 @@ func (r receipt) describe() string {
 
 // stateFromStat reads the stat word, accepting the long spellings some
 // SMSCs use.
-func stateFromStat(s string) MessageState {
+func stateFromStat(s string) pdu.MessageState {
 	switch s {
 	case "DELIVRD", "DELIVERED":
-		return StateDelivered
+		return pdu.StateDelivered
 	case "UNDELIV", "UNDELIVERABLE":
-		return StateUndeliverable
+		return pdu.StateUndeliverable
 	case "EXPIRED":
-		return StateExpired
+		return pdu.StateExpired
 	case "REJECTD", "REJECTED":
-		return StateRejected
+		return pdu.StateRejected
 	case "DELETED":
-		return StateDeleted
+		return pdu.StateDeleted
 	case "ENROUTE":
-		return StateEnroute
+		return pdu.StateEnroute
 	case "ACCEPTD", "ACCEPTED":
-		return StateAccepted
+		return pdu.StateAccepted
 	}
-	return StateUnknown
+	return pdu.StateUnknown
 }
 
 // asciiLower lower-cases ASCII letters only, so that offsets in the result

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/msgsvc/msgsvc/internal/pdu"
 )
 
 // maxInboundPerBind bounds the deliver_sm one bind handles at once (each
@@ -36,7 +38,7 @@ type session struct {
 	conn  net.Conn
 	br    *bufio.Reader
 	log   *slog.Logger
-	onPDU func(s *session, p PDU) // handles deliver_sm, in its own goroutine
+	onPDU func(s *session, p pdu.PDU) // handles deliver_sm, in its own goroutine
 	// onTaken learns the SMSC's message_id of each accepted submit_sm in
 	// the read loop, before any later PDU of this connection (its receipt
 	// among them) is handled.
@@ -67,11 +69,11 @@ type session struct {
 }
 
 type reply struct {
-	pdu PDU
+	pdu pdu.PDU
 	err error
 }
 
-func newSession(slot int, cfg *Config, conn net.Conn, log *slog.Logger, onPDU func(*session, PDU)) *session {
+func newSession(slot int, cfg *Config, conn net.Conn, log *slog.Logger, onPDU func(*session, pdu.PDU)) *session {
 	s := &session{
 		slot: slot, cfg: cfg, conn: conn, br: bufio.NewReaderSize(conn, 4096),
 		log: log.With("bind", slot), onPDU: onPDU,
@@ -92,31 +94,31 @@ func (s *session) bind(ctx context.Context) (string, error) {
 	_ = s.conn.SetDeadline(time.Now().Add(s.cfg.RequestTimeout))
 	defer s.conn.SetDeadline(time.Time{})
 	seq := s.nextSeq()
-	err := s.write(PDU{Command: BindTransceiver, Seq: seq, Body: &Bind{
+	err := s.write(pdu.PDU{Command: pdu.BindTransceiver, Seq: seq, Body: &pdu.Bind{
 		SystemID: s.cfg.SystemID, Password: s.cfg.Password, SystemType: s.cfg.SystemType,
-		InterfaceVersion: InterfaceVersion,
+		InterfaceVersion: pdu.InterfaceVersion,
 	}})
 	if err != nil {
 		return "", fmt.Errorf("send bind_transceiver: %w", err)
 	}
 	for {
-		p, err := ReadPDU(s.br)
+		p, err := pdu.ReadPDU(s.br)
 		switch {
 		case err != nil:
 			return "", fmt.Errorf("read bind_transceiver_resp: %w", err)
-		case p.Command == GenericNack && (p.Seq == seq || p.Seq == 0):
+		case p.Command == pdu.GenericNack && (p.Seq == seq || p.Seq == 0):
 			return "", &BindError{Status: p.Status}
-		case p.Command == EnquireLink:
-			if err := s.respond(EnquireLinkResp, StatusOK, p.Seq, nil); err != nil {
+		case p.Command == pdu.EnquireLink:
+			if err := s.respond(pdu.EnquireLinkResp, pdu.StatusOK, p.Seq, nil); err != nil {
 				return "", err
 			}
-		case p.Command != BindTransceiverResp || p.Seq != seq:
+		case p.Command != pdu.BindTransceiverResp || p.Seq != seq:
 			s.log.Warn("smpp: PDU before bind_transceiver_resp ignored", "command", p.Command)
-		case p.Status != StatusOK:
+		case p.Status != pdu.StatusOK:
 			return "", &BindError{Status: p.Status}
 		default:
 			var sysID string
-			if b, ok := p.Body.(*BindResp); ok {
+			if b, ok := p.Body.(*pdu.BindResp); ok {
 				sysID = b.SystemID
 			}
 			return sysID, nil
@@ -138,8 +140,8 @@ func (s *session) nextSeq() uint32 {
 
 func (s *session) readLoop() {
 	for {
-		p, err := ReadPDU(s.br)
-		if err != nil && !errors.Is(err, ErrMalformed) {
+		p, err := pdu.ReadPDU(s.br)
+		if err != nil && !errors.Is(err, pdu.ErrMalformed) {
 			s.close(fmt.Errorf("read: %w", err))
 			return
 		}
@@ -155,27 +157,27 @@ func (s *session) readLoop() {
 // malformed handles a PDU that was framed correctly but did not decode. A
 // response still settles its request (it was answered: sending it again
 // could duplicate the message); a request is refused with generic_nack.
-func (s *session) malformed(p PDU, err error) {
+func (s *session) malformed(p pdu.PDU, err error) {
 	s.log.Warn("smpp: malformed PDU", "command", p.Command, "seq", p.Seq, "err", err)
 	if p.Command.IsResponse() {
 		s.settle(p, fmt.Errorf("%w: %w", errBadResponse, err))
 		return
 	}
-	_ = s.respond(GenericNack, StatusInvCmdLen, p.Seq, nil)
+	_ = s.respond(pdu.GenericNack, pdu.StatusInvCmdLen, p.Seq, nil)
 }
 
-func (s *session) dispatch(p PDU) {
+func (s *session) dispatch(p pdu.PDU) {
 	switch {
 	case p.Command.IsResponse():
-		if p.Command == SubmitSMResp && p.Status == StatusOK && s.onTaken != nil {
-			if body, ok := p.Body.(*SMResp); ok && body.MessageID != "" {
+		if p.Command == pdu.SubmitSMResp && p.Status == pdu.StatusOK && s.onTaken != nil {
+			if body, ok := p.Body.(*pdu.SMResp); ok && body.MessageID != "" {
 				s.onTaken(body.MessageID)
 			}
 		}
 		s.settle(p, nil)
-	case p.Command == EnquireLink:
-		_ = s.respond(EnquireLinkResp, StatusOK, p.Seq, nil)
-	case p.Command == DeliverSM:
+	case p.Command == pdu.EnquireLink:
+		_ = s.respond(pdu.EnquireLinkResp, pdu.StatusOK, p.Seq, nil)
+	case p.Command == pdu.DeliverSM:
 		if !s.takeInbound() {
 			return // the session closed while waiting
 		}
@@ -185,11 +187,11 @@ func (s *session) dispatch(p PDU) {
 			defer func() { <-s.inbound }()
 			s.onPDU(s, p)
 		}()
-	case p.Command == Unbind:
-		_ = s.respond(UnbindResp, StatusOK, p.Seq, nil)
+	case p.Command == pdu.Unbind:
+		_ = s.respond(pdu.UnbindResp, pdu.StatusOK, p.Seq, nil)
 		s.close(errUnbound)
 	default:
-		_ = s.respond(GenericNack, StatusInvCmdID, p.Seq, nil)
+		_ = s.respond(pdu.GenericNack, pdu.StatusInvCmdID, p.Seq, nil)
 	}
 }
 
@@ -214,7 +216,7 @@ func (s *session) takeInbound() bool {
 }
 
 // settle hands a response to the request waiting for it.
-func (s *session) settle(p PDU, err error) {
+func (s *session) settle(p pdu.PDU, err error) {
 	s.mu.Lock()
 	ch, ok := s.pending[p.Seq]
 	delete(s.pending, p.Seq)
@@ -236,16 +238,16 @@ func (s *session) forget(seq uint32) bool {
 	return ok
 }
 
-func (s *session) respond(cmd CommandID, st Status, seq uint32, body Body) error {
-	err := s.write(PDU{Command: cmd, Status: st, Seq: seq, Body: body})
+func (s *session) respond(cmd pdu.CommandID, st pdu.Status, seq uint32, body pdu.Body) error {
+	err := s.write(pdu.PDU{Command: cmd, Status: st, Seq: seq, Body: body})
 	if err != nil {
 		s.log.Warn("smpp: cannot answer", "command", cmd, "seq", seq, "err", err)
 	}
 	return err
 }
 
-func (s *session) write(p PDU) error {
-	b, err := Encode(p)
+func (s *session) write(p pdu.PDU) error {
+	b, err := pdu.Encode(p)
 	if err != nil {
 		return err
 	}
@@ -267,7 +269,7 @@ type wflush struct {
 // write under way queues its PDU for the next one and waits, and the caller
 // that writes takes everything queued meanwhile, until nothing is. Alone, a
 // PDU is written at once, as before.
-func (s *session) writeRaw(cmd CommandID, b []byte) error {
+func (s *session) writeRaw(cmd pdu.CommandID, b []byte) error {
 	s.wmu.Lock()
 	if s.wnext == nil {
 		s.wnext = &wflush{done: make(chan struct{})}
@@ -313,30 +315,30 @@ type callOpts struct {
 // the wire, ctx no longer cuts the wait short (only the request timeout,
 // the end of the connection or o.abort do), so that a cancelled Submit does
 // not leave a message in an unknown state that a retry would duplicate.
-func (s *session) call(ctx context.Context, cmd CommandID, body Body, o callOpts) (PDU, error) {
+func (s *session) call(ctx context.Context, cmd pdu.CommandID, body pdu.Body, o callOpts) (pdu.PDU, error) {
 	if o.window {
 		select {
 		case s.window <- struct{}{}:
 			defer func() { <-s.window }()
 		case <-ctx.Done():
-			return PDU{}, ctx.Err()
+			return pdu.PDU{}, ctx.Err()
 		case <-s.done:
-			return PDU{}, errNotSent
+			return pdu.PDU{}, errNotSent
 		}
 	}
 	if err := o.bucket.take(ctx, s.done); err != nil {
-		return PDU{}, err
+		return pdu.PDU{}, err
 	}
 	seq := s.nextSeq()
-	b, err := Encode(PDU{Command: cmd, Seq: seq, Body: body})
+	b, err := pdu.Encode(pdu.PDU{Command: cmd, Seq: seq, Body: body})
 	if err != nil {
-		return PDU{}, err
+		return pdu.PDU{}, err
 	}
 	ch := make(chan reply, 1)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return PDU{}, errNotSent
+		return pdu.PDU{}, errNotSent
 	}
 	s.pending[seq] = ch
 	s.mu.Unlock()
@@ -350,7 +352,7 @@ func (s *session) call(ctx context.Context, cmd CommandID, body Body, o callOpts
 	case <-o.abort:
 	}
 	if s.forget(seq) {
-		return PDU{}, errTimeout
+		return pdu.PDU{}, errTimeout
 	}
 	r := <-ch
 	return r.pdu, r.err
@@ -373,7 +375,7 @@ func (s *session) keepAlive() {
 			t.Reset(iv - idle)
 			continue
 		}
-		if _, err := s.call(context.Background(), EnquireLink, nil, callOpts{abort: s.done}); err != nil {
+		if _, err := s.call(context.Background(), pdu.EnquireLink, nil, callOpts{abort: s.done}); err != nil {
 			s.close(fmt.Errorf("enquire_link: %w", err))
 			return
 		}
@@ -384,7 +386,7 @@ func (s *session) keepAlive() {
 // unbind says goodbye politely and closes the connection.
 func (s *session) unbind(ctx context.Context) {
 	if !s.isClosed() {
-		if _, err := s.call(ctx, Unbind, nil, callOpts{abort: ctx.Done()}); err != nil {
+		if _, err := s.call(ctx, pdu.Unbind, nil, callOpts{abort: ctx.Done()}); err != nil {
 			s.log.Info("smpp: unbind not answered", "err", err)
 		}
 	}

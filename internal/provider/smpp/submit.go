@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
@@ -69,7 +70,7 @@ func (c *Client) submitMessage(ctx context.Context, m *provider.Outbound) provid
 }
 
 // prepare builds the submit_sm bodies of a message.
-func (c *Client) prepare(m *provider.Outbound) ([]*SM, *provider.Error) {
+func (c *Client) prepare(m *provider.Outbound) ([]*pdu.SM, *provider.Error) {
 	if m.Channel != "" && m.Channel != "SMS" {
 		return nil, permanent(CodeRejected, "SMPP carries SMS, not %s", m.Channel)
 	}
@@ -93,11 +94,11 @@ func (c *Client) prepare(m *provider.Outbound) ([]*SM, *provider.Error) {
 	if err != nil {
 		return nil, permanent(CodeRejected, "%v", err)
 	}
-	out := make([]*SM, len(encoded))
+	out := make([]*pdu.SM, len(encoded))
 	for i, p := range encoded {
-		out[i] = &SM{
+		out[i] = &pdu.SM{
 			SourceTON: ston, SourceNPI: snpi, SourceAddr: src,
-			DestTON: TONInternational, DestNPI: NPIISDN, DestAddr: dest,
+			DestTON: pdu.TONInternational, DestNPI: pdu.NPIISDN, DestAddr: dest,
 			ESMClass:           p.ESMClass,
 			ValidityPeriod:     validity,
 			RegisteredDelivery: 1, // SMSC receipt on success and failure
@@ -110,23 +111,23 @@ func (c *Client) prepare(m *provider.Outbound) ([]*SM, *provider.Error) {
 
 // encode cuts a message's text into parts, or keeps a part its sender
 // cut whole, with the sender's header.
-func (c *Client) encode(m *provider.Outbound) ([]encodedPart, error) {
+func (c *Client) encode(m *provider.Outbound) ([]pdu.EncodedPart, error) {
 	if m.Content.UDH == "" {
-		return encodeText(m.Body, uint8(c.ref.Add(1)), c.cfg.GSMPacking)
+		return pdu.EncodeText(m.Body, uint8(c.ref.Add(1)), c.cfg.GSMPacking)
 	}
 	udh, err := hex.DecodeString(m.Content.UDH)
 	if err != nil || len(udh) == 0 || int(udh[0])+1 != len(udh) {
 		return nil, fmt.Errorf("user data header %q is not a header", m.Content.UDH)
 	}
-	p, err := encodeWithUDH(m.Body, udh, c.cfg.GSMPacking)
+	p, err := pdu.EncodeWithUDH(m.Body, udh, c.cfg.GSMPacking)
 	if err != nil {
 		return nil, err
 	}
-	return []encodedPart{p}, nil
+	return []pdu.EncodedPart{p}, nil
 }
 
 // submitPart sends one submit_sm until it is answered for good or ctx ends.
-func (c *Client) submitPart(ctx context.Context, sm *SM) (string, *provider.Error) {
+func (c *Client) submitPart(ctx context.Context, sm *pdu.SM) (string, *provider.Error) {
 	var last *provider.Error
 	var lastErr error
 	for attempt := 0; ; attempt++ {
@@ -140,7 +141,7 @@ func (c *Client) submitPart(ctx context.Context, sm *SM) (string, *provider.Erro
 			}
 			return "", last
 		}
-		resp, err := s.call(ctx, SubmitSM, sm, callOpts{window: true, bucket: c.bucket})
+		resp, err := s.call(ctx, pdu.SubmitSM, sm, callOpts{window: true, bucket: c.bucket})
 		id, perr, retry := c.judge(resp, err)
 		if !retry {
 			if perr != nil && perr.Temporary && last != nil {
@@ -174,27 +175,27 @@ func (c *Client) waitRetry(ctx context.Context, n int, lastErr error) bool {
 
 // judge reads the outcome of one submit_sm: the message id, or an error
 // and whether to try again.
-func (c *Client) judge(resp PDU, err error) (string, *provider.Error, bool) {
+func (c *Client) judge(resp pdu.PDU, err error) (string, *provider.Error, bool) {
 	switch {
-	case err == nil && resp.Command == SubmitSMResp && resp.Status == StatusOK:
-		body, ok := resp.Body.(*SMResp)
+	case err == nil && resp.Command == pdu.SubmitSMResp && resp.Status == pdu.StatusOK:
+		body, ok := resp.Body.(*pdu.SMResp)
 		if !ok {
 			return "", permanent(CodeProviderError, "submit_sm_resp without a body"), false
 		}
 		return body.MessageID, nil, false
 	case err == nil:
 		// An error status, in submit_sm_resp or generic_nack.
-		if resp.Status == StatusThrottled {
+		if resp.Status == pdu.StatusThrottled {
 			c.throttled.Add(1)
 		}
-		if resp.Status == StatusOK {
+		if resp.Status == pdu.StatusOK {
 			return "", permanent(CodeProviderError, "SMSC answered submit_sm with %s", resp.Command), false
 		}
 		pe := statusError(resp.Status)
 		return "", pe, pe.Temporary
 	case errors.Is(err, errBadResponse):
 		return "", permanent(CodeProviderError, "%v", err), false
-	case errors.Is(err, ErrMalformed):
+	case errors.Is(err, pdu.ErrMalformed):
 		return "", permanent(CodeRejected, "%v", err), false
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, errClosed):
 		return "", transient(err), false
@@ -240,8 +241,8 @@ func destAddress(to string) (string, error) {
 	if len(to) > 0 && to[0] == '+' {
 		to = to[1:]
 	}
-	if to == "" || len(to) > maxAddr-1 || !allDigits(to) {
-		return "", fmt.Errorf("recipient %q is not 1 to %d digits", to, maxAddr-1)
+	if to == "" || len(to) > pdu.MaxAddr-1 || !allDigits(to) {
+		return "", fmt.Errorf("recipient %q is not 1 to %d digits", to, pdu.MaxAddr-1)
 	}
 	return to, nil
 }
@@ -253,15 +254,15 @@ func destAddress(to string) (string, error) {
 func sourceAddress(from string) (ton, npi byte, addr string, err error) {
 	switch {
 	case from == "":
-		return TONUnknown, NPIUnknown, "", nil
+		return pdu.TONUnknown, pdu.NPIUnknown, "", nil
 	case allDigits(from) || (from[0] == '+' && len(from) > 1 && allDigits(from[1:])):
 		if from[0] == '+' {
 			from = from[1:]
 		}
-		if len(from) > maxAddr-1 {
-			return 0, 0, "", fmt.Errorf("sender number %q is longer than %d digits", from, maxAddr-1)
+		if len(from) > pdu.MaxAddr-1 {
+			return 0, 0, "", fmt.Errorf("sender number %q is longer than %d digits", from, pdu.MaxAddr-1)
 		}
-		return TONInternational, NPIISDN, from, nil
+		return pdu.TONInternational, pdu.NPIISDN, from, nil
 	}
 	if len(from) > 11 {
 		return 0, 0, "", fmt.Errorf("alphanumeric sender %q is longer than 11 characters", from)
@@ -279,7 +280,7 @@ func sourceAddress(from string) (ton, npi byte, addr string, err error) {
 	if letters == 0 {
 		return 0, 0, "", fmt.Errorf("sender %q is neither a number nor an alphanumeric ID with a letter", from)
 	}
-	return TONAlphanumeric, NPIUnknown, from, nil
+	return pdu.TONAlphanumeric, pdu.NPIUnknown, from, nil
 }
 
 func allDigits(s string) bool {

@@ -18,10 +18,18 @@ const TypeName = "smpp"
 // hand-overs recorded every few windows.
 func Type() provider.Type {
 	return provider.Define(provider.Spec[Config]{
-		Name: TypeName, Channel: domain.SMS, Can: provider.CanQuery | provider.CanChunk,
+		Name: TypeName, Channels: []domain.Channel{domain.SMS},
 		Env: fromEnv, New: build,
 	})
 }
+
+// What an SMPP provider offers beyond Submit: it can be asked about lost
+// receipts, and wants its hand-overs recorded every few windows.
+var (
+	_ provider.Adapter = (*adapter)(nil)
+	_ provider.Querier = (*adapter)(nil)
+	_ provider.Chunker = (*adapter)(nil)
+)
 
 // fromEnv is the shortcut of one SMSC without a file: MSGSVC_SMPP_ADDR
 // makes provider "smpp".

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/msgsvc/msgsvc/internal/pdu"
 )
 
 // A part its sender cut (an SMPP customer's) goes out as one submit_sm
@@ -23,10 +25,10 @@ func TestSubmitKeepsTheSendersUDH(t *testing.T) {
 	want := map[string][]byte{"5511999990000": {5, 0, 3, 7, 3, 2}, "5511999990010": {6, 8, 4, 1, 2, 2, 2}}
 	for _, s := range subs {
 		udh := want[s.sm.DestAddr]
-		if s.sm.ESMClass != ESMClassUDHI || !bytes.HasPrefix(s.sm.ShortMessage, udh) {
+		if s.sm.ESMClass != pdu.ESMClassUDHI || !bytes.HasPrefix(s.sm.ShortMessage, udh) {
 			t.Fatalf("%s: esm_class %#x message % x", s.sm.DestAddr, s.sm.ESMClass, s.sm.ShortMessage)
 		}
-		text := decodeText(s.sm.DataCoding, s.sm.ShortMessage[len(udh):], 0, Unpacked)
+		text := pdu.DecodeUserData(s.sm.DataCoding, s.sm.ShortMessage[len(udh):], 0, pdu.Unpacked)
 		if text != map[string]string{"5511999990000": "second part", "5511999990010": "часть"}[s.sm.DestAddr] {
 			t.Fatalf("%s: text %q", s.sm.DestAddr, text)
 		}

@@ -153,7 +153,7 @@ func TestBadSignaturesAreRefused(t *testing.T) {
 		"body changed":      post(strings.Replace(body, "delivered", "delivery_failed", 1), ts, telnyx.Sign(testKey, ts, []byte(body))),
 		"not base64":        post(body, ts, "%%%"),
 	} {
-		if w := httpcalltest.Serve(a, req); w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), "INVALID_SIGNATURE") {
+		if w := httpcalltest.Serve(telnyx.Type(), a, req); w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), "INVALID_SIGNATURE") {
 			t.Errorf("%s: %d %s", name, w.Code, w.Body)
 		}
 	}

@@ -33,7 +33,7 @@ func publicKey() string {
 
 func TestConformance(t *testing.T) {
 	typ := telnyx.Type()
-	providertest.Run(t, providertest.Harness{Name: "telnyx-conformance", Can: typ.Can,
+	providertest.Run(t, providertest.Harness{Name: "telnyx-conformance", Type: typ,
 		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
 			p := telnyxtest.New(t)
 			p.AnswerTo(func(b map[string]any) string { s, _ := b["to"].(string); return s }, map[string]httpcalltest.Canned{
@@ -68,7 +68,7 @@ func finalized(id, to, status, errorCode string) string {
 // deliver posts body to the adapter's webhook, signed at "at".
 func deliver(a provider.Adapter, body string, at time.Time) *httptest.ResponseRecorder {
 	ts := strconv.FormatInt(at.Unix(), 10)
-	return httpcalltest.Serve(a, post(body, ts, telnyx.Sign(testKey, ts, []byte(body))))
+	return httpcalltest.Serve(telnyx.Type(), a, post(body, ts, telnyx.Sign(testKey, ts, []byte(body))))
 }
 
 func post(body, ts, sig string) *http.Request {

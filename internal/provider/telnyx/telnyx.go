@@ -5,6 +5,8 @@
 package telnyx
 
 import (
+	"net/http"
+
 	"cmp"
 	"context"
 	"crypto/ed25519"
@@ -22,13 +24,14 @@ const TypeName = "telnyx"
 // WebhookPath is where Telnyx posts its webhooks, under the public URL.
 const WebhookPath = "/providers/telnyx/webhook"
 
+var _ provider.Adapter = (*Adapter)(nil)
+
 // Type is Telnyx as the provider registry knows it: configured by Config
 // (a file's telnyx block, or the MSGSVC_TELNYX_* variables), receiving
 // Telnyx's webhooks.
 func Type() provider.Type {
-	return provider.Define(provider.Spec[Config]{
-		Name: TypeName, Channel: domain.SMS, Can: provider.CanWebhook, Env: fromEnv, New: build,
-	})
+	return provider.Define(provider.Spec[Config]{Name: TypeName, Channels: []domain.Channel{domain.SMS}, Env: fromEnv,
+		New: build, Webhooks: provider.ReceiveAll(http.MethodPost, (*Adapter).Webhook, "webhook"), OpenAPI: openAPI})
 }
 
 // fromEnv is the shortcut of one account without a file:

@@ -231,7 +231,7 @@ func TestBadSignaturesAreRefused(t *testing.T) {
 		},
 		"not base64": func() *http.Request { return post(twilio.StatusPath, form, "!!!") },
 	} {
-		w := httpcalltest.Serve(a, req())
+		w := httpcalltest.Serve(twilio.Type(), a, req())
 		if w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), "INVALID_SIGNATURE") {
 			t.Errorf("%s: %d %s", name, w.Code, w.Body)
 		}

@@ -25,7 +25,7 @@ const (
 
 func TestConformance(t *testing.T) {
 	typ := twilio.Type()
-	providertest.Run(t, providertest.Harness{Name: "twilio-conformance", Can: typ.Can,
+	providertest.Run(t, providertest.Harness{Name: "twilio-conformance", Type: typ,
 		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
 			p := twiliotest.New(t)
 			p.AnswerTo(func(f url.Values) string { return f.Get("To") }, map[string]httpcalltest.Canned{
@@ -55,7 +55,7 @@ func callback(a provider.Adapter, path string, form url.Values, token string) *h
 	if token != "" {
 		sig = twilio.Sign(token, testPublic+path, form)
 	}
-	return httpcalltest.Serve(a, post(path, form, sig))
+	return httpcalltest.Serve(twilio.Type(), a, post(path, form, sig))
 }
 
 func post(path string, form url.Values, sig string) *http.Request {

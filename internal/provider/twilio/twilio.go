@@ -6,6 +6,8 @@
 package twilio
 
 import (
+	"net/http"
+
 	"cmp"
 	"context"
 	"encoding/json"
@@ -26,13 +28,14 @@ const (
 	InboundPath = "/providers/twilio/inbound"
 )
 
+var _ provider.Adapter = (*Adapter)(nil)
+
 // Type is Twilio as the provider registry knows it: configured by Config
 // (a file's twilio block, or the MSGSVC_TWILIO_* variables), receiving
 // Twilio's callbacks.
 func Type() provider.Type {
-	return provider.Define(provider.Spec[Config]{
-		Name: TypeName, Channel: domain.SMS, Can: provider.CanWebhook, Env: fromEnv, New: build,
-	})
+	return provider.Define(provider.Spec[Config]{Name: TypeName, Channels: []domain.Channel{domain.SMS}, Env: fromEnv,
+		New: build, Webhooks: provider.ReceiveAll(http.MethodPost, (*Adapter).Webhook, "status", "inbound"), OpenAPI: openAPI})
 }
 
 // fromEnv is the shortcut of one account without a file:

@@ -27,7 +27,7 @@ const (
 
 func TestConformance(t *testing.T) {
 	typ := vonage.Type()
-	providertest.Run(t, providertest.Harness{Name: "vonage-conformance", Can: typ.Can,
+	providertest.Run(t, providertest.Harness{Name: "vonage-conformance", Type: typ,
 		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
 			p := vonagetest.New(t)
 			p.AnswerTo(func(f url.Values) string { return f.Get("to") }, map[string]httpcalltest.Canned{
@@ -73,5 +73,5 @@ func callback(a provider.Adapter, path string, params map[string]string, method,
 	}
 	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(f.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	return httpcalltest.Serve(a, req)
+	return httpcalltest.Serve(vonage.Type(), a, req)
 }

@@ -6,6 +6,8 @@
 package vonage
 
 import (
+	"net/http"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,13 +28,14 @@ const (
 	InboundPath = "/providers/vonage/inbound"
 )
 
+var _ provider.Adapter = (*Adapter)(nil)
+
 // Type is Vonage as the provider registry knows it: configured by Config
 // (a file's vonage block, or the MSGSVC_VONAGE_* variables), receiving
 // Vonage's webhooks.
 func Type() provider.Type {
-	return provider.Define(provider.Spec[Config]{
-		Name: TypeName, Channel: domain.SMS, Can: provider.CanWebhook, Env: fromEnv, New: build,
-	})
+	return provider.Define(provider.Spec[Config]{Name: TypeName, Channels: []domain.Channel{domain.SMS}, Env: fromEnv,
+		New: build, Webhooks: provider.ReceiveAll(http.MethodPost, (*Adapter).Webhook, "status", "inbound"), OpenAPI: openAPI})
 }
 
 // fromEnv is the shortcut of one account without a file:

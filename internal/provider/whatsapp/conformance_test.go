@@ -31,7 +31,7 @@ const (
 
 func TestConformance(t *testing.T) {
 	typ := whatsapp.Type()
-	providertest.Run(t, providertest.Harness{Name: "whatsapp-conformance", Can: typ.Can,
+	providertest.Run(t, providertest.Harness{Name: "whatsapp-conformance", Type: typ,
 		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
 			p := whatsapptest.New(t)
 			p.SetAnswer(func(r whatsapptest.Request) (int, string, bool) {
@@ -76,7 +76,7 @@ func notifyWhatsApp(t *testing.T, a provider.Adapter, body []byte) {
 	req := httptest.NewRequest(http.MethodPost, "/providers/whatsapp/webhook", bytes.NewReader(body))
 	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
 	w := httptest.NewRecorder()
-	provider.CapabilitiesOf(a).Webhook.Webhook().ServeHTTP(w, req)
+	whatsapp.Type().Receiver(a).ServeHTTP(w, req)
 	if w.Code != http.StatusOK {
 		t.Fatalf("webhook answered %d: %s", w.Code, w.Body)
 	}

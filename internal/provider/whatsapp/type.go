@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
@@ -17,10 +18,17 @@ const TypeName = "whatsapp"
 // MSGSVC_WHATSAPP_* variables), receiving the platform's webhook.
 func Type() provider.Type {
 	return provider.Define(provider.Spec[Config]{
-		Name: TypeName, Channel: domain.WhatsApp, Can: provider.CanWebhook,
-		Decode: decodeFile, Env: fromEnv, New: build,
+		Name: TypeName, Channels: []domain.Channel{domain.WhatsApp}, Decode: decodeFile, Env: fromEnv, New: build,
+		// GET is the verification handshake, POST the notifications.
+		Webhooks: []provider.WebhookRoute{
+			provider.Receive(http.MethodGet, "webhook", adapter.Webhook),
+			provider.Receive(http.MethodPost, "webhook", adapter.Webhook),
+		},
+		OpenAPI: openAPI,
 	})
 }
+
+var _ provider.Adapter = adapter{}
 
 // decodeFile reads a file's whatsapp block. There ratePerSecond may not be
 // negative: "no cap" is for embedding and tests, while a deployment above

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/msgsvc/msgsvc/internal/provider/smpp"
+	smpp "github.com/msgsvc/msgsvc/internal/pdu"
 )
 
 // ESME is one connection to an SMPP server.

@@ -47,9 +47,9 @@ func Instance(a provider.Adapter, busy, bad string, report func(t *testing.T, m 
 }
 
 // Serve hands req to a's callback receiver.
-func Serve(a provider.Adapter, req *http.Request) *httptest.ResponseRecorder {
+func Serve(typ provider.Type, a provider.Adapter, req *http.Request) *httptest.ResponseRecorder {
 	w := httptest.NewRecorder()
-	provider.CapabilitiesOf(a).Webhook.Webhook().ServeHTTP(w, req)
+	typ.Receiver(a).ServeHTTP(w, req)
 	return w
 }
 

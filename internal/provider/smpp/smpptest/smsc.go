@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/msgsvc/msgsvc/internal/provider/smpp"
+	"github.com/msgsvc/msgsvc/internal/pdu"
 )
 
 // SMSC is a running fake SMSC on a loopback port; it stops when the test
@@ -25,7 +25,7 @@ type SMSC struct {
 	undeliv      atomic.Bool
 	queries      atomic.Int64
 
-	refuse map[string]smpp.Status // by destination: the status submit_sm gets
+	refuse map[string]pdu.Status // by destination: the status submit_sm gets
 
 	mu       sync.Mutex
 	conns    []net.Conn
@@ -67,12 +67,12 @@ func (s *SMSC) SetDropReceipts(drop bool) { s.dropReceipts.Store(drop) }
 func (s *SMSC) SetUndeliverable(u bool) { s.undeliv.Store(u) }
 
 // Refuse makes every submit_sm to dest answered with status (an error
-// such as smpp.StatusThrottled or smpp.StatusInvDstAdr), and no receipt.
-func (s *SMSC) Refuse(dest string, status smpp.Status) {
+// such as pdu.StatusThrottled or pdu.StatusInvDstAdr), and no receipt.
+func (s *SMSC) Refuse(dest string, status pdu.Status) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.refuse == nil {
-		s.refuse = map[string]smpp.Status{}
+		s.refuse = map[string]pdu.Status{}
 	}
 	s.refuse[dest] = status
 }
@@ -143,8 +143,8 @@ type conn struct {
 	seq uint32
 }
 
-func (c *conn) send(p smpp.PDU) {
-	b, err := smpp.Encode(p)
+func (c *conn) send(p pdu.PDU) {
+	b, err := pdu.Encode(p)
 	if err != nil {
 		panic(fmt.Sprintf("smpptest: encode %v: %v", p.Command, err))
 	}
@@ -154,38 +154,38 @@ func (c *conn) send(p smpp.PDU) {
 }
 
 // request sends a PDU of the SMSC's own (deliver_sm).
-func (c *conn) request(cmd smpp.CommandID, body smpp.Body) {
+func (c *conn) request(cmd pdu.CommandID, body pdu.Body) {
 	c.mu.Lock()
 	c.seq++
 	seq := c.seq
 	c.mu.Unlock()
-	c.send(smpp.PDU{Command: cmd, Seq: seq, Body: body})
+	c.send(pdu.PDU{Command: cmd, Seq: seq, Body: body})
 }
 
 func (s *SMSC) serve(c *conn) {
 	defer c.c.Close()
 	for {
-		p, err := smpp.ReadPDU(c.c)
+		p, err := pdu.ReadPDU(c.c)
 		if err != nil {
 			return
 		}
 		switch p.Command {
-		case smpp.BindTransceiver:
+		case pdu.BindTransceiver:
 			s.mu.Lock()
 			s.binds++
 			s.bound = append(s.bound, c)
 			s.mu.Unlock()
-			c.send(smpp.PDU{Command: smpp.BindTransceiverResp, Seq: p.Seq, Body: &smpp.BindResp{SystemID: "SMPPTEST"}})
-		case smpp.SubmitSM:
+			c.send(pdu.PDU{Command: pdu.BindTransceiverResp, Seq: p.Seq, Body: &pdu.BindResp{SystemID: "SMPPTEST"}})
+		case pdu.SubmitSM:
 			s.submit(c, p)
-		case smpp.QuerySM:
+		case pdu.QuerySM:
 			s.query(c, p)
-		case smpp.EnquireLink:
+		case pdu.EnquireLink:
 			if !s.silent.Load() {
-				c.send(smpp.PDU{Command: smpp.EnquireLinkResp, Seq: p.Seq})
+				c.send(pdu.PDU{Command: pdu.EnquireLinkResp, Seq: p.Seq})
 			}
-		case smpp.Unbind:
-			c.send(smpp.PDU{Command: smpp.UnbindResp, Seq: p.Seq})
+		case pdu.Unbind:
+			c.send(pdu.PDU{Command: pdu.UnbindResp, Seq: p.Seq})
 			return
 		}
 	}
@@ -193,8 +193,8 @@ func (s *SMSC) serve(c *conn) {
 
 // submit records a submit_sm and, unless silent, takes it and reports it
 // delivered.
-func (s *SMSC) submit(c *conn, p smpp.PDU) {
-	sm, _ := p.Body.(*smpp.SM)
+func (s *SMSC) submit(c *conn, p pdu.PDU) {
+	sm, _ := p.Body.(*pdu.SM)
 	dest, src := "", ""
 	if sm != nil {
 		dest, src = sm.DestAddr, sm.SourceAddr
@@ -206,7 +206,7 @@ func (s *SMSC) submit(c *conn, p smpp.PDU) {
 	refused, isRefused := s.refuse[dest]
 	if isRefused && !silent {
 		s.mu.Unlock()
-		c.send(smpp.PDU{Command: smpp.SubmitSMResp, Status: refused, Seq: p.Seq})
+		c.send(pdu.PDU{Command: pdu.SubmitSMResp, Status: refused, Seq: p.Seq})
 		return
 	}
 	if !silent {
@@ -218,28 +218,28 @@ func (s *SMSC) submit(c *conn, p smpp.PDU) {
 	if silent {
 		return
 	}
-	c.send(smpp.PDU{Command: smpp.SubmitSMResp, Seq: p.Seq, Body: &smpp.SMResp{MessageID: id}})
+	c.send(pdu.PDU{Command: pdu.SubmitSMResp, Seq: p.Seq, Body: &pdu.SMResp{MessageID: id}})
 	if s.dropReceipts.Load() {
 		return
 	}
 	now := time.Now().UTC().Format("0601021504")
-	dlvrd, stat, state := "001", "DELIVRD", smpp.StateDelivered
+	dlvrd, stat, state := "001", "DELIVRD", pdu.StateDelivered
 	if s.undeliv.Load() {
-		dlvrd, stat, state = "000", "UNDELIV", smpp.StateUndeliverable
+		dlvrd, stat, state = "000", "UNDELIV", pdu.StateUndeliverable
 	}
 	text := fmt.Sprintf("id:%s sub:001 dlvrd:%s submit date:%s done date:%s stat:%s err:000 text:", id, dlvrd, now, now, stat)
-	c.request(smpp.DeliverSM, &smpp.SM{SourceTON: smpp.TONInternational, SourceNPI: smpp.NPIISDN, SourceAddr: dest,
-		ESMClass: smpp.ESMClassReceipt, ShortMessage: []byte(text),
-		TLVs: smpp.TLVs{smpp.StringTLV(smpp.TagReceiptedMessageID, id), smpp.ByteTLV(smpp.TagMessageState, byte(state))}})
+	c.request(pdu.DeliverSM, &pdu.SM{SourceTON: pdu.TONInternational, SourceNPI: pdu.NPIISDN, SourceAddr: dest,
+		ESMClass: pdu.ESMClassReceipt, ShortMessage: []byte(text),
+		TLVs: pdu.TLVs{pdu.StringTLV(pdu.TagReceiptedMessageID, id), pdu.ByteTLV(pdu.TagMessageState, byte(state))}})
 }
 
 // query answers query_sm: DELIVERED for an id this SMSC gave, else
 // ESME_RQUERYFAIL.
-func (s *SMSC) query(c *conn, p smpp.PDU) {
+func (s *SMSC) query(c *conn, p pdu.PDU) {
 	if s.silent.Load() {
 		return
 	}
-	q, _ := p.Body.(*smpp.Query)
+	q, _ := p.Body.(*pdu.Query)
 	s.mu.Lock()
 	known := false
 	if q != nil {
@@ -250,11 +250,11 @@ func (s *SMSC) query(c *conn, p smpp.PDU) {
 	s.mu.Unlock()
 	s.queries.Add(1)
 	if !known {
-		c.send(smpp.PDU{Command: smpp.QuerySMResp, Status: smpp.StatusQueryFail, Seq: p.Seq})
+		c.send(pdu.PDU{Command: pdu.QuerySMResp, Status: pdu.StatusQueryFail, Seq: p.Seq})
 		return
 	}
-	c.send(smpp.PDU{Command: smpp.QuerySMResp, Seq: p.Seq, Body: &smpp.QueryResp{MessageID: q.MessageID,
-		FinalDate: time.Now().UTC().Format("060102150405") + "000+", MessageState: smpp.StateDelivered}})
+	c.send(pdu.PDU{Command: pdu.QuerySMResp, Seq: p.Seq, Body: &pdu.QueryResp{MessageID: q.MessageID,
+		FinalDate: time.Now().UTC().Format("060102150405") + "000+", MessageState: pdu.StateDelivered}})
 }
 
 // Deliver sends a mobile-originated message (a deliver_sm of the given
@@ -271,7 +271,7 @@ func (s *SMSC) Deliver(from string, fromTON byte, to string, toTON byte, text st
 	if c == nil {
 		return false
 	}
-	c.request(smpp.DeliverSM, &smpp.SM{SourceTON: fromTON, SourceNPI: smpp.NPIISDN, SourceAddr: from,
-		DestTON: toTON, DestNPI: smpp.NPIISDN, DestAddr: to, ShortMessage: []byte(text)})
+	c.request(pdu.DeliverSM, &pdu.SM{SourceTON: fromTON, SourceNPI: pdu.NPIISDN, SourceAddr: from,
+		DestTON: toTON, DestNPI: pdu.NPIISDN, DestAddr: to, ShortMessage: []byte(text)})
 	return true
 }

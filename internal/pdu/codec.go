@@ -1,4 +1,4 @@
-package smpp
+package pdu
 
 import (
 	"encoding/binary"
@@ -95,13 +95,13 @@ func decodeBody(cmd CommandID, st Status, body []byte) (Body, error) {
 
 func decodeBind(r *reader) (Body, error) {
 	b := &Bind{
-		SystemID:         r.cstring("system_id", maxSystemID),
-		Password:         r.cstring("password", maxPassword),
-		SystemType:       r.cstring("system_type", maxSystemType),
+		SystemID:         r.cstring("system_id", MaxSystemID),
+		Password:         r.cstring("password", MaxPassword),
+		SystemType:       r.cstring("system_type", MaxSystemType),
 		InterfaceVersion: r.byte1("interface_version"),
 		AddrTON:          r.byte1("addr_ton"),
 		AddrNPI:          r.byte1("addr_npi"),
-		AddressRange:     r.cstring("address_range", maxAddressRange),
+		AddressRange:     r.cstring("address_range", MaxAddressRange),
 	}
 	if r.err == nil && r.len() != 0 {
 		r.fail("body", "%d octets after address_range", r.len())
@@ -113,7 +113,7 @@ func decodeBind(r *reader) (Body, error) {
 }
 
 func decodeBindResp(r *reader) (Body, error) {
-	b := &BindResp{SystemID: r.cstring("system_id", maxSystemID)}
+	b := &BindResp{SystemID: r.cstring("system_id", MaxSystemID)}
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -126,7 +126,7 @@ func decodeBindResp(r *reader) (Body, error) {
 }
 
 func decodeSMResp(r *reader) (Body, error) {
-	b := &SMResp{MessageID: r.cstring("message_id", maxMessageID)}
+	b := &SMResp{MessageID: r.cstring("message_id", MaxMessageID)}
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -140,10 +140,10 @@ func decodeSMResp(r *reader) (Body, error) {
 
 func decodeQuery(r *reader) (Body, error) {
 	q := &Query{
-		MessageID:  r.cstring("message_id", maxMessageID),
+		MessageID:  r.cstring("message_id", MaxMessageID),
 		SourceTON:  r.byte1("source_addr_ton"),
 		SourceNPI:  r.byte1("source_addr_npi"),
-		SourceAddr: r.cstring("source_addr", maxAddr),
+		SourceAddr: r.cstring("source_addr", MaxAddr),
 	}
 	if r.err == nil && r.len() != 0 {
 		r.fail("body", "%d octets after source_addr", r.len())
@@ -156,7 +156,7 @@ func decodeQuery(r *reader) (Body, error) {
 
 func decodeQueryResp(r *reader) (Body, error) {
 	q := &QueryResp{
-		MessageID:    r.cstring("message_id", maxMessageID),
+		MessageID:    r.cstring("message_id", MaxMessageID),
 		FinalDate:    r.time("final_date"),
 		MessageState: MessageState(r.byte1("message_state")),
 		ErrorCode:    r.byte1("error_code"),
@@ -172,13 +172,13 @@ func decodeQueryResp(r *reader) (Body, error) {
 
 func decodeSM(r *reader) (Body, error) {
 	m := &SM{
-		ServiceType:          r.cstring("service_type", maxServiceType),
+		ServiceType:          r.cstring("service_type", MaxServiceType),
 		SourceTON:            r.byte1("source_addr_ton"),
 		SourceNPI:            r.byte1("source_addr_npi"),
-		SourceAddr:           r.cstring("source_addr", maxAddr),
+		SourceAddr:           r.cstring("source_addr", MaxAddr),
 		DestTON:              r.byte1("dest_addr_ton"),
 		DestNPI:              r.byte1("dest_addr_npi"),
-		DestAddr:             r.cstring("destination_addr", maxAddr),
+		DestAddr:             r.cstring("destination_addr", MaxAddr),
 		ESMClass:             r.byte1("esm_class"),
 		ProtocolID:           r.byte1("protocol_id"),
 		PriorityFlag:         r.byte1("priority_flag"),
@@ -261,9 +261,9 @@ func (r *reader) cstring(field string, max int) string {
 
 // time reads an SMPP time, which is either empty or 16 characters (§7.1).
 func (r *reader) time(field string) string {
-	s := r.cstring(field, maxTime)
-	if r.err == nil && s != "" && len(s) != maxTime-1 {
-		r.fail(field, "%d characters (must be 0 or %d)", len(s), maxTime-1)
+	s := r.cstring(field, MaxTime)
+	if r.err == nil && s != "" && len(s) != MaxTime-1 {
+		r.fail(field, "%d characters (must be 0 or %d)", len(s), MaxTime-1)
 	}
 	return s
 }
@@ -315,25 +315,25 @@ func appendCString(b []byte, field, s string, max int) ([]byte, error) {
 }
 
 func appendTime(b []byte, field, s string) ([]byte, error) {
-	if s != "" && len(s) != maxTime-1 {
-		return b, fmt.Errorf("%w: %s must be empty or %d characters", ErrMalformed, field, maxTime-1)
+	if s != "" && len(s) != MaxTime-1 {
+		return b, fmt.Errorf("%w: %s must be empty or %d characters", ErrMalformed, field, MaxTime-1)
 	}
-	return appendCString(b, field, s, maxTime)
+	return appendCString(b, field, s, MaxTime)
 }
 
 func (m *Bind) appendTo(b []byte) ([]byte, error) {
 	var err error
 	w := &writer{b: b}
-	w.cstring(&err, "system_id", m.SystemID, maxSystemID)
-	w.cstring(&err, "password", m.Password, maxPassword)
-	w.cstring(&err, "system_type", m.SystemType, maxSystemType)
+	w.cstring(&err, "system_id", m.SystemID, MaxSystemID)
+	w.cstring(&err, "password", m.Password, MaxPassword)
+	w.cstring(&err, "system_type", m.SystemType, MaxSystemType)
 	w.b = append(w.b, m.InterfaceVersion, m.AddrTON, m.AddrNPI)
-	w.cstring(&err, "address_range", m.AddressRange, maxAddressRange)
+	w.cstring(&err, "address_range", m.AddressRange, MaxAddressRange)
 	return w.b, err
 }
 
 func (m *BindResp) appendTo(b []byte) ([]byte, error) {
-	b, err := appendCString(b, "system_id", m.SystemID, maxSystemID)
+	b, err := appendCString(b, "system_id", m.SystemID, MaxSystemID)
 	if err != nil {
 		return b, err
 	}
@@ -341,7 +341,7 @@ func (m *BindResp) appendTo(b []byte) ([]byte, error) {
 }
 
 func (m *SMResp) appendTo(b []byte) ([]byte, error) {
-	b, err := appendCString(b, "message_id", m.MessageID, maxMessageID)
+	b, err := appendCString(b, "message_id", m.MessageID, MaxMessageID)
 	if err != nil {
 		return b, err
 	}
@@ -351,11 +351,11 @@ func (m *SMResp) appendTo(b []byte) ([]byte, error) {
 func (m *SM) appendTo(b []byte) ([]byte, error) {
 	var err error
 	w := &writer{b: b}
-	w.cstring(&err, "service_type", m.ServiceType, maxServiceType)
+	w.cstring(&err, "service_type", m.ServiceType, MaxServiceType)
 	w.b = append(w.b, m.SourceTON, m.SourceNPI)
-	w.cstring(&err, "source_addr", m.SourceAddr, maxAddr)
+	w.cstring(&err, "source_addr", m.SourceAddr, MaxAddr)
 	w.b = append(w.b, m.DestTON, m.DestNPI)
-	w.cstring(&err, "destination_addr", m.DestAddr, maxAddr)
+	w.cstring(&err, "destination_addr", m.DestAddr, MaxAddr)
 	w.b = append(w.b, m.ESMClass, m.ProtocolID, m.PriorityFlag)
 	if err == nil {
 		w.b, err = appendTime(w.b, "schedule_delivery_time", m.ScheduleDeliveryTime)
@@ -378,16 +378,16 @@ func (m *SM) appendTo(b []byte) ([]byte, error) {
 func (m *Query) appendTo(b []byte) ([]byte, error) {
 	var err error
 	w := &writer{b: b}
-	w.cstring(&err, "message_id", m.MessageID, maxMessageID)
+	w.cstring(&err, "message_id", m.MessageID, MaxMessageID)
 	w.b = append(w.b, m.SourceTON, m.SourceNPI)
-	w.cstring(&err, "source_addr", m.SourceAddr, maxAddr)
+	w.cstring(&err, "source_addr", m.SourceAddr, MaxAddr)
 	return w.b, err
 }
 
 func (m *QueryResp) appendTo(b []byte) ([]byte, error) {
 	var err error
 	w := &writer{b: b}
-	w.cstring(&err, "message_id", m.MessageID, maxMessageID)
+	w.cstring(&err, "message_id", m.MessageID, MaxMessageID)
 	if err == nil {
 		w.b, err = appendTime(w.b, "final_date", m.FinalDate)
 	}

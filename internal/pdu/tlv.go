@@ -1,4 +1,4 @@
-package smpp
+package pdu
 
 import (
 	"encoding/binary"
@@ -136,8 +136,8 @@ func readTLVs(r *reader) (TLVs, error) {
 		if want, fixed := fixedTLVLen(tag); fixed && n != want {
 			return nil, r.errf("TLV", "0x%04x must be %d octets, not %d", uint16(tag), want, n)
 		}
-		if tag == TagReceiptedMessageID && n > maxMessageID {
-			return nil, r.errf("TLV", "receipted_message_id of %d octets (max %d)", n, maxMessageID)
+		if tag == TagReceiptedMessageID && n > MaxMessageID {
+			return nil, r.errf("TLV", "receipted_message_id of %d octets (max %d)", n, MaxMessageID)
 		}
 		ts = append(ts, TLV{Tag: tag, Value: append([]byte(nil), r.bytes(n)...)})
 	}

@@ -1,4 +1,4 @@
-package smpp
+package pdu
 
 import (
 	"fmt"
@@ -9,8 +9,8 @@ import (
 )
 
 // GSMPacking says how GSM 03.38 septets are laid into short_message when
-// data_coding is 0. See the package documentation for why Unpacked is the
-// default.
+// data_coding is 0. The SMPP client's package documentation
+// (internal/provider/smpp) says why Unpacked is the default.
 type GSMPacking string
 
 const (
@@ -27,14 +27,14 @@ const (
 // extra '@' (TS 23.038 §6.1.2.3.1).
 const gsmCR = 0x0D
 
-// encodedPart is one short_message ready for submit_sm.
-type encodedPart struct {
+// EncodedPart is one short_message ready for submit_sm.
+type EncodedPart struct {
 	DataCoding byte
 	ESMClass   byte
 	Message    []byte
 }
 
-// encodeText encodes text as sms.Split cuts it: GSM 03.38 (data_coding 0)
+// EncodeText encodes text as sms.Split cuts it: GSM 03.38 (data_coding 0)
 // when every character is in the default alphabet, UCS-2 (8) otherwise.
 // Several parts carry a concatenation UDH with the 8-bit reference ref.
 //
@@ -42,7 +42,7 @@ type encodedPart struct {
 // six-octet UDH (153 septets, 67 UCS-2 units); the 16-bit IE takes one octet
 // more, which would push a full UCS-2 or packed GSM part past the 140 octets
 // of the air interface. The 16-bit form is still understood on the way in.
-func encodeText(text string, ref uint8, packing GSMPacking) ([]encodedPart, error) {
+func EncodeText(text string, ref uint8, packing GSMPacking) ([]EncodedPart, error) {
 	parts := sms.Split(text)
 	if len(parts) == 0 {
 		parts = []string{""}
@@ -51,18 +51,18 @@ func encodeText(text string, ref uint8, packing GSMPacking) ([]encodedPart, erro
 		return nil, fmt.Errorf("text needs %d parts, a UDH counts at most 255", len(parts))
 	}
 	_, gsm := sms.EncodeGSM7(text)
-	out := make([]encodedPart, len(parts))
+	out := make([]EncodedPart, len(parts))
 	for i, p := range parts {
 		var udh []byte
 		if len(parts) > 1 {
-			udh = concatUDH8(ref, uint8(len(parts)), uint8(i+1))
+			udh = ConcatUDH8(ref, uint8(len(parts)), uint8(i+1))
 			out[i].ESMClass = ESMClassUDHI
 		}
 		if gsm {
 			septets, _ := sms.EncodeGSM7(p)
 			out[i].DataCoding = CodingDefault
 			if packing == Packed {
-				septets = packSeptets(septets, fillBits(len(udh)))
+				septets = PackSeptets(septets, FillBits(len(udh)))
 			}
 			out[i].Message = append(udh, septets...)
 		} else {
@@ -76,21 +76,21 @@ func encodeText(text string, ref uint8, packing GSMPacking) ([]encodedPart, erro
 	return out, nil
 }
 
-// encodeWithUDH encodes text as one part carrying udh, a header its
+// EncodeWithUDH encodes text as one part carrying udh, a header its
 // sender made (one part of a message it split itself): GSM 03.38 when the
 // text fits the alphabet, else UCS-2. Such a part was charged one segment,
 // so one that would not fit one SMS on the air is refused here rather than
 // handed to an SMSC that would send (and bill) it as several.
-func encodeWithUDH(text string, udh []byte, packing GSMPacking) (encodedPart, error) {
+func EncodeWithUDH(text string, udh []byte, packing GSMPacking) (EncodedPart, error) {
 	if n := sms.PartOctets(text, len(udh)); n > sms.MaxUserData {
-		return encodedPart{}, fmt.Errorf("part with its user data header is %d octets on the air, more than the %d of one segment",
+		return EncodedPart{}, fmt.Errorf("part with its user data header is %d octets on the air, more than the %d of one segment",
 			n, sms.MaxUserData)
 	}
-	p := encodedPart{ESMClass: ESMClassUDHI}
+	p := EncodedPart{ESMClass: ESMClassUDHI}
 	if septets, gsm := sms.EncodeGSM7(text); gsm {
 		p.DataCoding = CodingDefault
 		if packing == Packed {
-			septets = packSeptets(septets, fillBits(len(udh)))
+			septets = PackSeptets(septets, FillBits(len(udh)))
 		}
 		p.Message = append(append([]byte(nil), udh...), septets...)
 	} else {
@@ -103,23 +103,23 @@ func encodeWithUDH(text string, udh []byte, packing GSMPacking) (encodedPart, er
 	return p, nil
 }
 
-// concatUDH8 is a UDH holding one concatenation IE with an 8-bit reference.
-func concatUDH8(ref, total, seq uint8) []byte {
+// ConcatUDH8 is a UDH holding one concatenation IE with an 8-bit reference.
+func ConcatUDH8(ref, total, seq uint8) []byte {
 	return []byte{5, 0x00, 3, ref, total, seq}
 }
 
-// concatUDH16 is a UDH holding one concatenation IE with a 16-bit reference.
-func concatUDH16(ref uint16, total, seq uint8) []byte {
+// ConcatUDH16 is a UDH holding one concatenation IE with a 16-bit reference.
+func ConcatUDH16(ref uint16, total, seq uint8) []byte {
 	return []byte{6, 0x08, 4, byte(ref >> 8), byte(ref), total, seq}
 }
 
-// fillBits is the padding that aligns the first septet after a UDH of n
+// FillBits is the padding that aligns the first septet after a UDH of n
 // octets (UDHL included) to a septet boundary.
-func fillBits(n int) int { return (7 - (n*8)%7) % 7 }
+func FillBits(n int) int { return (7 - (n*8)%7) % 7 }
 
-// packSeptets packs septets least significant bit first, after fill zero
+// PackSeptets packs septets least significant bit first, after fill zero
 // bits. Seven spare bits at the end become a CR (see gsmCR).
-func packSeptets(septets []byte, fill int) []byte {
+func PackSeptets(septets []byte, fill int) []byte {
 	bits := fill + 7*len(septets)
 	out := make([]byte, (bits+7)/8)
 	pos := fill
@@ -140,11 +140,11 @@ func packSeptets(septets []byte, fill int) []byte {
 	return out
 }
 
-// unpackSeptets is the inverse of packSeptets. A final CR that sits in what
+// UnpackSeptets is the inverse of PackSeptets. A final CR that sits in what
 // would be seven padding bits is taken as padding; a text that really ends
 // in CR exactly there loses it, the ambiguity TS 23.038 leaves to octet
 // lengths.
-func unpackSeptets(b []byte, fill int) []byte {
+func UnpackSeptets(b []byte, fill int) []byte {
 	total := len(b)*8 - fill
 	if total < 7 {
 		return nil
@@ -165,17 +165,17 @@ func unpackSeptets(b []byte, fill int) []byte {
 	return out
 }
 
-// concatInfo identifies one part of a concatenated message.
-type concatInfo struct {
+// ConcatInfo identifies one part of a concatenated message.
+type ConcatInfo struct {
 	Ref   uint16
 	Total uint8
 	Seq   uint8
 }
 
-// splitUDH parses a user data header at the start of msg and returns the
+// SplitUDH parses a user data header at the start of msg and returns the
 // concatenation IE (if any), the UDH length with its length octet, and the
 // rest. IEs other than concatenation are skipped.
-func splitUDH(msg []byte) (ci *concatInfo, udhLen int, rest []byte, err error) {
+func SplitUDH(msg []byte) (ci *ConcatInfo, udhLen int, rest []byte, err error) {
 	if len(msg) == 0 {
 		return nil, 0, nil, fmt.Errorf("UDHI set on an empty message")
 	}
@@ -190,9 +190,9 @@ func splitUDH(msg []byte) (ci *concatInfo, udhLen int, rest []byte, err error) {
 		id, data := ies[0], ies[2:2+int(ies[1])]
 		switch {
 		case id == 0x00 && len(data) == 3:
-			ci = &concatInfo{Ref: uint16(data[0]), Total: data[1], Seq: data[2]}
+			ci = &ConcatInfo{Ref: uint16(data[0]), Total: data[1], Seq: data[2]}
 		case id == 0x08 && len(data) == 4:
-			ci = &concatInfo{Ref: uint16(data[0])<<8 | uint16(data[1]), Total: data[2], Seq: data[3]}
+			ci = &ConcatInfo{Ref: uint16(data[0])<<8 | uint16(data[1]), Total: data[2], Seq: data[3]}
 		}
 		ies = ies[2+len(data):]
 	}
@@ -236,9 +236,13 @@ func alphabetOf(dc byte) alphabet {
 	return alphaLatin1
 }
 
-// decodeText decodes user data by data_coding. fill is the number of
+// IsGSM reports whether data_coding dc is read as GSM 03.38 septets, the
+// only alphabet whose octets may be packed.
+func IsGSM(dc byte) bool { return alphabetOf(dc) == alphaGSM }
+
+// DecodeUserData decodes user data by data_coding. fill is the number of
 // padding bits before the first septet when GSM text is packed after a UDH.
-func decodeText(dc byte, data []byte, fill int, packing GSMPacking) string {
+func DecodeUserData(dc byte, data []byte, fill int, packing GSMPacking) string {
 	switch alphabetOf(dc) {
 	case alphaGSM:
 		return decodeGSM(data, fill, packing)
@@ -247,12 +251,12 @@ func decodeText(dc byte, data []byte, fill int, packing GSMPacking) string {
 	case alphaUCS2:
 		return sms.DecodeUCS2(data)
 	}
-	return decodeLatin1(data)
+	return DecodeLatin1(data)
 }
 
 func decodeGSM(data []byte, fill int, packing GSMPacking) string {
 	if packing == Packed {
-		data = unpackSeptets(data, fill)
+		data = UnpackSeptets(data, fill)
 	}
 	return sms.DecodeGSM7(data)
 }
@@ -270,7 +274,7 @@ func decodeASCII(b []byte) string {
 	return sb.String()
 }
 
-func decodeLatin1(b []byte) string {
+func DecodeLatin1(b []byte) string {
 	var sb strings.Builder
 	sb.Grow(len(b))
 	for _, c := range b {
@@ -282,7 +286,7 @@ func decodeLatin1(b []byte) string {
 // DecodeText decodes a short_message or message_payload by data_coding,
 // GSM 03.38 read one septet per octet. A server uses it for what its
 // ESMEs submit.
-func DecodeText(dc byte, data []byte) string { return decodeText(dc, data, 0, Unpacked) }
+func DecodeText(dc byte, data []byte) string { return DecodeUserData(dc, data, 0, Unpacked) }
 
 // UDHLen is the length of the user data header at the start of msg,
 // its length octet included. A header that a sender made is held to the
@@ -290,7 +294,7 @@ func DecodeText(dc byte, data []byte) string { return decodeText(dc, data, 0, Un
 // sequence number from 1 to the total (TS 23.040 §9.2.3.24.1), since a
 // handset cannot put together a part numbered otherwise.
 func UDHLen(msg []byte) (int, error) {
-	ci, n, _, err := splitUDH(msg)
+	ci, n, _, err := SplitUDH(msg)
 	if err != nil {
 		return 0, err
 	}

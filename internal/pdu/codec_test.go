@@ -1,4 +1,4 @@
-package smpp
+package pdu
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ func samplePDUs() []PDU {
 		{Command: BindTransceiverResp, Status: StatusBindFail, Seq: 1},
 		{Command: SubmitSM, Seq: 2, Body: &SM{SourceTON: 5, SourceAddr: "MyShop", DestTON: 1, DestNPI: 1,
 			DestAddr: "5511999990000", ESMClass: ESMClassUDHI, ValidityPeriod: "261121100000000+",
-			RegisteredDelivery: 1, ShortMessage: append(concatUDH8(7, 2, 1), "Hello"...)}},
+			RegisteredDelivery: 1, ShortMessage: append(ConcatUDH8(7, 2, 1), "Hello"...)}},
 		{Command: SubmitSMResp, Seq: 2, Body: &SMResp{MessageID: "abc123"}},
 		{Command: SubmitSMResp, Status: StatusThrottled, Seq: 3},
 		{Command: DeliverSM, Seq: 9, Body: &SM{SourceTON: 1, SourceNPI: 1, SourceAddr: "5511999990000",

@@ -1,4 +1,4 @@
-package smpp
+package pdu
 
 import "fmt"
 
@@ -6,7 +6,7 @@ import "fmt"
 // high bit set.
 type CommandID uint32
 
-// The PDUs this client sends or understands. Others are answered with
+// The PDUs msgsvc sends or understands. Others are answered with
 // generic_nack (ESME_RINVCMDID) when they are requests and ignored when they
 // are responses.
 const (
@@ -94,14 +94,14 @@ const (
 
 // Maximum sizes of C-octet strings, NUL terminator included (§4).
 const (
-	maxSystemID     = 16
-	maxPassword     = 9
-	maxSystemType   = 13
-	maxAddressRange = 41
-	maxServiceType  = 6
-	maxAddr         = 21
-	maxTime         = 17 // a time is either empty or exactly 16 characters
-	maxMessageID    = 65
+	MaxSystemID     = 16
+	MaxPassword     = 9
+	MaxSystemType   = 13
+	MaxAddressRange = 41
+	MaxServiceType  = 6
+	MaxAddr         = 21
+	MaxTime         = 17 // a time is either empty or exactly 16 characters
+	MaxMessageID    = 65
 )
 
 // esm_class bits used here (§5.2.12).
@@ -215,3 +215,17 @@ type QueryResp struct {
 type Raw struct {
 	Data []byte
 }
+
+// MessageState is the message_state TLV (SMPP 3.4 §5.3.2.35).
+type MessageState byte
+
+const (
+	StateEnroute       MessageState = 1
+	StateDelivered     MessageState = 2
+	StateExpired       MessageState = 3
+	StateDeleted       MessageState = 4
+	StateUndeliverable MessageState = 5
+	StateAccepted      MessageState = 6
+	StateUnknown       MessageState = 7
+	StateRejected      MessageState = 8
+)
