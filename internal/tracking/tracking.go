@@ -1,4 +1,12 @@
-package message
+// Package tracking moves messages' statuses forward: it applies what
+// providers, the dispatcher, the sweeper and integrators report about a
+// message (transition.go is the one place a status changes), with the
+// refunds and usage, in one transaction; it records recipients' replies and
+// their opt-out words; it asks carriers about receipts that never came. What
+// each front owes its clients for a change (a webhook event, an SMPP
+// receipt) is written by the Notifier the front registered, in the same
+// transaction (notify.go).
+package tracking
 
 import (
 	"context"
@@ -6,13 +14,10 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/batch"
-	"github.com/msgsvc/msgsvc/internal/dlr"
 	"github.com/msgsvc/msgsvc/internal/domain"
-	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/ledger"
-	"github.com/msgsvc/msgsvc/internal/phone"
 	"github.com/msgsvc/msgsvc/internal/provider"
-	"github.com/msgsvc/msgsvc/internal/webhook"
+	"github.com/msgsvc/msgsvc/internal/txn"
 )
 
 // Kind tells what a report says about a message.
@@ -70,81 +75,51 @@ type Report struct {
 	Follows string
 }
 
-// Tracker applies reports to messages: it moves statuses forward only,
-// writes the webhook events of every change and the refunds, all in the
-// same transaction, so no change can be recorded without its event.
-// Concurrent reports are grouped into one transaction.
+// Tracker applies reports to messages: it moves statuses forward only and
+// writes the refunds and usage of every change, and its notifiers write
+// what the fronts owe for it, all in the same transaction, so no change can
+// be recorded without its notifications. Concurrent reports are grouped
+// into one transaction.
 type Tracker struct {
-	store   TrackerStore
+	store   Store
+	w       txn.Writer[Work]
 	reports *batch.Batcher[[]Report, struct{}]
 	now     func() time.Time
-	events  func() // called after events were written
 	due     func() // called after messages became due (opt-out confirmations)
-	smpp    func() // called after reports were applied (receipts may wait)
-	own     ownSenders
-	handoff Handoff[domain.Event]
 	expect  expectations
 }
 
-// TrackerStore is what the Tracker needs from storage.
-type TrackerStore interface {
-	Writer
+// Store is what the Tracker reads outside its transactions.
+type Store interface {
 	LatestMessageTo(ctx context.Context, accountID string, env domain.Environment, phone string, since time.Time) (domain.Message, error)
 	MessageByID(ctx context.Context, messageID string) (domain.Message, error)
 	SenderOwners(ctx context.Context, channel domain.Channel, value string) ([]string, error)
 	Account(ctx context.Context, id string) (domain.Account, error)
 	LatestMessageVia(ctx context.Context, provider, phone string, since time.Time) (domain.Message, error)
 	KnownParkedRefs(ctx context.Context, limit int) (map[string][]string, error)
-	HasSMPPUsers(ctx context.Context, accountID string, env domain.Environment) (bool, error)
 }
 
-// TrackerConfig sets up a Tracker.
-type TrackerConfig struct {
-	Store TrackerStore
-	Now   func() time.Time
-	// Events is called after webhook events were queued (wakes the deliverer).
-	Events func()
+// Config sets up a Tracker.
+type Config struct {
+	Store Store
+	// Writer writes the tracker's transactions, with the fronts' notifiers
+	// bound to them (see Bind).
+	Writer txn.Writer[Work]
+	Now    func() time.Time
 	// Due is called after the tracker queued a message of its own (the
 	// confirmation of an opt-out), to wake the dispatcher.
 	Due func()
 	// Workers is the number of parallel transaction loops.
 	Workers int
-	// Handoff, when set, gives the status events straight to a webhook
-	// worker of this node instead of through a database claim.
-	Handoff Handoff[domain.Event]
-	// SMPP is called after reports or a reply were stored: receipts or
-	// replies may wait for this node's SMPP binds (nil: none here).
-	SMPP func()
-	// OwnSender is the sender a provider's messages that name none go out
-	// from ("" when the platform picks one); nil knows none. A receipt of
-	// such a message is addressed to it.
-	OwnSender func(provider string) string
-}
-
-// eventLease is how new events are written: unleased (zero) or leased to
-// a local deliverer.
-type eventLease struct {
-	owner string
-	until time.Time
-}
-
-// ownSenders is TrackerConfig.OwnSender; nil knows none.
-type ownSenders func(provider string) string
-
-func (o ownSenders) of(provider string) string {
-	if o == nil {
-		return ""
-	}
-	return o(provider)
+	// ExpectHold bounds how long a receipt waits for the record of the
+	// hand-over its provider announced (default 5 s).
+	ExpectHold time.Duration
 }
 
 // NewTracker starts a Tracker; Close stops it.
-func NewTracker(c TrackerConfig) *Tracker {
+func NewTracker(c Config) *Tracker {
 	if c.Now == nil {
 		c.Now = time.Now
-	}
-	if c.Events == nil {
-		c.Events = func() {}
 	}
 	if c.Due == nil {
 		c.Due = func() {}
@@ -152,10 +127,8 @@ func NewTracker(c TrackerConfig) *Tracker {
 	if c.Workers <= 0 {
 		c.Workers = 1
 	}
-	if c.SMPP == nil {
-		c.SMPP = func() {}
-	}
-	t := &Tracker{store: c.Store, now: c.Now, events: c.Events, due: c.Due, smpp: c.SMPP, own: c.OwnSender, handoff: c.Handoff}
+	t := &Tracker{store: c.Store, w: c.Writer, now: c.Now, due: c.Due}
+	t.expect.hold = c.ExpectHold
 	t.reports = batch.New(t.apply, 64, c.Workers)
 	return t
 }
@@ -196,6 +169,16 @@ func (t *Tracker) Expect(providerName, ref string) {
 	t.expect.expect(providerName, ref, t.now())
 }
 
+// Expecting tells how many announced references await the record of
+// their hand-over, how many receipts wait for one, and how many records
+// took riders since the start.
+func (t *Tracker) Expecting() (expected, waiting, carried int) {
+	expected, waiting = t.expect.state()
+	t.expect.mu.Lock()
+	defer t.expect.mu.Unlock()
+	return expected, waiting, t.expect.carried
+}
+
 // Unpark applies the parked reports whose provider id a message now
 // carries (see store.KnownParkedRefs for how a report is left parked) and
 // returns how many it applied. The sweeper calls it every second.
@@ -205,13 +188,11 @@ func (t *Tracker) Unpark(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	now := t.now().UTC()
-	lease := t.eventLease(now)
-	var queued []domain.Event
 	n := 0
-	err = t.store.Write(ctx, func(tx Tx) error {
+	err = t.write(ctx, func(w Work, emit emitter) error {
 		var reports []Report
 		for p, rs := range refs {
-			parked, err := tx.TakePendingReports(ctx, p, rs)
+			parked, err := w.TakePendingReports(ctx, p, rs)
 			if err != nil {
 				return err
 			}
@@ -220,24 +201,12 @@ func (t *Tracker) Unpark(ctx context.Context) (int, error) {
 			}
 		}
 		n = len(reports)
-		var err error
-		queued, err = applyReports(ctx, tx, reports, now, lease, t.own)
-		return err
+		return applyReports(ctx, w, reports, now, emit)
 	})
 	if err != nil {
 		return 0, err
 	}
-	t.deliver(ctx, queued, lease)
 	return n, nil
-}
-
-// eventLease is how events written now are leased: to the local
-// deliverer when there is one.
-func (t *Tracker) eventLease(now time.Time) eventLease {
-	if t.handoff == nil {
-		return eventLease{}
-	}
-	return eventLease{owner: t.handoff.Owner(), until: now.Add(t.handoff.Lease())}
 }
 
 func (t *Tracker) apply(ctx context.Context, groups [][]Report) ([]struct{}, error) {
@@ -245,57 +214,54 @@ func (t *Tracker) apply(ctx context.Context, groups [][]Report) ([]struct{}, err
 	for _, g := range groups {
 		all = append(all, g...)
 	}
-	var queued []domain.Event
 	now := t.now().UTC()
-	lease := t.eventLease(now)
-	err := t.store.Write(ctx, func(tx Tx) error {
-		var err error
-		queued, err = applyReports(ctx, tx, all, now, lease, t.own)
-		return err
+	err := t.write(ctx, func(w Work, emit emitter) error {
+		return applyReports(ctx, w, all, now, emit)
 	})
 	if err != nil {
 		return nil, err
 	}
-	t.deliver(ctx, queued, lease)
-	t.smpp()
 	return make([]struct{}, len(groups)), nil
 }
 
-// deliver gets newly written events going: in memory when they were
-// leased to the local deliverer, else by waking it. An event written
-// without the lease waits in the table for an earlier event of its
-// message (InsertEvents took the lease off): the deliverer claims it when
-// its turn comes.
-func (t *Tracker) deliver(ctx context.Context, evs []domain.Event, lease eventLease) {
-	evs = deliverable(evs)
-	if len(evs) == 0 {
-		return
+// write runs fn in a transaction of the tracker, whose emit hands changes
+// to the notifiers in it, and once it committed runs what the notifiers
+// asked to run after it (handing their rows to this node's workers, waking
+// them).
+func (t *Tracker) write(ctx context.Context, fn func(w Work, emit emitter) error) error {
+	var after []After
+	err := t.w.Write(ctx, func(w Work) error {
+		after = after[:0] // a transaction tried again starts afresh
+		return fn(w, func(cs []Change) error {
+			more, err := w.changed(ctx, cs)
+			after = append(after, more...)
+			return err
+		})
+	})
+	if err != nil {
+		return err
 	}
-	if lease.owner == "" {
-		t.events()
-		return
+	for _, f := range after {
+		f(ctx)
 	}
-	held := func(ev domain.Event) bool { return ev.LeaseOwner == "" }
-	leased := evs
-	if slices.ContainsFunc(evs, held) {
-		leased = slices.DeleteFunc(slices.Clone(evs), held)
-		t.events()
-	}
-	t.handoff.Hand(ctx, leased)
+	return nil
 }
 
-// TrackTx is what applying reports needs of a write transaction: the
+// emitter hands the changes of one step of applying reports to the
+// notifiers, in the transaction that records them.
+type emitter func(cs []Change) error
+
+// StatusTx is what applying reports needs of a write transaction: the
 // messages to lock and change, the providers' ids of them and of their
 // parts, reports parked until their message is known, refunds (ledger) and
-// the webhook events the changes cause.
-type TrackTx interface {
+// the usage counts. What the changes owe the fronts' clients is the
+// notifiers' part (their own transaction interfaces).
+type StatusTx interface {
 	ledger.Tx
 	UsageTx
 	LockMessages(ctx context.Context, ids []string) (map[string]domain.Message, error)
 	MessageIDsByProviderRef(ctx context.Context, provider string, refs []string) (map[string]string, error)
 	UpdateChangedMessages(ctx context.Context, before, after []domain.Message) error
-	InsertEvents(ctx context.Context, evs []domain.Event) error
-	InsertSMPPItems(ctx context.Context, items []domain.SMPPItem) error
 	InsertParts(ctx context.Context, ps []domain.Part) error
 	PartsByRef(ctx context.Context, provider string, refs []string) (map[string]domain.Part, error)
 	SetPartStatus(ctx context.Context, provider, ref string, status domain.Status) ([]domain.Part, error)
@@ -303,12 +269,12 @@ type TrackTx interface {
 	TakePendingReports(ctx context.Context, provider string, refs []string) ([]domain.PendingReport, error)
 }
 
-// applyReports applies reports inside tx and returns the webhook events it
-// queued, written under lease (when one is given).
-func applyReports(ctx context.Context, tx TrackTx, reports []Report, now time.Time, lease eventLease, own ownSenders) ([]domain.Event, error) {
+// applyReports applies reports inside tx and hands every status change to
+// emit, in the order the reports made them.
+func applyReports(ctx context.Context, tx StatusTx, reports []Report, now time.Time, emit emitter) error {
 	reports, err := resolveRefs(ctx, tx, reports, now)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	ids := make([]string, 0, len(reports))
 	for _, r := range reports {
@@ -316,15 +282,14 @@ func applyReports(ctx context.Context, tx TrackTx, reports []Report, now time.Ti
 	}
 	msgs, err := tx.LockMessages(ctx, ids)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// The changed messages as read, in the order they first changed: only
 	// what the reports change is written, compared against these.
 	var before []domain.Message
 	changed := make(map[string]bool, len(msgs))
-	events := make([]domain.Event, 0, 2*len(reports)) // most reports make one or two
+	changes := make([]Change, 0, len(reports))
 	var usage []domain.UsageDelta
-	var receipts []domain.SMPPItem
 	var astray []domain.PendingReport
 	for _, r := range reports {
 		m, ok := msgs[r.MessageID]
@@ -337,66 +302,52 @@ func applyReports(ctx context.Context, tx TrackTx, reports []Report, now time.Ti
 				ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage, ReportedAt: orNow(r.At, now), ReceivedAt: now})
 			continue
 		}
-		at := r.At
-		if at.IsZero() {
-			at = now
-		}
+		at := orNow(r.At, now)
 		was := m
 		steps, refund := transition(&m, r, at)
 		if len(steps) == 0 && !refund.changed {
 			continue
 		}
 		usage = append(usage, domain.UsageChange(was, m)...)
-		if dlr.Wanted(m, was.Status) {
-			it := dlr.Item(m, at)
-			if it.Dest == "" {
-				// Sent from the route's own sender: the receipt comes from
-				// the handset to it, as digits like every number we write.
-				it.Dest = phone.Address(own.of(m.Provider))
-			}
-			receipts = append(receipts, it)
-		}
 		if err := ledger.Return(ctx, tx, m.AccountID, m.CampaignID, m.ID, refund.amount, refund.note, now); err != nil {
-			return nil, err
+			return err
 		}
 		if !changed[m.ID] {
 			changed[m.ID] = true
 			before = append(before, msgs[m.ID])
 		}
 		msgs[m.ID] = m
-		events = appendStatusEvents(events, m, steps, at, lease)
+		if len(steps) > 0 {
+			changes = append(changes, Change{Message: m, Was: was.Status, Steps: steps, Report: r, At: at, Recorded: now})
+		}
 	}
 	updates := make([]domain.Message, len(before))
 	for i, b := range before {
 		updates[i] = msgs[b.ID]
 	}
 	if err := tx.UpdateChangedMessages(ctx, before, updates); err != nil {
-		return nil, err
+		return err
 	}
 	if err := tx.AddUsage(ctx, usage); err != nil {
-		return nil, err
+		return err
 	}
-	if err := tx.InsertEvents(ctx, events); err != nil {
-		return nil, err
-	}
-	if len(receipts) > 0 {
-		// The receipt is written with the status, so it cannot be lost
-		// between the two.
-		if err := tx.InsertSMPPItems(ctx, receipts); err != nil {
-			return nil, err
+	if len(changes) > 0 {
+		// The notifications are written with the status, so none can be
+		// lost between the two.
+		if err := emit(changes); err != nil {
+			return err
 		}
 	}
 	if err := tx.ParkReports(ctx, astray); err != nil {
-		return nil, err
+		return err
 	}
 	later, err := recordRefs(ctx, tx, reports, changed)
 	if err != nil || len(later) == 0 {
-		return events, err
+		return err
 	}
 	// Receipts that overtook these submissions' answers, now that the ids
 	// are known. They name no new ids, so this goes one level deep.
-	more, err := applyReports(ctx, tx, later, now, lease, own)
-	return append(events, more...), err
+	return applyReports(ctx, tx, later, now, emit)
 }
 
 // resolveRefs fills in the message of reports that name only the
@@ -405,7 +356,7 @@ func applyReports(ctx context.Context, tx TrackTx, reports []Report, now time.Ti
 // no message carries yet is parked until the answer to its submission
 // records the id. Reports left without a message are dropped from the
 // result.
-func resolveRefs(ctx context.Context, tx TrackTx, reports []Report, now time.Time) ([]Report, error) {
+func resolveRefs(ctx context.Context, tx StatusTx, reports []Report, now time.Time) ([]Report, error) {
 	byProvider := map[string][]string{}
 	for _, r := range reports {
 		if r.MessageID == "" && r.Ref != "" {
@@ -459,7 +410,7 @@ func resolveRefs(ctx context.Context, tx TrackTx, reports []Report, now time.Tim
 // partReport records a receipt for one part and says what it means for the
 // message: DELIVERED once every part is, FAILED as soon as one part fails;
 // anything else decides nothing yet.
-func partReport(ctx context.Context, tx TrackTx, r Report, part domain.Part) (Report, bool, error) {
+func partReport(ctx context.Context, tx StatusTx, r Report, part domain.Part) (Report, bool, error) {
 	status := r.Status
 	if status == domain.Read {
 		status = domain.Delivered
@@ -486,7 +437,7 @@ func partReport(ctx context.Context, tx TrackTx, r Report, part domain.Part) (Re
 // recordRefs records the parts of messages that providers took in several
 // pieces, and takes the reports parked for the ids the accepted reports
 // name.
-func recordRefs(ctx context.Context, tx TrackTx, reports []Report, changed map[string]bool) ([]Report, error) {
+func recordRefs(ctx context.Context, tx StatusTx, reports []Report, changed map[string]bool) ([]Report, error) {
 	var ps []domain.Part
 	byProvider := map[string][]string{}
 	for _, r := range reports {
@@ -535,40 +486,4 @@ func orNow(t, now time.Time) time.Time {
 		return now
 	}
 	return t
-}
-
-// appendStatusEvents appends the delivery_status events of the steps a
-// message took to out. Every one is written, for the events feed; only
-// those of a send with a callbackUrl are webhooks to deliver.
-func appendStatusEvents(out []domain.Event, m domain.Message, steps []domain.Status, at time.Time, lease eventLease) []domain.Event {
-	for _, st := range steps {
-		ev := domain.Event{ID: id.New(id.Event, at), AccountID: m.AccountID, Env: m.Env, CampaignID: m.CampaignID, MessageID: m.ID,
-			Event: webhook.DeliveryStatus, URL: m.CallbackURL, Body: webhook.StatusBody(m, st, at), NextAttemptAt: at,
-			CreatedAt: at}
-		if lease.owner != "" && m.CallbackURL != "" {
-			ev.LeaseOwner, ev.NextAttemptAt = lease.owner, lease.until
-		}
-		out = append(out, ev)
-	}
-	return out
-}
-
-// deliverable keeps the events that are webhooks to deliver (their send
-// had a callbackUrl); the others exist for the events feed only.
-func deliverable(evs []domain.Event) []domain.Event {
-	i := 0
-	for i < len(evs) && evs[i].URL != "" {
-		i++
-	}
-	if i == len(evs) {
-		return evs // the usual case, every event a webhook: no copy
-	}
-	out := make([]domain.Event, i, len(evs)-1)
-	copy(out, evs[:i])
-	for _, ev := range evs[i+1:] {
-		if ev.URL != "" {
-			out = append(out, ev)
-		}
-	}
-	return out
 }

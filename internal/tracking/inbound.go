@@ -1,4 +1,4 @@
-package message
+package tracking
 
 import (
 	"context"
@@ -6,17 +6,16 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/msgsvc/msgsvc/internal/dlr"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/phone"
 	"github.com/msgsvc/msgsvc/internal/provider"
-	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
 // InboundTx is what recording a recipient's message needs of a write
-// transaction: the inbound row, the opt-out list and its confirmation reply
-// (a campaign of one message), and the webhook event.
+// transaction: the inbound row, and the opt-out list and its confirmation
+// reply (a campaign of one message). What the fronts owe for the reply is
+// their notifiers' part.
 type InboundTx interface {
 	InsertInbound(ctx context.Context, in domain.Inbound) error
 	AddOptOut(ctx context.Context, o domain.OptOut) (bool, error)
@@ -24,8 +23,6 @@ type InboundTx interface {
 	InsertCampaign(ctx context.Context, c domain.Campaign) error
 	InsertMessages(ctx context.Context, msgs []domain.Message) error
 	UsageTx
-	InsertEvents(ctx context.Context, evs []domain.Event) error
-	InsertSMPPItems(ctx context.Context, items []domain.SMPPItem) error
 }
 
 // ReplyWindow is how far back a reply looks for the campaign it answers.
@@ -57,7 +54,6 @@ func (t *Tracker) Receive(ctx context.Context, providerName string, in provider.
 	}
 	rec := domain.Inbound{ID: id.New(id.Inbound, now), AccountID: in.AccountID, Env: in.Env, Phone: in.From,
 		Channel: in.Channel, Body: in.Body, Provider: providerName, ReceivedAt: in.At, ProviderRef: in.Ref}
-	var ev *domain.Event
 	last, err := t.store.LatestMessageTo(ctx, in.AccountID, in.Env, in.From, in.At.Add(-ReplyWindow))
 	switch {
 	case in.AccountID == "":
@@ -67,27 +63,18 @@ func (t *Tracker) Receive(ctx context.Context, providerName string, in provider.
 	case !errors.Is(err, domain.ErrNotFound):
 		return "", fmt.Errorf("route reply: %w", err)
 	}
-	dup := false
-	if in.AccountID != "" {
-		// Every reply of an account is an event of its feed; it is a
-		// webhook only when it answers a campaign sent with a callbackUrl.
-		ev = &domain.Event{ID: id.New(id.Event, now), AccountID: in.AccountID, Env: in.Env, CampaignID: rec.CampaignID,
-			Event: webhook.MessageReceived, NextAttemptAt: now, CreatedAt: now,
-			Body: webhook.ReplyBody(rec.CampaignID, in.From, in.Body, in.Channel, in.At)}
-		if rec.CampaignID != "" {
-			ev.URL = last.CallbackURL
-		}
+	if rec.CampaignID == "" {
+		last = domain.Message{}
 	}
 	optOut, err := t.optOutFor(ctx, providerName, in, now)
 	if err != nil {
 		return "", err
 	}
-	smppReply, err := t.smppReply(ctx, in, rec, last, now)
-	if err != nil {
-		return "", err
-	}
-	err = t.store.Write(ctx, func(tx Tx) error {
-		err := tx.InsertInbound(ctx, rec)
+	var after []After
+	dup := false
+	err = t.w.Write(ctx, func(w Work) error {
+		after = after[:0]
+		err := w.InsertInbound(ctx, rec)
 		// Delivered again by the provider: recorded and announced the first time.
 		if dup = errors.Is(err, domain.ErrConflict); dup {
 			return nil
@@ -95,30 +82,23 @@ func (t *Tracker) Receive(ctx context.Context, providerName string, in provider.
 		if err != nil {
 			return err
 		}
-		if err := optOut.record(ctx, tx); err != nil {
+		if err := optOut.record(ctx, w); err != nil {
 			return err
 		}
-		if smppReply != nil {
-			if err := tx.InsertSMPPItems(ctx, []domain.SMPPItem{*smppReply}); err != nil {
-				return err
-			}
+		if in.AccountID == "" {
+			return nil
 		}
-		if ev != nil {
-			return tx.InsertEvents(ctx, []domain.Event{*ev})
-		}
-		return nil
+		after, err = w.received(ctx, Reply{Inbound: rec, To: in.To, At: in.At, Answers: last, Recorded: now})
+		return err
 	})
 	if err != nil {
 		return "", err
 	}
-	if ev != nil && ev.URL != "" && !dup {
-		t.events()
+	for _, f := range after {
+		f(ctx)
 	}
 	if optOut != nil && optOut.confirm != nil && !dup {
 		t.due()
-	}
-	if smppReply != nil && !dup {
-		t.smpp()
 	}
 	return rec.CampaignID, nil
 }
@@ -161,31 +141,4 @@ func (t *Tracker) owner(ctx context.Context, providerName string, in *provider.I
 		return fmt.Errorf("route inbound: %w", err)
 	}
 	return nil
-}
-
-// smppReply is the deliver_sm an SMS reply owes the account's SMPP binds:
-// those of the SMPP user that sent the message it answers, else any
-// receiving bind of the account in its environment (UserID ""). Nil when
-// the account has no SMPP user there.
-func (t *Tracker) smppReply(ctx context.Context, in provider.Inbound, rec domain.Inbound, last domain.Message,
-	now time.Time) (*domain.SMPPItem, error) {
-	if in.AccountID == "" || in.Channel != domain.SMS {
-		return nil, nil
-	}
-	user := ""
-	if last.AccountID == in.AccountID && last.Content.SMPP != nil {
-		user = last.Content.SMPP.User
-	} else {
-		has, err := t.store.HasSMPPUsers(ctx, in.AccountID, in.Env)
-		if err != nil || !has {
-			return nil, err
-		}
-	}
-	dest := in.To
-	if dest == "" {
-		dest = last.From
-	}
-	return &domain.SMPPItem{ID: id.New(id.SMPPItem, now), UserID: user, AccountID: in.AccountID, Env: in.Env,
-		MessageID: rec.ID, Source: in.From, Dest: dest, Text: in.Body, CreatedAt: now, ExpiresAt: now.Add(dlr.Keep),
-		NextAttemptAt: now}, nil
 }

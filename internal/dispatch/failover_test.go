@@ -1,4 +1,4 @@
-package message
+package dispatch
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/message"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 	"github.com/msgsvc/msgsvc/internal/provider/smpp"
@@ -55,11 +56,11 @@ func TestFailoverWhenPrimarySMSCDies(t *testing.T) {
 			if _, err := creditAccount(ctx, st, f.caller.Account.ID, 10*(before+after)*ledger.Micro, ledger.TopUp, ""); err != nil {
 				t.Fatal(err)
 			}
-			tracker := NewTracker(TrackerConfig{Store: Storage{Store: st}})
+			tracker := newTracker(st, nil, 0)
 			t.Cleanup(tracker.Close)
 			q := NewDispatchQueue(QueueConfig{Store: st, Owner: "node-1", Batch: 256, Poll: 50 * time.Millisecond, Log: quiet})
 			disp := NewDispatcher(DispatcherConfig{Queue: q, Store: st, Routes: routes, Tracker: tracker, Log: quiet})
-			svc := NewService(Config{Store: Storage{Store: st}, Picker: routes, AllowPrivateCallbacks: true, Dispatch: q})
+			svc := message.NewService(message.Config{Store: message.Storage{Store: st}, Picker: routes, AllowPrivateCallbacks: true, Dispatch: q})
 			t.Cleanup(svc.Close)
 			runCtx, stop := context.WithCancel(ctx)
 			ran := make(chan struct{})
@@ -73,7 +74,7 @@ func TestFailoverWhenPrimarySMSCDies(t *testing.T) {
 					for i := start; i < min(start+100, from+n); i++ {
 						to = append(to, fmt.Sprintf("551199%07d", i))
 					}
-					if _, err := svc.Send(ctx, f.caller, Draft{Recipients: to, Text: "hi", Type: "SMS"}, SendOptions{}); err != nil {
+					if _, err := svc.Send(ctx, f.caller, message.Draft{Recipients: to, Text: "hi", Type: "SMS"}, message.SendOptions{}); err != nil {
 						t.Fatal(err)
 					}
 				}

@@ -1,4 +1,9 @@
-package message
+// Package dispatch hands due messages to providers: it claims them from
+// the messages table (a lease queue) or takes them from this node's sends in
+// memory, routes each (failing over while a provider is down, screening RCS
+// devices, taking back RCS messages that were not delivered in time) and
+// records every outcome as a report through tracking.
+package dispatch
 
 import (
 	"cmp"
@@ -11,7 +16,14 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/lease"
 	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/tracking"
 )
+
+// Recorder records the outcome of hand-overs (tracking.Tracker does): it
+// returns once the reports are committed.
+type Recorder interface {
+	Apply(ctx context.Context, reports []tracking.Report) error
+}
 
 // Claimer is the table of messages waiting for a provider.
 type Claimer interface {
@@ -71,7 +83,7 @@ type Dispatcher struct {
 	queue   *lease.Queue[domain.Message]
 	store   Claimer
 	routes  Routes
-	tracker *Tracker
+	tracker Recorder
 	owner   string
 	lease   time.Duration
 	now     func() time.Time
@@ -89,7 +101,7 @@ type DispatcherConfig struct {
 	Queue   *lease.Queue[domain.Message]
 	Store   Claimer
 	Routes  Routes
-	Tracker *Tracker
+	Tracker Recorder
 	// Owner, Lease, Batch, Workers and Poll make the queue when Queue is
 	// nil (see QueueConfig).
 	Owner   string
@@ -194,7 +206,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, msgs []domain.Message) error 
 	}
 	firstErr = cmp.Or(firstErr, b.err)
 	for _, r := range reports {
-		if r.Kind == Fallback || r.Kind == Revoked {
+		if r.Kind == tracking.Fallback || r.Kind == tracking.Revoked {
 			d.queue.Wake() // the fallback SMS are due now
 			break
 		}
@@ -205,7 +217,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, msgs []domain.Message) error 
 // sorted is a claimed batch sorted by what happens next to each message.
 type sorted struct {
 	groups  map[provider.Provider][]domain.Message // handed over now, by provider
-	reports []Report                               // ended without a hand-over (expired, no route)
+	reports []tracking.Report                      // ended without a hand-over (expired, no route)
 	rich    []routed                               // RCS, screened for capable devices first
 	overdue []routed                               // awaiting delivery too long: taken back
 	// err is why some messages could not be routed; they are left to their
@@ -222,10 +234,10 @@ func (d *Dispatcher) route(ctx context.Context, msgs []domain.Message, now time.
 	for i := range msgs {
 		m := &msgs[i]
 		if !m.ExpiresAt.After(now) {
-			b.reports = append(b.reports, Report{Kind: Expire, MessageID: m.ID, At: now})
+			b.reports = append(b.reports, tracking.Report{Kind: tracking.Expire, MessageID: m.ID, At: now})
 			continue
 		}
-		if awaitingDelivery(m) {
+		if tracking.AwaitingDelivery(m) {
 			b.overdue = append(b.overdue, routed{*m, d.routes.ByName(m.Provider)})
 			continue
 		}
@@ -234,7 +246,7 @@ func (d *Dispatcher) route(ctx context.Context, msgs []domain.Message, now time.
 		case err != nil:
 			b.err = cmp.Or(b.err, err)
 		case p == nil:
-			b.reports = append(b.reports, Report{Kind: Rejected, MessageID: m.ID, ErrorCode: domain.CodeNoRoute,
+			b.reports = append(b.reports, tracking.Report{Kind: tracking.Rejected, MessageID: m.ID, ErrorCode: domain.CodeNoRoute,
 				ErrorMessage: reason, At: now, LeaseOwner: d.owner, Route: m.Route})
 		case m.Channel == domain.RCS:
 			b.rich = append(b.rich, routed{*m, p})
@@ -328,7 +340,7 @@ func (d *Dispatcher) reroute(ctx context.Context, p provider.Provider, rest []do
 
 // submit hands msgs to p and returns the reports of their outcome, and
 // whether p was reachable and willing (see handedOver).
-func (d *Dispatcher) submit(ctx context.Context, p provider.Provider, msgs []domain.Message) ([]Report, bool) {
+func (d *Dispatcher) submit(ctx context.Context, p provider.Provider, msgs []domain.Message) ([]tracking.Report, bool) {
 	outs := make([]provider.Outbound, len(msgs))
 	for i, m := range msgs {
 		outs[i] = outbound(m)
@@ -341,9 +353,9 @@ func (d *Dispatcher) submit(ctx context.Context, p provider.Provider, msgs []dom
 	ok := handedOver(results, len(msgs))
 	d.routes.Report(p.Name(), ok)
 	now := d.now().UTC()
-	reports := make([]Report, len(msgs))
+	reports := make([]tracking.Report, len(msgs))
 	for i, m := range msgs {
-		r := Report{MessageID: m.ID, Provider: p.Name(), At: now, LeaseOwner: d.owner, Route: m.Route, Cost: m.Cost,
+		r := tracking.Report{MessageID: m.ID, Provider: p.Name(), At: now, LeaseOwner: d.owner, Route: m.Route, Cost: m.Cost,
 			Currency: m.CostCurrency}
 		var res provider.Result
 		if i < len(results) {
@@ -353,22 +365,22 @@ func (d *Dispatcher) submit(ctx context.Context, p provider.Provider, msgs []dom
 		}
 		switch {
 		case res.Err == nil:
-			r.Kind, r.Ref, r.Parts, r.FallbackAt = Accepted, res.Ref, res.Parts, res.FallbackAt
+			r.Kind, r.Ref, r.Parts, r.FallbackAt = tracking.Accepted, res.Ref, res.Parts, res.FallbackAt
 		case res.Err.Temporary:
-			r.Kind, r.ErrorCode, r.ErrorMessage = Retry, res.Err.Code, res.Err.Message
+			r.Kind, r.ErrorCode, r.ErrorMessage = tracking.Retry, res.Err.Code, res.Err.Message
 			r.RetryAt = now.Add(retryDelay(m.Attempts))
 			if !r.RetryAt.Before(m.ExpiresAt) {
-				r.Kind, r.ErrorCode, r.ErrorMessage = Expire, domain.CodeExpired, ""
+				r.Kind, r.ErrorCode, r.ErrorMessage = tracking.Expire, domain.CodeExpired, ""
 			}
 		case res.Err.Code == domain.CodeRCSNotSupported && m.Channel == domain.RCS:
 			// The provider knew better than the cache, or could not be asked.
 			d.remember(ctx, m.Env, map[string]bool{m.To: false}, now)
 			r = d.notCapable(routed{m, p}, now)
-			if r.Kind == Rejected {
+			if r.Kind == tracking.Rejected {
 				r.ErrorMessage = res.Err.Message
 			}
 		default:
-			r.Kind, r.ErrorCode, r.ErrorMessage = Rejected, res.Err.Code, res.Err.Message
+			r.Kind, r.ErrorCode, r.ErrorMessage = tracking.Rejected, res.Err.Code, res.Err.Message
 		}
 		reports[i] = r
 	}

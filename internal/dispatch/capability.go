@@ -1,4 +1,4 @@
-package message
+package dispatch
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/tracking"
 )
 
 // CapabilityCache remembers what providers said about devices, per
@@ -25,7 +26,7 @@ type routed struct {
 // recipient's device takes RCS, from the cache first. Capable and unknown
 // devices are returned to be sent; the others get a report: Fallback to SMS
 // when the message has a fallback, else Rejected with RCS_NOT_SUPPORTED.
-func (d *Dispatcher) screenRCS(ctx context.Context, items []routed, now time.Time) ([]routed, []Report) {
+func (d *Dispatcher) screenRCS(ctx context.Context, items []routed, now time.Time) ([]routed, []tracking.Report) {
 	type group struct {
 		checker provider.CapabilityChecker
 		env     domain.Environment
@@ -41,7 +42,7 @@ func (d *Dispatcher) screenRCS(ctx context.Context, items []routed, now time.Tim
 		g := group{c, it.m.Env}
 		groups[g] = append(groups[g], it)
 	}
-	var reports []Report
+	var reports []tracking.Report
 	for g, its := range groups {
 		known := d.capabilities(ctx, g.checker, g.env, its, now)
 		for _, it := range its {
@@ -104,15 +105,15 @@ func (d *Dispatcher) remember(ctx context.Context, env domain.Environment, caps 
 }
 
 // notCapable is the report for an RCS message the device cannot take.
-func (d *Dispatcher) notCapable(it routed, now time.Time) Report {
+func (d *Dispatcher) notCapable(it routed, now time.Time) tracking.Report {
 	if _, ok := it.m.Content.SMSFallback(); ok {
-		r := Report{Kind: Fallback, MessageID: it.m.ID, At: now, LeaseOwner: d.owner}
+		r := tracking.Report{Kind: tracking.Fallback, MessageID: it.m.ID, At: now, LeaseOwner: d.owner}
 		if p := d.routes.Pick(it.m.Env, domain.SMS, it.m.CountryCode); p != nil {
 			r.Provider = p.Name()
 		}
 		return r
 	}
-	return Report{Kind: Rejected, MessageID: it.m.ID, Provider: it.p.Name(), ErrorCode: domain.CodeRCSNotSupported, At: now, LeaseOwner: d.owner}
+	return tracking.Report{Kind: tracking.Rejected, MessageID: it.m.ID, Provider: it.p.Name(), ErrorCode: domain.CodeRCSNotSupported, At: now, LeaseOwner: d.owner}
 }
 
 // outbound is a message as handed to its provider. After a fallback an RCS

@@ -1,4 +1,4 @@
-package message
+package dispatch
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/message"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
@@ -95,8 +96,8 @@ func TestUndeliveredRCSIsRevokedAndFallsBack(t *testing.T) {
 			rcsP.now = f.clock
 			ctx := context.Background()
 			text := "plain"
-			mid := f.send(t, Draft{To: "5511999990012", Text: "rich", Type: "RCS", CallbackURL: "http://127.0.0.1:9/hooks",
-				Fallback: &FallbackRequest{Type: "SMS", Message: &text}})
+			mid := f.send(t, message.Draft{To: "5511999990012", Text: "rich", Type: "RCS", CallbackURL: "http://127.0.0.1:9/hooks",
+				Fallback: &message.FallbackRequest{Type: "SMS", Message: &text}})
 			f.dispatch(t)
 			m, err := f.st.Message(ctx, f.caller.Account.ID, f.caller.Key.Env, mid)
 			if err != nil || m.Status != domain.Sent || m.NextAttemptAt.IsZero() {
@@ -160,37 +161,5 @@ func checkOutcome(t *testing.T, f *fixture, mid string, smsP *fakeProvider, want
 	debits, refunds := f.bill(ctx, mid)
 	if refunds != want.refund || debits-refunds != m.Charged || m.Charged != want.credits {
 		t.Fatalf("debits %d refunds %d charged %d; want refund %d", debits, refunds, m.Charged, want.refund)
-	}
-}
-
-// A message taken back and queued as SMS ignores late reports about the
-// RCS message, and is refunded if its SMS never goes out.
-func TestTakenBackMessageWaitingForItsSMS(t *testing.T) {
-	at := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
-	plan := domain.Content{Fallback: &domain.Fallback{Channel: domain.SMS, Message: "t", Segments: 1, Encoding: "GSM-7",
-		SMSCredits: 2_000000, RCSCredits: 1_000000}}
-	waiting := domain.Message{ID: "m", Type: domain.RCS, Channel: domain.RCS, Status: domain.Sent, Credits: 2_000000, Charged: 2_000000,
-		Content: plan, Provider: "rcs", NextAttemptAt: at, LeaseOwner: "n1", ExpiresAt: at.Add(time.Hour)}
-	m := waiting
-	if _, mon := transition(&m, Report{Kind: Revoked, Provider: "sms", LeaseOwner: "n2"}, at); mon.changed || m.Channel != domain.RCS {
-		t.Fatalf("another lease holder's word counted: %+v", m)
-	}
-	if _, mon := transition(&m, Report{Kind: Revoked, Provider: "sms", LeaseOwner: "n1"}, at); !mon.changed || mon.amount != 0 ||
-		m.Channel != domain.SMS || m.Status != domain.Sent || m.Provider != "sms" || !awaitingHandOver(&m) {
-		t.Fatalf("revoked: %+v %+v", m, mon)
-	}
-	if steps, _ := transition(&m, Report{Kind: Progress, Status: domain.Delivered}, at); len(steps) != 0 || m.Status != domain.Sent {
-		t.Fatalf("a late RCS report moved the queued SMS: %v %+v", steps, m)
-	}
-	expired := m
-	if steps, mon := transition(&expired, Report{Kind: Expire}, at); len(steps) != 1 || mon.amount != 2_000000 || expired.Charged != 0 {
-		t.Fatalf("expired before its SMS went out: %v %+v", steps, mon)
-	}
-	if steps, mon := transition(&m, Report{Kind: Accepted, Provider: "sms", Ref: "s1"}, at); len(steps) != 0 || !mon.changed ||
-		m.ProviderRef != "s1" || awaitingHandOver(&m) || m.Status != domain.Sent {
-		t.Fatalf("SMS taken: %v %+v", steps, m)
-	}
-	if steps, _ := transition(&m, Report{Kind: Progress, Status: domain.Delivered}, at); len(steps) != 1 || m.Status != domain.Delivered {
-		t.Fatalf("the SMS receipt: %v %+v", steps, m)
 	}
 }

@@ -1,4 +1,4 @@
-package message
+package dispatch
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/message"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
@@ -136,12 +137,12 @@ func TestBacklogBeyondLeaseSentOnce(t *testing.T) {
 						t.Fatal(err)
 					}
 					quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-					tracker := NewTracker(TrackerConfig{Store: Storage{Store: st}})
+					tracker := newTracker(st, nil, 0)
 					t.Cleanup(tracker.Close)
 					q := NewDispatchQueue(QueueConfig{Store: st, Owner: "node-1", Lease: lease, Batch: 256, Workers: 2,
 						Poll: 20 * time.Millisecond, Log: quiet})
 					disp := NewDispatcher(DispatcherConfig{Queue: q, Store: st, Routes: routes, Tracker: tracker, Log: quiet})
-					svc := NewService(Config{Store: Storage{Store: st}, Picker: routes, AllowPrivateCallbacks: true, Dispatch: q})
+					svc := message.NewService(message.Config{Store: message.Storage{Store: st}, Picker: routes, AllowPrivateCallbacks: true, Dispatch: q})
 					t.Cleanup(svc.Close)
 
 					if c.outage > 0 {
@@ -156,7 +157,7 @@ func TestBacklogBeyondLeaseSentOnce(t *testing.T) {
 						for i := range to {
 							to[i] = fmt.Sprintf("551199%07d", b*100+i)
 						}
-						if _, err := svc.Send(ctx, f.caller, Draft{Recipients: to, Text: "hi", Type: "SMS"}, SendOptions{}); err != nil {
+						if _, err := svc.Send(ctx, f.caller, message.Draft{Recipients: to, Text: "hi", Type: "SMS"}, message.SendOptions{}); err != nil {
 							t.Fatal(err)
 						}
 					}

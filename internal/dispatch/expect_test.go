@@ -1,15 +1,16 @@
-package message
+package dispatch
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/message"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/tracking"
 )
 
 // A receipt whose reference the provider announced waits, unacknowledged,
@@ -18,7 +19,7 @@ import (
 func TestAnnouncedReceiptWaitsForItsHandOver(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, fakeRoutes{domain.SMS: &fakeProvider{name: "smsc"}}, "", false)
-	mid := f.send(t, Draft{To: "5511999990010", Text: "hi", Type: "SMS"})
+	mid := f.send(t, message.Draft{To: "5511999990010", Text: "hi", Type: "SMS"})
 	// fakeProvider answers with Ref "ref-<id>", as the SMPP client would
 	// announce it while reading the answer.
 	f.tracker.Expect("smsc", "ref-"+mid)
@@ -26,7 +27,7 @@ func TestAnnouncedReceiptWaitsForItsHandOver(t *testing.T) {
 	go func() {
 		done <- f.tracker.Statuses(ctx, "smsc", []provider.Status{{Ref: "ref-" + mid, Status: domain.Delivered}})
 	}()
-	waitFor(t, "the receipt to wait", func() bool { _, w := f.tracker.expect.state(); return w == 1 })
+	waitFor(t, "the receipt to wait", func() bool { _, w, _ := f.tracker.Expecting(); return w == 1 })
 	select {
 	case err := <-done:
 		t.Fatalf("the receipt was taken (%v) before its hand-over was recorded", err)
@@ -51,13 +52,11 @@ func TestAnnouncedReceiptWaitsForItsHandOver(t *testing.T) {
 	if refs, err := f.st.KnownParkedRefs(ctx, 10); err != nil || len(refs) != 0 {
 		t.Fatalf("parked reports %v (%v), want none", refs, err)
 	}
-	if n, w := f.tracker.expect.state(); n != 0 || w != 0 {
+	n, w, c := f.tracker.Expecting()
+	if n != 0 || w != 0 {
 		t.Fatalf("%d references still expected, %d receipts waiting", n, w)
 	}
 	// It rode with the record of its hand-over: one transaction took both.
-	f.tracker.expect.mu.Lock()
-	c := f.tracker.expect.carried
-	f.tracker.expect.mu.Unlock()
 	if c != 1 {
 		t.Fatalf("%d records carried riders, want 1", c)
 	}
@@ -73,16 +72,13 @@ func TestAnnouncedReceiptWaitsForItsHandOver(t *testing.T) {
 func TestAstrayRiderIsParked(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, fakeRoutes{domain.SMS: &fakeProvider{name: "smsc"}}, "", false)
-	mid := f.send(t, Draft{To: "5511999990010", Text: "hi", Type: "SMS"})
+	mid := f.send(t, message.Draft{To: "5511999990010", Text: "hi", Type: "SMS"})
 	now := f.clock()
-	reports := []Report{
-		{Kind: Accepted, MessageID: mid, Provider: "smsc", Ref: "r1", At: now, LeaseOwner: "another-node"},
-		{Kind: Progress, MessageID: mid, Provider: "smsc", Ref: "r1", Follows: "r1", Status: domain.Delivered, At: now},
+	reports := []tracking.Report{
+		{Kind: tracking.Accepted, MessageID: mid, Provider: "smsc", Ref: "r1", At: now, LeaseOwner: "another-node"},
+		{Kind: tracking.Progress, MessageID: mid, Provider: "smsc", Ref: "r1", Follows: "r1", Status: domain.Delivered, At: now},
 	}
-	if err := f.st.Write(ctx, func(tx *store.Tx) error {
-		_, err := applyReports(ctx, tx, reports, now, eventLease{}, nil)
-		return err
-	}); err != nil {
+	if err := f.tracker.Apply(ctx, reports); err != nil {
 		t.Fatal(err)
 	}
 	if m, _ := f.st.Message(ctx, f.caller.Account.ID, f.caller.Key.Env, mid); m.Status != domain.Sending {
@@ -104,8 +100,8 @@ func TestAstrayRiderIsParked(t *testing.T) {
 func TestAnnouncedReceiptStopsWaiting(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, fakeRoutes{domain.SMS: &fakeProvider{name: "smsc"}}, "", false)
-	f.tracker.expect.hold = 20 * time.Millisecond
-	mid := f.send(t, Draft{To: "5511999990010", Text: "hi", Type: "SMS"})
+	f.useTracker(t, 20*time.Millisecond)
+	mid := f.send(t, message.Draft{To: "5511999990010", Text: "hi", Type: "SMS"})
 	f.tracker.Expect("smsc", "ref-"+mid)
 	if err := f.tracker.Statuses(ctx, "smsc", []provider.Status{{Ref: "ref-" + mid, Status: domain.Delivered}}); err != nil {
 		t.Fatal(err)
@@ -117,22 +113,8 @@ func TestAnnouncedReceiptStopsWaiting(t *testing.T) {
 	if m, _ := f.st.Message(ctx, f.caller.Account.ID, f.caller.Key.Env, mid); m.Status != domain.Delivered {
 		t.Fatalf("status %s after the hand-over, want DELIVERED from the parked receipt", m.Status)
 	}
-	if n, _ := f.tracker.expect.state(); n != 0 {
+	if n, _, _ := f.tracker.Expecting(); n != 0 {
 		t.Fatalf("%d references still expected after the hand-over", n)
-	}
-}
-
-// Announcements whose record never comes are forgotten after the hold.
-func TestStaleAnnouncementsAreDropped(t *testing.T) {
-	var e expectations
-	e.hold = time.Minute
-	t0 := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
-	e.expect("p", "a", t0)
-	e.expect("p", "b", t0.Add(30*time.Second))
-	e.recorded([]Report{{Kind: Accepted, Provider: "p", Ref: "b"}}, nil)
-	e.expect("p", "c", t0.Add(61*time.Second))
-	if n, _ := e.state(); n != 1 || len(e.queue) != 1 || e.queue[0].ref != "c" {
-		t.Fatalf("expected %d, queue %v; want only c", n, e.queue)
 	}
 }
 
@@ -145,34 +127,4 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 	}
 	t.Fatalf("timed out waiting for %s", what)
-}
-
-// A send whose caller was read from a cache at an auth counter that has
-// moved since is refused with ErrStaleAuth and writes nothing; at the
-// current counter it goes through.
-func TestSendChecksTheCallersAuthVersion(t *testing.T) {
-	ctx := context.Background()
-	f := newFixture(t, fakeRoutes{domain.SMS: &fakeProvider{name: "smsc"}}, "", false)
-	v, err := f.st.AuthVersion(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stale := f.caller
-	stale.AuthVersion = v - 1
-	if v-1 == 0 {
-		stale.AuthVersion = v + 1
-	}
-	d := Draft{To: "5511999990010", Text: "hi", Type: "SMS"}
-	if _, err := f.svc.Send(ctx, stale, d, SendOptions{}); !errors.Is(err, ErrStaleAuth) {
-		t.Fatalf("send at a moved counter: %v, want ErrStaleAuth", err)
-	}
-	msgs, err := f.st.SearchMessages(ctx, domain.MessageFilter{AccountID: f.caller.Account.ID})
-	if err != nil || len(msgs) != 0 {
-		t.Fatalf("%d messages (%v) after the refused send, want none", len(msgs), err)
-	}
-	current := f.caller
-	current.AuthVersion = v
-	if _, err := f.svc.Send(ctx, current, d, SendOptions{}); err != nil {
-		t.Fatalf("send at the current counter: %v", err)
-	}
 }

@@ -1,4 +1,4 @@
-package message
+package tracking
 
 import (
 	"time"
@@ -90,9 +90,11 @@ func awaitingHandOver(m *domain.Message) bool {
 		(m.Status == domain.Sent && m.Type == domain.RCS && m.Channel == domain.SMS && !m.NextAttemptAt.IsZero())
 }
 
-// awaitingDelivery reports whether an RCS message that a provider took
+// AwaitingDelivery reports whether an RCS message that a provider took
 // waits for its delivery until NextAttemptAt: then the dispatcher asks
 // the provider to take it back (Revoker) and sends its SMS fallback.
+func AwaitingDelivery(m *domain.Message) bool { return awaitingDelivery(m) }
+
 func awaitingDelivery(m *domain.Message) bool {
 	return m.Status == domain.Sent && m.Channel == domain.RCS && !m.NextAttemptAt.IsZero()
 }

@@ -1,4 +1,4 @@
-package message
+package tracking
 
 import (
 	"context"
@@ -25,8 +25,9 @@ type AlertTx interface {
 	InsertEvents(ctx context.Context, evs []domain.Event) error
 }
 
-// insertCounted writes new messages and counts them in usage.
-func insertCounted(ctx context.Context, tx interface {
+// InsertCounted writes new messages and counts them in usage (a send's
+// and an opt-out's confirmation alike).
+func InsertCounted(ctx context.Context, tx interface {
 	InsertMessages(ctx context.Context, msgs []domain.Message) error
 	UsageTx
 }, msgs []domain.Message) error {
@@ -40,27 +41,27 @@ func insertCounted(ctx context.Context, tx interface {
 	return tx.AddUsage(ctx, deltas)
 }
 
-// alertAccount is what an account's alerts need to know of it: read with
+// AlertAccount is what an account's alerts need to know of it: read with
 // its key, so a send decides without a query whether to look at all.
-type alertAccount struct {
+type AlertAccount struct {
 	id, currency, url string
 	alerts            domain.Alerts
 }
 
-// alertsOf is nil for an account without alerts.
-func alertsOf(a domain.Account) *alertAccount {
+// AlertsOf is nil for an account without alerts.
+func AlertsOf(a domain.Account) *AlertAccount {
 	if a.Alerts.LowBalance == nil && a.Alerts.DailySpend == nil {
 		return nil
 	}
-	return &alertAccount{id: a.ID, currency: a.Currency, url: a.WebhookURL, alerts: a.Alerts}
+	return &AlertAccount{id: a.ID, currency: a.Currency, url: a.WebhookURL, alerts: a.Alerts}
 }
 
-// checkAlerts runs in the transaction of a debit that left balance, after
+// CheckAlerts runs in the transaction of a debit that left balance, after
 // its messages were counted: a balance below the low-balance threshold
 // or a UTC day's charges at the daily spend post their alert, each
 // marked in the same transaction so that it goes out once per crossing
 // (per day) however many nodes debit at the same moment.
-func checkAlerts(ctx context.Context, tx AlertTx, a *alertAccount, balance int64, at time.Time) error {
+func CheckAlerts(ctx context.Context, tx AlertTx, a *AlertAccount, balance int64, at time.Time) error {
 	if a == nil {
 		return nil
 	}
@@ -81,7 +82,7 @@ func checkAlerts(ctx context.Context, tx AlertTx, a *alertAccount, balance int64
 
 // lowBalanceAlert marks and writes balance.low when balance is below the
 // account's threshold and the crossing was not marked yet.
-func lowBalanceAlert(ctx context.Context, tx AlertTx, a *alertAccount, balance int64, at time.Time) ([]domain.Event, error) {
+func lowBalanceAlert(ctx context.Context, tx AlertTx, a *AlertAccount, balance int64, at time.Time) ([]domain.Event, error) {
 	t := a.alerts.LowBalance
 	if t == nil || balance >= *t {
 		return nil, nil
@@ -98,7 +99,7 @@ func lowBalanceAlert(ctx context.Context, tx AlertTx, a *alertAccount, balance i
 // environment, due at once (any node's worker claims it), signed with the
 // account's secret like every webhook. Without an account webhook it is
 // kept for the events feed only.
-func alertEvent(a *alertAccount, event string, balance, threshold int64, at time.Time) domain.Event {
+func alertEvent(a *AlertAccount, event string, balance, threshold int64, at time.Time) domain.Event {
 	return domain.Event{ID: id.New(id.Event, at), AccountID: a.id, Env: domain.Live, Event: event, URL: a.url,
 		Body:          webhook.AlertBody(event, a.id, ledger.Credits(balance), ledger.Credits(threshold), a.currency, at),
 		NextAttemptAt: at, CreatedAt: at}
@@ -112,15 +113,15 @@ func (t *Tracker) AnnounceLowBalances(ctx context.Context, accts []domain.Accoun
 	now := t.now()
 	posted := 0
 	for _, a := range accts {
-		low := alertsOf(a)
+		low := AlertsOf(a)
 		if low == nil || low.alerts.LowBalance == nil {
 			continue
 		}
 		low.alerts.DailySpend = nil
 		var evs []domain.Event
-		err := t.store.Write(ctx, func(tx Tx) error {
+		err := t.w.Write(ctx, func(w Work) error {
 			var err error
-			evs, err = lowBalanceAlert(ctx, tx, low, a.Balance, now)
+			evs, err = lowBalanceAlert(ctx, w, low, a.Balance, now)
 			return err
 		})
 		if err != nil {

@@ -1,4 +1,4 @@
-package message
+package dispatch
 
 import (
 	"context"
@@ -6,22 +6,23 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/tracking"
 )
 
 // revoke asks the providers of RCS messages still undelivered at their
 // deadline to take them back: a message taken back falls back to SMS; one
 // delivered meanwhile, or whose provider cannot take it back, stays RCS;
 // a provider that could not answer is asked again later.
-func (d *Dispatcher) revoke(ctx context.Context, items []routed, now time.Time) []Report {
+func (d *Dispatcher) revoke(ctx context.Context, items []routed, now time.Time) []tracking.Report {
 	byProvider := map[provider.Revoker][]routed{}
-	var reports []Report
+	var reports []tracking.Report
 	for _, it := range items {
 		r := provider.CapabilitiesOf(it.p).Revoker
 		if r == nil {
 			// The provider left the configuration or cannot take messages
 			// back: sending the SMS as well could reach the phone twice.
 			d.log.Warn("rcs message cannot be taken back; no SMS fallback", "message", it.m.ID, "provider", it.m.Provider)
-			reports = append(reports, Report{Kind: Unrevoked, MessageID: it.m.ID, At: now, LeaseOwner: d.owner})
+			reports = append(reports, tracking.Report{Kind: tracking.Unrevoked, MessageID: it.m.ID, At: now, LeaseOwner: d.owner})
 			continue
 		}
 		byProvider[r] = append(byProvider[r], it)
@@ -42,26 +43,26 @@ func (d *Dispatcher) revoke(ctx context.Context, items []routed, now time.Time) 
 	return reports
 }
 
-func (d *Dispatcher) revocationReport(it routed, answers []provider.Revocation, i int, now time.Time) Report {
-	r := Report{MessageID: it.m.ID, At: now, LeaseOwner: d.owner}
+func (d *Dispatcher) revocationReport(it routed, answers []provider.Revocation, i int, now time.Time) tracking.Report {
+	r := tracking.Report{MessageID: it.m.ID, At: now, LeaseOwner: d.owner}
 	a := provider.Revocation{Err: &provider.Error{Message: "no answer from provider", Temporary: true}}
 	if i < len(answers) {
 		a = answers[i]
 	}
 	switch {
 	case a.Err != nil && a.Err.Temporary:
-		r.Kind, r.RetryAt = Retry, now.Add(retryDelay(it.m.Attempts))
+		r.Kind, r.RetryAt = tracking.Retry, now.Add(retryDelay(it.m.Attempts))
 	case a.Err != nil:
 		d.log.Warn("rcs message could not be taken back; no SMS fallback", "message", it.m.ID, "provider", it.m.Provider,
 			"code", a.Err.Code, "err", a.Err.Message)
-		r.Kind = Unrevoked
+		r.Kind = tracking.Unrevoked
 	case a.Revoked:
-		r.Kind = Revoked
+		r.Kind = tracking.Revoked
 		if sms := d.routes.Pick(it.m.Env, domain.SMS, it.m.CountryCode); sms != nil {
 			r.Provider = sms.Name()
 		}
 	default:
-		r.Kind = Unrevoked // delivered meanwhile: its report follows
+		r.Kind = tracking.Unrevoked // delivered meanwhile: its report follows
 	}
 	return r
 }

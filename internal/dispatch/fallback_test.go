@@ -1,4 +1,4 @@
-package message
+package dispatch
 
 import (
 	"context"
@@ -13,10 +13,12 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/message"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/simulator"
 	"github.com/msgsvc/msgsvc/internal/store"
 	"github.com/msgsvc/msgsvc/internal/store/storetest"
+	"github.com/msgsvc/msgsvc/internal/tracking"
 )
 
 // fakeProvider accepts everything; as an domain.RCS provider it may answer
@@ -110,10 +112,10 @@ func (f *fixture) bill(ctx context.Context, mid string) (debits, refunds int64) 
 
 type fixture struct {
 	st      *store.Store
-	svc     *Service
+	svc     *message.Service
 	disp    *Dispatcher
-	tracker *Tracker
-	caller  Caller
+	tracker *tracking.Tracker
+	caller  message.Caller
 	now     *atomic.Int64 // Unix ms of the fixed clock
 }
 
@@ -127,7 +129,7 @@ func newFixture(t *testing.T, routes fakeRoutes, prices string, accountFallback 
 // routesPicker routes both a send (Picker) and its dispatch (Routes).
 type routesPicker interface {
 	Routes
-	Picker
+	message.Picker
 }
 
 // newFixtureOn is newFixture on a given store.
@@ -146,10 +148,10 @@ func newFixtureOn(t *testing.T, st *store.Store, routes routesPicker, prices str
 		t.Fatal(err)
 	}
 	acc, _ = f.st.Account(ctx, acc.ID)
-	f.caller = Caller{Account: acc, Key: domain.APIKey{ID: "key_1", AccountID: acc.ID, Env: "live"}}
-	f.tracker = NewTracker(TrackerConfig{Store: Storage{Store: f.st}, Now: f.clock})
+	f.caller = message.Caller{Account: acc, Key: domain.APIKey{ID: "key_1", AccountID: acc.ID, Env: "live"}}
+	f.tracker = newTracker(f.st, f.clock, 0)
 	t.Cleanup(f.tracker.Close)
-	f.svc = NewService(Config{Store: Storage{Store: f.st}, Picker: routes, Now: f.clock, AllowPrivateCallbacks: true})
+	f.svc = message.NewService(message.Config{Store: message.Storage{Store: f.st}, Picker: routes, Now: f.clock, AllowPrivateCallbacks: true})
 	t.Cleanup(f.svc.Close)
 	f.disp = NewDispatcher(DispatcherConfig{Store: f.st, Routes: routes, Tracker: f.tracker, Owner: "node-1", Now: f.clock,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -157,9 +159,9 @@ func newFixtureOn(t *testing.T, st *store.Store, routes routesPicker, prices str
 }
 
 // send accepts a send and returns its message id.
-func (f *fixture) send(t *testing.T, d Draft) string {
+func (f *fixture) send(t *testing.T, d message.Draft) string {
 	t.Helper()
-	out, err := f.svc.Send(context.Background(), f.caller, d, SendOptions{})
+	out, err := f.svc.Send(context.Background(), f.caller, d, message.SendOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +231,7 @@ func TestRCSCapabilityAndFallback(t *testing.T) {
 			smsP := &fakeProvider{name: "sms-co"}
 			f := newFixture(t, fakeRoutes{domain.RCS: rcsP, domain.SMS: smsP}, c.prices, c.accountFallback)
 			ctx := context.Background()
-			req := Draft{To: c.to, Text: "rich", Type: "RCS", CallbackURL: "http://127.0.0.1:9/hooks"}
+			req := message.Draft{To: c.to, Text: "rich", Type: "RCS", CallbackURL: "http://127.0.0.1:9/hooks"}
 			if c.fallback != "" {
 				var fb struct {
 					Type    string
@@ -238,7 +240,7 @@ func TestRCSCapabilityAndFallback(t *testing.T) {
 				if err := json.Unmarshal([]byte(c.fallback), &fb); err != nil {
 					t.Fatal(err)
 				}
-				req.Fallback = &FallbackRequest{Type: fb.Type, Message: fb.Message}
+				req.Fallback = &message.FallbackRequest{Type: fb.Type, Message: fb.Message}
 			}
 			mid := f.send(t, req)
 			f.dispatch(t)
@@ -294,7 +296,7 @@ func TestCapabilityCachedPerNumber(t *testing.T) {
 	f := newFixture(t, nil, "", false)
 	sim := simulator.New(simulator.Config{Sink: f.tracker, Now: f.clock, Delay: time.Hour})
 	routes := fakeRoutes{domain.RCS: sim, domain.SMS: sim}
-	f.svc = NewService(Config{Store: Storage{Store: f.st}, Picker: routes, Now: f.clock})
+	f.svc = message.NewService(message.Config{Store: message.Storage{Store: f.st}, Picker: routes, Now: f.clock})
 	t.Cleanup(f.svc.Close)
 	f.disp = NewDispatcher(DispatcherConfig{Store: f.st, Routes: routes, Tracker: f.tracker, Owner: "node-1", Now: f.clock})
 	steps := []struct {
@@ -310,79 +312,12 @@ func TestCapabilityCachedPerNumber(t *testing.T) {
 	}
 	for i, s := range steps {
 		f.now.Add(s.advance.Milliseconds())
-		if _, err := f.svc.Send(ctx, f.caller, Draft{Recipients: s.to, Text: "x", Type: "RCS"}, SendOptions{}); err != nil {
+		if _, err := f.svc.Send(ctx, f.caller, message.Draft{Recipients: s.to, Text: "x", Type: "RCS"}, message.SendOptions{}); err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
 		f.dispatch(t)
 		if calls, nums := sim.CapabilityChecks(); calls != s.wantCalls || nums != s.wantNums {
 			t.Fatalf("step %d: %d calls about %d numbers, want %d about %d", i, calls, nums, s.wantCalls, s.wantNums)
-		}
-	}
-}
-
-func TestTransitionFallbackAndSettle(t *testing.T) {
-	at := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
-	plan := domain.Content{Fallback: &domain.Fallback{Channel: domain.SMS, Message: "t", Segments: 2, Encoding: "GSM-7",
-		SMSCredits: 2_000000, RCSCredits: 1_000000}}
-	rcsMsg := func(charged int64, content domain.Content) domain.Message {
-		return domain.Message{ID: "m", Type: domain.RCS, Channel: domain.RCS, Status: domain.Sending, Credits: 2_000000, Charged: charged,
-			Content: content, LeaseOwner: "n1", NextAttemptAt: at}
-	}
-	cases := []struct {
-		name    string
-		m       domain.Message
-		r       Report
-		status  domain.Status
-		channel domain.Channel
-		credits int64
-		refund  int64
-	}{
-		{"fallback moves to domain.SMS and queues again", rcsMsg(2_000000, plan), Report{Kind: Fallback, Provider: "sms", LeaseOwner: "n1"}, domain.Sending, domain.SMS, 2_000000, 0},
-		{"fallback by another lease holder is ignored", rcsMsg(2_000000, plan), Report{Kind: Fallback, Provider: "sms", LeaseOwner: "n2"}, domain.Sending, domain.RCS, 2_000000, 0},
-		{"fallback without a plan fails", rcsMsg(2_000000, domain.Content{}), Report{Kind: Fallback, LeaseOwner: "n1"}, domain.Failed, domain.RCS, 2_000000, 2_000000},
-		{"accepted as domain.RCS settles to the domain.RCS price", rcsMsg(2_000000, plan), Report{Kind: Accepted, Provider: "rcs", LeaseOwner: "n1"}, domain.Sent, domain.RCS, 1_000000, 1_000000},
-		{"a delivery report overtaking the answer settles too", rcsMsg(2_000000, plan), Report{Kind: Progress, Status: domain.Delivered}, domain.Delivered, domain.RCS, 1_000000, 1_000000},
-		{"test keys are never refunded", rcsMsg(0, plan), Report{Kind: Accepted, LeaseOwner: "n1"}, domain.Sent, domain.RCS, 1_000000, 0},
-		{"no plan, nothing to settle", rcsMsg(2_000000, domain.Content{}), Report{Kind: Accepted, LeaseOwner: "n1"}, domain.Sent, domain.RCS, 2_000000, 0},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			m := c.m
-			_, money := transition(&m, c.r, at)
-			if m.Status != c.status || m.Channel != c.channel || m.Credits != c.credits || money.amount != c.refund {
-				t.Fatalf("status %s channel %s credits %d refund %d", m.Status, m.Channel, m.Credits, money.amount)
-			}
-			if c.channel == domain.SMS && (m.Segments != 2 || m.Encoding != "GSM-7" || m.Provider != "sms" || !m.NextAttemptAt.Equal(at) || m.LeaseOwner != "" || !money.changed) {
-				t.Fatalf("fallback message: %+v %+v", m, money)
-			}
-		})
-	}
-}
-
-// A hand-over that failed and was retried leaves its error on the message
-// while it waits ("shown while retrying"); once a provider takes the
-// message, or reports on it, the error is history and the message must not
-// read as DELIVERED with an error code.
-func TestRetryErrorClearedOnceTaken(t *testing.T) {
-	at := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
-	retried := func() domain.Message {
-		m := domain.Message{ID: "m", Type: domain.SMS, Channel: domain.SMS, Status: domain.Sending, LeaseOwner: "n1", NextAttemptAt: at}
-		transition(&m, Report{Kind: Retry, ErrorCode: domain.CodeProviderError, ErrorMessage: "timeout", RetryAt: at.Add(5 * time.Second),
-			LeaseOwner: "n1"}, at)
-		if m.ErrorCode != domain.CodeProviderError || m.ErrorMessage != "timeout" {
-			t.Fatalf("while retrying: %q %q, want the last error shown", m.ErrorCode, m.ErrorMessage)
-		}
-		m.LeaseOwner = "n1" // claimed again
-		return m
-	}
-	for name, r := range map[string]Report{
-		"accepted":                      {Kind: Accepted, Provider: "backup", Ref: "r1", LeaseOwner: "n1"},
-		"receipt overtaking the answer": {Kind: Progress, Status: domain.Delivered, Ref: "r1"},
-	} {
-		m := retried()
-		transition(&m, r, at.Add(6*time.Second))
-		if m.ErrorCode != "" || m.ErrorMessage != "" {
-			t.Errorf("%s: %s with error %q %q", name, m.Status, m.ErrorCode, m.ErrorMessage)
 		}
 	}
 }
