@@ -82,25 +82,21 @@ type bound struct {
 
 // changed hands cs to every notifier, in the order they were registered.
 func (w Work) changed(ctx context.Context, cs []Change) ([]After, error) {
-	var out []After
-	for _, n := range w.notes {
-		f, err := n.changed(ctx, cs)
-		if err != nil {
-			return nil, err
-		}
-		if f != nil {
-			out = append(out, f)
-		}
-	}
-	return out, nil
+	return w.each(func(n bound) (After, error) { return n.changed(ctx, cs) })
 }
 
 // received hands a reply to every notifier, in the order they were
 // registered.
 func (w Work) received(ctx context.Context, r Reply) ([]After, error) {
+	return w.each(func(n bound) (After, error) { return n.received(ctx, r) })
+}
+
+// each calls every notifier and gathers what they ask to run after the
+// commit.
+func (w Work) each(call func(n bound) (After, error)) ([]After, error) {
 	var out []After
 	for _, n := range w.notes {
-		f, err := n.received(ctx, r)
+		f, err := call(n)
 		if err != nil {
 			return nil, err
 		}

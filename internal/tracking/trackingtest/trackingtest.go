@@ -386,13 +386,18 @@ func (s *Store) latest(match func(domain.Message) bool) (domain.Message, error) 
 
 // MessageByID implements tracking.Store.
 func (s *Store) MessageByID(_ context.Context, id string) (domain.Message, error) {
+	return lookup(s, func(r *Rows) map[string]domain.Message { return r.Messages }, id)
+}
+
+// lookup reads one row of a table by id, or domain.ErrNotFound.
+func lookup[T any](s *Store, table func(r *Rows) map[string]T, id string) (T, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m, ok := s.rows.Messages[id]
+	v, ok := table(&s.rows)[id]
 	if !ok {
-		return domain.Message{}, domain.ErrNotFound
+		return v, domain.ErrNotFound
 	}
-	return m, nil
+	return v, nil
 }
 
 // SenderOwners implements tracking.Store: the accounts whose senders of
@@ -412,13 +417,7 @@ func (s *Store) SenderOwners(_ context.Context, channel domain.Channel, value st
 
 // Account implements tracking.Store.
 func (s *Store) Account(_ context.Context, id string) (domain.Account, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, ok := s.rows.Accounts[id]
-	if !ok {
-		return domain.Account{}, domain.ErrNotFound
-	}
-	return a, nil
+	return lookup(s, func(r *Rows) map[string]domain.Account { return r.Accounts }, id)
 }
 
 // KnownParkedRefs implements tracking.Store: parked references that a
