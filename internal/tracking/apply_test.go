@@ -9,6 +9,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/tracking/trackingtest"
 )
 
@@ -371,5 +372,55 @@ func TestCancelAndRedact(t *testing.T) {
 	rows := st.Rows()
 	if !reflect.DeepEqual(rec.steps(), want) || len(rows.Ledger) != 2 || rows.Ledger[0].Note != "canceled" || rows.Redacted["m3"].Phone == nil {
 		t.Fatalf("notified %v, ledger %+v, redacted %v; want %v with two refunds", rec.steps(), rows.Ledger, rows.Redacted, want)
+	}
+}
+
+// A reply is recorded, matched to the campaign it answers and handed to
+// the notifiers in its transaction; a stop word adds the number to the
+// opt-out list and queues the account's confirmation, due at once. The
+// same reply delivered again by its provider notifies nobody.
+func TestReplyWithAStopWord(t *testing.T) {
+	ctx := context.Background()
+	st := &trackingtest.Store{}
+	sent := charged("m1")
+	sent.Status, sent.From = domain.Delivered, "4915"
+	st.Put(sent)
+	st.Seed(func(r *trackingtest.Rows) {
+		r.Accounts = map[string]domain.Account{"acc_1": {ID: "acc_1", Compliance: domain.Compliance{OptOutReply: "You will get no more."},
+			Senders: domain.Senders{domain.SMS: {Default: "4915", Values: []string{"4915"}}}}}
+	})
+	rec := &recorder{}
+	tr := newTestTracker(t, st, rec)
+	due := 0
+	tr.due = func() { due++ }
+	in := provider.Inbound{AccountID: "acc_1", Env: domain.Live, From: "5511999990010", To: "4915", Channel: domain.SMS,
+		Body: "STOP", Ref: "mo-1", At: t0.Add(time.Hour)}
+	cid, err := tr.Receive(ctx, "smsc", in)
+	if err != nil || cid != sent.CampaignID {
+		t.Fatalf("matched %q (%v), want %s", cid, err, sent.CampaignID)
+	}
+	if _, err := tr.Receive(ctx, "smsc", in); err != nil {
+		t.Fatal(err)
+	}
+	rows := st.Rows()
+	if len(rows.Inbound) != 1 || rows.Inbound[0].CampaignID != sent.CampaignID || rows.Inbound[0].Body != "STOP" {
+		t.Fatalf("inbound %+v, want the one reply, matched", rows.Inbound)
+	}
+	if len(rec.replies) != 1 || rec.replies[0].Inbound.ID != rows.Inbound[0].ID || rec.replies[0].Answers.ID != "m1" ||
+		rec.replies[0].To != "4915" || !rec.replies[0].At.Equal(in.At) {
+		t.Fatalf("notified %+v, want the reply once, answering m1", rec.replies)
+	}
+	if len(rows.OptOuts) != 1 || rows.OptOuts[0].Phone != "5511999990010" || rows.OptOuts[0].Source != domain.OptOutReply {
+		t.Fatalf("opt-outs %+v", rows.OptOuts)
+	}
+	var confirm domain.Message
+	for _, m := range rows.Messages {
+		if m.ID != "m1" {
+			confirm = m
+		}
+	}
+	if confirm.Body != "You will get no more." || confirm.From != "4915" || confirm.To != "5511999990010" ||
+		confirm.Status != domain.Sending || confirm.Charged != 0 || due != 1 || len(rows.Campaigns) != 1 {
+		t.Fatalf("confirmation %+v (woke the dispatcher %d times), want one due at once, charged nothing", confirm, due)
 	}
 }

@@ -28,9 +28,10 @@ type InboundTx interface {
 // ReplyWindow is how far back a reply looks for the campaign it answers.
 const ReplyWindow = 30 * 24 * time.Hour
 
-// Inbound implements provider.Sink: it records a recipient's message and
-// routes it to the callback of the most recent campaign sent to that
-// number by the account. A stop or start word also changes the account's
+// Inbound implements provider.Sink: it records a recipient's message,
+// matched to the most recent campaign sent to that number by the account,
+// and hands it to the fronts' notifiers (the campaign's callback, the
+// account's SMPP binds). A stop or start word also changes the account's
 // opt-out list, in the same transaction, so the reply and the change to
 // the list are recorded together or not at all: every
 // provider's inbound path comes through here.
