@@ -19,6 +19,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/api"
 	"github.com/msgsvc/msgsvc/internal/compliance"
 	"github.com/msgsvc/msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/dispatch"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/keycache"
 	"github.com/msgsvc/msgsvc/internal/lease"
@@ -33,8 +34,10 @@ import (
 	"github.com/msgsvc/msgsvc/internal/smppserver"
 	"github.com/msgsvc/msgsvc/internal/store"
 	"github.com/msgsvc/msgsvc/internal/template"
+	"github.com/msgsvc/msgsvc/internal/tracking"
 	"github.com/msgsvc/msgsvc/internal/user"
 	"github.com/msgsvc/msgsvc/internal/webhook"
+	"github.com/msgsvc/msgsvc/internal/webhook/notify"
 )
 
 // Server is a running msgsvc node: HTTP front, dispatcher, webhook worker,
@@ -55,7 +58,7 @@ type Server struct {
 	eventQueue *lease.Queue[domain.Event]
 
 	redactor  *compliance.Redactor
-	tracker   *message.Tracker
+	tracker   *tracking.Tracker
 	sim       *simulator.Simulator
 	media     *media.Store // uploaded files, which providers send onwards
 	templates *template.Service
@@ -155,7 +158,7 @@ func (s *Server) wire() error {
 // of webhook events waiting for their receiver. They need only the store:
 // what works them is given to them when they run.
 func (s *Server) wireQueues() {
-	s.sendQueue = message.NewDispatchQueue(message.QueueConfig{Store: s.store, Owner: s.cfg.NodeID, Lease: s.cfg.DispatchLease,
+	s.sendQueue = dispatch.NewDispatchQueue(dispatch.QueueConfig{Store: s.store, Owner: s.cfg.NodeID, Lease: s.cfg.DispatchLease,
 		Workers: s.cfg.DispatchWorkers, Poll: s.poll, Now: s.now, Log: s.log})
 	s.eventQueue = webhook.NewEventQueue(webhook.EventQueueConfig{Store: s.store, Owner: s.cfg.NodeID, Lease: s.cfg.WebhookLease,
 		Poll: s.poll, Now: s.now, Log: s.log})
@@ -170,10 +173,18 @@ func (s *Server) wireServices() error {
 	if s.redactor, err = redactorOf(cfg); err != nil {
 		return err
 	}
-	s.tracker = message.NewTracker(message.TrackerConfig{Store: message.Storage{Store: st}, Events: s.eventQueue.Wake,
-		Due: s.sendQueue.Wake, Workers: commitWorkers(cfg), Now: s.now, Handoff: s.eventQueue, SMPP: s.wakeSMPP,
-		// The routing switch is made after the tracker; it is read at each receipt.
-		OwnSender: func(p string) string { return s.routing.OwnSender(p) }})
+	// Each front writes what a change owes its clients, in the change's
+	// transaction: the REST front its webhook events, the SMPP front its
+	// receipts and replies.
+	changes := tracking.Bind(st, func(tx *store.Tx) tracking.Tx { return tx },
+		tracking.Notify(func(tx *store.Tx) notify.EventTx { return tx },
+			&notify.Webhooks{Handoff: s.eventQueue, Wake: s.eventQueue.Wake}),
+		tracking.Notify(func(tx *store.Tx) smppserver.ReceiptTx { return tx },
+			&smppserver.Receipts{Users: st, Wake: s.wakeSMPP,
+				// The routing switch is made after the tracker; it is read at each receipt.
+				OwnSender: func(p string) string { return s.routing.OwnSender(p) }}))
+	s.tracker = tracking.NewTracker(tracking.Config{Store: st, Writer: changes, Due: s.sendQueue.Wake,
+		Workers: commitWorkers(cfg), Now: s.now})
 	simCfg := simulator.Config{Sink: s.tracker, Stale: st, Delay: cfg.SimulatorDelay, Log: s.log, Now: s.now, Node: cfg.NodeID}
 	if cfg.SimJournal {
 		simCfg.Journal = st
@@ -196,7 +207,7 @@ func (s *Server) wireSending(router *provider.Switch) {
 	s.messages = message.NewService(message.Config{Store: message.Storage{Store: s.store}, Picker: router,
 		AllowPrivateCallbacks: cfg.WebhookAllowPrivate, Media: sendMedia, Templates: sendTemplates{svc: s.templates},
 		Redaction: &redaction, Wake: s.sendQueue.Wake, Events: s.eventQueue.Wake, CommitWorkers: commitWorkers(cfg),
-		Now: s.now, Dispatch: s.sendQueue})
+		Now: s.now, Dispatch: s.sendQueue, Changes: s.tracker})
 }
 
 // wireBackground makes the background services, in the order they start:
@@ -209,16 +220,16 @@ func (s *Server) wireBackground(router *provider.Switch) {
 		Sender: webhook.NewSender(webhook.SenderOptions{ClientOptions: webhook.ClientOptions{
 			AllowPrivate: cfg.WebhookAllowPrivate, UserAgent: "msgsvc/" + Version}}),
 		Schedule: cfg.WebhookRetrySchedule, Observe: s.metrics.webhook, Version: keycache.NewCounter(st.AuthVersion, signerReadGap).Get})
-	dispatcher := message.NewDispatcher(message.DispatcherConfig{Queue: s.sendQueue, Store: st, Routes: router, Holders: st,
+	dispatcher := dispatch.NewDispatcher(dispatch.DispatcherConfig{Queue: s.sendQueue, Store: st, Routes: router, Holders: st,
 		Tracker: s.tracker, Log: log, Now: now})
-	receipts := &message.ReceiptChecker{Store: st, Providers: map[string]provider.Querier{}, Tracker: s.tracker,
+	receipts := &tracking.ReceiptChecker{Store: st, Providers: map[string]provider.Querier{}, Tracker: s.tracker,
 		Overdue: cfg.ReceiptOverdue, Now: now, Log: log}
 	for _, a := range s.adapters {
 		if q := provider.CapabilitiesOf(a.p).Querier; q != nil {
 			receipts.Providers[a.p.Name()] = adapterQuerier{s: s, name: a.p.Name()}
 		}
 	}
-	sweeper := &message.Sweeper{Store: st, Tracker: s.tracker, Now: now, Log: log}
+	sweeper := &tracking.Sweeper{Store: st, Tracker: s.tracker, Now: now, Log: log}
 	retention := &compliance.Retention{Store: st, Redactor: s.redactor, Now: now, Interval: cfg.RetentionInterval, Log: log}
 	s.services = services{
 		{name: "webhook worker", run: deliverer.Run},

@@ -25,7 +25,7 @@ type OptOutStore interface {
 
 // OptOuts lists and edits an account's opt-outs: the integration API's
 // list, the operators' command line and the panel all call it. Stop and
-// start words change the list on the inbound path (message.Tracker).
+// start words change the list on the inbound path (tracking.Tracker).
 type OptOuts struct {
 	Store OptOutStore
 	Now   func() time.Time

@@ -137,6 +137,7 @@ type Service struct {
 	events        func()
 	redaction     *domain.Redaction
 	dispatch      Handoff[domain.Message]
+	changes       Changes
 }
 
 // Config sets up a Service.
@@ -169,6 +170,8 @@ type Config struct {
 	// Redaction hashes numbers and rewrites webhook bodies for Redact; nil
 	// refuses it.
 	Redaction *domain.Redaction
+	// Changes cancels and erases messages (the tracker).
+	Changes Changes
 }
 
 // NewService starts a Service; Close stops it.
@@ -190,7 +193,7 @@ func NewService(c Config) *Service {
 	}
 	s := &Service{phones: phone.NewValidator(10_000), store: c.Store, picker: c.Picker, media: c.Media,
 		templates: c.Templates, capabilityTTL: c.CapabilityTTL, now: c.Now, allowPrivate: c.AllowPrivateCallbacks,
-		wake: c.Wake, events: c.Events, redaction: c.Redaction, dispatch: c.Dispatch}
+		wake: c.Wake, events: c.Events, redaction: c.Redaction, dispatch: c.Dispatch, changes: c.Changes}
 	s.commits = batch.New(s.commitSends, 128, c.CommitWorkers)
 	return s
 }

@@ -1,8 +1,7 @@
-// Package message holds the life of a message: accepting a send (intake:
-// validate, price, plan, commit), handing it to a provider (dispatch),
-// moving its status forward on reports and writing the webhook events that
-// tell the integrator (tracking), and reading it back (reads). It speaks
-// the domain's types; the HTTP wire is the API's business.
+// Package message accepts a send (intake: validate, price, plan, commit)
+// and reads messages back (reads); handing them to providers is dispatch's,
+// moving their status forward tracking's. It speaks the domain's types; the
+// HTTP wire is the API's business.
 package message
 
 import (
@@ -12,6 +11,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/tracking"
 )
 
 // Caller is who makes a request: the account and the key used.
@@ -58,7 +58,7 @@ var (
 	ErrOptedOut = errors.New("recipient opted out")
 	// ErrHandingOver: the message is being handed to a provider at this
 	// moment; an operation that must not race the hand-over can be retried.
-	ErrHandingOver = errors.New("message is being handed to a provider")
+	ErrHandingOver = tracking.ErrHandingOver
 	// ErrStaleAuth: the caller's key and account were read from a cache at
 	// an auth counter that has moved since (Caller.AuthVersion); nothing
 	// was written, and the send may be made again after authenticating
@@ -68,13 +68,10 @@ var (
 
 // Tx is the write transaction the message service works in; the store's
 // transactions implement it. Each use declares the part it needs where it
-// is used (SendTx in commit.go, TrackTx in tracking.go, InboundTx in
-// inbound.go, RedactTx in redact.go), so a test fakes only that part.
+// is used (SendTx in commit.go), so a test fakes only that part; changing
+// a status is tracking's, in transactions of its own.
 type Tx interface {
 	SendTx
-	TrackTx
-	InboundTx
-	RedactTx
 }
 
 // Writer runs a function in a write transaction and returns once it is

@@ -107,38 +107,5 @@ func (s *Service) CancelCampaign(ctx context.Context, sc Scope, campaignID strin
 }
 
 func (s *Service) cancel(ctx context.Context, ids []string) ([]domain.Message, error) {
-	var canceled []domain.Message
-	var queued []domain.Event
-	now := s.now().UTC()
-	err := s.store.Write(ctx, func(tx Tx) error {
-		canceled = canceled[:0]
-		msgs, err := tx.LockMessages(ctx, ids)
-		if err != nil {
-			return err
-		}
-		var reports []Report
-		for _, mid := range ids {
-			if m, ok := msgs[mid]; ok && m.Cancelable(now) {
-				reports = append(reports, Report{Kind: Cancel, MessageID: mid, At: now})
-			}
-		}
-		if queued, err = applyReports(ctx, tx, reports, now, eventLease{}, nil); err != nil {
-			return err
-		}
-		after, err := tx.LockMessages(ctx, ids)
-		if err != nil {
-			return err
-		}
-		for _, r := range reports {
-			canceled = append(canceled, after[r.MessageID])
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(deliverable(queued)) > 0 {
-		s.events()
-	}
-	return canceled, nil
+	return s.changes.Cancel(ctx, ids)
 }

@@ -72,10 +72,10 @@ func TestOneRecipientCampaignHasNoRow(t *testing.T) {
 			live, test, other := caller("acc_1", domain.Live), caller("acc_1", domain.Test), caller("acc_2", domain.Live)
 			rows := &atomic.Int64{}
 			storage := campaignRows{Storage: Storage{Store: st}, n: rows}
-			svc := NewService(Config{Store: storage, Now: clock, AllowPrivateCallbacks: true})
-			t.Cleanup(svc.Close)
-			tracker := NewTracker(TrackerConfig{Store: storage, Now: clock})
+			tracker := newTracker(st, clock)
 			t.Cleanup(tracker.Close)
+			svc := NewService(Config{Store: storage, Now: clock, AllowPrivateCallbacks: true, Changes: tracker})
+			t.Cleanup(svc.Close)
 
 			const cb = "https://hooks.example.com/cb"
 			out, err := svc.Send(ctx, live, Draft{To: "5511999990010", Text: "hi", Type: "SMS", CallbackURL: cb}, SendOptions{})

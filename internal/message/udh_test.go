@@ -14,7 +14,7 @@ import (
 // One octet more is refused and nothing is stored or charged.
 func TestUDHPartMustFitOneSegment(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, fakeRoutes{domain.SMS: &fakeProvider{name: "smsc"}}, "", false)
+	f := newFixture(t, fakeRoutes{domain.SMS: "smsc"})
 	udh := "050003070201" // six octets: a concatenation IE, part 1 of 2
 	refused := []struct{ name, text, udh string }{
 		{"GSM-7 past 153 septets", strings.Repeat("a", 154), udh},

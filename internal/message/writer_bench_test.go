@@ -10,15 +10,26 @@ import (
 	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/store"
 	"github.com/msgsvc/msgsvc/internal/store/storetest"
+	"github.com/msgsvc/msgsvc/internal/tracking"
+	"github.com/msgsvc/msgsvc/internal/webhook/notify"
 )
 
-// keepHandoff takes the leased messages of committed sends and drops them:
-// the benchmark plays the dispatcher's part itself.
-type keepHandoff struct{ owner string }
+// keepHandoff takes the leased rows of committed transactions and keeps
+// the last ones: the benchmark plays the dispatcher's and the webhook
+// worker's part itself.
+type keepHandoff[T any] struct {
+	owner string
+	last  *[]T
+}
 
-func (k keepHandoff) Owner() string                                    { return k.owner }
-func (keepHandoff) Lease() time.Duration                               { return time.Minute }
-func (keepHandoff) Hand(_ context.Context, items []domain.Message) int { return len(items) }
+func (k keepHandoff[T]) Owner() string      { return k.owner }
+func (keepHandoff[T]) Lease() time.Duration { return time.Minute }
+func (k keepHandoff[T]) Hand(_ context.Context, items []T) int {
+	if k.last != nil {
+		*k.last = items
+	}
+	return len(items)
+}
 
 // BenchmarkWriterPerMessage is what the single writer does for a message
 // on the carrier path, without the HTTP, SMPP and webhook work around it:
@@ -36,8 +47,14 @@ func BenchmarkWriterPerMessage(b *testing.B) {
 			ctx := context.Background()
 			acc := newAccount(b, st, 1<<50)
 			const group, owner = 8, "node-bench"
-			svc := &Service{store: Storage{Store: st}, dispatch: keepHandoff{owner}}
-			lease := eventLease{owner: owner}
+			svc := &Service{store: Storage{Store: st}, dispatch: keepHandoff[domain.Message]{owner: owner}}
+			var evs []domain.Event
+			var clock time.Time
+			tracker := tracking.NewTracker(tracking.Config{Store: st, Now: func() time.Time { return clock },
+				Writer: tracking.Bind(st, func(tx *store.Tx) tracking.Tx { return tx },
+					tracking.Notify(func(tx *store.Tx) notify.EventTx { return tx },
+						&notify.Webhooks{Handoff: keepHandoff[domain.Event]{owner: owner, last: &evs}}))})
+			defer tracker.Close()
 			n := 0
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -59,7 +76,7 @@ func BenchmarkWriterPerMessage(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				reports := make([]Report, 0, 2*group)
+				reports := make([]tracking.Report, 0, 2*group)
 				for j, s := range sends {
 					if results[j] != (sendResult{}) {
 						b.Fatalf("send refused: %+v", results[j])
@@ -67,18 +84,12 @@ func BenchmarkWriterPerMessage(b *testing.B) {
 					m := s.messages[0]
 					ref := "smsc-" + m.ID
 					reports = append(reports,
-						Report{Kind: Accepted, MessageID: m.ID, Provider: "smpp", Ref: ref, LeaseOwner: owner, At: m.CreatedAt},
-						Report{Kind: Progress, MessageID: m.ID, Provider: "smpp", Ref: ref, Status: domain.Delivered, At: m.CreatedAt, Follows: ref})
+						tracking.Report{Kind: tracking.Accepted, MessageID: m.ID, Provider: "smpp", Ref: ref, LeaseOwner: owner, At: m.CreatedAt},
+						tracking.Report{Kind: tracking.Progress, MessageID: m.ID, Provider: "smpp", Ref: ref, Status: domain.Delivered, At: m.CreatedAt, Follows: ref})
 				}
 				now := sends[group-1].campaign.CreatedAt
-				lease.until = now.Add(time.Minute)
-				var evs []domain.Event
-				err = st.Write(ctx, func(tx *store.Tx) error {
-					var err error
-					evs, err = applyReports(ctx, tx, reports, now, lease, nil)
-					return err
-				})
-				if err != nil {
+				clock, evs = now, nil
+				if err := tracker.Apply(ctx, reports); err != nil {
 					b.Fatal(err)
 				}
 				if len(evs) != 2*group {

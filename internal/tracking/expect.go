@@ -1,0 +1,297 @@
+package tracking
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+)
+
+// expectHold bounds how long a receipt waits for the record of the
+// hand-over its provider announced. The record normally follows within
+// milliseconds (the dispatcher writes a chunk's outcome as soon as the
+// provider answered all of it); when it does not come (a multipart message
+// whose later part was refused never becomes Accepted), the receipt goes
+// the slow way: parked in storage until its reference is known.
+const expectHold = 5 * time.Second
+
+// expectations are the provider references announced by providers (their
+// answer to a submission) whose hand-over the dispatcher has not yet
+// recorded. A fast SMSC answers most receipts before the record of its own
+// submission; such a receipt used to be parked (a row written and deleted)
+// and applied in a second transaction after the record. Now it rides with
+// the record: it joins the dispatcher's report of the hand-over, and both
+// are applied in one transaction, the message written once with its final
+// state. A receipt that comes once the record is under way waits for it
+// and is applied right after, without being parked.
+//
+// Only this node's dispatcher records what this node's providers announce,
+// so memory suffices; a receipt that reaches another node, or one whose
+// announcement is lost to a restart, is parked as before.
+type expectations struct {
+	hold time.Duration // expectHold unless set (tests)
+
+	mu      sync.Mutex
+	refs    map[expectKey]*expectation
+	queue   []expectKey // in announcement order, to drop the stale
+	waiting int         // receipts waiting now
+	carried int         // records that took riders, since the start
+}
+
+func (e *expectations) holdFor() time.Duration {
+	if e.hold > 0 {
+		return e.hold
+	}
+	return expectHold
+}
+
+type expectKey struct{ provider, ref string }
+
+// rider is a receipt riding on a hand-over's record, and the call
+// (deliver) that waits for it.
+type rider struct {
+	call *int
+	r    Report
+}
+
+type expectation struct {
+	done chan struct{} // closed once the hand-over's record ended (or was given up)
+	at   time.Time
+	// riders are receipts waiting to be applied with the record, with the
+	// call each came from; taken once the record's transaction has them.
+	riders []rider
+	taken  bool
+	err    error // when done and taken: the outcome of the record the riders went with
+}
+
+// expect notes an announced reference.
+func (e *expectations) expect(provider, ref string, now time.Time) {
+	k := expectKey{provider, ref}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.refs == nil {
+		e.refs = map[expectKey]*expectation{}
+	}
+	e.dropStale(now)
+	if _, ok := e.refs[k]; ok {
+		return
+	}
+	e.refs[k] = &expectation{done: make(chan struct{}), at: now}
+	e.queue = append(e.queue, k)
+}
+
+// dropStale forgets announcements older than the hold whose record never
+// came: their riders' callers have stopped waiting and apply them
+// themselves. The caller holds e.mu.
+func (e *expectations) dropStale(now time.Time) {
+	n := 0
+	for _, k := range e.queue {
+		x, ok := e.refs[k]
+		if !ok {
+			n++ // recorded meanwhile
+			continue
+		}
+		if now.Sub(x.at) < e.holdFor() || x.taken {
+			break
+		}
+		close(x.done)
+		delete(e.refs, k)
+		n++
+	}
+	e.queue = e.queue[n:]
+	if len(e.queue) == 0 {
+		e.queue = nil // let the backing array go
+	}
+}
+
+// take hands the receipts riding on these reports' hand-overs to the
+// caller that records them, each naming its message and the reference it
+// must find recorded (Report.Follows). Only a hand-over of one part takes
+// riders: a part's receipt decides nothing alone, and its waiters apply it
+// once the parts are recorded.
+func (e *expectations) take(reports []Report) []Report {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.refs) == 0 {
+		return nil
+	}
+	var out []Report
+	for _, r := range reports {
+		if r.Kind != Accepted || r.Ref == "" || len(r.Parts) > 1 {
+			continue
+		}
+		x, ok := e.refs[expectKey{r.Provider, r.Ref}]
+		if !ok || x.taken {
+			continue
+		}
+		x.taken = true
+		for _, rd := range x.riders {
+			rd.r.MessageID, rd.r.Follows = r.MessageID, r.Ref
+			out = append(out, rd.r)
+		}
+	}
+	return out
+}
+
+// recorded ends the wait for the references of these reports' hand-overs:
+// their transaction has ended, with err. Riders it took went with it.
+func (e *expectations) recorded(reports []Report, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.refs) == 0 {
+		return
+	}
+	for _, r := range reports {
+		if r.Kind != Accepted {
+			continue
+		}
+		e.settle(expectKey{r.Provider, r.Ref}, err)
+		for _, ref := range r.Parts {
+			e.settle(expectKey{r.Provider, ref}, err)
+		}
+	}
+}
+
+// settle closes one expectation. The caller holds e.mu.
+func (e *expectations) settle(k expectKey, err error) {
+	if x, ok := e.refs[k]; ok {
+		x.err = err
+		if x.taken && len(x.riders) > 0 {
+			e.carried++
+		}
+		close(x.done)
+		delete(e.refs, k)
+	}
+}
+
+// ride keeps, of reports, those naming only a provider's reference that
+// was announced and whose record has not taken its riders yet: they will
+// be applied with it. It returns the rest, the expectations ridden on and
+// those the rest must wait for.
+func (e *expectations) ride(call *int, reports []Report) (rest []Report, riding, waitFor []*expectation) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, r := range reports {
+		if r.MessageID != "" || r.Ref == "" {
+			rest = append(rest, r)
+			continue
+		}
+		x, ok := e.refs[expectKey{r.Provider, r.Ref}]
+		switch {
+		case !ok:
+			rest = append(rest, r)
+		case x.taken:
+			rest = append(rest, r)
+			waitFor = append(waitFor, x)
+		default:
+			if !slices.Contains(riding, x) {
+				riding = append(riding, x) // once, however many of these reports ride on it
+			}
+			x.riders = append(x.riders, rider{call, r})
+		}
+	}
+	if len(riding)+len(waitFor) > 0 {
+		e.waiting++
+	}
+	return rest, riding, waitFor
+}
+
+// alight takes back this call's riders of x while they still wait (x's
+// record has not taken them): the caller applies them itself.
+func (e *expectations) alight(call *int, x *expectation) []Report {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if x.taken {
+		return nil
+	}
+	var out []Report
+	kept := x.riders[:0]
+	for _, rd := range x.riders {
+		if rd.call == call {
+			out = append(out, rd.r)
+		} else {
+			kept = append(kept, rd)
+		}
+	}
+	x.riders = kept
+	return out
+}
+
+func (e *expectations) stopWaiting() {
+	e.mu.Lock()
+	e.waiting--
+	e.mu.Unlock()
+}
+
+// state tells how many references are expected and how many receipts wait.
+func (e *expectations) state() (expected, waiting int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.refs), e.waiting
+}
+
+// deliver applies a provider's reports: those riding on an announced
+// hand-over go with its record (waiting for it), those whose hand-over's
+// record is under way wait for it, and the rest are applied now. It
+// returns once every report is stored.
+func (e *expectations) deliver(ctx context.Context, reports []Report, apply func(context.Context, []Report) error) error {
+	call := new(int) // this call's mark on its riders
+	rest, riding, waitFor := e.ride(call, reports)
+	if len(riding)+len(waitFor) == 0 {
+		return apply(ctx, rest)
+	}
+	defer e.stopWaiting()
+	timer := time.NewTimer(e.holdFor())
+	defer timer.Stop()
+	expired := false
+	wait := func(x *expectation, bounded bool) error {
+		if !bounded {
+			select {
+			case <-x.done:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		select {
+		case <-x.done:
+		case <-timer.C:
+			expired = true
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return nil
+	}
+	for _, x := range waitFor {
+		if expired {
+			break
+		}
+		if err := wait(x, true); err != nil {
+			return err
+		}
+	}
+	var own []Report // riders no record took: applied here
+	var firstErr error
+	for _, x := range riding {
+		if !expired {
+			if err := wait(x, true); err != nil {
+				return err
+			}
+		}
+		if back := e.alight(call, x); len(back) > 0 {
+			own = append(own, back...)
+			continue
+		}
+		// Taken: its record has the riders; wait for its outcome.
+		if err := wait(x, false); err != nil {
+			return err
+		}
+		if x.err != nil && firstErr == nil {
+			firstErr = x.err
+		}
+	}
+	if firstErr != nil {
+		return firstErr
+	}
+	return apply(ctx, append(rest, own...))
+}
