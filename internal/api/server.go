@@ -17,6 +17,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/compliance"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/intake"
 	"github.com/msgsvc/msgsvc/internal/manage"
 	"github.com/msgsvc/msgsvc/internal/media"
 	"github.com/msgsvc/msgsvc/internal/message"
@@ -47,6 +48,7 @@ type Replies interface {
 type Config struct {
 	Store    Store
 	Messages *message.Service
+	Sends    *intake.Service
 	Replies  Replies
 	Limiter  ratelimit.Limiter
 	// Guard counts authentication failures per client address.

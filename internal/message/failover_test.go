@@ -59,7 +59,7 @@ func TestFailoverWhenPrimarySMSCDies(t *testing.T) {
 			t.Cleanup(tracker.Close)
 			q := NewDispatchQueue(QueueConfig{Store: st, Owner: "node-1", Batch: 256, Poll: 50 * time.Millisecond, Log: quiet})
 			disp := NewDispatcher(DispatcherConfig{Queue: q, Store: st, Routes: routes, Tracker: tracker, Log: quiet})
-			svc := NewService(Config{Store: Storage{Store: st}, Picker: routes, AllowPrivateCallbacks: true, Dispatch: q})
+			svc := newServices(sendConfig{Store: Storage{Store: st}, Picker: routes, AllowPrivateCallbacks: true, Dispatch: q})
 			t.Cleanup(svc.Close)
 			runCtx, stop := context.WithCancel(ctx)
 			ran := make(chan struct{})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/intake"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/simulator"
@@ -110,7 +111,7 @@ func (f *fixture) bill(ctx context.Context, mid string) (debits, refunds int64) 
 
 type fixture struct {
 	st      *store.Store
-	svc     *Service
+	svc     services
 	disp    *Dispatcher
 	tracker *Tracker
 	caller  Caller
@@ -127,7 +128,7 @@ func newFixture(t *testing.T, routes fakeRoutes, prices string, accountFallback 
 // routesPicker routes both a send (Picker) and its dispatch (Routes).
 type routesPicker interface {
 	Routes
-	Picker
+	intake.Picker
 }
 
 // newFixtureOn is newFixture on a given store.
@@ -149,7 +150,7 @@ func newFixtureOn(t *testing.T, st *store.Store, routes routesPicker, prices str
 	f.caller = Caller{Account: acc, Key: domain.APIKey{ID: "key_1", AccountID: acc.ID, Env: "live"}}
 	f.tracker = NewTracker(TrackerConfig{Store: Storage{Store: f.st}, Now: f.clock})
 	t.Cleanup(f.tracker.Close)
-	f.svc = NewService(Config{Store: Storage{Store: f.st}, Picker: routes, Now: f.clock, AllowPrivateCallbacks: true})
+	f.svc = newServices(sendConfig{Store: Storage{Store: f.st}, Picker: routes, Now: f.clock, AllowPrivateCallbacks: true})
 	t.Cleanup(f.svc.Close)
 	f.disp = NewDispatcher(DispatcherConfig{Store: f.st, Routes: routes, Tracker: f.tracker, Owner: "node-1", Now: f.clock,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -294,7 +295,7 @@ func TestCapabilityCachedPerNumber(t *testing.T) {
 	f := newFixture(t, nil, "", false)
 	sim := simulator.New(simulator.Config{Sink: f.tracker, Now: f.clock, Delay: time.Hour})
 	routes := fakeRoutes{domain.RCS: sim, domain.SMS: sim}
-	f.svc = NewService(Config{Store: Storage{Store: f.st}, Picker: routes, Now: f.clock})
+	f.svc = newServices(sendConfig{Store: Storage{Store: f.st}, Picker: routes, Now: f.clock})
 	t.Cleanup(f.svc.Close)
 	f.disp = NewDispatcher(DispatcherConfig{Store: f.st, Routes: routes, Tracker: f.tracker, Owner: "node-1", Now: f.clock})
 	steps := []struct {

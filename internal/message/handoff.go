@@ -3,8 +3,6 @@ package message
 import (
 	"context"
 	"time"
-
-	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // Handoff is a queue of this node that takes rows written already leased
@@ -18,11 +16,4 @@ type Handoff[T any] interface {
 	Owner() string
 	Lease() time.Duration
 	Hand(ctx context.Context, items []T) int
-}
-
-// handOff gives newly written leased messages to the local dispatcher.
-func (s *Service) handOff(ctx context.Context, msgs []domain.Message) {
-	if len(msgs) > 0 {
-		s.dispatch.Hand(ctx, msgs)
-	}
 }

@@ -20,7 +20,7 @@ import (
 func (f *fixture) handoffTo(t *testing.T, routes fakeRoutes, q *lease.Queue[domain.Message], enqueue func([]domain.Message)) *atomic.Int64 {
 	t.Helper()
 	wakes := &atomic.Int64{}
-	f.svc = NewService(Config{Store: Storage{Store: f.st}, Picker: routes, Now: f.clock, AllowPrivateCallbacks: true,
+	f.svc = newServices(sendConfig{Store: Storage{Store: f.st}, Picker: routes, Now: f.clock, AllowPrivateCallbacks: true,
 		Wake: func() { wakes.Add(1) }, Dispatch: recordingHandoff{Queue: q, enqueue: enqueue}})
 	t.Cleanup(f.svc.Close)
 	return wakes

@@ -141,7 +141,7 @@ func TestBacklogBeyondLeaseSentOnce(t *testing.T) {
 					q := NewDispatchQueue(QueueConfig{Store: st, Owner: "node-1", Lease: lease, Batch: 256, Workers: 2,
 						Poll: 20 * time.Millisecond, Log: quiet})
 					disp := NewDispatcher(DispatcherConfig{Queue: q, Store: st, Routes: routes, Tracker: tracker, Log: quiet})
-					svc := NewService(Config{Store: Storage{Store: st}, Picker: routes, AllowPrivateCallbacks: true, Dispatch: q})
+					svc := newServices(sendConfig{Store: Storage{Store: st}, Picker: routes, AllowPrivateCallbacks: true, Dispatch: q})
 					t.Cleanup(svc.Close)
 
 					if c.outage > 0 {

@@ -1,8 +1,8 @@
-// Package message holds the life of a message: accepting a send (intake:
-// validate, price, plan, commit), handing it to a provider (dispatch),
-// moving its status forward on reports and writing the webhook events that
-// tell the integrator (tracking), and reading it back (reads). It speaks
-// the domain's types; the HTTP wire is the API's business.
+// Package message holds the life of a message after its send (accepting
+// one is internal/intake's): handing it to a provider (dispatch), moving
+// its status forward on reports and writing the webhook events that tell
+// the integrator (tracking), and reading it back or canceling it (reads).
+// It speaks the domain's types; the HTTP wire is the API's business.
 package message
 
 import (
@@ -10,7 +10,7 @@ import (
 	"errors"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
-	"github.com/msgsvc/msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/intake"
 	"github.com/msgsvc/msgsvc/internal/store"
 )
 
@@ -29,33 +29,28 @@ type Caller struct {
 // Test reports whether the caller uses a test key.
 func (c Caller) Test() bool { return !c.Key.Env.Live() }
 
-// Refusal is a send refused by a channel rule rather than by the shape of a
-// field. Code is OUTSIDE_CONVERSATION_WINDOW or DAILY_LIMIT_REACHED; the
-// API decides how it answers each code.
-type Refusal struct {
-	Code   string
-	Detail string
-	Fields []domain.FieldError
-	Err    error
+// Principal is the caller as the core sees who sends: its account, acting
+// with an API key.
+func (c Caller) Principal() domain.Principal {
+	return domain.Principal{Account: c.Account, Kind: domain.CredentialAPIKey, CredentialID: c.Key.ID, Env: c.Key.Env,
+		AuthVersion: c.AuthVersion}
 }
 
-func (r *Refusal) Error() string { return r.Code + ": " + r.Detail }
-
-// Unwrap gives ErrOutsideWindow or ErrDailyLimit.
-func (r *Refusal) Unwrap() error { return r.Err }
+// Refusal is a send refused by a channel rule (domain.Refusal).
+type Refusal = domain.Refusal
 
 // Errors of the message service beyond validation and refusals.
 var (
 	ErrNotFound            = domain.ErrNotFound
-	ErrInsufficientCredits = ledger.ErrInsufficientCredits
-	ErrIdempotencyConflict = domain.ErrIdempotencyConflict
-	ErrOutsideWindow       = errors.New("outside the WhatsApp conversation window")
-	ErrDailyLimit          = domain.ErrDailyLimit
+	ErrInsufficientCredits = intake.ErrInsufficientCredits
+	ErrIdempotencyConflict = intake.ErrIdempotencyConflict
+	ErrOutsideWindow       = intake.ErrOutsideWindow
+	ErrDailyLimit          = intake.ErrDailyLimit
 	// ErrNotCancelable: the message was already handed to a provider or ended.
 	ErrNotCancelable = errors.New("message can no longer be canceled")
 	// ErrOptedOut: a recipient answered a stop word (the error of the
 	// RECIPIENT_OPTED_OUT refusal).
-	ErrOptedOut = errors.New("recipient opted out")
+	ErrOptedOut = intake.ErrOptedOut
 	// ErrHandingOver: the message is being handed to a provider at this
 	// moment; an operation that must not race the hand-over can be retried.
 	ErrHandingOver = errors.New("message is being handed to a provider")
@@ -63,15 +58,15 @@ var (
 	// an auth counter that has moved since (Caller.AuthVersion); nothing
 	// was written, and the send may be made again after authenticating
 	// afresh.
-	ErrStaleAuth = errors.New("the key or its account changed since it was read")
+	ErrStaleAuth = intake.ErrStaleAuth
 )
 
 // Tx is the write transaction the message service works in; the store's
 // transactions implement it. Each use declares the part it needs where it
-// is used (SendTx in commit.go, TrackTx in tracking.go, InboundTx in
-// inbound.go, RedactTx in redact.go), so a test fakes only that part.
+// is used (intake.SendTx, TrackTx in tracking.go, InboundTx in inbound.go,
+// RedactTx in redact.go), so a test fakes only that part.
 type Tx interface {
-	SendTx
+	intake.SendTx
 	TrackTx
 	InboundTx
 	RedactTx

@@ -72,7 +72,7 @@ func TestOneRecipientCampaignHasNoRow(t *testing.T) {
 			live, test, other := caller("acc_1", domain.Live), caller("acc_1", domain.Test), caller("acc_2", domain.Live)
 			rows := &atomic.Int64{}
 			storage := campaignRows{Storage: Storage{Store: st}, n: rows}
-			svc := NewService(Config{Store: storage, Now: clock, AllowPrivateCallbacks: true})
+			svc := newServices(sendConfig{Store: storage, Now: clock, AllowPrivateCallbacks: true})
 			t.Cleanup(svc.Close)
 			tracker := NewTracker(TrackerConfig{Store: storage, Now: clock})
 			t.Cleanup(tracker.Close)

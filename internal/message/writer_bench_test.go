@@ -8,17 +8,38 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/store"
 	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
-// keepHandoff takes the leased messages of committed sends and drops them:
-// the benchmark plays the dispatcher's part itself.
-type keepHandoff struct{ owner string }
-
-func (k keepHandoff) Owner() string                                    { return k.owner }
-func (keepHandoff) Lease() time.Duration                               { return time.Minute }
-func (keepHandoff) Hand(_ context.Context, items []domain.Message) int { return len(items) }
+// commitOneRecipientSends writes a group of one-recipient sends of one
+// account with the statements intake's group commit makes for them (its
+// own benchmark, in internal/intake, measures that commit itself): the
+// opt-out read, one reserve, one insert of the messages and their usage.
+func commitOneRecipientSends(ctx context.Context, st *store.Store, accountID string, msgs []domain.Message) error {
+	return st.Write(ctx, func(tx *store.Tx) error {
+		phones := make([]string, len(msgs))
+		debits := make([]ledger.Send, len(msgs))
+		for i, m := range msgs {
+			phones[i] = m.To
+			debits[i] = ledger.Send{CampaignID: m.CampaignID, Charges: []ledger.Charge{{MessageID: m.ID, Amount: m.Charged}}, At: m.CreatedAt}
+		}
+		if _, err := tx.OptedOut(ctx, accountID, domain.Live, phones); err != nil {
+			return err
+		}
+		charged, _, err := ledger.ReserveAll(ctx, tx, accountID, debits)
+		if err != nil {
+			return err
+		}
+		for i, ok := range charged {
+			if !ok {
+				return fmt.Errorf("send %d not charged", i)
+			}
+		}
+		return insertCounted(ctx, tx, msgs)
+	})
+}
 
 // BenchmarkWriterPerMessage is what the single writer does for a message
 // on the carrier path, without the HTTP, SMPP and webhook work around it:
@@ -28,52 +49,53 @@ func (keepHandoff) Hand(_ context.Context, items []domain.Message) int { return 
 // It measures the database work that side-by-side runs spread over
 // goroutines and other processes, repeatably enough to compare small
 // changes (go test -bench WriterPerMessage -count 10, then benchstat).
+var benchT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
 func BenchmarkWriterPerMessage(b *testing.B) {
 	for _, d := range storetest.Dialects() {
 		b.Run(d, func(b *testing.B) {
 			storetest.Need(b, d)
 			st := storetest.Open(b, storetest.DSN(b, d))
 			ctx := context.Background()
-			acc := newAccount(b, st, 1<<50)
+			acc := domain.Account{ID: id.New(id.Account, benchT0), Name: "Acme", Tier: "pro", Currency: "EUR", CountryCode: "34", CreatedAt: benchT0}
+			if err := st.CreateAccount(ctx, acc); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := creditAccount(ctx, st, acc.ID, 1<<50, ledger.TopUp, "opening"); err != nil {
+				b.Fatal(err)
+			}
 			const group, owner = 8, "node-bench"
-			svc := &Service{store: Storage{Store: st}, dispatch: keepHandoff{owner}}
 			lease := eventLease{owner: owner}
 			n := 0
 			b.ReportAllocs()
 			b.ResetTimer()
 			cpu0 := processCPU()
 			for i := 0; i < b.N; i++ {
-				sends := make([]pendingSend, group)
-				for j := range sends {
-					at := t0.Add(time.Duration(n) * time.Millisecond)
-					s := newSend(acc, "live", at, 1000, 1)
-					m := &s.messages[0]
-					m.To = fmt.Sprintf("4672%07d", n)
-					s.campaign.ID = id.Derive(id.Campaign, m.ID)
-					m.CampaignID, s.single = s.campaign.ID, true
-					m.LeaseOwner, m.Attempts, m.NextAttemptAt = owner, 1, at.Add(time.Minute)
-					sends[j] = s
+				msgs := make([]domain.Message, group)
+				for j := range msgs {
+					at := benchT0.Add(time.Duration(n) * time.Millisecond)
+					mid := id.New(id.Message, at)
+					msgs[j] = domain.Message{ID: mid, CampaignID: id.Derive(id.Campaign, mid), AccountID: acc.ID, Env: domain.Live,
+						To: fmt.Sprintf("4672%07d", n), CountryCode: "46", Type: domain.SMS, Channel: domain.SMS, Body: "hello",
+						Status: domain.Sending, Segments: 1, Encoding: "GSM-7", Credits: 1000, Charged: 1000,
+						CallbackURL: "https://hooks.example.com/cb", CreatedAt: at, UpdatedAt: at, ExpiresAt: at.Add(24 * time.Hour),
+						LeaseOwner: owner, Attempts: 1, NextAttemptAt: at.Add(time.Minute)}
 					n++
 				}
-				results, err := svc.commitSends(ctx, sends)
-				if err != nil {
+				if err := commitOneRecipientSends(ctx, st, acc.ID, msgs); err != nil {
 					b.Fatal(err)
 				}
 				reports := make([]Report, 0, 2*group)
-				for j, s := range sends {
-					if results[j] != (sendResult{}) {
-						b.Fatalf("send refused: %+v", results[j])
-					}
-					m := s.messages[0]
+				for _, m := range msgs {
 					ref := "smsc-" + m.ID
 					reports = append(reports,
 						Report{Kind: Accepted, MessageID: m.ID, Provider: "smpp", Ref: ref, LeaseOwner: owner, At: m.CreatedAt},
 						Report{Kind: Progress, MessageID: m.ID, Provider: "smpp", Ref: ref, Status: domain.Delivered, At: m.CreatedAt, Follows: ref})
 				}
-				now := sends[group-1].campaign.CreatedAt
+				now := msgs[group-1].CreatedAt
 				lease.until = now.Add(time.Minute)
 				var evs []domain.Event
-				err = st.Write(ctx, func(tx *store.Tx) error {
+				err := st.Write(ctx, func(tx *store.Tx) error {
 					var err error
 					evs, err = applyReports(ctx, tx, reports, now, lease, nil)
 					return err

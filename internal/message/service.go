@@ -1,0 +1,54 @@
+package message
+
+import (
+	"context"
+	"time"
+
+	"github.com/msgsvc/msgsvc/internal/domain"
+)
+
+// Store is everything the reads, cancels and redactions of messages read
+// and write.
+type Store interface {
+	Writer
+	Message(ctx context.Context, accountID string, env domain.Environment, messageID string) (domain.Message, error)
+	Campaign(ctx context.Context, accountID string, env domain.Environment, campaignID string) (domain.Campaign, error)
+	CampaignCounts(ctx context.Context, campaignID string) (map[domain.Status]int, error)
+	CampaignMessages(ctx context.Context, campaignID, after string, limit int) ([]domain.Message, error)
+	CancelableMessageIDs(ctx context.Context, campaignID string) ([]string, error)
+	SearchMessages(ctx context.Context, f domain.MessageFilter) ([]domain.Message, error)
+	Feed(ctx context.Context, accountID string, env domain.Environment, after int64, limit int) ([]domain.FeedEvent, error)
+}
+
+// Service reads an account's messages, campaigns and events back, and
+// cancels and redacts messages: what an integrator does with a message once
+// intake accepted it. Cancel and Redact change a status, so they stay next
+// to the one place a status changes (transition.go).
+type Service struct {
+	store     Store
+	now       func() time.Time
+	events    func()
+	redaction *domain.Redaction
+}
+
+// Config sets up a Service.
+type Config struct {
+	Store Store
+	Now   func() time.Time
+	// Events is called after webhook events were queued.
+	Events func()
+	// Redaction hashes numbers and rewrites webhook bodies for Redact; nil
+	// refuses it.
+	Redaction *domain.Redaction
+}
+
+// NewService makes a Service.
+func NewService(c Config) *Service {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Events == nil {
+		c.Events = func() {}
+	}
+	return &Service{store: c.Store, now: c.Now, events: c.Events, redaction: c.Redaction}
+}
