@@ -32,7 +32,7 @@ func (s *Service) plan(ctx context.Context, who domain.Principal, req request, n
 	if err != nil {
 		return sendPlan{}, fmt.Errorf("account %s: %w", who.Account.ID, err)
 	}
-	p := sendPlan{start: now, dueNow: req.scheduled.IsZero(), hasFallback: req.fallback != nil, }
+	p := sendPlan{start: now, dueNow: req.scheduled.IsZero(), hasFallback: req.fallback != nil}
 	if !p.dueNow {
 		p.start = req.scheduled
 	}
