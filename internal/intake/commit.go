@@ -38,7 +38,7 @@ type pendingSend struct {
 	conversations *domain.Conversations
 	idem          *domain.Idempotency
 	alerts        *alertAccount // nil: the account has none
-	authVersion   int64         // Caller.AuthVersion: 0, or the auth counter to find unchanged
+	authVersion   int64         // Principal.AuthVersion: 0, or the auth counter to find unchanged
 }
 
 // sendResult tells how one pendingSend of a batch ended: replayed from an
