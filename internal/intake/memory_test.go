@@ -12,22 +12,32 @@ import (
 // The group commit against SendTx in memory: the rules of a commit
 // (replays, the daily limit, the balance, a stale cache) need no database.
 
-// memoryService commits through a fakeWriter over tx.
-func memoryService(tx *fakeTx) (*Service, *fakeWriter) {
+// memoryService commits through a fakeWriter whose one account has
+// balance.
+func memoryService(balance int64) (*Service, *fakeWriter, domain.Account) {
+	acc := memoryAccount(balance)
+	tx := newFakeTx()
+	tx.balances[acc.ID] = balance
 	w := &fakeWriter{tx: tx}
-	return &Service{writer: w}, w
+	return &Service{writer: w}, w, acc
 }
 
 func memoryAccount(balance int64) domain.Account {
 	return domain.Account{ID: "acc_mem", Name: "Mem", Currency: "EUR", CountryCode: "34", Balance: balance}
 }
 
+// checkForgotten fails unless the idempotency key of a refused send was
+// forgotten: a retry once the refusal no longer holds must not replay it.
+func checkForgotten(t *testing.T, w *fakeWriter, key string) {
+	t.Helper()
+	if _, kept := w.tx.keys[[2]string{"key_test", key}]; kept {
+		t.Fatalf("the refused send's key %s was kept", key)
+	}
+}
+
 func TestMemoryCommitReplaysAKey(t *testing.T) {
 	ctx := context.Background()
-	acc := memoryAccount(10 * credit)
-	tx := newFakeTx()
-	tx.balances[acc.ID] = acc.Balance
-	svc, w := memoryService(tx)
+	svc, w, acc := memoryService(10 * credit)
 
 	first := withIdem(newSend(acc, "live", at(time.Second), credit, 1), "k1", "h1")
 	res, err := svc.commitSends(ctx, []pendingSend{first})
@@ -53,10 +63,7 @@ func TestMemoryCommitReplaysAKey(t *testing.T) {
 
 func TestMemoryCommitRefusesOverTheDailyLimit(t *testing.T) {
 	ctx := context.Background()
-	acc := memoryAccount(10 * credit)
-	tx := newFakeTx()
-	tx.balances[acc.ID] = acc.Balance
-	svc, w := memoryService(tx)
+	svc, w, acc := memoryService(10 * credit)
 	opening := func(s pendingSend, phones ...string) pendingSend {
 		s.conversations = &domain.Conversations{AccountID: acc.ID, Env: "live", Phones: phones, At: s.campaign.CreatedAt,
 			Day: s.campaign.CreatedAt, Limit: 2}
@@ -79,17 +86,12 @@ func TestMemoryCommitRefusesOverTheDailyLimit(t *testing.T) {
 		t.Fatalf("%d messages, balance %d, %d conversations opened: the refused send wrote something",
 			len(w.tx.messages), w.tx.balances[acc.ID], len(w.tx.opened))
 	}
-	if _, kept := w.tx.keys[[2]string{"key_test", "k-over"}]; kept {
-		t.Fatal("the refused send's key was kept: a retry the next day would replay the refusal")
-	}
+	checkForgotten(t, w, "k-over")
 }
 
 func TestMemoryCommitRefusesWhatTheBalanceDoesNotCover(t *testing.T) {
 	ctx := context.Background()
-	acc := memoryAccount(3 * credit)
-	tx := newFakeTx()
-	tx.balances[acc.ID] = acc.Balance
-	svc, w := memoryService(tx)
+	svc, w, acc := memoryService(3 * credit)
 	cheap := newSend(acc, "live", at(time.Second), credit, 2)
 	dear := withIdem(newSend(acc, "live", at(2*time.Second), 2*credit, 1), "k-dear", "h")
 	alsoCheap := newSend(acc, "live", at(3*time.Second), credit, 1)
@@ -122,17 +124,13 @@ func TestMemoryCommitRefusesWhatTheBalanceDoesNotCover(t *testing.T) {
 	if w.tx.balances[acc.ID] != 0 || len(w.tx.messages) != 3 {
 		t.Fatalf("balance %d, %d messages: want the two cheap sends charged and written", w.tx.balances[acc.ID], len(w.tx.messages))
 	}
-	if _, kept := w.tx.keys[[2]string{"key_test", "k-dear"}]; kept {
-		t.Fatal("the refused send's key was kept")
-	}
+	checkForgotten(t, w, "k-dear")
 }
 
 func TestMemoryCommitRefusesAStaleCache(t *testing.T) {
 	ctx := context.Background()
-	acc := memoryAccount(10 * credit)
-	tx := newFakeTx()
-	tx.balances[acc.ID], tx.authVersion = acc.Balance, 7
-	svc, w := memoryService(tx)
+	svc, w, acc := memoryService(10 * credit)
+	w.tx.authVersion = 7
 	stale, current := newSend(acc, "live", at(time.Second), credit, 1), newSend(acc, "live", at(2*time.Second), credit, 1)
 	stale.authVersion, current.authVersion = 6, 7
 	res, err := svc.commitSends(ctx, []pendingSend{stale, current})
