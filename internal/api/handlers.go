@@ -11,6 +11,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/api/view"
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/intake"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/message"
 	"github.com/msgsvc/msgsvc/internal/phone"
@@ -79,15 +80,15 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, c message.Caller) 
 			return nil
 		}
 	}
-	opt := message.SendOptions{DryRun: dry}
+	opt := intake.SendOptions{DryRun: dry}
 	if idem != "" && !dry {
-		opt.Idempotency = &message.IdempotencyKey{Key: idem, RequestHash: requestHash(r, body),
-			Response: func(rc message.Receipt) (int, []byte, error) {
+		opt.Idempotency = &intake.IdempotencyKey{Key: idem, RequestHash: requestHash(r, body),
+			Response: func(rc intake.Receipt) (int, []byte, error) {
 				b, err := jsonBody(view.OfReceipt(rc))
 				return http.StatusAccepted, b, err
 			}}
 	}
-	out, err := s.cfg.Messages.Send(r.Context(), c, req.draft(), opt)
+	out, err := s.cfg.Sends.Send(r.Context(), c.Principal(), req.request(), opt)
 	if err != nil && c.AuthVersion != 0 && (errors.Is(err, message.ErrStaleAuth) || toProblem(err).Status < 500) {
 		// The caller came from the key cache, unchecked: the send found the
 		// auth counter moved (ErrStaleAuth), or was refused on the strength
@@ -99,10 +100,10 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, c message.Caller) 
 		if c, ok = s.reauth(w, r); !ok {
 			return nil
 		}
-		out, err = s.cfg.Messages.Send(r.Context(), c, req.draft(), opt)
+		out, err = s.cfg.Sends.Send(r.Context(), c.Principal(), req.request(), opt)
 	}
 	if err != nil {
-		return err
+		return restRefusal(err, req.To != "")
 	}
 	if out.Replay != nil {
 		w.Header().Set("Idempotent-Replayed", "true")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/apikey"
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/intake"
 	"github.com/msgsvc/msgsvc/internal/message"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/ratelimit"
@@ -142,36 +143,36 @@ type fakeScoped[T any] struct {
 	v     T
 }
 
-func (f *fakeMessages) Send(_ context.Context, c message.Caller, _ message.Draft, opt message.SendOptions) (message.Outcome, error) {
+func (f *fakeMessages) Send(_ context.Context, p domain.Principal, _ domain.SendRequest, opt intake.SendOptions) (intake.Outcome, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.refuseNext; err != nil {
 		f.refuseNext = nil
-		return message.Outcome{}, err
+		return intake.Outcome{}, err
 	}
 	var key [2]string
 	if opt.Idempotency != nil {
-		key = [2]string{c.Key.ID, opt.Idempotency.Key}
+		key = [2]string{p.CredentialID, opt.Idempotency.Key}
 		if prev, ok := f.idem[key]; ok {
 			if prev.RequestHash != opt.Idempotency.RequestHash {
-				return message.Outcome{}, domain.ErrIdempotencyConflict
+				return intake.Outcome{}, domain.ErrIdempotencyConflict
 			}
-			return message.Outcome{Replay: &prev}, nil
+			return intake.Outcome{Replay: &prev}, nil
 		}
 	}
 	f.sends++
 	m := domain.Message{ID: fmt.Sprintf("msg_%026d", f.sends), Status: domain.Sending, Segments: 1, Credits: 1_000000}
-	rc := message.Receipt{DryRun: opt.DryRun, Credits: m.Credits, Messages: []message.Planned{{Message: m}},
+	rc := intake.Receipt{DryRun: opt.DryRun, Credits: m.Credits, Messages: []intake.Planned{{Message: m}},
 		Campaign: domain.Campaign{ID: fmt.Sprintf("cmp_%026d", f.sends)}}
 	if opt.Idempotency != nil {
 		status, body, err := opt.Idempotency.Response(rc)
 		if err != nil {
-			return message.Outcome{}, err
+			return intake.Outcome{}, err
 		}
-		f.idem[key] = domain.Idempotency{KeyID: c.Key.ID, Key: opt.Idempotency.Key, RequestHash: opt.Idempotency.RequestHash,
+		f.idem[key] = domain.Idempotency{KeyID: p.CredentialID, Key: opt.Idempotency.Key, RequestHash: opt.Idempotency.RequestHash,
 			StatusCode: status, Response: body}
 	}
-	return message.Outcome{Receipt: rc}, nil
+	return intake.Outcome{Receipt: rc}, nil
 }
 
 func (f *fakeMessages) sent() int {
@@ -296,7 +297,7 @@ func newHarness(t *testing.T, configure ...func(c *Config)) *harness {
 		replies: &fakeReplies{}, remoteAddr: "127.0.0.1:40000"}
 	h.clock.unixNano.Store(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC).UnixNano())
 	limiter := ratelimit.NewMemory(h.clock.Now)
-	cfg := Config{Store: h.store, Messages: h.msgs, Replies: h.replies, Limiter: limiter, Guard: limiter,
+	cfg := Config{Store: h.store, Messages: h.msgs, Sends: h.msgs, Replies: h.replies, Limiter: limiter, Guard: limiter,
 		Now: h.clock.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	for _, c := range configure {
 		c(&cfg)

@@ -38,8 +38,10 @@ type Replies interface {
 // Config wires a Server.
 type Config struct {
 	Store Store
-	// Messages takes sends and reads, cancels and redacts what was sent.
-	Messages Messages
+	// Messages reads, cancels and redacts what was sent.
+	Messages Reads
+	// Sends takes sends.
+	Sends Sender
 	Replies  Replies
 	Limiter  Limiter
 	// Guard counts authentication failures per client address.

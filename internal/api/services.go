@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/intake"
 	"github.com/msgsvc/msgsvc/internal/message"
 )
 
@@ -11,18 +12,10 @@ import (
 // as narrow as its handlers need, so that a test fakes only what it drives
 // and the send path can move out of message without api noticing.
 
-// Sender takes a send (POST messages). Its one method is the send
-// pipeline's signature: when the pipeline moves, this line moves with it.
+// Sender takes a send (POST messages): the core's typed request from a
+// principal (intake.Service is one).
 type Sender interface {
-	Send(ctx context.Context, c message.Caller, d message.Draft, opt message.SendOptions) (message.Outcome, error)
-}
-
-// Messages is what the integration handlers ask of the message service:
-// the send and the reads. It is one value today because one service does
-// both; the send handler names only Sender's method.
-type Messages interface {
-	Sender
-	Reads
+	Send(ctx context.Context, p domain.Principal, req domain.SendRequest, opt intake.SendOptions) (intake.Outcome, error)
 }
 
 // Reads reads what was sent and cancels or redacts it, always within the

@@ -65,7 +65,7 @@ func checkAgreement(t *testing.T, b []byte) {
 	}
 }
 
-// Any body decodes into a draft or a refusal, never a panic.
+// Any body decodes into a send request or a refusal, never a panic.
 func FuzzSendBody(f *testing.F) {
 	for _, s := range strictSamples {
 		f.Add([]byte(s))
@@ -79,7 +79,7 @@ func FuzzSendBody(f *testing.F) {
 			}
 			return
 		}
-		_ = w.draft()
+		_ = w.request()
 	})
 }
 

@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
-	"github.com/msgsvc/msgsvc/internal/message"
 )
 
 // sendWire is the body of POST /messages as integrators write it. Rich
@@ -81,33 +82,76 @@ type buttonWire struct {
 	Phone   string `json:"phone"`
 }
 
-// draft turns a decoded body into the message service's typed draft. A
-// rich field that is present but malformed is left out of the content and
-// named in the draft's problems.
-func (w sendWire) draft() message.Draft {
-	d := message.Draft{To: w.To, Recipients: w.Recipients, Text: w.Message, From: w.From, Type: w.Type, CallbackURL: w.CallbackURL,
-		ScheduledAt: w.ScheduledAt, Validity: w.Validity, Reference: w.Reference}
+// request reads a decoded body into the core's typed send request: the
+// channel and the schedule parsed, the validity a duration, the rich
+// content in its typed shape. What cannot be read (a rich field present
+// but malformed, a type or a time that does not parse, to and recipients
+// both given) is left out and named in the request's problems, by its
+// name here and its domain path.
+func (w sendWire) request() domain.SendRequest {
+	r := domain.SendRequest{Recipients: w.Recipients, Text: w.Message, Sender: w.From, CallbackURL: w.CallbackURL,
+		Reference: w.Reference, Origin: domain.Origin{Front: domain.FrontREST}}
 	dec := &richDecoder{}
-	d.Content.Media = dec.media("media", w.Media)
-	d.Content.Buttons = dec.buttons("buttons", w.Buttons)
-	d.Content.List = dec.list(w.List)
-	d.Content.Cards = dec.cards(w.Cards)
-	d.Content.Template = dec.template(w.Template)
+	switch {
+	case w.To != "" && w.Recipients != nil:
+		// The numbers of recipients are still checked, each named "to".
+		dec.problem("to", "recipients", domain.FieldConflict, "give either to or recipients, not both")
+	case w.To != "":
+		r.Recipients = []string{w.To}
+	}
+	if w.Type != "" {
+		c, err := domain.ParseChannel(w.Type)
+		if err != nil {
+			dec.problem("type", "channel", domain.FieldInvalid, "must be SMS, WHATSAPP or RCS")
+		}
+		r.Channel = c
+	}
+	r.Content.Media = dec.media("media", w.Media)
+	r.Content.Buttons = dec.buttons("buttons", w.Buttons)
+	r.Content.List = dec.list(w.List)
+	r.Content.Cards = dec.cards(w.Cards)
+	r.Content.Template = dec.template(w.Template)
 	if present(w.Fallback) {
 		var fw fallbackWire
 		if dec.into("fallback", w.Fallback, &fw) {
-			d.Fallback = &message.FallbackRequest{Type: fw.Type, Message: fw.Message}
+			// Any channel but SMS is refused by the core, named or not.
+			r.Fallback = &domain.FallbackRequest{Channel: domain.Channel(strings.ToUpper(strings.TrimSpace(fw.Type))), Text: fw.Message}
 		}
 	}
-	d.Problems = dec.problems
-	return d
+	if w.ScheduledAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, w.ScheduledAt)
+		if err != nil {
+			dec.problem("scheduledAt", "schedule", domain.FieldMalformed, "must be an RFC 3339 time, e.g. 2026-11-21T10:00:00Z")
+		}
+		r.Schedule = t
+	}
+	if w.Validity != nil {
+		v := seconds(*w.Validity)
+		r.Validity = &v
+	}
+	r.Problems = dec.problems
+	return r
+}
+
+// seconds is n seconds, held to what a time.Duration can hold (the core
+// refuses any validity that large).
+func seconds(n int) time.Duration {
+	const most = int(math.MaxInt64 / int64(time.Second))
+	return time.Duration(min(max(n, -most), most)) * time.Second
 }
 
 // richDecoder decodes rich fields strictly, collecting what is wrong.
 type richDecoder struct{ problems []domain.FieldError }
 
-func (d *richDecoder) add(field, format string, args ...any) {
-	d.problems = append(d.problems, domain.FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+// problem records what is wrong with a field of the request, by its name
+// here and its domain path.
+func (d *richDecoder) problem(field, path, code, msg string) {
+	d.problems = append(d.problems, domain.FieldError{Field: field, Path: path, Code: code, Message: msg})
+}
+
+// add records a problem of a rich field, named by its path in the body.
+func (d *richDecoder) add(field, code, format string, args ...any) {
+	d.problem(field, richPath(field), code, fmt.Sprintf(format, args...))
 }
 
 func present(raw json.RawMessage) bool {
@@ -127,14 +171,14 @@ func (d *richDecoder) into(path string, raw json.RawMessage, v any) bool {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &te) && te.Field != "":
-		d.add(path+"."+te.Field, "must be a %s", kindOf(te.Type))
+		d.add(path+"."+te.Field, domain.FieldWrongType, "must be a %s", kindOf(te.Type))
 	case errors.As(err, &te):
-		d.add(path, "must be a %s", kindOf(te.Type))
+		d.add(path, domain.FieldWrongType, "must be a %s", kindOf(te.Type))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		d.add(path+"."+name, "is not a known field")
+		d.add(path+"."+name, domain.FieldUnknown, "is not a known field")
 	default:
-		d.add(path, "is not valid JSON")
+		d.add(path, domain.FieldMalformed, "is not valid JSON")
 	}
 	return false
 }
@@ -166,7 +210,7 @@ func (d *richDecoder) array(path string, raw json.RawMessage) ([]json.RawMessage
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		d.add(path, "must be an array")
+		d.add(path, domain.FieldWrongType, "must be an array")
 		return nil, false
 	}
 	if items == nil {

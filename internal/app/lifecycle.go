@@ -27,7 +27,7 @@ func (s *Server) parts() *lifecycle.Group {
 		return nil
 	}))
 	g.Add("tracker", lifecycle.Closer(func() error { s.tracker.Close(); return nil }))
-	g.Add("sends", lifecycle.Closer(func() error { s.messages.Close(); return nil }))
+	g.Add("sends", lifecycle.Closer(func() error { s.sends.Close(); return nil }))
 	g.Add("leases", lifecycle.Hooks{
 		OnStart: func(context.Context) error {
 			s.releaseLeases("took back the work a previous run of this node had claimed")

@@ -21,6 +21,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/dispatch"
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/intake"
 	"github.com/msgsvc/msgsvc/internal/keycache"
 	"github.com/msgsvc/msgsvc/internal/lease"
 	"github.com/msgsvc/msgsvc/internal/lifecycle"
@@ -35,6 +36,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/store"
 	"github.com/msgsvc/msgsvc/internal/template"
 	"github.com/msgsvc/msgsvc/internal/tracking"
+	"github.com/msgsvc/msgsvc/internal/txn"
 	"github.com/msgsvc/msgsvc/internal/user"
 	"github.com/msgsvc/msgsvc/internal/webhook"
 	"github.com/msgsvc/msgsvc/internal/webhook/notify"
@@ -63,6 +65,7 @@ type Server struct {
 	media     *media.Store // uploaded files, which providers send onwards
 	templates *template.Service
 	messages  *message.Service
+	sends     *intake.Service
 	adapters  []adapter
 	// routing is the router in use; a reload of the configuration swaps it.
 	routing *provider.Switch
@@ -204,10 +207,11 @@ func (s *Server) wireSending(router *provider.Switch) {
 	redaction := s.redactor.Redaction()
 	sendMedia := sendMedia{files: s.media, urls: media.NewURLChecker(media.URLOptions{AllowPrivate: cfg.WebhookAllowPrivate,
 		NoProbe: !cfg.MediaURLProbe})}
-	s.messages = message.NewService(message.Config{Store: message.Storage{Store: s.store}, Picker: router,
-		AllowPrivateCallbacks: cfg.WebhookAllowPrivate, Media: sendMedia, Templates: sendTemplates{svc: s.templates},
-		Redaction: &redaction, Wake: s.sendQueue.Wake, Events: s.eventQueue.Wake, CommitWorkers: commitWorkers(cfg),
-		Now: s.now, Dispatch: s.sendQueue, Changes: s.tracker})
+	s.sends = intake.NewService(intake.Config{Store: s.store, Writer: txn.As(s.store, func(tx *store.Tx) intake.SendTx { return tx }),
+		Picker: router, AllowPrivateCallbacks: cfg.WebhookAllowPrivate, Media: sendMedia, Templates: sendTemplates{svc: s.templates},
+		Wake: s.sendQueue.Wake, CommitWorkers: commitWorkers(cfg), Now: s.now, Dispatch: s.sendQueue})
+	s.messages = message.NewService(message.Config{Store: message.Storage{Store: s.store}, Redaction: &redaction,
+		Now: s.now, Changes: s.tracker})
 }
 
 // wireBackground makes the background services, in the order they start:
@@ -270,7 +274,7 @@ func (s *Server) wireHTTP(router *provider.Switch) error {
 	if err != nil {
 		return err
 	}
-	apiSrv := api.New(api.Config{Store: apiStore{Store: st, keys: keycache.New(st)}, Messages: s.messages, Replies: s.tracker,
+	apiSrv := api.New(api.Config{Store: apiStore{Store: st, keys: keycache.New(st)}, Messages: s.messages, Sends: s.sends, Replies: s.tracker,
 		Limiter: limiter, Guard: backend, TrustedProxies: cfg.TrustedProxies, Manage: mg, Panel: pages,
 		Media: s.media, Templates: s.templates, ProviderWebhooks: s.providerWebhooks(),
 		OptOuts:  &compliance.OptOuts{Store: st, Now: now},

@@ -35,7 +35,7 @@ func (s *Server) wireSMPP(limiter ratelimit.Limiter, guard smppserver.Guard, slo
 		return fmt.Errorf("smpp-listen on %s: %w", cfg.SMPPListen, err)
 	}
 	s.smppListener = ln
-	s.smpp = smppserver.New(smppserver.Config{Users: s.store, Sender: s.messages, Items: s.store, Binds: s.store, Limiter: limiter,
+	s.smpp = smppserver.New(smppserver.Config{Users: s.store, Sender: s.sends, Items: s.store, Binds: s.store, Limiter: limiter,
 		Guard: guard, Slots: slots, Refusals: s.store, TLS: tlsCfg, Owner: cfg.NodeID, Poll: s.poll, Hasher: s.hasher, Now: s.now, Log: s.log,
 		Observer: newSMPPMetrics(s.reg, s.store.PendingSMPPItems)})
 	return nil

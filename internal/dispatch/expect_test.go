@@ -2,12 +2,12 @@ package dispatch
 
 import (
 	"context"
+	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
-	"github.com/msgsvc/msgsvc/internal/message"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/store"
 	"github.com/msgsvc/msgsvc/internal/tracking"
@@ -19,7 +19,7 @@ import (
 func TestAnnouncedReceiptWaitsForItsHandOver(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, fakeRoutes{domain.SMS: &fakeProvider{name: "smsc"}}, "", false)
-	mid := f.send(t, message.Draft{To: "5511999990010", Text: "hi", Type: "SMS"})
+	mid := f.send(t, intaketest.Draft{To: "5511999990010", Text: "hi", Type: "SMS"})
 	// fakeProvider answers with Ref "ref-<id>", as the SMPP client would
 	// announce it while reading the answer.
 	f.tracker.Expect("smsc", "ref-"+mid)
@@ -72,7 +72,7 @@ func TestAnnouncedReceiptWaitsForItsHandOver(t *testing.T) {
 func TestAstrayRiderIsParked(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, fakeRoutes{domain.SMS: &fakeProvider{name: "smsc"}}, "", false)
-	mid := f.send(t, message.Draft{To: "5511999990010", Text: "hi", Type: "SMS"})
+	mid := f.send(t, intaketest.Draft{To: "5511999990010", Text: "hi", Type: "SMS"})
 	now := f.clock()
 	reports := []tracking.Report{
 		{Kind: tracking.Accepted, MessageID: mid, Provider: "smsc", Ref: "r1", At: now, LeaseOwner: "another-node"},
@@ -101,7 +101,7 @@ func TestAnnouncedReceiptStopsWaiting(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, fakeRoutes{domain.SMS: &fakeProvider{name: "smsc"}}, "", false)
 	f.useTracker(t, 20*time.Millisecond)
-	mid := f.send(t, message.Draft{To: "5511999990010", Text: "hi", Type: "SMS"})
+	mid := f.send(t, intaketest.Draft{To: "5511999990010", Text: "hi", Type: "SMS"})
 	f.tracker.Expect("smsc", "ref-"+mid)
 	if err := f.tracker.Statuses(ctx, "smsc", []provider.Status{{Ref: "ref-" + mid, Status: domain.Delivered}}); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,8 @@ package dispatch
 import (
 	"context"
 	"fmt"
+	"github.com/msgsvc/msgsvc/internal/intake"
+	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
 	"io"
 	"log/slog"
 	"testing"
@@ -10,7 +12,6 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/ledger"
-	"github.com/msgsvc/msgsvc/internal/message"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 	"github.com/msgsvc/msgsvc/internal/provider/smpp"
@@ -60,7 +61,7 @@ func TestFailoverWhenPrimarySMSCDies(t *testing.T) {
 			t.Cleanup(tracker.Close)
 			q := NewDispatchQueue(QueueConfig{Store: st, Owner: "node-1", Batch: 256, Poll: 50 * time.Millisecond, Log: quiet})
 			disp := NewDispatcher(DispatcherConfig{Queue: q, Store: st, Routes: routes, Tracker: tracker, Log: quiet})
-			svc := message.NewService(message.Config{Store: message.Storage{Store: st}, Picker: routes, AllowPrivateCallbacks: true, Dispatch: q})
+			svc := intaketest.New(intaketest.Config{Store: st, Picker: routes, AllowPrivateCallbacks: true, Dispatch: q})
 			t.Cleanup(svc.Close)
 			runCtx, stop := context.WithCancel(ctx)
 			ran := make(chan struct{})
@@ -74,7 +75,7 @@ func TestFailoverWhenPrimarySMSCDies(t *testing.T) {
 					for i := start; i < min(start+100, from+n); i++ {
 						to = append(to, fmt.Sprintf("551199%07d", i))
 					}
-					if _, err := svc.Send(ctx, f.caller, message.Draft{Recipients: to, Text: "hi", Type: "SMS"}, message.SendOptions{}); err != nil {
+					if _, err := svc.Send(ctx, f.caller, intaketest.Draft{Recipients: to, Text: "hi", Type: "SMS"}, intake.SendOptions{}); err != nil {
 						t.Fatal(err)
 					}
 				}

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
+	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
 	"io"
 	"log/slog"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/intake"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/message"
 	"github.com/msgsvc/msgsvc/internal/provider"
@@ -112,7 +114,7 @@ func (f *fixture) bill(ctx context.Context, mid string) (debits, refunds int64) 
 
 type fixture struct {
 	st      *store.Store
-	svc     *message.Service
+	svc     intaketest.Sends
 	disp    *Dispatcher
 	tracker *tracking.Tracker
 	caller  message.Caller
@@ -129,7 +131,7 @@ func newFixture(t *testing.T, routes fakeRoutes, prices string, accountFallback 
 // routesPicker routes both a send (Picker) and its dispatch (Routes).
 type routesPicker interface {
 	Routes
-	message.Picker
+	intake.Picker
 }
 
 // newFixtureOn is newFixture on a given store.
@@ -151,7 +153,7 @@ func newFixtureOn(t *testing.T, st *store.Store, routes routesPicker, prices str
 	f.caller = message.Caller{Account: acc, Key: domain.APIKey{ID: "key_1", AccountID: acc.ID, Env: "live"}}
 	f.tracker = newTracker(f.st, f.clock, 0)
 	t.Cleanup(f.tracker.Close)
-	f.svc = message.NewService(message.Config{Store: message.Storage{Store: f.st}, Picker: routes, Now: f.clock, AllowPrivateCallbacks: true})
+	f.svc = intaketest.New(intaketest.Config{Store: f.st, Picker: routes, Now: f.clock, AllowPrivateCallbacks: true})
 	t.Cleanup(f.svc.Close)
 	f.disp = NewDispatcher(DispatcherConfig{Store: f.st, Routes: routes, Tracker: f.tracker, Owner: "node-1", Now: f.clock,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -159,9 +161,9 @@ func newFixtureOn(t *testing.T, st *store.Store, routes routesPicker, prices str
 }
 
 // send accepts a send and returns its message id.
-func (f *fixture) send(t *testing.T, d message.Draft) string {
+func (f *fixture) send(t *testing.T, d intaketest.Draft) string {
 	t.Helper()
-	out, err := f.svc.Send(context.Background(), f.caller, d, message.SendOptions{})
+	out, err := f.svc.Send(context.Background(), f.caller, d, intake.SendOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +233,7 @@ func TestRCSCapabilityAndFallback(t *testing.T) {
 			smsP := &fakeProvider{name: "sms-co"}
 			f := newFixture(t, fakeRoutes{domain.RCS: rcsP, domain.SMS: smsP}, c.prices, c.accountFallback)
 			ctx := context.Background()
-			req := message.Draft{To: c.to, Text: "rich", Type: "RCS", CallbackURL: "http://127.0.0.1:9/hooks"}
+			req := intaketest.Draft{To: c.to, Text: "rich", Type: "RCS", CallbackURL: "http://127.0.0.1:9/hooks"}
 			if c.fallback != "" {
 				var fb struct {
 					Type    string
@@ -240,7 +242,7 @@ func TestRCSCapabilityAndFallback(t *testing.T) {
 				if err := json.Unmarshal([]byte(c.fallback), &fb); err != nil {
 					t.Fatal(err)
 				}
-				req.Fallback = &message.FallbackRequest{Type: fb.Type, Message: fb.Message}
+				req.Fallback = &intaketest.FallbackRequest{Type: fb.Type, Message: fb.Message}
 			}
 			mid := f.send(t, req)
 			f.dispatch(t)
@@ -296,7 +298,7 @@ func TestCapabilityCachedPerNumber(t *testing.T) {
 	f := newFixture(t, nil, "", false)
 	sim := simulator.New(simulator.Config{Sink: f.tracker, Now: f.clock, Delay: time.Hour})
 	routes := fakeRoutes{domain.RCS: sim, domain.SMS: sim}
-	f.svc = message.NewService(message.Config{Store: message.Storage{Store: f.st}, Picker: routes, Now: f.clock})
+	f.svc = intaketest.New(intaketest.Config{Store: f.st, Picker: routes, Now: f.clock})
 	t.Cleanup(f.svc.Close)
 	f.disp = NewDispatcher(DispatcherConfig{Store: f.st, Routes: routes, Tracker: f.tracker, Owner: "node-1", Now: f.clock})
 	steps := []struct {
@@ -312,7 +314,7 @@ func TestCapabilityCachedPerNumber(t *testing.T) {
 	}
 	for i, s := range steps {
 		f.now.Add(s.advance.Milliseconds())
-		if _, err := f.svc.Send(ctx, f.caller, message.Draft{Recipients: s.to, Text: "x", Type: "RCS"}, message.SendOptions{}); err != nil {
+		if _, err := f.svc.Send(ctx, f.caller, intaketest.Draft{Recipients: s.to, Text: "x", Type: "RCS"}, intake.SendOptions{}); err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
 		f.dispatch(t)

@@ -3,6 +3,8 @@ package dispatch
 import (
 	"context"
 	"fmt"
+	"github.com/msgsvc/msgsvc/internal/intake"
+	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
 	"io"
 	"log/slog"
 	"sync"
@@ -12,7 +14,6 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/lease"
-	"github.com/msgsvc/msgsvc/internal/message"
 )
 
 // handoffTo rebuilds the fixture's service with an in-memory hand-off to
@@ -21,7 +22,7 @@ import (
 func (f *fixture) handoffTo(t *testing.T, routes fakeRoutes, q *lease.Queue[domain.Message], enqueue func([]domain.Message)) *atomic.Int64 {
 	t.Helper()
 	wakes := &atomic.Int64{}
-	f.svc = message.NewService(message.Config{Store: message.Storage{Store: f.st}, Picker: routes, Now: f.clock, AllowPrivateCallbacks: true,
+	f.svc = intaketest.New(intaketest.Config{Store: f.st, Picker: routes, Now: f.clock, AllowPrivateCallbacks: true,
 		Wake: func() { wakes.Add(1) }, Dispatch: recordingHandoff{Queue: q, enqueue: enqueue}})
 	t.Cleanup(f.svc.Close)
 	return wakes
@@ -55,7 +56,7 @@ func TestSendHandsOffLeased(t *testing.T) {
 	var got []domain.Message
 	wakes := f.handoffTo(t, routes, f.idleQueue(10), func(msgs []domain.Message) { got = append(got, msgs...) })
 	ctx := context.Background()
-	out, err := f.svc.Send(ctx, f.caller, message.Draft{Recipients: []string{"5511999990010", "5511999990011"}, Text: "hi", Type: "SMS"}, message.SendOptions{})
+	out, err := f.svc.Send(ctx, f.caller, intaketest.Draft{Recipients: []string{"5511999990010", "5511999990011"}, Text: "hi", Type: "SMS"}, intake.SendOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestHandoffOverflowReleases(t *testing.T) {
 	var got []domain.Message
 	wakes := f.handoffTo(t, routes, f.idleQueue(1), func(msgs []domain.Message) { got = append(got, msgs...) })
 	ctx := context.Background()
-	out, err := f.svc.Send(ctx, f.caller, message.Draft{Recipients: []string{"5511999990010", "5511999990011"}, Text: "hi", Type: "SMS"}, message.SendOptions{})
+	out, err := f.svc.Send(ctx, f.caller, intaketest.Draft{Recipients: []string{"5511999990010", "5511999990011"}, Text: "hi", Type: "SMS"}, intake.SendOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestDispatcherTakesEnqueued(t *testing.T) {
 	defer func() { cancel(); wg.Wait() }()
 	waitUntil(t, "the first claim at start", func() bool { return claimer.claims.Load() >= 1 })
 	before := claimer.claims.Load()
-	id := f.send(t, message.Draft{To: "5511999990010", Text: "hi", Type: "SMS"})
+	id := f.send(t, intaketest.Draft{To: "5511999990010", Text: "hi", Type: "SMS"})
 	waitUntil(t, "the message to be sent", func() bool {
 		m, err := f.st.MessageByID(context.Background(), id)
 		return err == nil && m.Status == domain.Sent
@@ -201,7 +202,7 @@ func TestDispatcherPollsTableWhileBusy(t *testing.T) {
 	waitUntil(t, "the stream to flow", func() bool { return len(sms.submitted()) > 5 })
 	// The fixture's service writes messages unleased and wakes nobody: the
 	// table is the only way to this one.
-	id := f.send(t, message.Draft{To: "5511999990099", Text: "from the table", Type: "SMS"})
+	id := f.send(t, intaketest.Draft{To: "5511999990099", Text: "from the table", Type: "SMS"})
 	waitUntil(t, "the message due in the table to be handed over", func() bool {
 		m, err := f.st.MessageByID(context.Background(), id)
 		return err == nil && m.Status == domain.Sent

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
 	"io"
 	"log/slog"
 	"slices"
@@ -10,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
-	"github.com/msgsvc/msgsvc/internal/message"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
@@ -62,9 +62,9 @@ func TestDispatchKeepsAHeldRouteSenderToItsAccount(t *testing.T) {
 		Holders: holders, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 
 	f.caller.Account.Senders = domain.Senders{domain.SMS: {Values: []string{"MyShop"}}}
-	noRoute := f.send(t, message.Draft{To: "5511999990010", Text: "hi", Type: "SMS"})
-	failedOver := f.send(t, message.Draft{To: "447911123456", Text: "hi", Type: "SMS"})
-	named := f.send(t, message.Draft{To: "5511999990013", Text: "hi", Type: "SMS", From: "MyShop"})
+	noRoute := f.send(t, intaketest.Draft{To: "5511999990010", Text: "hi", Type: "SMS"})
+	failedOver := f.send(t, intaketest.Draft{To: "447911123456", Text: "hi", Type: "SMS"})
+	named := f.send(t, intaketest.Draft{To: "5511999990013", Text: "hi", Type: "SMS", From: "MyShop"})
 	f.dispatch(t)
 	if m, _ := f.st.MessageByID(ctx, named); m.Provider != "shared" || m.Status != domain.Sent {
 		t.Errorf("naming a sender of its own: %s via %q, want SENT via shared", m.Status, m.Provider)
@@ -84,7 +84,7 @@ func TestDispatchKeepsAHeldRouteSenderToItsAccount(t *testing.T) {
 
 	// The holder's messages go out from it.
 	holders.set(func(h *fakeHolders) { h.held["15550001111"], h.asked = f.caller.Account.ID, nil })
-	own := f.send(t, message.Draft{To: "5511999990011", Text: "hi", Type: "SMS"})
+	own := f.send(t, intaketest.Draft{To: "5511999990011", Text: "hi", Type: "SMS"})
 	f.dispatch(t)
 	if m, _ := f.st.MessageByID(ctx, own); m.Provider != "shared" || m.Status != domain.Sent {
 		t.Errorf("the holder's message: %s via %q, want SENT via shared", m.Status, m.Provider)
@@ -96,7 +96,7 @@ func TestDispatchKeepsAHeldRouteSenderToItsAccount(t *testing.T) {
 	// Not knowing who holds it, nothing is handed over and nothing fails:
 	// the message waits for its lease to lapse.
 	holders.set(func(h *fakeHolders) { h.err = errors.New("database down") })
-	unsure := f.send(t, message.Draft{To: "5511999990012", Text: "hi", Type: "SMS"})
+	unsure := f.send(t, intaketest.Draft{To: "5511999990012", Text: "hi", Type: "SMS"})
 	if _, err := f.disp.RunOnce(ctx); err == nil {
 		t.Error("a failed lookup was not reported")
 	}

@@ -3,6 +3,8 @@ package dispatch
 import (
 	"context"
 	"fmt"
+	"github.com/msgsvc/msgsvc/internal/intake"
+	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
 	"io"
 	"log/slog"
 	"sync"
@@ -11,7 +13,6 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/ledger"
-	"github.com/msgsvc/msgsvc/internal/message"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
@@ -142,7 +143,7 @@ func TestBacklogBeyondLeaseSentOnce(t *testing.T) {
 					q := NewDispatchQueue(QueueConfig{Store: st, Owner: "node-1", Lease: lease, Batch: 256, Workers: 2,
 						Poll: 20 * time.Millisecond, Log: quiet})
 					disp := NewDispatcher(DispatcherConfig{Queue: q, Store: st, Routes: routes, Tracker: tracker, Log: quiet})
-					svc := message.NewService(message.Config{Store: message.Storage{Store: st}, Picker: routes, AllowPrivateCallbacks: true, Dispatch: q})
+					svc := intaketest.New(intaketest.Config{Store: st, Picker: routes, AllowPrivateCallbacks: true, Dispatch: q})
 					t.Cleanup(svc.Close)
 
 					if c.outage > 0 {
@@ -157,7 +158,7 @@ func TestBacklogBeyondLeaseSentOnce(t *testing.T) {
 						for i := range to {
 							to[i] = fmt.Sprintf("551199%07d", b*100+i)
 						}
-						if _, err := svc.Send(ctx, f.caller, message.Draft{Recipients: to, Text: "hi", Type: "SMS"}, message.SendOptions{}); err != nil {
+						if _, err := svc.Send(ctx, f.caller, intaketest.Draft{Recipients: to, Text: "hi", Type: "SMS"}, intake.SendOptions{}); err != nil {
 							t.Fatal(err)
 						}
 					}

@@ -2,11 +2,11 @@ package dispatch
 
 import (
 	"context"
+	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
 	"strings"
 	"testing"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
-	"github.com/msgsvc/msgsvc/internal/message"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/store"
 )
@@ -44,7 +44,7 @@ func TestLongMessageIsDeliveredWhenEveryPartIs(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			sms := &partsProvider{fakeProvider{name: "smsc"}}
 			f := newFixture(t, fakeRoutes{domain.SMS: sms}, "", false)
-			mid := f.send(t, message.Draft{To: "5511999990010", Text: "long", Type: "SMS"})
+			mid := f.send(t, intaketest.Draft{To: "5511999990010", Text: "long", Type: "SMS"})
 			f.dispatch(t)
 			for _, r := range c.receipts {
 				r.Ref = mid + r.Ref
@@ -69,7 +69,7 @@ func TestReceiptBeforeItsSubmissionAnswer(t *testing.T) {
 	ctx := context.Background()
 	sms := &fakeProvider{name: "smsc"}
 	f := newFixture(t, fakeRoutes{domain.SMS: sms}, "", false)
-	mid := f.send(t, message.Draft{To: "5511999990010", Text: "hi", Type: "SMS"})
+	mid := f.send(t, intaketest.Draft{To: "5511999990010", Text: "hi", Type: "SMS"})
 	// fakeProvider answers with Ref "ref-<id>"; the receipt comes first.
 	if err := f.tracker.Statuses(ctx, "smsc", []provider.Status{{Ref: "ref-" + mid, Status: domain.Delivered}}); err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func TestParkedReportMissedByItsAnswer(t *testing.T) {
 	ctx := context.Background()
 	sms := &partsProvider{fakeProvider{name: "smsc"}}
 	f := newFixture(t, fakeRoutes{domain.SMS: sms}, "", false)
-	mid := f.send(t, message.Draft{To: "5511999990010", Text: "long", Type: "SMS"})
+	mid := f.send(t, intaketest.Draft{To: "5511999990010", Text: "long", Type: "SMS"})
 	f.dispatch(t)
 	if err := f.tracker.Statuses(ctx, "smsc", []provider.Status{{Ref: mid + "-1", Status: domain.Delivered},
 		{Ref: mid + "-3", Status: domain.Delivered}}); err != nil {

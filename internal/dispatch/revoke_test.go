@@ -3,13 +3,13 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
+	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/ledger"
-	"github.com/msgsvc/msgsvc/internal/message"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
@@ -96,8 +96,8 @@ func TestUndeliveredRCSIsRevokedAndFallsBack(t *testing.T) {
 			rcsP.now = f.clock
 			ctx := context.Background()
 			text := "plain"
-			mid := f.send(t, message.Draft{To: "5511999990012", Text: "rich", Type: "RCS", CallbackURL: "http://127.0.0.1:9/hooks",
-				Fallback: &message.FallbackRequest{Type: "SMS", Message: &text}})
+			mid := f.send(t, intaketest.Draft{To: "5511999990012", Text: "rich", Type: "RCS", CallbackURL: "http://127.0.0.1:9/hooks",
+				Fallback: &intaketest.FallbackRequest{Type: "SMS", Message: &text}})
 			f.dispatch(t)
 			m, err := f.st.Message(ctx, f.caller.Account.ID, f.caller.Key.Env, mid)
 			if err != nil || m.Status != domain.Sent || m.NextAttemptAt.IsZero() {

@@ -3,10 +3,8 @@ package message
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
-	"github.com/msgsvc/msgsvc/internal/tracking"
 )
 
 // Changes cancels and erases messages (tracking.Tracker does): a status
@@ -30,25 +28,4 @@ func (s *Service) Redact(ctx context.Context, sc Scope, messageID string) (domai
 		return domain.Message{}, err
 	}
 	return s.changes.Redact(ctx, messageID, *s.redaction)
-}
-
-// What a send writes besides its own rows is tracking's: the usage counts
-// and the account's alerts, which a debit and the sweeper both post.
-type (
-	UsageTx      = tracking.UsageTx
-	AlertTx      = tracking.AlertTx
-	alertAccount = tracking.AlertAccount
-)
-
-func alertsOf(a domain.Account) *alertAccount { return tracking.AlertsOf(a) }
-
-func insertCounted(ctx context.Context, tx interface {
-	InsertMessages(ctx context.Context, msgs []domain.Message) error
-	UsageTx
-}, msgs []domain.Message) error {
-	return tracking.InsertCounted(ctx, tx, msgs)
-}
-
-func checkAlerts(ctx context.Context, tx AlertTx, a *alertAccount, balance int64, at time.Time) error {
-	return tracking.CheckAlerts(ctx, tx, a, balance, at)
 }

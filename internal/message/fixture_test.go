@@ -25,7 +25,7 @@ func (r fakeRoutes) PickName(_ domain.Environment, channel domain.Channel, _ str
 // 100 credits and its live key.
 type fixture struct {
 	st     *store.Store
-	svc    *Service
+	svc    services
 	caller Caller
 	now    *atomic.Int64 // Unix ms of the fixed clock
 }
@@ -49,7 +49,7 @@ func newFixture(t *testing.T, routes fakeRoutes) *fixture {
 	f.caller = Caller{Account: acc, Key: domain.APIKey{ID: "key_1", AccountID: acc.ID, Env: "live"}}
 	tracker := newTracker(f.st, f.clock)
 	t.Cleanup(tracker.Close)
-	f.svc = NewService(Config{Store: Storage{Store: f.st}, Picker: routes, Now: f.clock, AllowPrivateCallbacks: true, Changes: tracker})
+	f.svc = newServices(sendConfig{Store: f.st, Picker: routes, Now: f.clock, AllowPrivateCallbacks: true, Changes: tracker})
 	t.Cleanup(f.svc.Close)
 	return f
 }

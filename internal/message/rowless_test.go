@@ -10,35 +10,28 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/intake"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/store"
 	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
-// campaignRows is Storage that counts the campaigns rows its transactions
-// write.
-type campaignRows struct {
-	Storage
-	n *atomic.Int64
-}
-
-func (s campaignRows) Write(ctx context.Context, fn func(tx Tx) error) error {
-	return s.Storage.Write(ctx, func(tx Tx) error { return fn(campaignRowsTx{Tx: tx, n: s.n}) })
-}
-
+// campaignRowsTx is a send's transaction that counts the campaigns rows
+// it writes.
 type campaignRowsTx struct {
-	Tx
+	intake.SendTx
 	n *atomic.Int64
 }
 
 func (tx campaignRowsTx) InsertCampaign(ctx context.Context, c domain.Campaign) error {
 	tx.n.Add(1)
-	return tx.Tx.InsertCampaign(ctx, c)
+	return tx.SendTx.InsertCampaign(ctx, c)
 }
 
 func (tx campaignRowsTx) InsertCampaigns(ctx context.Context, cs []domain.Campaign) error {
 	tx.n.Add(int64(len(cs)))
-	return tx.Tx.InsertCampaigns(ctx, cs)
+	return tx.SendTx.InsertCampaigns(ctx, cs)
 }
 
 // A send to one recipient writes no campaigns row: its campaign is named
@@ -71,10 +64,10 @@ func TestOneRecipientCampaignHasNoRow(t *testing.T) {
 			}
 			live, test, other := caller("acc_1", domain.Live), caller("acc_1", domain.Test), caller("acc_2", domain.Live)
 			rows := &atomic.Int64{}
-			storage := campaignRows{Storage: Storage{Store: st}, n: rows}
+			count := func(tx *store.Tx) intake.SendTx { return campaignRowsTx{SendTx: tx, n: rows} }
 			tracker := newTracker(st, clock)
 			t.Cleanup(tracker.Close)
-			svc := NewService(Config{Store: storage, Now: clock, AllowPrivateCallbacks: true, Changes: tracker})
+			svc := newServices(sendConfig{Store: st, View: count, Now: clock, AllowPrivateCallbacks: true, Changes: tracker})
 			t.Cleanup(svc.Close)
 
 			const cb = "https://hooks.example.com/cb"

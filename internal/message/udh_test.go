@@ -26,7 +26,7 @@ func TestUDHPartMustFitOneSegment(t *testing.T) {
 	for _, c := range refused {
 		_, err := f.svc.Send(ctx, f.caller, Draft{Type: "SMS", To: "5511999990010", Text: c.text, UDH: c.udh}, SendOptions{})
 		var verr *domain.ValidationError
-		if !errors.As(err, &verr) || len(verr.Fields) != 1 || verr.Fields[0].Field != "udh" {
+		if !errors.As(err, &verr) || len(verr.Fields) != 1 || verr.Fields[0].Path != "udh" {
 			t.Fatalf("%s: %v, want a validation error on udh", c.name, err)
 		}
 	}

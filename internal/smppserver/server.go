@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/intake"
 	"github.com/msgsvc/msgsvc/internal/keycache"
-	"github.com/msgsvc/msgsvc/internal/message"
 	"github.com/msgsvc/msgsvc/internal/ratelimit"
 	"github.com/msgsvc/msgsvc/internal/user"
 )
@@ -33,9 +33,9 @@ type Users interface {
 	AuthVersion(ctx context.Context) (int64, error)
 }
 
-// Sender is the send of the API (message.Service).
+// Sender is the core's send (intake.Service), as the API's.
 type Sender interface {
-	Send(ctx context.Context, caller message.Caller, d message.Draft, opt message.SendOptions) (message.Outcome, error)
+	Send(ctx context.Context, who domain.Principal, r domain.SendRequest, opt intake.SendOptions) (intake.Outcome, error)
 }
 
 // BindStore counts a user's binds on every node together, so that

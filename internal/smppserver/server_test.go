@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -13,7 +14,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
-	"github.com/msgsvc/msgsvc/internal/message"
+	"github.com/msgsvc/msgsvc/internal/intake"
 	smpp "github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/ratelimit"
 	"github.com/msgsvc/msgsvc/internal/smppserver/esmetest"
@@ -77,7 +78,7 @@ func (f *fakeUsers) allow(accountID string, list ...string) {
 // until it is closed.
 type fakeSender struct {
 	mu     sync.Mutex
-	drafts []message.Draft
+	drafts []domain.SendRequest
 	err    error
 	block  chan struct{}
 	n      atomic.Int64
@@ -91,7 +92,7 @@ func (f *fakeSender) count() int {
 	return len(f.drafts)
 }
 
-func (f *fakeSender) Send(_ context.Context, c message.Caller, d message.Draft, _ message.SendOptions) (message.Outcome, error) {
+func (f *fakeSender) Send(_ context.Context, c domain.Principal, d domain.SendRequest, _ intake.SendOptions) (intake.Outcome, error) {
 	b := f.busy.Add(1)
 	defer f.busy.Add(-1)
 	for {
@@ -108,11 +109,11 @@ func (f *fakeSender) Send(_ context.Context, c message.Caller, d message.Draft, 
 	err := f.err
 	f.mu.Unlock()
 	if err != nil {
-		return message.Outcome{}, err
+		return intake.Outcome{}, err
 	}
 	id := fmt.Sprintf("msg_%026d", f.n.Add(1))
-	return message.Outcome{Receipt: message.Receipt{Messages: []message.Planned{{Message: domain.Message{ID: id,
-		AccountID: c.Account.ID, Env: c.Key.Env}}}}}, nil
+	return intake.Outcome{Receipt: intake.Receipt{Messages: []intake.Planned{{Message: domain.Message{ID: id,
+		AccountID: c.Account.ID, Env: c.Env}}}}}, nil
 }
 
 // fakeItems is the table of waiting deliver_sm in memory.
@@ -380,16 +381,18 @@ func TestSubmitFields(t *testing.T) {
 		t.Fatalf("binary data_coding: %s", p.Status)
 	}
 	d := f.sender.drafts
-	if d[0].Text != "a_b" || d[0].To != "5511999990000" || d[0].SMPP == nil || !d[0].SMPP.Receipt || d[0].SMPP.User != "smu_a" {
-		t.Fatalf("GSM submit: %+v %+v", d[0], d[0].SMPP)
+	if o := d[0].Origin; d[0].Text != "a_b" || len(d[0].Recipients) != 1 || d[0].Recipients[0] != "5511999990000" ||
+		d[0].Channel != domain.SMS || o.Front != domain.FrontSMPP || o.SMPP == nil || !o.SMPP.Receipt || o.SMPP.User != "smu_a" {
+		t.Fatalf("GSM submit: %+v %+v", d[0], d[0].Origin.SMPP)
 	}
-	if d[1].Text != "cé" || d[2].Text != "П!" || d[1].SMPP.Receipt {
+	if d[1].Text != "cé" || d[2].Text != "П!" || d[1].Origin.SMPP.Receipt {
 		t.Fatalf("Latin-1 %q, UCS-2 %q", d[1].Text, d[2].Text)
 	}
-	if d[3].Text != "long payload" || d[3].Validity == nil || *d[3].Validity != 86400 || d[3].ScheduledAt != "2030-11-21T10:00:00Z" {
-		t.Fatalf("payload, validity, schedule: %q %v %q", d[3].Text, d[3].Validity, d[3].ScheduledAt)
+	if d[3].Text != "long payload" || d[3].Validity == nil || *d[3].Validity != 86400*time.Second ||
+		!d[3].Schedule.Equal(time.Date(2030, 11, 21, 10, 0, 0, 0, time.UTC)) {
+		t.Fatalf("payload, validity, schedule: %q %v %v", d[3].Text, d[3].Validity, d[3].Schedule)
 	}
-	if d[4].Text != "part" || d[4].UDH != "050003070201" {
+	if d[4].Text != "part" || hex.EncodeToString(d[4].UDH) != "050003070201" {
 		t.Fatalf("UDH part: %q header %q", d[4].Text, d[4].UDH)
 	}
 }
@@ -402,9 +405,9 @@ func TestSubmitRefusals(t *testing.T) {
 		err  error
 		want smpp.Status
 	}{
-		{&domain.ValidationError{Fields: []domain.FieldError{{Field: "to", Message: "bad"}}}, smpp.StatusInvDstAdr},
-		{&domain.ValidationError{Fields: []domain.FieldError{{Field: "from", Message: "bad"}}}, smpp.StatusInvSrcAdr},
-		{&domain.ValidationError{Fields: []domain.FieldError{{Field: "message", Message: "bad"}}}, smpp.StatusSubmitFail},
+		{&domain.ValidationError{Fields: []domain.FieldError{{Path: "recipients[0]", Message: "bad"}}}, smpp.StatusInvDstAdr},
+		{&domain.ValidationError{Fields: []domain.FieldError{{Path: "sender", Message: "bad"}}}, smpp.StatusInvSrcAdr},
+		{&domain.ValidationError{Fields: []domain.FieldError{{Path: "text", Message: "bad"}}}, smpp.StatusSubmitFail},
 		{errors.New("insufficient credits"), smpp.StatusSubmitFail},
 	}
 	for _, c := range cases {

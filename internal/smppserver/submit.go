@@ -2,7 +2,6 @@ package smppserver
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,7 +9,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/channel/sms"
 	"github.com/msgsvc/msgsvc/internal/domain"
-	"github.com/msgsvc/msgsvc/internal/message"
+	"github.com/msgsvc/msgsvc/internal/intake"
 	smpp "github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/ratelimit"
 )
@@ -42,11 +41,11 @@ func (s *Server) accept(ctx context.Context, ss *session, p smpp.PDU) (string, s
 	}
 	u, acct := ss.caller()
 	now := s.cfg.Now()
-	d, st, err := draft(sm, now)
+	req, st, err := request(sm, now)
 	if st != smpp.StatusOK {
 		return "", st, err
 	}
-	d.SMPP = &domain.SMPPOrigin{User: u.ID, Receipt: sm.RegisteredDelivery&0x01 != 0}
+	req.Origin = domain.Origin{Front: domain.FrontSMPP, SMPP: &domain.SMPPOrigin{User: u.ID, Receipt: sm.RegisteredDelivery&0x01 != 0}}
 	if s.cfg.Limiter != nil {
 		dec, err := s.cfg.Limiter.Allow(ctx, ratelimit.Request{Key: acct.ID, TierLimit: acct.Limits.TierRPM, Type: sendingType,
 			TypeLimit: acct.Limits.SendRPM})
@@ -57,8 +56,8 @@ func (s *Server) accept(ctx context.Context, ss *session, p smpp.PDU) (string, s
 			return "", smpp.StatusThrottled, errors.New("over the account's send rate limit")
 		}
 	}
-	caller := message.Caller{Account: acct, Key: domain.APIKey{ID: u.ID, AccountID: acct.ID, Env: u.Env}}
-	out, err := s.cfg.Sender.Send(ctx, caller, d, message.SendOptions{})
+	who := domain.Principal{Account: acct, Kind: domain.CredentialSMPPUser, CredentialID: u.ID, Env: u.Env}
+	out, err := s.cfg.Sender.Send(ctx, who, req, intake.SendOptions{})
 	if err != nil {
 		return "", refusal(err), err
 	}
@@ -70,31 +69,43 @@ func (s *Server) accept(ctx context.Context, ss *session, p smpp.PDU) (string, s
 
 // refusal is the command_status of a refused send: a bad destination, an
 // unapproved sender, or a part with a user data header that does not fit
-// one segment by name, anything else ESME_RSUBMITFAIL.
+// one segment by name (the first such field the core refused, by its
+// domain path), anything else ESME_RSUBMITFAIL.
 func refusal(err error) smpp.Status {
 	var verr *domain.ValidationError
 	if errors.As(err, &verr) {
 		for _, f := range verr.Fields {
-			switch f.Field {
-			case "to":
-				return smpp.StatusInvDstAdr
-			case "from":
-				return smpp.StatusInvSrcAdr
-			case "udh":
-				return smpp.StatusInvMsgLen
+			if st, ok := fieldStatus(f.Path); ok {
+				return st
 			}
 		}
 	}
 	return smpp.StatusSubmitFail
 }
 
-// draft reads a submit_sm as a send request, or says which status refuses
-// it and why.
-func draft(sm *smpp.SM, now time.Time) (message.Draft, smpp.Status, error) {
-	d := message.Draft{Type: string(domain.SMS), To: strings.TrimPrefix(sm.DestAddr, "+"), From: sm.SourceAddr}
-	if d.To == "" {
+// fieldStatus is the command_status that names what is wrong with a field
+// of a submit_sm, when SMPP has one for it.
+func fieldStatus(path string) (smpp.Status, bool) {
+	switch {
+	case path == "recipients" || strings.HasPrefix(path, "recipients["):
+		return smpp.StatusInvDstAdr, true
+	case path == "sender":
+		return smpp.StatusInvSrcAdr, true
+	case path == "udh":
+		return smpp.StatusInvMsgLen, true
+	}
+	return 0, false
+}
+
+// request reads a submit_sm as a send request, or says which status
+// refuses it and why.
+func request(sm *smpp.SM, now time.Time) (domain.SendRequest, smpp.Status, error) {
+	d := domain.SendRequest{Channel: domain.SMS, Sender: sm.SourceAddr}
+	to := strings.TrimPrefix(sm.DestAddr, "+")
+	if to == "" {
 		return d, smpp.StatusInvDstAdr, errors.New("no destination_addr")
 	}
+	d.Recipients = []string{to}
 	data := sm.ShortMessage
 	if payload, ok := sm.TLVs.Get(smpp.TagMessagePayload); ok {
 		if len(data) > 0 {
@@ -115,7 +126,7 @@ func draft(sm *smpp.SM, now time.Time) (message.Draft, smpp.Status, error) {
 		if err != nil {
 			return d, smpp.StatusSubmitFail, fmt.Errorf("user data header: %w", err)
 		}
-		d.UDH, data = hex.EncodeToString(data[:n]), data[n:]
+		d.UDH, data = data[:n:n], data[n:]
 	}
 	text, st, err := decode(sm.DataCoding, data)
 	if st != smpp.StatusOK {
@@ -127,16 +138,17 @@ func draft(sm *smpp.SM, now time.Time) (message.Draft, smpp.Status, error) {
 		if err != nil {
 			return d, smpp.StatusInvExpiry, fmt.Errorf("validity_period: %w", err)
 		}
-		secs := int(until.Sub(now) / time.Second)
-		secs = min(max(secs, message.MinValidity), message.MaxValidity)
-		d.Validity = &secs
+		// Held to what the core takes, whole seconds, rather than refused:
+		// an ESME asks for a time, not for msgsvc's limits.
+		v := min(max(until.Sub(now).Truncate(time.Second), intake.MinValidity), intake.MaxValidity)
+		d.Validity = &v
 	}
 	if sm.ScheduleDeliveryTime != "" {
 		at, err := parseTime(sm.ScheduleDeliveryTime, now)
 		if err != nil {
 			return d, smpp.StatusInvSched, fmt.Errorf("schedule_delivery_time: %w", err)
 		}
-		d.ScheduledAt = at.UTC().Format(time.RFC3339Nano)
+		d.Schedule = at.UTC()
 	}
 	return d, smpp.StatusOK, nil
 }

@@ -142,7 +142,7 @@ func TestSubmitTextChecks(t *testing.T) {
 func TestSubmitOversizeUDHPart(t *testing.T) {
 	f := start(t, nil)
 	e := f.bound(t, smpp.BindTransceiver, "acme")
-	f.sender.err = &domain.ValidationError{Fields: []domain.FieldError{{Field: "udh", Message: "does not fit one segment"}}}
+	f.sender.err = &domain.ValidationError{Fields: []domain.FieldError{{Path: "udh", Code: domain.FieldRange, Message: "does not fit one segment"}}}
 	payload := append([]byte{5, 0, 3, 7, 2, 1}, strings.Repeat("a", 1524)...)
 	p := e.Call(smpp.SubmitSM, &smpp.SM{DestAddr: "5511999990000", ESMClass: smpp.ESMClassUDHI,
 		TLVs: smpp.TLVs{{Tag: smpp.TagMessagePayload, Value: payload}}})

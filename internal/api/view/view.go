@@ -9,8 +9,8 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/compliance"
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/intake"
 	"github.com/msgsvc/msgsvc/internal/ledger"
-	"github.com/msgsvc/msgsvc/internal/message"
 )
 
 // Time formats as the contract's UTC timestamp with milliseconds, and as
@@ -163,7 +163,7 @@ type SendResponse struct {
 }
 
 // OfReceipt renders a send's receipt.
-func OfReceipt(rc message.Receipt) SendResponse {
+func OfReceipt(rc intake.Receipt) SendResponse {
 	resp := SendResponse{Status: domain.Sending, DryRun: rc.DryRun, Credits: ledger.Credits(rc.Credits),
 		Messages: make([]Sent, len(rc.Messages))}
 	if !rc.DryRun {

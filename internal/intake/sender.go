@@ -1,4 +1,4 @@
-package message
+package intake
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ func resolveSender(verr *domain.ValidationError, a domain.Account, channel domai
 		return set.Default
 	}
 	if msg := domain.SenderProblem(channel, from); msg != "" {
-		verr.Add("from", "%s", msg)
+		verr.AddAt("sender", domain.FieldInvalid, "%s", msg)
 		return ""
 	}
 	if !slices.Contains(set.Values, from) {
@@ -24,7 +24,7 @@ func resolveSender(verr *domain.ValidationError, a domain.Account, channel domai
 		if len(set.Values) > 0 {
 			approved = strings.Join(set.Values, ", ")
 		}
-		verr.Add("from", "%s", fmt.Sprintf("is not an approved %s sender of this account (approved: %s)", channel, approved))
+		verr.AddAt("sender", domain.FieldNotApproved, "%s", fmt.Sprintf("is not an approved %s sender of this account (approved: %s)", channel, approved))
 		return ""
 	}
 	return from

@@ -1,4 +1,4 @@
-package message
+package intake
 
 import (
 	"context"
@@ -30,9 +30,7 @@ func TestCommitSendsOptOuts(t *testing.T) {
 			t.Fatalf("opt out: %v", err)
 		}
 		toStopper := func(acc domain.Account, env domain.Environment, d time.Duration) pendingSend {
-			s := newSend(acc, env, at(d), credit, 1)
-			s.single = true
-			return s
+			return newSend(acc, env, at(d), credit, 1)
 		}
 		toOther := toStopper(a, "live", 4*time.Second)
 		toOther.messages[0].To = other
@@ -44,12 +42,12 @@ func TestCommitSendsOptOuts(t *testing.T) {
 			send   pendingSend
 			fields []string // nil: the send goes
 		}{
-			{"the opted-out number, same account and environment", toStopper(a, "live", time.Second), []string{"to"}},
+			{"the opted-out number, same account and environment", toStopper(a, "live", time.Second), []string{"recipients[0]"}},
 			{"the same number in the account's test environment", toStopper(a, "test", 2*time.Second), nil},
 			{"the same number from another account", toStopper(b, "live", 3*time.Second), nil},
 			{"another number of the account", toOther, nil},
 			{"a batch naming the number second", both, []string{"recipients[1]"}},
-			{"a send with a key", keyed, []string{"to"}},
+			{"a send with a key", keyed, []string{"recipients[0]"}},
 		}
 		sends := make([]pendingSend, len(cases))
 		for i, c := range cases {
@@ -67,14 +65,14 @@ func TestCommitSendsOptOuts(t *testing.T) {
 				}
 				continue
 			}
-			var refusal *Refusal
+			var refusal *domain.Refusal
 			if !errors.As(r.err, &refusal) || !errors.Is(r.err, ErrOptedOut) {
 				t.Errorf("%s: %v, want an opt-out refusal", c.name, r.err)
 				continue
 			}
 			var fields []string
 			for _, f := range refusal.Fields {
-				fields = append(fields, f.Field)
+				fields = append(fields, f.Path)
 			}
 			if len(fields) != len(c.fields) || fields[0] != c.fields[0] {
 				t.Errorf("%s: refused fields %v, want %v", c.name, fields, c.fields)

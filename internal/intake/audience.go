@@ -1,4 +1,4 @@
-package message
+package intake
 
 import (
 	"context"
@@ -45,19 +45,19 @@ func (a audience) newConversation(phone string, at time.Time) bool {
 }
 
 // lookAudience reads what the channel rules need about the recipients.
-func (s *Service) lookAudience(ctx context.Context, caller Caller, typ domain.Channel, phones []string, at time.Time, dry bool) (audience, error) {
+func (s *Service) lookAudience(ctx context.Context, who domain.Principal, typ domain.Channel, phones []string, at time.Time, dry bool) (audience, error) {
 	var a audience
 	var err error
 	switch typ {
 	case domain.WhatsApp:
-		a.lastInbound, err = s.store.LastInbounds(ctx, caller.Account.ID, caller.Key.Env, domain.WhatsApp, phones)
+		a.lastInbound, err = s.store.LastInbounds(ctx, who.Account.ID, who.Env, domain.WhatsApp, phones)
 		if err != nil {
 			return a, err
 		}
-		a.openConv, err = s.store.OpenConversations(ctx, caller.Account.ID, caller.Key.Env, phones, at.Add(-whatsapp.ConversationWindow), at)
+		a.openConv, err = s.store.OpenConversations(ctx, who.Account.ID, who.Env, phones, at.Add(-whatsapp.ConversationWindow), at)
 	case domain.RCS:
 		if dry {
-			a.rcsCapable, err = s.store.RCSCapabilities(ctx, caller.Key.Env, phones, at.Add(-s.capabilityTTL))
+			a.rcsCapable, err = s.store.RCSCapabilities(ctx, who.Env, phones, at.Add(-s.capabilityTTL))
 		}
 	}
 	return a, err
@@ -65,7 +65,7 @@ func (s *Service) lookAudience(ctx context.Context, caller Caller, typ domain.Ch
 
 // refuseClosed refuses a free-form WhatsApp message, whole, when any
 // recipient's conversation window is closed, naming each such recipient.
-func (a audience) refuseClosed(d Draft, phones []string, at time.Time) error {
+func (a audience) refuseClosed(phones []string, at time.Time) error {
 	var closed []int
 	for i, p := range phones {
 		if !a.windowOpen(p, at) {
@@ -75,7 +75,7 @@ func (a audience) refuseClosed(d Draft, phones []string, at time.Time) error {
 	if len(closed) == 0 {
 		return nil
 	}
-	r := &Refusal{Code: "OUTSIDE_CONVERSATION_WINDOW", Err: ErrOutsideWindow}
+	r := &domain.Refusal{Code: "OUTSIDE_CONVERSATION_WINDOW", Err: ErrOutsideWindow}
 	names := make([]string, 0, min(len(closed), 10))
 	for _, i := range closed {
 		p := phones[i]
@@ -83,7 +83,7 @@ func (a audience) refuseClosed(d Draft, phones []string, at time.Time) error {
 		if t, ok := a.lastInbound[p]; ok {
 			msg = "no open WhatsApp conversation window: this number last wrote at " + domain.FormatTime(t) + ", more than 24 hours ago"
 		}
-		r.Fields = append(r.Fields, domain.FieldError{Field: recipientField(d, i), Message: msg})
+		r.Fields = append(r.Fields, domain.FieldError{Path: recipientPath(i), Code: domain.FieldInvalid, Message: msg})
 		if len(names) < 10 {
 			names = append(names, p)
 		}
@@ -98,8 +98,8 @@ func (a audience) refuseClosed(d Draft, phones []string, at time.Time) error {
 }
 
 // dailyLimitRefusal explains a refused send over the quality tier's limit.
-func dailyLimitRefusal(err error, tier int) *Refusal {
-	r := &Refusal{Code: "DAILY_LIMIT_REACHED", Err: err}
+func dailyLimitRefusal(err error, tier int) *domain.Refusal {
+	r := &domain.Refusal{Code: "DAILY_LIMIT_REACHED", Err: err}
 	var d *domain.DailyLimitError
 	if errors.As(err, &d) {
 		r.Detail = fmt.Sprintf("WhatsApp quality tier %d allows %d new template-initiated conversations per UTC day; "+

@@ -1,4 +1,4 @@
-package message
+package intake
 
 import (
 	"context"
@@ -59,7 +59,7 @@ func readOptOuts(ctx context.Context, tx SendTx, sends []pendingSend) (optedOutS
 
 // refuseOptedOut refuses a send to any opted-out recipient whole: it
 // charges nothing.
-func refuseOptedOut(snd pendingSend, sets optedOutSets) *Refusal {
+func refuseOptedOut(snd pendingSend, sets optedOutSets) *domain.Refusal {
 	set := sets[optOutScope{snd.campaign.AccountID, snd.campaign.Env}]
 	if len(set) == 0 {
 		return nil
@@ -73,23 +73,19 @@ func refuseOptedOut(snd pendingSend, sets optedOutSets) *Refusal {
 	if !hit {
 		return nil
 	}
-	return optedOutRefusal(phones, set, snd.single)
+	return optedOutRefusal(phones, set)
 }
 
 // optedOutRefusal names every opted-out recipient of a send, as
 // OUTSIDE_CONVERSATION_WINDOW does.
-func optedOutRefusal(phones []string, out map[string]bool, single bool) *Refusal {
-	r := &Refusal{Code: "RECIPIENT_OPTED_OUT", Err: ErrOptedOut}
+func optedOutRefusal(phones []string, out map[string]bool) *domain.Refusal {
+	r := &domain.Refusal{Code: "RECIPIENT_OPTED_OUT", Err: ErrOptedOut}
 	var names []string
 	for i, p := range phones {
 		if !out[p] {
 			continue
 		}
-		field := "to"
-		if !single {
-			field = fmt.Sprintf("recipients[%d]", i)
-		}
-		r.Fields = append(r.Fields, domain.FieldError{Field: field, Message: "this number opted out of the account's messages (it answered a stop word); it can opt in again by answering START"})
+		r.Fields = append(r.Fields, domain.FieldError{Path: recipientPath(i), Code: domain.FieldInvalid, Message: "this number opted out of the account's messages (it answered a stop word); it can opt in again by answering START"})
 		if len(names) < 10 {
 			names = append(names, p)
 		}

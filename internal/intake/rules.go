@@ -1,8 +1,8 @@
-package message
+package intake
 
 import (
+	"cmp"
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -47,34 +47,50 @@ type checked struct {
 	template bool           // WhatsApp template message
 }
 
+// Paths of the text and of the rich content.
+const (
+	pathText    = "text"
+	contentPath = "content."
+)
+
+// channelPath is the domain path of a field a channel's rules name
+// (internal/channel/field): the text, or a part of the rich content.
+func channelPath(field string) string {
+	if field == "message" || strings.HasPrefix(field, "message.") {
+		return pathText + strings.TrimPrefix(field, "message")
+	}
+	return contentPath + field
+}
+
 // checkContent applies the channel's rules to the text and rich content.
 // Field problems go to verr; an error is a failure of a checker.
-func (s *Service) checkContent(ctx context.Context, verr *domain.ValidationError, caller Caller, typ domain.Channel, d Draft) (checked, error) {
-	out := checked{body: d.Text, encoding: "UTF-8", segments: 1}
+func (s *Service) checkContent(ctx context.Context, verr *domain.ValidationError, who domain.Principal, r domain.SendRequest) (checked, error) {
+	out := checked{body: r.Text, encoding: "UTF-8", segments: 1}
 	switch {
-	case d.Text == "" && d.Content.Template == nil:
-		verr.Add("message", "is required")
-	case d.Text != "" && strings.TrimSpace(d.Text) == "":
-		verr.Add("message", "must not be only whitespace")
+	case r.Text == "" && r.Content.Template == nil:
+		verr.AddAt(pathText, domain.FieldRequired, "is required")
+	case r.Text != "" && strings.TrimSpace(r.Text) == "":
+		verr.AddAt(pathText, domain.FieldInvalid, "must not be only whitespace")
 	}
-	switch typ {
+	switch typ := r.Channel; typ {
 	case domain.SMS:
-		refuseOn(verr, typ, d, "media", "buttons", "list", "cards", "template", "fallback")
-		if d.Text != "" {
-			out.encoding, out.segments = checkSMS(verr, d.Text)
+		refuseOn(verr, typ, r, "media", "buttons", "list", "cards", "template", "fallback")
+		if r.Text != "" {
+			out.encoding, out.segments = checkSMS(verr, r.Text)
 		}
-		out.content.SMPP, out.content.UDH = d.SMPP, d.UDH
-		if d.UDH != "" {
-			checkUDHPart(verr, d.UDH, d.Text)
+		out.content.SMPP = r.Origin.SMPP
+		if r.UDH != nil {
+			checkUDHPart(verr, r.UDH, r.Text)
+			out.content.UDH = udhHex(r.UDH)
 			out.segments = 1 // a part its sender cut, charged as the one segment it must fit
 		}
 		return out, nil
 	case domain.WhatsApp:
-		out.content = d.Content
-		return out, s.checkWhatsApp(ctx, verr, caller.Account.ID, d, &out)
+		out.content = r.Content
+		return out, s.checkWhatsApp(ctx, verr, who.Account.ID, r, &out)
 	case domain.RCS:
-		out.content = d.Content
-		return out, s.checkRCS(ctx, verr, caller.Account.ID, d)
+		out.content = r.Content
+		return out, s.checkRCS(ctx, verr, who.Account.ID, r)
 	}
 	return out, nil
 }
@@ -88,7 +104,7 @@ func checkSMS(verr *domain.ValidationError, text string) (string, int) {
 		if a.Encoding == sms.UCS2 {
 			msg += "; these characters need UCS-2: " + strings.Join(a.NonGSM[:min(len(a.NonGSM), 10)], " ")
 		}
-		verr.Add("message", "%s", msg)
+		verr.AddAt(pathText, domain.FieldRange, "%s", msg)
 	}
 	return string(a.Encoding), a.Segments
 }
@@ -96,21 +112,20 @@ func checkSMS(verr *domain.ValidationError, text string) (string, int) {
 // checkUDHPart refuses a part its sender cut (a user data header and its
 // text) that does not fit one SMS on the air: it is charged one segment, and
 // a longer one would reach the carrier as several, or whole at its price.
-func checkUDHPart(verr *domain.ValidationError, udhHex, text string) {
-	udh, err := hex.DecodeString(udhHex)
-	if err != nil || len(udh) == 0 || int(udh[0])+1 != len(udh) {
-		verr.Add("udh", "is not a user data header (hex, its length octet first)")
+func checkUDHPart(verr *domain.ValidationError, udh []byte, text string) {
+	if len(udh) == 0 || int(udh[0])+1 != len(udh) {
+		verr.AddAt("udh", domain.FieldInvalid, "is not a user data header (hex, its length octet first)")
 		return
 	}
 	if n := sms.PartOctets(text, len(udh)); n > sms.MaxUserData {
-		verr.Add("udh", "makes a part of %d octets with its text; a part with a user data header must fit one segment, %d octets with the header",
+		verr.AddAt("udh", domain.FieldRange, "makes a part of %d octets with its text; a part with a user data header must fit one segment, %d octets with the header",
 			n, sms.MaxUserData)
 	}
 }
 
 // given reports which rich fields a request carries.
-func given(d Draft, field string) bool {
-	c := d.Content
+func given(r domain.SendRequest, field string) bool {
+	c := r.Content
 	switch field {
 	case "media":
 		return c.Media != nil
@@ -123,35 +138,39 @@ func given(d Draft, field string) bool {
 	case "template":
 		return c.Template != nil
 	case "fallback":
-		return d.Fallback != nil
+		return r.Fallback != nil
 	}
 	return false
 }
 
 // refuseOn reports the rich fields that a channel does not have.
-func refuseOn(verr *domain.ValidationError, typ domain.Channel, d Draft, fields ...string) {
+func refuseOn(verr *domain.ValidationError, typ domain.Channel, r domain.SendRequest, fields ...string) {
 	for _, f := range fields {
-		if !given(d, f) {
+		if !given(r, f) {
 			continue
 		}
+		path := contentPath + f
+		if f == "fallback" {
+			path = f
+		}
 		if typ == domain.SMS {
-			verr.Add(f, "is not available on SMS")
+			verr.AddAt(path, domain.FieldUnavailable, "is not available on SMS")
 			continue
 		}
 		where := map[string]string{"list": "WHATSAPP", "template": "WHATSAPP", "cards": "RCS", "fallback": "RCS"}[f]
 		if where == "" {
 			where = "WHATSAPP and RCS"
 		}
-		verr.Add(f, "is not available on %s (only on %s)", typ, where)
+		verr.AddAt(path, domain.FieldUnavailable, "is not available on %s (only on %s)", typ, where)
 	}
 }
 
 // checkWhatsApp checks the rich content of a WhatsApp send and renders its
 // template.
-func (s *Service) checkWhatsApp(ctx context.Context, verr *domain.ValidationError, accountID string, d Draft, out *checked) error {
-	refuseOn(verr, domain.WhatsApp, d, "cards", "fallback")
-	c := d.Content
-	msg := whatsapp.Message{Text: d.Text, HasMedia: c.Media != nil, Buttons: whatsappButtons(c.Buttons)}
+func (s *Service) checkWhatsApp(ctx context.Context, verr *domain.ValidationError, accountID string, r domain.SendRequest, out *checked) error {
+	refuseOn(verr, domain.WhatsApp, r, "cards", "fallback")
+	c := r.Content
+	msg := whatsapp.Message{Text: r.Text, HasMedia: c.Media != nil, Buttons: whatsappButtons(c.Buttons)}
 	if c.List != nil {
 		l := &whatsapp.List{Button: c.List.Button, Sections: make([]whatsapp.Section, len(c.List.Sections))}
 		for i, sec := range c.List.Sections {
@@ -168,10 +187,10 @@ func (s *Service) checkWhatsApp(ctx context.Context, verr *domain.ValidationErro
 		out.template = true
 	}
 	for _, p := range whatsapp.Check(msg) {
-		verr.Add(p.Field, "%s", p.Message)
+		verr.AddAt(channelPath(p.Field), domain.FieldInvalid, "%s", p.Message)
 	}
 	if c.Media != nil && tpl == nil {
-		if err := s.checkMedia(ctx, verr, accountID, domain.WhatsApp, "media", *c.Media); err != nil {
+		if err := s.checkMedia(ctx, verr, accountID, domain.WhatsApp, contentPath+"media", *c.Media); err != nil {
 			return err
 		}
 	}
@@ -182,7 +201,7 @@ func (s *Service) checkWhatsApp(ctx context.Context, verr *domain.ValidationErro
 	}
 	text, err := s.templates.Render(ctx, accountID, tpl.Name, tpl.Language, tpl.Parameters)
 	if err != nil {
-		return fieldOrFailure(verr, "template", "render template", err)
+		return fieldOrFailure(verr, contentPath+"template", "render template", err)
 	}
 	out.body = text
 	return nil
@@ -211,17 +230,17 @@ func rcsButtons(bs []domain.Button) []rcs.Button {
 }
 
 // checkRCS checks the rich content of an RCS send.
-func (s *Service) checkRCS(ctx context.Context, verr *domain.ValidationError, accountID string, d Draft) error {
-	refuseOn(verr, domain.RCS, d, "list", "template")
-	c := d.Content
-	msg := rcs.Message{Text: d.Text, HasMedia: c.Media != nil, Buttons: rcsButtons(c.Buttons)}
+func (s *Service) checkRCS(ctx context.Context, verr *domain.ValidationError, accountID string, r domain.SendRequest) error {
+	refuseOn(verr, domain.RCS, r, "list", "template")
+	c := r.Content
+	msg := rcs.Message{Text: r.Text, HasMedia: c.Media != nil, Buttons: rcsButtons(c.Buttons)}
 	type ref struct {
 		path string
 		m    domain.Media
 	}
 	var media []ref
 	if c.Media != nil {
-		media = append(media, ref{"media", *c.Media})
+		media = append(media, ref{contentPath + "media", *c.Media})
 	}
 	if c.Cards != nil {
 		msg.Cards = make([]rcs.Card, len(c.Cards))
@@ -229,28 +248,28 @@ func (s *Service) checkRCS(ctx context.Context, verr *domain.ValidationError, ac
 			msg.Cards[i] = rcs.Card{Title: card.Title, Description: card.Description, HasMedia: card.Media != nil,
 				Buttons: rcsButtons(card.Buttons)}
 			if card.Media != nil && i < rcs.MaxCards {
-				media = append(media, ref{fmt.Sprintf("cards[%d].media", i), *card.Media})
+				media = append(media, ref{fmt.Sprintf(contentPath+"cards[%d].media", i), *card.Media})
 			}
 		}
 	}
 	for _, p := range rcs.Check(msg) {
-		verr.Add(p.Field, "%s", p.Message)
+		verr.AddAt(channelPath(p.Field), domain.FieldInvalid, "%s", p.Message)
 	}
 	for _, m := range media {
 		if err := s.checkMedia(ctx, verr, accountID, domain.RCS, m.path, m.m); err != nil {
 			return err
 		}
 	}
-	if fb := d.Fallback; fb != nil {
-		switch strings.ToUpper(strings.TrimSpace(fb.Type)) {
-		case string(domain.SMS):
+	if fb := r.Fallback; fb != nil {
+		switch fb.Channel {
+		case domain.SMS:
 		case "":
-			verr.Add("fallback.type", "is required: SMS")
+			verr.AddAt("fallback.channel", domain.FieldRequired, "is required: SMS")
 		default:
-			verr.Add("fallback.type", "must be SMS, the only fallback channel")
+			verr.AddAt("fallback.channel", domain.FieldInvalid, "must be SMS, the only fallback channel")
 		}
-		if fb.Message != nil && strings.TrimSpace(*fb.Message) == "" {
-			verr.Add("fallback.message", "must not be empty; leave it out to send the RCS message text")
+		if fb.Text != nil && strings.TrimSpace(*fb.Text) == "" {
+			verr.AddAt("fallback.text", domain.FieldInvalid, "must not be empty; leave it out to send the RCS message text")
 		}
 	}
 	return nil
@@ -261,17 +280,17 @@ func (s *Service) checkRCS(ctx context.Context, verr *domain.ValidationError, ac
 func (s *Service) checkMedia(ctx context.Context, verr *domain.ValidationError, accountID string, channel domain.Channel, path string, ref domain.Media) error {
 	switch {
 	case ref.MediaID == "" && ref.URL == "":
-		verr.Add(path, "must give mediaId (from the media upload) or url")
+		verr.AddAt(path, domain.FieldRequired, "must give mediaId (from the media upload) or url")
 		return nil
 	case ref.MediaID != "" && ref.URL != "":
-		verr.Add(path, "must give either mediaId or url, not both")
+		verr.AddAt(path, domain.FieldConflict, "must give either mediaId or url, not both")
 		return nil
 	case ref.MediaID != "" && len(ref.MediaID) > MaxMediaID:
-		verr.Add(path+".mediaId", "must be at most %d characters", MaxMediaID)
+		verr.AddAt(path+".mediaId", domain.FieldRange, "must be at most %d characters", MaxMediaID)
 		return nil
 	case ref.URL != "":
 		if msg := mediaURLProblem(ref.URL); msg != "" {
-			verr.Add(path+".url", "%s", msg)
+			verr.AddAt(path+".url", domain.FieldInvalid, "%s", msg)
 			return nil
 		}
 	}
@@ -295,7 +314,7 @@ func fieldOrFailure(verr *domain.ValidationError, path, what string, err error) 
 	if fe.Field != "" {
 		field += "." + fe.Field
 	}
-	verr.Add(field, "%s", fe.Message)
+	verr.AddAt(field, cmp.Or(fe.Code, domain.FieldInvalid), "%s", fe.Message)
 	return nil
 }
 
@@ -321,21 +340,21 @@ type fallbackText struct {
 // resolveFallback decides the SMS text of an RCS send's fallback: the
 // fallback's own message, else the RCS text. It returns nil when the send
 // has no fallback (neither asked for nor the account's default).
-func resolveFallback(verr *domain.ValidationError, account domain.Account, d Draft) *fallbackText {
-	if d.Fallback == nil && !account.RCSFallback {
+func resolveFallback(verr *domain.ValidationError, account domain.Account, r domain.SendRequest) *fallbackText {
+	if r.Fallback == nil && !account.RCSFallback {
 		return nil
 	}
-	text, field := d.Text, "message"
-	if d.Fallback != nil && d.Fallback.Message != nil {
-		text, field = *d.Fallback.Message, "fallback.message"
+	text, path := r.Text, pathText
+	if r.Fallback != nil && r.Fallback.Text != nil {
+		text, path = *r.Fallback.Text, "fallback.text"
 	}
 	a := sms.Analyze(text)
 	if a.Segments > sms.MaxSegments {
 		hint := ""
-		if field == "message" {
+		if path == pathText {
 			hint = "; give a shorter fallback.message for the SMS"
 		}
-		verr.Add(field, "is %d SMS segments long (%s), too long for the SMS fallback of at most %d%s",
+		verr.AddAt(path, domain.FieldRange, "is %d SMS segments long (%s), too long for the SMS fallback of at most %d%s",
 			a.Segments, a.Encoding, sms.MaxSegments, hint)
 	}
 	return &fallbackText{analysis: a, body: text}

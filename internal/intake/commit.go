@@ -1,4 +1,4 @@
-package message
+package intake
 
 import (
 	"context"
@@ -37,15 +37,14 @@ type pendingSend struct {
 	messages      []domain.Message
 	conversations *domain.Conversations
 	idem          *domain.Idempotency
-	single        bool          // the request gave "to" rather than "recipients"
 	alerts        *alertAccount // nil: the account has none
-	authVersion   int64         // Caller.AuthVersion: 0, or the auth counter to find unchanged
+	authVersion   int64         // Principal.AuthVersion: 0, or the auth counter to find unchanged
 }
 
 // sendResult tells how one pendingSend of a batch ended: replayed from an
 // earlier request with the same key, or refused (err is
-// ErrInsufficientCredits, a *domain.DailyLimitError, ErrIdempotencyConflict
-// or the *Refusal of an opted-out recipient).
+// ErrInsufficientCredits, a *domain.DailyLimitError, ErrIdempotencyConflict,
+// ErrStaleAuth or the *domain.Refusal of an opted-out recipient).
 type sendResult struct {
 	replay *domain.Idempotency
 	err    error
@@ -58,7 +57,7 @@ type sendResult struct {
 // batch. Leased messages go to the local dispatcher once committed.
 func (s *Service) commitSends(ctx context.Context, sends []pendingSend) ([]sendResult, error) {
 	var results []sendResult
-	err := s.store.Write(ctx, func(tx Tx) error {
+	err := s.writer.Write(ctx, func(tx SendTx) error {
 		var err error
 		results, err = commitGroup(ctx, tx, sends)
 		return err
@@ -85,7 +84,9 @@ func (s *Service) commitSends(ctx context.Context, sends []pendingSend) ([]sendR
 			}
 		}
 	}
-	s.handOff(ctx, leased)
+	if len(leased) > 0 {
+		s.dispatch.Hand(ctx, leased)
+	}
 	return results, nil
 }
 
@@ -152,7 +153,7 @@ func commitGroup(ctx context.Context, tx SendTx, sends []pendingSend) ([]sendRes
 			return nil, err
 		}
 	}
-	if err := insertCounted(ctx, tx, ms); err != nil {
+	if err := InsertCounted(ctx, tx, ms); err != nil {
 		return nil, err
 	}
 	for _, d := range debited {
@@ -319,7 +320,7 @@ func commitSend(ctx context.Context, tx SendTx, snd pendingSend, optedOut optedO
 			return sendResult{}, err
 		}
 	}
-	if err := insertCounted(ctx, tx, snd.messages); err != nil {
+	if err := InsertCounted(ctx, tx, snd.messages); err != nil {
 		return sendResult{}, err
 	}
 	if !after.Debited {

@@ -1,4 +1,4 @@
-package message
+package intake
 
 import (
 	"context"
@@ -22,18 +22,17 @@ type sendPlan struct {
 	start         time.Time // when the messages become due
 	aud           audience
 	hasFallback   bool
-	single        bool // the request gave "to"
 }
 
 // plan reads what the channel rules need about the recipients, refuses a
 // free-form WhatsApp message outside the conversation window, and prices
 // and builds each message.
-func (s *Service) plan(ctx context.Context, caller Caller, req request, now time.Time, dry bool) (sendPlan, error) {
-	prices, err := caller.Account.PriceList()
+func (s *Service) plan(ctx context.Context, who domain.Principal, req request, now time.Time, dry bool) (sendPlan, error) {
+	prices, err := who.Account.PriceList()
 	if err != nil {
-		return sendPlan{}, fmt.Errorf("account %s: %w", caller.Account.ID, err)
+		return sendPlan{}, fmt.Errorf("account %s: %w", who.Account.ID, err)
 	}
-	p := sendPlan{start: now, dueNow: req.scheduled.IsZero(), hasFallback: req.fallback != nil, single: req.draft.To != ""}
+	p := sendPlan{start: now, dueNow: req.scheduled.IsZero(), hasFallback: req.fallback != nil}
 	if !p.dueNow {
 		p.start = req.scheduled
 	}
@@ -41,39 +40,39 @@ func (s *Service) plan(ctx context.Context, caller Caller, req request, now time
 	for i, n := range req.numbers {
 		phones[i] = n.Digits
 	}
-	if p.aud, err = s.lookAudience(ctx, caller, req.typ, phones, p.start, dry); err != nil {
+	if p.aud, err = s.lookAudience(ctx, who, req.send.Channel, phones, p.start, dry); err != nil {
 		return sendPlan{}, fmt.Errorf("read recipients' channel state: %w", err)
 	}
-	if req.typ == domain.WhatsApp && !req.chk.template {
-		if err := p.aud.refuseClosed(req.draft, phones, p.start); err != nil {
+	if req.send.Channel == domain.WhatsApp && !req.chk.template {
+		if err := p.aud.refuseClosed(phones, p.start); err != nil {
 			return sendPlan{}, err
 		}
 	}
-	env := caller.Key.Env
+	env := who.Env
 	ids := id.Sequence(id.Message, now, len(req.numbers))
-	p.campaign = domain.Campaign{ID: campaignID(ids, now), AccountID: caller.Account.ID, KeyID: caller.Key.ID, Env: env,
-		Type: req.typ, CallbackURL: req.draft.CallbackURL, Total: len(req.numbers), CreatedAt: now}
+	p.campaign = domain.Campaign{ID: campaignID(ids, now), AccountID: who.Account.ID, KeyID: who.CredentialID, Env: env,
+		Type: req.send.Channel, CallbackURL: req.send.CallbackURL, Total: len(req.numbers), CreatedAt: now}
 	p.messages = make([]domain.Message, len(req.numbers))
-	quiet, err := compliance.ParseWindow(caller.Account.Compliance.QuietHours)
+	quiet, err := compliance.ParseWindow(who.Account.Compliance.QuietHours)
 	if err != nil {
-		return sendPlan{}, fmt.Errorf("account %s: %w", caller.Account.ID, err)
+		return sendPlan{}, fmt.Errorf("account %s: %w", who.Account.ID, err)
 	}
 	var opened []string
 	for i, n := range req.numbers {
-		m := s.newMessage(caller, req, p, n, now)
+		m := s.newMessage(who, req, p, n, now)
 		m.ID = ids[i]
 		holdForQuietHours(&m, quiet)
 		s.leaseAtInsert(&m, now)
-		m.Credits, m.Content.Fallback = s.price(prices, caller.Account, req, p, n, &opened)
+		m.Credits, m.Content.Fallback = s.price(prices, who.Account, req, p, n, &opened)
 		m.Charged = m.Credits
-		if caller.Test() {
+		if who.Test() {
 			m.Charged = 0 // test keys show the cost but never pay it
 		}
 		p.messages[i] = m
 	}
 	if len(opened) > 0 {
-		p.conversations = &domain.Conversations{AccountID: caller.Account.ID, Env: env, Phones: opened,
-			At: p.start, Day: now, Limit: whatsapp.DailyLimit(caller.Account.WAQualityTier)}
+		p.conversations = &domain.Conversations{AccountID: who.Account.ID, Env: env, Phones: opened,
+			At: p.start, Day: now, Limit: whatsapp.DailyLimit(who.Account.WAQualityTier)}
 	}
 	return p, nil
 }
@@ -97,16 +96,16 @@ func hasCampaignRow(c domain.Campaign, msgs []domain.Message) bool {
 }
 
 // newMessage builds the row of one recipient, unpriced.
-func (s *Service) newMessage(caller Caller, req request, p sendPlan, n phone.Number, now time.Time) domain.Message {
+func (s *Service) newMessage(who domain.Principal, req request, p sendPlan, n phone.Number, now time.Time) domain.Message {
 	provider := ""
 	if s.picker != nil {
-		provider = s.picker.PickName(caller.Key.Env, req.typ, n.CountryCode)
+		provider = s.picker.PickName(who.Env, req.send.Channel, n.CountryCode)
 	}
 	m := domain.Message{
-		CampaignID: p.campaign.ID, AccountID: caller.Account.ID, Env: caller.Key.Env, To: n.Digits, From: req.from,
-		CountryCode: n.CountryCode, Type: req.typ, Channel: req.typ, Body: req.chk.body, Content: req.chk.content,
+		CampaignID: p.campaign.ID, AccountID: who.Account.ID, Env: who.Env, To: n.Digits, From: req.from,
+		CountryCode: n.CountryCode, Type: req.send.Channel, Channel: req.send.Channel, Body: req.chk.body, Content: req.chk.content,
 		Status: domain.Sending, Segments: req.chk.segments, Encoding: req.chk.encoding, Provider: provider,
-		Reference: req.draft.Reference, CallbackURL: req.draft.CallbackURL, CreatedAt: now, UpdatedAt: now,
+		Reference: req.send.Reference, CallbackURL: req.send.CallbackURL, CreatedAt: now, UpdatedAt: now,
 		ScheduledAt: req.scheduled, ExpiresAt: p.start.Add(req.validity), NextAttemptAt: p.start,
 	}
 	return m
@@ -139,7 +138,7 @@ func holdForQuietHours(m *domain.Message, w compliance.Window) {
 // difference to the channel actually used is refunded when it is known.
 func (s *Service) price(prices domain.Prices, a domain.Account, req request, p sendPlan, n phone.Number, opened *[]string) (int64, *domain.Fallback) {
 	dest, home := n.CountryCode, a.CountryCode
-	switch req.typ {
+	switch req.send.Channel {
 	case domain.SMS:
 		return prices.SMS(dest, home, req.chk.segments), nil
 	case domain.WhatsApp:
@@ -197,21 +196,21 @@ func (p sendPlan) explain(pl *Planned) {
 }
 
 // dryRun checks what accepting would check, without writing.
-func (s *Service) dryRun(ctx context.Context, caller Caller, p sendPlan) (Receipt, error) {
+func (s *Service) dryRun(ctx context.Context, who domain.Principal, p sendPlan) (Receipt, error) {
 	rc := p.receipt(true)
 	phones := make([]string, len(p.messages))
 	for i, m := range p.messages {
 		phones[i] = m.To
 	}
-	out, err := s.store.OptedOut(ctx, caller.Account.ID, caller.Key.Env, phones)
+	out, err := s.store.OptedOut(ctx, who.Account.ID, who.Env, phones)
 	if err != nil {
 		return Receipt{}, err
 	}
 	if len(out) > 0 {
-		return Receipt{}, optedOutRefusal(phones, out, p.single)
+		return Receipt{}, optedOutRefusal(phones, out)
 	}
-	if !caller.Test() {
-		a, err := s.store.Account(ctx, caller.Account.ID)
+	if !who.Test() {
+		a, err := s.store.Account(ctx, who.Account.ID)
 		if err != nil {
 			return Receipt{}, err
 		}
@@ -226,23 +225,23 @@ func (s *Service) dryRun(ctx context.Context, caller Caller, p sendPlan) (Receip
 		}
 		if used+len(c.Phones) > c.Limit {
 			return Receipt{}, dailyLimitRefusal(&domain.DailyLimitError{Day: domain.DayKey(c.Day), Limit: c.Limit,
-				Used: used, Asked: len(c.Phones)}, caller.Account.WAQualityTier)
+				Used: used, Asked: len(c.Phones)}, who.Account.WAQualityTier)
 		}
 	}
 	return rc, nil
 }
 
 // accept writes the send, grouped with concurrent ones into one commit.
-func (s *Service) accept(ctx context.Context, caller Caller, p sendPlan, key *IdempotencyKey, now time.Time) (Outcome, error) {
+func (s *Service) accept(ctx context.Context, who domain.Principal, p sendPlan, key *IdempotencyKey, now time.Time) (Outcome, error) {
 	rc := p.receipt(false)
-	snd := pendingSend{campaign: p.campaign, messages: p.messages, conversations: p.conversations, single: p.single,
-		alerts: alertsOf(caller.Account), authVersion: caller.AuthVersion}
+	snd := pendingSend{campaign: p.campaign, messages: p.messages, conversations: p.conversations,
+		alerts: alertsOf(who.Account), authVersion: who.AuthVersion}
 	if key != nil {
 		status, body, err := key.Response(rc)
 		if err != nil {
 			return Outcome{}, fmt.Errorf("render the response to remember: %w", err)
 		}
-		snd.idem = &domain.Idempotency{KeyID: caller.Key.ID, Key: key.Key, RequestHash: key.RequestHash,
+		snd.idem = &domain.Idempotency{KeyID: who.CredentialID, Key: key.Key, RequestHash: key.RequestHash,
 			StatusCode: status, Response: body, CreatedAt: now}
 	}
 	res, err := s.commits.Do(ctx, snd)
@@ -250,7 +249,7 @@ func (s *Service) accept(ctx context.Context, caller Caller, p sendPlan, key *Id
 		return Outcome{}, fmt.Errorf("accept send: %w", err)
 	}
 	if errors.Is(res.err, domain.ErrDailyLimit) {
-		return Outcome{}, dailyLimitRefusal(res.err, caller.Account.WAQualityTier)
+		return Outcome{}, dailyLimitRefusal(res.err, who.Account.WAQualityTier)
 	}
 	if res.err != nil {
 		return Outcome{}, res.err

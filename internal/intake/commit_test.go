@@ -1,4 +1,4 @@
-package message
+package intake
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/store"
 	"github.com/msgsvc/msgsvc/internal/store/storetest"
+	"github.com/msgsvc/msgsvc/internal/txn"
 )
 
 // The group commit of sends (commitSends) against both storage engines:
@@ -29,7 +30,12 @@ func at(d time.Duration) time.Time { return t0.Add(d) }
 
 // commitSendsOn commits a batch of sends as the Service does.
 func commitSendsOn(st *store.Store, ctx context.Context, sends []pendingSend) ([]sendResult, error) {
-	return (&Service{store: Storage{Store: st}}).commitSends(ctx, sends)
+	return (&Service{writer: storeWriter(st)}).commitSends(ctx, sends)
+}
+
+// storeWriter is the store's writer, its transactions seen as SendTx.
+func storeWriter(st *store.Store) txn.Writer[SendTx] {
+	return txn.As(st, func(tx *store.Tx) SendTx { return tx })
 }
 
 func creditAccount(ctx context.Context, st *store.Store, accountID string, amount int64, kind ledger.Kind, note string) (int64, error) {

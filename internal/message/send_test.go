@@ -1,0 +1,63 @@
+package message
+
+import (
+	"context"
+	"time"
+
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/intake"
+	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
+	"github.com/msgsvc/msgsvc/internal/lease"
+	"github.com/msgsvc/msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/store"
+)
+
+// These tests send in the REST front's terms (intaketest reads a Draft
+// into the core's request).
+type (
+	Draft           = intaketest.Draft
+	FallbackRequest = intaketest.FallbackRequest
+	SendOptions     = intake.SendOptions
+)
+
+// sendConfig is what these tests build their send and read services from.
+type sendConfig struct {
+	Store                 *store.Store
+	View                  func(tx *store.Tx) intake.SendTx
+	Picker                intake.Picker
+	Now                   func() time.Time
+	AllowPrivateCallbacks bool
+	Wake                  func()
+	Dispatch              lease.Handoff[domain.Message]
+	Changes               Changes
+}
+
+// services are intake's send and this package's reads over one store.
+type services struct {
+	sends intaketest.Sends
+	*Service
+}
+
+func newServices(c sendConfig) services {
+	sends := intaketest.New(intaketest.Config{Store: c.Store, View: c.View, Picker: c.Picker, Now: c.Now,
+		AllowPrivateCallbacks: c.AllowPrivateCallbacks, Wake: c.Wake, Dispatch: c.Dispatch})
+	return services{sends: sends, Service: NewService(Config{Store: c.Store, Now: c.Now, Changes: c.Changes})}
+}
+
+// Send sends d as the caller.
+func (s services) Send(ctx context.Context, c Caller, d Draft, opt SendOptions) (intake.Outcome, error) {
+	return s.sends.Send(ctx, c, d, opt)
+}
+
+// Close stops the sends.
+func (s services) Close() { s.sends.Close() }
+
+func creditAccount(ctx context.Context, st *store.Store, accountID string, amount int64, kind ledger.Kind, note string) (int64, error) {
+	var balance int64
+	err := st.Write(ctx, func(tx *store.Tx) error {
+		var err error
+		balance, err = ledger.Credit(ctx, tx, accountID, amount, kind, note, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+		return err
+	})
+	return balance, err
+}
