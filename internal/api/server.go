@@ -41,9 +41,9 @@ type Config struct {
 	// Messages reads, cancels and redacts what was sent.
 	Messages Reads
 	// Sends takes sends.
-	Sends Sender
-	Replies  Replies
-	Limiter  Limiter
+	Sends   Sender
+	Replies Replies
+	Limiter Limiter
 	// Guard counts authentication failures per client address.
 	Guard AuthGuard
 	// TrustedProxies are the proxies whose X-Forwarded-For names the client
