@@ -561,3 +561,28 @@ func waitUntil(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A refused submit's reason names the submit_sm's fields, not the core's
+// domain paths nor another front's names.
+func TestRefusalReasonInSMPPTerms(t *testing.T) {
+	err := &domain.ValidationError{Fields: []domain.FieldError{
+		{Path: "recipients[0]", Code: domain.FieldInvalid, Message: "is not a valid phone number"},
+		{Path: "sender", Code: domain.FieldNotApproved, Message: "is not approved"},
+		{Field: "already", Path: "text", Message: "kept"},
+	}}
+	got := inSMPPTerms(err)
+	if got.Error() != "destination_addr is not a valid phone number" {
+		t.Fatalf("reason %q", got.Error())
+	}
+	v, _ := domain.IsValidation(got)
+	if v.Fields[1].Field != "source_addr" || v.Fields[2].Field != "already" || v.Fields[0].Code != domain.FieldInvalid {
+		t.Fatalf("fields %+v", v.Fields)
+	}
+	if err.Fields[0].Field != "" {
+		t.Fatal("the core's refusal was changed in place")
+	}
+	plain := errors.New("store down")
+	if inSMPPTerms(plain) != plain {
+		t.Fatal("an error that is no refusal was rewritten")
+	}
+}

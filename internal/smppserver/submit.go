@@ -59,7 +59,7 @@ func (s *Server) accept(ctx context.Context, ss *session, p smpp.PDU) (string, s
 	who := domain.Principal{Account: acct, Kind: domain.CredentialSMPPUser, CredentialID: u.ID, Env: u.Env}
 	out, err := s.cfg.Sender.Send(ctx, who, req, intake.SendOptions{})
 	if err != nil {
-		return "", refusal(err), err
+		return "", refusal(err), inSMPPTerms(err)
 	}
 	if len(out.Receipt.Messages) != 1 {
 		return "", smpp.StatusSubmitFail, fmt.Errorf("the send planned %d messages, not one", len(out.Receipt.Messages))
@@ -95,6 +95,43 @@ func fieldStatus(path string) (smpp.Status, bool) {
 		return smpp.StatusInvMsgLen, true
 	}
 	return 0, false
+}
+
+// inSMPPTerms is a refusal as an operator reads it for an SMPP user: the
+// core names a field by its domain path, which the SMPP front names by the
+// submit_sm's field that carried it.
+func inSMPPTerms(err error) error {
+	verr, ok := domain.IsValidation(err)
+	if !ok || verr.Detail != "" {
+		return err
+	}
+	named := &domain.ValidationError{Fields: make([]domain.FieldError, len(verr.Fields))}
+	for i, f := range verr.Fields {
+		if f.Field == "" {
+			f.Field = smppField(f.Path)
+		}
+		named.Fields[i] = f
+	}
+	return named
+}
+
+// smppField is the submit_sm field that carries a domain path.
+func smppField(path string) string {
+	switch {
+	case path == "recipients" || strings.HasPrefix(path, "recipients["):
+		return "destination_addr"
+	case path == "sender":
+		return "source_addr"
+	case path == "text":
+		return "short_message"
+	case path == "udh":
+		return "short_message user data header"
+	case path == "schedule":
+		return "schedule_delivery_time"
+	case path == "validity":
+		return "validity_period"
+	}
+	return path
 }
 
 // request reads a submit_sm as a send request, or says which status
