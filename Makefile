@@ -18,7 +18,8 @@ test:
 # The suites that need PostgreSQL and Redis (see .ci/run, which starts them).
 test-services:
 	MSGSVC_TEST_POSTGRES_URL=$(PG_URL) MSGSVC_TEST_REDIS_URL=$(REDIS_URL) \
-		$(GO) test -race -count=1 -timeout 40m ./internal/store/... ./internal/message/... ./internal/compliance/... ./internal/app/... ./internal/e2e/... ./internal/ratelimit/...
+		$(GO) test -race -count=1 -timeout 40m ./internal/store/... ./internal/intake/... ./internal/dispatch/... ./internal/tracking/... ./internal/message/... \
+		./internal/compliance/... ./internal/media/... ./internal/template/... ./internal/app/... ./internal/e2e/... ./internal/ratelimit/...
 
 staticcheck:
 	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
