@@ -39,7 +39,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/txn"
 	"github.com/msgsvc/msgsvc/internal/user"
 	"github.com/msgsvc/msgsvc/internal/webhook"
-	"github.com/msgsvc/msgsvc/internal/webhook/notify"
+	"github.com/msgsvc/msgsvc/internal/api/notify"
 )
 
 // Server is a running msgsvc node: HTTP front, dispatcher, webhook worker,

@@ -8,7 +8,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/store"
 	"github.com/msgsvc/msgsvc/internal/tracking"
-	"github.com/msgsvc/msgsvc/internal/webhook/notify"
+	"github.com/msgsvc/msgsvc/internal/api/notify"
 )
 
 // newTracker is a tracker over st that writes the REST front's webhook

@@ -11,7 +11,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/store"
 	"github.com/msgsvc/msgsvc/internal/store/storetest"
 	"github.com/msgsvc/msgsvc/internal/tracking"
-	"github.com/msgsvc/msgsvc/internal/webhook/notify"
+	"github.com/msgsvc/msgsvc/internal/api/notify"
 )
 
 // fakeRoutes picks a provider by channel.

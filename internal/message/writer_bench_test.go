@@ -12,7 +12,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/store"
 	"github.com/msgsvc/msgsvc/internal/store/storetest"
 	"github.com/msgsvc/msgsvc/internal/tracking"
-	"github.com/msgsvc/msgsvc/internal/webhook/notify"
+	"github.com/msgsvc/msgsvc/internal/api/notify"
 )
 
 // keepHandoff takes the leased rows of committed transactions and keeps
