@@ -14,6 +14,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
 // End-to-end tests of the web panel in headless Chromium, driven from Go.
@@ -426,7 +427,7 @@ func browserMessages(t *testing.T, c *chrome) {
 	e := c.e
 	r := send(t, e, e.testKey, map[string]any{"to": "5511988887777", "message": "Your order shipped", "type": "SMS", "callbackUrl": e.hooks.url()})
 	mid := r.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
-	waitFor(t, "its webhooks", 10*time.Second, func() bool { return len(e.hooks.forMessage(mid)) >= 2 })
+	polltest.For(t, "its webhooks", 10*time.Second, func() bool { return len(e.hooks.forMessage(mid)) >= 2 })
 	c.open("/messages")
 	c.fill("#to", "5511988887777")
 	c.press("form.search button")
@@ -440,7 +441,7 @@ func browserMessages(t *testing.T, c *chrome) {
 	}
 	r = send(t, e, e.testKey, map[string]any{"to": "5511988887777", "message": "No callback for this one", "type": "SMS"})
 	bare := r.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
-	waitFor(t, "the message without a callback delivered", 10*time.Second, func() bool {
+	polltest.For(t, "the message without a callback delivered", 10*time.Second, func() bool {
 		m, err := e.st.MessageByID(context.Background(), bare)
 		return err == nil && m.Status == "DELIVERED"
 	})
@@ -458,7 +459,7 @@ func browserMessages(t *testing.T, c *chrome) {
 	if st := c.press(fmt.Sprintf(`button[aria-label="Redeliver webhook %s"]`, events[0].ID)); st != 200 {
 		t.Fatalf("redeliver: %d", st)
 	}
-	waitFor(t, "the redelivered webhook", 10*time.Second, func() bool { return countHooks(e, events[0].ID) == before+1 })
+	polltest.For(t, "the redelivered webhook", 10*time.Second, func() bool { return countHooks(e, events[0].ID) == before+1 })
 }
 
 // browserDocs checks that the API reference fits the screen at desktop

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -235,18 +237,6 @@ func (e *env) do(method, path, key string, body any, headers ...string) response
 	return response{status: resp.StatusCode, header: resp.Header, body: raw}
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // receiver is an integrator's webhook endpoint that verifies every
 // signature with the Standard Webhooks reference library.
 type receiver struct {
@@ -381,4 +371,14 @@ func runNode(t *testing.T, srv *Server, name string) {
 			t.Errorf("%s stopped with %v", name, err)
 		}
 	})
+}
+
+// withConfigFile runs serve with yaml as its configuration file.
+func withConfigFile(t *testing.T, yaml string) func(c *config.Config) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "msgsvc.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return func(c *config.Config) { c.Dev, c.Config = false, path }
 }

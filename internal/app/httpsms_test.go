@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/provider/twilio"
@@ -36,15 +33,6 @@ func twilioBlock(apiURL string) string {
       apiUrl: %s
       publicUrl: %s
 `, twSID, twToken, twNumber, apiURL, twPublic)
-}
-
-// withConfigFile runs serve with yaml as its configuration file.
-func withConfigFile(t *testing.T, yaml string) func(c *config.Config) {
-	path := filepath.Join(t.TempDir(), "msgsvc.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return func(c *config.Config) { c.Dev, c.Config = false, path }
 }
 
 // postTwilio posts a form to a Twilio callback path, signed as Twilio

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
 // Limits and their requests, messages and webhooks, balance and the
@@ -112,7 +113,7 @@ func TestManageMessagesAndRedeliver(t *testing.T) {
 		}
 		live := send(t, e, e.liveKey, map[string]any{"to": "5511999990010", "message": "hi", "type": "SMS"})
 		liveID := live.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
-		waitFor(t, "deliveries", 10*time.Second, func() bool { return len(e.hooks.forMessage(ids[0])) >= 2 })
+		polltest.For(t, "deliveries", 10*time.Second, func() bool { return len(e.hooks.forMessage(ids[0])) >= 2 })
 
 		search := func(q string) []string {
 			t.Helper()
@@ -166,8 +167,8 @@ func TestManageMessagesAndRedeliver(t *testing.T) {
 		if r := e.mg("POST", redeliver, dev, nil); r.status != 202 {
 			t.Fatalf("redeliver: %d %s", r.status, r.body)
 		}
-		waitFor(t, "the redelivery", 10*time.Second, func() bool { return countHooks(e, eventID) == before+1 })
-		waitFor(t, "its attempt recorded", 10*time.Second, func() bool {
+		polltest.For(t, "the redelivery", 10*time.Second, func() bool { return countHooks(e, eventID) == before+1 })
+		polltest.For(t, "its attempt recorded", 10*time.Second, func() bool {
 			l, _ := e.mg("GET", "/api/v1/manage/messages/"+ids[0]+"/attempts", viewer, nil).json(t)["attempts"].([]any)
 			return len(l) == len(list)+1
 		})
@@ -206,7 +207,7 @@ func TestManageTenancy(t *testing.T) {
 		}
 		theirMsg := s.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
 		var evs []domain.Event
-		waitFor(t, "their webhook event", 10*time.Second, func() bool {
+		polltest.For(t, "their webhook event", 10*time.Second, func() bool {
 			evs, err = e.st.EventsForMessage(ctx, other.ID, theirMsg)
 			return err == nil && len(evs) > 0
 		})

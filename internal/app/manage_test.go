@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
 // The management API (docs/panel.md): sessions, keys, security and
@@ -250,7 +251,7 @@ func TestManageSecurity(t *testing.T) {
 		e.clock.Advance(6 * time.Second)
 		m := send(t, e, e.testKey, map[string]any{"to": "5511999990010", "message": "hi", "type": "SMS", "callbackUrl": e.hooks.url()})
 		mid := m.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
-		waitFor(t, "a webhook", 10*time.Second, func() bool { return len(e.hooks.forMessage(mid)) > 0 })
+		polltest.For(t, "a webhook", 10*time.Second, func() bool { return len(e.hooks.forMessage(mid)) > 0 })
 		for _, h := range e.hooks.all() {
 			if sigs := strings.Fields(h.header.Get("webhook-signature")); len(sigs) != 2 {
 				t.Fatalf("during the rotation a webhook carries %d signatures: %v", len(sigs), sigs)

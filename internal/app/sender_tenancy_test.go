@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
@@ -94,7 +95,7 @@ func TestSendersHeldByOneAccount(t *testing.T) {
 			t.Fatalf("B's live send: %d %s", s.status, s.body)
 		}
 		bmid := s.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
-		waitFor(t, "B's message handed over", 10*time.Second, func() bool {
+		polltest.For(t, "B's message handed over", 10*time.Second, func() bool {
 			msg, err := e.st.MessageByID(ctx, bmid)
 			return err == nil && msg.Provider != ""
 		})

@@ -25,6 +25,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/manage"
 	"github.com/msgsvc/msgsvc/internal/pdu"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/smppserver/esmetest"
 	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
@@ -82,7 +83,7 @@ func TestSMPPSubmitAndReceipt(t *testing.T) {
 			t.Fatalf("receipt: esm_class %#x %q receipted %q state %d", sm.ESMClass, sm.ShortMessage, rid, state)
 		}
 		// Acknowledged: never again, and nothing left waiting.
-		waitFor(t, "the acknowledged receipt leaves the table", 10*time.Second, func() bool {
+		polltest.For(t, "the acknowledged receipt leaves the table", 10*time.Second, func() bool {
 			n, err := e.st.PendingSMPPItems(context.Background())
 			return err == nil && n == 0
 		})
@@ -103,7 +104,7 @@ func TestSMPPSubmitAndReceipt(t *testing.T) {
 		}
 		r = c.Submit("", "5511999990010", "Hello over SMPP", 1)
 		c.WaitDelivered(2)
-		waitFor(t, "the metrics count the binds, submits and acknowledged receipts", 10*time.Second, func() bool {
+		polltest.For(t, "the metrics count the binds, submits and acknowledged receipts", 10*time.Second, func() bool {
 			metrics := string(e.do("GET", "/metrics", "", nil).body)
 			for _, m := range []string{"msgsvc_smpp_binds 1", `msgsvc_smpp_submits_total{status="ESME_ROK"} 4`,
 				`msgsvc_smpp_deliver_sm_total{outcome="acknowledged"} 2`, "msgsvc_smpp_receipts_waiting 0"} {
@@ -229,7 +230,7 @@ func TestSMPPReceiptsStayInTheirAccount(t *testing.T) {
 			}
 		}
 		// A's receipts wait for a receiving bind of A: B's bind is no such.
-		waitFor(t, "A's three receipts are queued", 10*time.Second, func() bool {
+		polltest.For(t, "A's three receipts are queued", 10*time.Second, func() bool {
 			n, err := e.st.PendingSMPPItems(context.Background())
 			return err == nil && n == 3
 		})
@@ -269,7 +270,7 @@ func TestSMPPReceiptsSurviveARestart(t *testing.T) {
 		c.Write(pdu.PDU{Command: pdu.DeliverSMResp, Seq: first.Seq, Body: &pdu.SMResp{}})
 		c.WaitDelivered(3)
 		acked, _ := first.Body.(*pdu.SM).TLVs.CString(pdu.TagReceiptedMessageID)
-		waitFor(t, "the acknowledged receipt leaves the table", 10*time.Second, func() bool {
+		polltest.For(t, "the acknowledged receipt leaves the table", 10*time.Second, func() bool {
 			n, err := e.st.PendingSMPPItems(context.Background())
 			return err == nil && n == 2
 		})
@@ -314,7 +315,7 @@ func TestSMPPReceiptsSurviveARestart(t *testing.T) {
 		if len(rids) != 2 || !slices.Equal(rids, want) {
 			t.Fatalf("after restart: receipts of %v, want those of %v (acknowledged before: %s)", rids, want, acked)
 		}
-		waitFor(t, "nothing left waiting", 10*time.Second, func() bool {
+		polltest.For(t, "nothing left waiting", 10*time.Second, func() bool {
 			n, err := srv.Store().PendingSMPPItems(context.Background())
 			return err == nil && n == 0
 		})
@@ -382,7 +383,7 @@ func TestSMPPReplies(t *testing.T) {
 		}
 		// A reply answering no SMPP message goes to any receiving bind of A.
 		reply(e.testKey, "5511999990030", "hello")
-		waitFor(t, "the account's reply is delivered", 10*time.Second, func() bool {
+		polltest.For(t, "the account's reply is delivered", 10*time.Second, func() bool {
 			one.Call(pdu.EnquireLink, nil)
 			two.Call(pdu.EnquireLink, nil)
 			return len(one.Delivered)+len(two.Delivered) == 2
@@ -434,7 +435,7 @@ func TestSMPPDisconnectMidWindow(t *testing.T) {
 		// The user's four binds are free again: the dropped one was let go.
 		for i := 0; i < 4; i++ {
 			again := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
-			waitFor(t, "a bind after the drop", 10*time.Second, func() bool {
+			polltest.For(t, "a bind after the drop", 10*time.Second, func() bool {
 				return again.Bind(pdu.BindTransmitter, sys, pw) == pdu.StatusOK
 			})
 			if i == 3 {

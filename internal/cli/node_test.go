@@ -7,16 +7,14 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/msgsvc/msgsvc/client"
 	"github.com/msgsvc/msgsvc/internal/app"
-	"github.com/msgsvc/msgsvc/internal/bootstrap"
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
-	"github.com/msgsvc/msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/nodetest"
 	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
@@ -33,7 +31,7 @@ func runMain(t *testing.T, args ...string) (string, string, int) {
 // runCmd runs one command and returns what it printed and its error.
 func runCmd(t *testing.T, name string, args ...string) (string, error) {
 	t.Helper()
-	var out, errs lockedBuffer
+	var out, errs nodetest.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err := Run(ctx, append([]string{name}, args...), strings.NewReader(""), &out, &errs, app.Node{})
@@ -87,43 +85,4 @@ func (n *testNode) send(t *testing.T, req client.SendRequest) string {
 		t.Fatalf("send: %v %+v", err, out)
 	}
 	return out.Messages[0].MessageID
-}
-
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// lockedBuffer is what a command prints while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func openTestStore(t *testing.T, db string) *store.Store {
-	t.Helper()
-	st, err := bootstrap.OpenStore(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
 }
