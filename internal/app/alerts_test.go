@@ -154,10 +154,7 @@ func TestAlertsOncePerCrossing(t *testing.T) {
 		if r := e.mg("GET", "/api/v1/manage/alerts", theirs, nil); strings.TrimSpace(string(r.body)) != `{"lowBalance":null,"dailySpend":null}` {
 			t.Errorf("their alerts: %s", r.body)
 		}
-		olk, _, err := CreateKey(context.Background(), e.st, other.ID, "live", e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
+		olk, _ := e.addKey(other.ID, "live")
 		if r := send(t, e, olk.Secret, map[string]any{"to": "5511999990100", "message": "hi", "type": "SMS"}); r.status != 202 {
 			t.Fatalf("their send: %d %s", r.status, r.body)
 		}

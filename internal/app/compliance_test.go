@@ -368,14 +368,8 @@ func TestRedactMessage(t *testing.T) {
 				t.Errorf("redact from the other environment: %d", got.status)
 			}
 		}
-		other, err := CreateAccount(ctx, e.st, NewAccount{Name: "Other", Tier: "enterprise", Currency: "USD", Country: "55"}, e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		ok, _, err := CreateKey(ctx, e.st, other.ID, "live", e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
+		other := e.addAccount(NewAccount{Name: "Other", Tier: "enterprise", Currency: "USD", Country: "55"})
+		ok, _ := e.addKey(other.ID, "live")
 		if got := e.do("POST", "/api/v1/integration/messages/"+mid+"/redact", ok.Secret, nil); got.status != 404 {
 			t.Errorf("redact from another account: %d", got.status)
 		}

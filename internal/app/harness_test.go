@@ -19,6 +19,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/msgsvc/msgsvc/internal/apikey"
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/manage"
@@ -358,21 +359,6 @@ func createTestUser(ctx context.Context, st *store.Store, accountID, email, role
 	return m.CreateUser(ctx, manage.Console, manage.NewUser{AccountID: accountID, Email: email, Role: role, Password: password})
 }
 
-// runNode runs srv until the test ends, and reports its stop's error as
-// the test's.
-func runNode(t *testing.T, srv *Server, name string) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("%s stopped with %v", name, err)
-		}
-	})
-}
-
 // withConfigFile runs serve with yaml as its configuration file.
 func withConfigFile(t *testing.T, yaml string) func(c *config.Config) {
 	t.Helper()
@@ -381,4 +367,25 @@ func withConfigFile(t *testing.T, yaml string) func(c *config.Config) {
 		t.Fatal(err)
 	}
 	return func(c *config.Config) { c.Dev, c.Config = false, path }
+}
+
+// addAccount creates another account on e's node, at e's clock.
+func (e *env) addAccount(in NewAccount) domain.Account {
+	e.t.Helper()
+	a, err := CreateAccount(context.Background(), e.st, in, e.clock.Now())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return a
+}
+
+// addKey makes an API key of account in env ("test" or "live"), at e's
+// clock.
+func (e *env) addKey(account, env string) (apikey.Key, domain.APIKey) {
+	e.t.Helper()
+	k, rec, err := CreateKey(context.Background(), e.st, account, env, e.clock.Now())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return k, rec
 }

@@ -193,20 +193,15 @@ func TestManageTenancy(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d string) {
 		e := newEnv(t, d, envOptions{})
 		ctx := context.Background()
-		other, err := CreateAccount(ctx, e.st, NewAccount{Name: "Other", Tier: "basic", Credits: 50, Currency: "EUR", Country: "44"}, e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		ok, okRec, err := CreateKey(ctx, e.st, other.ID, "test", e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
+		other := e.addAccount(NewAccount{Name: "Other", Tier: "basic", Credits: 50, Currency: "EUR", Country: "44"})
+		ok, okRec := e.addKey(other.ID, "test")
 		s := send(t, e, ok.Secret, map[string]any{"to": "5511999990077", "message": "theirs", "type": "SMS", "callbackUrl": e.hooks.url()})
 		if s.status != 202 {
 			t.Fatalf("their send: %d %s", s.status, s.body)
 		}
 		theirMsg := s.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
 		var evs []domain.Event
+		var err error
 		polltest.For(t, "their webhook event", 10*time.Second, func() bool {
 			evs, err = e.st.EventsForMessage(ctx, other.ID, theirMsg)
 			return err == nil && len(evs) > 0

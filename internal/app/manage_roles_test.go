@@ -76,10 +76,7 @@ func roleOps(t *testing.T, e *env, mid, eventID string) []roleOp {
 	n := 0
 	fresh := func() int { n++; return n }
 	newKey := func() string {
-		_, rec, err := CreateKey(ctx, e.st, e.account.ID, "test", e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, rec := e.addKey(e.account.ID, "test")
 		return rec.ID
 	}
 	newSender := func() string {

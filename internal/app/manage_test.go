@@ -337,10 +337,7 @@ func TestManageUsers(t *testing.T) {
 		}
 		wantProblem(t, "a removed user's session", e.mg("GET", "/api/v1/manage/keys", dev, nil), 401, "INVALID_TOKEN")
 		wantProblem(t, "removing twice", e.mg("DELETE", "/api/v1/manage/users/"+u["id"].(string), owner, nil), 404, "NOT_FOUND")
-		other, err := CreateAccount(context.Background(), e.st, NewAccount{Name: "Other", Tier: "free", Currency: "USD", Country: "1"}, e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
+		other := e.addAccount(NewAccount{Name: "Other", Tier: "free", Currency: "USD", Country: "1"})
 		theirs, _, err := createTestUser(context.Background(), e.st, other.ID, "x@other.example", "owner", testPassword, e.clock.Now())
 		if err != nil {
 			t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/provider/smpp/smpptest"
-	"github.com/msgsvc/msgsvc/internal/smppserver/esmetest"
 )
 
 // An SMPP carrier that writes numbers with a "+" (or the "00" prefix):
@@ -31,14 +30,8 @@ func TestSMPPRepliesMatchNumbersInEveryForm(t *testing.T) {
 		ctx := context.Background()
 		polltest.For(t, "the SMSC bound", 10*time.Second, func() bool { return smsc.Binds() > 0 })
 		op := e.member("operator")
-		b, err := CreateAccount(ctx, e.st, NewAccount{Name: "Beta", Tier: "enterprise", Credits: 50, Currency: "EUR", Country: "44"}, e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		blk, _, err := CreateKey(ctx, e.st, b.ID, "live", e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := e.addAccount(NewAccount{Name: "Beta", Tier: "enterprise", Credits: 50, Currency: "EUR", Country: "44"})
+		blk, _ := e.addKey(b.ID, "live")
 		const number = "15550001111"
 		if r := e.mg("POST", "/api/v1/manage/senders?account="+b.ID, op, map[string]any{"channel": "SMS", "value": number}); r.status != 201 {
 			t.Fatalf("B's number: %d %s", r.status, r.body)
@@ -156,10 +149,7 @@ func TestSenderTwinsRefused(t *testing.T) {
 		ctx := context.Background()
 		const m = "/api/v1/manage/senders"
 		adminA, op := e.member("admin"), e.member("operator")
-		b, err := CreateAccount(ctx, e.st, NewAccount{Name: "Beta", Tier: "enterprise", Credits: 50, Currency: "EUR", Country: "44"}, e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := e.addAccount(NewAccount{Name: "Beta", Tier: "enterprise", Credits: 50, Currency: "EUR", Country: "44"})
 		// Requests A made before these rules (the store takes any form) wait
 		// while B's values are approved.
 		var stored []domain.Sender
@@ -215,10 +205,7 @@ func TestSMPPReceiptOfTheRouteSender(t *testing.T) {
 		}})
 		polltest.For(t, "the SMSC bound", 10*time.Second, func() bool { return smsc.Binds() > 0 })
 		sys, pw := e.smppUser(e.account.ID, "live", "acmelive")
-		c := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
-		if st := c.Bind(pdu.BindTransceiver, sys, pw); st != pdu.StatusOK {
-			t.Fatalf("bind: %s", st)
-		}
+		c := e.dialBound(pdu.BindTransceiver, sys, pw)
 		if r := c.Submit("", "46700000041", "Hello from the route", 1); r.Status != pdu.StatusOK {
 			t.Fatalf("submit_sm: %s", r.Status)
 		}

@@ -233,10 +233,7 @@ func mustURL(t *testing.T, s string) *url.URL {
 // rest with a clear page whatever the browser sends.
 func TestPanelRoles(t *testing.T) {
 	e := newEnv(t, "sqlite", envOptions{})
-	_, rec, err := CreateKey(context.Background(), e.st, e.account.ID, "test", e.clock.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, rec := e.addKey(e.account.ID, "test")
 	viewer := e.browser()
 	viewer.login(e.user("viewer"))
 	p := viewer.get("/settings/keys")
@@ -280,10 +277,7 @@ func TestPanelTenancy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok, okRec, err := CreateKey(context.Background(), e.st, other.ID, "test", e.clock.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ok, okRec := e.addKey(other.ID, "test")
 	s := send(t, e, ok.Secret, map[string]any{"to": "5511999990077", "message": "theirs", "type": "SMS"})
 	theirs := s.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
 	owner := e.browser()

@@ -39,14 +39,8 @@ func TestRouteSenderHeldByAnotherAccount(t *testing.T) {
 		e := newEnv(t, d, envOptions{poll: 20 * time.Millisecond, config: withConfigFile(t, fmt.Sprintf(heldRouteConfig, shared.Addr(), backup.Addr()))})
 		ctx := context.Background()
 		polltest.For(t, "both SMSCs bound", 10*time.Second, func() bool { return shared.Binds() > 0 && backup.Binds() > 0 })
-		b, err := CreateAccount(ctx, e.st, NewAccount{Name: "Other", Tier: "enterprise", Credits: 50, Currency: "EUR", Country: "44"}, e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		bKey, _, err := CreateKey(ctx, e.st, b.ID, "live", e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := e.addAccount(NewAccount{Name: "Other", Tier: "enterprise", Credits: 50, Currency: "EUR", Country: "44"})
+		bKey, _ := e.addKey(b.ID, "live")
 		sendFrom := func(key, to string) string {
 			t.Helper()
 			return msgID(t, send(t, e, key, map[string]any{"to": to, "message": "hi", "type": "SMS"}), 0)

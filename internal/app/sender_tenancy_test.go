@@ -21,18 +21,9 @@ func TestSendersHeldByOneAccount(t *testing.T) {
 		ctx := context.Background()
 		const m = "/api/v1/manage/senders"
 		adminA, op := e.member("admin"), e.member("operator")
-		other, err := CreateAccount(ctx, e.st, NewAccount{Name: "Other", Tier: "enterprise", Credits: 50, Currency: "EUR", Country: "44"}, e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		otk, _, err := CreateKey(ctx, e.st, other.ID, "test", e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		olk, _, err := CreateKey(ctx, e.st, other.ID, "live", e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
+		other := e.addAccount(NewAccount{Name: "Other", Tier: "enterprise", Credits: 50, Currency: "EUR", Country: "44"})
+		otk, _ := e.addKey(other.ID, "test")
+		olk, _ := e.addKey(other.ID, "live")
 		if _, _, err := createTestUser(ctx, e.st, other.ID, "admin@other.example", "admin", testPassword, e.clock.Now()); err != nil {
 			t.Fatal(err)
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/nodetest"
 	"github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/smppserver/esmetest"
@@ -50,6 +51,17 @@ func (e *env) smppUser(account, env, systemID string) (string, string) {
 	return u.SystemID, pw
 }
 
+// dialBound dials the node's SMPP server and binds in mode as sys; a bind
+// the server refuses fails the test.
+func (e *env) dialBound(mode pdu.CommandID, sys, pw string) *esmetest.ESME {
+	e.t.Helper()
+	c := esmetest.Dial(e.t, e.srv.SMPPAddr(), nil)
+	if st := c.Bind(mode, sys, pw); st != pdu.StatusOK {
+		e.t.Fatalf("bind: %s", st)
+	}
+	return c
+}
+
 var receiptText = regexp.MustCompile(`^id:(msg_[0-9a-z]{26}) sub:001 dlvrd:001 submit date:\d{10} done date:\d{10} ` +
 	`stat:DELIVRD err:000 text:Hello over SMPP$`)
 
@@ -59,10 +71,7 @@ func TestSMPPSubmitAndReceipt(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d string) {
 		e := smppEnv(t, d)
 		sys, pw := e.smppUser(e.account.ID, "test", "acme")
-		c := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
-		if st := c.Bind(pdu.BindTransceiver, sys, pw); st != pdu.StatusOK {
-			t.Fatalf("bind: %s", st)
-		}
+		c := e.dialBound(pdu.BindTransceiver, sys, pw)
 		r := c.Submit("", "5511999990000", "Hello over SMPP", 1)
 		id := ""
 		if b, ok := r.Body.(*pdu.SMResp); ok {
@@ -326,10 +335,7 @@ func TestSMPPReceiptsSurviveARestart(t *testing.T) {
 func TestSMPPUserRemovalClosesBinds(t *testing.T) {
 	e := smppEnv(t, "sqlite")
 	sys, pw := e.smppUser(e.account.ID, "test", "acme")
-	c := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
-	if st := c.Bind(pdu.BindTransceiver, sys, pw); st != pdu.StatusOK {
-		t.Fatalf("bind: %s", st)
-	}
+	c := e.dialBound(pdu.BindTransceiver, sys, pw)
 	users, err := e.st.SMPPUsers(context.Background(), e.account.ID)
 	if err != nil || len(users) != 1 {
 		t.Fatal(err)
@@ -409,10 +415,7 @@ func TestSMPPDisconnectMidWindow(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d string) {
 		e := smppEnv(t, d)
 		sys, pw := e.smppUser(e.account.ID, "test", "acme")
-		c := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
-		if st := c.Bind(pdu.BindTransmitter, sys, pw); st != pdu.StatusOK {
-			t.Fatalf("bind: %s", st)
-		}
+		c := e.dialBound(pdu.BindTransmitter, sys, pw)
 		const n = 60
 		var seqs []uint32
 		for i := 0; i < n; i++ {
@@ -460,10 +463,7 @@ func TestSMPPFloodBeyondTheRateLimit(t *testing.T) {
 	}
 	sys, pw := e.smppUser(e.account.ID, "test", "acme")
 	e.clock.StartMinute()
-	c := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
-	if st := c.Bind(pdu.BindTransmitter, sys, pw); st != pdu.StatusOK {
-		t.Fatalf("bind: %s", st)
-	}
+	c := e.dialBound(pdu.BindTransmitter, sys, pw)
 	var seqs []uint32
 	for i := 0; i < 50; i++ {
 		seqs = append(seqs, c.Send(pdu.SubmitSM, &pdu.SM{DestAddr: "5511999990000", ShortMessage: []byte("flood")}))
@@ -485,7 +485,7 @@ func startSMPPNode(t *testing.T, cfg config.Config, now func() time.Time) *Serve
 	if err != nil {
 		t.Fatal(err)
 	}
-	runNode(t, srv, "node "+cfg.NodeID)
+	nodetest.Run(t, "node "+cfg.NodeID, srv.Run)
 	return srv
 }
 

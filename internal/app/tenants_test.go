@@ -18,19 +18,9 @@ import (
 func TestTenantsAreIsolated(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d string) {
 		e := newEnv(t, d, envOptions{})
-		ctx := context.Background()
-		other, err := CreateAccount(ctx, e.st, NewAccount{Name: "Other", Tier: "enterprise", Credits: 50, Currency: "EUR", Country: "44"}, e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		otk, _, err := CreateKey(ctx, e.st, other.ID, "test", e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		olk, _, err := CreateKey(ctx, e.st, other.ID, "live", e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
+		other := e.addAccount(NewAccount{Name: "Other", Tier: "enterprise", Credits: 50, Currency: "EUR", Country: "44"})
+		otk, _ := e.addKey(other.ID, "test")
+		olk, _ := e.addKey(other.ID, "live")
 		// The first account's live message, campaign and upload.
 		r := send(t, e, e.liveKey, map[string]any{"to": "5511999990010", "message": "private", "type": "SMS", "reference": "secret-ref"})
 		body := r.json(t)

@@ -122,10 +122,7 @@ func TestUsageReport(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, env := range []string{"test", "live"} {
-			k, _, err := CreateKey(ctx, e.st, other.ID, env, e.clock.Now())
-			if err != nil {
-				t.Fatal(err)
-			}
+			k, _ := e.addKey(other.ID, env)
 			if got := e.usage(t, k.Secret, "?groupBy=month"); len(got) != 0 {
 				t.Errorf("other account's %s key sees %+v", env, got)
 			}

@@ -5,17 +5,14 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/msgsvc/msgsvc/client"
 	"github.com/msgsvc/msgsvc/internal/app"
-	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/nodetest"
-	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
 // The command line's tests run it as cmd/msgsvc does, over internal/app's
@@ -47,24 +44,13 @@ type testNode struct {
 
 func startNode(t *testing.T) *testNode {
 	t.Helper()
-	dir := t.TempDir()
-	cfg := config.Config{Dev: true, DB: filepath.Join(dir, "msgsvc.db"), DataDir: dir, Addr: "127.0.0.1:0",
-		WebhookAllowPrivate: true, SimulatorDelay: 30 * time.Millisecond, WebhookRetrySchedule: webhook.Schedule{50 * time.Millisecond},
-		RateLimitBackend: "memory", NodeID: "cli-test", DispatchWorkers: 2, ShutdownTimeout: 5 * time.Second, LogLevel: "error"}
-	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := app.NewServer(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), app.Options{})
+	srv, err := app.NewServer(context.Background(), nodetest.DevConfig(t.TempDir(), "cli-test", 30*time.Millisecond),
+		slog.New(slog.NewTextHandler(io.Discard, nil)), app.Options{})
 	if err != nil {
-		cancel()
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("node stopped with %v", err)
-		}
-	})
+	nodetest.Run(t, "node", srv.Run)
+	ctx := context.Background()
 	now := time.Now()
 	a, err := app.CreateAccount(ctx, srv.Store(), app.NewAccount{Name: "Acme", Tier: "enterprise", Credits: 1000, Currency: "USD", Country: "55"}, now)
 	if err != nil {

@@ -7,11 +7,15 @@ package nodetest
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/msgsvc/msgsvc/internal/bootstrap"
+	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
 // Buffer is a bytes.Buffer safe for a node's concurrent writers (its logs,
@@ -43,4 +47,28 @@ func OpenStore(t testing.TB, dsn string) *store.Store {
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
+}
+
+// DevConfig is a dev node on a SQLite file in dir, on a free loopback
+// port, whose simulator answers after simulatorDelay and whose webhooks
+// retry soon, quiet but for errors.
+func DevConfig(dir, nodeID string, simulatorDelay time.Duration) config.Config {
+	return config.Config{Dev: true, DB: filepath.Join(dir, "msgsvc.db"), DataDir: dir, Addr: "127.0.0.1:0",
+		WebhookAllowPrivate: true, SimulatorDelay: simulatorDelay, WebhookRetrySchedule: webhook.Schedule{50 * time.Millisecond},
+		RateLimitBackend: "memory", NodeID: nodeID, DispatchWorkers: 2, ShutdownTimeout: 5 * time.Second, LogLevel: "error"}
+}
+
+// Run runs a node until the test ends, and reports its stop's error as
+// the test's.
+func Run(t testing.TB, name string, run func(context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("%s stopped with %v", name, err)
+		}
+	})
 }
