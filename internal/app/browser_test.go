@@ -94,6 +94,15 @@ func (c *chrome) fill(sel, value string) {
 
 // press clicks a button that sends a form and waits for the page that
 // answers; it returns that page's status.
+// wantNotice fails the test unless the page's notice says want; what
+// names the step that should have shown it.
+func (c *chrome) wantNotice(what, want string) {
+	c.t.Helper()
+	if n := c.text(".notice"); !strings.Contains(n, want) {
+		c.t.Fatalf("%s: %q", what, n)
+	}
+}
+
 func (c *chrome) press(sel string) int64 {
 	c.t.Helper()
 	ctx, cancel := c.step()
@@ -315,9 +324,7 @@ func browserKeys(t *testing.T, c *chrome) {
 	if st := c.press(fmt.Sprintf(`button[aria-label="Revoke key %s…"]`, key[:13])); st != 200 {
 		t.Fatalf("revoke: %d", st)
 	}
-	if n := c.text(".notice"); !strings.Contains(n, "revoked") {
-		t.Fatalf("after revoking: %q", n)
-	}
+	c.wantNotice("after revoking", "revoked")
 	wantProblem(t, "the revoked key's next request", c.e.do("GET", "/api/v1/integration/balance", key, nil), 401, "INVALID_API_KEY")
 }
 
@@ -325,9 +332,7 @@ func browserSecurity(t *testing.T, c *chrome) {
 	c.open("/settings/security")
 	c.fill("#entries", "203.0.113.7\n2001:db8::/32")
 	c.press("form[action='/settings/security/allowlist'] button")
-	if n := c.text(".notice"); !strings.Contains(n, "allow-list was saved") {
-		t.Fatalf("after saving the allow-list: %q", n)
-	}
+	c.wantNotice("after saving the allow-list", "allow-list was saved")
 	wantProblem(t, "a request from outside the allow-list", c.e.do("GET", "/api/v1/integration/balance", c.e.testKey, nil), 403, "IP_NOT_ALLOWED")
 	c.fill("#entries", "203.0.113.7\n300.1.2.3")
 	if st := c.press("form[action='/settings/security/allowlist'] button"); st != 400 {
@@ -403,9 +408,7 @@ func browserCompliance(t *testing.T, c *chrome) {
 	}
 	c.fill("#phone", "+55 11 96666-5555")
 	c.press("form[action='/settings/compliance/opt-outs'] button")
-	if n := c.text(".notice"); !strings.Contains(n, "opted out") {
-		t.Fatalf("after opting a number out: %q", n)
-	}
+	c.wantNotice("after opting a number out", "opted out")
 	if r := send(t, e, e.testKey, map[string]any{"to": "5511966665555", "message": "Sale", "type": "SMS"}); r.status != 422 {
 		t.Fatalf("a send to the number opted out in the browser: %d %s", r.status, r.body)
 	}
@@ -413,9 +416,7 @@ func browserCompliance(t *testing.T, c *chrome) {
 	c.fill("#retentionDays", "90")
 	c.fill("#optOutReply", "You will get no more messages from Acme. Reply START to opt back in.")
 	c.press("form[action='/settings/compliance'] button")
-	if n := c.text(".notice"); !strings.Contains(n, "settings were saved") {
-		t.Fatalf("after saving the settings: %q", n)
-	}
+	c.wantNotice("after saving the settings", "settings were saved")
 	c.open("/settings/compliance?environment=test")
 	c.shot("compliance")
 	// Quiet hours hold messages by the wall clock: the pages after this one
@@ -502,9 +503,7 @@ func browserRequestLimits(t *testing.T, c *chrome) string {
 	c.fill("#useCase", "One-time passwords")
 	c.fill("#justification", "Launching in Brazil; logins peak at 9:00.")
 	c.press("form[action='/settings/limits'] button")
-	if n := c.text(".notice"); !strings.Contains(n, "sent to the operators") {
-		t.Fatalf("after the request: %q", n)
-	}
+	c.wantNotice("after the request", "sent to the operators")
 	c.shot("limits")
 	reqs, err := c.e.st.LimitRequests(context.Background(), c.e.account.ID)
 	if err != nil || len(reqs) != 1 {
@@ -521,9 +520,7 @@ func browserOperator(t *testing.T, c *chrome, requestID string) {
 	c.fill("#tier-"+requestID, "pro")
 	c.fill("#sendRpm-"+requestID, "150")
 	c.press(fmt.Sprintf("form[action='/operator/requests/%s/approve'] button", requestID))
-	if n := c.text(".notice"); !strings.Contains(n, "approved") {
-		t.Fatalf("after approving: %q", n)
-	}
+	c.wantNotice("after approving", "approved")
 	b := c.e.do("GET", "/api/v1/integration/balance", c.e.testKey, nil)
 	s := send(t, c.e, c.e.testKey, map[string]any{"to": "5511999990010", "message": "hi", "type": "SMS"})
 	if b.header.Get("X-RateLimit-Limit") != "100" || s.header.Get("RateLimit-Limit") != "150" {
@@ -534,9 +531,7 @@ func browserOperator(t *testing.T, c *chrome, requestID string) {
 	c.fill("#amount-"+acct, "250")
 	c.fill("#note-"+acct, "invoice 7")
 	c.press(fmt.Sprintf("#amount-%s ~ button", acct))
-	if n := c.text(".notice"); !strings.Contains(n, "credits were added") {
-		t.Fatalf("after the top-up: %q", n)
-	}
+	c.wantNotice("after the top-up", "credits were added")
 	c.press(fmt.Sprintf(`a[href="/settings/keys?account=%s"]`, acct))
 	if !strings.Contains(c.text(".opbar"), "Operator view of") {
 		t.Fatal("the operator's view of an account does not say so")
