@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/nodetest"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
 // alertHooks are the account alerts the receiver got, in order.
@@ -82,9 +84,9 @@ func TestAlertsOncePerCrossing(t *testing.T) {
 			map[string]any{"url": "ftp://example.com/x"}), 400, "VALIDATION_ERROR")
 
 		e.sendLive(t, 3) // 10 → 7: the day's charges reach 3
-		waitFor(t, "spend.daily", 10*time.Second, func() bool { return len(e.alertHooks()) == 1 })
+		polltest.For(t, "spend.daily", 10*time.Second, func() bool { return len(e.alertHooks()) == 1 })
 		e.sendLive(t, 3) // → 4: below 5
-		waitFor(t, "balance.low", 10*time.Second, func() bool { return len(e.alertHooks()) == 2 })
+		polltest.For(t, "balance.low", 10*time.Second, func() bool { return len(e.alertHooks()) == 2 })
 		e.sendLive(t, 1) // → 3: still below, nothing new
 		if got := e.alertCounts(t, e.account.ID); got["balance.low"] != 1 || got["spend.daily"] != 1 {
 			t.Fatalf("alerts stored: %v", got)
@@ -110,7 +112,7 @@ func TestAlertsOncePerCrossing(t *testing.T) {
 			t.Fatalf("top-up: %d %s", r.status, r.body)
 		}
 		e.sendLive(t, 1) // 5 → 4
-		waitFor(t, "the second balance.low", 10*time.Second, func() bool { return len(e.alertHooks()) == 3 })
+		polltest.For(t, "the second balance.low", 10*time.Second, func() bool { return len(e.alertHooks()) == 3 })
 		if got := e.alertCounts(t, e.account.ID); got["balance.low"] != 2 || got["spend.daily"] != 1 {
 			t.Fatalf("alerts stored: %v", got)
 		}
@@ -120,7 +122,7 @@ func TestAlertsOncePerCrossing(t *testing.T) {
 		if r := e.mg("POST", "/api/v1/manage/events/"+first.id+"/redeliver", owner, nil); r.status != 202 {
 			t.Fatalf("redeliver: %d %s", r.status, r.body)
 		}
-		waitFor(t, "the redelivery", 10*time.Second, func() bool {
+		polltest.For(t, "the redelivery", 10*time.Second, func() bool {
 			hs := e.alertHooks()
 			return len(hs) == 4 && hs[3].id == first.id && string(hs[3].raw) == string(first.raw)
 		})
@@ -152,10 +154,7 @@ func TestAlertsOncePerCrossing(t *testing.T) {
 		if r := e.mg("GET", "/api/v1/manage/alerts", theirs, nil); strings.TrimSpace(string(r.body)) != `{"lowBalance":null,"dailySpend":null}` {
 			t.Errorf("their alerts: %s", r.body)
 		}
-		olk, _, err := CreateKey(context.Background(), e.st, other.ID, "live", e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
+		olk, _ := e.addKey(other.ID, "live")
 		if r := send(t, e, olk.Secret, map[string]any{"to": "5511999990100", "message": "hi", "type": "SMS"}); r.status != 202 {
 			t.Fatalf("their send: %d %s", r.status, r.body)
 		}
@@ -215,7 +214,7 @@ func alertsAcrossNodes(t *testing.T, credits, low, after float64) {
 		if got := e.alertCounts(t, e.account.ID); got["balance.low"] != 1 || got["spend.daily"] != 1 {
 			t.Fatalf("alerts stored: %v", got)
 		}
-		waitFor(t, "both alerts", 10*time.Second, func() bool { return len(e.alertHooks()) == 2 })
+		polltest.For(t, "both alerts", 10*time.Second, func() bool { return len(e.alertHooks()) == 2 })
 		a, err := e.st.Account(context.Background(), e.account.ID)
 		if err != nil || a.Balance != int64(after*1_000_000) {
 			t.Fatalf("balance %d, %v", a.Balance, err)
@@ -235,8 +234,8 @@ func alertsAcrossNodes(t *testing.T, credits, low, after float64) {
 	})
 }
 
-func alertLog(t *testing.T) *lockedBuffer {
-	b := &lockedBuffer{}
+func alertLog(t *testing.T) *nodetest.Buffer {
+	b := &nodetest.Buffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
 			for _, l := range strings.Split(b.String(), "\n") {
@@ -297,7 +296,7 @@ func TestLowBalanceAnnouncedBySweeper(t *testing.T) {
 			t.Fatalf("alerts: %d %s", r.status, r.body)
 		}
 		e.clock.Advance(31 * time.Second)
-		waitFor(t, "the sweeper's balance.low", 10*time.Second, func() bool { return len(e.alertHooks()) == 1 })
+		polltest.For(t, "the sweeper's balance.low", 10*time.Second, func() bool { return len(e.alertHooks()) == 1 })
 		h := e.alertHooks()[0]
 		if h.payload["event"] != "balance.low" || h.payload["balance"] != 4.0 || h.payload["threshold"] != 5.0 {
 			t.Errorf("alert: %s", h.raw)

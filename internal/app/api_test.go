@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
 var tsRe = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
@@ -268,7 +269,7 @@ func TestConcurrentSendsNeverOverdraw(t *testing.T) {
 func finalStatus(t *testing.T, e *env, key, mid string, want string) map[string]any {
 	t.Helper()
 	var m map[string]any
-	waitFor(t, mid+" to reach "+want, 10*time.Second, func() bool {
+	polltest.For(t, mid+" to reach "+want, 10*time.Second, func() bool {
 		m = e.do("GET", "/api/v1/integration/messages/"+mid, key, nil).json(t)
 		return m["status"] == want
 	})
@@ -307,7 +308,7 @@ func TestLifeCycleAndWebhooks(t *testing.T) {
 				cid := b["campaignId"].(string)
 				final := c.statuses[len(c.statuses)-1]
 				m := finalStatus(t, e, key, mid, final)
-				waitFor(t, "webhooks of "+mid, 10*time.Second, func() bool { return len(e.hooks.forMessage(mid)) >= len(c.statuses) })
+				polltest.For(t, "webhooks of "+mid, 10*time.Second, func() bool { return len(e.hooks.forMessage(mid)) >= len(c.statuses) })
 				got := e.hooks.forMessage(mid)
 				sort.SliceStable(got, func(i, j int) bool { return rankOf(got[i]) < rankOf(got[j]) })
 				if strings.Join(got, ",") != strings.Join(c.statuses, ",") {
@@ -393,7 +394,7 @@ func TestRepliesRouteToLatestCampaign(t *testing.T) {
 		r := send(t, e, e.testKey, map[string]any{"to": "5511999990004", "message": "hello", "type": "SMS", "callbackUrl": e.hooks.url()})
 		cid := r.json(t)["campaignId"].(string)
 		var reply map[string]any
-		waitFor(t, "the simulated reply", 10*time.Second, func() bool {
+		polltest.For(t, "the simulated reply", 10*time.Second, func() bool {
 			for _, h := range e.hooks.all() {
 				if h.payload["event"] == "message_received" {
 					reply = h.payload
@@ -415,7 +416,7 @@ func TestRepliesRouteToLatestCampaign(t *testing.T) {
 		if ir.status != 202 || ir.json(t)["campaignId"] != cid2 {
 			t.Fatalf("inject: %d %s", ir.status, ir.body)
 		}
-		waitFor(t, "injected reply webhook", 10*time.Second, func() bool {
+		polltest.For(t, "injected reply webhook", 10*time.Second, func() bool {
 			for _, h := range e.hooks.all() {
 				if h.payload["event"] == "message_received" && h.payload["message"] == "STOP" {
 					return h.payload["campaignId"] == cid2 && h.payload["channel"] == "WHATSAPP"
@@ -490,7 +491,7 @@ func TestScheduleCancelAndCampaigns(t *testing.T) {
 		if c["status"] != "CANCELED" || c["counts"].(map[string]any)["CANCELED"] != 5.0 {
 			t.Fatalf("campaign after cancel %v", c)
 		}
-		waitFor(t, "CANCELED webhooks", 10*time.Second, func() bool { return len(e.hooks.all()) >= 5 })
+		polltest.For(t, "CANCELED webhooks", 10*time.Second, func() bool { return len(e.hooks.all()) >= 5 })
 		for _, h := range e.hooks.all() {
 			if h.payload["status"] != "CANCELED" {
 				t.Fatalf("unexpected webhook %s", h.raw)
@@ -534,7 +535,7 @@ func TestExpiry(t *testing.T) {
 	if m["errorCode"] != "EXPIRED" {
 		t.Fatalf("expired message: %v", m)
 	}
-	waitFor(t, "FAILED webhook", 10*time.Second, func() bool {
+	polltest.For(t, "FAILED webhook", 10*time.Second, func() bool {
 		s := e.hooks.forMessage(mid)
 		return len(s) > 0 && s[len(s)-1] == "FAILED"
 	})
@@ -555,13 +556,13 @@ func TestWebhookRetriesAndGone(t *testing.T) {
 		e.hooks.set(func(r *receiver) { r.failNext = 2 })
 		r := send(t, e, e.testKey, map[string]any{"to": "5511999990001", "message": "x", "type": "SMS", "callbackUrl": e.hooks.url()})
 		mid := r.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
-		waitFor(t, "a retried webhook", 10*time.Second, func() bool { return len(e.hooks.forMessage(mid)) == 1 })
+		polltest.For(t, "a retried webhook", 10*time.Second, func() bool { return len(e.hooks.forMessage(mid)) == 1 })
 		evs, err := e.st.EventsForMessage(ctx, e.account.ID, mid)
 		if err != nil || len(evs) != 1 {
 			t.Fatalf("events %v %v", evs, err)
 		}
 		var atts []domain.Attempt
-		waitFor(t, "attempts recorded", 5*time.Second, func() bool {
+		polltest.For(t, "attempts recorded", 5*time.Second, func() bool {
 			atts, _ = e.st.Attempts(ctx, evs[0].ID)
 			return len(atts) == 3
 		})
@@ -575,7 +576,7 @@ func TestWebhookRetriesAndGone(t *testing.T) {
 		e.hooks.set(func(r *receiver) { r.status = http.StatusGone })
 		r = send(t, e, e.testKey, map[string]any{"to": "5511999990001", "message": "x", "type": "SMS", "callbackUrl": e.hooks.url()})
 		gone := r.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
-		waitFor(t, "gone event", 10*time.Second, func() bool {
+		polltest.For(t, "gone event", 10*time.Second, func() bool {
 			evs, _ := e.st.EventsForMessage(ctx, e.account.ID, gone)
 			return len(evs) == 1 && evs[0].State != domain.EventPending
 		})
@@ -586,7 +587,7 @@ func TestWebhookRetriesAndGone(t *testing.T) {
 		e.hooks.set(func(r *receiver) { r.status = http.StatusServiceUnavailable })
 		r = send(t, e, e.testKey, map[string]any{"to": "5511999990001", "message": "x", "type": "SMS", "callbackUrl": e.hooks.url()})
 		failing := r.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
-		waitFor(t, "exhausted event", 10*time.Second, func() bool {
+		polltest.For(t, "exhausted event", 10*time.Second, func() bool {
 			evs, _ := e.st.EventsForMessage(ctx, e.account.ID, failing)
 			return len(evs) == 1 && evs[0].State == domain.EventFailed && evs[0].Attempts == 4
 		})

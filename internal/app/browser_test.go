@@ -14,6 +14,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
 // End-to-end tests of the web panel in headless Chromium, driven from Go.
@@ -93,6 +94,15 @@ func (c *chrome) fill(sel, value string) {
 
 // press clicks a button that sends a form and waits for the page that
 // answers; it returns that page's status.
+// wantNotice fails the test unless the page's notice says want; what
+// names the step that should have shown it.
+func (c *chrome) wantNotice(what, want string) {
+	c.t.Helper()
+	if n := c.text(".notice"); !strings.Contains(n, want) {
+		c.t.Fatalf("%s: %q", what, n)
+	}
+}
+
 func (c *chrome) press(sel string) int64 {
 	c.t.Helper()
 	ctx, cancel := c.step()
@@ -314,9 +324,7 @@ func browserKeys(t *testing.T, c *chrome) {
 	if st := c.press(fmt.Sprintf(`button[aria-label="Revoke key %s…"]`, key[:13])); st != 200 {
 		t.Fatalf("revoke: %d", st)
 	}
-	if n := c.text(".notice"); !strings.Contains(n, "revoked") {
-		t.Fatalf("after revoking: %q", n)
-	}
+	c.wantNotice("after revoking", "revoked")
 	wantProblem(t, "the revoked key's next request", c.e.do("GET", "/api/v1/integration/balance", key, nil), 401, "INVALID_API_KEY")
 }
 
@@ -324,9 +332,7 @@ func browserSecurity(t *testing.T, c *chrome) {
 	c.open("/settings/security")
 	c.fill("#entries", "203.0.113.7\n2001:db8::/32")
 	c.press("form[action='/settings/security/allowlist'] button")
-	if n := c.text(".notice"); !strings.Contains(n, "allow-list was saved") {
-		t.Fatalf("after saving the allow-list: %q", n)
-	}
+	c.wantNotice("after saving the allow-list", "allow-list was saved")
 	wantProblem(t, "a request from outside the allow-list", c.e.do("GET", "/api/v1/integration/balance", c.e.testKey, nil), 403, "IP_NOT_ALLOWED")
 	c.fill("#entries", "203.0.113.7\n300.1.2.3")
 	if st := c.press("form[action='/settings/security/allowlist'] button"); st != 400 {
@@ -402,9 +408,7 @@ func browserCompliance(t *testing.T, c *chrome) {
 	}
 	c.fill("#phone", "+55 11 96666-5555")
 	c.press("form[action='/settings/compliance/opt-outs'] button")
-	if n := c.text(".notice"); !strings.Contains(n, "opted out") {
-		t.Fatalf("after opting a number out: %q", n)
-	}
+	c.wantNotice("after opting a number out", "opted out")
 	if r := send(t, e, e.testKey, map[string]any{"to": "5511966665555", "message": "Sale", "type": "SMS"}); r.status != 422 {
 		t.Fatalf("a send to the number opted out in the browser: %d %s", r.status, r.body)
 	}
@@ -412,9 +416,7 @@ func browserCompliance(t *testing.T, c *chrome) {
 	c.fill("#retentionDays", "90")
 	c.fill("#optOutReply", "You will get no more messages from Acme. Reply START to opt back in.")
 	c.press("form[action='/settings/compliance'] button")
-	if n := c.text(".notice"); !strings.Contains(n, "settings were saved") {
-		t.Fatalf("after saving the settings: %q", n)
-	}
+	c.wantNotice("after saving the settings", "settings were saved")
 	c.open("/settings/compliance?environment=test")
 	c.shot("compliance")
 	// Quiet hours hold messages by the wall clock: the pages after this one
@@ -426,7 +428,7 @@ func browserMessages(t *testing.T, c *chrome) {
 	e := c.e
 	r := send(t, e, e.testKey, map[string]any{"to": "5511988887777", "message": "Your order shipped", "type": "SMS", "callbackUrl": e.hooks.url()})
 	mid := r.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
-	waitFor(t, "its webhooks", 10*time.Second, func() bool { return len(e.hooks.forMessage(mid)) >= 2 })
+	polltest.For(t, "its webhooks", 10*time.Second, func() bool { return len(e.hooks.forMessage(mid)) >= 2 })
 	c.open("/messages")
 	c.fill("#to", "5511988887777")
 	c.press("form.search button")
@@ -440,7 +442,7 @@ func browserMessages(t *testing.T, c *chrome) {
 	}
 	r = send(t, e, e.testKey, map[string]any{"to": "5511988887777", "message": "No callback for this one", "type": "SMS"})
 	bare := r.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
-	waitFor(t, "the message without a callback delivered", 10*time.Second, func() bool {
+	polltest.For(t, "the message without a callback delivered", 10*time.Second, func() bool {
 		m, err := e.st.MessageByID(context.Background(), bare)
 		return err == nil && m.Status == "DELIVERED"
 	})
@@ -458,7 +460,7 @@ func browserMessages(t *testing.T, c *chrome) {
 	if st := c.press(fmt.Sprintf(`button[aria-label="Redeliver webhook %s"]`, events[0].ID)); st != 200 {
 		t.Fatalf("redeliver: %d", st)
 	}
-	waitFor(t, "the redelivered webhook", 10*time.Second, func() bool { return countHooks(e, events[0].ID) == before+1 })
+	polltest.For(t, "the redelivered webhook", 10*time.Second, func() bool { return countHooks(e, events[0].ID) == before+1 })
 }
 
 // browserDocs checks that the API reference fits the screen at desktop
@@ -501,9 +503,7 @@ func browserRequestLimits(t *testing.T, c *chrome) string {
 	c.fill("#useCase", "One-time passwords")
 	c.fill("#justification", "Launching in Brazil; logins peak at 9:00.")
 	c.press("form[action='/settings/limits'] button")
-	if n := c.text(".notice"); !strings.Contains(n, "sent to the operators") {
-		t.Fatalf("after the request: %q", n)
-	}
+	c.wantNotice("after the request", "sent to the operators")
 	c.shot("limits")
 	reqs, err := c.e.st.LimitRequests(context.Background(), c.e.account.ID)
 	if err != nil || len(reqs) != 1 {
@@ -520,9 +520,7 @@ func browserOperator(t *testing.T, c *chrome, requestID string) {
 	c.fill("#tier-"+requestID, "pro")
 	c.fill("#sendRpm-"+requestID, "150")
 	c.press(fmt.Sprintf("form[action='/operator/requests/%s/approve'] button", requestID))
-	if n := c.text(".notice"); !strings.Contains(n, "approved") {
-		t.Fatalf("after approving: %q", n)
-	}
+	c.wantNotice("after approving", "approved")
 	b := c.e.do("GET", "/api/v1/integration/balance", c.e.testKey, nil)
 	s := send(t, c.e, c.e.testKey, map[string]any{"to": "5511999990010", "message": "hi", "type": "SMS"})
 	if b.header.Get("X-RateLimit-Limit") != "100" || s.header.Get("RateLimit-Limit") != "150" {
@@ -533,9 +531,7 @@ func browserOperator(t *testing.T, c *chrome, requestID string) {
 	c.fill("#amount-"+acct, "250")
 	c.fill("#note-"+acct, "invoice 7")
 	c.press(fmt.Sprintf("#amount-%s ~ button", acct))
-	if n := c.text(".notice"); !strings.Contains(n, "credits were added") {
-		t.Fatalf("after the top-up: %q", n)
-	}
+	c.wantNotice("after the top-up", "credits were added")
 	c.press(fmt.Sprintf(`a[href="/settings/keys?account=%s"]`, acct))
 	if !strings.Contains(c.text(".opbar"), "Operator view of") {
 		t.Fatal("the operator's view of an account does not say so")

@@ -7,6 +7,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/media/mediatest"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"io"
 	"sort"
 	"strings"
@@ -492,7 +493,7 @@ func TestRCSFallback(t *testing.T) {
 		if m["channel"] != "SMS" || m["type"] != "RCS" || m["segments"] != 2.0 || m["encoding"] != "GSM-7" || m["credits"] != 2.0 || m["provider"] != "simulator" {
 			t.Fatalf("fallback message: %v", m)
 		}
-		waitFor(t, "fallback webhooks", 10*time.Second, func() bool { return len(e.hooks.forMessage(mid)) >= 2 })
+		polltest.For(t, "fallback webhooks", 10*time.Second, func() bool { return len(e.hooks.forMessage(mid)) >= 2 })
 		// Webhooks may arrive in any order (they are posted concurrently and
 		// retried); the statuses they carry must be exactly these.
 		got := e.hooks.forMessage(mid)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/bootstrap"
 	"github.com/msgsvc/msgsvc/internal/cli"
-	"github.com/msgsvc/msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/nodetest"
 )
 
 // The tests of this package drive the command line (internal/cli) against
@@ -29,7 +29,7 @@ func runMain(t *testing.T, args ...string) (string, string, int) {
 
 func runCmd(t *testing.T, run func(ctx context.Context, args []string, stdout, stderr io.Writer) error, args ...string) (string, error) {
 	t.Helper()
-	var out, errs lockedBuffer
+	var out, errs nodetest.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err := run(ctx, args, &out, &errs)
@@ -45,13 +45,3 @@ func runAdmin(ctx context.Context, group string, args []string, stdin io.Reader,
 }
 
 func sqlitePath(dsn string) (string, bool) { return bootstrap.SQLitePath(dsn) }
-
-func openTestStore(t *testing.T, db string) *store.Store {
-	t.Helper()
-	st, err := bootstrap.OpenStore(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}

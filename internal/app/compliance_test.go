@@ -11,6 +11,8 @@ import (
 	"github.com/msgsvc/msgsvc/internal/compliance"
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/nodetest"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
@@ -49,7 +51,7 @@ func TestOptOutByReply(t *testing.T) {
 			t.Fatalf("reply: %d %s", r.status, r.body)
 		}
 		// The integrator still gets the reply.
-		waitFor(t, "the STOP reply's webhook", 10*time.Second, func() bool {
+		polltest.For(t, "the STOP reply's webhook", 10*time.Second, func() bool {
 			for _, h := range e.hooks.all() {
 				if h.payload["event"] == "message_received" && h.payload["message"] == " Stop " && h.payload["phone"] == stopper {
 					return true
@@ -115,7 +117,7 @@ func TestOptOutLiveAndConfirmation(t *testing.T) {
 		before := balance(t, e)
 		reply(t, e, domain.Live, stopper, "BAJA", domain.SMS)
 		var conf map[string]any
-		waitFor(t, "the confirmation to be delivered", 10*time.Second, func() bool {
+		polltest.For(t, "the confirmation to be delivered", 10*time.Second, func() bool {
 			ms, err := e.st.SearchMessages(context.Background(), domain.MessageFilter{AccountID: e.account.ID, Phone: stopper, Env: domain.Live})
 			if err != nil || len(ms) != 1 {
 				return false
@@ -274,7 +276,7 @@ func TestOptOutCommands(t *testing.T) {
 	if _, errs, code := runMain(t, "optout", "add", "--db", db, "--account", e.account.ID, "--phone", "123"); code == 0 || errs == "" {
 		t.Errorf("bad number: %d %s", code, errs)
 	}
-	st := openTestStore(t, db)
+	st := nodetest.OpenStore(t, db)
 	a, err := st.Account(context.Background(), e.account.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -343,7 +345,7 @@ func TestQuietHours(t *testing.T) {
 		if f := finalStatus(t, e, e.liveKey, expID, "FAILED"); f["errorCode"] != "EXPIRED" {
 			t.Errorf("expired while held: %v", f)
 		}
-		waitFor(t, "the refund of the expired message", 10*time.Second, func() bool { return balance(t, e) == before })
+		polltest.For(t, "the refund of the expired message", 10*time.Second, func() bool { return balance(t, e) == before })
 	})
 }
 
@@ -358,7 +360,7 @@ func TestRedactMessage(t *testing.T) {
 		mid, _ := sent(t, r)
 		cid := r.json(t)["campaignId"].(string)
 		finalStatus(t, e, e.liveKey, mid, "DELIVERED")
-		waitFor(t, "the message's webhooks", 10*time.Second, func() bool { return len(e.hooks.forMessage(mid)) >= 2 })
+		polltest.For(t, "the message's webhooks", 10*time.Second, func() bool { return len(e.hooks.forMessage(mid)) >= 2 })
 		before, lines := balance(t, e), len(ledgerOf(t, e, mid))
 
 		for _, key := range []string{e.testKey} { // the other environment
@@ -366,14 +368,8 @@ func TestRedactMessage(t *testing.T) {
 				t.Errorf("redact from the other environment: %d", got.status)
 			}
 		}
-		other, err := CreateAccount(ctx, e.st, NewAccount{Name: "Other", Tier: "enterprise", Currency: "USD", Country: "55"}, e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		ok, _, err := CreateKey(ctx, e.st, other.ID, "live", e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
+		other := e.addAccount(NewAccount{Name: "Other", Tier: "enterprise", Currency: "USD", Country: "55"})
+		ok, _ := e.addKey(other.ID, "live")
 		if got := e.do("POST", "/api/v1/integration/messages/"+mid+"/redact", ok.Secret, nil); got.status != 404 {
 			t.Errorf("redact from another account: %d", got.status)
 		}
@@ -440,15 +436,15 @@ func TestRetentionPeriod(t *testing.T) {
 		cid := r.json(t)["campaignId"].(string)
 		finalStatus(t, e, e.liveKey, mid, "DELIVERED")
 		reply(t, e, domain.Live, to, "my address is 1 Main St", domain.SMS)
-		waitFor(t, "the webhooks", 10*time.Second, func() bool { return len(e.hooks.all()) >= 3 })
+		polltest.For(t, "the webhooks", 10*time.Second, func() bool { return len(e.hooks.all()) >= 3 })
 
 		e.clock.Advance(25 * time.Hour)
 		fresh := send(t, e, e.liveKey, map[string]any{"to": to, "message": "New news", "type": "SMS"})
 		freshID, _ := sent(t, fresh)
-		waitFor(t, "the old message to be redacted", 10*time.Second, func() bool {
+		polltest.For(t, "the old message to be redacted", 10*time.Second, func() bool {
 			return e.do("GET", "/api/v1/integration/messages/"+mid, e.liveKey, nil).json(t)["redacted"] == true
 		})
-		waitFor(t, "the reply and the events to be redacted", 10*time.Second, func() bool {
+		polltest.For(t, "the reply and the events to be redacted", 10*time.Second, func() bool {
 			evs, err := e.st.EventsForCampaign(ctx, e.account.ID, cid, 100)
 			if err != nil {
 				t.Fatal(err)

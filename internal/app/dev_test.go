@@ -5,12 +5,14 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/msgsvc/msgsvc/internal/nodetest"
 )
 
 // dev prints the exact listen command, with the account's secret.
 func TestDevPrintsTheListenCommand(t *testing.T) {
 	e := newEnv(t, "sqlite", envOptions{})
-	var out lockedBuffer
+	var out nodetest.Buffer
 	if err := devWelcome(context.Background(), e.srv, &out); err != nil {
 		t.Fatal(err)
 	}

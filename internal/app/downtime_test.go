@@ -16,6 +16,8 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/nodetest"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
@@ -93,7 +95,7 @@ func TestReceiverDownForDays(t *testing.T) {
 	// more than two days.
 	const missed = 8
 	forEachDialect(t, func(t *testing.T, d string) {
-		logs := &lockedBuffer{}
+		logs := &nodetest.Buffer{}
 		e := newEnv(t, d, envOptions{retrySchedule: strings.Join(items, ","), log: logs, poll: 20 * time.Millisecond})
 		ctx := context.Background()
 		returning, lost := newDownReceiver(t, e), newDownReceiver(t, e)
@@ -159,7 +161,7 @@ type followed struct {
 func (x *followed) checkAttempt(t *testing.T, e *env, n int, sched webhook.Schedule) {
 	t.Helper()
 	ctx := context.Background()
-	waitFor(t, fmt.Sprintf("attempt %d to the %s receiver", n, x.name), 10*time.Second, func() bool {
+	polltest.For(t, fmt.Sprintf("attempt %d to the %s receiver", n, x.name), 10*time.Second, func() bool {
 		evs, err := e.st.EventsForMessage(ctx, e.account.ID, x.mid)
 		if err != nil || len(evs) != 1 {
 			return false

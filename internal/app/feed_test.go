@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"net/url"
 	"slices"
 	"strings"
@@ -118,7 +119,7 @@ func TestEventsFeed(t *testing.T) {
 		}
 		// The webhooks of the send with a callback carry the same ids (they
 		// may arrive in either order; the feed's is the order of events).
-		waitFor(t, "the webhooks", 10*time.Second, func() bool { return len(e.hooks.forMessage(loud)) == 2 })
+		polltest.For(t, "the webhooks", 10*time.Second, func() bool { return len(e.hooks.forMessage(loud)) == 2 })
 		var hookIDs, feedIDs []string
 		for _, h := range e.hooks.all() {
 			hookIDs = append(hookIDs, h.id)

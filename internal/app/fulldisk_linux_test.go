@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
 // TestFullDiskAnswers503: when the store cannot write (here its files may
@@ -119,7 +121,7 @@ func fullDiskChild(t *testing.T) {
 	// A write that was under way when the limit went may still fail once
 	// after the send: readiness follows the last write, so it is polled.
 	var ready response
-	waitFor(t, "/readyz ready once there was room again", 10*time.Second, func() bool {
+	polltest.For(t, "/readyz ready once there was room again", 10*time.Second, func() bool {
 		ready = e.do("GET", "/readyz", "", nil)
 		return ready.status == http.StatusOK
 	})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
 // A 410 Gone stops every event still queued for that receiver, not only
@@ -34,7 +35,7 @@ func TestGoneStopsTheReceiversQueue(t *testing.T) {
 			}
 			return evs[0]
 		}
-		waitFor(t, "two attempts each", 10*time.Second, func() bool {
+		polltest.For(t, "two attempts each", 10*time.Second, func() bool {
 			for _, mid := range queued {
 				if ev := eventOf(mid); ev.Attempts < 2 {
 					return false
@@ -45,7 +46,7 @@ func TestGoneStopsTheReceiversQueue(t *testing.T) {
 		e.hooks.set(func(r *receiver) { r.status = http.StatusGone })
 		r := send(t, e, e.testKey, map[string]any{"to": "5511999990001", "message": "x", "type": "SMS", "callbackUrl": e.hooks.url()})
 		gone := r.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
-		waitFor(t, "the queue stopped", 10*time.Second, func() bool {
+		polltest.For(t, "the queue stopped", 10*time.Second, func() bool {
 			for _, mid := range append(queued, gone) {
 				if eventOf(mid).State != domain.EventGone {
 					return false

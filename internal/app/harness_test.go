@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +19,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/msgsvc/msgsvc/internal/apikey"
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/manage"
@@ -235,18 +238,6 @@ func (e *env) do(method, path, key string, body any, headers ...string) response
 	return response{status: resp.StatusCode, header: resp.Header, body: raw}
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // receiver is an integrator's webhook endpoint that verifies every
 // signature with the Standard Webhooks reference library.
 type receiver struct {
@@ -368,17 +359,33 @@ func createTestUser(ctx context.Context, st *store.Store, accountID, email, role
 	return m.CreateUser(ctx, manage.Console, manage.NewUser{AccountID: accountID, Email: email, Role: role, Password: password})
 }
 
-// runNode runs srv until the test ends, and reports its stop's error as
-// the test's.
-func runNode(t *testing.T, srv *Server, name string) {
+// withConfigFile runs serve with yaml as its configuration file.
+func withConfigFile(t *testing.T, yaml string) func(c *config.Config) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("%s stopped with %v", name, err)
-		}
-	})
+	path := filepath.Join(t.TempDir(), "msgsvc.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return func(c *config.Config) { c.Dev, c.Config = false, path }
+}
+
+// addAccount creates another account on e's node, at e's clock.
+func (e *env) addAccount(in NewAccount) domain.Account {
+	e.t.Helper()
+	a, err := CreateAccount(context.Background(), e.st, in, e.clock.Now())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return a
+}
+
+// addKey makes an API key of account in env ("test" or "live"), at e's
+// clock.
+func (e *env) addKey(account, env string) (apikey.Key, domain.APIKey) {
+	e.t.Helper()
+	k, rec, err := CreateKey(context.Background(), e.st, account, env, e.clock.Now())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return k, rec
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
 // Findings of a hostile black-box test of the API, each proved fixed.
@@ -40,7 +42,7 @@ func TestEnvironmentsAreSeparate(t *testing.T) {
 			}
 			// Lists and the events feed: the owner's environment sees the
 			// message and its events, the other sees neither.
-			waitFor(t, c.name+": events in the owner's feed", 10*time.Second, func() bool {
+			polltest.For(t, c.name+": events in the owner's feed", 10*time.Second, func() bool {
 				evs, _ := readFeed(t, e, c.owner, "", 1000)
 				return len(eventsOf(evs, mid, "")) > 0
 			})

@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/provider/twilio"
@@ -38,13 +35,13 @@ func twilioBlock(apiURL string) string {
 `, twSID, twToken, twNumber, apiURL, twPublic)
 }
 
-// withConfigFile runs serve with yaml as its configuration file.
-func withConfigFile(t *testing.T, yaml string) func(c *config.Config) {
-	path := filepath.Join(t.TempDir(), "msgsvc.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return func(c *config.Config) { c.Dev, c.Config = false, path }
+// twilioEnv is a node that sends every SMS through a fake Twilio.
+func twilioEnv(t *testing.T, dialect string) (*env, *twiliotest.Server) {
+	t.Helper()
+	tw := twiliotest.New(t)
+	e := newEnv(t, dialect, envOptions{config: withConfigFile(t, "providers:\n"+twilioBlock(tw.URL)+
+		"routes:\n  - channel: SMS\n    primary: twilio\n")})
+	return e, tw
 }
 
 // postTwilio posts a form to a Twilio callback path, signed as Twilio
@@ -63,9 +60,7 @@ func (e *env) postTwilio(path string, form url.Values, token string) response {
 // the integrator; forged or unsigned callbacks change nothing.
 func TestLiveSMSThroughTwilio(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d string) {
-		tw := twiliotest.New(t)
-		e := newEnv(t, d, envOptions{config: withConfigFile(t, "providers:\n"+twilioBlock(tw.URL)+
-			"routes:\n  - channel: SMS\n    primary: twilio\n")})
+		e, tw := twilioEnv(t, d)
 		ctx := context.Background()
 		mid := msgID(t, send(t, e, e.liveKey, map[string]any{"to": "5511999990042", "message": "Your code is 482913", "type": "SMS",
 			"callbackUrl": e.hooks.url()}), 0)
@@ -174,9 +169,7 @@ func downSMSC(t *testing.T) string {
 // and no other; an unsigned one is refused and recorded nowhere.
 func TestInboundSMSThroughTwilio(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d string) {
-		tw := twiliotest.New(t)
-		e := newEnv(t, d, envOptions{config: withConfigFile(t, "providers:\n"+twilioBlock(tw.URL)+
-			"routes:\n  - channel: SMS\n    primary: twilio\n")})
+		e, _ := twilioEnv(t, d)
 		ctx := context.Background()
 		now := e.clock.Now()
 		other, err := CreateAccount(ctx, e.st, NewAccount{Name: "Other", Tier: "enterprise", Credits: 10, Currency: "USD", Country: "55"}, now)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/nodetest"
 )
 
 // secondNode starts another node on e's database, as a second machine of
@@ -23,7 +24,7 @@ func secondNode(t *testing.T, e *env) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runNode(t, srv, "second node")
+	nodetest.Run(t, "second node", srv.Run)
 	return "http://" + srv.Addr()
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
 // Limits and their requests, messages and webhooks, balance and the
@@ -112,7 +113,7 @@ func TestManageMessagesAndRedeliver(t *testing.T) {
 		}
 		live := send(t, e, e.liveKey, map[string]any{"to": "5511999990010", "message": "hi", "type": "SMS"})
 		liveID := live.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
-		waitFor(t, "deliveries", 10*time.Second, func() bool { return len(e.hooks.forMessage(ids[0])) >= 2 })
+		polltest.For(t, "deliveries", 10*time.Second, func() bool { return len(e.hooks.forMessage(ids[0])) >= 2 })
 
 		search := func(q string) []string {
 			t.Helper()
@@ -166,8 +167,8 @@ func TestManageMessagesAndRedeliver(t *testing.T) {
 		if r := e.mg("POST", redeliver, dev, nil); r.status != 202 {
 			t.Fatalf("redeliver: %d %s", r.status, r.body)
 		}
-		waitFor(t, "the redelivery", 10*time.Second, func() bool { return countHooks(e, eventID) == before+1 })
-		waitFor(t, "its attempt recorded", 10*time.Second, func() bool {
+		polltest.For(t, "the redelivery", 10*time.Second, func() bool { return countHooks(e, eventID) == before+1 })
+		polltest.For(t, "its attempt recorded", 10*time.Second, func() bool {
 			l, _ := e.mg("GET", "/api/v1/manage/messages/"+ids[0]+"/attempts", viewer, nil).json(t)["attempts"].([]any)
 			return len(l) == len(list)+1
 		})
@@ -192,21 +193,16 @@ func TestManageTenancy(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d string) {
 		e := newEnv(t, d, envOptions{})
 		ctx := context.Background()
-		other, err := CreateAccount(ctx, e.st, NewAccount{Name: "Other", Tier: "basic", Credits: 50, Currency: "EUR", Country: "44"}, e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		ok, okRec, err := CreateKey(ctx, e.st, other.ID, "test", e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
+		other := e.addAccount(NewAccount{Name: "Other", Tier: "basic", Credits: 50, Currency: "EUR", Country: "44"})
+		ok, okRec := e.addKey(other.ID, "test")
 		s := send(t, e, ok.Secret, map[string]any{"to": "5511999990077", "message": "theirs", "type": "SMS", "callbackUrl": e.hooks.url()})
 		if s.status != 202 {
 			t.Fatalf("their send: %d %s", s.status, s.body)
 		}
 		theirMsg := s.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
 		var evs []domain.Event
-		waitFor(t, "their webhook event", 10*time.Second, func() bool {
+		var err error
+		polltest.For(t, "their webhook event", 10*time.Second, func() bool {
 			evs, err = e.st.EventsForMessage(ctx, other.ID, theirMsg)
 			return err == nil && len(evs) > 0
 		})

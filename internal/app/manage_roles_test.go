@@ -10,6 +10,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/user"
 )
 
@@ -28,7 +29,7 @@ func TestManageRoleMatrix(t *testing.T) {
 		s := send(t, e, e.testKey, map[string]any{"to": "5511999990010", "message": "hi", "type": "SMS", "callbackUrl": e.hooks.url()})
 		mid := s.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
 		var evs []domain.Event
-		waitFor(t, "an event", 10*time.Second, func() bool {
+		polltest.For(t, "an event", 10*time.Second, func() bool {
 			evs, _ = e.st.EventsForMessage(ctx, e.account.ID, mid)
 			return len(evs) > 0
 		})
@@ -75,10 +76,7 @@ func roleOps(t *testing.T, e *env, mid, eventID string) []roleOp {
 	n := 0
 	fresh := func() int { n++; return n }
 	newKey := func() string {
-		_, rec, err := CreateKey(ctx, e.st, e.account.ID, "test", e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, rec := e.addKey(e.account.ID, "test")
 		return rec.ID
 	}
 	newSender := func() string {

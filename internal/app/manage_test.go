@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
 // The management API (docs/panel.md): sessions, keys, security and
@@ -250,7 +251,7 @@ func TestManageSecurity(t *testing.T) {
 		e.clock.Advance(6 * time.Second)
 		m := send(t, e, e.testKey, map[string]any{"to": "5511999990010", "message": "hi", "type": "SMS", "callbackUrl": e.hooks.url()})
 		mid := m.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
-		waitFor(t, "a webhook", 10*time.Second, func() bool { return len(e.hooks.forMessage(mid)) > 0 })
+		polltest.For(t, "a webhook", 10*time.Second, func() bool { return len(e.hooks.forMessage(mid)) > 0 })
 		for _, h := range e.hooks.all() {
 			if sigs := strings.Fields(h.header.Get("webhook-signature")); len(sigs) != 2 {
 				t.Fatalf("during the rotation a webhook carries %d signatures: %v", len(sigs), sigs)
@@ -336,10 +337,7 @@ func TestManageUsers(t *testing.T) {
 		}
 		wantProblem(t, "a removed user's session", e.mg("GET", "/api/v1/manage/keys", dev, nil), 401, "INVALID_TOKEN")
 		wantProblem(t, "removing twice", e.mg("DELETE", "/api/v1/manage/users/"+u["id"].(string), owner, nil), 404, "NOT_FOUND")
-		other, err := CreateAccount(context.Background(), e.st, NewAccount{Name: "Other", Tier: "free", Currency: "USD", Country: "1"}, e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
+		other := e.addAccount(NewAccount{Name: "Other", Tier: "free", Currency: "USD", Country: "1"})
 		theirs, _, err := createTestUser(context.Background(), e.st, other.ID, "x@other.example", "owner", testPassword, e.clock.Now())
 		if err != nil {
 			t.Fatal(err)

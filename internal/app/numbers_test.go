@@ -3,8 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,8 +10,8 @@ import (
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/pdu"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/provider/smpp/smpptest"
-	"github.com/msgsvc/msgsvc/internal/smppserver/esmetest"
 )
 
 // An SMPP carrier that writes numbers with a "+" (or the "00" prefix):
@@ -30,16 +28,10 @@ func TestSMPPRepliesMatchNumbersInEveryForm(t *testing.T) {
 			c.SMPPAddr, c.SMPPSystemID, c.SMPPPassword = smsc.Addr(), "msgsvc", "secret"
 		}})
 		ctx := context.Background()
-		waitFor(t, "the SMSC bound", 10*time.Second, func() bool { return smsc.Binds() > 0 })
+		polltest.For(t, "the SMSC bound", 10*time.Second, func() bool { return smsc.Binds() > 0 })
 		op := e.member("operator")
-		b, err := CreateAccount(ctx, e.st, NewAccount{Name: "Beta", Tier: "enterprise", Credits: 50, Currency: "EUR", Country: "44"}, e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		blk, _, err := CreateKey(ctx, e.st, b.ID, "live", e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := e.addAccount(NewAccount{Name: "Beta", Tier: "enterprise", Credits: 50, Currency: "EUR", Country: "44"})
+		blk, _ := e.addKey(b.ID, "live")
 		const number = "15550001111"
 		if r := e.mg("POST", "/api/v1/manage/senders?account="+b.ID, op, map[string]any{"channel": "SMS", "value": number}); r.status != 201 {
 			t.Fatalf("B's number: %d %s", r.status, r.body)
@@ -60,7 +52,7 @@ func TestSMPPRepliesMatchNumbersInEveryForm(t *testing.T) {
 			if !smsc.Deliver(p.from, ton, p.to, ton, "hello") {
 				t.Fatal("nothing bound to deliver to")
 			}
-			waitFor(t, "the reply from "+p.from+" recorded", 10*time.Second, func() bool {
+			polltest.For(t, "the reply from "+p.from+" recorded", 10*time.Second, func() bool {
 				at, _ := e.st.LastInbound(ctx, b.ID, domain.Live, p.phone, domain.SMS)
 				return !at.IsZero()
 			})
@@ -76,7 +68,7 @@ func TestSMPPRepliesMatchNumbersInEveryForm(t *testing.T) {
 		if !smsc.Deliver("+46700000031", smpp1, "+"+number, smpp1, "STOP") {
 			t.Fatal("nothing bound to deliver to")
 		}
-		waitFor(t, "the STOP recorded for B", 10*time.Second, func() bool {
+		polltest.For(t, "the STOP recorded for B", 10*time.Second, func() bool {
 			opted, _ := e.st.OptedOut(ctx, b.ID, domain.Live, []string{"46700000031"})
 			return opted["46700000031"]
 		})
@@ -157,10 +149,7 @@ func TestSenderTwinsRefused(t *testing.T) {
 		ctx := context.Background()
 		const m = "/api/v1/manage/senders"
 		adminA, op := e.member("admin"), e.member("operator")
-		b, err := CreateAccount(ctx, e.st, NewAccount{Name: "Beta", Tier: "enterprise", Credits: 50, Currency: "EUR", Country: "44"}, e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := e.addAccount(NewAccount{Name: "Beta", Tier: "enterprise", Credits: 50, Currency: "EUR", Country: "44"})
 		// Requests A made before these rules (the store takes any form) wait
 		// while B's values are approved.
 		var stored []domain.Sender
@@ -208,23 +197,15 @@ func TestSenderTwinsRefused(t *testing.T) {
 func TestSMPPReceiptOfTheRouteSender(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d string) {
 		smsc := smpptest.Start(t)
-		path := filepath.Join(t.TempDir(), "msgsvc.yaml")
-		conf := fmt.Sprintf("providers:\n  - name: carrier\n    type: smpp\n    smpp: {addr: %s, systemId: msgsvc, password: secret, sourceAddr: \"+15550003333\"}\n"+
-			"routes:\n  - {channel: SMS, countries: [\"46\"], primary: carrier}\n", smsc.Addr())
-		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		serve := withConfigFile(t, fmt.Sprintf("providers:\n  - name: carrier\n    type: smpp\n    smpp: {addr: %s, systemId: msgsvc, password: secret, sourceAddr: \"+15550003333\"}\n"+
+			"routes:\n  - {channel: SMS, countries: [\"46\"], primary: carrier}\n", smsc.Addr()))
 		e := newEnv(t, d, envOptions{poll: 20 * time.Millisecond, config: func(c *config.Config) {
-			c.Dev = false
-			c.Config = path
+			serve(c)
 			c.SMPPListen = "127.0.0.1:0"
 		}})
-		waitFor(t, "the SMSC bound", 10*time.Second, func() bool { return smsc.Binds() > 0 })
+		polltest.For(t, "the SMSC bound", 10*time.Second, func() bool { return smsc.Binds() > 0 })
 		sys, pw := e.smppUser(e.account.ID, "live", "acmelive")
-		c := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
-		if st := c.Bind(pdu.BindTransceiver, sys, pw); st != pdu.StatusOK {
-			t.Fatalf("bind: %s", st)
-		}
+		c := e.dialBound(pdu.BindTransceiver, sys, pw)
 		if r := c.Submit("", "46700000041", "Hello from the route", 1); r.Status != pdu.StatusOK {
 			t.Fatalf("submit_sm: %s", r.Status)
 		}

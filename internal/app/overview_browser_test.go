@@ -9,6 +9,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/ledger"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
 // TestOverviewInChromium: the page a user lands on shows the balance under
@@ -42,7 +43,7 @@ func TestOverviewInChromium(t *testing.T) {
 	failed := send(t, e, e.liveKey, map[string]any{"to": "5511999990001", "message": "hi", "type": "SMS"}).json(t)
 	failedID := failed["messages"].([]any)[0].(map[string]any)["messageId"].(string)
 	send(t, e, e.liveKey, map[string]any{"to": "5511999990160", "message": "hi", "type": "RCS", "callbackUrl": e.hooks.url()})
-	waitFor(t, "the statuses and the failing webhooks", 15*time.Second, func() bool {
+	polltest.For(t, "the statuses and the failing webhooks", 15*time.Second, func() bool {
 		evs, err := e.st.TroubledEvents(ctx, e.account.ID, 10)
 		return err == nil && len(evs) >= 2 && len(e.alertCounts(t, e.account.ID)) == 2
 	})
@@ -110,7 +111,7 @@ func TestOverviewInChromium(t *testing.T) {
 	if st := c.press("form[action$='/redeliver'] button"); st != 200 || !strings.Contains(c.text(".notice"), "same webhook-id") {
 		t.Errorf("redeliver an alert: %d", st)
 	}
-	waitFor(t, "the redelivered alert", 10*time.Second, func() bool { return len(e.alertHooks()) == 1 })
+	polltest.For(t, "the redelivered alert", 10*time.Second, func() bool { return len(e.alertHooks()) == 1 })
 	c.shot("alerts")
 	c.logout()
 

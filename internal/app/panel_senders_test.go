@@ -50,10 +50,7 @@ func TestPanelSenderRequests(t *testing.T) {
 		t.Fatal("the decisions do not show to the account")
 	}
 	// Another account's admin asking for the held value, in another case.
-	other, err := CreateAccount(ctx, e.st, NewAccount{Name: "Other Corp", Tier: "basic", Currency: "EUR", Country: "44"}, e.clock.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := e.addAccount(NewAccount{Name: "Other Corp", Tier: "basic", Currency: "EUR", Country: "44"})
 	if _, _, err := createTestUser(ctx, e.st, other.ID, "admin@other.example", "admin", testPassword, e.clock.Now()); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
 // The web panel over plain HTTP (the browser tests drive it in Chromium):
@@ -231,10 +233,7 @@ func mustURL(t *testing.T, s string) *url.URL {
 // rest with a clear page whatever the browser sends.
 func TestPanelRoles(t *testing.T) {
 	e := newEnv(t, "sqlite", envOptions{})
-	_, rec, err := CreateKey(context.Background(), e.st, e.account.ID, "test", e.clock.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, rec := e.addKey(e.account.ID, "test")
 	viewer := e.browser()
 	viewer.login(e.user("viewer"))
 	p := viewer.get("/settings/keys")
@@ -278,10 +277,7 @@ func TestPanelTenancy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok, okRec, err := CreateKey(context.Background(), e.st, other.ID, "test", e.clock.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ok, okRec := e.addKey(other.ID, "test")
 	s := send(t, e, ok.Secret, map[string]any{"to": "5511999990077", "message": "theirs", "type": "SMS"})
 	theirs := s.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
 	owner := e.browser()
@@ -342,7 +338,7 @@ func TestPanelMessagePage(t *testing.T) {
 	r = send(t, e, e.testKey, map[string]any{"to": "5511999990000", "message": "no hooks", "type": "SMS"})
 	bare := r.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
 	var p page
-	waitFor(t, "the DELIVERED webhook delivered", 10*time.Second, func() bool {
+	polltest.For(t, "the DELIVERED webhook delivered", 10*time.Second, func() bool {
 		p = b.get("/messages/" + hooked)
 		return strings.Contains(p.body, `delivery_status · <span class="badge delivered">DELIVERED</span> · webhook <span class="badge delivered">delivered</span>`)
 	})
@@ -355,7 +351,7 @@ func TestPanelMessagePage(t *testing.T) {
 	if strings.Contains(p.body, "No webhook will be sent") {
 		t.Error("a send with a callbackUrl says no webhook will be sent")
 	}
-	waitFor(t, "the bare message delivered", 10*time.Second, func() bool {
+	polltest.For(t, "the bare message delivered", 10*time.Second, func() bool {
 		p = b.get("/messages/" + bare)
 		return strings.Contains(p.body, `<span class="badge delivered">DELIVERED</span>`)
 	})

@@ -22,6 +22,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/api"
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/nodetest"
 	"github.com/msgsvc/msgsvc/internal/ratelimit"
 	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
@@ -55,7 +56,7 @@ func startNode(t *testing.T, dsn, backend string, clk *clock) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runNode(t, srv, "node")
+	nodetest.Run(t, "node", srv.Run)
 	return &env{t: t, srv: srv, st: srv.Store(), base: "http://" + srv.Addr(), clock: clk, client: &http.Client{}}
 }
 
@@ -63,22 +64,14 @@ func startNode(t *testing.T, dsn, backend string, clk *clock) *env {
 // the tier's defaults.
 func (e *env) newAccount(tier string, limits *domain.Limits) (domain.Account, string) {
 	e.t.Helper()
-	ctx := context.Background()
-	now := e.clock.Now()
-	a, err := CreateAccount(ctx, e.st, NewAccount{Name: "RL " + tier, Tier: tier, Credits: 100, Currency: "USD", Country: "55"}, now)
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	a := e.addAccount(NewAccount{Name: "RL " + tier, Tier: tier, Credits: 100, Currency: "USD", Country: "55"})
 	if limits != nil {
-		if err := e.st.SetLimits(ctx, a.ID, *limits); err != nil {
+		if err := e.st.SetLimits(context.Background(), a.ID, *limits); err != nil {
 			e.t.Fatal(err)
 		}
 		a.Limits = *limits
 	}
-	k, _, err := CreateKey(ctx, e.st, a.ID, "test", now)
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	k, _ := e.addKey(a.ID, "test")
 	return a, k.Secret
 }
 

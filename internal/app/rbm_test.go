@@ -14,6 +14,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/media/mediatest"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/provider/rbm/rbmtest"
 )
 
@@ -54,7 +55,7 @@ func (e *env) notify(event any) response {
 func sentTo(t *testing.T, p *rbmtest.Platform, phone string) rbmtest.Message {
 	t.Helper()
 	var got rbmtest.Message
-	waitFor(t, "the platform to get a message to "+phone, 10*time.Second, func() bool {
+	polltest.For(t, "the platform to get a message to "+phone, 10*time.Second, func() bool {
 		for _, m := range p.Messages() {
 			if m.Phone == "+"+phone {
 				got = m
@@ -117,20 +118,20 @@ func TestLiveRCSOverRBM(t *testing.T) {
 		if card.Description != "New arrivals" || !bytes.Equal(file.Data, mediatest.PNG()) || file.ContentType != "image/png" {
 			t.Fatalf("the platform got %s and file %q", m.Body, file.Name)
 		}
-		waitFor(t, "SENT", 10*time.Second, func() bool { return hooksOf(e, mid)["SENT"] == "rbm" })
+		polltest.For(t, "SENT", 10*time.Second, func() bool { return hooksOf(e, mid)["SENT"] == "rbm" })
 		for _, ev := range []string{"DELIVERED", "READ"} {
 			if r := e.notify(rbmtest.UserEvent(phone, rbmAgent, m.ID, ev)); r.status != 200 {
 				t.Fatalf("%s: %d %s", ev, r.status, r.body)
 			}
 		}
-		waitFor(t, "DELIVERED and READ", 10*time.Second, func() bool { return len(hooksOf(e, mid)) == 3 })
+		polltest.For(t, "DELIVERED and READ", 10*time.Second, func() bool { return len(hooksOf(e, mid)) == 3 })
 		if got := hooksOf(e, mid); got["DELIVERED"] != "rbm" || got["READ"] != "rbm" {
 			t.Fatalf("webhooks %v", got)
 		}
 		if r := e.notify(rbmtest.UserText(phone, rbmAgent, "Do you have size 44?")); r.status != 200 {
 			t.Fatalf("reply: %d %s", r.status, r.body)
 		}
-		waitFor(t, "the reply", 10*time.Second, func() bool {
+		polltest.For(t, "the reply", 10*time.Second, func() bool {
 			for _, h := range e.hooks.all() {
 				if h.payload["event"] == "message_received" {
 					if h.payload["message"] != "Do you have size 44?" || h.payload["channel"] != "RCS" || h.payload["campaignId"] != cid ||
@@ -210,7 +211,7 @@ func TestRCSFallbackOverRBM(t *testing.T) {
 
 		mid = sendRCS(offline)
 		rm := sentTo(t, p, offline)
-		waitFor(t, "SENT", 10*time.Second, func() bool { return hooksOf(e, mid)["SENT"] == "rbm" })
+		polltest.For(t, "SENT", 10*time.Second, func() bool { return hooksOf(e, mid)["SENT"] == "rbm" })
 		e.clock.Advance(2 * time.Minute)
 		m = finalStatus(t, e, e.liveKey, mid, "DELIVERED")
 		if m["channel"] != "SMS" || m["provider"] != "simulator" || m["type"] != "RCS" {
@@ -219,7 +220,7 @@ func TestRCSFallbackOverRBM(t *testing.T) {
 		if rv := p.Revoked(); len(rv) != 1 || rv[0] != rm.ID {
 			t.Fatalf("revoked %v, want %s", rv, rm.ID)
 		}
-		waitFor(t, "DELIVERED", 10*time.Second, func() bool { return hooksOf(e, mid)["DELIVERED"] != "" })
+		polltest.For(t, "DELIVERED", 10*time.Second, func() bool { return hooksOf(e, mid)["DELIVERED"] != "" })
 		if got := hooksOf(e, mid); len(got) != 2 || got["SENT"] != "rbm" || got["DELIVERED"] != "simulator" {
 			t.Fatalf("webhooks %v", got)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/provider/smpp/smpptest"
 	"github.com/msgsvc/msgsvc/internal/provider/whatsapp/whatsapptest"
 )
@@ -43,7 +44,7 @@ func TestReloadRefusesToDropRoutes(t *testing.T) {
 		both := providers + "routes:\n  - {channel: SMS, primary: carrier}\n  - {channel: WHATSAPP, primary: whatsapp}\n"
 		write(both)
 		e := newEnv(t, d, envOptions{poll: 20 * time.Millisecond, config: func(c *config.Config) { c.Dev, c.Config = false, path }})
-		waitFor(t, "the carrier bound", 10*time.Second, func() bool { return smsc.Binds() == 1 })
+		polltest.For(t, "the carrier bound", 10*time.Second, func() bool { return smsc.Binds() == 1 })
 		operator := e.member("operator")
 		refused := func(what, state, detail string) {
 			t.Helper()
@@ -106,7 +107,7 @@ func TestReadyzTellsStrangersStatesOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newEnv(t, "sqlite", envOptions{config: func(c *config.Config) { c.Dev, c.Config = false, path }})
-	waitFor(t, "the carrier bound", 10*time.Second, func() bool { return smsc.Binds() == 1 })
+	polltest.For(t, "the carrier bound", 10*time.Second, func() bool { return smsc.Binds() == 1 })
 	// A rejected rate card: its path is all the error may say of it.
 	rates := filepath.Join(filepath.Dir(path), "rates.csv")
 	if err := os.WriteFile(rates, []byte("44\x00\xff\xfe,\x1b[2Jsecret\n"), 0o600); err != nil {

@@ -19,8 +19,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"github.com/msgsvc/msgsvc/internal/config"
-	"github.com/msgsvc/msgsvc/internal/webhook"
+	"github.com/msgsvc/msgsvc/internal/nodetest"
 )
 
 // TestReadmeExamples keeps the README and the reference in docs/ true.
@@ -279,9 +278,7 @@ type readmeHooks struct {
 func startReadmeNode(t *testing.T) *readmeNode {
 	t.Helper()
 	dir := t.TempDir()
-	cfg := config.Config{Dev: true, DB: filepath.Join(dir, "msgsvc.db"), DataDir: dir, Addr: "127.0.0.1:0",
-		WebhookAllowPrivate: true, SimulatorDelay: 20 * time.Millisecond, WebhookRetrySchedule: webhook.Schedule{50 * time.Millisecond},
-		RateLimitBackend: "memory", NodeID: "readme", DispatchWorkers: 2, ShutdownTimeout: 5 * time.Second, LogLevel: "error"}
+	cfg := nodetest.DevConfig(dir, "readme", 20*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	srv, err := NewServer(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), Options{})
 	if err != nil {

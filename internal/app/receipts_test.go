@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/provider/smpp/smpptest"
 )
 
@@ -23,7 +24,7 @@ func TestOverdueReceiptsAreAskedFor(t *testing.T) {
 			c.SMPPAddr, c.SMPPSystemID, c.SMPPPassword = smsc.Addr(), "msgsvc", "secret"
 			c.ReceiptOverdue = time.Second
 		}})
-		waitFor(t, "the SMSC bound", 10*time.Second, func() bool { return smsc.Binds() > 0 })
+		polltest.For(t, "the SMSC bound", 10*time.Second, func() bool { return smsc.Binds() > 0 })
 		one := msgID(t, send(t, e, e.liveKey, map[string]any{"to": "46700000019", "message": "short", "type": "SMS",
 			"callbackUrl": e.hooks.url()}), 0)
 		three := msgID(t, send(t, e, e.liveKey, map[string]any{"to": "46700000029", "message": strings.Repeat("long text ", 40),
@@ -36,7 +37,7 @@ func TestOverdueReceiptsAreAskedFor(t *testing.T) {
 			if m["provider"] != "smpp" {
 				t.Errorf("%s: %v", mid, m)
 			}
-			waitFor(t, mid+"'s DELIVERED webhook", 10*time.Second, func() bool {
+			polltest.For(t, mid+"'s DELIVERED webhook", 10*time.Second, func() bool {
 				return slices.Contains(e.hooks.forMessage(mid), "DELIVERED")
 			})
 		}

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -81,7 +82,7 @@ func TestMisbehavingReceivers(t *testing.T) {
 	}
 	for _, c := range cases {
 		var ev domain.Event
-		waitFor(t, c.path+" delivered", 30*time.Second, func() bool {
+		polltest.For(t, c.path+" delivered", 30*time.Second, func() bool {
 			evs, _ := e.st.EventsForMessage(ctx, e.account.ID, mids[c.path])
 			if len(evs) == 1 {
 				ev = evs[0]

@@ -12,6 +12,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/provider/smpp/smpptest"
 )
 
@@ -36,7 +37,7 @@ func TestReloadKeepsBindsAndTheRunningConfiguration(t *testing.T) {
 	}
 	write("msgsvc", "one, two")
 	e := newEnv(t, "sqlite", envOptions{poll: 20 * time.Millisecond, config: func(c *config.Config) { c.Dev, c.Config = false, path }})
-	waitFor(t, "both bound", 10*time.Second, func() bool { return one.Binds() == 1 && two.Binds() == 1 })
+	polltest.For(t, "both bound", 10*time.Second, func() bool { return one.Binds() == 1 && two.Binds() == 1 })
 	if m := sendOne(t, e, "46700000011"); m.Provider != "one" {
 		t.Fatalf("before the reload: %s", m.Provider)
 	}
@@ -74,7 +75,7 @@ func TestReloadKeepsBindsAndTheRunningConfiguration(t *testing.T) {
 	if err := e.srv.Reload(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "two bound again", 10*time.Second, func() bool { return two.Binds() == 2 })
+	polltest.For(t, "two bound again", 10*time.Second, func() bool { return two.Binds() == 2 })
 	if m := sendOne(t, e, "46700000014"); m.Provider != "two" || m.Status != domain.Delivered {
 		t.Fatalf("after rebinding: %+v", m)
 	}

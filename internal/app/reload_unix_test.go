@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/provider/smpp/smpptest"
 )
 
@@ -36,7 +37,7 @@ func TestReloadOnHangup(t *testing.T) {
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the routes reloaded", 10*time.Second, func() bool {
+	polltest.For(t, "the routes reloaded", 10*time.Second, func() bool {
 		r := e.srv.routing.Describe()
 		return len(r) == 1 && r[0].Providers[0].Name == "two"
 	})

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
@@ -21,7 +22,7 @@ func TestRotatedSecretSignsAtOnce(t *testing.T) {
 			t.Helper()
 			m := send(t, e, e.testKey, map[string]any{"to": "5511999990010", "message": "hi", "type": "SMS", "callbackUrl": e.hooks.url()})
 			mid := m.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
-			waitFor(t, "a webhook", 10*time.Second, func() bool { return len(e.hooks.forMessage(mid)) > 0 })
+			polltest.For(t, "a webhook", 10*time.Second, func() bool { return len(e.hooks.forMessage(mid)) > 0 })
 			for _, h := range e.hooks.all() {
 				if strings.Contains(string(h.raw), mid) {
 					return h

@@ -3,13 +3,13 @@ package app
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/provider/smpp/smpptest"
 )
 
@@ -44,12 +44,9 @@ routes:
   - {name: best, channel: SMS, prefixes: ["46701"], providers: [cheap, dear], strategy: quality, window: 20}
   - {name: backed, channel: SMS, prefixes: ["46705"], providers: [dear, cheap]}
 `, cheap.Addr, dear.Addr)
-		path := filepath.Join(t.TempDir(), "msgsvc.yaml")
-		if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		serve := withConfigFile(t, yaml)
 		e := newEnv(t, d, envOptions{poll: 20 * time.Millisecond, config: func(c *config.Config) {
-			c.Dev, c.Config = false, path
+			serve(c)
 			c.DispatchLease = 2 * time.Second
 		}})
 
@@ -79,7 +76,7 @@ routes:
 		}
 		mid := msgID(t, send(t, e, e.liveKey, map[string]any{"to": "46705000011", "message": "hi", "type": "SMS"}), 0)
 		var m domain.Message
-		waitFor(t, "failover to cheap", 30*time.Second, func() bool {
+		polltest.For(t, "failover to cheap", 30*time.Second, func() bool {
 			var err error
 			if m, err = e.st.MessageByID(t.Context(), mid); err != nil {
 				t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/provider/smpp/smpptest"
 )
 
@@ -56,7 +57,7 @@ func startMoneyNode(t *testing.T, d string) (*env, map[string]*smpptest.SMSC) {
 		c.Dev, c.Config = false, path
 		c.DispatchLease = 2 * time.Second // a hand-over to the silent SMSC gives up within half of it
 	}})
-	waitFor(t, "three SMSCs bound", 10*time.Second, func() bool {
+	polltest.For(t, "three SMSCs bound", 10*time.Second, func() bool {
 		return smscs["cheap"].Binds() > 0 && smscs["dear"].Binds() > 0 && smscs["third"].Binds() > 0
 	})
 	return e, smscs
@@ -67,7 +68,7 @@ func startMoneyNode(t *testing.T, d string) (*env, map[string]*smpptest.SMSC) {
 func ended(t *testing.T, e *env, mid string) domain.Message {
 	t.Helper()
 	var m domain.Message
-	waitFor(t, mid+" final", 10*time.Second, func() bool {
+	polltest.For(t, mid+" final", 10*time.Second, func() bool {
 		var err error
 		if m, err = e.st.MessageByID(context.Background(), mid); err != nil {
 			t.Fatal(err)
@@ -172,7 +173,7 @@ func checkRefusalSaysWhy(t *testing.T, e *env, mid, reason string) {
 		t.Fatalf("the list shows the refunded message: %v", list)
 	}
 	var hooked map[string]any
-	waitFor(t, "the FAILED webhook", 10*time.Second, func() bool {
+	polltest.For(t, "the FAILED webhook", 10*time.Second, func() bool {
 		for _, h := range e.hooks.all() {
 			if h.payload["messageId"] == mid && h.payload["status"] == "FAILED" {
 				hooked = h.payload

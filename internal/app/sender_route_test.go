@@ -3,14 +3,12 @@ package app
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/provider/smpp/smpptest"
 )
 
@@ -37,24 +35,12 @@ routes:
 func TestRouteSenderHeldByAnotherAccount(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d string) {
 		shared, backup := smpptest.Start(t), smpptest.Start(t)
-		path := filepath.Join(t.TempDir(), "msgsvc.yaml")
-		if err := os.WriteFile(path, fmt.Appendf(nil, heldRouteConfig, shared.Addr(), backup.Addr()), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		e := newEnv(t, d, envOptions{poll: 20 * time.Millisecond, config: func(c *config.Config) {
-			c.Dev = false // serve: live SMS take the configured carriers
-			c.Config = path
-		}})
+		// serve: live SMS take the configured carriers
+		e := newEnv(t, d, envOptions{poll: 20 * time.Millisecond, config: withConfigFile(t, fmt.Sprintf(heldRouteConfig, shared.Addr(), backup.Addr()))})
 		ctx := context.Background()
-		waitFor(t, "both SMSCs bound", 10*time.Second, func() bool { return shared.Binds() > 0 && backup.Binds() > 0 })
-		b, err := CreateAccount(ctx, e.st, NewAccount{Name: "Other", Tier: "enterprise", Credits: 50, Currency: "EUR", Country: "44"}, e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		bKey, _, err := CreateKey(ctx, e.st, b.ID, "live", e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
+		polltest.For(t, "both SMSCs bound", 10*time.Second, func() bool { return shared.Binds() > 0 && backup.Binds() > 0 })
+		b := e.addAccount(NewAccount{Name: "Other", Tier: "enterprise", Credits: 50, Currency: "EUR", Country: "44"})
+		bKey, _ := e.addKey(b.ID, "live")
 		sendFrom := func(key, to string) string {
 			t.Helper()
 			return msgID(t, send(t, e, key, map[string]any{"to": to, "message": "hi", "type": "SMS"}), 0)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
@@ -20,18 +21,9 @@ func TestSendersHeldByOneAccount(t *testing.T) {
 		ctx := context.Background()
 		const m = "/api/v1/manage/senders"
 		adminA, op := e.member("admin"), e.member("operator")
-		other, err := CreateAccount(ctx, e.st, NewAccount{Name: "Other", Tier: "enterprise", Credits: 50, Currency: "EUR", Country: "44"}, e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		otk, _, err := CreateKey(ctx, e.st, other.ID, "test", e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		olk, _, err := CreateKey(ctx, e.st, other.ID, "live", e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
+		other := e.addAccount(NewAccount{Name: "Other", Tier: "enterprise", Credits: 50, Currency: "EUR", Country: "44"})
+		otk, _ := e.addKey(other.ID, "test")
+		olk, _ := e.addKey(other.ID, "live")
 		if _, _, err := createTestUser(ctx, e.st, other.ID, "admin@other.example", "admin", testPassword, e.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +86,7 @@ func TestSendersHeldByOneAccount(t *testing.T) {
 			t.Fatalf("B's live send: %d %s", s.status, s.body)
 		}
 		bmid := s.json(t)["messages"].([]any)[0].(map[string]any)["messageId"].(string)
-		waitFor(t, "B's message handed over", 10*time.Second, func() bool {
+		polltest.For(t, "B's message handed over", 10*time.Second, func() bool {
 			msg, err := e.st.MessageByID(ctx, bmid)
 			return err == nil && msg.Provider != ""
 		})

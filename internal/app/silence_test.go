@@ -3,8 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/provider/smpp/smpptest"
 )
 
@@ -54,19 +53,15 @@ routes:
 func TestProviderStopsAnswering(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d string) {
 		primary, backup := smpptest.Start(t), smpptest.Start(t)
-		path := filepath.Join(t.TempDir(), "msgsvc.yaml")
-		if err := os.WriteFile(path, fmt.Appendf(nil, silenceConfig, primary.Addr(), backup.Addr()), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		serve := withConfigFile(t, fmt.Sprintf(silenceConfig, primary.Addr(), backup.Addr()))
 		e := newEnv(t, d, envOptions{poll: 20 * time.Millisecond, config: func(c *config.Config) {
-			c.Dev = false // serve: live SMS take the configured carriers
-			c.Config = path
+			serve(c) // serve: live SMS take the configured carriers
 			// A hand-over may take half a lease: 1 s for the primary's
 			// timeouts and retries of one round.
 			c.DispatchLease = 2 * time.Second
 		}})
 		ctx := context.Background()
-		waitFor(t, "both SMSCs bound", 10*time.Second, func() bool { return primary.Binds() > 0 && backup.Binds() > 0 })
+		polltest.For(t, "both SMSCs bound", 10*time.Second, func() bool { return primary.Binds() > 0 && backup.Binds() > 0 })
 
 		// The primary works, then stops answering.
 		r := send(t, e, e.liveKey, map[string]any{"to": "46700000009", "message": "before", "type": "SMS"})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
 // A live SMS crosses SMPP to the independent SMSC simulator (node-smpp,
@@ -49,7 +50,7 @@ func TestLiveSMSOverSMPPPeer(t *testing.T) {
 		if m["provider"] != "smpp" || m["channel"] != "SMS" {
 			t.Fatalf("%s: %v", c.name, m)
 		}
-		waitFor(t, c.name+" webhooks", 20*time.Second, func() bool {
+		polltest.For(t, c.name+" webhooks", 20*time.Second, func() bool {
 			got := e.hooks.forMessage(mid)
 			return len(got) >= 2
 		})

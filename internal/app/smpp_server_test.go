@@ -24,7 +24,9 @@ import (
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/nodetest"
 	"github.com/msgsvc/msgsvc/internal/pdu"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/smppserver/esmetest"
 	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
@@ -49,6 +51,17 @@ func (e *env) smppUser(account, env, systemID string) (string, string) {
 	return u.SystemID, pw
 }
 
+// dialBound dials the node's SMPP server and binds in mode as sys; a bind
+// the server refuses fails the test.
+func (e *env) dialBound(mode pdu.CommandID, sys, pw string) *esmetest.ESME {
+	e.t.Helper()
+	c := esmetest.Dial(e.t, e.srv.SMPPAddr(), nil)
+	if st := c.Bind(mode, sys, pw); st != pdu.StatusOK {
+		e.t.Fatalf("bind: %s", st)
+	}
+	return c
+}
+
 var receiptText = regexp.MustCompile(`^id:(msg_[0-9a-z]{26}) sub:001 dlvrd:001 submit date:\d{10} done date:\d{10} ` +
 	`stat:DELIVRD err:000 text:Hello over SMPP$`)
 
@@ -58,10 +71,7 @@ func TestSMPPSubmitAndReceipt(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d string) {
 		e := smppEnv(t, d)
 		sys, pw := e.smppUser(e.account.ID, "test", "acme")
-		c := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
-		if st := c.Bind(pdu.BindTransceiver, sys, pw); st != pdu.StatusOK {
-			t.Fatalf("bind: %s", st)
-		}
+		c := e.dialBound(pdu.BindTransceiver, sys, pw)
 		r := c.Submit("", "5511999990000", "Hello over SMPP", 1)
 		id := ""
 		if b, ok := r.Body.(*pdu.SMResp); ok {
@@ -82,7 +92,7 @@ func TestSMPPSubmitAndReceipt(t *testing.T) {
 			t.Fatalf("receipt: esm_class %#x %q receipted %q state %d", sm.ESMClass, sm.ShortMessage, rid, state)
 		}
 		// Acknowledged: never again, and nothing left waiting.
-		waitFor(t, "the acknowledged receipt leaves the table", 10*time.Second, func() bool {
+		polltest.For(t, "the acknowledged receipt leaves the table", 10*time.Second, func() bool {
 			n, err := e.st.PendingSMPPItems(context.Background())
 			return err == nil && n == 0
 		})
@@ -103,7 +113,7 @@ func TestSMPPSubmitAndReceipt(t *testing.T) {
 		}
 		r = c.Submit("", "5511999990010", "Hello over SMPP", 1)
 		c.WaitDelivered(2)
-		waitFor(t, "the metrics count the binds, submits and acknowledged receipts", 10*time.Second, func() bool {
+		polltest.For(t, "the metrics count the binds, submits and acknowledged receipts", 10*time.Second, func() bool {
 			metrics := string(e.do("GET", "/metrics", "", nil).body)
 			for _, m := range []string{"msgsvc_smpp_binds 1", `msgsvc_smpp_submits_total{status="ESME_ROK"} 4`,
 				`msgsvc_smpp_deliver_sm_total{outcome="acknowledged"} 2`, "msgsvc_smpp_receipts_waiting 0"} {
@@ -229,7 +239,7 @@ func TestSMPPReceiptsStayInTheirAccount(t *testing.T) {
 			}
 		}
 		// A's receipts wait for a receiving bind of A: B's bind is no such.
-		waitFor(t, "A's three receipts are queued", 10*time.Second, func() bool {
+		polltest.For(t, "A's three receipts are queued", 10*time.Second, func() bool {
 			n, err := e.st.PendingSMPPItems(context.Background())
 			return err == nil && n == 3
 		})
@@ -269,7 +279,7 @@ func TestSMPPReceiptsSurviveARestart(t *testing.T) {
 		c.Write(pdu.PDU{Command: pdu.DeliverSMResp, Seq: first.Seq, Body: &pdu.SMResp{}})
 		c.WaitDelivered(3)
 		acked, _ := first.Body.(*pdu.SM).TLVs.CString(pdu.TagReceiptedMessageID)
-		waitFor(t, "the acknowledged receipt leaves the table", 10*time.Second, func() bool {
+		polltest.For(t, "the acknowledged receipt leaves the table", 10*time.Second, func() bool {
 			n, err := e.st.PendingSMPPItems(context.Background())
 			return err == nil && n == 2
 		})
@@ -314,7 +324,7 @@ func TestSMPPReceiptsSurviveARestart(t *testing.T) {
 		if len(rids) != 2 || !slices.Equal(rids, want) {
 			t.Fatalf("after restart: receipts of %v, want those of %v (acknowledged before: %s)", rids, want, acked)
 		}
-		waitFor(t, "nothing left waiting", 10*time.Second, func() bool {
+		polltest.For(t, "nothing left waiting", 10*time.Second, func() bool {
 			n, err := srv.Store().PendingSMPPItems(context.Background())
 			return err == nil && n == 0
 		})
@@ -325,10 +335,7 @@ func TestSMPPReceiptsSurviveARestart(t *testing.T) {
 func TestSMPPUserRemovalClosesBinds(t *testing.T) {
 	e := smppEnv(t, "sqlite")
 	sys, pw := e.smppUser(e.account.ID, "test", "acme")
-	c := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
-	if st := c.Bind(pdu.BindTransceiver, sys, pw); st != pdu.StatusOK {
-		t.Fatalf("bind: %s", st)
-	}
+	c := e.dialBound(pdu.BindTransceiver, sys, pw)
 	users, err := e.st.SMPPUsers(context.Background(), e.account.ID)
 	if err != nil || len(users) != 1 {
 		t.Fatal(err)
@@ -382,7 +389,7 @@ func TestSMPPReplies(t *testing.T) {
 		}
 		// A reply answering no SMPP message goes to any receiving bind of A.
 		reply(e.testKey, "5511999990030", "hello")
-		waitFor(t, "the account's reply is delivered", 10*time.Second, func() bool {
+		polltest.For(t, "the account's reply is delivered", 10*time.Second, func() bool {
 			one.Call(pdu.EnquireLink, nil)
 			two.Call(pdu.EnquireLink, nil)
 			return len(one.Delivered)+len(two.Delivered) == 2
@@ -408,10 +415,7 @@ func TestSMPPDisconnectMidWindow(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d string) {
 		e := smppEnv(t, d)
 		sys, pw := e.smppUser(e.account.ID, "test", "acme")
-		c := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
-		if st := c.Bind(pdu.BindTransmitter, sys, pw); st != pdu.StatusOK {
-			t.Fatalf("bind: %s", st)
-		}
+		c := e.dialBound(pdu.BindTransmitter, sys, pw)
 		const n = 60
 		var seqs []uint32
 		for i := 0; i < n; i++ {
@@ -434,7 +438,7 @@ func TestSMPPDisconnectMidWindow(t *testing.T) {
 		// The user's four binds are free again: the dropped one was let go.
 		for i := 0; i < 4; i++ {
 			again := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
-			waitFor(t, "a bind after the drop", 10*time.Second, func() bool {
+			polltest.For(t, "a bind after the drop", 10*time.Second, func() bool {
 				return again.Bind(pdu.BindTransmitter, sys, pw) == pdu.StatusOK
 			})
 			if i == 3 {
@@ -459,10 +463,7 @@ func TestSMPPFloodBeyondTheRateLimit(t *testing.T) {
 	}
 	sys, pw := e.smppUser(e.account.ID, "test", "acme")
 	e.clock.StartMinute()
-	c := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
-	if st := c.Bind(pdu.BindTransmitter, sys, pw); st != pdu.StatusOK {
-		t.Fatalf("bind: %s", st)
-	}
+	c := e.dialBound(pdu.BindTransmitter, sys, pw)
 	var seqs []uint32
 	for i := 0; i < 50; i++ {
 		seqs = append(seqs, c.Send(pdu.SubmitSM, &pdu.SM{DestAddr: "5511999990000", ShortMessage: []byte("flood")}))
@@ -484,7 +485,7 @@ func startSMPPNode(t *testing.T, cfg config.Config, now func() time.Time) *Serve
 	if err != nil {
 		t.Fatal(err)
 	}
-	runNode(t, srv, "node "+cfg.NodeID)
+	nodetest.Run(t, "node "+cfg.NodeID, srv.Run)
 	return srv
 }
 

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/msgsvc/msgsvc/internal/pdu"
-	"github.com/msgsvc/msgsvc/internal/smppserver/esmetest"
 )
 
 // A part with a user data header is charged one segment, so it must fit
@@ -19,10 +18,7 @@ func TestSMPPOversizeUDHPartRefused(t *testing.T) {
 		e := smppEnv(t, d)
 		ctx := context.Background()
 		sys, pw := e.smppUser(e.account.ID, "live", "udhpart")
-		c := esmetest.Dial(t, e.srv.SMPPAddr(), nil)
-		if st := c.Bind(pdu.BindTransceiver, sys, pw); st != pdu.StatusOK {
-			t.Fatalf("bind: %s", st)
-		}
+		c := e.dialBound(pdu.BindTransceiver, sys, pw)
 		before, err := e.st.Account(ctx, e.account.ID)
 		if err != nil {
 			t.Fatal(err)

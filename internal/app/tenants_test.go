@@ -1,15 +1,15 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/media/mediatest"
+	"github.com/msgsvc/msgsvc/internal/nodetest"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
 // Every endpoint of the integration API, walked with another account's ids
@@ -18,19 +18,9 @@ import (
 func TestTenantsAreIsolated(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d string) {
 		e := newEnv(t, d, envOptions{})
-		ctx := context.Background()
-		other, err := CreateAccount(ctx, e.st, NewAccount{Name: "Other", Tier: "enterprise", Credits: 50, Currency: "EUR", Country: "44"}, e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		otk, _, err := CreateKey(ctx, e.st, other.ID, "test", e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		olk, _, err := CreateKey(ctx, e.st, other.ID, "live", e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
+		other := e.addAccount(NewAccount{Name: "Other", Tier: "enterprise", Credits: 50, Currency: "EUR", Country: "44"})
+		otk, _ := e.addKey(other.ID, "test")
+		olk, _ := e.addKey(other.ID, "live")
 		// The first account's live message, campaign and upload.
 		r := send(t, e, e.liveKey, map[string]any{"to": "5511999990010", "message": "private", "type": "SMS", "reference": "secret-ref"})
 		body := r.json(t)
@@ -90,7 +80,7 @@ func TestTenantsAreIsolated(t *testing.T) {
 		}
 		// The owner's feed has the events the others' lacked (so the walk
 		// above proved something).
-		waitFor(t, "the owner's events", 10*time.Second, func() bool {
+		polltest.For(t, "the owner's events", 10*time.Second, func() bool {
 			evs, _ := readFeed(t, e, e.liveKey, "", 1000)
 			return len(eventsOf(evs, mid, "")) == 2
 		})
@@ -104,7 +94,7 @@ func TestTenantsAreIsolated(t *testing.T) {
 
 // A full run logs no key, signing secret, password or session token.
 func TestLogsHoldNoSecrets(t *testing.T) {
-	var buf lockedBuffer
+	var buf nodetest.Buffer
 	e := newEnv(t, "sqlite", envOptions{log: &buf, retrySchedule: "20ms,20ms"})
 	ctx := context.Background()
 	_, password, err := createTestUser(ctx, e.st, e.account.ID, "ops@acme.example", "owner", "", e.clock.Now())
@@ -119,7 +109,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 		send(t, e, e.testKey, map[string]any{"to": to, "message": "hi", "type": "SMS", "callbackUrl": e.hooks.url() + "?token=cb-secret"})
 	}
 	e.do("GET", "/api/v1/integration/balance", "svc_live_"+strings.Repeat("Z", 40), nil) // a wrong key
-	waitFor(t, "webhooks", 10*time.Second, func() bool { return len(e.hooks.all()) >= 4 })
+	polltest.For(t, "webhooks", 10*time.Second, func() bool { return len(e.hooks.all()) >= 4 })
 	e.stop()
 	logs := buf.String()
 	if len(logs) == 0 {
@@ -134,22 +124,4 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	if strings.Contains(logs, "whsec_") {
 		t.Error("the logs show a signing secret")
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for the node's concurrent writers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

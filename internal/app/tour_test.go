@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/compliance"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
 // TestTrafficTour walks the corners of the API that the document had wrong
@@ -89,7 +90,7 @@ func TestTrafficTour(t *testing.T) {
 		t.Fatalf("redeliver: %d %s", rd.status, rd.body)
 	}
 	var again *hook
-	waitFor(t, "the redelivered webhook", 10*time.Second, func() bool {
+	polltest.For(t, "the redelivered webhook", 10*time.Second, func() bool {
 		for _, h := range e.hooks.all()[before:] {
 			if h.id == eventID {
 				again = &h

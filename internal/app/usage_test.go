@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
 type usageRow struct {
@@ -65,7 +67,7 @@ func TestUsageReport(t *testing.T) {
 			t.Fatalf("send: %d %s", r.status, r.body)
 		}
 		want := []usageRow{{today, "SMS", "44", 1, 1, 2}, {today, "SMS", "55", 3, 4, 4}}
-		waitFor(t, "the refund", 10*time.Second, func() bool {
+		polltest.For(t, "the refund", 10*time.Second, func() bool {
 			return reflect.DeepEqual(e.usage(t, e.liveKey, ""), []usageRow{want[0], {today, "SMS", "55", 3, 4, 3}})
 		})
 		want[1].Credits = 3
@@ -81,7 +83,7 @@ func TestUsageReport(t *testing.T) {
 		}
 		// The kept counts follow the messages (read apart, so they agree
 		// once the simulator's reports stop moving them).
-		waitFor(t, "the kept usage to match the messages", 10*time.Second, func() bool {
+		polltest.For(t, "the kept usage to match the messages", 10*time.Second, func() bool {
 			kept, err1 := e.st.KeptUsage(ctx, e.account.ID)
 			counted, err2 := e.st.UsageFromMessages(ctx, e.account.ID)
 			return err1 == nil && err2 == nil && reflect.DeepEqual(kept, counted)
@@ -120,10 +122,7 @@ func TestUsageReport(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, env := range []string{"test", "live"} {
-			k, _, err := CreateKey(ctx, e.st, other.ID, env, e.clock.Now())
-			if err != nil {
-				t.Fatal(err)
-			}
+			k, _ := e.addKey(other.ID, env)
 			if got := e.usage(t, k.Secret, "?groupBy=month"); len(got) != 0 {
 				t.Errorf("other account's %s key sees %+v", env, got)
 			}

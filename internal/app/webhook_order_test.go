@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
 // statusRank orders a message's statuses as it reaches them.
@@ -36,7 +37,7 @@ func TestWebhooksOfAMessageArriveInOrder(t *testing.T) {
 		})
 		const n = 200
 		ids := sendToMany(t, e, n, 11000, "order")
-		waitFor(t, "every message's DELIVERED webhook", 60*time.Second, func() bool {
+		polltest.For(t, "every message's DELIVERED webhook", 60*time.Second, func() bool {
 			for _, id := range ids {
 				got := e.hooks.forMessage(id)
 				if len(got) < 2 {
@@ -70,7 +71,7 @@ func TestWebhookBacklogComesPromptlyInOrder(t *testing.T) {
 		e.hooks.set(func(r *receiver) { r.status = 500 })
 		const n = 20
 		ids := sendToMany(t, e, n, 12000, "backlog")
-		waitFor(t, "every event retried once and waiting an hour", 30*time.Second, func() bool {
+		polltest.For(t, "every event retried once and waiting an hour", 30*time.Second, func() bool {
 			for _, id := range ids {
 				evs, err := e.st.EventsForMessage(ctx, e.account.ID, id)
 				if err != nil {
@@ -94,7 +95,7 @@ func TestWebhookBacklogComesPromptlyInOrder(t *testing.T) {
 		e.hooks.set(func(r *receiver) { r.status = 0 })
 		trigger := msgID(t, send(t, e, e.testKey, map[string]any{"to": "5511999912999", "message": "back", "type": "SMS",
 			"callbackUrl": e.hooks.url()}), 0)
-		waitFor(t, "the backlog delivered", 15*time.Second, func() bool {
+		polltest.For(t, "the backlog delivered", 15*time.Second, func() bool {
 			for _, id := range append(ids, trigger) {
 				if got := e.hooks.forMessage(id); len(got) < 2 {
 					return false

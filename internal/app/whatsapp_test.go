@@ -14,6 +14,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/provider/whatsapp"
 	"github.com/msgsvc/msgsvc/internal/provider/whatsapp/whatsapptest"
 	"github.com/msgsvc/msgsvc/internal/webhook"
@@ -184,7 +185,7 @@ func sendWithButton(t *testing.T, e *env, biz whatsapptest.Business, phone strin
 		}
 	}
 	finalStatus(t, e, e.liveKey, mid, "READ")
-	waitFor(t, "delivery webhooks", 10*time.Second, func() bool { return len(e.hooks.forMessage(mid)) >= 3 })
+	polltest.For(t, "delivery webhooks", 10*time.Second, func() bool { return len(e.hooks.forMessage(mid)) >= 3 })
 	if got := strings.Join(sortedByRank(e.hooks.forMessage(mid)), ","); got != "SENT,DELIVERED,READ" {
 		t.Fatalf("webhooks %s", got)
 	}
@@ -220,7 +221,7 @@ func tapButton(t *testing.T, e *env, biz whatsapptest.Business, phone, campaignI
 		t.Fatalf("%d reply events for one reply delivered twice", replies)
 	}
 	var reply map[string]any
-	waitFor(t, "the reply's webhook", 10*time.Second, func() bool {
+	polltest.For(t, "the reply's webhook", 10*time.Second, func() bool {
 		for _, h := range e.hooks.all() {
 			if h.payload["event"] == "message_received" {
 				reply = h.payload
@@ -278,7 +279,7 @@ func TestWhatsAppDocumentExamplesReachTheIntegrator(t *testing.T) {
 		}
 	}
 	var got []string
-	waitFor(t, "a webhook per example", 10*time.Second, func() bool {
+	polltest.For(t, "a webhook per example", 10*time.Second, func() bool {
 		got = got[:0]
 		for _, h := range e.hooks.all() {
 			if h.payload["event"] == "message_received" {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/msgsvc/msgsvc/internal/app"
+	"github.com/msgsvc/msgsvc/internal/nodetest"
 )
 
 func TestBootstrapCommands(t *testing.T) {
@@ -46,7 +47,7 @@ func TestBootstrapCommands(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"password"`) {
 		t.Fatalf("user create: %s %s", out, errs)
 	}
-	st := openTestStore(t, db)
+	st := nodetest.OpenStore(t, db)
 	a, err := st.Account(context.Background(), acc.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -170,11 +171,11 @@ func TestBackupCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("account create: %s", errs)
 	}
-	_ = openTestStore(t, db) // the database stays open, as under a running node
+	_ = nodetest.OpenStore(t, db) // the database stays open, as under a running node
 	if _, errs, code = runMain(t, "backup", "--db", db, "--to", copyPath); code != 0 {
 		t.Fatalf("backup: %d %s", code, errs)
 	}
-	accts, err := openTestStore(t, copyPath).Accounts(context.Background())
+	accts, err := nodetest.OpenStore(t, copyPath).Accounts(context.Background())
 	if err != nil || len(accts) != 1 || !strings.Contains(out, accts[0].ID) {
 		t.Fatalf("the copy holds %v (%v)", accts, err)
 	}

@@ -5,19 +5,14 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/msgsvc/msgsvc/client"
 	"github.com/msgsvc/msgsvc/internal/app"
-	"github.com/msgsvc/msgsvc/internal/bootstrap"
-	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
-	"github.com/msgsvc/msgsvc/internal/store"
-	"github.com/msgsvc/msgsvc/internal/webhook"
+	"github.com/msgsvc/msgsvc/internal/nodetest"
 )
 
 // The command line's tests run it as cmd/msgsvc does, over internal/app's
@@ -33,7 +28,7 @@ func runMain(t *testing.T, args ...string) (string, string, int) {
 // runCmd runs one command and returns what it printed and its error.
 func runCmd(t *testing.T, name string, args ...string) (string, error) {
 	t.Helper()
-	var out, errs lockedBuffer
+	var out, errs nodetest.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err := Run(ctx, append([]string{name}, args...), strings.NewReader(""), &out, &errs, app.Node{})
@@ -49,24 +44,13 @@ type testNode struct {
 
 func startNode(t *testing.T) *testNode {
 	t.Helper()
-	dir := t.TempDir()
-	cfg := config.Config{Dev: true, DB: filepath.Join(dir, "msgsvc.db"), DataDir: dir, Addr: "127.0.0.1:0",
-		WebhookAllowPrivate: true, SimulatorDelay: 30 * time.Millisecond, WebhookRetrySchedule: webhook.Schedule{50 * time.Millisecond},
-		RateLimitBackend: "memory", NodeID: "cli-test", DispatchWorkers: 2, ShutdownTimeout: 5 * time.Second, LogLevel: "error"}
-	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := app.NewServer(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), app.Options{})
+	srv, err := app.NewServer(context.Background(), nodetest.DevConfig(t.TempDir(), "cli-test", 30*time.Millisecond),
+		slog.New(slog.NewTextHandler(io.Discard, nil)), app.Options{})
 	if err != nil {
-		cancel()
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("node stopped with %v", err)
-		}
-	})
+	nodetest.Run(t, "node", srv.Run)
+	ctx := context.Background()
 	now := time.Now()
 	a, err := app.CreateAccount(ctx, srv.Store(), app.NewAccount{Name: "Acme", Tier: "enterprise", Credits: 1000, Currency: "USD", Country: "55"}, now)
 	if err != nil {
@@ -87,43 +71,4 @@ func (n *testNode) send(t *testing.T, req client.SendRequest) string {
 		t.Fatalf("send: %v %+v", err, out)
 	}
 	return out.Messages[0].MessageID
-}
-
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// lockedBuffer is what a command prints while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func openTestStore(t *testing.T, db string) *store.Store {
-	t.Helper()
-	st, err := bootstrap.OpenStore(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
 }

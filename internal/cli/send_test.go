@@ -17,6 +17,8 @@ import (
 
 	"github.com/msgsvc/msgsvc/client"
 	"github.com/msgsvc/msgsvc/internal/app"
+	"github.com/msgsvc/msgsvc/internal/nodetest"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
@@ -66,21 +68,21 @@ func TestListenCommand(t *testing.T) {
 	}))
 	defer appSrv.Close()
 
-	var out lockedBuffer
+	var out nodetest.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
 		done <- runListen(ctx, []string{"--addr", "127.0.0.1:0", "--secret", e.account.WebhookSecret, "--forward-to", appSrv.URL}, &out, io.Discard)
 	}()
 	var hooks string
-	waitFor(t, "the listener", 5*time.Second, func() bool {
+	polltest.For(t, "the listener", 5*time.Second, func() bool {
 		m := regexp.MustCompile(`http://[0-9.:]+/hooks`).FindString(out.String())
 		hooks = m
 		return m != ""
 	})
 	mid := e.send(t, client.SendRequest{To: "5511999990000", Message: "hi", Type: "SMS", CallbackURL: hooks})
 	// Webhooks are posted concurrently: SENT may come after DELIVERED.
-	waitFor(t, "SENT and DELIVERED in the listener", 10*time.Second, func() bool {
+	polltest.For(t, "SENT and DELIVERED in the listener", 10*time.Second, func() bool {
 		text := out.String()
 		return strings.Contains(text, "DELIVERED") && strings.Contains(text, "SENT ")
 	})
@@ -107,7 +109,7 @@ func TestListenCommand(t *testing.T) {
 func TestListenerNotes(t *testing.T) {
 	secret, _ := webhook.NewSecret()
 	key, _ := webhook.DecodeSecret(secret)
-	var out lockedBuffer
+	var out nodetest.Buffer
 	l := newListener(&out, false, secret, "")
 	post := func(id, status string, key []byte) int {
 		body := `{"event":"delivery_status","campaignId":"cmp_1","messageId":"msg_1","phone":"5511999990000","status":"` + status +

@@ -514,21 +514,12 @@ func updateChangedSQL(mask uint32, rows int) string {
 // CancelableMessageIDs lists a campaign's messages that still wait for
 // dispatch.
 func (s *Store) CancelableMessageIDs(ctx context.Context, campaignID string) ([]string, error) {
-	rows, err := s.rquery(ctx, `SELECT id FROM messages WHERE campaign_id = $1 AND status = $2 ORDER BY id`, campaignID,
+	ids, err := s.ids(ctx, `SELECT id FROM messages WHERE campaign_id = $1 AND status = $2 ORDER BY id`, campaignID,
 		string(domain.Sending))
 	if err != nil {
 		return nil, fmt.Errorf("cancelable messages: %w", err)
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var v string
-		if err := rows.Scan(&v); err != nil {
-			return nil, fmt.Errorf("cancelable messages: %w", err)
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return ids, nil
 }
 
 // ExpiredMessageIDs lists open messages whose validity has run out.

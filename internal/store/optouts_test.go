@@ -95,13 +95,20 @@ func TestOptOutAndSendAreOrdered(t *testing.T) {
 	})
 }
 
+// holdOpen is how one side keeps its transaction open while the other
+// starts: it closes held once it is in, then waits on release; open
+// releases it, and may be called again (deferred, for a failed check).
+func holdOpen() (held, release chan struct{}, open func()) {
+	held, release = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	return held, release, func() { once.Do(func() { close(release) }) }
+}
+
 // stopWordFirst: a send that looks while a stop word is being recorded
 // waits for it, and sees it.
 func stopWordFirst(t *testing.T, st *store.Store, admin *sql.DB, stop domain.OptOut) {
 	ctx := context.Background()
-	held, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	open := func() { once.Do(func() { close(release) }) }
+	held, release, open := holdOpen()
 	defer open() // a failed check must not leave the transaction hanging
 	stopDone := make(chan error, 1)
 	go func() {
@@ -146,9 +153,7 @@ func stopWordFirst(t *testing.T, st *store.Store, admin *sql.DB, stop domain.Opt
 // to commit; the send, which saw no opt-out, commits first.
 func sendFirst(t *testing.T, st *store.Store, admin *sql.DB, stop domain.OptOut) {
 	ctx := context.Background()
-	held, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	open := func() { once.Do(func() { close(release) }) }
+	held, release, open := holdOpen()
 	defer open() // a failed check must not leave the transaction hanging
 	sendDone := make(chan map[string]bool, 1)
 	go func() {
