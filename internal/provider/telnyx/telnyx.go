@@ -5,8 +5,6 @@
 package telnyx
 
 import (
-	"net/http"
-
 	"cmp"
 	"context"
 	"crypto/ed25519"
@@ -30,24 +28,20 @@ var _ provider.Adapter = (*Adapter)(nil)
 // (a file's telnyx block, or the MSGSVC_TELNYX_* variables), receiving
 // Telnyx's webhooks.
 func Type() provider.Type {
-	return provider.Define(provider.Spec[Config]{Name: TypeName, Channels: []domain.Channel{domain.SMS}, Env: fromEnv,
-		New: build, Webhooks: provider.ReceiveAll(http.MethodPost, (*Adapter).Webhook, "webhook"), OpenAPI: openAPI})
+	return httpcall.SMSType(TypeName, fromEnv, build, openAPI, "webhook")
 }
 
 // fromEnv is the shortcut of one account without a file:
 // MSGSVC_TELNYX_API_KEY makes provider "telnyx".
 func fromEnv(getenv func(string) string) (Config, bool, error) {
-	e := provider.NewEnv(getenv)
-	key := e.String("MSGSVC_TELNYX_API_KEY")
-	if key == "" {
-		return Config{}, false, nil
-	}
-	return Config{APIKey: key, PublicKey: e.String("MSGSVC_TELNYX_PUBLIC_KEY"), From: e.String("MSGSVC_TELNYX_FROM"),
-		MessagingProfileID: e.String("MSGSVC_TELNYX_MESSAGING_PROFILE_ID"), APIURL: e.String("MSGSVC_TELNYX_API_URL"),
-		PublicURL: e.String("MSGSVC_PUBLIC_URL")}, true, e.Err()
+	return provider.Shortcut(getenv, "MSGSVC_TELNYX_API_KEY", func(key string, e *provider.Env) Config {
+		return Config{APIKey: key, PublicKey: e.String("MSGSVC_TELNYX_PUBLIC_KEY"), From: e.String("MSGSVC_TELNYX_FROM"),
+			MessagingProfileID: e.String("MSGSVC_TELNYX_MESSAGING_PROFILE_ID"), APIURL: e.String("MSGSVC_TELNYX_API_URL"),
+			PublicURL: e.String("MSGSVC_PUBLIC_URL")}
+	})
 }
 
-func build(_ context.Context, name string, c Config, d provider.Deps) (provider.Adapter, error) {
+func build(name string, c Config, d provider.Deps) (*Adapter, error) {
 	c.Name = name
 	return New(c, d, httpcall.DepsOf(d))
 }

@@ -6,15 +6,12 @@
 package twilio
 
 import (
-	"net/http"
-
 	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
 
-	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
@@ -34,24 +31,20 @@ var _ provider.Adapter = (*Adapter)(nil)
 // (a file's twilio block, or the MSGSVC_TWILIO_* variables), receiving
 // Twilio's callbacks.
 func Type() provider.Type {
-	return provider.Define(provider.Spec[Config]{Name: TypeName, Channels: []domain.Channel{domain.SMS}, Env: fromEnv,
-		New: build, Webhooks: provider.ReceiveAll(http.MethodPost, (*Adapter).Webhook, "status", "inbound"), OpenAPI: openAPI})
+	return httpcall.SMSType(TypeName, fromEnv, build, openAPI, "status", "inbound")
 }
 
 // fromEnv is the shortcut of one account without a file:
 // MSGSVC_TWILIO_ACCOUNT_SID makes provider "twilio".
 func fromEnv(getenv func(string) string) (Config, bool, error) {
-	e := provider.NewEnv(getenv)
-	sid := e.String("MSGSVC_TWILIO_ACCOUNT_SID")
-	if sid == "" {
-		return Config{}, false, nil
-	}
-	return Config{AccountSID: sid, AuthToken: e.String("MSGSVC_TWILIO_AUTH_TOKEN"), From: e.String("MSGSVC_TWILIO_FROM"),
-		MessagingServiceSID: e.String("MSGSVC_TWILIO_MESSAGING_SERVICE_SID"), APIURL: e.String("MSGSVC_TWILIO_API_URL"),
-		PublicURL: e.String("MSGSVC_PUBLIC_URL")}, true, e.Err()
+	return provider.Shortcut(getenv, "MSGSVC_TWILIO_ACCOUNT_SID", func(sid string, e *provider.Env) Config {
+		return Config{AccountSID: sid, AuthToken: e.String("MSGSVC_TWILIO_AUTH_TOKEN"), From: e.String("MSGSVC_TWILIO_FROM"),
+			MessagingServiceSID: e.String("MSGSVC_TWILIO_MESSAGING_SERVICE_SID"), APIURL: e.String("MSGSVC_TWILIO_API_URL"),
+			PublicURL: e.String("MSGSVC_PUBLIC_URL")}
+	})
 }
 
-func build(_ context.Context, name string, c Config, d provider.Deps) (provider.Adapter, error) {
+func build(name string, c Config, d provider.Deps) (*Adapter, error) {
 	c.Name = name
 	return New(c, d, httpcall.DepsOf(d))
 }

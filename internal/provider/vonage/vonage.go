@@ -6,8 +6,6 @@
 package vonage
 
 import (
-	"net/http"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -34,24 +32,20 @@ var _ provider.Adapter = (*Adapter)(nil)
 // (a file's vonage block, or the MSGSVC_VONAGE_* variables), receiving
 // Vonage's webhooks.
 func Type() provider.Type {
-	return provider.Define(provider.Spec[Config]{Name: TypeName, Channels: []domain.Channel{domain.SMS}, Env: fromEnv,
-		New: build, Webhooks: provider.ReceiveAll(http.MethodPost, (*Adapter).Webhook, "status", "inbound"), OpenAPI: openAPI})
+	return httpcall.SMSType(TypeName, fromEnv, build, openAPI, "status", "inbound")
 }
 
 // fromEnv is the shortcut of one account without a file:
 // MSGSVC_VONAGE_API_KEY makes provider "vonage".
 func fromEnv(getenv func(string) string) (Config, bool, error) {
-	e := provider.NewEnv(getenv)
-	key := e.String("MSGSVC_VONAGE_API_KEY")
-	if key == "" {
-		return Config{}, false, nil
-	}
-	return Config{APIKey: key, APISecret: e.String("MSGSVC_VONAGE_API_SECRET"),
-		SignatureSecret: e.String("MSGSVC_VONAGE_SIGNATURE_SECRET"), SignatureMethod: e.String("MSGSVC_VONAGE_SIGNATURE_METHOD"),
-		From: e.String("MSGSVC_VONAGE_FROM"), APIURL: e.String("MSGSVC_VONAGE_API_URL"), PublicURL: e.String("MSGSVC_PUBLIC_URL")}, true, e.Err()
+	return provider.Shortcut(getenv, "MSGSVC_VONAGE_API_KEY", func(key string, e *provider.Env) Config {
+		return Config{APIKey: key, APISecret: e.String("MSGSVC_VONAGE_API_SECRET"),
+			SignatureSecret: e.String("MSGSVC_VONAGE_SIGNATURE_SECRET"), SignatureMethod: e.String("MSGSVC_VONAGE_SIGNATURE_METHOD"),
+			From: e.String("MSGSVC_VONAGE_FROM"), APIURL: e.String("MSGSVC_VONAGE_API_URL"), PublicURL: e.String("MSGSVC_PUBLIC_URL")}
+	})
 }
 
-func build(_ context.Context, name string, c Config, d provider.Deps) (provider.Adapter, error) {
+func build(name string, c Config, d provider.Deps) (*Adapter, error) {
 	c.Name = name
 	return New(c, d, httpcall.DepsOf(d))
 }
