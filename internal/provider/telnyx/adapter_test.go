@@ -13,6 +13,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
 	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 	"github.com/msgsvc/msgsvc/internal/provider/telnyx"
@@ -23,8 +24,8 @@ var t0 = httpcalltest.T0
 
 func newAdapter(t *testing.T, p *telnyxtest.Server, tune func(*telnyx.Config)) (*telnyx.Adapter, *providertest.Sink, *httpcalltest.Clock) {
 	t.Helper()
-	return httpcalltest.Open(t, telnyx.Config{APIKey: "KEYtest", PublicKey: publicKey(), From: "+18445550001", APIURL: p.URL,
-		Tuning: httpcalltest.Retrying}, tune, telnyx.New)
+	return httpcalltest.Open(t, telnyx.Config{APIKey: "KEYtest", PublicKey: publicKey(),
+		Account: httpcall.Account{From: "+18445550001", APIURL: p.URL, Tuning: httpcalltest.Retrying}}, tune, telnyx.New)
 }
 
 func sms(to string) provider.Outbound {

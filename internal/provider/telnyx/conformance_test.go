@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
 	"github.com/msgsvc/msgsvc/internal/provider/telnyx"
 	"github.com/msgsvc/msgsvc/internal/provider/telnyx/telnyxtest"
@@ -36,7 +37,8 @@ func TestConformance(t *testing.T) {
 			busyTo: {Status: 503, Body: telnyxtest.Error("10007", "Unexpected error")},
 			badTo:  {Status: 400, Body: telnyxtest.Error("40310", "Invalid 'to' address")},
 		}}, func(url string) provider.Settings {
-		return telnyx.Config{APIKey: "KEYtest", PublicKey: publicKey(), From: "+18445550001", APIURL: url, Tuning: httpcalltest.Fast}
+		return telnyx.Config{APIKey: "KEYtest", PublicKey: publicKey(),
+			Account: httpcall.Account{From: "+18445550001", APIURL: url, Tuning: httpcalltest.Fast}}
 	}, func(t *testing.T, a provider.Adapter, m provider.Outbound, r provider.Result) {
 		if w := deliver(a, finalized(r.Ref, m.To, "delivered", ""), time.Now()); w.Code != 200 {
 			t.Fatalf("webhook answered %d: %s", w.Code, w.Body)

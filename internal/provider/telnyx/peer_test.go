@@ -7,6 +7,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
 	"github.com/msgsvc/msgsvc/internal/provider/telnyx"
 )
@@ -20,8 +21,8 @@ import (
 // is sent: Prism would call it.
 func TestPeerEveryKindPassesValidation(t *testing.T) {
 	base := httpcalltest.Peer(t, "MSGSVC_TEST_TELNYX_API_URL", telnyxPrism)
-	httpcalltest.CheckPeer(t, telnyx.Config{APIKey: "KEYexample", PublicKey: publicKey(), From: "+18445550001", APIURL: base,
-		Tuning: httpcalltest.Once}, []httpcalltest.PeerCase[telnyx.Config]{
+	httpcalltest.CheckPeer(t, telnyx.Config{APIKey: "KEYexample", PublicKey: publicKey(),
+		Account: httpcall.Account{From: "+18445550001", APIURL: base, Tuning: httpcalltest.Once}}, []httpcalltest.PeerCase[telnyx.Config]{
 		{Name: "SMS from a number", Msg: provider.Outbound{ID: "msg_1", To: "18445550002", Body: "Your code is 482913"}},
 		{Name: "SMS with a sender of its own", Msg: provider.Outbound{ID: "msg_2", To: "+447700900123", From: "+18445550003", Body: "Olá 👍"}},
 		{Name: "SMS through a messaging profile", Tune: func(c *telnyx.Config) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
 	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 	"github.com/msgsvc/msgsvc/internal/provider/twilio"
@@ -20,8 +21,8 @@ import (
 
 func newAdapter(t *testing.T, p *twiliotest.Server, tune func(*twilio.Config)) (*twilio.Adapter, *providertest.Sink, *httpcalltest.Clock) {
 	t.Helper()
-	return httpcalltest.Open(t, twilio.Config{AccountSID: testSID, AuthToken: testToken, From: "+15017122661", APIURL: p.URL,
-		PublicURL: testPublic, Tuning: httpcalltest.Retrying}, tune, twilio.New)
+	return httpcalltest.Open(t, twilio.Config{AccountSID: testSID, AuthToken: testToken,
+		Account: httpcall.Account{From: "+15017122661", APIURL: p.URL, PublicURL: testPublic, Tuning: httpcalltest.Retrying}}, tune, twilio.New)
 }
 
 func sms(to string) provider.Outbound {
@@ -220,5 +221,6 @@ func TestConfigFromEnv(t *testing.T) {
 		c := s.(twilio.Config)
 		return c.AuthToken == "tok" && c.PublicURL == testPublic
 	}, "PublicURL")
-	providertest.Names(t, twilio.Config{AccountSID: "AC1", PublicURL: "ftp://x"}.Validate(), "AccountSID", "AuthToken", "From", "PublicURL")
+	providertest.Names(t, twilio.Config{AccountSID: "AC1",
+		Account: httpcall.Account{PublicURL: "ftp://x"}}.Validate(), "AccountSID", "AuthToken", "From", "PublicURL")
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
 	"github.com/msgsvc/msgsvc/internal/provider/twilio"
 	"github.com/msgsvc/msgsvc/internal/provider/twilio/twiliotest"
@@ -27,8 +28,8 @@ func TestConformance(t *testing.T) {
 			busyTo: {Status: 503, Body: `{"code":20503,"message":"Service unavailable"}`},
 			badTo:  {Status: 400, Body: twiliotest.Error(21211, "The 'To' number is not a valid phone number.")},
 		}}, func(url string) provider.Settings {
-		return twilio.Config{AccountSID: testSID, AuthToken: testToken, From: "+15017122661", APIURL: url,
-			PublicURL: testPublic, Tuning: httpcalltest.Fast}
+		return twilio.Config{AccountSID: testSID, AuthToken: testToken,
+			Account: httpcall.Account{From: "+15017122661", APIURL: url, PublicURL: testPublic, Tuning: httpcalltest.Fast}}
 	}, func(t *testing.T, a provider.Adapter, m provider.Outbound, r provider.Result) {
 		w := callback(a, twilio.StatusPath, url.Values{"MessageSid": {r.Ref}, "MessageStatus": {"delivered"},
 			"AccountSid": {testSID}, "To": {"+" + strings.TrimPrefix(m.To, "+")}}, testToken)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
 	"github.com/msgsvc/msgsvc/internal/provider/twilio"
 )
@@ -18,8 +19,8 @@ import (
 // with a message SID.
 func TestPeerEveryKindPassesValidation(t *testing.T) {
 	base := httpcalltest.Peer(t, "MSGSVC_TEST_TWILIO_API_URL", twilioPrism)
-	httpcalltest.CheckPeer(t, twilio.Config{AccountSID: testSID, AuthToken: testToken, From: "+15017122661", APIURL: base,
-		PublicURL: testPublic, Tuning: httpcalltest.Once}, []httpcalltest.PeerCase[twilio.Config]{
+	httpcalltest.CheckPeer(t, twilio.Config{AccountSID: testSID, AuthToken: testToken,
+		Account: httpcall.Account{From: "+15017122661", APIURL: base, PublicURL: testPublic, Tuning: httpcalltest.Once}}, []httpcalltest.PeerCase[twilio.Config]{
 		{Name: "SMS from a number", Msg: provider.Outbound{ID: "msg_1", To: "447700900123", Body: "Your code is 482913"}},
 		{Name: "SMS with a sender of its own", Msg: provider.Outbound{ID: "msg_2", To: "+447700900123", From: "+15017122662", Body: "Olá, tudo bem? 👍"}},
 		{Name: "SMS through a Messaging Service", Tune: func(c *twilio.Config) {

@@ -25,28 +25,14 @@ const (
 	InboundPath = "/providers/twilio/inbound"
 )
 
-var _ provider.Adapter = (*Adapter)(nil)
-
 // Type is Twilio as the provider registry knows it: configured by Config
 // (a file's twilio block, or the MSGSVC_TWILIO_* variables), receiving
 // Twilio's callbacks.
 func Type() provider.Type {
-	return httpcall.SMSType(TypeName, fromEnv, build, openAPI, "status", "inbound")
-}
-
-// fromEnv is the shortcut of one account without a file:
-// MSGSVC_TWILIO_ACCOUNT_SID makes provider "twilio".
-func fromEnv(getenv func(string) string) (Config, bool, error) {
-	return provider.Shortcut(getenv, "MSGSVC_TWILIO_ACCOUNT_SID", func(sid string, e *provider.Env) Config {
-		return Config{AccountSID: sid, AuthToken: e.String("MSGSVC_TWILIO_AUTH_TOKEN"), From: e.String("MSGSVC_TWILIO_FROM"),
-			MessagingServiceSID: e.String("MSGSVC_TWILIO_MESSAGING_SERVICE_SID"), APIURL: e.String("MSGSVC_TWILIO_API_URL"),
-			PublicURL: e.String("MSGSVC_PUBLIC_URL")}
-	})
-}
-
-func build(name string, c Config, d provider.Deps) (*Adapter, error) {
-	c.Name = name
-	return New(c, d, httpcall.DepsOf(d))
+	return httpcall.Kind[Config, *Adapter]{Name: TypeName, Shortcut: "MSGSVC_TWILIO_ACCOUNT_SID", Env: func(v string, e *provider.Env) Config {
+		return Config{AccountSID: v, AuthToken: e.String("MSGSVC_TWILIO_AUTH_TOKEN"),
+			MessagingServiceSID: e.String("MSGSVC_TWILIO_MESSAGING_SERVICE_SID"), Account: httpcall.EnvAccount(e, "MSGSVC_TWILIO_")}
+	}, New: New, Named: func(c Config, n string) Config { c.Name = n; return c }, Paths: []string{"status", "inbound"}, OpenAPI: openAPI}.Type()
 }
 
 // Adapter is a Twilio account as the service runs it. It is safe for
@@ -60,7 +46,7 @@ type Adapter struct {
 // client and the waits (tests).
 func New(cfg Config, d provider.Deps, hc httpcall.Deps) (*Adapter, error) {
 	a := &Adapter{cfg: cfg.withDefaults()}
-	return httpcall.Open(a, &a.Base, cfg.Validate(), "Twilio", a.cfg.Name, a.cfg.Tuning, d, hc, a.send, a.receive)
+	return httpcall.Open(a, &a.Base, cfg.Validate(), "Twilio", a.cfg.Account, d, hc, a.send, a.receive)
 }
 
 func (a *Adapter) send(ctx context.Context, m provider.Outbound) provider.Result {

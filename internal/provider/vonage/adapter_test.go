@@ -14,6 +14,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
 	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 	"github.com/msgsvc/msgsvc/internal/provider/vonage"
@@ -30,8 +31,8 @@ func newAdapter(t *testing.T, p *vonagetest.Server, tune func(*vonage.Config)) (
 
 func open(t *testing.T, p *vonagetest.Server, tune func(*vonage.Config)) (*vonage.Adapter, *providertest.Sink, *httpcalltest.Clock) {
 	t.Helper()
-	return httpcalltest.Open(t, vonage.Config{APIKey: testKey, APISecret: testSecret, SignatureSecret: testSigSec, From: "AcmeInc",
-		APIURL: p.URL, Tuning: httpcalltest.Retrying}, tune, vonage.New)
+	return httpcalltest.Open(t, vonage.Config{APIKey: testKey, APISecret: testSecret, SignatureSecret: testSigSec,
+		Account: httpcall.Account{From: "AcmeInc", APIURL: p.URL, Tuning: httpcalltest.Retrying}}, tune, vonage.New)
 }
 
 func sms(to, body string) provider.Outbound {

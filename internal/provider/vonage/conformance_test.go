@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
 	"github.com/msgsvc/msgsvc/internal/provider/vonage"
 	"github.com/msgsvc/msgsvc/internal/provider/vonage/vonagetest"
@@ -29,8 +30,8 @@ func TestConformance(t *testing.T) {
 			busyTo: {Status: 200, Body: vonagetest.Refused(busyTo, "1", "Throughput Rate Exceeded")},
 			badTo:  {Status: 200, Body: vonagetest.Refused(badTo, "6", "Unroutable message")},
 		}}, func(url string) provider.Settings {
-		return vonage.Config{APIKey: testKey, APISecret: testSecret, SignatureSecret: testSigSec, From: "AcmeInc",
-			APIURL: url, Tuning: httpcalltest.Fast}
+		return vonage.Config{APIKey: testKey, APISecret: testSecret, SignatureSecret: testSigSec,
+			Account: httpcall.Account{From: "AcmeInc", APIURL: url, Tuning: httpcalltest.Fast}}
 	}, func(t *testing.T, a provider.Adapter, m provider.Outbound, r provider.Result) {
 		w := callback(a, vonage.StatusPath, receipt(r.Ref, m.To, "delivered", "0", time.Now()), "md5hash", "")
 		if w.Code/100 != 2 {

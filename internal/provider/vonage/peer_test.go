@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
 	"github.com/msgsvc/msgsvc/internal/provider/vonage"
 )
@@ -20,8 +21,8 @@ const vonagePrism = "Prism serving Vonage's SMS API document without --errors (e
 // the paths without the /sms base, so the test drops it on the way.
 func TestPeerEveryKindPassesValidation(t *testing.T) {
 	base := httpcalltest.Peer(t, "MSGSVC_TEST_VONAGE_API_URL", vonagePrism)
-	httpcalltest.CheckPeer(t, vonage.Config{APIKey: testKey, APISecret: testSecret, SignatureSecret: testSigSec, From: "AcmeInc",
-		APIURL: base, Tuning: httpcalltest.Once}, []httpcalltest.PeerCase[vonage.Config]{
+	httpcalltest.CheckPeer(t, vonage.Config{APIKey: testKey, APISecret: testSecret, SignatureSecret: testSigSec,
+		Account: httpcall.Account{From: "AcmeInc", APIURL: base, Tuning: httpcalltest.Once}}, []httpcalltest.PeerCase[vonage.Config]{
 		{Name: "GSM text from the configured sender", Msg: provider.Outbound{ID: "msg_1", To: "447700900000", Body: "Your code is 482913"}},
 		{Name: "Unicode text", Msg: provider.Outbound{ID: "msg_2", To: "+5511999990001", Body: "Olá, tudo bem? 👍"}},
 		{Name: "a numeric sender of its own", Msg: provider.Outbound{ID: "msg_3", To: "447700900000", From: "+447700900001", Body: "Hi"}},

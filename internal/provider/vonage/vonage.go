@@ -26,28 +26,14 @@ const (
 	InboundPath = "/providers/vonage/inbound"
 )
 
-var _ provider.Adapter = (*Adapter)(nil)
-
 // Type is Vonage as the provider registry knows it: configured by Config
 // (a file's vonage block, or the MSGSVC_VONAGE_* variables), receiving
 // Vonage's webhooks.
 func Type() provider.Type {
-	return httpcall.SMSType(TypeName, fromEnv, build, openAPI, "status", "inbound")
-}
-
-// fromEnv is the shortcut of one account without a file:
-// MSGSVC_VONAGE_API_KEY makes provider "vonage".
-func fromEnv(getenv func(string) string) (Config, bool, error) {
-	return provider.Shortcut(getenv, "MSGSVC_VONAGE_API_KEY", func(key string, e *provider.Env) Config {
-		return Config{APIKey: key, APISecret: e.String("MSGSVC_VONAGE_API_SECRET"),
-			SignatureSecret: e.String("MSGSVC_VONAGE_SIGNATURE_SECRET"), SignatureMethod: e.String("MSGSVC_VONAGE_SIGNATURE_METHOD"),
-			From: e.String("MSGSVC_VONAGE_FROM"), APIURL: e.String("MSGSVC_VONAGE_API_URL"), PublicURL: e.String("MSGSVC_PUBLIC_URL")}
-	})
-}
-
-func build(name string, c Config, d provider.Deps) (*Adapter, error) {
-	c.Name = name
-	return New(c, d, httpcall.DepsOf(d))
+	return httpcall.Kind[Config, *Adapter]{Name: TypeName, Shortcut: "MSGSVC_VONAGE_API_KEY", Env: func(v string, e *provider.Env) Config {
+		return Config{APIKey: v, APISecret: e.String("MSGSVC_VONAGE_API_SECRET"), SignatureSecret: e.String("MSGSVC_VONAGE_SIGNATURE_SECRET"),
+			SignatureMethod: e.String("MSGSVC_VONAGE_SIGNATURE_METHOD"), Account: httpcall.EnvAccount(e, "MSGSVC_VONAGE_")}
+	}, New: New, Named: func(c Config, n string) Config { c.Name = n; return c }, Paths: []string{"status", "inbound"}, OpenAPI: openAPI}.Type()
 }
 
 // Adapter is a Vonage account as the service runs it. It is safe for
@@ -61,7 +47,7 @@ type Adapter struct {
 // client and the waits (tests).
 func New(cfg Config, d provider.Deps, hc httpcall.Deps) (*Adapter, error) {
 	a := &Adapter{cfg: cfg.withDefaults()}
-	return httpcall.Open(a, &a.Base, cfg.Validate(), "Vonage", a.cfg.Name, a.cfg.Tuning, d, hc, a.send, a.receive)
+	return httpcall.Open(a, &a.Base, cfg.Validate(), "Vonage", a.cfg.Account, d, hc, a.send, a.receive)
 }
 
 // answer is the SMS API's answer: 200 even when a message was refused,
