@@ -3,10 +3,8 @@ package httpcall
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -38,41 +36,20 @@ func (t Tuning) Settings(peer, name string) Settings {
 		RetryMin: t.RetryMin, RetryMax: t.RetryMax, MaxRetryAfter: t.MaxRetryAfter}
 }
 
-// IsURL reports whether s is an absolute http or https address.
-func IsURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
-}
-
-// Problems gathers every problem of one adapter's configuration, each a
-// provider.FieldError of its type, so that Validate reports them at once.
-type Problems struct {
-	typ  string
-	errs []error
-}
+// Problems gathers every problem of the configuration of an adapter over
+// HTTP, whose Tuning is checked last.
+type Problems struct{ *provider.Problems }
 
 // Checking starts the problems of a configuration of type typ.
-func Checking(typ string) *Problems { return &Problems{typ: typ} }
-
-// Add notes a problem of field.
-func (p *Problems) Add(field, format string, args ...any) {
-	p.errs = append(p.errs, &provider.FieldError{Type: p.typ, Field: field, Msg: fmt.Sprintf(format, args...)})
-}
-
-// URL notes field's value v when set and not an http(s) address.
-func (p *Problems) URL(field, v string) {
-	if v != "" && !IsURL(v) {
-		p.Add(field, "%q is not an http(s) URL", v)
-	}
-}
+func Checking(typ string) Problems { return Problems{provider.Checking(typ)} }
 
 // Err is every problem noted, joined; nil when none. The tuning is
 // checked last, as every adapter has one.
-func (p *Problems) Err(t Tuning) error {
+func (p Problems) Err(t Tuning) error {
 	if t.Negative() {
 		p.Add("RequestTimeout", "and the retry settings must not be negative")
 	}
-	return errors.Join(p.errs...)
+	return p.Problems.Err()
 }
 
 // Account is what the configurations of the SMS adapters over HTTP have

@@ -3,6 +3,7 @@ package twilio
 import (
 	"regexp"
 
+	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
 
@@ -51,7 +52,7 @@ func (c Config) Validate() error {
 	}
 	if c.PublicURL == "" {
 		p.Add("PublicURL", "is required: the public address Twilio calls back and signs (MSGSVC_PUBLIC_URL)")
-	} else if !httpcall.IsURL(c.PublicURL) {
+	} else if !provider.IsURL(c.PublicURL) {
 		p.Add("PublicURL", "%q is not an http(s) URL", c.PublicURL)
 	}
 	p.URL("APIURL", c.APIURL)
