@@ -55,24 +55,13 @@ func build(_ context.Context, name string, c Config, d provider.Deps) (provider.
 		}
 		c.Credentials = key
 	}
-	opts := []Option{WithFiles(d.Files), WithMediaCache(d.Cache)}
-	if d.Log != nil {
-		opts = append(opts, WithLogger(d.Log))
-	}
-	if d.Now != nil {
-		opts = append(opts, WithClock(d.Now))
-	}
-	if d.HTTP != nil {
-		opts = append(opts, WithHTTPClient(d.HTTP))
-	}
+	opts := append([]Option{WithFiles(d.Files), WithMediaCache(d.Cache)}, provider.Options(d, WithLogger, WithClock, WithHTTPClient)...)
 	a, err := New(c, d.Sink, opts...)
 	if err != nil {
 		return nil, err
 	}
-	if d.Metrics != nil {
-		if err := d.Metrics.Register(a.Collector()); err != nil {
-			return nil, fmt.Errorf("metrics: %w", err)
-		}
+	if err := d.Collect(a.Collector()); err != nil {
+		return nil, err
 	}
 	return &adapter{Adapter: a}, nil
 }

@@ -44,18 +44,12 @@ func fromEnv(getenv func(string) string) (Config, bool, error) {
 
 func build(_ context.Context, name string, c Config, d provider.Deps) (provider.Adapter, error) {
 	c.Name = name
-	var opts []Option
-	if d.Log != nil {
-		opts = append(opts, WithLogger(d.Log))
-	}
-	client, err := New(c, d.Sink, opts...)
+	client, err := New(c, d.Sink, provider.Options(d, WithLogger, nil, nil)...)
 	if err != nil {
 		return nil, err
 	}
-	if d.Metrics != nil {
-		if err := d.Metrics.Register(client.Collector()); err != nil {
-			return nil, fmt.Errorf("metrics: %w", err)
-		}
+	if err := d.Collect(client.Collector()); err != nil {
+		return nil, err
 	}
 	return &adapter{Client: client}, nil
 }

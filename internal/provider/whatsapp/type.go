@@ -61,24 +61,12 @@ func build(_ context.Context, name string, c Config, d provider.Deps) (provider.
 	if c.UserAgent == "" {
 		c.UserAgent = UserAgent(d.Version)
 	}
-	var opts []Option
-	if d.Log != nil {
-		opts = append(opts, WithLogger(d.Log))
-	}
-	if d.Now != nil {
-		opts = append(opts, WithClock(d.Now))
-	}
-	if d.HTTP != nil {
-		opts = append(opts, WithHTTPClient(d.HTTP))
-	}
-	client, err := New(c, Deps{Sink: d.Sink, Files: d.Files, Cache: d.Cache}, opts...)
+	client, err := New(c, Deps{Sink: d.Sink, Files: d.Files, Cache: d.Cache}, provider.Options(d, WithLogger, WithClock, WithHTTPClient)...)
 	if err != nil {
 		return nil, err
 	}
-	if d.Metrics != nil {
-		if err := d.Metrics.Register(client.Collector()); err != nil {
-			return nil, fmt.Errorf("metrics: %w", err)
-		}
+	if err := d.Collect(client.Collector()); err != nil {
+		return nil, err
 	}
 	return adapter{client}, nil
 }
