@@ -10,7 +10,6 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
-	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
 	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 	"github.com/msgsvc/msgsvc/internal/provider/rbm"
 	"github.com/msgsvc/msgsvc/internal/provider/rbm/rbmtest"
@@ -30,7 +29,7 @@ func TestConformance(t *testing.T) {
 			p.NotCapable(noRCSTo)
 			cfg := rbm.Config{AgentID: conformanceAgent, Credentials: p.Credentials(), ClientToken: conformanceToken,
 				APIURL: p.APIURL(), Attempts: 3, RetryMin: time.Millisecond, RetryMax: 4 * time.Millisecond}
-			a, err := typ.Build(context.Background(), "rbm-conformance", cfg, httpcalltest.Quiet(sink))
+			a, err := typ.Build(context.Background(), "rbm-conformance", cfg, providertest.Quiet(sink))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
-	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
 	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 	"github.com/msgsvc/msgsvc/internal/provider/whatsapp"
 	"github.com/msgsvc/msgsvc/internal/provider/whatsapp/whatsapptest"
@@ -44,7 +43,7 @@ func TestConformance(t *testing.T) {
 			cfg := whatsapp.Config{APIURL: p.URL, PhoneNumberID: conformancePhone, Token: "token-conformance",
 				AppSecret: conformanceSecret, VerifyToken: "verify-conformance", RatePerSecond: -1,
 				RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond}
-			a, err := typ.Build(context.Background(), "whatsapp-conformance", cfg, httpcalltest.Quiet(sink))
+			a, err := typ.Build(context.Background(), "whatsapp-conformance", cfg, providertest.Quiet(sink))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -158,7 +158,7 @@ func Conformance[T any](t *testing.T, typ provider.Type, s Stand[T], cfg func(ur
 		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
 			p := s.Start(t)
 			p.AnswerTo(s.Key, s.Answers)
-			a, err := typ.Build(context.Background(), name, cfg(p.URL), Quiet(sink))
+			a, err := typ.Build(context.Background(), name, cfg(p.URL), providertest.Quiet(sink))
 			if err != nil {
 				t.Fatal(err)
 			}

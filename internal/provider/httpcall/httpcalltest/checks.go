@@ -20,12 +20,6 @@ import (
 // a few milliseconds apart.
 var Fast = httpcall.Tuning{RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond}
 
-// Quiet are the service's dependencies of an adapter under test: sink,
-// and no log.
-func Quiet(sink provider.Sink) provider.Deps {
-	return provider.Deps{Sink: sink, Log: slog.New(slog.DiscardHandler)}
-}
-
 // Instance is the conformance suite's view of adapter a: a message to an
 // ordinary number is taken, to busy refused for now and to bad for good
 // (as the test told its stand-in); report makes the platform report a
