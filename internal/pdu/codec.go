@@ -103,39 +103,17 @@ func decodeBind(r *reader) (Body, error) {
 		AddrNPI:          r.byte1("addr_npi"),
 		AddressRange:     r.cstring("address_range", MaxAddressRange),
 	}
-	if r.err == nil && r.len() != 0 {
-		r.fail("body", "%d octets after address_range", r.len())
-	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	return b, nil
+	return r.end(b, "address_range")
 }
 
 func decodeBindResp(r *reader) (Body, error) {
 	b := &BindResp{SystemID: r.cstring("system_id", MaxSystemID)}
-	if r.err != nil {
-		return nil, r.err
-	}
-	ts, err := readTLVs(r)
-	if err != nil {
-		return nil, err
-	}
-	b.TLVs = ts
-	return b, nil
+	return r.tlvs(b, &b.TLVs)
 }
 
 func decodeSMResp(r *reader) (Body, error) {
 	b := &SMResp{MessageID: r.cstring("message_id", MaxMessageID)}
-	if r.err != nil {
-		return nil, r.err
-	}
-	ts, err := readTLVs(r)
-	if err != nil {
-		return nil, err
-	}
-	b.TLVs = ts
-	return b, nil
+	return r.tlvs(b, &b.TLVs)
 }
 
 func decodeQuery(r *reader) (Body, error) {
@@ -145,13 +123,7 @@ func decodeQuery(r *reader) (Body, error) {
 		SourceNPI:  r.byte1("source_addr_npi"),
 		SourceAddr: r.cstring("source_addr", MaxAddr),
 	}
-	if r.err == nil && r.len() != 0 {
-		r.fail("body", "%d octets after source_addr", r.len())
-	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	return q, nil
+	return r.end(q, "source_addr")
 }
 
 func decodeQueryResp(r *reader) (Body, error) {
@@ -161,13 +133,7 @@ func decodeQueryResp(r *reader) (Body, error) {
 		MessageState: MessageState(r.byte1("message_state")),
 		ErrorCode:    r.byte1("error_code"),
 	}
-	if r.err == nil && r.len() != 0 {
-		r.fail("body", "%d octets after error_code", r.len())
-	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	return q, nil
+	return r.end(q, "error_code")
 }
 
 func decodeSM(r *reader) (Body, error) {
@@ -200,12 +166,33 @@ func decodeSM(r *reader) (Body, error) {
 		return nil, r.err
 	}
 	m.ShortMessage = append([]byte(nil), r.bytes(n)...)
+	return r.tlvs(m, &m.TLVs)
+}
+
+// end is body b, whose last field is after, or the first error: octets
+// after that field are one.
+func (r *reader) end(b Body, after string) (Body, error) {
+	if r.err == nil && r.len() != 0 {
+		r.fail("body", "%d octets after %s", r.len(), after)
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return b, nil
+}
+
+// tlvs reads the optional parameters that end body b into *into, and is
+// b, or the first error.
+func (r *reader) tlvs(b Body, into *TLVs) (Body, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
 	ts, err := readTLVs(r)
 	if err != nil {
 		return nil, err
 	}
-	m.TLVs = ts
-	return m, nil
+	*into = ts
+	return b, nil
 }
 
 // reader walks a body. The first error sticks, so a decoder reads all its

@@ -48,3 +48,17 @@ func (e *Env) Duration(key string) time.Duration {
 
 // Err is every malformed value read so far.
 func (e *Env) Err() error { return errors.Join(e.errs...) }
+
+// Shortcut reads an adapter's environment shortcut: the variable key, set,
+// makes one provider of the type, which fill configures from key's value
+// and the other variables; unset, there is none (ok false). err is every
+// malformed value fill read.
+func Shortcut[C any](getenv func(string) string, key string, fill func(v string, e *Env) C) (c C, ok bool, err error) {
+	e := NewEnv(getenv)
+	v := e.String(key)
+	if v == "" {
+		return c, false, nil
+	}
+	c = fill(v, e)
+	return c, true, e.Err()
+}

@@ -268,3 +268,31 @@ func (r *Registry) Names() []string {
 	}
 	return out
 }
+
+// Options are an adapter package's options (of type O) for what d sets of
+// a logger, a clock and an HTTP client, which logger, clock and client
+// make (nil: the package takes none of that kind).
+func Options[O any](d Deps, logger func(*slog.Logger) O, clock func(func() time.Time) O, client func(*http.Client) O) []O {
+	var opts []O
+	if d.Log != nil && logger != nil {
+		opts = append(opts, logger(d.Log))
+	}
+	if d.Now != nil && clock != nil {
+		opts = append(opts, clock(d.Now))
+	}
+	if d.HTTP != nil && client != nil {
+		opts = append(opts, client(d.HTTP))
+	}
+	return opts
+}
+
+// Collect registers an adapter's collector where d says, when it says.
+func (d Deps) Collect(c prometheus.Collector) error {
+	if d.Metrics == nil {
+		return nil
+	}
+	if err := d.Metrics.Register(c); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	return nil
+}

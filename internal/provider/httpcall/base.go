@@ -3,10 +3,8 @@ package httpcall
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -38,53 +36,65 @@ func (t Tuning) Settings(peer, name string) Settings {
 		RetryMin: t.RetryMin, RetryMax: t.RetryMax, MaxRetryAfter: t.MaxRetryAfter}
 }
 
-// IsURL reports whether s is an absolute http or https address.
-func IsURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
-}
-
-// Problems gathers every problem of one adapter's configuration, each a
-// provider.FieldError of its type, so that Validate reports them at once.
-type Problems struct {
-	typ  string
-	errs []error
-}
+// Problems gathers every problem of the configuration of an adapter over
+// HTTP, whose Tuning is checked last.
+type Problems struct{ *provider.Problems }
 
 // Checking starts the problems of a configuration of type typ.
-func Checking(typ string) *Problems { return &Problems{typ: typ} }
-
-// Add notes a problem of field.
-func (p *Problems) Add(field, format string, args ...any) {
-	p.errs = append(p.errs, &provider.FieldError{Type: p.typ, Field: field, Msg: fmt.Sprintf(format, args...)})
-}
-
-// URL notes field's value v when set and not an http(s) address.
-func (p *Problems) URL(field, v string) {
-	if v != "" && !IsURL(v) {
-		p.Add(field, "%q is not an http(s) URL", v)
-	}
-}
+func Checking(typ string) Problems { return Problems{provider.Checking(typ)} }
 
 // Err is every problem noted, joined; nil when none. The tuning is
 // checked last, as every adapter has one.
-func (p *Problems) Err(t Tuning) error {
+func (p Problems) Err(t Tuning) error {
 	if t.Negative() {
 		p.Add("RequestTimeout", "and the retry settings must not be negative")
 	}
-	return errors.Join(p.errs...)
+	return p.Problems.Err()
 }
 
-// Defaults fills an adapter's name and API address and trims the slashes
-// that would double in the paths joined to them.
-func Defaults(name, typ, apiURL, defaultAPI, publicURL string) (string, string, string) {
-	if name == "" {
-		name = typ
+// Account is what the configurations of the SMS adapters over HTTP have
+// alike, embedded inline in each one's Config so the three read the same
+// keys.
+type Account struct {
+	// Name is the provider's name in webhooks and metrics (default the
+	// type's name).
+	Name string `yaml:"-"`
+	// From is the sender (a number, or an alphanumeric id where the
+	// platform takes one) used when a message names none.
+	From string `yaml:"from"`
+	// APIURL is the API's base (default the adapter's DefaultAPIURL).
+	APIURL string `yaml:"apiUrl"`
+	// PublicURL is the address the platform calls back
+	// (https://gw.example.com), named in each send; each adapter's Config
+	// says what it is for there and whether it is required.
+	PublicURL string `yaml:"publicUrl"`
+	// Tuning holds the request timeout and the retries.
+	Tuning `yaml:",inline"`
+}
+
+// EnvAccount is the account of an environment shortcut whose variables
+// start with prefix (MSGSVC_TWILIO_): its FROM and API_URL, and the node's
+// MSGSVC_PUBLIC_URL.
+func EnvAccount(e *provider.Env, prefix string) Account {
+	return Account{From: e.String(prefix + "FROM"), APIURL: e.String(prefix + "API_URL"), PublicURL: e.String("MSGSVC_PUBLIC_URL")}
+}
+
+// OwnSender is From, "" when the platform picks the number from a pool
+// (provider.OwnSender).
+func (a Account) OwnSender() string { return a.From }
+
+// Defaults is a with the name typ and the API address api where it sets
+// none, without the slashes that would double in the paths joined to its
+// addresses.
+func (a Account) Defaults(typ, api string) Account {
+	if a.Name == "" {
+		a.Name = typ
 	}
-	if apiURL == "" {
-		apiURL = defaultAPI
+	if a.APIURL == "" {
+		a.APIURL = api
 	}
-	return name, strings.TrimRight(apiURL, "/"), strings.TrimRight(publicURL, "/")
+	a.APIURL, a.PublicURL = strings.TrimRight(a.APIURL, "/"), strings.TrimRight(a.PublicURL, "/")
+	return a
 }
 
 // Base is the part of provider.Adapter that every adapter over an HTTP API
@@ -107,11 +117,11 @@ type Base struct {
 // NewBase makes the Base of the adapter named name, calling with c.
 func NewBase(name string, c *Client) Base { return Base{Call: c, name: name, UserAgent: "msgsvc"} }
 
-// Open makes the Base of adapter a, named name, of the platform peer
-// ("Twilio"): a Client tuned by t, the Sink and version of d, send for
-// each message Submit takes and receive for each callback's body. It
-// returns a, or the first error (invalid is the configuration's).
-func Open[A any](a *A, base *Base, invalid error, peer, name string, t Tuning, d provider.Deps, hc Deps,
+// Open makes the Base of adapter a of the platform peer ("Twilio"), with
+// the name and tuning of its account acct: a Client, the Sink and version
+// of d, send for each message Submit takes and receive for each callback's
+// body. It returns a, or the first error (invalid is the configuration's).
+func Open[A any](a *A, base *Base, invalid error, peer string, acct Account, d provider.Deps, hc Deps,
 	send func(context.Context, provider.Outbound) provider.Result, receive func(http.ResponseWriter, *http.Request, []byte)) (*A, error) {
 	if invalid != nil {
 		return nil, invalid
@@ -119,7 +129,7 @@ func Open[A any](a *A, base *Base, invalid error, peer, name string, t Tuning, d
 	if d.Sink == nil {
 		return nil, fmt.Errorf("%s: no sink for statuses and replies", strings.ToLower(peer))
 	}
-	*base = NewBase(name, New(t.Settings(peer, name), hc))
+	*base = NewBase(acct.Name, New(acct.Settings(peer, acct.Name), hc))
 	base.Sink, base.send, base.receive = d.Sink, send, receive
 	if d.Version != "" {
 		base.UserAgent += "/" + d.Version

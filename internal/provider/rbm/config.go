@@ -1,8 +1,6 @@
 package rbm
 
 import (
-	"errors"
-	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -70,80 +68,48 @@ func (c Config) OwnSender() string { return c.AgentID }
 // Validate reports every problem of c at once. Secrets are never part of
 // the text.
 func (c Config) Validate() error {
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, &provider.FieldError{Type: TypeName, Field: field, Msg: fmt.Sprintf(format, args...)})
-	}
-	if c.AgentID == "" {
-		bad("AgentID", "is required")
-	}
+	p := provider.Checking(TypeName)
+	p.Required("AgentID", c.AgentID)
 	switch {
 	case len(c.Credentials) == 0 && c.CredentialsFile == "":
-		bad("Credentials", "is required: the service account's JSON key (credentials: the path of the file)")
+		p.Add("Credentials", "is required: the service account's JSON key (credentials: the path of the file)")
 	case len(c.Credentials) == 0: // read when the adapter is built
 	default:
 		if _, err := parseCredentials(c.Credentials); err != nil {
-			errs = append(errs, err)
+			p.Also(err)
 		}
 	}
 	if c.ClientToken == "" {
-		bad("ClientToken", "is required: it verifies the platform's webhook calls")
+		p.Add("ClientToken", "is required: it verifies the platform's webhook calls")
 	}
-	for _, u := range []struct{ name, v string }{{"APIURL", c.APIURL}, {"UploadURL", c.UploadURL}} {
-		if u.v == "" {
-			continue
-		}
-		if p, err := url.Parse(u.v); err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" {
-			bad(u.name, "%q is not an http(s) URL", u.v)
-		}
-	}
+	p.URL("APIURL", c.APIURL)
+	p.URL("UploadURL", c.UploadURL)
 	if c.RatePerSecond < 0 {
-		bad("RatePerSecond", "is %v; use 0 for no cap", c.RatePerSecond)
+		p.Add("RatePerSecond", "is %v; use 0 for no cap", c.RatePerSecond)
 	}
 	if c.Concurrency < 0 || c.Attempts < 0 || c.MaxWebhookBody < 0 {
-		bad("Concurrency, Attempts and MaxWebhookBody", "must not be negative")
+		p.Add("Concurrency, Attempts and MaxWebhookBody", "must not be negative")
 	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"RequestTimeout", c.RequestTimeout}, {"FallbackAfter", c.FallbackAfter}, {"RetryMin", c.RetryMin}, {"RetryMax", c.RetryMax}} {
-		if d.v < 0 {
-			bad(d.name, "is negative (%v)", d.v)
-		}
-	}
-	return errors.Join(errs...)
+	p.Duration("RequestTimeout", c.RequestTimeout)
+	p.Duration("FallbackAfter", c.FallbackAfter)
+	p.Duration("RetryMin", c.RetryMin)
+	p.Duration("RetryMax", c.RetryMax)
+	return p.Err()
 }
 
 func (c Config) withDefaults() Config {
-	def := func(v *time.Duration, d time.Duration) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	if c.Name == "" {
-		c.Name = "rbm"
-	}
-	if c.APIURL == "" {
-		c.APIURL = DefaultAPIURL
-	}
+	provider.Default(&c.Name, "rbm")
+	provider.Default(&c.APIURL, DefaultAPIURL)
 	c.APIURL = strings.TrimRight(c.APIURL, "/")
-	if c.UploadURL == "" {
-		c.UploadURL = uploadURL(c.APIURL)
-	}
+	provider.Default(&c.UploadURL, uploadURL(c.APIURL))
 	c.UploadURL = strings.TrimRight(c.UploadURL, "/")
-	if c.Concurrency == 0 {
-		c.Concurrency = 8
-	}
-	if c.Attempts == 0 {
-		c.Attempts = 3
-	}
-	if c.MaxWebhookBody == 0 {
-		c.MaxWebhookBody = 1 << 20
-	}
-	def(&c.RequestTimeout, 10*time.Second)
-	def(&c.FallbackAfter, 10*time.Minute)
-	def(&c.RetryMin, 250*time.Millisecond)
-	def(&c.RetryMax, 4*time.Second)
+	provider.Default(&c.Concurrency, 8)
+	provider.Default(&c.Attempts, 3)
+	provider.Default(&c.MaxWebhookBody, 1<<20)
+	provider.Default(&c.RequestTimeout, 10*time.Second)
+	provider.Default(&c.FallbackAfter, 10*time.Minute)
+	provider.Default(&c.RetryMin, 250*time.Millisecond)
+	provider.Default(&c.RetryMax, 4*time.Second)
 	c.RetryMax = max(c.RetryMax, c.RetryMin)
 	return c
 }

@@ -3,11 +3,8 @@ package rbm_test
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,23 +29,17 @@ func TestConformance(t *testing.T) {
 			p.NotCapable(noRCSTo)
 			cfg := rbm.Config{AgentID: conformanceAgent, Credentials: p.Credentials(), ClientToken: conformanceToken,
 				APIURL: p.APIURL(), Attempts: 3, RetryMin: time.Millisecond, RetryMax: 4 * time.Millisecond}
-			a, err := typ.Build(context.Background(), "rbm-conformance", cfg,
-				provider.Deps{Sink: sink, Log: slog.New(slog.DiscardHandler)})
+			a, err := typ.Build(context.Background(), "rbm-conformance", cfg, providertest.Quiet(sink))
 			if err != nil {
 				t.Fatal(err)
 			}
-			var seq atomic.Int64
-			msg := func(to string) provider.Outbound {
-				return provider.Outbound{ID: fmt.Sprintf("msg_%d", seq.Add(1)), To: to, Channel: domain.RCS,
-					Body: "hello", Env: domain.Live, ExpiresAt: time.Now().Add(time.Hour)}
-			}
-			return providertest.Instance{Adapter: a,
-				Accept: func(i int) provider.Outbound { return msg(fmt.Sprintf("4477009%05d", i)) },
+			ms := providertest.NewMessages(domain.RCS)
+			return providertest.Instance{Adapter: a, Accept: ms.Accept,
 				Temporary: func() provider.Outbound {
 					p.FailNext(http.StatusServiceUnavailable, http.StatusServiceUnavailable, http.StatusServiceUnavailable)
-					return msg("447700900100")
+					return ms.To("447700900100")
 				},
-				Permanent: func() provider.Outbound { return msg(noRCSTo) },
+				Permanent: func() provider.Outbound { return ms.To(noRCSTo) },
 				Report: func(t *testing.T, m provider.Outbound, r provider.Result) {
 					n := rbmtest.Notify(conformanceToken, rbmtest.UserEvent(m.To, conformanceAgent, r.Ref, "DELIVERED"))
 					req := httptest.NewRequest(http.MethodPost, "/providers/rbm/webhook", bytes.NewReader(n.Body))

@@ -39,14 +39,11 @@ var (
 // fromEnv is the shortcut of one agent without a file:
 // MSGSVC_RBM_AGENT_ID makes provider "rbm".
 func fromEnv(getenv func(string) string) (Config, bool, error) {
-	e := provider.NewEnv(getenv)
-	agent := e.String("MSGSVC_RBM_AGENT_ID")
-	if agent == "" {
-		return Config{}, false, nil
-	}
-	return Config{AgentID: agent, CredentialsFile: e.String("MSGSVC_RBM_CREDENTIALS"), APIURL: e.String("MSGSVC_RBM_API_URL"),
-		ClientToken: e.String("MSGSVC_RBM_CLIENT_TOKEN"), RatePerSecond: float64(e.Int("MSGSVC_RBM_RATE_PER_SECOND", 0)),
-		FallbackAfter: e.Duration("MSGSVC_RBM_FALLBACK_AFTER")}, true, e.Err()
+	return provider.Shortcut(getenv, "MSGSVC_RBM_AGENT_ID", func(agent string, e *provider.Env) Config {
+		return Config{AgentID: agent, CredentialsFile: e.String("MSGSVC_RBM_CREDENTIALS"), APIURL: e.String("MSGSVC_RBM_API_URL"),
+			ClientToken: e.String("MSGSVC_RBM_CLIENT_TOKEN"), RatePerSecond: float64(e.Int("MSGSVC_RBM_RATE_PER_SECOND", 0)),
+			FallbackAfter: e.Duration("MSGSVC_RBM_FALLBACK_AFTER")}
+	})
 }
 
 func build(_ context.Context, name string, c Config, d provider.Deps) (provider.Adapter, error) {
@@ -58,24 +55,13 @@ func build(_ context.Context, name string, c Config, d provider.Deps) (provider.
 		}
 		c.Credentials = key
 	}
-	opts := []Option{WithFiles(d.Files), WithMediaCache(d.Cache)}
-	if d.Log != nil {
-		opts = append(opts, WithLogger(d.Log))
-	}
-	if d.Now != nil {
-		opts = append(opts, WithClock(d.Now))
-	}
-	if d.HTTP != nil {
-		opts = append(opts, WithHTTPClient(d.HTTP))
-	}
+	opts := append([]Option{WithFiles(d.Files), WithMediaCache(d.Cache)}, provider.Options(d, WithLogger, WithClock, WithHTTPClient)...)
 	a, err := New(c, d.Sink, opts...)
 	if err != nil {
 		return nil, err
 	}
-	if d.Metrics != nil {
-		if err := d.Metrics.Register(a.Collector()); err != nil {
-			return nil, fmt.Errorf("metrics: %w", err)
-		}
+	if err := d.Collect(a.Collector()); err != nil {
+		return nil, err
 	}
 	return &adapter{Adapter: a}, nil
 }

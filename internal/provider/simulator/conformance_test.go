@@ -79,15 +79,11 @@ func TestConformance(t *testing.T) {
 		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
 			j := &journal{}
 			sim := &running{Simulator: New(Config{Sink: sink, Stale: noStale{}, Journal: j, Delay: 5 * time.Millisecond, Node: "n1"})}
-			var seq atomic.Int64
-			msg := func(to string) provider.Outbound {
-				return provider.Outbound{ID: fmt.Sprintf("msg_%d", seq.Add(1)), To: to, Channel: domain.SMS, Body: "hi",
-					Env: domain.Test, ExpiresAt: time.Now().Add(time.Hour)}
-			}
+			ms := &providertest.Messages{Template: provider.Outbound{Channel: domain.SMS, Body: "hi", Env: domain.Test}}
 			return providertest.Instance{Adapter: sim,
-				Accept:    func(i int) provider.Outbound { return msg(fmt.Sprintf("4477009%05d", 100+i)) },
-				Permanent: func() provider.Outbound { return msg("447700900" + EndInvalid) },
-				Temporary: func() provider.Outbound { j.down.Store(true); return msg("447700900100") },
+				Accept:    func(i int) provider.Outbound { return ms.To(fmt.Sprintf("4477009%05d", 100+i)) },
+				Permanent: func() provider.Outbound { return ms.To("447700900" + EndInvalid) },
+				Temporary: func() provider.Outbound { j.down.Store(true); return ms.To("447700900100") },
 			}
 		}})
 }

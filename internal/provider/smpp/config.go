@@ -2,8 +2,6 @@ package smpp
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -72,47 +70,42 @@ func (c Config) OwnSender() string { return c.SourceAddr }
 
 // Validate reports every problem of c at once.
 func (c Config) Validate() error {
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, &provider.FieldError{Type: TypeName, Field: field, Msg: fmt.Sprintf(format, args...)})
-	}
+	p := provider.Checking(TypeName)
 	if c.Addr == "" {
-		bad("Addr", "is required (host:port of the SMSC)")
+		p.Add("Addr", "is required (host:port of the SMSC)")
 	} else if host, port, err := net.SplitHostPort(c.Addr); err != nil || host == "" {
-		bad("Addr", "%q is not host:port", c.Addr)
+		p.Add("Addr", "%q is not host:port", c.Addr)
 	} else if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		bad("Addr", "%q has no valid port", c.Addr)
+		p.Add("Addr", "%q has no valid port", c.Addr)
 	}
-	if c.SystemID == "" {
-		bad("SystemID", "is required")
-	}
+	p.Required("SystemID", c.SystemID)
 	for _, f := range []struct {
 		name, value string
 		max         int
 	}{{"SystemID", c.SystemID, pdu.MaxSystemID}, {"Password", c.Password, pdu.MaxPassword},
 		{"SystemType", c.SystemType, pdu.MaxSystemType}} {
 		if len(f.value) > f.max-1 {
-			bad(f.name, "is %d characters; SMPP allows %d", len(f.value), f.max-1)
+			p.Add(f.name, "is %d characters; SMPP allows %d", len(f.value), f.max-1)
 		}
 	}
 	if c.SourceAddr != "" {
 		if _, _, _, err := sourceAddress(c.SourceAddr); err != nil {
-			bad("SourceAddr", "%v", err)
+			p.Add("SourceAddr", "%v", err)
 		}
 	}
 	if c.Binds < 0 || c.Binds > maxBinds {
-		bad("Binds", "is %d; use 1 to %d (0 for the default 1)", c.Binds, maxBinds)
+		p.Add("Binds", "is %d; use 1 to %d (0 for the default 1)", c.Binds, maxBinds)
 	}
 	if c.Window < 0 || c.Window > 1000 {
-		bad("Window", "is %d; use 1 to 1000 (0 for the default 10)", c.Window)
+		p.Add("Window", "is %d; use 1 to 1000 (0 for the default 10)", c.Window)
 	}
 	if c.TPS < 0 {
-		bad("TPS", "is %v; use 0 for no cap", c.TPS)
+		p.Add("TPS", "is %v; use 0 for no cap", c.TPS)
 	}
 	switch c.GSMPacking {
 	case "", pdu.Unpacked, pdu.Packed:
 	default:
-		bad("GSMPacking", "is %q; use %q or %q", c.GSMPacking, pdu.Unpacked, pdu.Packed)
+		p.Add("GSMPacking", "is %q; use %q or %q", c.GSMPacking, pdu.Unpacked, pdu.Packed)
 	}
 	for _, d := range []struct {
 		name string
@@ -120,40 +113,25 @@ func (c Config) Validate() error {
 	}{{"EnquireLinkInterval", c.EnquireLinkInterval}, {"RequestTimeout", c.RequestTimeout},
 		{"ReconnectMin", c.ReconnectMin}, {"ReconnectMax", c.ReconnectMax}, {"RetryMin", c.RetryMin},
 		{"RetryMax", c.RetryMax}, {"SubmitTimeout", c.SubmitTimeout}, {"ReassemblyTimeout", c.ReassemblyTimeout}} {
-		if d.v < 0 {
-			bad(d.name, "is negative (%v)", d.v)
-		}
+		p.Duration(d.name, d.v)
 	}
-	return errors.Join(errs...)
+	return p.Err()
 }
 
 // withDefaults fills the zero fields.
 func (c Config) withDefaults() Config {
-	def := func(v *time.Duration, d time.Duration) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	if c.Name == "" {
-		c.Name = "smpp"
-	}
-	if c.Binds == 0 {
-		c.Binds = 1
-	}
-	if c.Window == 0 {
-		c.Window = 10
-	}
-	if c.GSMPacking == "" {
-		c.GSMPacking = pdu.Unpacked
-	}
-	def(&c.EnquireLinkInterval, 30*time.Second)
-	def(&c.RequestTimeout, 10*time.Second)
-	def(&c.ReconnectMin, time.Second)
-	def(&c.ReconnectMax, time.Minute)
-	def(&c.RetryMin, 250*time.Millisecond)
-	def(&c.RetryMax, 5*time.Second)
-	def(&c.SubmitTimeout, time.Minute)
-	def(&c.ReassemblyTimeout, 10*time.Minute)
+	provider.Default(&c.Name, "smpp")
+	provider.Default(&c.Binds, 1)
+	provider.Default(&c.Window, 10)
+	provider.Default(&c.GSMPacking, pdu.Unpacked)
+	provider.Default(&c.EnquireLinkInterval, 30*time.Second)
+	provider.Default(&c.RequestTimeout, 10*time.Second)
+	provider.Default(&c.ReconnectMin, time.Second)
+	provider.Default(&c.ReconnectMax, time.Minute)
+	provider.Default(&c.RetryMin, 250*time.Millisecond)
+	provider.Default(&c.RetryMax, 5*time.Second)
+	provider.Default(&c.SubmitTimeout, time.Minute)
+	provider.Default(&c.ReassemblyTimeout, 10*time.Minute)
 	c.ReconnectMax = max(c.ReconnectMax, c.ReconnectMin)
 	c.RetryMax = max(c.RetryMax, c.RetryMin)
 	return c

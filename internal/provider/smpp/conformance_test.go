@@ -2,10 +2,7 @@ package smpp_test
 
 import (
 	"context"
-	"fmt"
-	"log/slog"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,21 +29,20 @@ func TestConformance(t *testing.T) {
 			cfg := smpp.Config{Addr: smsc.Addr(), SystemID: "msgsvc", Password: "secret", Binds: 2,
 				RequestTimeout: 3 * time.Second, ReconnectMin: time.Millisecond, ReconnectMax: 5 * time.Millisecond,
 				RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond, SubmitTimeout: 2 * time.Second}
-			a, err := typ.Build(context.Background(), "smpp-conformance", cfg,
-				provider.Deps{Sink: sink, Log: slog.New(slog.DiscardHandler)})
+			a, err := typ.Build(context.Background(), "smpp-conformance", cfg, providertest.Quiet(sink))
 			if err != nil {
 				t.Fatal(err)
 			}
-			var seq atomic.Int64
-			msg := func(to, body string) provider.Outbound {
-				return provider.Outbound{ID: fmt.Sprintf("msg_%d", seq.Add(1)), To: to, Channel: domain.SMS,
-					From: "MyShop", Body: body, Env: domain.Live, ExpiresAt: time.Now().Add(time.Hour)}
-			}
-			return providertest.Instance{Adapter: a,
-				Accept:    func(i int) provider.Outbound { return msg(fmt.Sprintf("4477009%05d", i), "hello") },
-				Temporary: func() provider.Outbound { return msg(throttledTo, "hello") },
-				Permanent: func() provider.Outbound { return msg(invalidTo, "hello") },
-				Long:      func() provider.Outbound { return msg("447700900123", strings.Repeat("a long text ", 30)) },
+			ms := providertest.NewMessages(domain.SMS)
+			ms.Template.From = "MyShop"
+			return providertest.Instance{Adapter: a, Accept: ms.Accept,
+				Temporary: func() provider.Outbound { return ms.To(throttledTo) },
+				Permanent: func() provider.Outbound { return ms.To(invalidTo) },
+				Long: func() provider.Outbound {
+					m := ms.To("447700900123")
+					m.Body = strings.Repeat("a long text ", 30)
+					return m
+				},
 			}
 		}})
 }

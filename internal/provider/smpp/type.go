@@ -34,32 +34,22 @@ var (
 // fromEnv is the shortcut of one SMSC without a file: MSGSVC_SMPP_ADDR
 // makes provider "smpp".
 func fromEnv(getenv func(string) string) (Config, bool, error) {
-	e := provider.NewEnv(getenv)
-	addr := e.String("MSGSVC_SMPP_ADDR")
-	if addr == "" {
-		return Config{}, false, nil
-	}
-	c := Config{Addr: addr, SystemID: e.String("MSGSVC_SMPP_SYSTEM_ID"), Password: e.String("MSGSVC_SMPP_PASSWORD"),
-		SystemType: e.String("MSGSVC_SMPP_SYSTEM_TYPE"), Binds: e.Int("MSGSVC_SMPP_BINDS", 1),
-		Window: e.Int("MSGSVC_SMPP_WINDOW", 10), TPS: float64(e.Int("MSGSVC_SMPP_TPS", 0)),
-		SourceAddr: e.String("MSGSVC_SMPP_SOURCE_ADDR")}
-	return c, true, e.Err()
+	return provider.Shortcut(getenv, "MSGSVC_SMPP_ADDR", func(addr string, e *provider.Env) Config {
+		return Config{Addr: addr, SystemID: e.String("MSGSVC_SMPP_SYSTEM_ID"), Password: e.String("MSGSVC_SMPP_PASSWORD"),
+			SystemType: e.String("MSGSVC_SMPP_SYSTEM_TYPE"), Binds: e.Int("MSGSVC_SMPP_BINDS", 1),
+			Window: e.Int("MSGSVC_SMPP_WINDOW", 10), TPS: float64(e.Int("MSGSVC_SMPP_TPS", 0)),
+			SourceAddr: e.String("MSGSVC_SMPP_SOURCE_ADDR")}
+	})
 }
 
 func build(_ context.Context, name string, c Config, d provider.Deps) (provider.Adapter, error) {
 	c.Name = name
-	var opts []Option
-	if d.Log != nil {
-		opts = append(opts, WithLogger(d.Log))
-	}
-	client, err := New(c, d.Sink, opts...)
+	client, err := New(c, d.Sink, provider.Options(d, WithLogger, nil, nil)...)
 	if err != nil {
 		return nil, err
 	}
-	if d.Metrics != nil {
-		if err := d.Metrics.Register(client.Collector()); err != nil {
-			return nil, fmt.Errorf("metrics: %w", err)
-		}
+	if err := d.Collect(client.Collector()); err != nil {
+		return nil, err
 	}
 	return &adapter{Client: client}, nil
 }

@@ -20,22 +20,12 @@ import (
 	"github.com/msgsvc/msgsvc/internal/provider/telnyx/telnyxtest"
 )
 
-var t0 = time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+var t0 = httpcalltest.T0
 
 func newAdapter(t *testing.T, p *telnyxtest.Server, tune func(*telnyx.Config)) (*telnyx.Adapter, *providertest.Sink, *httpcalltest.Clock) {
 	t.Helper()
-	cfg := telnyx.Config{APIKey: "KEYtest", PublicKey: publicKey(), From: "+18445550001", APIURL: p.URL,
-		Tuning: httpcall.Tuning{RetryMin: 10 * time.Millisecond, RetryMax: 40 * time.Millisecond}}
-	if tune != nil {
-		tune(&cfg)
-	}
-	sink := &providertest.Sink{}
-	clock := httpcalltest.NewClock(t0)
-	a, err := telnyx.New(cfg, provider.Deps{Sink: sink}, clock.Deps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a, sink, clock
+	return httpcalltest.Open(t, telnyx.Config{APIKey: "KEYtest", PublicKey: publicKey(),
+		Account: httpcall.Account{From: "+18445550001", APIURL: p.URL, Tuning: httpcalltest.Retrying}}, tune, telnyx.New)
 }
 
 func sms(to string) provider.Outbound {
@@ -66,37 +56,21 @@ func TestSendsTheMessageBody(t *testing.T) {
 	}
 }
 
+// A 429 waits Retry-After's 2s first.
 func TestAnswersMapToErrors(t *testing.T) {
-	for _, c := range []struct {
-		status    int
-		body      string
-		header    http.Header
-		code      string
-		temporary bool
-		attempts  int
-	}{
-		{400, telnyxtest.Error("40310", "Invalid 'to' address"), nil, domain.CodeInvalidNumber, false, 1},
-		{400, telnyxtest.Error("40305", "Invalid 'from' address"), nil, domain.CodeInvalidSender, false, 1},
-		{400, telnyxtest.Error("40300", "Blocked due to STOP"), nil, domain.CodeRejected, false, 1},
-		{422, telnyxtest.Error("10015", "Bad request"), nil, domain.CodeRejected, false, 1},
-		{401, telnyxtest.Error("10009", "Authentication failed"), nil, domain.CodeProviderError, true, 3},
-		{429, telnyxtest.Error("10011", "Too many requests"), http.Header{"Retry-After": {"2"}}, domain.CodeProviderError, true, 3},
-		{500, "", nil, domain.CodeProviderError, true, 3},
-	} {
-		p := telnyxtest.New(t)
-		p.SetAnswer(func(map[string]any) (int, string, http.Header, bool) { return c.status, c.body, c.header, true })
-		a, _, waits := newAdapter(t, p, nil)
-		res := a.Submit(context.Background(), []provider.Outbound{sms("447700900123")})
-		if e := res[0].Err; e == nil || e.Code != c.code || e.Temporary != c.temporary {
-			t.Errorf("%d %s: %+v", c.status, c.body, e)
-		}
-		if n := len(p.Sends()); n != c.attempts && c.status != 429 {
-			t.Errorf("%d: %d attempts, want %d", c.status, n, c.attempts)
-		}
-		if w := waits.Waits(); c.status == 429 && (len(w) == 0 || w[0] != 2*time.Second) {
-			t.Errorf("429: waited %v, want Retry-After's 2s", w)
-		}
-	}
+	httpcalltest.CheckAnswers(t, []httpcalltest.AnswerCase{
+		{Status: 400, Body: telnyxtest.Error("40310", "Invalid 'to' address"), Code: domain.CodeInvalidNumber, Attempts: 1},
+		{Status: 400, Body: telnyxtest.Error("40305", "Invalid 'from' address"), Code: domain.CodeInvalidSender, Attempts: 1},
+		{Status: 400, Body: telnyxtest.Error("40300", "Blocked due to STOP"), Code: domain.CodeRejected, Attempts: 1},
+		{Status: 422, Body: telnyxtest.Error("10015", "Bad request"), Code: domain.CodeRejected, Attempts: 1},
+		{Status: 401, Body: telnyxtest.Error("10009", "Authentication failed"), Code: domain.CodeProviderError, Temporary: true, Attempts: 3},
+		{Status: 429, Body: telnyxtest.Error("10011", "Too many requests"), Header: http.Header{"Retry-After": {"2"}},
+			Code: domain.CodeProviderError, Temporary: true, Waited: 2 * time.Second},
+		{Status: 500, Code: domain.CodeProviderError, Temporary: true, Attempts: 3},
+	}, sms("447700900123"), telnyxtest.New, func(p *telnyxtest.Server) (provider.Adapter, *httpcalltest.Clock) {
+		a, _, clock := newAdapter(t, p, nil)
+		return a, clock
+	})
 }
 
 func TestStatusMapping(t *testing.T) {
@@ -153,13 +127,9 @@ func TestBadSignaturesAreRefused(t *testing.T) {
 		"body changed":      post(strings.Replace(body, "delivered", "delivery_failed", 1), ts, telnyx.Sign(testKey, ts, []byte(body))),
 		"not base64":        post(body, ts, "%%%"),
 	} {
-		if w := httpcalltest.Serve(telnyx.Type(), a, req); w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), "INVALID_SIGNATURE") {
-			t.Errorf("%s: %d %s", name, w.Code, w.Body)
-		}
+		httpcalltest.Refused(t, name, httpcalltest.Serve(telnyx.Type(), a, req))
 	}
-	if st, in := sink.Got(); len(st) != 0 || len(in) != 0 {
-		t.Fatalf("recorded %+v %+v", st, in)
-	}
+	httpcalltest.NothingRecorded(t, sink)
 	if w := deliver(a, body, t0.Add(-4*time.Minute)); w.Code != 200 {
 		t.Errorf("4 minutes old: %d %s", w.Code, w.Body)
 	}
@@ -168,21 +138,7 @@ func TestBadSignaturesAreRefused(t *testing.T) {
 func TestConfigFromEnv(t *testing.T) {
 	env := map[string]string{"MSGSVC_TELNYX_API_KEY": "KEY1", "MSGSVC_TELNYX_PUBLIC_KEY": publicKey(),
 		"MSGSVC_TELNYX_MESSAGING_PROFILE_ID": "prof-1"}
-	s, ok, err := telnyx.Type().FromEnv(func(k string) string { return env[k] })
-	if !ok || err != nil {
-		t.Fatal(ok, err)
-	}
-	if c := s.(telnyx.Config); c.MessagingProfileID != "prof-1" {
-		t.Errorf("%+v", c)
-	}
-	env["MSGSVC_TELNYX_PUBLIC_KEY"] = "bm90IGEga2V5"
-	if _, _, err := telnyx.Type().FromEnv(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "PublicKey") {
-		t.Errorf("bad key: %v", err)
-	}
-	err = telnyx.Config{}.Validate()
-	for _, want := range []string{"APIKey", "PublicKey", "From"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("Validate() = %v, want it to name %s", err, want)
-		}
-	}
+	providertest.CheckShortcut(t, telnyx.Type(), env, map[string]string{"MSGSVC_TELNYX_PUBLIC_KEY": "bm90IGEga2V5"},
+		func(s provider.Settings) bool { return s.(telnyx.Config).MessagingProfileID == "prof-1" }, "PublicKey")
+	providertest.Names(t, telnyx.Config{}.Validate(), "APIKey", "PublicKey", "From")
 }

@@ -14,32 +14,20 @@ const DefaultAPIURL = "https://api.telnyx.com"
 
 // Config describes one Telnyx account sending SMS and MMS.
 type Config struct {
-	// Name is the provider's name in webhooks and metrics (default
-	// "telnyx").
-	Name string `yaml:"-"`
 	// APIKey is the API v2 key, sent as a bearer token.
 	APIKey string `yaml:"apiKey"`
 	// PublicKey is the account's webhook public key (base64 Ed25519, from
 	// the portal): it checks telnyx-signature-ed25519.
 	PublicKey string `yaml:"publicKey"`
-	// From is the sending number, used when a message names no sender.
-	From string `yaml:"from"`
 	// MessagingProfileID sends through a messaging profile (its number
 	// pool); From or it is required.
 	MessagingProfileID string `yaml:"messagingProfileId"`
-	// APIURL is the API's base (default DefaultAPIURL).
-	APIURL string `yaml:"apiUrl"`
-	// PublicURL, when set, is the address Telnyx calls back: each send
-	// names PublicURL/providers/telnyx/webhook as its webhook_url. Without
-	// it, the messaging profile's webhook URL is used.
-	PublicURL string `yaml:"publicUrl"`
-	// Tuning holds the request timeout and the retries.
-	httpcall.Tuning `yaml:",inline"`
+	// Account holds the sending number From, the API's base and the
+	// tuning. Its PublicURL, when set, is the address Telnyx calls back:
+	// each send names PublicURL/providers/telnyx/webhook as its
+	// webhook_url. Without it, the messaging profile's webhook URL is used.
+	httpcall.Account `yaml:",inline"`
 }
-
-// OwnSender is From, "" when the platform picks the number from a pool
-// (provider.OwnSender).
-func (c Config) OwnSender() string { return c.From }
 
 // Validate reports every problem of c at once.
 func (c Config) Validate() error {
@@ -69,6 +57,6 @@ func publicKey(s string) (ed25519.PublicKey, error) {
 }
 
 func (c Config) withDefaults() Config {
-	c.Name, c.APIURL, c.PublicURL = httpcall.Defaults(c.Name, TypeName, c.APIURL, DefaultAPIURL, c.PublicURL)
+	c.Account = c.Defaults(TypeName, DefaultAPIURL)
 	return c
 }

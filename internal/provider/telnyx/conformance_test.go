@@ -1,7 +1,6 @@
 package telnyx_test
 
 import (
-	"context"
 	"crypto/ed25519"
 	"encoding/base64"
 	"fmt"
@@ -13,8 +12,8 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
-	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 	"github.com/msgsvc/msgsvc/internal/provider/telnyx"
 	"github.com/msgsvc/msgsvc/internal/provider/telnyx/telnyxtest"
 )
@@ -32,25 +31,19 @@ func publicKey() string {
 }
 
 func TestConformance(t *testing.T) {
-	typ := telnyx.Type()
-	providertest.Run(t, providertest.Harness{Name: "telnyx-conformance", Type: typ,
-		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
-			p := telnyxtest.New(t)
-			p.AnswerTo(func(b map[string]any) string { s, _ := b["to"].(string); return s }, map[string]httpcalltest.Canned{
-				busyTo: {Status: 503, Body: telnyxtest.Error("10007", "Unexpected error")},
-				badTo:  {Status: 400, Body: telnyxtest.Error("40310", "Invalid 'to' address")},
-			})
-			cfg := telnyx.Config{APIKey: "KEYtest", PublicKey: publicKey(), From: "+18445550001", APIURL: p.URL, Tuning: httpcalltest.Fast}
-			a, err := typ.Build(context.Background(), "telnyx-conformance", cfg, httpcalltest.Quiet(sink))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return httpcalltest.Instance(a, busyTo, badTo, func(t *testing.T, m provider.Outbound, r provider.Result) {
-				if w := deliver(a, finalized(r.Ref, m.To, "delivered", ""), time.Now()); w.Code != 200 {
-					t.Fatalf("webhook answered %d: %s", w.Code, w.Body)
-				}
-			})
-		}})
+	httpcalltest.Conformance(t, telnyx.Type(), httpcalltest.Stand[map[string]any]{Start: telnyxtest.New,
+		Key: func(b map[string]any) string { s, _ := b["to"].(string); return s }, Busy: busyTo, Bad: badTo,
+		Answers: map[string]httpcalltest.Canned{
+			busyTo: {Status: 503, Body: telnyxtest.Error("10007", "Unexpected error")},
+			badTo:  {Status: 400, Body: telnyxtest.Error("40310", "Invalid 'to' address")},
+		}}, func(url string) provider.Settings {
+		return telnyx.Config{APIKey: "KEYtest", PublicKey: publicKey(),
+			Account: httpcall.Account{From: "+18445550001", APIURL: url, Tuning: httpcalltest.Fast}}
+	}, func(t *testing.T, a provider.Adapter, m provider.Outbound, r provider.Result) {
+		if w := deliver(a, finalized(r.Ref, m.To, "delivered", ""), time.Now()); w.Code != 200 {
+			t.Fatalf("webhook answered %d: %s", w.Code, w.Body)
+		}
+	})
 }
 
 // finalized is a message.finalized event for the message id with one

@@ -21,35 +21,20 @@ import (
 // is sent: Prism would call it.
 func TestPeerEveryKindPassesValidation(t *testing.T) {
 	base := httpcalltest.Peer(t, "MSGSVC_TEST_TELNYX_API_URL", telnyxPrism)
-	for _, c := range []struct {
-		name string
-		tune func(*telnyx.Config)
-		msg  provider.Outbound
-	}{
-		{"SMS from a number", nil, provider.Outbound{ID: "msg_1", To: "18445550002", Body: "Your code is 482913"}},
-		{"SMS with a sender of its own", nil, provider.Outbound{ID: "msg_2", To: "+447700900123", From: "+18445550003", Body: "Olá 👍"}},
-		{"SMS through a messaging profile", func(c *telnyx.Config) {
+	httpcalltest.CheckPeer(t, telnyx.Config{APIKey: "KEYexample", PublicKey: publicKey(),
+		Account: httpcall.Account{From: "+18445550001", APIURL: base, Tuning: httpcalltest.Once}}, []httpcalltest.PeerCase[telnyx.Config]{
+		{Name: "SMS from a number", Msg: provider.Outbound{ID: "msg_1", To: "18445550002", Body: "Your code is 482913"}},
+		{Name: "SMS with a sender of its own", Msg: provider.Outbound{ID: "msg_2", To: "+447700900123", From: "+18445550003", Body: "Olá 👍"}},
+		{Name: "SMS through a messaging profile", Tune: func(c *telnyx.Config) {
 			c.From, c.MessagingProfileID = "", "abc85f64-5717-4562-b3fc-2c9600000000"
-		}, provider.Outbound{ID: "msg_3", To: "18445550002", Body: "From the pool"}},
-		{"alphanumeric sender with a profile", func(c *telnyx.Config) {
+		}, Msg: provider.Outbound{ID: "msg_3", To: "18445550002", Body: "From the pool"}},
+		{Name: "alphanumeric sender with a profile", Tune: func(c *telnyx.Config) {
 			c.MessagingProfileID = "abc85f64-5717-4562-b3fc-2c9600000000"
-		}, provider.Outbound{ID: "msg_4", To: "447700900123", From: "AcmeInc", Body: "Hello"}},
-		{"MMS", nil, provider.Outbound{ID: "msg_5", To: "18445550002", Body: "Our shop",
+		}, Msg: provider.Outbound{ID: "msg_4", To: "447700900123", From: "AcmeInc", Body: "Hello"}},
+		{Name: "MMS", Msg: provider.Outbound{ID: "msg_5", To: "18445550002", Body: "Our shop",
 			Content: domain.Content{Media: &domain.Media{URL: "https://cdn.acme.example/shop.jpg"}}}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			rec := &httpcalltest.Recorder{Strip: "/v2"}
-			cfg := telnyx.Config{APIKey: "KEYexample", PublicKey: publicKey(), From: "+18445550001", APIURL: base, Tuning: httpcall.Tuning{MaxAttempts: 1}}
-			if c.tune != nil {
-				c.tune(&cfg)
-			}
-			a, err := telnyx.New(cfg, httpcalltest.PeerDeps(), rec.Deps())
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec.SubmitOne(t, a, c.msg, func(ref string) bool { return ref != "" })
-		})
-	}
+	}, func() *httpcalltest.Recorder { return &httpcalltest.Recorder{Strip: "/v2"} },
+		telnyx.New, func(ref string) bool { return ref != "" })
 }
 
 // The check above can fail: a request the document refuses is seen as

@@ -5,8 +5,6 @@
 package telnyx
 
 import (
-	"net/http"
-
 	"cmp"
 	"context"
 	"crypto/ed25519"
@@ -24,32 +22,14 @@ const TypeName = "telnyx"
 // WebhookPath is where Telnyx posts its webhooks, under the public URL.
 const WebhookPath = "/providers/telnyx/webhook"
 
-var _ provider.Adapter = (*Adapter)(nil)
-
 // Type is Telnyx as the provider registry knows it: configured by Config
 // (a file's telnyx block, or the MSGSVC_TELNYX_* variables), receiving
 // Telnyx's webhooks.
 func Type() provider.Type {
-	return provider.Define(provider.Spec[Config]{Name: TypeName, Channels: []domain.Channel{domain.SMS}, Env: fromEnv,
-		New: build, Webhooks: provider.ReceiveAll(http.MethodPost, (*Adapter).Webhook, "webhook"), OpenAPI: openAPI})
-}
-
-// fromEnv is the shortcut of one account without a file:
-// MSGSVC_TELNYX_API_KEY makes provider "telnyx".
-func fromEnv(getenv func(string) string) (Config, bool, error) {
-	e := provider.NewEnv(getenv)
-	key := e.String("MSGSVC_TELNYX_API_KEY")
-	if key == "" {
-		return Config{}, false, nil
-	}
-	return Config{APIKey: key, PublicKey: e.String("MSGSVC_TELNYX_PUBLIC_KEY"), From: e.String("MSGSVC_TELNYX_FROM"),
-		MessagingProfileID: e.String("MSGSVC_TELNYX_MESSAGING_PROFILE_ID"), APIURL: e.String("MSGSVC_TELNYX_API_URL"),
-		PublicURL: e.String("MSGSVC_PUBLIC_URL")}, true, e.Err()
-}
-
-func build(_ context.Context, name string, c Config, d provider.Deps) (provider.Adapter, error) {
-	c.Name = name
-	return New(c, d, httpcall.DepsOf(d))
+	return httpcall.Kind[Config, *Adapter]{Name: TypeName, Shortcut: "MSGSVC_TELNYX_API_KEY", Env: func(v string, e *provider.Env) Config {
+		return Config{APIKey: v, PublicKey: e.String("MSGSVC_TELNYX_PUBLIC_KEY"),
+			MessagingProfileID: e.String("MSGSVC_TELNYX_MESSAGING_PROFILE_ID"), Account: httpcall.EnvAccount(e, "MSGSVC_TELNYX_")}
+	}, New: New, Named: func(c Config, n string) Config { c.Name = n; return c }, Paths: []string{"webhook"}, OpenAPI: openAPI}.Type()
 }
 
 // Adapter is a Telnyx account as the service runs it. It is safe for
@@ -65,7 +45,7 @@ type Adapter struct {
 func New(cfg Config, d provider.Deps, hc httpcall.Deps) (*Adapter, error) {
 	key, _ := publicKey(cfg.PublicKey)
 	a := &Adapter{cfg: cfg.withDefaults(), key: key}
-	return httpcall.Open(a, &a.Base, cfg.Validate(), "Telnyx", a.cfg.Name, a.cfg.Tuning, d, hc, a.send, a.receive)
+	return httpcall.Open(a, &a.Base, cfg.Validate(), "Telnyx", a.cfg.Account, d, hc, a.send, a.receive)
 }
 
 // request is the body of POST /v2/messages.

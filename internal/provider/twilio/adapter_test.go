@@ -21,18 +21,8 @@ import (
 
 func newAdapter(t *testing.T, p *twiliotest.Server, tune func(*twilio.Config)) (*twilio.Adapter, *providertest.Sink, *httpcalltest.Clock) {
 	t.Helper()
-	cfg := twilio.Config{AccountSID: testSID, AuthToken: testToken, From: "+15017122661", APIURL: p.URL, PublicURL: testPublic,
-		Tuning: httpcall.Tuning{RetryMin: 10 * time.Millisecond, RetryMax: 40 * time.Millisecond}}
-	if tune != nil {
-		tune(&cfg)
-	}
-	sink := &providertest.Sink{}
-	clock := httpcalltest.NewClock(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))
-	a, err := twilio.New(cfg, provider.Deps{Sink: sink}, clock.Deps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a, sink, clock
+	return httpcalltest.Open(t, twilio.Config{AccountSID: testSID, AuthToken: testToken,
+		Account: httpcall.Account{From: "+15017122661", APIURL: p.URL, PublicURL: testPublic, Tuning: httpcalltest.Retrying}}, tune, twilio.New)
 }
 
 func sms(to string) provider.Outbound {
@@ -71,38 +61,23 @@ func TestUploadedMediaIsRefused(t *testing.T) {
 	}
 }
 
+// A refusal of the credentials (401) also leaves the adapter not ready.
 func TestAnswersMapToErrors(t *testing.T) {
-	for _, c := range []struct {
-		status    int
-		body      string
-		code      string
-		temporary bool
-		attempts  int
-	}{
-		{400, twiliotest.Error(21211, "invalid To"), domain.CodeInvalidNumber, false, 1},
-		{400, twiliotest.Error(21606, "From not SMS capable"), domain.CodeInvalidSender, false, 1},
-		{400, twiliotest.Error(21610, "unsubscribed"), domain.CodeRejected, false, 1},
-		{400, twiliotest.Error(21620, "bad media"), domain.CodeMediaError, false, 1},
-		{400, twiliotest.Error(99999, "new code"), domain.CodeRejected, false, 1},
-		{400, "not json", domain.CodeRejected, false, 1},
-		{401, twiliotest.Error(20003, "Authenticate"), domain.CodeProviderError, true, 3},
-		{500, "oops", domain.CodeProviderError, true, 3},
-		{503, "", domain.CodeProviderError, true, 3},
-	} {
-		p := twiliotest.New(t)
-		p.SetAnswer(func(url.Values) (int, string, http.Header, bool) { return c.status, c.body, nil, true })
-		a, _, _ := newAdapter(t, p, nil)
-		res := a.Submit(context.Background(), []provider.Outbound{sms("447700900123")})
-		if e := res[0].Err; e == nil || e.Code != c.code || e.Temporary != c.temporary {
-			t.Errorf("%d %s: %+v", c.status, c.body, e)
-		}
-		if n := len(p.Sends()); n != c.attempts {
-			t.Errorf("%d %s: %d attempts, want %d", c.status, c.body, n, c.attempts)
-		}
-		if c.status == 401 && a.Health().Ready {
-			t.Error("ready while Twilio refuses the credentials")
-		}
-	}
+	httpcalltest.CheckAnswers(t, []httpcalltest.AnswerCase{
+		{Status: 400, Body: twiliotest.Error(21211, "invalid To"), Code: domain.CodeInvalidNumber, Attempts: 1},
+		{Status: 400, Body: twiliotest.Error(21606, "From not SMS capable"), Code: domain.CodeInvalidSender, Attempts: 1},
+		{Status: 400, Body: twiliotest.Error(21610, "unsubscribed"), Code: domain.CodeRejected, Attempts: 1},
+		{Status: 400, Body: twiliotest.Error(21620, "bad media"), Code: domain.CodeMediaError, Attempts: 1},
+		{Status: 400, Body: twiliotest.Error(99999, "new code"), Code: domain.CodeRejected, Attempts: 1},
+		{Status: 400, Body: "not json", Code: domain.CodeRejected, Attempts: 1},
+		{Status: 401, Body: twiliotest.Error(20003, "Authenticate"), Code: domain.CodeProviderError, Temporary: true, Attempts: 3,
+			Health: httpcalltest.Down},
+		{Status: 500, Body: "oops", Code: domain.CodeProviderError, Temporary: true, Attempts: 3},
+		{Status: 503, Code: domain.CodeProviderError, Temporary: true, Attempts: 3},
+	}, sms("447700900123"), twiliotest.New, func(p *twiliotest.Server) (provider.Adapter, *httpcalltest.Clock) {
+		a, _, clock := newAdapter(t, p, nil)
+		return a, clock
+	})
 }
 
 func TestRateLimitHonoursRetryAfter(t *testing.T) {
@@ -231,14 +206,9 @@ func TestBadSignaturesAreRefused(t *testing.T) {
 		},
 		"not base64": func() *http.Request { return post(twilio.StatusPath, form, "!!!") },
 	} {
-		w := httpcalltest.Serve(twilio.Type(), a, req())
-		if w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), "INVALID_SIGNATURE") {
-			t.Errorf("%s: %d %s", name, w.Code, w.Body)
-		}
+		httpcalltest.Refused(t, name, httpcalltest.Serve(twilio.Type(), a, req()))
 	}
-	if st, in := sink.Got(); len(st) != 0 || len(in) != 0 {
-		t.Fatalf("recorded %+v %+v", st, in)
-	}
+	httpcalltest.NothingRecorded(t, sink)
 	if !strings.Contains(a.Health().Detail, "bad signatures 6") {
 		t.Errorf("health %q", a.Health().Detail)
 	}
@@ -247,24 +217,10 @@ func TestBadSignaturesAreRefused(t *testing.T) {
 func TestConfigFromEnv(t *testing.T) {
 	env := map[string]string{"MSGSVC_TWILIO_ACCOUNT_SID": testSID, "MSGSVC_TWILIO_AUTH_TOKEN": "tok",
 		"MSGSVC_TWILIO_MESSAGING_SERVICE_SID": "MG0123456789abcdef0123456789abcdef", "MSGSVC_PUBLIC_URL": testPublic}
-	s, ok, err := twilio.Type().FromEnv(func(k string) string { return env[k] })
-	if !ok || err != nil {
-		t.Fatal(ok, err)
-	}
-	if c := s.(twilio.Config); c.AuthToken != "tok" || c.PublicURL != testPublic {
-		t.Errorf("%+v", c)
-	}
-	delete(env, "MSGSVC_PUBLIC_URL")
-	if _, _, err := twilio.Type().FromEnv(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "PublicURL") {
-		t.Errorf("no public URL: %v", err)
-	}
-	if _, ok, _ := twilio.Type().FromEnv(func(string) string { return "" }); ok {
-		t.Error("configured with no variables")
-	}
-	err = twilio.Config{AccountSID: "AC1", PublicURL: "ftp://x"}.Validate()
-	for _, want := range []string{"AccountSID", "AuthToken", "From", "PublicURL"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("Validate() = %v, want it to name %s", err, want)
-		}
-	}
+	providertest.CheckShortcut(t, twilio.Type(), env, map[string]string{"MSGSVC_PUBLIC_URL": ""}, func(s provider.Settings) bool {
+		c := s.(twilio.Config)
+		return c.AuthToken == "tok" && c.PublicURL == testPublic
+	}, "PublicURL")
+	providertest.Names(t, twilio.Config{AccountSID: "AC1",
+		Account: httpcall.Account{PublicURL: "ftp://x"}}.Validate(), "AccountSID", "AuthToken", "From", "PublicURL")
 }

@@ -3,6 +3,7 @@ package twilio
 import (
 	"regexp"
 
+	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
 
@@ -11,38 +12,25 @@ const DefaultAPIURL = "https://api.twilio.com"
 
 // Config describes one Twilio account sending SMS and MMS.
 type Config struct {
-	// Name is the provider's name in webhooks and metrics (default
-	// "twilio").
-	Name string `yaml:"-"`
 	// AccountSID (AC…) and AuthToken are the account's credentials; the
 	// token also keys X-Twilio-Signature.
 	AccountSID string `yaml:"accountSid"`
 	AuthToken  string `yaml:"authToken"`
-	// From is the sending number, used when a message names no sender.
-	From string `yaml:"from"`
 	// MessagingServiceSID (MG…) sends through a Messaging Service, which
 	// picks the number from its pool; From or it is required.
 	MessagingServiceSID string `yaml:"messagingServiceSid"`
-	// APIURL is the REST API's base (default DefaultAPIURL).
-	APIURL string `yaml:"apiUrl"`
-	// PublicURL is the address Twilio calls back (https://gw.example.com):
-	// each send names PublicURL/providers/twilio/status as its
-	// StatusCallback, and signatures are checked over this address, not
-	// over the one the request arrived at, which a proxy may have
-	// rewritten.
-	PublicURL string `yaml:"publicUrl"`
-	// Tuning holds the request timeout and the retries.
-	httpcall.Tuning `yaml:",inline"`
+	// Account holds the sending number From, the REST API's base and the
+	// tuning. Its PublicURL is required: each send names
+	// PublicURL/providers/twilio/status as its StatusCallback, and
+	// signatures are checked over this address, not over the one the
+	// request arrived at, which a proxy may have rewritten.
+	httpcall.Account `yaml:",inline"`
 }
 
 var (
 	accountSID = regexp.MustCompile(`^AC[0-9a-fA-F]{32}$`)
 	serviceSID = regexp.MustCompile(`^MG[0-9a-fA-F]{32}$`)
 )
-
-// OwnSender is From, "" when the platform picks the number from a pool
-// (provider.OwnSender).
-func (c Config) OwnSender() string { return c.From }
 
 // Validate reports every problem of c at once.
 func (c Config) Validate() error {
@@ -64,7 +52,7 @@ func (c Config) Validate() error {
 	}
 	if c.PublicURL == "" {
 		p.Add("PublicURL", "is required: the public address Twilio calls back and signs (MSGSVC_PUBLIC_URL)")
-	} else if !httpcall.IsURL(c.PublicURL) {
+	} else if !provider.IsURL(c.PublicURL) {
 		p.Add("PublicURL", "%q is not an http(s) URL", c.PublicURL)
 	}
 	p.URL("APIURL", c.APIURL)
@@ -72,6 +60,6 @@ func (c Config) Validate() error {
 }
 
 func (c Config) withDefaults() Config {
-	c.Name, c.APIURL, c.PublicURL = httpcall.Defaults(c.Name, TypeName, c.APIURL, DefaultAPIURL, c.PublicURL)
+	c.Account = c.Defaults(TypeName, DefaultAPIURL)
 	return c
 }

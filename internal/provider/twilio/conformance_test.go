@@ -1,7 +1,6 @@
 package twilio_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -9,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
-	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 	"github.com/msgsvc/msgsvc/internal/provider/twilio"
 	"github.com/msgsvc/msgsvc/internal/provider/twilio/twiliotest"
 )
@@ -24,28 +23,20 @@ const (
 )
 
 func TestConformance(t *testing.T) {
-	typ := twilio.Type()
-	providertest.Run(t, providertest.Harness{Name: "twilio-conformance", Type: typ,
-		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
-			p := twiliotest.New(t)
-			p.AnswerTo(func(f url.Values) string { return f.Get("To") }, map[string]httpcalltest.Canned{
-				busyTo: {Status: 503, Body: `{"code":20503,"message":"Service unavailable"}`},
-				badTo:  {Status: 400, Body: twiliotest.Error(21211, "The 'To' number is not a valid phone number.")},
-			})
-			cfg := twilio.Config{AccountSID: testSID, AuthToken: testToken, From: "+15017122661", APIURL: p.URL,
-				PublicURL: testPublic, Tuning: httpcalltest.Fast}
-			a, err := typ.Build(context.Background(), "twilio-conformance", cfg, httpcalltest.Quiet(sink))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return httpcalltest.Instance(a, busyTo, badTo, func(t *testing.T, m provider.Outbound, r provider.Result) {
-				w := callback(a, twilio.StatusPath, url.Values{"MessageSid": {r.Ref}, "MessageStatus": {"delivered"},
-					"AccountSid": {testSID}, "To": {"+" + strings.TrimPrefix(m.To, "+")}}, testToken)
-				if w.Code/100 != 2 {
-					t.Fatalf("status callback answered %d: %s", w.Code, w.Body)
-				}
-			})
-		}})
+	httpcalltest.Conformance(t, twilio.Type(), httpcalltest.Stand[url.Values]{Start: twiliotest.New,
+		Key: func(f url.Values) string { return f.Get("To") }, Busy: busyTo, Bad: badTo, Answers: map[string]httpcalltest.Canned{
+			busyTo: {Status: 503, Body: `{"code":20503,"message":"Service unavailable"}`},
+			badTo:  {Status: 400, Body: twiliotest.Error(21211, "The 'To' number is not a valid phone number.")},
+		}}, func(url string) provider.Settings {
+		return twilio.Config{AccountSID: testSID, AuthToken: testToken,
+			Account: httpcall.Account{From: "+15017122661", APIURL: url, PublicURL: testPublic, Tuning: httpcalltest.Fast}}
+	}, func(t *testing.T, a provider.Adapter, m provider.Outbound, r provider.Result) {
+		w := callback(a, twilio.StatusPath, url.Values{"MessageSid": {r.Ref}, "MessageStatus": {"delivered"},
+			"AccountSid": {testSID}, "To": {"+" + strings.TrimPrefix(m.To, "+")}}, testToken)
+		if w.Code/100 != 2 {
+			t.Fatalf("status callback answered %d: %s", w.Code, w.Body)
+		}
+	})
 }
 
 // callback posts a form to the adapter's webhook at path, signed with

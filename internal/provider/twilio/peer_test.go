@@ -19,42 +19,27 @@ import (
 // with a message SID.
 func TestPeerEveryKindPassesValidation(t *testing.T) {
 	base := httpcalltest.Peer(t, "MSGSVC_TEST_TWILIO_API_URL", twilioPrism)
-	for _, c := range []struct {
-		name string
-		tune func(*twilio.Config)
-		msg  provider.Outbound
-	}{
-		{"SMS from a number", nil, provider.Outbound{ID: "msg_1", To: "447700900123", Body: "Your code is 482913"}},
-		{"SMS with a sender of its own", nil, provider.Outbound{ID: "msg_2", To: "+447700900123", From: "+15017122662", Body: "Olá, tudo bem? 👍"}},
-		{"SMS through a Messaging Service", func(c *twilio.Config) {
+	httpcalltest.CheckPeer(t, twilio.Config{AccountSID: testSID, AuthToken: testToken,
+		Account: httpcall.Account{From: "+15017122661", APIURL: base, PublicURL: testPublic, Tuning: httpcalltest.Once}}, []httpcalltest.PeerCase[twilio.Config]{
+		{Name: "SMS from a number", Msg: provider.Outbound{ID: "msg_1", To: "447700900123", Body: "Your code is 482913"}},
+		{Name: "SMS with a sender of its own", Msg: provider.Outbound{ID: "msg_2", To: "+447700900123", From: "+15017122662", Body: "Olá, tudo bem? 👍"}},
+		{Name: "SMS through a Messaging Service", Tune: func(c *twilio.Config) {
 			c.From, c.MessagingServiceSID = "", "MG0123456789abcdef0123456789abcdef"
-		}, provider.Outbound{ID: "msg_3", To: "447700900123", Body: "From the pool"}},
-		{"MMS", nil, provider.Outbound{ID: "msg_4", To: "15558675310", Body: "Our shop",
+		}, Msg: provider.Outbound{ID: "msg_3", To: "447700900123", Body: "From the pool"}},
+		{Name: "MMS", Msg: provider.Outbound{ID: "msg_4", To: "15558675310", Body: "Our shop",
 			Content: domain.Content{Media: &domain.Media{URL: "https://cdn.acme.example/shop.jpg"}}}},
-		{"MMS without text", nil, provider.Outbound{ID: "msg_5", To: "15558675310",
+		{Name: "MMS without text", Msg: provider.Outbound{ID: "msg_5", To: "15558675310",
 			Content: domain.Content{Media: &domain.Media{URL: "https://cdn.acme.example/shop.jpg"}}}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			// Twilio's documentation and libraries send each media
-			// address as MediaUrl=…, repeated; the document types it as
-			// an array, and Prism reads a form array only when its key
-			// ends in []. The key is re-spelled for Prism alone, so
-			// that the rest of the request is still checked.
-			rec := &httpcalltest.Recorder{Respell: func(b []byte) []byte {
-				return bytes.ReplaceAll(b, []byte("MediaUrl="), []byte("MediaUrl%5B%5D="))
-			}}
-			cfg := twilio.Config{AccountSID: testSID, AuthToken: testToken, From: "+15017122661", APIURL: base,
-				PublicURL: testPublic, Tuning: httpcall.Tuning{MaxAttempts: 1}}
-			if c.tune != nil {
-				c.tune(&cfg)
-			}
-			a, err := twilio.New(cfg, httpcalltest.PeerDeps(), rec.Deps())
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec.SubmitOne(t, a, c.msg, func(ref string) bool { return strings.HasPrefix(ref, "SM") })
-		})
-	}
+	}, func() *httpcalltest.Recorder {
+		// Twilio's documentation and libraries send each media address as
+		// MediaUrl=…, repeated; the document types it as an array, and
+		// Prism reads a form array only when its key ends in []. The key
+		// is re-spelled for Prism alone, so that the rest of the request
+		// is still checked.
+		return &httpcalltest.Recorder{Respell: func(b []byte) []byte {
+			return bytes.ReplaceAll(b, []byte("MediaUrl="), []byte("MediaUrl%5B%5D="))
+		}}
+	}, twilio.New, func(ref string) bool { return strings.HasPrefix(ref, "SM") })
 }
 
 // The check above can fail: a request the document refuses is seen as

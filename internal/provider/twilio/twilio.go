@@ -6,15 +6,12 @@
 package twilio
 
 import (
-	"net/http"
-
 	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
 
-	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
@@ -28,32 +25,14 @@ const (
 	InboundPath = "/providers/twilio/inbound"
 )
 
-var _ provider.Adapter = (*Adapter)(nil)
-
 // Type is Twilio as the provider registry knows it: configured by Config
 // (a file's twilio block, or the MSGSVC_TWILIO_* variables), receiving
 // Twilio's callbacks.
 func Type() provider.Type {
-	return provider.Define(provider.Spec[Config]{Name: TypeName, Channels: []domain.Channel{domain.SMS}, Env: fromEnv,
-		New: build, Webhooks: provider.ReceiveAll(http.MethodPost, (*Adapter).Webhook, "status", "inbound"), OpenAPI: openAPI})
-}
-
-// fromEnv is the shortcut of one account without a file:
-// MSGSVC_TWILIO_ACCOUNT_SID makes provider "twilio".
-func fromEnv(getenv func(string) string) (Config, bool, error) {
-	e := provider.NewEnv(getenv)
-	sid := e.String("MSGSVC_TWILIO_ACCOUNT_SID")
-	if sid == "" {
-		return Config{}, false, nil
-	}
-	return Config{AccountSID: sid, AuthToken: e.String("MSGSVC_TWILIO_AUTH_TOKEN"), From: e.String("MSGSVC_TWILIO_FROM"),
-		MessagingServiceSID: e.String("MSGSVC_TWILIO_MESSAGING_SERVICE_SID"), APIURL: e.String("MSGSVC_TWILIO_API_URL"),
-		PublicURL: e.String("MSGSVC_PUBLIC_URL")}, true, e.Err()
-}
-
-func build(_ context.Context, name string, c Config, d provider.Deps) (provider.Adapter, error) {
-	c.Name = name
-	return New(c, d, httpcall.DepsOf(d))
+	return httpcall.Kind[Config, *Adapter]{Name: TypeName, Shortcut: "MSGSVC_TWILIO_ACCOUNT_SID", Env: func(v string, e *provider.Env) Config {
+		return Config{AccountSID: v, AuthToken: e.String("MSGSVC_TWILIO_AUTH_TOKEN"),
+			MessagingServiceSID: e.String("MSGSVC_TWILIO_MESSAGING_SERVICE_SID"), Account: httpcall.EnvAccount(e, "MSGSVC_TWILIO_")}
+	}, New: New, Named: func(c Config, n string) Config { c.Name = n; return c }, Paths: []string{"status", "inbound"}, OpenAPI: openAPI}.Type()
 }
 
 // Adapter is a Twilio account as the service runs it. It is safe for
@@ -67,7 +46,7 @@ type Adapter struct {
 // client and the waits (tests).
 func New(cfg Config, d provider.Deps, hc httpcall.Deps) (*Adapter, error) {
 	a := &Adapter{cfg: cfg.withDefaults()}
-	return httpcall.Open(a, &a.Base, cfg.Validate(), "Twilio", a.cfg.Name, a.cfg.Tuning, d, hc, a.send, a.receive)
+	return httpcall.Open(a, &a.Base, cfg.Validate(), "Twilio", a.cfg.Account, d, hc, a.send, a.receive)
 }
 
 func (a *Adapter) send(ctx context.Context, m provider.Outbound) provider.Result {

@@ -21,21 +21,18 @@ import (
 	"github.com/msgsvc/msgsvc/internal/provider/vonage/vonagetest"
 )
 
-var t0 = time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+var t0 = httpcalltest.T0
 
 func newAdapter(t *testing.T, p *vonagetest.Server, tune func(*vonage.Config)) (*vonage.Adapter, *providertest.Sink) {
 	t.Helper()
-	cfg := vonage.Config{APIKey: testKey, APISecret: testSecret, SignatureSecret: testSigSec, From: "AcmeInc", APIURL: p.URL,
-		Tuning: httpcall.Tuning{RetryMin: 10 * time.Millisecond, RetryMax: 40 * time.Millisecond}}
-	if tune != nil {
-		tune(&cfg)
-	}
-	sink := &providertest.Sink{}
-	a, err := vonage.New(cfg, provider.Deps{Sink: sink}, httpcalltest.NewClock(t0).Deps())
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, sink, _ := open(t, p, tune)
 	return a, sink
+}
+
+func open(t *testing.T, p *vonagetest.Server, tune func(*vonage.Config)) (*vonage.Adapter, *providertest.Sink, *httpcalltest.Clock) {
+	t.Helper()
+	return httpcalltest.Open(t, vonage.Config{APIKey: testKey, APISecret: testSecret, SignatureSecret: testSigSec,
+		Account: httpcall.Account{From: "AcmeInc", APIURL: p.URL, Tuning: httpcalltest.Retrying}}, tune, vonage.New)
 }
 
 func sms(to, body string) provider.Outbound {
@@ -80,34 +77,23 @@ func TestLongMessageHasParts(t *testing.T) {
 	}
 }
 
+// The SMS API answers 200 to a refusal too; a refusal of the account
+// leaves the adapter not ready.
 func TestAnswersMapToErrors(t *testing.T) {
-	for _, c := range []struct {
-		status    int
-		body      string
-		code      string
-		temporary bool
-		ready     bool
-	}{
-		{200, vonagetest.Refused("1", "6", "Unroutable"), domain.CodeInvalidNumber, false, true},
-		{200, vonagetest.Refused("1", "15", "Illegal Sender Address"), domain.CodeInvalidSender, false, true},
-		{200, vonagetest.Refused("1", "29", "Non White-listed Destination"), domain.CodeRejected, false, true},
-		{200, vonagetest.Refused("1", "1", "Throttled"), domain.CodeProviderError, true, true},
-		{200, vonagetest.Refused("1", "4", "Bad Credentials"), domain.CodeProviderError, true, false},
-		{200, vonagetest.Refused("1", "9", "Partner quota exceeded"), domain.CodeProviderError, true, false},
-		{429, "", domain.CodeProviderError, true, true},
-		{502, "", domain.CodeProviderError, true, true},
-	} {
-		p := vonagetest.New(t)
-		p.SetAnswer(func(url.Values) (int, string, http.Header, bool) { return c.status, c.body, nil, true })
-		a, _ := newAdapter(t, p, nil)
-		res := a.Submit(context.Background(), []provider.Outbound{sms("447700900123", "hi")})
-		if e := res[0].Err; e == nil || e.Code != c.code || e.Temporary != c.temporary {
-			t.Errorf("%d %s: %+v", c.status, c.body, e)
-		}
-		if a.Health().Ready != c.ready {
-			t.Errorf("%d %s: health %+v", c.status, c.body, a.Health())
-		}
-	}
+	ready, down := httpcalltest.Ready, httpcalltest.Down
+	httpcalltest.CheckAnswers(t, []httpcalltest.AnswerCase{
+		{Status: 200, Body: vonagetest.Refused("1", "6", "Unroutable"), Code: domain.CodeInvalidNumber, Health: ready},
+		{Status: 200, Body: vonagetest.Refused("1", "15", "Illegal Sender Address"), Code: domain.CodeInvalidSender, Health: ready},
+		{Status: 200, Body: vonagetest.Refused("1", "29", "Non White-listed Destination"), Code: domain.CodeRejected, Health: ready},
+		{Status: 200, Body: vonagetest.Refused("1", "1", "Throttled"), Code: domain.CodeProviderError, Temporary: true, Health: ready},
+		{Status: 200, Body: vonagetest.Refused("1", "4", "Bad Credentials"), Code: domain.CodeProviderError, Temporary: true, Health: down},
+		{Status: 200, Body: vonagetest.Refused("1", "9", "Partner quota exceeded"), Code: domain.CodeProviderError, Temporary: true, Health: down},
+		{Status: 429, Code: domain.CodeProviderError, Temporary: true, Health: ready},
+		{Status: 502, Code: domain.CodeProviderError, Temporary: true, Health: ready},
+	}, sms("447700900123", "hi"), vonagetest.New, func(p *vonagetest.Server) (provider.Adapter, *httpcalltest.Clock) {
+		a, _, clock := open(t, p, nil)
+		return a, clock
+	})
 }
 
 func TestStatusMapping(t *testing.T) {
@@ -194,33 +180,15 @@ func TestBadSignaturesAreRefused(t *testing.T) {
 		"stale (replayed)": {receipt("0A01", "447700900123", "delivered", "0", t0.Add(-6*time.Minute)), ""},
 		"from the future":  {receipt("0A01", "447700900123", "delivered", "0", t0.Add(6*time.Minute)), ""},
 	} {
-		if w := callback(a, vonage.StatusPath, c.p, "md5hash", c.sig); w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), "INVALID_SIGNATURE") {
-			t.Errorf("%s: %d %s", name, w.Code, w.Body)
-		}
+		httpcalltest.Refused(t, name, callback(a, vonage.StatusPath, c.p, "md5hash", c.sig))
 	}
-	if st, in := sink.Got(); len(st) != 0 || len(in) != 0 {
-		t.Fatalf("recorded %+v %+v", st, in)
-	}
+	httpcalltest.NothingRecorded(t, sink)
 }
 
 func TestConfigFromEnv(t *testing.T) {
 	env := map[string]string{"MSGSVC_VONAGE_API_KEY": testKey, "MSGSVC_VONAGE_API_SECRET": testSecret,
 		"MSGSVC_VONAGE_SIGNATURE_SECRET": testSigSec, "MSGSVC_VONAGE_FROM": "AcmeInc"}
-	s, ok, err := vonage.Type().FromEnv(func(k string) string { return env[k] })
-	if !ok || err != nil {
-		t.Fatal(ok, err)
-	}
-	if c := s.(vonage.Config); c.From != "AcmeInc" {
-		t.Errorf("%+v", c)
-	}
-	env["MSGSVC_VONAGE_SIGNATURE_METHOD"] = "crc32"
-	if _, _, err := vonage.Type().FromEnv(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "SignatureMethod") {
-		t.Errorf("bad method: %v", err)
-	}
-	err = vonage.Config{}.Validate()
-	for _, want := range []string{"APIKey", "APISecret", "SignatureSecret", "From"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("Validate() = %v, want it to name %s", err, want)
-		}
-	}
+	providertest.CheckShortcut(t, vonage.Type(), env, map[string]string{"MSGSVC_VONAGE_SIGNATURE_METHOD": "crc32"},
+		func(s provider.Settings) bool { return s.(vonage.Config).From == "AcmeInc" }, "SignatureMethod")
+	providertest.Names(t, vonage.Config{}.Validate(), "APIKey", "APISecret", "SignatureSecret", "From")
 }

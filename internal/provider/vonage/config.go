@@ -16,9 +16,6 @@ var signatureMethods = []string{"md5hash", "md5", "sha1", "sha256", "sha512"}
 
 // Config describes one Vonage account sending SMS over the SMS API.
 type Config struct {
-	// Name is the provider's name in webhooks and metrics (default
-	// "vonage").
-	Name string `yaml:"-"`
 	// APIKey and APISecret are the account's credentials, sent in the
 	// form.
 	APIKey    string `yaml:"apiKey"`
@@ -28,22 +25,12 @@ type Config struct {
 	// the dashboard (default md5hash).
 	SignatureSecret string `yaml:"signatureSecret"`
 	SignatureMethod string `yaml:"signatureMethod"`
-	// From is the sender (a number or an alphanumeric id) when a message
-	// names none.
-	From string `yaml:"from"`
-	// APIURL is the SMS API's base (default DefaultAPIURL).
-	APIURL string `yaml:"apiUrl"`
-	// PublicURL, when set, is the address Vonage calls back: each send
-	// names PublicURL/providers/vonage/status as its callback. Without it,
-	// the account's delivery receipt URL is used.
-	PublicURL string `yaml:"publicUrl"`
-	// Tuning holds the request timeout and the retries.
-	httpcall.Tuning `yaml:",inline"`
+	// Account holds the sender From (required), the SMS API's base and
+	// the tuning. Its PublicURL, when set, is the address Vonage calls
+	// back: each send names PublicURL/providers/vonage/status as its
+	// callback. Without it, the account's delivery receipt URL is used.
+	httpcall.Account `yaml:",inline"`
 }
-
-// OwnSender is From, "" when the platform picks the number from a pool
-// (provider.OwnSender).
-func (c Config) OwnSender() string { return c.From }
 
 // Validate reports every problem of c at once.
 func (c Config) Validate() error {
@@ -63,7 +50,7 @@ func (c Config) Validate() error {
 }
 
 func (c Config) withDefaults() Config {
-	c.Name, c.APIURL, c.PublicURL = httpcall.Defaults(c.Name, TypeName, c.APIURL, DefaultAPIURL, c.PublicURL)
+	c.Account = c.Defaults(TypeName, DefaultAPIURL)
 	if c.SignatureMethod == "" {
 		c.SignatureMethod = "md5hash"
 	}

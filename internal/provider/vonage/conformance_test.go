@@ -1,7 +1,6 @@
 package vonage_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,8 +10,8 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
-	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 	"github.com/msgsvc/msgsvc/internal/provider/vonage"
 	"github.com/msgsvc/msgsvc/internal/provider/vonage/vonagetest"
 )
@@ -26,27 +25,19 @@ const (
 )
 
 func TestConformance(t *testing.T) {
-	typ := vonage.Type()
-	providertest.Run(t, providertest.Harness{Name: "vonage-conformance", Type: typ,
-		New: func(t *testing.T, sink provider.Sink) providertest.Instance {
-			p := vonagetest.New(t)
-			p.AnswerTo(func(f url.Values) string { return f.Get("to") }, map[string]httpcalltest.Canned{
-				busyTo: {Status: 200, Body: vonagetest.Refused(busyTo, "1", "Throughput Rate Exceeded")},
-				badTo:  {Status: 200, Body: vonagetest.Refused(badTo, "6", "Unroutable message")},
-			})
-			cfg := vonage.Config{APIKey: testKey, APISecret: testSecret, SignatureSecret: testSigSec, From: "AcmeInc",
-				APIURL: p.URL, Tuning: httpcalltest.Fast}
-			a, err := typ.Build(context.Background(), "vonage-conformance", cfg, httpcalltest.Quiet(sink))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return httpcalltest.Instance(a, busyTo, badTo, func(t *testing.T, m provider.Outbound, r provider.Result) {
-				w := callback(a, vonage.StatusPath, receipt(r.Ref, m.To, "delivered", "0", time.Now()), "md5hash", "")
-				if w.Code/100 != 2 {
-					t.Fatalf("receipt answered %d: %s", w.Code, w.Body)
-				}
-			})
-		}})
+	httpcalltest.Conformance(t, vonage.Type(), httpcalltest.Stand[url.Values]{Start: vonagetest.New,
+		Key: func(f url.Values) string { return f.Get("to") }, Busy: busyTo, Bad: badTo, Answers: map[string]httpcalltest.Canned{
+			busyTo: {Status: 200, Body: vonagetest.Refused(busyTo, "1", "Throughput Rate Exceeded")},
+			badTo:  {Status: 200, Body: vonagetest.Refused(badTo, "6", "Unroutable message")},
+		}}, func(url string) provider.Settings {
+		return vonage.Config{APIKey: testKey, APISecret: testSecret, SignatureSecret: testSigSec,
+			Account: httpcall.Account{From: "AcmeInc", APIURL: url, Tuning: httpcalltest.Fast}}
+	}, func(t *testing.T, a provider.Adapter, m provider.Outbound, r provider.Result) {
+		w := callback(a, vonage.StatusPath, receipt(r.Ref, m.To, "delivered", "0", time.Now()), "md5hash", "")
+		if w.Code/100 != 2 {
+			t.Fatalf("receipt answered %d: %s", w.Code, w.Body)
+		}
+	})
 }
 
 // receipt is a delivery receipt's parameters, unsigned.

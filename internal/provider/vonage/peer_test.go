@@ -21,25 +21,15 @@ const vonagePrism = "Prism serving Vonage's SMS API document without --errors (e
 // the paths without the /sms base, so the test drops it on the way.
 func TestPeerEveryKindPassesValidation(t *testing.T) {
 	base := httpcalltest.Peer(t, "MSGSVC_TEST_VONAGE_API_URL", vonagePrism)
-	for _, c := range []struct {
-		name string
-		msg  provider.Outbound
-	}{
-		{"GSM text from the configured sender", provider.Outbound{ID: "msg_1", To: "447700900000", Body: "Your code is 482913"}},
-		{"Unicode text", provider.Outbound{ID: "msg_2", To: "+5511999990001", Body: "Olá, tudo bem? 👍"}},
-		{"a numeric sender of its own", provider.Outbound{ID: "msg_3", To: "447700900000", From: "+447700900001", Body: "Hi"}},
-		{"a long text", provider.Outbound{ID: "msg_01JD8Z9D5F7H9J1L3N5P7R9T1V", To: "447700900000", Body: strings.Repeat("long text ", 40)}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			rec := &httpcalltest.Recorder{Strip: "/sms"}
-			a, err := vonage.New(vonage.Config{APIKey: testKey, APISecret: testSecret, SignatureSecret: testSigSec, From: "AcmeInc",
-				APIURL: base, Tuning: httpcall.Tuning{MaxAttempts: 1}}, httpcalltest.PeerDeps(), rec.Deps())
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec.SubmitOne(t, a, c.msg, func(ref string) bool { return ref != "" })
-		})
-	}
+	httpcalltest.CheckPeer(t, vonage.Config{APIKey: testKey, APISecret: testSecret, SignatureSecret: testSigSec,
+		Account: httpcall.Account{From: "AcmeInc", APIURL: base, Tuning: httpcalltest.Once}}, []httpcalltest.PeerCase[vonage.Config]{
+		{Name: "GSM text from the configured sender", Msg: provider.Outbound{ID: "msg_1", To: "447700900000", Body: "Your code is 482913"}},
+		{Name: "Unicode text", Msg: provider.Outbound{ID: "msg_2", To: "+5511999990001", Body: "Olá, tudo bem? 👍"}},
+		{Name: "a numeric sender of its own", Msg: provider.Outbound{ID: "msg_3", To: "447700900000", From: "+447700900001", Body: "Hi"}},
+		{Name: "a long text", Msg: provider.Outbound{ID: "msg_01JD8Z9D5F7H9J1L3N5P7R9T1V", To: "447700900000",
+			Body: strings.Repeat("long text ", 40)}},
+	}, func() *httpcalltest.Recorder { return &httpcalltest.Recorder{Strip: "/sms"} },
+		vonage.New, func(ref string) bool { return ref != "" })
 }
 
 // The check above can fail: a request the document refuses is seen as

@@ -6,8 +6,6 @@
 package vonage
 
 import (
-	"net/http"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -28,32 +26,14 @@ const (
 	InboundPath = "/providers/vonage/inbound"
 )
 
-var _ provider.Adapter = (*Adapter)(nil)
-
 // Type is Vonage as the provider registry knows it: configured by Config
 // (a file's vonage block, or the MSGSVC_VONAGE_* variables), receiving
 // Vonage's webhooks.
 func Type() provider.Type {
-	return provider.Define(provider.Spec[Config]{Name: TypeName, Channels: []domain.Channel{domain.SMS}, Env: fromEnv,
-		New: build, Webhooks: provider.ReceiveAll(http.MethodPost, (*Adapter).Webhook, "status", "inbound"), OpenAPI: openAPI})
-}
-
-// fromEnv is the shortcut of one account without a file:
-// MSGSVC_VONAGE_API_KEY makes provider "vonage".
-func fromEnv(getenv func(string) string) (Config, bool, error) {
-	e := provider.NewEnv(getenv)
-	key := e.String("MSGSVC_VONAGE_API_KEY")
-	if key == "" {
-		return Config{}, false, nil
-	}
-	return Config{APIKey: key, APISecret: e.String("MSGSVC_VONAGE_API_SECRET"),
-		SignatureSecret: e.String("MSGSVC_VONAGE_SIGNATURE_SECRET"), SignatureMethod: e.String("MSGSVC_VONAGE_SIGNATURE_METHOD"),
-		From: e.String("MSGSVC_VONAGE_FROM"), APIURL: e.String("MSGSVC_VONAGE_API_URL"), PublicURL: e.String("MSGSVC_PUBLIC_URL")}, true, e.Err()
-}
-
-func build(_ context.Context, name string, c Config, d provider.Deps) (provider.Adapter, error) {
-	c.Name = name
-	return New(c, d, httpcall.DepsOf(d))
+	return httpcall.Kind[Config, *Adapter]{Name: TypeName, Shortcut: "MSGSVC_VONAGE_API_KEY", Env: func(v string, e *provider.Env) Config {
+		return Config{APIKey: v, APISecret: e.String("MSGSVC_VONAGE_API_SECRET"), SignatureSecret: e.String("MSGSVC_VONAGE_SIGNATURE_SECRET"),
+			SignatureMethod: e.String("MSGSVC_VONAGE_SIGNATURE_METHOD"), Account: httpcall.EnvAccount(e, "MSGSVC_VONAGE_")}
+	}, New: New, Named: func(c Config, n string) Config { c.Name = n; return c }, Paths: []string{"status", "inbound"}, OpenAPI: openAPI}.Type()
 }
 
 // Adapter is a Vonage account as the service runs it. It is safe for
@@ -67,7 +47,7 @@ type Adapter struct {
 // client and the waits (tests).
 func New(cfg Config, d provider.Deps, hc httpcall.Deps) (*Adapter, error) {
 	a := &Adapter{cfg: cfg.withDefaults()}
-	return httpcall.Open(a, &a.Base, cfg.Validate(), "Vonage", a.cfg.Name, a.cfg.Tuning, d, hc, a.send, a.receive)
+	return httpcall.Open(a, &a.Base, cfg.Validate(), "Vonage", a.cfg.Account, d, hc, a.send, a.receive)
 }
 
 // answer is the SMS API's answer: 200 even when a message was refused,

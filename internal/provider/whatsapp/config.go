@@ -3,12 +3,9 @@ package whatsapp
 import (
 	"cmp"
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -82,72 +79,42 @@ func (c Config) OnlyOwnSender() bool { return true }
 
 // Validate reports every problem of c at once.
 func (c Config) Validate() error {
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, &provider.FieldError{Type: TypeName, Field: field, Msg: fmt.Sprintf(format, args...)})
-	}
-	for _, f := range []struct{ name, v string }{{"PhoneNumberID", c.PhoneNumberID}, {"Token", c.Token},
-		{"AppSecret", c.AppSecret}, {"VerifyToken", c.VerifyToken}} {
-		if f.v == "" {
-			bad(f.name, "is required")
-		}
-	}
+	p := provider.Checking(TypeName)
+	p.Required("PhoneNumberID", c.PhoneNumberID)
+	p.Required("Token", c.Token)
+	p.Required("AppSecret", c.AppSecret)
+	p.Required("VerifyToken", c.VerifyToken)
 	if c.PhoneNumberID != "" && !digits.MatchString(c.PhoneNumberID) {
-		bad("PhoneNumberID", "must be the platform's numeric id of the phone number, not the number itself")
+		p.Add("PhoneNumberID", "must be the platform's numeric id of the phone number, not the number itself")
 	}
 	if c.Number != "" && !digits.MatchString(c.Number) {
-		bad("Number", "must be the business phone number, digits only")
+		p.Add("Number", "must be the business phone number, digits only")
 	}
-	if c.APIURL != "" {
-		if u, err := url.Parse(c.APIURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			bad("APIURL", "%q is not an http(s) URL", c.APIURL)
-		}
-	}
+	p.URL("APIURL", c.APIURL)
 	if c.Concurrency < 0 || c.MaxAttempts < 0 {
-		bad("Concurrency and MaxAttempts", "must not be negative")
+		p.Add("Concurrency and MaxAttempts", "must not be negative")
 	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"RequestTimeout", c.RequestTimeout}, {"RetryMin", c.RetryMin}, {"RetryMax", c.RetryMax}, {"MediaReuse", c.MediaReuse}} {
-		if d.v < 0 {
-			bad(d.name, "is negative (%v)", d.v)
-		}
-	}
-	return errors.Join(errs...)
+	p.Duration("RequestTimeout", c.RequestTimeout)
+	p.Duration("RetryMin", c.RetryMin)
+	p.Duration("RetryMax", c.RetryMax)
+	p.Duration("MediaReuse", c.MediaReuse)
+	return p.Err()
 }
 
 var digits = regexp.MustCompile(`^[0-9]+$`)
 
 func (c Config) withDefaults() Config {
-	def := func(v *time.Duration, d time.Duration) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	if c.Name == "" {
-		c.Name = "whatsapp"
-	}
-	if c.APIURL == "" {
-		c.APIURL = DefaultAPIURL
-	}
+	provider.Default(&c.Name, "whatsapp")
+	provider.Default(&c.APIURL, DefaultAPIURL)
 	c.APIURL = strings.TrimRight(c.APIURL, "/")
-	if c.UserAgent == "" {
-		c.UserAgent = UserAgent("")
-	}
-	if c.RatePerSecond == 0 {
-		c.RatePerSecond = 80
-	}
-	if c.Concurrency == 0 {
-		c.Concurrency = 16
-	}
-	if c.MaxAttempts == 0 {
-		c.MaxAttempts = 3
-	}
-	def(&c.RequestTimeout, 10*time.Second)
-	def(&c.RetryMin, 500*time.Millisecond)
-	def(&c.RetryMax, 8*time.Second)
-	def(&c.MediaReuse, 25*24*time.Hour)
+	provider.Default(&c.UserAgent, UserAgent(""))
+	provider.Default(&c.RatePerSecond, 80)
+	provider.Default(&c.Concurrency, 16)
+	provider.Default(&c.MaxAttempts, 3)
+	provider.Default(&c.RequestTimeout, 10*time.Second)
+	provider.Default(&c.RetryMin, 500*time.Millisecond)
+	provider.Default(&c.RetryMax, 8*time.Second)
+	provider.Default(&c.MediaReuse, 25*24*time.Hour)
 	c.RetryMax = max(c.RetryMax, c.RetryMin)
 	return c
 }

@@ -6,12 +6,9 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,20 +43,14 @@ func TestConformance(t *testing.T) {
 			cfg := whatsapp.Config{APIURL: p.URL, PhoneNumberID: conformancePhone, Token: "token-conformance",
 				AppSecret: conformanceSecret, VerifyToken: "verify-conformance", RatePerSecond: -1,
 				RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond}
-			a, err := typ.Build(context.Background(), "whatsapp-conformance", cfg,
-				provider.Deps{Sink: sink, Log: slog.New(slog.DiscardHandler)})
+			a, err := typ.Build(context.Background(), "whatsapp-conformance", cfg, providertest.Quiet(sink))
 			if err != nil {
 				t.Fatal(err)
 			}
-			var seq atomic.Int64
-			msg := func(to string) provider.Outbound {
-				return provider.Outbound{ID: fmt.Sprintf("msg_%d", seq.Add(1)), To: to, Channel: domain.WhatsApp,
-					Body: "hello", Env: domain.Live, ExpiresAt: time.Now().Add(time.Hour)}
-			}
-			return providertest.Instance{Adapter: a,
-				Accept:    func(i int) provider.Outbound { return msg(fmt.Sprintf("4477009%05d", i)) },
-				Temporary: func() provider.Outbound { return msg(busyTo) },
-				Permanent: func() provider.Outbound { return msg(notOnWhatsAppTo) },
+			ms := providertest.NewMessages(domain.WhatsApp)
+			return providertest.Instance{Adapter: a, Accept: ms.Accept,
+				Temporary: func() provider.Outbound { return ms.To(busyTo) },
+				Permanent: func() provider.Outbound { return ms.To(notOnWhatsAppTo) },
 				Report: func(t *testing.T, m provider.Outbound, r provider.Result) {
 					b := whatsapptest.Business{DisplayPhoneNumber: "15550783881", PhoneNumberID: conformancePhone}
 					notifyWhatsApp(t, a, b.Status(r.Ref, "delivered", m.To, time.Now(), 0, ""))

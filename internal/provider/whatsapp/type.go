@@ -49,14 +49,11 @@ func decodeFile(decode func(any) error) (Config, error) {
 // fromEnv is the shortcut of one business number without a file:
 // MSGSVC_WHATSAPP_TOKEN makes provider "whatsapp".
 func fromEnv(getenv func(string) string) (Config, bool, error) {
-	e := provider.NewEnv(getenv)
-	tok := e.String("MSGSVC_WHATSAPP_TOKEN")
-	if tok == "" {
-		return Config{}, false, nil
-	}
-	return Config{Token: tok, PhoneNumberID: e.String("MSGSVC_WHATSAPP_PHONE_NUMBER_ID"), Number: e.String("MSGSVC_WHATSAPP_NUMBER"),
-		AppSecret: e.String("MSGSVC_WHATSAPP_APP_SECRET"), VerifyToken: e.String("MSGSVC_WHATSAPP_VERIFY_TOKEN"),
-		APIURL: e.String("MSGSVC_WHATSAPP_API_URL")}, true, e.Err()
+	return provider.Shortcut(getenv, "MSGSVC_WHATSAPP_TOKEN", func(tok string, e *provider.Env) Config {
+		return Config{Token: tok, PhoneNumberID: e.String("MSGSVC_WHATSAPP_PHONE_NUMBER_ID"), Number: e.String("MSGSVC_WHATSAPP_NUMBER"),
+			AppSecret: e.String("MSGSVC_WHATSAPP_APP_SECRET"), VerifyToken: e.String("MSGSVC_WHATSAPP_VERIFY_TOKEN"),
+			APIURL: e.String("MSGSVC_WHATSAPP_API_URL")}
+	})
 }
 
 func build(_ context.Context, name string, c Config, d provider.Deps) (provider.Adapter, error) {
@@ -64,24 +61,12 @@ func build(_ context.Context, name string, c Config, d provider.Deps) (provider.
 	if c.UserAgent == "" {
 		c.UserAgent = UserAgent(d.Version)
 	}
-	var opts []Option
-	if d.Log != nil {
-		opts = append(opts, WithLogger(d.Log))
-	}
-	if d.Now != nil {
-		opts = append(opts, WithClock(d.Now))
-	}
-	if d.HTTP != nil {
-		opts = append(opts, WithHTTPClient(d.HTTP))
-	}
-	client, err := New(c, Deps{Sink: d.Sink, Files: d.Files, Cache: d.Cache}, opts...)
+	client, err := New(c, Deps{Sink: d.Sink, Files: d.Files, Cache: d.Cache}, provider.Options(d, WithLogger, WithClock, WithHTTPClient)...)
 	if err != nil {
 		return nil, err
 	}
-	if d.Metrics != nil {
-		if err := d.Metrics.Register(client.Collector()); err != nil {
-			return nil, fmt.Errorf("metrics: %w", err)
-		}
+	if err := d.Collect(client.Collector()); err != nil {
+		return nil, err
 	}
 	return adapter{client}, nil
 }

@@ -2,13 +2,11 @@ package httpcalltest
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,26 +20,15 @@ import (
 // a few milliseconds apart.
 var Fast = httpcall.Tuning{RetryMin: time.Millisecond, RetryMax: 5 * time.Millisecond}
 
-// Quiet are the service's dependencies of an adapter under test: sink,
-// and no log.
-func Quiet(sink provider.Sink) provider.Deps {
-	return provider.Deps{Sink: sink, Log: slog.New(slog.DiscardHandler)}
-}
-
 // Instance is the conformance suite's view of adapter a: a message to an
 // ordinary number is taken, to busy refused for now and to bad for good
 // (as the test told its stand-in); report makes the platform report a
 // taken message.
 func Instance(a provider.Adapter, busy, bad string, report func(t *testing.T, m provider.Outbound, r provider.Result)) providertest.Instance {
-	var seq atomic.Int64
-	msg := func(to string) provider.Outbound {
-		return provider.Outbound{ID: fmt.Sprintf("msg_%d", seq.Add(1)), To: to, Channel: domain.SMS, Body: "hello",
-			Env: domain.Live, ExpiresAt: time.Now().Add(time.Hour)}
-	}
-	return providertest.Instance{Adapter: a,
-		Accept:    func(i int) provider.Outbound { return msg(fmt.Sprintf("4477009%05d", i)) },
-		Temporary: func() provider.Outbound { return msg(busy) },
-		Permanent: func() provider.Outbound { return msg(bad) },
+	ms := providertest.NewMessages(domain.SMS)
+	return providertest.Instance{Adapter: a, Accept: ms.Accept,
+		Temporary: func() provider.Outbound { return ms.To(busy) },
+		Permanent: func() provider.Outbound { return ms.To(bad) },
 		Report:    report,
 	}
 }

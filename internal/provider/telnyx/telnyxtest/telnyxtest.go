@@ -14,10 +14,6 @@ import (
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
 )
 
-// Answer, when set, decides the answer to a send: ok false takes the
-// default (200 and a new id).
-type Answer = httpcalltest.Reply[map[string]any]
-
 // Server is the stand-in.
 type Server = httpcalltest.Fake[map[string]any]
 

@@ -13,10 +13,6 @@ import (
 	"github.com/msgsvc/msgsvc/internal/provider/httpcall/httpcalltest"
 )
 
-// Answer, when set, decides the answer to a send: ok false takes the
-// default.
-type Answer = httpcalltest.Reply[url.Values]
-
 // Server is the stand-in.
 type Server = httpcalltest.Fake[url.Values]
 
