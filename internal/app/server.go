@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/msgsvc/msgsvc/internal/api"
+	"github.com/msgsvc/msgsvc/internal/api/notify"
 	"github.com/msgsvc/msgsvc/internal/compliance"
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/dispatch"
@@ -39,7 +40,6 @@ import (
 	"github.com/msgsvc/msgsvc/internal/txn"
 	"github.com/msgsvc/msgsvc/internal/user"
 	"github.com/msgsvc/msgsvc/internal/webhook"
-	"github.com/msgsvc/msgsvc/internal/api/notify"
 )
 
 // Server is a running msgsvc node: HTTP front, dispatcher, webhook worker,

@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msgsvc/msgsvc/internal/api/notify"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/store"
 	"github.com/msgsvc/msgsvc/internal/tracking"
-	"github.com/msgsvc/msgsvc/internal/api/notify"
 )
 
 // newTracker is a tracker over st that writes the REST front's webhook

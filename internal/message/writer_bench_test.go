@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msgsvc/msgsvc/internal/api/notify"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/store"
 	"github.com/msgsvc/msgsvc/internal/store/storetest"
 	"github.com/msgsvc/msgsvc/internal/tracking"
-	"github.com/msgsvc/msgsvc/internal/api/notify"
 )
 
 // keepHandoff takes the leased rows of committed transactions and keeps
