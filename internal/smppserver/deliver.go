@@ -3,6 +3,7 @@ package smppserver
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/channel/sms"
@@ -29,16 +30,42 @@ type Items interface {
 type receiptQueue struct {
 	srv *Server
 	q   *lease.Queue[domain.SMPPItem]
+	// held counts the rows claimed and not yet written (or released), by
+	// user and by account: a bind's window has room only for what is
+	// neither in flight nor about to be. Without it, a second claim could
+	// take a user's next rows while a worker still holds the ones before
+	// them, and the two workers would write them out of order.
+	mu    sync.Mutex
+	held  map[string]int
+	heldA map[string]int
 }
 
 func newReceiptQueue(s *Server) *receiptQueue {
-	rq := &receiptQueue{srv: s}
+	rq := &receiptQueue{srv: s, held: map[string]int{}, heldA: map[string]int{}}
 	claim := func(ctx context.Context, owner string, now time.Time, d time.Duration, limit int) ([]domain.SMPPItem, error) {
+		rq.mu.Lock()
+		defer rq.mu.Unlock()
 		users, accounts := s.binds.receivers()
+		for u, room := range users {
+			if room -= rq.held[u]; room > 0 {
+				users[u] = room
+			} else {
+				delete(users, u)
+			}
+		}
+		for a, room := range accounts {
+			if room -= rq.heldA[a]; room > 0 {
+				accounts[a] = room
+			} else {
+				delete(accounts, a)
+			}
+		}
 		if len(users) == 0 {
 			return nil, nil
 		}
-		return s.cfg.Items.ClaimSMPPItems(ctx, users, accounts, owner, now, d, limit)
+		items, err := s.cfg.Items.ClaimSMPPItems(ctx, users, accounts, owner, now, d, limit)
+		rq.hold(items, 1)
+		return items, err
 	}
 	rq.q = lease.New(lease.Config[domain.SMPPItem]{Name: "smpp receipts", Owner: s.cfg.Owner,
 		Lease: 2 * s.cfg.ResponseTimeout, Claim: claim, Release: s.cfg.Items.ReleaseSMPPItems,
@@ -49,12 +76,36 @@ func newReceiptQueue(s *Server) *receiptQueue {
 
 func (rq *receiptQueue) run(ctx context.Context) { rq.q.Run(ctx, rq.handle) }
 
+// hold adds n (1 when claimed, -1 once written or released) to the rows
+// held for the items' users and accounts.
+func (rq *receiptQueue) hold(items []domain.SMPPItem, n int) {
+	if len(items) == 0 {
+		return
+	}
+	if n < 0 {
+		rq.mu.Lock()
+		defer rq.mu.Unlock()
+	}
+	for _, it := range items {
+		if it.UserID != "" {
+			if rq.held[it.UserID] += n; rq.held[it.UserID] <= 0 {
+				delete(rq.held, it.UserID)
+			}
+		}
+		a := it.AccountID + ":" + string(it.Env)
+		if rq.heldA[a] += n; rq.heldA[a] <= 0 {
+			delete(rq.heldA, a)
+		}
+	}
+}
+
 // handle sends a claimed batch: each user's rows in order over one of its
 // receiving binds, pipelined up to the bind's window. It returns once they
 // are written; their answers are awaited apart, so a customer slow to
 // answer holds its own window, not the queue's workers. Rows that find the
 // window full go back to the table, claimed again when answers free it.
 func (rq *receiptQueue) handle(ctx context.Context, items []domain.SMPPItem) error {
+	defer rq.hold(items, -1) // written (in flight) or released by now
 	var order []string
 	byUser := map[string][]domain.SMPPItem{}
 	for _, it := range items {
