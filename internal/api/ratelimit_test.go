@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"fmt"
+	"github.com/msgsvc/msgsvc/internal/ratelimit/ratelimittest"
 	"math"
 	"net/http"
 	"strconv"
@@ -328,24 +329,13 @@ func TestRateLimitConcurrentRequests(t *testing.T) {
 	}
 }
 
-// rateHeaders is both header families of a response, as
-// "tierRemaining/tierLimit@reset type typeRemaining/typeLimit@reset".
+// rateHeaders is both header families of a response (ratelimittest.Headers).
 func rateHeaders(t *testing.T, r response) string {
 	t.Helper()
-	names := []string{"X-RateLimit-Remaining", "X-RateLimit-Limit", "X-RateLimit-Reset",
-		"RateLimit-Remaining", "RateLimit-Limit", "RateLimit-Reset"}
-	v := make([]any, len(names))
-	for i, n := range names {
-		if v[i] = r.header.Get(n); v[i] == "" {
-			t.Fatalf("%d response without %s: %v", r.status, n, r.header)
-		}
-	}
-	return fmt.Sprintf("%s/%s@%s type %s/%s@%s", v...)
+	return ratelimittest.Headers(t, r.status, r.header)
 }
 
-func windows(tierRem, tierLim, typeRem, typeLim int, reset time.Time) string {
-	return fmt.Sprintf("%d/%d@%d type %d/%d@%d", tierRem, tierLim, reset.Unix(), typeRem, typeLim, reset.Unix())
-}
+var windows = ratelimittest.Windows
 
 // checkRefused asserts a 429 RATE_LIMITED problem whose Retry-After is the
 // whole seconds from now to reset, rounded up.
