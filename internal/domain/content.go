@@ -25,6 +25,9 @@ type Content struct {
 	// SMPP is set on a message submitted over SMPP: the user that sent it
 	// and whether it asked for a receipt.
 	SMPP *SMPPOrigin `json:"smpp,omitempty"`
+	// Twilio is set on a message created through the Twilio-compatible
+	// API: its account SID and status callback.
+	Twilio *TwilioOrigin `json:"twilio,omitempty"`
 	// UDH is the user data header (hex, its length octet first) of an SMS
 	// that is one part of a longer message its sender split itself: the
 	// part goes out whole, with this header, as one segment.

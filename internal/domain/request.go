@@ -41,10 +41,12 @@ const (
 )
 
 // Origin is where a send came from; SMPP is set for a submit_sm (its user
-// gets the receipt, when it asked for one).
+// gets the receipt, when it asked for one), Twilio for a message created
+// through the Twilio-compatible API (its status callback).
 type Origin struct {
-	Front Front
-	SMPP  *SMPPOrigin
+	Front  Front
+	SMPP   *SMPPOrigin
+	Twilio *TwilioOrigin
 }
 
 // SendRequest is a send as a front read it, in the core's types: what the

@@ -79,6 +79,7 @@ func (s *Service) checkContent(ctx context.Context, verr *domain.ValidationError
 			out.encoding, out.segments = checkSMS(verr, r.Text)
 		}
 		out.content.SMPP = r.Origin.SMPP
+		out.content.Twilio = r.Origin.Twilio
 		if r.UDH != nil {
 			checkUDHPart(verr, r.UDH, r.Text)
 			out.content.UDH = udhHex(r.UDH)
@@ -87,6 +88,7 @@ func (s *Service) checkContent(ctx context.Context, verr *domain.ValidationError
 		return out, nil
 	case domain.WhatsApp:
 		out.content = r.Content
+		out.content.Twilio = r.Origin.Twilio
 		return out, s.checkWhatsApp(ctx, verr, who.Account.ID, r, &out)
 	case domain.RCS:
 		out.content = r.Content
