@@ -1,6 +1,7 @@
 package callback
 
 import (
+	"cmp"
 	"context"
 	"net/url"
 	"testing"
@@ -204,6 +205,11 @@ func TestInboundPosts(t *testing.T) {
 		return tracking.Reply{Inbound: domain.Inbound{ID: id.New(id.Inbound, t0), AccountID: acc, Env: domain.Live, Phone: "5511999990010",
 			Channel: ch, Body: "yes & more"}, To: to, At: t0, Recorded: t0}
 	}
+	answer := func(acc, from string) tracking.Reply {
+		r := reply("acc_1", "", domain.SMS)
+		r.Answers = domain.Message{ID: id.New(id.Message, t0), AccountID: acc, From: from}
+		return r
+	}
 	cases := []struct {
 		name  string
 		reply tracking.Reply
@@ -216,6 +222,8 @@ func TestInboundPosts(t *testing.T) {
 		{"no account SID in the environment", reply("acc_2", "15005550009", domain.SMS), ""},
 		{"unknown number", reply("acc_1", "15005550010", domain.SMS), ""},
 		{"no number written to", reply("acc_1", "", domain.SMS), ""},
+		{"an answer to a message from the number", answer("acc_1", "15005550006"), "https://hooks.example.com/sms"},
+		{"an answer to another account's message", answer("acc_2", "15005550006"), ""},
 		{"WhatsApp", reply("acc_1", "15005550006", domain.WhatsApp), ""},
 	}
 	for _, tc := range cases {
@@ -242,7 +250,7 @@ func TestInboundPosts(t *testing.T) {
 			f := form(t, ev.Body)
 			msid := sid.FromNative(sid.Message, tc.reply.Inbound.ID)
 			if msid == "" || f.Get("MessageSid") != msid || f.Get("SmsSid") != msid || f.Get("SmsMessageSid") != msid ||
-				f.Get("AccountSid") != ac1 || f.Get("From") != "+5511999990010" || f.Get("To") != "+"+tc.reply.To ||
+				f.Get("AccountSid") != ac1 || f.Get("From") != "+5511999990010" || f.Get("To") != "+"+cmp.Or(tc.reply.To, tc.reply.Answers.From) ||
 				f.Get("Body") != "yes & more" || f.Get("NumMedia") != "0" || f.Get("ApiVersion") != "2010-04-01" {
 				t.Fatalf("body %v", f)
 			}
