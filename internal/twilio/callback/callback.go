@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/msgsvc/msgsvc/internal/channel/sms"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/lease"
@@ -116,7 +117,7 @@ func (c *Callbacks) Received(ctx context.Context, tx Tx, r tracking.Reply) (trac
 	}
 	msid := sid.FromNative(sid.Message, in.ID)
 	f := url.Values{"MessageSid": {msid}, "SmsSid": {msid}, "SmsMessageSid": {msid}, "AccountSid": {ac.Sid},
-		"From": {Number(in.Phone)}, "To": {Number(r.To)}, "Body": {in.Body}, "NumMedia": {"0"}, "NumSegments": {"1"},
+		"From": {Number(in.Phone)}, "To": {Number(r.To)}, "Body": {in.Body}, "NumMedia": {"0"}, "NumSegments": {strconv.Itoa(max(1, sms.Analyze(in.Body).Segments))},
 		"SmsStatus": {vocab.Received}, "ApiVersion": {vocab.APIVersion}}
 	ev := domain.Event{ID: id.New(id.Event, r.Recorded), AccountID: in.AccountID, Env: in.Env, CampaignID: in.CampaignID,
 		Event: domain.EventTwilioInbound, URL: webhook.MethodURL(n.SmsMethod, n.SmsURL), Body: f.Encode(),
