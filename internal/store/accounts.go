@@ -11,35 +11,21 @@ import (
 	"time"
 )
 
-var accounts = newTable("accounts",
-	textCol("id", func(a *domain.Account) *string { return &a.ID }),
-	textCol("name", func(a *domain.Account) *string { return &a.Name }),
-	textCol("tier", func(a *domain.Account) *string { return &a.Tier }),
-	textCol("currency", func(a *domain.Account) *string { return &a.Currency }),
-	textCol("country_code", func(a *domain.Account) *string { return &a.CountryCode }),
-	int64Col("balance", func(a *domain.Account) *int64 { return &a.Balance }),
-	timeCol("balance_updated_at", func(a *domain.Account) *time.Time { return &a.BalanceUpdatedAt }),
-	textCol("webhook_secret", func(a *domain.Account) *string { return &a.WebhookSecret }),
-	textCol("webhook_secret_prev", func(a *domain.Account) *string { return &a.WebhookSecretPrev }),
-	msCol("secret_rotated_at", func(a *domain.Account) *time.Time { return &a.SecretRotatedAt }),
-	intCol("tier_rpm", func(a *domain.Account) *int { return &a.Limits.TierRPM }),
-	intCol("send_rpm", func(a *domain.Account) *int { return &a.Limits.SendRPM }),
-	intCol("status_rpm", func(a *domain.Account) *int { return &a.Limits.StatusRPM }),
-	intCol("media_rpm", func(a *domain.Account) *int { return &a.Limits.MediaRPM }),
-	intCol("wa_quality_tier", func(a *domain.Account) *int { return &a.WAQualityTier }),
-	boolCol("rcs_fallback", func(a *domain.Account) *bool { return &a.RCSFallback }),
-	listCol("ip_allowlist", func(a *domain.Account) *[]string { return &a.IPAllowlist }),
-	pricesCol("prices"),
-	jsonCol("senders", func(a *domain.Account) *domain.Senders { return &a.Senders }),
-	timeCol("created_at", func(a *domain.Account) *time.Time { return &a.CreatedAt }),
-	textCol("quiet_hours", func(a *domain.Account) *string { return &a.Compliance.QuietHours }),
-	intCol("retention_days", func(a *domain.Account) *int { return &a.Compliance.RetentionDays }),
-	textCol("opt_out_reply", func(a *domain.Account) *string { return &a.Compliance.OptOutReply }),
-	textCol("opt_in_reply", func(a *domain.Account) *string { return &a.Compliance.OptInReply }),
-	textCol("webhook_url", func(a *domain.Account) *string { return &a.WebhookURL }),
-	nullInt64Col("alert_low_balance", func(a *domain.Account) **int64 { return &a.Alerts.LowBalance }),
-	nullInt64Col("alert_daily_spend", func(a *domain.Account) **int64 { return &a.Alerts.DailySpend }),
-)
+var accounts = newTable("accounts", func(a *domain.Account, c cols) cols {
+	return c.add(textCol("id", &a.ID), textCol("name", &a.Name), textCol("tier", &a.Tier),
+		textCol("currency", &a.Currency), textCol("country_code", &a.CountryCode), int64Col("balance", &a.Balance),
+		timeCol("balance_updated_at", &a.BalanceUpdatedAt), textCol("webhook_secret", &a.WebhookSecret),
+		textCol("webhook_secret_prev", &a.WebhookSecretPrev), msCol("secret_rotated_at", &a.SecretRotatedAt),
+		intCol("tier_rpm", &a.Limits.TierRPM), intCol("send_rpm", &a.Limits.SendRPM),
+		intCol("status_rpm", &a.Limits.StatusRPM), intCol("media_rpm", &a.Limits.MediaRPM),
+		intCol("wa_quality_tier", &a.WAQualityTier), boolCol("rcs_fallback", &a.RCSFallback),
+		listCol("ip_allowlist", &a.IPAllowlist), pricesCol("prices", a), jsonCol("senders", &a.Senders),
+		timeCol("created_at", &a.CreatedAt), textCol("quiet_hours", &a.Compliance.QuietHours),
+		intCol("retention_days", &a.Compliance.RetentionDays), textCol("opt_out_reply", &a.Compliance.OptOutReply),
+		textCol("opt_in_reply", &a.Compliance.OptInReply), textCol("webhook_url", &a.WebhookURL),
+		nullInt64Col("alert_low_balance", &a.Alerts.LowBalance),
+		nullInt64Col("alert_daily_spend", &a.Alerts.DailySpend))
+})
 
 // CreateAccount inserts a new account with a zero balance; opening credits
 // go through the ledger (ledger.Credit) so that it explains them.
@@ -169,12 +155,12 @@ func boolInt(b bool) int {
 // pricesCol reads an account's price table and parses it once, there: the
 // account is then cached for the requests of its keys, and every send reads
 // its prices.
-func pricesCol(name string) column[domain.Account] {
-	return column[domain.Account]{name, func(a *domain.Account) any { return a.Prices },
-		func(a *domain.Account) any { return (*priceText)(a) }}
-}
+func pricesCol(name string, a *domain.Account) field { return field{name, (*priceText)(a)} }
 
 type priceText domain.Account
+
+func (a *priceText) arg() any  { return a.Prices }
+func (a *priceText) dest() any { return a }
 
 func (a *priceText) Scan(src any) error {
 	var v sql.NullString

@@ -9,17 +9,12 @@ import (
 	"time"
 )
 
-var keys = newTable("api_keys",
-	textCol("id", func(k *domain.APIKey) *string { return &k.ID }),
-	textCol("account_id", func(k *domain.APIKey) *string { return &k.AccountID }),
-	enumCol("env", func(k *domain.APIKey) *domain.Environment { return &k.Env }),
-	textCol("prefix", func(k *domain.APIKey) *string { return &k.Prefix }),
-	textCol("hash", func(k *domain.APIKey) *string { return &k.Hash }),
-	textCol("name", func(k *domain.APIKey) *string { return &k.Name }),
-	timeCol("created_at", func(k *domain.APIKey) *time.Time { return &k.CreatedAt }),
-	timeCol("last_used_at", func(k *domain.APIKey) *time.Time { return &k.LastUsedAt }),
-	timeCol("revoked_at", func(k *domain.APIKey) *time.Time { return &k.RevokedAt }),
-)
+var keys = newTable("api_keys", func(k *domain.APIKey, c cols) cols {
+	return c.add(textCol("id", &k.ID), textCol("account_id", &k.AccountID), enumCol("env", &k.Env),
+		textCol("prefix", &k.Prefix), textCol("hash", &k.Hash), textCol("name", &k.Name),
+		timeCol("created_at", &k.CreatedAt), timeCol("last_used_at", &k.LastUsedAt),
+		timeCol("revoked_at", &k.RevokedAt))
+})
 
 // CreateKey stores a new key.
 func (s *Store) CreateKey(ctx context.Context, k domain.APIKey) error {

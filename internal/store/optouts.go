@@ -4,20 +4,15 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
-	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
-var optOuts = newTable("opt_outs",
-	int64Col("seq", func(o *domain.OptOut) *int64 { return &o.Seq }),
-	textCol("account_id", func(o *domain.OptOut) *string { return &o.AccountID }),
-	enumCol("env", func(o *domain.OptOut) *domain.Environment { return &o.Env }),
-	textCol("phone", func(o *domain.OptOut) *string { return &o.Phone }),
-	enumCol("channel", func(o *domain.OptOut) *domain.Channel { return &o.Channel }),
-	textCol("source", func(o *domain.OptOut) *string { return &o.Source }),
-	timeCol("created_at", func(o *domain.OptOut) *time.Time { return &o.CreatedAt }),
-)
+var optOuts = newTable("opt_outs", func(o *domain.OptOut, c cols) cols {
+	return c.add(int64Col("seq", &o.Seq), textCol("account_id", &o.AccountID), enumCol("env", &o.Env),
+		textCol("phone", &o.Phone), enumCol("channel", &o.Channel), textCol("source", &o.Source),
+		timeCol("created_at", &o.CreatedAt))
+})
 
 // The opt-out check of a send and the recording of a stop word are ordered
 // per account, so that an opt-out applies to every send committed after it

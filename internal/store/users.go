@@ -10,22 +10,16 @@ import (
 	"time"
 )
 
-var users = newTable("users",
-	textCol("id", func(u *domain.User) *string { return &u.ID }),
-	nullTextCol("account_id", func(u *domain.User) *string { return &u.AccountID }),
-	textCol("email", func(u *domain.User) *string { return &u.Email }),
-	textCol("role", func(u *domain.User) *string { return &u.Role }),
-	textCol("password_hash", func(u *domain.User) *string { return &u.PasswordHash }),
-	timeCol("created_at", func(u *domain.User) *time.Time { return &u.CreatedAt }),
-)
+var users = newTable("users", func(u *domain.User, c cols) cols {
+	return c.add(textCol("id", &u.ID), nullTextCol("account_id", &u.AccountID), textCol("email", &u.Email),
+		textCol("role", &u.Role), textCol("password_hash", &u.PasswordHash), timeCol("created_at", &u.CreatedAt))
+})
 
-var sessions = newTable("sessions",
-	textCol("token_hash", func(s *domain.Session) *string { return &s.TokenHash }),
-	textCol("user_id", func(s *domain.Session) *string { return &s.UserID }),
-	timeCol("created_at", func(s *domain.Session) *time.Time { return &s.CreatedAt }),
-	timeCol("last_seen_at", func(s *domain.Session) *time.Time { return &s.LastSeenAt }),
-	timeCol("expires_at", func(s *domain.Session) *time.Time { return &s.ExpiresAt }),
-)
+var sessions = newTable("sessions", func(s *domain.Session, c cols) cols {
+	return c.add(textCol("token_hash", &s.TokenHash), textCol("user_id", &s.UserID),
+		timeCol("created_at", &s.CreatedAt), timeCol("last_seen_at", &s.LastSeenAt),
+		timeCol("expires_at", &s.ExpiresAt))
+})
 
 // CreateUser stores a user; a taken email is ErrConflict.
 func (s *Store) CreateUser(ctx context.Context, u domain.User) error {
