@@ -72,21 +72,15 @@ func (s *Store) SetCompliance(ctx context.Context, accountID string, c domain.Co
 // RetentionAccounts maps every account that keeps personal data for a
 // limited time to its number of days.
 func (s *Store) RetentionAccounts(ctx context.Context) (map[string]int, error) {
-	rows, err := s.rquery(ctx, `SELECT id, retention_days FROM accounts WHERE retention_days > 0`)
+	out := map[string]int{}
+	var id string
+	var days int
+	err := rowsOf(s.rquery(ctx, `SELECT id, retention_days FROM accounts WHERE retention_days > 0`)).scan(
+		[]any{&id, &days}, func() { out[id] = days })
 	if err != nil {
 		return nil, fmt.Errorf("retention accounts: %w", err)
 	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var id string
-		var days int
-		if err := rows.Scan(&id, &days); err != nil {
-			return nil, fmt.Errorf("retention accounts: %w", err)
-		}
-		out[id] = days
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // RotateSecret makes next the signing secret and keeps the old one for the

@@ -76,21 +76,11 @@ func (tx *Tx) holdBehind(ctx context.Context, evs []domain.Event) error {
 	}
 	waiting := map[string]bool{}
 	err := inChunks(ids, func(chunk []any) error {
-		rows, err := tx.query(ctx, `SELECT DISTINCT message_id FROM webhook_events WHERE message_id IN (`+
+		var mid string
+		return rowsOf(tx.query(ctx, `SELECT DISTINCT message_id FROM webhook_events WHERE message_id IN (`+
 			tx.s.placeholders(2, len(chunk))+`) AND state = 'pending' AND (lease_owner <> '' OR next_attempt_at <= $1)`,
-			append([]any{ms(latest)}, chunk...)...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var mid string
-			if err := rows.Scan(&mid); err != nil {
-				return err
-			}
-			waiting[mid] = true
-		}
-		return rows.Err()
+			append([]any{ms(latest)}, chunk...)...)).scan(
+			[]any{&mid}, func() { waiting[mid] = true })
 	})
 	if err != nil {
 		return fmt.Errorf("events waiting before new ones: %w", err)

@@ -155,21 +155,15 @@ func (s *Store) Campaign(ctx context.Context, accountID string, env domain.Envir
 
 // CampaignCounts counts a campaign's messages per status.
 func (s *Store) CampaignCounts(ctx context.Context, campaignID string) (map[domain.Status]int, error) {
-	rows, err := s.rquery(ctx, `SELECT status, COUNT(*) FROM messages WHERE campaign_id = $1 GROUP BY status`, campaignID)
+	out := map[domain.Status]int{}
+	var st domain.Status
+	var n int
+	err := rowsOf(s.rquery(ctx, `SELECT status, COUNT(*) FROM messages WHERE campaign_id = $1 GROUP BY status`, campaignID)).scan(
+		[]any{&st, &n}, func() { out[st] = n })
 	if err != nil {
 		return nil, fmt.Errorf("campaign counts: %w", err)
 	}
-	defer rows.Close()
-	out := map[domain.Status]int{}
-	for rows.Next() {
-		var st domain.Status
-		var n int
-		if err := rows.Scan(&st, &n); err != nil {
-			return nil, fmt.Errorf("campaign counts: %w", err)
-		}
-		out[st] = n
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // CampaignMessages pages through a campaign's messages in id order, after
@@ -274,21 +268,10 @@ func (s *Store) RenewMessages(ctx context.Context, owner string, held map[string
 				fmt.Fprintf(&b, "(id = $%d AND next_attempt_at = $%d)", len(args)+1, len(args)+2)
 				args = append(args, id, ms(held[id]))
 			}
-			rows, err := tx.query(ctx, `UPDATE messages SET next_attempt_at = $2
-				WHERE lease_owner = $1 AND (`+b.String()+`) RETURNING id`, args...)
-			if err != nil {
-				return fmt.Errorf("renew message leases: %w", err)
-			}
-			for rows.Next() {
-				var id string
-				if err := rows.Scan(&id); err != nil {
-					rows.Close()
-					return fmt.Errorf("renew message leases: %w", err)
-				}
-				out = append(out, id)
-			}
-			err = rows.Err()
-			rows.Close()
+			var renewed string
+			err := rowsOf(tx.query(ctx, `UPDATE messages SET next_attempt_at = $2
+				WHERE lease_owner = $1 AND (`+b.String()+`) RETURNING id`, args...)).scan(
+				[]any{&renewed}, func() { out = append(out, renewed) })
 			if err != nil {
 				return fmt.Errorf("renew message leases: %w", err)
 			}
@@ -342,18 +325,12 @@ func (tx *Tx) MessageIDsByProviderRef(ctx context.Context, provider string, refs
 	err := inChunks(refs, func(chunk []any) error {
 		// provider_ref <> '' repeats the predicate of the partial index
 		// messages_provider_ref, without which the index is not used.
-		rows, err := tx.query(ctx, `SELECT provider_ref, id FROM messages WHERE provider = $1 AND provider_ref <> ''
-			AND provider_ref IN (`+tx.s.placeholders(2, len(chunk))+`)`, append([]any{provider}, chunk...)...)
+		var ref, mid string
+		err := rowsOf(tx.query(ctx, `SELECT provider_ref, id FROM messages WHERE provider = $1 AND provider_ref <> ''
+			AND provider_ref IN (`+tx.s.placeholders(2, len(chunk))+`)`, append([]any{provider}, chunk...)...)).scan(
+			[]any{&ref, &mid}, func() { out[ref] = mid })
 		if err != nil {
 			return fmt.Errorf("messages by provider ref: %w", err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var ref, mid string
-			if err := rows.Scan(&ref, &mid); err != nil {
-				return fmt.Errorf("messages by provider ref: %w", err)
-			}
-			out[ref] = mid
 		}
 		return nil
 	})
@@ -549,20 +526,12 @@ func (s *Store) LatestMessageVia(ctx context.Context, provider, phone string, si
 }
 
 func (s *Store) ids(ctx context.Context, query string, args ...any) ([]string, error) {
-	rows, err := s.rquery(ctx, query, args...)
-	if err != nil {
+	var out []string
+	var v string
+	if err := rowsOf(s.rquery(ctx, query, args...)).scan([]any{&v}, func() { out = append(out, v) }); err != nil {
 		return nil, fmt.Errorf("query ids: %w", err)
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var v string
-		if err := rows.Scan(&v); err != nil {
-			return nil, fmt.Errorf("scan id: %w", err)
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // MessageByID reads a message whatever its account (internal callers only).

@@ -77,24 +77,14 @@ func optedOut(ctx context.Context, query func(context.Context, string, ...any) (
 		for _, p := range chunk {
 			args = append(args, p)
 		}
-		rows, err := query(ctx, `SELECT phone FROM opt_outs WHERE account_id = $1 AND env = $2 AND phone IN (`+
-			s.placeholders(3, len(chunk))+`)`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("opted-out recipients: %w", err)
-		}
-		for rows.Next() {
-			var p string
-			if err := rows.Scan(&p); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("opted-out recipients: %w", err)
-			}
+		var p string
+		err := rowsOf(query(ctx, `SELECT phone FROM opt_outs WHERE account_id = $1 AND env = $2 AND phone IN (`+
+			s.placeholders(3, len(chunk))+`)`, args...)).scan([]any{&p}, func() {
 			if out == nil {
 				out = map[string]bool{}
 			}
 			out[p] = true
-		}
-		err = rows.Err()
-		rows.Close()
+		})
 		if err != nil {
 			return nil, fmt.Errorf("opted-out recipients: %w", err)
 		}

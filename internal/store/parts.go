@@ -92,23 +92,16 @@ func (tx *Tx) TakePendingReports(ctx context.Context, provider string, refs []st
 // when each looks before the other commits, the receipt is parked for an
 // id that is recorded an instant later, and nobody takes it.
 func (s *Store) KnownParkedRefs(ctx context.Context, limit int) (map[string][]string, error) {
-	rows, err := s.rquery(ctx, `SELECT DISTINCT p.provider, p.ref FROM pending_reports p
+	out := map[string][]string{}
+	var provider, ref string
+	err := rowsOf(s.rquery(ctx, `SELECT DISTINCT p.provider, p.ref FROM pending_reports p
 		WHERE EXISTS (SELECT 1 FROM messages m WHERE m.provider = p.provider AND m.provider_ref = p.ref AND m.provider_ref <> '')
 			OR EXISTS (SELECT 1 FROM message_parts mp WHERE mp.provider = p.provider AND mp.ref = p.ref)
-		LIMIT $1`, limit)
+		LIMIT $1`, limit)).scan([]any{&provider, &ref}, func() { out[provider] = append(out[provider], ref) })
 	if err != nil {
 		return nil, fmt.Errorf("known parked refs: %w", err)
 	}
-	defer rows.Close()
-	out := map[string][]string{}
-	for rows.Next() {
-		var provider, ref string
-		if err := rows.Scan(&provider, &ref); err != nil {
-			return nil, fmt.Errorf("known parked refs: %w", err)
-		}
-		out[provider] = append(out[provider], ref)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // DeletePendingReportsBefore drops parked reports received before t: their

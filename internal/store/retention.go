@@ -45,20 +45,13 @@ func (s *Store) Redact(ctx context.Context, kind string, ids []string, r domain.
 }
 
 func (s *Store) retentionRows(ctx context.Context, query string, args ...any) ([]domain.RetentionRow, error) {
-	rows, err := s.rquery(ctx, query, args...)
+	var out []domain.RetentionRow
+	var r domain.RetentionRow
+	err := rowsOf(s.rquery(ctx, query, args...)).scan([]any{&r.ID, &r.State, &r.Phone, &r.Body}, func() { out = append(out, r) })
 	if err != nil {
 		return nil, fmt.Errorf("retention scan: %w", err)
 	}
-	defer rows.Close()
-	var out []domain.RetentionRow
-	for rows.Next() {
-		var r domain.RetentionRow
-		if err := rows.Scan(&r.ID, &r.State, &r.Phone, &r.Body); err != nil {
-			return nil, fmt.Errorf("retention scan: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // RedactMessages erases the text and rich content of messages and hashes
@@ -154,18 +147,8 @@ func (tx *Tx) pairs(ctx context.Context, query string, ids []string) ([][2]strin
 	for i, v := range ids {
 		args[i] = v
 	}
-	rows, err := tx.query(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	var out [][2]string
-	for rows.Next() {
-		var p [2]string
-		if err := rows.Scan(&p[0], &p[1]); err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	var p [2]string
+	err := rowsOf(tx.query(ctx, query, args...)).scan([]any{&p[0], &p[1]}, func() { out = append(out, p) })
+	return out, err
 }

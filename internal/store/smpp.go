@@ -97,19 +97,13 @@ func (s *Store) RemoveSMPPUser(ctx context.Context, accountID, userID string) er
 func (s *Store) SMPPUsersPresent(ctx context.Context, ids []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	err := inChunks(ids, func(chunk []any) error {
-		rows, err := s.rquery(ctx, `SELECT id FROM smpp_users WHERE id IN (`+s.placeholders(1, len(chunk))+`)`, chunk...)
+		var id string
+		err := rowsOf(s.rquery(ctx, `SELECT id FROM smpp_users WHERE id IN (`+s.placeholders(1, len(chunk))+`)`, chunk...)).scan(
+			[]any{&id}, func() { out[id] = true })
 		if err != nil {
 			return fmt.Errorf("smpp users present: %w", err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			out[id] = true
-		}
-		return rows.Err()
+		return nil
 	})
 	return out, err
 }

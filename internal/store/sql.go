@@ -168,6 +168,32 @@ type rowsScanner interface {
 	Err() error
 }
 
+// rowSet is a query's outcome, its rows or its error, for scan.
+type rowSet struct {
+	rows rowsScanner
+	err  error
+}
+
+func rowsOf(rows rowsScanner, err error) rowSet { return rowSet{rows, err} }
+
+// scan reads every row into dests, the same variables for each row, and
+// calls each after every row to take what it needs from them; it closes
+// the rows. Every dest must be set by every row (a scanner that leaves its
+// field alone on NULL would carry the previous row's value over).
+func (q rowSet) scan(dests []any, each func()) error {
+	if q.err != nil {
+		return q.err
+	}
+	defer q.rows.Close()
+	for q.rows.Next() {
+		if err := q.rows.Scan(dests...); err != nil {
+			return err
+		}
+		each()
+	}
+	return q.rows.Err()
+}
+
 // rowScanner reads one row: *sql.Row, or the first row of a batch query.
 type rowScanner interface {
 	Scan(dest ...any) error

@@ -78,20 +78,11 @@ func compareUsageKeys(a, b domain.UsageKey) int {
 // usage_days' key), never the messages.
 func (s *Store) UsageByDay(ctx context.Context, q domain.UsageQuery) ([]domain.UsageDelta, error) {
 	query, args := usageByDay(q)
-	rows, err := s.rquery(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("usage: %w", err)
-	}
-	defer rows.Close()
 	var out []domain.UsageDelta
-	for rows.Next() {
-		d := domain.UsageDelta{UsageKey: domain.UsageKey{AccountID: q.AccountID, Env: q.Env}}
-		if err := rows.Scan(append([]any{&d.Day, &d.Channel, &d.Country}, countDests(&d.UsageCount)...)...); err != nil {
-			return nil, fmt.Errorf("usage: %w", err)
-		}
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
+	d := domain.UsageDelta{UsageKey: domain.UsageKey{AccountID: q.AccountID, Env: q.Env}}
+	err := rowsOf(s.rquery(ctx, query, args...)).scan(append([]any{&d.Day, &d.Channel, &d.Country}, countDests(&d.UsageCount)...),
+		func() { out = append(out, d) })
+	if err != nil {
 		return nil, fmt.Errorf("usage: %w", err)
 	}
 	return out, nil
@@ -151,21 +142,12 @@ func (s *Store) UsageFromMessages(ctx context.Context, accountID string) ([]doma
 	for _, st := range domain.Statuses {
 		byStatus += `, SUM(CASE WHEN status = '` + string(st) + `' THEN 1 ELSE 0 END)`
 	}
-	rows, err := s.rquery(ctx, `SELECT env, created_at / 86400000, channel, country_code, COUNT(*), SUM(segments), SUM(charged)`+
-		byStatus+` FROM messages WHERE account_id = $1 GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`, accountID)
-	if err != nil {
-		return nil, fmt.Errorf("usage from messages: %w", err)
-	}
-	defer rows.Close()
 	var out []domain.UsageDelta
-	for rows.Next() {
-		d := domain.UsageDelta{UsageKey: domain.UsageKey{AccountID: accountID}}
-		if err := rows.Scan(append([]any{&d.Env, &d.Day, &d.Channel, &d.Country}, countDests(&d.UsageCount)...)...); err != nil {
-			return nil, fmt.Errorf("usage from messages: %w", err)
-		}
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
+	d := domain.UsageDelta{UsageKey: domain.UsageKey{AccountID: accountID}}
+	err := rowsOf(s.rquery(ctx, `SELECT env, created_at / 86400000, channel, country_code, COUNT(*), SUM(segments), SUM(charged)`+
+		byStatus+` FROM messages WHERE account_id = $1 GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`, accountID)).scan(
+		append([]any{&d.Env, &d.Day, &d.Channel, &d.Country}, countDests(&d.UsageCount)...), func() { out = append(out, d) })
+	if err != nil {
 		return nil, fmt.Errorf("usage from messages: %w", err)
 	}
 	return out, nil
