@@ -31,11 +31,7 @@ var accounts = newTable("accounts", func(a *domain.Account, c cols) cols {
 // go through the ledger (ledger.Credit) so that it explains them.
 func (s *Store) CreateAccount(ctx context.Context, a domain.Account) error {
 	a.Balance, a.BalanceUpdatedAt = 0, a.CreatedAt
-	_, err := s.wexec(ctx, accounts.insert(s), accounts.args(&a, nil)...)
-	if err != nil {
-		return fmt.Errorf("create account: %w", err)
-	}
-	return nil
+	return s.run(ctx, "create account", accounts.insert(s), accounts.args(&a, nil)...)
 }
 
 // Account reads one account.

@@ -198,13 +198,13 @@ func (s *Store) SetPrices(ctx context.Context, accountID, prices string) error {
 	return affectedOne(res, err, "set prices")
 }
 
-// inChunks calls fn with the phones as query arguments, at most 500 at a
-// time (far below every engine's parameter limit).
-func inChunks(phones []string, fn func(chunk []any) error) error {
-	for start := 0; start < len(phones); start += 500 {
-		end := min(start+500, len(phones))
+// inChunks calls fn with the values (phones, ids) as query arguments, at
+// most 500 at a time (far below every engine's parameter limit).
+func inChunks(values []string, fn func(chunk []any) error) error {
+	for start := 0; start < len(values); start += 500 {
+		end := min(start+500, len(values))
 		chunk := make([]any, 0, end-start)
-		for _, p := range phones[start:end] {
+		for _, p := range values[start:end] {
 			chunk = append(chunk, p)
 		}
 		if err := fn(chunk); err != nil {

@@ -18,11 +18,7 @@ var keys = newTable("api_keys", func(k *domain.APIKey, c cols) cols {
 
 // CreateKey stores a new key.
 func (s *Store) CreateKey(ctx context.Context, k domain.APIKey) error {
-	_, err := s.wexec(ctx, keys.insert(s), keys.args(&k, nil)...)
-	if err != nil {
-		return fmt.Errorf("create key: %w", err)
-	}
-	return nil
+	return s.run(ctx, "create key", keys.insert(s), keys.args(&k, nil)...)
 }
 
 // KeyByHash finds an active or revoked key by its hash, with its account, in
@@ -87,9 +83,5 @@ func (s *Store) RevokeKey(ctx context.Context, accountID, keyID string, at time.
 // TouchKey records that a key was used. Callers throttle it: a write per
 // request would cost more than the request.
 func (s *Store) TouchKey(ctx context.Context, keyID string, at time.Time) error {
-	_, err := s.wexec(ctx, `UPDATE api_keys SET last_used_at = $2 WHERE id = $1`, keyID, ms(at))
-	if err != nil {
-		return fmt.Errorf("touch key: %w", err)
-	}
-	return nil
+	return s.run(ctx, "touch key", `UPDATE api_keys SET last_used_at = $2 WHERE id = $1`, keyID, ms(at))
 }

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
@@ -18,10 +17,7 @@ var limitRequests = newTable("limit_requests", func(r *domain.LimitRequest, c co
 
 // CreateLimitRequest stores a new request.
 func (s *Store) CreateLimitRequest(ctx context.Context, r domain.LimitRequest) error {
-	if _, err := s.wexec(ctx, limitRequests.insert(s), limitRequests.args(&r, nil)...); err != nil {
-		return fmt.Errorf("create limit request: %w", err)
-	}
-	return nil
+	return s.run(ctx, "create limit request", limitRequests.insert(s), limitRequests.args(&r, nil)...)
 }
 
 // LimitRequest reads one request.

@@ -109,13 +109,9 @@ func (s *Store) Idempotency(ctx context.Context, keyID, key string) (domain.Idem
 // SaveIdempotency remembers a response outside a send (cancel, upload, …).
 // The first writer wins; a concurrent duplicate is dropped.
 func (s *Store) SaveIdempotency(ctx context.Context, in domain.Idempotency) error {
-	_, err := s.wexec(ctx, `INSERT INTO idempotency_keys (key_id, idem_key, request_hash, status_code, response, created_at)
+	return s.run(ctx, "save idempotency key", `INSERT INTO idempotency_keys (key_id, idem_key, request_hash, status_code, response, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (key_id, idem_key) DO NOTHING`,
 		in.KeyID, in.Key, in.RequestHash, in.StatusCode, string(in.Response), ms(in.CreatedAt))
-	if err != nil {
-		return fmt.Errorf("save idempotency key: %w", err)
-	}
-	return nil
 }
 
 // DeleteIdempotencyBefore drops remembered responses older than t.

@@ -172,10 +172,7 @@ func (s *Store) ReleaseSMPPItems(ctx context.Context, owner string, ids []string
 
 // AckSMPPItem deletes a row a bind acknowledged: it is never sent again.
 func (s *Store) AckSMPPItem(ctx context.Context, id string) error {
-	if _, err := s.wexec(ctx, `DELETE FROM smpp_items WHERE id = $1`, id); err != nil {
-		return fmt.Errorf("ack smpp item: %w", err)
-	}
-	return nil
+	return s.run(ctx, "ack smpp item", `DELETE FROM smpp_items WHERE id = $1`, id)
 }
 
 // PurgeSMPPItems deletes rows that expired unacknowledged before now.
@@ -285,10 +282,7 @@ func (s *Store) RenewSMPPBinds(ctx context.Context, node string, ids []string, u
 
 // DropSMPPBind forgets a closed bind.
 func (s *Store) DropSMPPBind(ctx context.Context, id string) error {
-	if _, err := s.wexec(ctx, `DELETE FROM smpp_binds WHERE id = $1`, id); err != nil {
-		return fmt.Errorf("drop smpp bind: %w", err)
-	}
-	return nil
+	return s.run(ctx, "drop smpp bind", `DELETE FROM smpp_binds WHERE id = $1`, id)
 }
 
 // DropNodeSMPPBinds forgets every bind of a node: at its start, those of

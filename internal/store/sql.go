@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"strconv"
@@ -283,6 +284,15 @@ func (s *Store) wexec(ctx context.Context, query string, args ...any) (sql.Resul
 		s.health.observe(err, s.now())
 	}
 	return res, err
+}
+
+// run runs a single write statement whose result nobody reads; what
+// names it in the error.
+func (s *Store) run(ctx context.Context, what, query string, args ...any) error {
+	if _, err := s.wexec(ctx, query, args...); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
 }
 
 func (s *Store) rquery(ctx context.Context, query string, args ...any) (rowsScanner, error) {

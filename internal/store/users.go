@@ -41,11 +41,7 @@ func (s *Store) UserByEmail(ctx context.Context, email string) (domain.User, err
 
 // CreateSession stores a new session.
 func (s *Store) CreateSession(ctx context.Context, ss domain.Session) error {
-	_, err := s.wexec(ctx, sessions.insert(s), sessions.args(&ss, nil)...)
-	if err != nil {
-		return fmt.Errorf("create session: %w", err)
-	}
-	return nil
+	return s.run(ctx, "create session", sessions.insert(s), sessions.args(&ss, nil)...)
 }
 
 // SessionUser reads a session and its user.
@@ -66,20 +62,13 @@ func (s *Store) SessionUser(ctx context.Context, tokenHash string) (domain.Sessi
 
 // ExtendSession slides a session's idle expiry.
 func (s *Store) ExtendSession(ctx context.Context, tokenHash string, seen, expires time.Time) error {
-	_, err := s.wexec(ctx, `UPDATE sessions SET last_seen_at = $2, expires_at = $3 WHERE token_hash = $1`,
+	return s.run(ctx, "extend session", `UPDATE sessions SET last_seen_at = $2, expires_at = $3 WHERE token_hash = $1`,
 		tokenHash, ms(seen), ms(expires))
-	if err != nil {
-		return fmt.Errorf("extend session: %w", err)
-	}
-	return nil
 }
 
 // DeleteSession ends a session (logout).
 func (s *Store) DeleteSession(ctx context.Context, tokenHash string) error {
-	if _, err := s.wexec(ctx, `DELETE FROM sessions WHERE token_hash = $1`, tokenHash); err != nil {
-		return fmt.Errorf("delete session: %w", err)
-	}
-	return nil
+	return s.run(ctx, "delete session", `DELETE FROM sessions WHERE token_hash = $1`, tokenHash)
 }
 
 // SetPassword replaces a user's password hash.
@@ -91,20 +80,14 @@ func (s *Store) SetPassword(ctx context.Context, userID, hash string) error {
 // EndSessions ends a user's sessions but one (keep, "" for none): a changed
 // password logs out every other browser and script.
 func (s *Store) EndSessions(ctx context.Context, userID, keep string) error {
-	if _, err := s.wexec(ctx, `DELETE FROM sessions WHERE user_id = $1 AND token_hash <> $2`, userID, keep); err != nil {
-		return fmt.Errorf("end sessions: %w", err)
-	}
-	return nil
+	return s.run(ctx, "end sessions", `DELETE FROM sessions WHERE user_id = $1 AND token_hash <> $2`, userID, keep)
 }
 
 // DeleteExpiredSessions drops a user's sessions that expired before t; a
 // login calls it, so the table holds no more than each user's live ones
 // plus those awaiting their next login.
 func (s *Store) DeleteExpiredSessions(ctx context.Context, userID string, t time.Time) error {
-	if _, err := s.wexec(ctx, `DELETE FROM sessions WHERE user_id = $1 AND expires_at < $2`, userID, ms(t)); err != nil {
-		return fmt.Errorf("delete expired sessions: %w", err)
-	}
-	return nil
+	return s.run(ctx, "delete expired sessions", `DELETE FROM sessions WHERE user_id = $1 AND expires_at < $2`, userID, ms(t))
 }
 
 // Users lists an account's users by email.
