@@ -153,13 +153,10 @@ func (a *priceText) arg() any  { return a.Prices }
 func (a *priceText) dest() any { return a }
 
 func (a *priceText) Scan(src any) error {
-	var v sql.NullString
-	if err := v.Scan(src); err != nil {
-		return err
-	}
-	a.Prices, a.PriceTable = v.String, nil
-	if p, err := domain.ParsePrices(v.String); err == nil {
-		a.PriceTable = &p
-	}
-	return nil
+	return scanNull(src, func(v sql.NullString) {
+		a.Prices, a.PriceTable = v.String, nil
+		if p, err := domain.ParsePrices(v.String); err == nil {
+			a.PriceTable = &p
+		}
+	})
 }

@@ -45,10 +45,7 @@ func (s *Store) AddSender(ctx context.Context, in domain.Sender) error {
 			}
 		}
 		if _, err := tx.exec(ctx, senders.insert(s), senders.args(&in, nil)...); err != nil {
-			if isUniqueViolation(err) {
-				return domain.ErrConflict
-			}
-			return fmt.Errorf("add sender: %w", err)
+			return inserted(err, "add sender")
 		}
 		return tx.refreshSenders(ctx, in.AccountID)
 	})

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"sort"
 )
@@ -20,13 +19,7 @@ func (s *Store) CreateTemplate(ctx context.Context, t domain.MessageTemplate) er
 		t.Parameters = []string{}
 	}
 	_, err := s.wexec(ctx, templates.insert(s), templates.args(&t, nil)...)
-	if err != nil {
-		if isUniqueViolation(err) {
-			return domain.ErrConflict
-		}
-		return fmt.Errorf("create template: %w", err)
-	}
-	return nil
+	return inserted(err, "create template")
 }
 
 // Template reads one template of an account.

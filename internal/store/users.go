@@ -25,13 +25,7 @@ var sessions = newTable("sessions", func(s *domain.Session, c cols) cols {
 func (s *Store) CreateUser(ctx context.Context, u domain.User) error {
 	u.Email = strings.ToLower(u.Email)
 	_, err := s.wexec(ctx, users.insert(s), users.args(&u, nil)...)
-	if err != nil {
-		if isUniqueViolation(err) {
-			return domain.ErrConflict
-		}
-		return fmt.Errorf("create user: %w", err)
-	}
-	return nil
+	return inserted(err, "create user")
 }
 
 // UserByEmail finds a user by email, case-insensitively.
