@@ -11,45 +11,27 @@ import (
 	"time"
 )
 
-var accounts = newTable("accounts",
-	textCol("id", func(a *domain.Account) *string { return &a.ID }),
-	textCol("name", func(a *domain.Account) *string { return &a.Name }),
-	textCol("tier", func(a *domain.Account) *string { return &a.Tier }),
-	textCol("currency", func(a *domain.Account) *string { return &a.Currency }),
-	textCol("country_code", func(a *domain.Account) *string { return &a.CountryCode }),
-	int64Col("balance", func(a *domain.Account) *int64 { return &a.Balance }),
-	timeCol("balance_updated_at", func(a *domain.Account) *time.Time { return &a.BalanceUpdatedAt }),
-	textCol("webhook_secret", func(a *domain.Account) *string { return &a.WebhookSecret }),
-	textCol("webhook_secret_prev", func(a *domain.Account) *string { return &a.WebhookSecretPrev }),
-	msCol("secret_rotated_at", func(a *domain.Account) *time.Time { return &a.SecretRotatedAt }),
-	intCol("tier_rpm", func(a *domain.Account) *int { return &a.Limits.TierRPM }),
-	intCol("send_rpm", func(a *domain.Account) *int { return &a.Limits.SendRPM }),
-	intCol("status_rpm", func(a *domain.Account) *int { return &a.Limits.StatusRPM }),
-	intCol("media_rpm", func(a *domain.Account) *int { return &a.Limits.MediaRPM }),
-	intCol("wa_quality_tier", func(a *domain.Account) *int { return &a.WAQualityTier }),
-	boolCol("rcs_fallback", func(a *domain.Account) *bool { return &a.RCSFallback }),
-	listCol("ip_allowlist", func(a *domain.Account) *[]string { return &a.IPAllowlist }),
-	pricesCol("prices"),
-	jsonCol("senders", func(a *domain.Account) *domain.Senders { return &a.Senders }),
-	timeCol("created_at", func(a *domain.Account) *time.Time { return &a.CreatedAt }),
-	textCol("quiet_hours", func(a *domain.Account) *string { return &a.Compliance.QuietHours }),
-	intCol("retention_days", func(a *domain.Account) *int { return &a.Compliance.RetentionDays }),
-	textCol("opt_out_reply", func(a *domain.Account) *string { return &a.Compliance.OptOutReply }),
-	textCol("opt_in_reply", func(a *domain.Account) *string { return &a.Compliance.OptInReply }),
-	textCol("webhook_url", func(a *domain.Account) *string { return &a.WebhookURL }),
-	nullInt64Col("alert_low_balance", func(a *domain.Account) **int64 { return &a.Alerts.LowBalance }),
-	nullInt64Col("alert_daily_spend", func(a *domain.Account) **int64 { return &a.Alerts.DailySpend }),
-)
+var accounts = newTable("accounts", func(a *domain.Account, c cols) cols {
+	return c.add(textCol("id", &a.ID), textCol("name", &a.Name), textCol("tier", &a.Tier),
+		textCol("currency", &a.Currency), textCol("country_code", &a.CountryCode), int64Col("balance", &a.Balance),
+		timeCol("balance_updated_at", &a.BalanceUpdatedAt), textCol("webhook_secret", &a.WebhookSecret),
+		textCol("webhook_secret_prev", &a.WebhookSecretPrev), msCol("secret_rotated_at", &a.SecretRotatedAt),
+		intCol("tier_rpm", &a.Limits.TierRPM), intCol("send_rpm", &a.Limits.SendRPM),
+		intCol("status_rpm", &a.Limits.StatusRPM), intCol("media_rpm", &a.Limits.MediaRPM),
+		intCol("wa_quality_tier", &a.WAQualityTier), boolCol("rcs_fallback", &a.RCSFallback),
+		listCol("ip_allowlist", &a.IPAllowlist), pricesCol("prices", a), jsonCol("senders", &a.Senders),
+		timeCol("created_at", &a.CreatedAt), textCol("quiet_hours", &a.Compliance.QuietHours),
+		intCol("retention_days", &a.Compliance.RetentionDays), textCol("opt_out_reply", &a.Compliance.OptOutReply),
+		textCol("opt_in_reply", &a.Compliance.OptInReply), textCol("webhook_url", &a.WebhookURL),
+		nullInt64Col("alert_low_balance", &a.Alerts.LowBalance),
+		nullInt64Col("alert_daily_spend", &a.Alerts.DailySpend))
+})
 
 // CreateAccount inserts a new account with a zero balance; opening credits
 // go through the ledger (ledger.Credit) so that it explains them.
 func (s *Store) CreateAccount(ctx context.Context, a domain.Account) error {
 	a.Balance, a.BalanceUpdatedAt = 0, a.CreatedAt
-	_, err := s.wexec(ctx, accounts.insert(s), accounts.args(&a, nil)...)
-	if err != nil {
-		return fmt.Errorf("create account: %w", err)
-	}
-	return nil
+	return s.run(ctx, "create account", accounts.insert(s), accounts.args(&a, nil)...)
 }
 
 // Account reads one account.
@@ -86,21 +68,15 @@ func (s *Store) SetCompliance(ctx context.Context, accountID string, c domain.Co
 // RetentionAccounts maps every account that keeps personal data for a
 // limited time to its number of days.
 func (s *Store) RetentionAccounts(ctx context.Context) (map[string]int, error) {
-	rows, err := s.rquery(ctx, `SELECT id, retention_days FROM accounts WHERE retention_days > 0`)
+	out := map[string]int{}
+	var id string
+	var days int
+	err := rowsOf(s.rquery(ctx, `SELECT id, retention_days FROM accounts WHERE retention_days > 0`)).scan(
+		[]any{&id, &days}, func() { out[id] = days })
 	if err != nil {
 		return nil, fmt.Errorf("retention accounts: %w", err)
 	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var id string
-		var days int
-		if err := rows.Scan(&id, &days); err != nil {
-			return nil, fmt.Errorf("retention accounts: %w", err)
-		}
-		out[id] = days
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // RotateSecret makes next the signing secret and keeps the old one for the
@@ -169,21 +145,18 @@ func boolInt(b bool) int {
 // pricesCol reads an account's price table and parses it once, there: the
 // account is then cached for the requests of its keys, and every send reads
 // its prices.
-func pricesCol(name string) column[domain.Account] {
-	return column[domain.Account]{name, func(a *domain.Account) any { return a.Prices },
-		func(a *domain.Account) any { return (*priceText)(a) }}
-}
+func pricesCol(name string, a *domain.Account) field { return field{name, (*priceText)(a)} }
 
 type priceText domain.Account
 
+func (a *priceText) arg() any  { return a.Prices }
+func (a *priceText) dest() any { return a }
+
 func (a *priceText) Scan(src any) error {
-	var v sql.NullString
-	if err := v.Scan(src); err != nil {
-		return err
-	}
-	a.Prices, a.PriceTable = v.String, nil
-	if p, err := domain.ParsePrices(v.String); err == nil {
-		a.PriceTable = &p
-	}
-	return nil
+	return scanNull(src, func(v sql.NullString) {
+		a.Prices, a.PriceTable = v.String, nil
+		if p, err := domain.ParsePrices(v.String); err == nil {
+			a.PriceTable = &p
+		}
+	})
 }

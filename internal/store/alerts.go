@@ -122,22 +122,16 @@ func (s *Store) TroubledEvents(ctx context.Context, accountID string, limit int)
 // that SQLite's planner, without statistics, reads the days' range of
 // usage_days_day rather than the whole table in key order.
 func (s *Store) TopSpenders(ctx context.Context, fromDay int64, limit int) ([]domain.AccountSpend, error) {
-	rows, err := s.rquery(ctx, `SELECT account_id, SUM(messages), SUM(credits) FROM usage_days WHERE day >= $1 AND day <= $4
+	var out []domain.AccountSpend
+	var a domain.AccountSpend
+	err := rowsOf(s.rquery(ctx, `SELECT account_id, SUM(messages), SUM(credits) FROM usage_days WHERE day >= $1 AND day <= $4
 		AND env = $2 GROUP BY account_id ORDER BY SUM(credits) DESC, account_id LIMIT $3`,
-		fromDay, string(domain.Live), limit, int64(math.MaxInt32))
+		fromDay, string(domain.Live), limit, int64(math.MaxInt32))).scan(
+		[]any{&a.AccountID, &a.Messages, &a.Credits}, func() { out = append(out, a) })
 	if err != nil {
 		return nil, fmt.Errorf("top spenders: %w", err)
 	}
-	defer rows.Close()
-	var out []domain.AccountSpend
-	for rows.Next() {
-		var a domain.AccountSpend
-		if err := rows.Scan(&a.AccountID, &a.Messages, &a.Credits); err != nil {
-			return nil, fmt.Errorf("top spenders: %w", err)
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // UnmarkedLowBalances lists the accounts whose balance is below their

@@ -18,7 +18,7 @@ import (
 // statements with the transaction's next round trip (see execLater); what
 // names the rows in the error.
 func insertRows[T any](ctx context.Context, tx *Tx, t table[T], rows []T, max int, suffix string, later bool, what string) error {
-	n := len(t.cols)
+	n := len(t.names)
 	for _, pc := range pieces(len(rows), max) {
 		chunk := rows[pc[0]:pc[1]]
 		all := make([]any, 0, len(chunk)*n)
@@ -39,9 +39,9 @@ func insertRows[T any](ctx context.Context, tx *Tx, t table[T], rows []T, max in
 			list, per := t.list, n
 			if keep != nil {
 				var names []string
-				for j, c := range t.cols {
+				for j, name := range t.names {
 					if keep[j] {
-						names = append(names, c.name)
+						names = append(names, name)
 					}
 				}
 				list, per = strings.Join(names, ", "), len(names)
@@ -70,7 +70,7 @@ func insertRows[T any](ctx context.Context, tx *Tx, t table[T], rows []T, max in
 // keep is nil when every column is bound; omitted names the left-out
 // columns, for the statement's shape.
 func (t table[T]) kept(all []any) (keep []bool, omitted string) {
-	n := len(t.cols)
+	n := len(t.names)
 	var b strings.Builder
 	for j, d := range t.defaulted {
 		if !d {
@@ -90,7 +90,7 @@ func (t table[T]) kept(all []any) (keep []bool, omitted string) {
 			}
 		}
 		keep[j] = false
-		b.WriteString(" -" + t.cols[j].name)
+		b.WriteString(" -" + t.names[j])
 	}
 	return keep, b.String()
 }

@@ -152,21 +152,11 @@ func (s *Store) LastInbounds(ctx context.Context, accountID string, env domain.E
 func (s *Store) RCSCapabilities(ctx context.Context, env domain.Environment, phones []string, since time.Time) (map[string]bool, error) {
 	out := make(map[string]bool)
 	err := inChunks(phones, func(chunk []any) error {
-		rows, err := s.rquery(ctx, `SELECT phone, capable FROM rcs_capabilities WHERE env = $1 AND checked_at > $2
-			AND phone IN (`+s.placeholders(3, len(chunk))+`)`, append([]any{env, ms(since)}, chunk...)...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var p string
-			var capable int
-			if err := rows.Scan(&p, &capable); err != nil {
-				return err
-			}
-			out[p] = capable != 0
-		}
-		return rows.Err()
+		var p string
+		var capable int
+		return rowsOf(s.rquery(ctx, `SELECT phone, capable FROM rcs_capabilities WHERE env = $1 AND checked_at > $2
+			AND phone IN (`+s.placeholders(3, len(chunk))+`)`, append([]any{env, ms(since)}, chunk...)...)).scan(
+			[]any{&p, &capable}, func() { out[p] = capable != 0 })
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rcs capabilities: %w", err)
@@ -208,13 +198,13 @@ func (s *Store) SetPrices(ctx context.Context, accountID, prices string) error {
 	return affectedOne(res, err, "set prices")
 }
 
-// inChunks calls fn with the phones as query arguments, at most 500 at a
-// time (far below every engine's parameter limit).
-func inChunks(phones []string, fn func(chunk []any) error) error {
-	for start := 0; start < len(phones); start += 500 {
-		end := min(start+500, len(phones))
+// inChunks calls fn with the values (phones, ids) as query arguments, at
+// most 500 at a time (far below every engine's parameter limit).
+func inChunks(values []string, fn func(chunk []any) error) error {
+	for start := 0; start < len(values); start += 500 {
+		end := min(start+500, len(values))
 		chunk := make([]any, 0, end-start)
-		for _, p := range phones[start:end] {
+		for _, p := range values[start:end] {
 			chunk = append(chunk, p)
 		}
 		if err := fn(chunk); err != nil {
@@ -225,19 +215,11 @@ func inChunks(phones []string, fn func(chunk []any) error) error {
 }
 
 func scanPhoneTimes(rows rowsScanner, err error, out map[string]time.Time) error {
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var p string
-		var at sql.NullInt64
-		if err := rows.Scan(&p, &at); err != nil {
-			return err
-		}
+	var p string
+	var at sql.NullInt64
+	return rowsOf(rows, err).scan([]any{&p, &at}, func() {
 		if t := fromMS(at); !t.IsZero() {
 			out[p] = t
 		}
-	}
-	return rows.Err()
+	})
 }

@@ -9,24 +9,14 @@ import (
 	"time"
 )
 
-var events = newTable("webhook_events",
-	textCol("id", func(e *domain.Event) *string { return &e.ID }),
-	textCol("account_id", func(e *domain.Event) *string { return &e.AccountID }),
-	enumCol("env", func(e *domain.Event) *domain.Environment { return &e.Env }),
-	textCol("campaign_id", func(e *domain.Event) *string { return &e.CampaignID }),
-	textCol("message_id", func(e *domain.Event) *string { return &e.MessageID }),
-	textCol("event", func(e *domain.Event) *string { return &e.Event }),
-	textCol("url", func(e *domain.Event) *string { return &e.URL }),
-	textCol("body", func(e *domain.Event) *string { return &e.Body }),
-	textCol("state", func(e *domain.Event) *string { return &e.State }),
-	intCol("attempts", func(e *domain.Event) *int { return &e.Attempts }),
-	timeCol("next_attempt_at", func(e *domain.Event) *time.Time { return &e.NextAttemptAt }),
-	textCol("lease_owner", func(e *domain.Event) *string { return &e.LeaseOwner }),
-	intCol("last_status", func(e *domain.Event) *int { return &e.LastStatus }),
-	textCol("last_error", func(e *domain.Event) *string { return &e.LastError }),
-	timeCol("created_at", func(e *domain.Event) *time.Time { return &e.CreatedAt }),
-	timeCol("delivered_at", func(e *domain.Event) *time.Time { return &e.DeliveredAt }),
-).withDefaults("campaign_id", "message_id", "attempts", "next_attempt_at", "lease_owner", "last_status",
+var events = newTable("webhook_events", func(e *domain.Event, c cols) cols {
+	return c.add(textCol("id", &e.ID), textCol("account_id", &e.AccountID), enumCol("env", &e.Env),
+		textCol("campaign_id", &e.CampaignID), textCol("message_id", &e.MessageID), textCol("event", &e.Event),
+		textCol("url", &e.URL), textCol("body", &e.Body), textCol("state", &e.State), intCol("attempts", &e.Attempts),
+		timeCol("next_attempt_at", &e.NextAttemptAt), textCol("lease_owner", &e.LeaseOwner),
+		intCol("last_status", &e.LastStatus), textCol("last_error", &e.LastError), timeCol("created_at", &e.CreatedAt),
+		timeCol("delivered_at", &e.DeliveredAt))
+}).withDefaults("campaign_id", "message_id", "attempts", "next_attempt_at", "lease_owner", "last_status",
 	"last_error", "delivered_at")
 
 var eventCols = events.list
@@ -86,21 +76,11 @@ func (tx *Tx) holdBehind(ctx context.Context, evs []domain.Event) error {
 	}
 	waiting := map[string]bool{}
 	err := inChunks(ids, func(chunk []any) error {
-		rows, err := tx.query(ctx, `SELECT DISTINCT message_id FROM webhook_events WHERE message_id IN (`+
+		var mid string
+		return rowsOf(tx.query(ctx, `SELECT DISTINCT message_id FROM webhook_events WHERE message_id IN (`+
 			tx.s.placeholders(2, len(chunk))+`) AND state = 'pending' AND (lease_owner <> '' OR next_attempt_at <= $1)`,
-			append([]any{ms(latest)}, chunk...)...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var mid string
-			if err := rows.Scan(&mid); err != nil {
-				return err
-			}
-			waiting[mid] = true
-		}
-		return rows.Err()
+			append([]any{ms(latest)}, chunk...)...)).scan(
+			[]any{&mid}, func() { waiting[mid] = true })
 	})
 	if err != nil {
 		return fmt.Errorf("events waiting before new ones: %w", err)
@@ -163,28 +143,18 @@ func (s *Store) ReleaseEvents(ctx context.Context, owner string, ids []string, n
 	return s.releaseLeases(ctx, "webhook_events", "state = 'pending'", owner, ids, now)
 }
 
-var attempts = newTable("webhook_attempts",
-	textCol("id", func(a *domain.Attempt) *string { return &a.ID }),
-	textCol("event_id", func(a *domain.Attempt) *string { return &a.EventID }),
-	timeCol("attempted_at", func(a *domain.Attempt) *time.Time { return &a.AttemptedAt }),
-	intCol("status_code", func(a *domain.Attempt) *int { return &a.StatusCode }),
-	durationCol("duration_ms", func(a *domain.Attempt) *time.Duration { return &a.Duration }),
-	textCol("error", func(a *domain.Attempt) *string { return &a.Error }),
-	textCol("response", func(a *domain.Attempt) *string { return &a.Response }),
-)
+var attempts = newTable("webhook_attempts", func(a *domain.Attempt, c cols) cols {
+	return c.add(textCol("id", &a.ID), textCol("event_id", &a.EventID), timeCol("attempted_at", &a.AttemptedAt),
+		intCol("status_code", &a.StatusCode), durationCol("duration_ms", &a.Duration), textCol("error", &a.Error),
+		textCol("response", &a.Response))
+})
 
-var inbounds = newTable("inbound_messages",
-	textCol("id", func(in *domain.Inbound) *string { return &in.ID }),
-	textCol("account_id", func(in *domain.Inbound) *string { return &in.AccountID }),
-	enumCol("env", func(in *domain.Inbound) *domain.Environment { return &in.Env }),
-	textCol("phone", func(in *domain.Inbound) *string { return &in.Phone }),
-	enumCol("channel", func(in *domain.Inbound) *domain.Channel { return &in.Channel }),
-	textCol("body", func(in *domain.Inbound) *string { return &in.Body }),
-	textCol("campaign_id", func(in *domain.Inbound) *string { return &in.CampaignID }),
-	textCol("provider", func(in *domain.Inbound) *string { return &in.Provider }),
-	timeCol("received_at", func(in *domain.Inbound) *time.Time { return &in.ReceivedAt }),
-	textCol("provider_ref", func(in *domain.Inbound) *string { return &in.ProviderRef }),
-)
+var inbounds = newTable("inbound_messages", func(in *domain.Inbound, c cols) cols {
+	return c.add(textCol("id", &in.ID), textCol("account_id", &in.AccountID), enumCol("env", &in.Env),
+		textCol("phone", &in.Phone), enumCol("channel", &in.Channel), textCol("body", &in.Body),
+		textCol("campaign_id", &in.CampaignID), textCol("provider", &in.Provider),
+		timeCol("received_at", &in.ReceivedAt), textCol("provider_ref", &in.ProviderRef))
+})
 
 // RecordAttempts writes a batch of attempts and their events' new states in
 // one transaction. Only the lease owner's outcome counts: an event whose
@@ -302,7 +272,7 @@ func insertUnlanded(ctx context.Context, tx *Tx, chunk []domain.Attempt) error {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			n := 1 + i*len(attempts.cols)
+			n := 1 + i*len(attempts.names)
 			fmt.Fprintf(&b, "(CAST($%d AS TEXT), CAST($%d AS TEXT), CAST($%d AS BIGINT), CAST($%d AS INTEGER), CAST($%d AS BIGINT), "+
 				"CAST($%d AS TEXT), CAST($%d AS TEXT))", n, n+1, n+2, n+3, n+4, n+5, n+6)
 		}
@@ -310,7 +280,7 @@ func insertUnlanded(ctx context.Context, tx *Tx, chunk []domain.Attempt) error {
 		WHERE e.id = v.column2 AND e.delivered_attempt_id = v.column1)`)
 		return b.String()
 	})
-	args := make([]any, 0, len(chunk)*len(attempts.cols))
+	args := make([]any, 0, len(chunk)*len(attempts.names))
 	for i := range chunk {
 		args = attempts.args(&chunk[i], args)
 	}

@@ -26,8 +26,7 @@ func newAttempt(eventID string, when time.Time, status int, errText string) doma
 }
 
 func TestEventQueue(t *testing.T) {
-	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
-		other := newAccount(t, st, 0)
+	eachTwoAccounts(t, func(t *testing.T, ctx context.Context, st *store.Store, acc, other domain.Account) {
 		sent := newEvent(acc, "cmp_1", "msg_1", "message.sent", at(-2*time.Second))
 		delivered := newEvent(acc, "cmp_1", "msg_1", "message.delivered", at(-time.Second))
 		future := newEvent(acc, "cmp_1", "msg_2", "message.sent", at(time.Hour))

@@ -101,11 +101,12 @@ func DefaultedColumns() []DefaultedColumn {
 
 func appendDefaulted[T any](out []DefaultedColumn, t table[T]) []DefaultedColumn {
 	var zero T
-	for i, c := range t.cols {
+	args := t.args(&zero, nil)
+	for i, name := range t.names {
 		if t.defaulted == nil || !t.defaulted[i] {
 			continue
 		}
-		v := c.arg(&zero)
+		v := args[i]
 		kind := fmt.Sprintf("unexpected %T", v)
 		switch v.(type) {
 		case string:
@@ -117,7 +118,7 @@ func appendDefaulted[T any](out []DefaultedColumn, t table[T]) []DefaultedColumn
 				kind = "null" // nil, or a NULL-able value that is not valid
 			}
 		}
-		out = append(out, DefaultedColumn{t.name, c.name, kind})
+		out = append(out, DefaultedColumn{t.name, name, kind})
 	}
 	return out
 }

@@ -128,22 +128,12 @@ func (s *Store) DeleteEventsBefore(ctx context.Context, t time.Time, limit int) 
 		// An event's id starts with its creation time (id.New at
 		// CreatedAt), so the primary key finds the old ones: no index of
 		// its own on created_at, which every event would pay for.
-		rows, err := tx.query(ctx, `SELECT id FROM webhook_events WHERE id < $1 AND state <> $2`+keepNewest+`
-			ORDER BY id LIMIT $3`, id.Floor(id.Event, t), domain.EventPending, limit)
-		if err != nil {
-			return err
-		}
 		var ids []any
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return err
-			}
-			ids = append(ids, id)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil || len(ids) == 0 {
+		var eventID string
+		err := rowsOf(tx.query(ctx, `SELECT id FROM webhook_events WHERE id < $1 AND state <> $2`+keepNewest+`
+			ORDER BY id LIMIT $3`, id.Floor(id.Event, t), domain.EventPending, limit)).scan(
+			[]any{&eventID}, func() { ids = append(ids, eventID) })
+		if err != nil || len(ids) == 0 {
 			return err
 		}
 		in := tx.s.placeholders(1, len(ids))

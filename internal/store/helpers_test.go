@@ -41,6 +41,15 @@ func eachAccount(t *testing.T, balance int64, fn func(t *testing.T, ctx context.
 	})
 }
 
+// eachTwoAccounts is eachAccount with a second account, both without
+// credit: the start of every test of whose data a call reaches.
+func eachTwoAccounts(t *testing.T, fn func(t *testing.T, ctx context.Context, st *store.Store, acc, other domain.Account)) {
+	t.Helper()
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
+		fn(t, ctx, st, acc, newAccount(t, st, 0))
+	})
+}
+
 // eachPostgresAccount is eachAccount on PostgreSQL alone (the SQLite run
 // is skipped, saying why), with a second, raw connection to the database
 // for transactions the store would not hold open itself.

@@ -9,25 +9,16 @@ import (
 	"time"
 )
 
-var keys = newTable("api_keys",
-	textCol("id", func(k *domain.APIKey) *string { return &k.ID }),
-	textCol("account_id", func(k *domain.APIKey) *string { return &k.AccountID }),
-	enumCol("env", func(k *domain.APIKey) *domain.Environment { return &k.Env }),
-	textCol("prefix", func(k *domain.APIKey) *string { return &k.Prefix }),
-	textCol("hash", func(k *domain.APIKey) *string { return &k.Hash }),
-	textCol("name", func(k *domain.APIKey) *string { return &k.Name }),
-	timeCol("created_at", func(k *domain.APIKey) *time.Time { return &k.CreatedAt }),
-	timeCol("last_used_at", func(k *domain.APIKey) *time.Time { return &k.LastUsedAt }),
-	timeCol("revoked_at", func(k *domain.APIKey) *time.Time { return &k.RevokedAt }),
-)
+var keys = newTable("api_keys", func(k *domain.APIKey, c cols) cols {
+	return c.add(textCol("id", &k.ID), textCol("account_id", &k.AccountID), enumCol("env", &k.Env),
+		textCol("prefix", &k.Prefix), textCol("hash", &k.Hash), textCol("name", &k.Name),
+		timeCol("created_at", &k.CreatedAt), timeCol("last_used_at", &k.LastUsedAt),
+		timeCol("revoked_at", &k.RevokedAt))
+})
 
 // CreateKey stores a new key.
 func (s *Store) CreateKey(ctx context.Context, k domain.APIKey) error {
-	_, err := s.wexec(ctx, keys.insert(s), keys.args(&k, nil)...)
-	if err != nil {
-		return fmt.Errorf("create key: %w", err)
-	}
-	return nil
+	return s.run(ctx, "create key", keys.insert(s), keys.args(&k, nil)...)
 }
 
 // KeyByHash finds an active or revoked key by its hash, with its account, in
@@ -92,9 +83,5 @@ func (s *Store) RevokeKey(ctx context.Context, accountID, keyID string, at time.
 // TouchKey records that a key was used. Callers throttle it: a write per
 // request would cost more than the request.
 func (s *Store) TouchKey(ctx context.Context, keyID string, at time.Time) error {
-	_, err := s.wexec(ctx, `UPDATE api_keys SET last_used_at = $2 WHERE id = $1`, keyID, ms(at))
-	if err != nil {
-		return fmt.Errorf("touch key: %w", err)
-	}
-	return nil
+	return s.run(ctx, "touch key", `UPDATE api_keys SET last_used_at = $2 WHERE id = $1`, keyID, ms(at))
 }

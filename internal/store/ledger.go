@@ -4,20 +4,13 @@ import (
 	"context"
 	"fmt"
 	"github.com/msgsvc/msgsvc/internal/ledger"
-	"time"
 )
 
-var ledgerLines = newTable("ledger",
-	textCol("id", func(e *ledger.Entry) *string { return &e.ID }),
-	textCol("account_id", func(e *ledger.Entry) *string { return &e.AccountID }),
-	int64Col("amount", func(e *ledger.Entry) *int64 { return &e.Amount }),
-	int64Col("balance_after", func(e *ledger.Entry) *int64 { return &e.BalanceAfter }),
-	enumCol("kind", func(e *ledger.Entry) *ledger.Kind { return &e.Kind }),
-	textCol("message_id", func(e *ledger.Entry) *string { return &e.MessageID }),
-	textCol("campaign_id", func(e *ledger.Entry) *string { return &e.CampaignID }),
-	textCol("note", func(e *ledger.Entry) *string { return &e.Note }),
-	timeCol("created_at", func(e *ledger.Entry) *time.Time { return &e.CreatedAt }),
-).withDefaults("message_id", "campaign_id", "note")
+var ledgerLines = newTable("ledger", func(e *ledger.Entry, c cols) cols {
+	return c.add(textCol("id", &e.ID), textCol("account_id", &e.AccountID), int64Col("amount", &e.Amount),
+		int64Col("balance_after", &e.BalanceAfter), enumCol("kind", &e.Kind), textCol("message_id", &e.MessageID),
+		textCol("campaign_id", &e.CampaignID), textCol("note", &e.Note), timeCol("created_at", &e.CreatedAt))
+}).withDefaults("message_id", "campaign_id", "note")
 
 // InsertLedger appends entries in as few statements as possible.
 func (tx *Tx) InsertLedger(ctx context.Context, entries []ledger.Entry) error {

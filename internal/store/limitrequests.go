@@ -3,36 +3,21 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 	"github.com/msgsvc/msgsvc/internal/domain"
-	"time"
 )
 
-var limitRequests = newTable("limit_requests",
-	textCol("id", func(r *domain.LimitRequest) *string { return &r.ID }),
-	textCol("account_id", func(r *domain.LimitRequest) *string { return &r.AccountID }),
-	textCol("requested_by", func(r *domain.LimitRequest) *string { return &r.RequestedBy }),
-	textCol("status", func(r *domain.LimitRequest) *string { return &r.Status }),
-	int64Col("monthly_volume", func(r *domain.LimitRequest) *int64 { return &r.MonthlyVolume }),
-	textCol("use_case", func(r *domain.LimitRequest) *string { return &r.UseCase }),
-	textCol("justification", func(r *domain.LimitRequest) *string { return &r.Justification }),
-	textCol("tier", func(r *domain.LimitRequest) *string { return &r.Tier }),
-	intCol("tier_rpm", func(r *domain.LimitRequest) *int { return &r.Limits.TierRPM }),
-	intCol("send_rpm", func(r *domain.LimitRequest) *int { return &r.Limits.SendRPM }),
-	intCol("status_rpm", func(r *domain.LimitRequest) *int { return &r.Limits.StatusRPM }),
-	intCol("media_rpm", func(r *domain.LimitRequest) *int { return &r.Limits.MediaRPM }),
-	textCol("reason", func(r *domain.LimitRequest) *string { return &r.Reason }),
-	textCol("decided_by", func(r *domain.LimitRequest) *string { return &r.DecidedBy }),
-	timeCol("created_at", func(r *domain.LimitRequest) *time.Time { return &r.CreatedAt }),
-	timeCol("decided_at", func(r *domain.LimitRequest) *time.Time { return &r.DecidedAt }),
-)
+var limitRequests = newTable("limit_requests", func(r *domain.LimitRequest, c cols) cols {
+	return c.add(textCol("id", &r.ID), textCol("account_id", &r.AccountID), textCol("requested_by", &r.RequestedBy),
+		textCol("status", &r.Status), int64Col("monthly_volume", &r.MonthlyVolume), textCol("use_case", &r.UseCase),
+		textCol("justification", &r.Justification), textCol("tier", &r.Tier), intCol("tier_rpm", &r.Limits.TierRPM),
+		intCol("send_rpm", &r.Limits.SendRPM), intCol("status_rpm", &r.Limits.StatusRPM),
+		intCol("media_rpm", &r.Limits.MediaRPM), textCol("reason", &r.Reason), textCol("decided_by", &r.DecidedBy),
+		timeCol("created_at", &r.CreatedAt), timeCol("decided_at", &r.DecidedAt))
+})
 
 // CreateLimitRequest stores a new request.
 func (s *Store) CreateLimitRequest(ctx context.Context, r domain.LimitRequest) error {
-	if _, err := s.wexec(ctx, limitRequests.insert(s), limitRequests.args(&r, nil)...); err != nil {
-		return fmt.Errorf("create limit request: %w", err)
-	}
-	return nil
+	return s.run(ctx, "create limit request", limitRequests.insert(s), limitRequests.args(&r, nil)...)
 }
 
 // LimitRequest reads one request.

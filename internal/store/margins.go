@@ -29,25 +29,16 @@ func (s *Store) Margins(ctx context.Context, from, to time.Time, groupBy string)
 	}
 	lo := id.Floor(id.Message, from.UTC().Truncate(24*time.Hour))
 	hi := id.Floor(id.Message, to.UTC().Truncate(24*time.Hour).Add(24*time.Hour))
-	rows, err := s.rquery(ctx, `SELECT `+key+`, COUNT(*), COALESCE(SUM(segments), 0), COALESCE(SUM(charged), 0),
+	var out []domain.MarginRow
+	var m domain.MarginRow
+	err := rowsOf(s.rquery(ctx, `SELECT `+key+`, COUNT(*), COALESCE(SUM(segments), 0), COALESCE(SUM(charged), 0),
 		COALESCE(SUM(cost), 0),
 		COALESCE(SUM(CASE WHEN status IN ('DELIVERED', 'READ', 'FAILED') THEN 1 ELSE 0 END), 0),
 		COALESCE(SUM(CASE WHEN status IN ('DELIVERED', 'READ') THEN 1 ELSE 0 END), 0)
 		FROM messages WHERE id >= $1 AND id < $2 AND env = 'live' AND sent_at IS NOT NULL
-		GROUP BY 1 ORDER BY 1`, lo, hi)
+		GROUP BY 1 ORDER BY 1`, lo, hi)).scan(
+		[]any{&m.Key, &m.Messages, &m.Segments, &m.Price, &m.Cost, &m.Final, &m.Delivered}, func() { out = append(out, m) })
 	if err != nil {
-		return nil, fmt.Errorf("margins: %w", err)
-	}
-	defer rows.Close()
-	var out []domain.MarginRow
-	for rows.Next() {
-		var m domain.MarginRow
-		if err := rows.Scan(&m.Key, &m.Messages, &m.Segments, &m.Price, &m.Cost, &m.Final, &m.Delivered); err != nil {
-			return nil, fmt.Errorf("margins: %w", err)
-		}
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("margins: %w", err)
 	}
 	return out, nil

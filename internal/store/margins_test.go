@@ -11,8 +11,7 @@ import (
 )
 
 func TestMargins(t *testing.T) {
-	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, a domain.Account) {
-		b := newAccount(t, st, 0)
+	eachTwoAccounts(t, func(t *testing.T, ctx context.Context, st *store.Store, a, b domain.Account) {
 		live, test := newCampaign(a, "live", t0, 4), newCampaign(a, "test", t0, 1)
 		other := newCampaign(b, "live", t0, 1)
 		handed := func(c domain.Campaign, created time.Time, provider string, status domain.Status, charged, cost int64) domain.Message {

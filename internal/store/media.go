@@ -4,18 +4,13 @@ import (
 	"context"
 	"fmt"
 	"github.com/msgsvc/msgsvc/internal/domain"
-	"time"
 )
 
-var mediaFiles = newTable("media",
-	textCol("id", func(m *domain.MediaFile) *string { return &m.ID }),
-	textCol("account_id", func(m *domain.MediaFile) *string { return &m.AccountID }),
-	textCol("sha256", func(m *domain.MediaFile) *string { return &m.SHA256 }),
-	textCol("mime", func(m *domain.MediaFile) *string { return &m.MIME }),
-	int64Col("size", func(m *domain.MediaFile) *int64 { return &m.Size }),
-	textCol("kind", func(m *domain.MediaFile) *string { return &m.Kind }),
-	timeCol("created_at", func(m *domain.MediaFile) *time.Time { return &m.CreatedAt }),
-)
+var mediaFiles = newTable("media", func(m *domain.MediaFile, c cols) cols {
+	return c.add(textCol("id", &m.ID), textCol("account_id", &m.AccountID), textCol("sha256", &m.SHA256),
+		textCol("mime", &m.MIME), int64Col("size", &m.Size), textCol("kind", &m.Kind),
+		timeCol("created_at", &m.CreatedAt))
+})
 
 // SaveMedia records m unless the account already has a file with the same
 // SHA-256, and returns the row that is stored: m itself, or the earlier

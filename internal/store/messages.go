@@ -15,56 +15,28 @@ import (
 	"time"
 )
 
-var campaigns = newTable("campaigns",
-	textCol("id", func(c *domain.Campaign) *string { return &c.ID }),
-	textCol("account_id", func(c *domain.Campaign) *string { return &c.AccountID }),
-	textCol("key_id", func(c *domain.Campaign) *string { return &c.KeyID }),
-	enumCol("env", func(c *domain.Campaign) *domain.Environment { return &c.Env }),
-	enumCol("type", func(c *domain.Campaign) *domain.Channel { return &c.Type }),
-	textCol("callback_url", func(c *domain.Campaign) *string { return &c.CallbackURL }),
-	intCol("total", func(c *domain.Campaign) *int { return &c.Total }),
-	timeCol("created_at", func(c *domain.Campaign) *time.Time { return &c.CreatedAt }),
-)
+var campaigns = newTable("campaigns", func(ca *domain.Campaign, c cols) cols {
+	return c.add(textCol("id", &ca.ID), textCol("account_id", &ca.AccountID), textCol("key_id", &ca.KeyID),
+		enumCol("env", &ca.Env), enumCol("type", &ca.Type), textCol("callback_url", &ca.CallbackURL),
+		intCol("total", &ca.Total), timeCol("created_at", &ca.CreatedAt))
+})
 
-var messages = newTable("messages",
-	textCol("id", func(m *domain.Message) *string { return &m.ID }),
-	textCol("campaign_id", func(m *domain.Message) *string { return &m.CampaignID }),
-	textCol("account_id", func(m *domain.Message) *string { return &m.AccountID }),
-	enumCol("env", func(m *domain.Message) *domain.Environment { return &m.Env }),
-	textCol("to_phone", func(m *domain.Message) *string { return &m.To }),
-	textCol("country_code", func(m *domain.Message) *string { return &m.CountryCode }),
-	textCol("from_addr", func(m *domain.Message) *string { return &m.From }),
-	enumCol("type", func(m *domain.Message) *domain.Channel { return &m.Type }),
-	enumCol("channel", func(m *domain.Message) *domain.Channel { return &m.Channel }),
-	textCol("body", func(m *domain.Message) *string { return &m.Body }),
-	contentCol("content", func(m *domain.Message) *domain.Content { return &m.Content }),
-	enumCol("status", func(m *domain.Message) *domain.Status { return &m.Status }),
-	intCol("segments", func(m *domain.Message) *int { return &m.Segments }),
-	textCol("encoding", func(m *domain.Message) *string { return &m.Encoding }),
-	int64Col("credits", func(m *domain.Message) *int64 { return &m.Credits }),
-	int64Col("charged", func(m *domain.Message) *int64 { return &m.Charged }),
-	textCol("provider", func(m *domain.Message) *string { return &m.Provider }),
-	textCol("provider_ref", func(m *domain.Message) *string { return &m.ProviderRef }),
-	textCol("route", func(m *domain.Message) *string { return &m.Route }),
-	int64Col("cost", func(m *domain.Message) *int64 { return &m.Cost }),
-	textCol("cost_currency", func(m *domain.Message) *string { return &m.CostCurrency }),
-	textCol("error_code", func(m *domain.Message) *string { return &m.ErrorCode }),
-	textCol("error_message", func(m *domain.Message) *string { return &m.ErrorMessage }),
-	textCol("reference", func(m *domain.Message) *string { return &m.Reference }),
-	textCol("callback_url", func(m *domain.Message) *string { return &m.CallbackURL }),
-	timeCol("created_at", func(m *domain.Message) *time.Time { return &m.CreatedAt }),
-	timeCol("updated_at", func(m *domain.Message) *time.Time { return &m.UpdatedAt }),
-	timeCol("sent_at", func(m *domain.Message) *time.Time { return &m.SentAt }),
-	timeCol("delivered_at", func(m *domain.Message) *time.Time { return &m.DeliveredAt }),
-	timeCol("read_at", func(m *domain.Message) *time.Time { return &m.ReadAt }),
-	timeCol("failed_at", func(m *domain.Message) *time.Time { return &m.FailedAt }),
-	timeCol("canceled_at", func(m *domain.Message) *time.Time { return &m.CanceledAt }),
-	timeCol("scheduled_at", func(m *domain.Message) *time.Time { return &m.ScheduledAt }),
-	timeCol("expires_at", func(m *domain.Message) *time.Time { return &m.ExpiresAt }),
-	timeCol("next_attempt_at", func(m *domain.Message) *time.Time { return &m.NextAttemptAt }),
-	textCol("lease_owner", func(m *domain.Message) *string { return &m.LeaseOwner }),
-	intCol("attempts", func(m *domain.Message) *int { return &m.Attempts }),
-).withDefaults("from_addr", "content", "provider", "provider_ref", "route", "cost", "cost_currency",
+var messages = newTable("messages", func(m *domain.Message, c cols) cols {
+	return c.add(textCol("id", &m.ID), textCol("campaign_id", &m.CampaignID), textCol("account_id", &m.AccountID),
+		enumCol("env", &m.Env), textCol("to_phone", &m.To), textCol("country_code", &m.CountryCode),
+		textCol("from_addr", &m.From), enumCol("type", &m.Type), enumCol("channel", &m.Channel),
+		textCol("body", &m.Body), contentCol("content", &m.Content), enumCol("status", &m.Status),
+		intCol("segments", &m.Segments), textCol("encoding", &m.Encoding), int64Col("credits", &m.Credits),
+		int64Col("charged", &m.Charged), textCol("provider", &m.Provider), textCol("provider_ref", &m.ProviderRef),
+		textCol("route", &m.Route), int64Col("cost", &m.Cost), textCol("cost_currency", &m.CostCurrency),
+		textCol("error_code", &m.ErrorCode), textCol("error_message", &m.ErrorMessage),
+		textCol("reference", &m.Reference), textCol("callback_url", &m.CallbackURL),
+		timeCol("created_at", &m.CreatedAt), timeCol("updated_at", &m.UpdatedAt), timeCol("sent_at", &m.SentAt),
+		timeCol("delivered_at", &m.DeliveredAt), timeCol("read_at", &m.ReadAt), timeCol("failed_at", &m.FailedAt),
+		timeCol("canceled_at", &m.CanceledAt), timeCol("scheduled_at", &m.ScheduledAt),
+		timeCol("expires_at", &m.ExpiresAt), timeCol("next_attempt_at", &m.NextAttemptAt),
+		textCol("lease_owner", &m.LeaseOwner), intCol("attempts", &m.Attempts))
+}).withDefaults("from_addr", "content", "provider", "provider_ref", "route", "cost", "cost_currency",
 	"error_code", "error_message", "reference", "callback_url", "sent_at", "delivered_at", "read_at", "failed_at",
 	"canceled_at", "scheduled_at", "next_attempt_at", "lease_owner", "attempts")
 
@@ -73,7 +45,7 @@ var messageCols = messages.list
 
 // InsertCampaign writes a campaign, in the caller's transaction.
 func (tx *Tx) InsertCampaign(ctx context.Context, c domain.Campaign) error {
-	if _, err := tx.exec(ctx, `INSERT INTO campaigns (`+campaigns.list+`) VALUES (`+tx.s.placeholders(1, len(campaigns.cols))+`)`,
+	if _, err := tx.exec(ctx, `INSERT INTO campaigns (`+campaigns.list+`) VALUES (`+tx.s.placeholders(1, len(campaigns.names))+`)`,
 		campaigns.args(&c, nil)...); err != nil {
 		return fmt.Errorf("insert campaign: %w", err)
 	}
@@ -137,13 +109,9 @@ func (s *Store) Idempotency(ctx context.Context, keyID, key string) (domain.Idem
 // SaveIdempotency remembers a response outside a send (cancel, upload, …).
 // The first writer wins; a concurrent duplicate is dropped.
 func (s *Store) SaveIdempotency(ctx context.Context, in domain.Idempotency) error {
-	_, err := s.wexec(ctx, `INSERT INTO idempotency_keys (key_id, idem_key, request_hash, status_code, response, created_at)
+	return s.run(ctx, "save idempotency key", `INSERT INTO idempotency_keys (key_id, idem_key, request_hash, status_code, response, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (key_id, idem_key) DO NOTHING`,
 		in.KeyID, in.Key, in.RequestHash, in.StatusCode, string(in.Response), ms(in.CreatedAt))
-	if err != nil {
-		return fmt.Errorf("save idempotency key: %w", err)
-	}
-	return nil
 }
 
 // DeleteIdempotencyBefore drops remembered responses older than t.
@@ -183,21 +151,15 @@ func (s *Store) Campaign(ctx context.Context, accountID string, env domain.Envir
 
 // CampaignCounts counts a campaign's messages per status.
 func (s *Store) CampaignCounts(ctx context.Context, campaignID string) (map[domain.Status]int, error) {
-	rows, err := s.rquery(ctx, `SELECT status, COUNT(*) FROM messages WHERE campaign_id = $1 GROUP BY status`, campaignID)
+	out := map[domain.Status]int{}
+	var st domain.Status
+	var n int
+	err := rowsOf(s.rquery(ctx, `SELECT status, COUNT(*) FROM messages WHERE campaign_id = $1 GROUP BY status`, campaignID)).scan(
+		[]any{&st, &n}, func() { out[st] = n })
 	if err != nil {
 		return nil, fmt.Errorf("campaign counts: %w", err)
 	}
-	defer rows.Close()
-	out := map[domain.Status]int{}
-	for rows.Next() {
-		var st domain.Status
-		var n int
-		if err := rows.Scan(&st, &n); err != nil {
-			return nil, fmt.Errorf("campaign counts: %w", err)
-		}
-		out[st] = n
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // CampaignMessages pages through a campaign's messages in id order, after
@@ -302,21 +264,10 @@ func (s *Store) RenewMessages(ctx context.Context, owner string, held map[string
 				fmt.Fprintf(&b, "(id = $%d AND next_attempt_at = $%d)", len(args)+1, len(args)+2)
 				args = append(args, id, ms(held[id]))
 			}
-			rows, err := tx.query(ctx, `UPDATE messages SET next_attempt_at = $2
-				WHERE lease_owner = $1 AND (`+b.String()+`) RETURNING id`, args...)
-			if err != nil {
-				return fmt.Errorf("renew message leases: %w", err)
-			}
-			for rows.Next() {
-				var id string
-				if err := rows.Scan(&id); err != nil {
-					rows.Close()
-					return fmt.Errorf("renew message leases: %w", err)
-				}
-				out = append(out, id)
-			}
-			err = rows.Err()
-			rows.Close()
+			var renewed string
+			err := rowsOf(tx.query(ctx, `UPDATE messages SET next_attempt_at = $2
+				WHERE lease_owner = $1 AND (`+b.String()+`) RETURNING id`, args...)).scan(
+				[]any{&renewed}, func() { out = append(out, renewed) })
 			if err != nil {
 				return fmt.Errorf("renew message leases: %w", err)
 			}
@@ -370,18 +321,12 @@ func (tx *Tx) MessageIDsByProviderRef(ctx context.Context, provider string, refs
 	err := inChunks(refs, func(chunk []any) error {
 		// provider_ref <> '' repeats the predicate of the partial index
 		// messages_provider_ref, without which the index is not used.
-		rows, err := tx.query(ctx, `SELECT provider_ref, id FROM messages WHERE provider = $1 AND provider_ref <> ''
-			AND provider_ref IN (`+tx.s.placeholders(2, len(chunk))+`)`, append([]any{provider}, chunk...)...)
+		var ref, mid string
+		err := rowsOf(tx.query(ctx, `SELECT provider_ref, id FROM messages WHERE provider = $1 AND provider_ref <> ''
+			AND provider_ref IN (`+tx.s.placeholders(2, len(chunk))+`)`, append([]any{provider}, chunk...)...)).scan(
+			[]any{&ref, &mid}, func() { out[ref] = mid })
 		if err != nil {
 			return fmt.Errorf("messages by provider ref: %w", err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var ref, mid string
-			if err := rows.Scan(&ref, &mid); err != nil {
-				return fmt.Errorf("messages by provider ref: %w", err)
-			}
-			out[ref] = mid
 		}
 		return nil
 	})
@@ -577,20 +522,12 @@ func (s *Store) LatestMessageVia(ctx context.Context, provider, phone string, si
 }
 
 func (s *Store) ids(ctx context.Context, query string, args ...any) ([]string, error) {
-	rows, err := s.rquery(ctx, query, args...)
-	if err != nil {
+	var out []string
+	var v string
+	if err := rowsOf(s.rquery(ctx, query, args...)).scan([]any{&v}, func() { out = append(out, v) }); err != nil {
 		return nil, fmt.Errorf("query ids: %w", err)
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var v string
-		if err := rows.Scan(&v); err != nil {
-			return nil, fmt.Errorf("scan id: %w", err)
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // MessageByID reads a message whatever its account (internal callers only).

@@ -10,6 +10,7 @@ import (
 	"testing/fstest"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 )
@@ -105,6 +106,17 @@ func retryable(err error) bool {
 		return pg.Code == "40001" || pg.Code == "40P01"
 	}
 	return sqliteBusy(err)
+}
+
+// inserted names an insert's error: a duplicate key is domain.ErrConflict.
+func inserted(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	if isUniqueViolation(err) {
+		return domain.ErrConflict
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // isUniqueViolation reports a duplicate key, by the drivers' codes.

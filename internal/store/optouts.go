@@ -4,20 +4,15 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
-	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
-var optOuts = newTable("opt_outs",
-	int64Col("seq", func(o *domain.OptOut) *int64 { return &o.Seq }),
-	textCol("account_id", func(o *domain.OptOut) *string { return &o.AccountID }),
-	enumCol("env", func(o *domain.OptOut) *domain.Environment { return &o.Env }),
-	textCol("phone", func(o *domain.OptOut) *string { return &o.Phone }),
-	enumCol("channel", func(o *domain.OptOut) *domain.Channel { return &o.Channel }),
-	textCol("source", func(o *domain.OptOut) *string { return &o.Source }),
-	timeCol("created_at", func(o *domain.OptOut) *time.Time { return &o.CreatedAt }),
-)
+var optOuts = newTable("opt_outs", func(o *domain.OptOut, c cols) cols {
+	return c.add(int64Col("seq", &o.Seq), textCol("account_id", &o.AccountID), enumCol("env", &o.Env),
+		textCol("phone", &o.Phone), enumCol("channel", &o.Channel), textCol("source", &o.Source),
+		timeCol("created_at", &o.CreatedAt))
+})
 
 // The opt-out check of a send and the recording of a stop word are ordered
 // per account, so that an opt-out applies to every send committed after it
@@ -82,24 +77,14 @@ func optedOut(ctx context.Context, query func(context.Context, string, ...any) (
 		for _, p := range chunk {
 			args = append(args, p)
 		}
-		rows, err := query(ctx, `SELECT phone FROM opt_outs WHERE account_id = $1 AND env = $2 AND phone IN (`+
-			s.placeholders(3, len(chunk))+`)`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("opted-out recipients: %w", err)
-		}
-		for rows.Next() {
-			var p string
-			if err := rows.Scan(&p); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("opted-out recipients: %w", err)
-			}
+		var p string
+		err := rowsOf(query(ctx, `SELECT phone FROM opt_outs WHERE account_id = $1 AND env = $2 AND phone IN (`+
+			s.placeholders(3, len(chunk))+`)`, args...)).scan([]any{&p}, func() {
 			if out == nil {
 				out = map[string]bool{}
 			}
 			out[p] = true
-		}
-		err = rows.Err()
-		rows.Close()
+		})
 		if err != nil {
 			return nil, fmt.Errorf("opted-out recipients: %w", err)
 		}

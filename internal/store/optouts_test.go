@@ -12,8 +12,7 @@ import (
 )
 
 func TestOptOuts(t *testing.T) {
-	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
-		other := newAccount(t, st, 0)
+	eachTwoAccounts(t, func(t *testing.T, ctx context.Context, st *store.Store, acc, other domain.Account) {
 		add := func(a domain.Account, env domain.Environment, phone string, ch domain.Channel, when time.Duration) bool {
 			t.Helper()
 			added, err := st.AddOptOut(ctx, domain.OptOut{AccountID: a.ID, Env: env, Phone: phone, Channel: ch,

@@ -9,14 +9,10 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
-var parts = newTable("message_parts",
-	textCol("provider", func(p *domain.Part) *string { return &p.Provider }),
-	textCol("ref", func(p *domain.Part) *string { return &p.Ref }),
-	textCol("message_id", func(p *domain.Part) *string { return &p.MessageID }),
-	intCol("part", func(p *domain.Part) *int { return &p.Part }),
-	intCol("parts", func(p *domain.Part) *int { return &p.Parts }),
-	enumCol("status", func(p *domain.Part) *domain.Status { return &p.Status }),
-)
+var parts = newTable("message_parts", func(p *domain.Part, c cols) cols {
+	return c.add(textCol("provider", &p.Provider), textCol("ref", &p.Ref), textCol("message_id", &p.MessageID),
+		intCol("part", &p.Part), intCol("parts", &p.Parts), enumCol("status", &p.Status))
+})
 
 // InsertParts records the parts of messages, in the caller's transaction.
 // A part already recorded (a resubmission) keeps its row.
@@ -53,15 +49,11 @@ func (tx *Tx) SetPartStatus(ctx context.Context, provider, ref string, status do
 	return parts.scanAll(tx.query(ctx, `SELECT `+parts.list+` FROM message_parts WHERE message_id = $1 ORDER BY part`, messageID))
 }
 
-var pendingReports = newTable("pending_reports",
-	textCol("provider", func(p *domain.PendingReport) *string { return &p.Provider }),
-	textCol("ref", func(p *domain.PendingReport) *string { return &p.Ref }),
-	enumCol("status", func(p *domain.PendingReport) *domain.Status { return &p.Status }),
-	textCol("error_code", func(p *domain.PendingReport) *string { return &p.ErrorCode }),
-	textCol("error_message", func(p *domain.PendingReport) *string { return &p.ErrorMessage }),
-	timeCol("reported_at", func(p *domain.PendingReport) *time.Time { return &p.ReportedAt }),
-	timeCol("received_at", func(p *domain.PendingReport) *time.Time { return &p.ReceivedAt }),
-)
+var pendingReports = newTable("pending_reports", func(p *domain.PendingReport, c cols) cols {
+	return c.add(textCol("provider", &p.Provider), textCol("ref", &p.Ref), enumCol("status", &p.Status),
+		textCol("error_code", &p.ErrorCode), textCol("error_message", &p.ErrorMessage),
+		timeCol("reported_at", &p.ReportedAt), timeCol("received_at", &p.ReceivedAt))
+})
 
 // ParkReports keeps reports whose provider id is not known yet, in the
 // caller's transaction. The same report twice is kept once.
@@ -100,23 +92,16 @@ func (tx *Tx) TakePendingReports(ctx context.Context, provider string, refs []st
 // when each looks before the other commits, the receipt is parked for an
 // id that is recorded an instant later, and nobody takes it.
 func (s *Store) KnownParkedRefs(ctx context.Context, limit int) (map[string][]string, error) {
-	rows, err := s.rquery(ctx, `SELECT DISTINCT p.provider, p.ref FROM pending_reports p
+	out := map[string][]string{}
+	var provider, ref string
+	err := rowsOf(s.rquery(ctx, `SELECT DISTINCT p.provider, p.ref FROM pending_reports p
 		WHERE EXISTS (SELECT 1 FROM messages m WHERE m.provider = p.provider AND m.provider_ref = p.ref AND m.provider_ref <> '')
 			OR EXISTS (SELECT 1 FROM message_parts mp WHERE mp.provider = p.provider AND mp.ref = p.ref)
-		LIMIT $1`, limit)
+		LIMIT $1`, limit)).scan([]any{&provider, &ref}, func() { out[provider] = append(out[provider], ref) })
 	if err != nil {
 		return nil, fmt.Errorf("known parked refs: %w", err)
 	}
-	defer rows.Close()
-	out := map[string][]string{}
-	for rows.Next() {
-		var provider, ref string
-		if err := rows.Scan(&provider, &ref); err != nil {
-			return nil, fmt.Errorf("known parked refs: %w", err)
-		}
-		out[provider] = append(out[provider], ref)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // DeletePendingReportsBefore drops parked reports received before t: their

@@ -25,11 +25,7 @@ func (s *Store) PlatformMedia(ctx context.Context, scope, sha256 string, since t
 // SavePlatformMedia remembers a platform's id for a file, replacing an
 // older upload of the same file in scope.
 func (s *Store) SavePlatformMedia(ctx context.Context, scope, sha256, platformID string, at time.Time) error {
-	_, err := s.wexec(ctx, `INSERT INTO platform_media (scope, sha256, platform_id, uploaded_at) VALUES ($1, $2, $3, $4)
+	return s.run(ctx, "save platform media", `INSERT INTO platform_media (scope, sha256, platform_id, uploaded_at) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (scope, sha256) DO UPDATE SET platform_id = excluded.platform_id, uploaded_at = excluded.uploaded_at`,
 		scope, sha256, platformID, ms(at))
-	if err != nil {
-		return fmt.Errorf("save platform media: %w", err)
-	}
-	return nil
 }

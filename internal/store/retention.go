@@ -45,78 +45,64 @@ func (s *Store) Redact(ctx context.Context, kind string, ids []string, r domain.
 }
 
 func (s *Store) retentionRows(ctx context.Context, query string, args ...any) ([]domain.RetentionRow, error) {
-	rows, err := s.rquery(ctx, query, args...)
+	var out []domain.RetentionRow
+	var r domain.RetentionRow
+	err := rowsOf(s.rquery(ctx, query, args...)).scan([]any{&r.ID, &r.State, &r.Phone, &r.Body}, func() { out = append(out, r) })
 	if err != nil {
 		return nil, fmt.Errorf("retention scan: %w", err)
 	}
-	defer rows.Close()
-	var out []domain.RetentionRow
-	for rows.Next() {
-		var r domain.RetentionRow
-		if err := rows.Scan(&r.ID, &r.State, &r.Phone, &r.Body); err != nil {
-			return nil, fmt.Errorf("retention scan: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // RedactMessages erases the text and rich content of messages and hashes
 // their recipient, and redacts the webhook events about them, in the
 // caller's transaction. Status, prices, counts and the ledger stay.
 func (tx *Tx) RedactMessages(ctx context.Context, ids []string, r domain.Redaction) error {
-	for start := 0; start < len(ids); start += 500 {
-		chunk := ids[start:min(start+500, len(ids))]
-		rows, err := tx.pairs(ctx, `SELECT id, to_phone FROM messages WHERE id IN (`+tx.s.placeholders(1, len(chunk))+`)`, chunk)
+	return inChunks(ids, func(chunk []any) error {
+		err := tx.redactPhones(ctx, r, `SELECT id, to_phone FROM messages WHERE id IN (`, chunk,
+			`UPDATE messages SET to_phone = $2, body = '', content = '' WHERE id = $1`, "redact messages")
 		if err != nil {
-			return fmt.Errorf("redact messages: %w", err)
+			return err
 		}
-		for _, row := range rows {
-			if _, err := tx.exec(ctx, `UPDATE messages SET to_phone = $2, body = '', content = '' WHERE id = $1`,
-				row[0], r.Phone(row[1])); err != nil {
-				return fmt.Errorf("redact message: %w", err)
-			}
-		}
-		evs, err := tx.pairs(ctx, `SELECT id, body FROM webhook_events WHERE message_id IN (`+tx.s.placeholders(1, len(chunk))+`)`, chunk)
+		evs, err := tx.pairs(ctx, `SELECT id, body FROM webhook_events WHERE message_id IN (`, chunk)
 		if err != nil {
 			return fmt.Errorf("redact messages' events: %w", err)
 		}
-		if err := tx.redactEventBodies(ctx, evs, r); err != nil {
-			return err
-		}
-	}
-	return nil
+		return tx.redactEventBodies(ctx, evs, r)
+	})
 }
 
 // RedactInbound erases the text of replies and hashes their sender, in the
 // caller's transaction.
 func (tx *Tx) RedactInbound(ctx context.Context, ids []string, r domain.Redaction) error {
-	for start := 0; start < len(ids); start += 500 {
-		chunk := ids[start:min(start+500, len(ids))]
-		rows, err := tx.pairs(ctx, `SELECT id, phone FROM inbound_messages WHERE id IN (`+tx.s.placeholders(1, len(chunk))+`)`, chunk)
-		if err != nil {
-			return fmt.Errorf("redact replies: %w", err)
-		}
-		for _, row := range rows {
-			if _, err := tx.exec(ctx, `UPDATE inbound_messages SET phone = $2, body = '' WHERE id = $1`, row[0], r.Phone(row[1])); err != nil {
-				return fmt.Errorf("redact reply: %w", err)
-			}
-		}
-	}
-	return nil
+	return inChunks(ids, func(chunk []any) error {
+		return tx.redactPhones(ctx, r, `SELECT id, phone FROM inbound_messages WHERE id IN (`, chunk,
+			`UPDATE inbound_messages SET phone = $2, body = '' WHERE id = $1`, "redact replies")
+	})
 }
 
 // RedactEvents rewrites webhook events' bodies with their number hashed and
 // a reply's text erased, in the caller's transaction.
 func (tx *Tx) RedactEvents(ctx context.Context, ids []string, r domain.Redaction) error {
-	for start := 0; start < len(ids); start += 500 {
-		chunk := ids[start:min(start+500, len(ids))]
-		evs, err := tx.pairs(ctx, `SELECT id, body FROM webhook_events WHERE id IN (`+tx.s.placeholders(1, len(chunk))+`)`, chunk)
+	return inChunks(ids, func(chunk []any) error {
+		evs, err := tx.pairs(ctx, `SELECT id, body FROM webhook_events WHERE id IN (`, chunk)
 		if err != nil {
 			return fmt.Errorf("redact events: %w", err)
 		}
-		if err := tx.redactEventBodies(ctx, evs, r); err != nil {
-			return err
+		return tx.redactEventBodies(ctx, evs, r)
+	})
+}
+
+// redactPhones reads the (id, phone) pairs of the rows in chunk and runs
+// update with each id and its phone hashed.
+func (tx *Tx) redactPhones(ctx context.Context, r domain.Redaction, selectIn string, chunk []any, update, what string) error {
+	rows, err := tx.pairs(ctx, selectIn, chunk)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	for _, row := range rows {
+		if _, err := tx.exec(ctx, update, row[0], r.Phone(row[1])); err != nil {
+			return fmt.Errorf("%s: %s: %w", what, row[0], err)
 		}
 	}
 	return nil
@@ -142,30 +128,15 @@ func (tx *Tx) redactEventBodies(ctx context.Context, evs [][2]string, r domain.R
 // templates opened conversations with before t: they matter for 24 hours,
 // and the retention of personal data ends them.
 func (s *Store) DeleteConversationsBefore(ctx context.Context, accountID string, t time.Time) error {
-	if _, err := s.wexec(ctx, `DELETE FROM wa_conversations WHERE account_id = $1 AND opened_at < $2`, accountID, ms(t)); err != nil {
-		return fmt.Errorf("delete old conversations: %w", err)
-	}
-	return nil
+	return s.run(ctx, "delete old conversations", `DELETE FROM wa_conversations WHERE account_id = $1 AND opened_at < $2`, accountID, ms(t))
 }
 
-// pairs runs a query of two text columns over a list of ids.
-func (tx *Tx) pairs(ctx context.Context, query string, ids []string) ([][2]string, error) {
-	args := make([]any, len(ids))
-	for i, v := range ids {
-		args[i] = v
-	}
-	rows, err := tx.query(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
+// pairs runs a query of two text columns that ends in "IN (", completed
+// with the placeholders of args.
+func (tx *Tx) pairs(ctx context.Context, queryIn string, args []any) ([][2]string, error) {
 	var out [][2]string
-	for rows.Next() {
-		var p [2]string
-		if err := rows.Scan(&p[0], &p[1]); err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	var p [2]string
+	err := rowsOf(tx.query(ctx, queryIn+tx.s.placeholders(1, len(args))+`)`, args...)).scan(
+		[]any{&p[0], &p[1]}, func() { out = append(out, p) })
+	return out, err
 }

@@ -99,8 +99,7 @@ func TestRowlessCampaignMigration(t *testing.T) {
 // message; the message must name it back, and only its own account and
 // environment find it.
 func TestCampaignReadFromItsMessage(t *testing.T) {
-	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
-		other := newAccount(t, st, 0)
+	eachTwoAccounts(t, func(t *testing.T, ctx context.Context, st *store.Store, acc, other domain.Account) {
 		m := newMessage(domain.Campaign{AccountID: acc.ID, Env: domain.Live, CallbackURL: "https://hooks.example.com/cb"},
 			"34600000001", 0, at(time.Minute))
 		m.CampaignID = id.Derive(id.Campaign, m.ID)

@@ -4,25 +4,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
-var senders = newTable("senders",
-	textCol("id", func(s *domain.Sender) *string { return &s.ID }),
-	textCol("account_id", func(s *domain.Sender) *string { return &s.AccountID }),
-	enumCol("channel", func(s *domain.Sender) *domain.Channel { return &s.Channel }),
-	textCol("value", func(s *domain.Sender) *string { return &s.Value }),
-	boolCol("is_default", func(s *domain.Sender) *bool { return &s.Default }),
-	timeCol("created_at", func(s *domain.Sender) *time.Time { return &s.CreatedAt }),
-	textCol("status", func(s *domain.Sender) *string { return &s.Status }),
-	column[domain.Sender]{"value_key", func(s *domain.Sender) any { return domain.SenderKey(s.Value) }, func(*domain.Sender) any { return new(string) }},
-	textCol("reason", func(s *domain.Sender) *string { return &s.Reason }),
-	textCol("requested_by", func(s *domain.Sender) *string { return &s.RequestedBy }),
-	textCol("decided_by", func(s *domain.Sender) *string { return &s.DecidedBy }),
-	timeCol("decided_at", func(s *domain.Sender) *time.Time { return &s.DecidedAt }),
-)
+var senders = newTable("senders", func(s *domain.Sender, c cols) cols {
+	return c.add(textCol("id", &s.ID), textCol("account_id", &s.AccountID), enumCol("channel", &s.Channel),
+		textCol("value", &s.Value), boolCol("is_default", &s.Default), timeCol("created_at", &s.CreatedAt),
+		textCol("status", &s.Status), valueKeyCol("value_key", &s.Value), textCol("reason", &s.Reason),
+		textCol("requested_by", &s.RequestedBy), textCol("decided_by", &s.DecidedBy),
+		timeCol("decided_at", &s.DecidedAt))
+})
+
+// valueKeyCol writes the key that makes a sender's value unique
+// (domain.SenderKey); it is read back nowhere.
+func valueKeyCol(name string, value *string) field { return field{name, (*senderKey)(value)} }
+
+type senderKey string
+
+func (k *senderKey) arg() any  { return domain.SenderKey(string(*k)) }
+func (k *senderKey) dest() any { return new(string) }
 
 // AddSender records a sender as in.Status says (APPROVED when empty); when
 // it is the default, any other default of the account's channel stops
@@ -44,10 +45,7 @@ func (s *Store) AddSender(ctx context.Context, in domain.Sender) error {
 			}
 		}
 		if _, err := tx.exec(ctx, senders.insert(s), senders.args(&in, nil)...); err != nil {
-			if isUniqueViolation(err) {
-				return domain.ErrConflict
-			}
-			return fmt.Errorf("add sender: %w", err)
+			return inserted(err, "add sender")
 		}
 		return tx.refreshSenders(ctx, in.AccountID)
 	})

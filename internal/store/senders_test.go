@@ -21,8 +21,7 @@ func addSender(t *testing.T, st *store.Store, acct string, ch domain.Channel, va
 // case-insensitively; a pending or rejected sender is neither usable nor
 // an owner of inbound messages.
 func TestSenderHeldByOneAccount(t *testing.T) {
-	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, a domain.Account) {
-		b := newAccount(t, st, 0)
+	eachTwoAccounts(t, func(t *testing.T, ctx context.Context, st *store.Store, a, b domain.Account) {
 		if _, err := addSender(t, st, a.ID, domain.SMS, "MyShop", domain.SenderApproved); err != nil {
 			t.Fatal(err)
 		}

@@ -11,32 +11,19 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
-var smppUsers = newTable("smpp_users",
-	textCol("id", func(u *domain.SMPPUser) *string { return &u.ID }),
-	textCol("account_id", func(u *domain.SMPPUser) *string { return &u.AccountID }),
-	enumCol("env", func(u *domain.SMPPUser) *domain.Environment { return &u.Env }),
-	textCol("system_id", func(u *domain.SMPPUser) *string { return &u.SystemID }),
-	textCol("password_hash", func(u *domain.SMPPUser) *string { return &u.PasswordHash }),
-	intCol("max_binds", func(u *domain.SMPPUser) *int { return &u.MaxBinds }),
-	timeCol("created_at", func(u *domain.SMPPUser) *time.Time { return &u.CreatedAt }),
-)
+var smppUsers = newTable("smpp_users", func(u *domain.SMPPUser, c cols) cols {
+	return c.add(textCol("id", &u.ID), textCol("account_id", &u.AccountID), enumCol("env", &u.Env),
+		textCol("system_id", &u.SystemID), textCol("password_hash", &u.PasswordHash), intCol("max_binds", &u.MaxBinds),
+		timeCol("created_at", &u.CreatedAt))
+})
 
-var smppItems = newTable("smpp_items",
-	textCol("id", func(it *domain.SMPPItem) *string { return &it.ID }),
-	textCol("user_id", func(it *domain.SMPPItem) *string { return &it.UserID }),
-	textCol("account_id", func(it *domain.SMPPItem) *string { return &it.AccountID }),
-	enumCol("env", func(it *domain.SMPPItem) *domain.Environment { return &it.Env }),
-	textCol("message_id", func(it *domain.SMPPItem) *string { return &it.MessageID }),
-	textCol("source", func(it *domain.SMPPItem) *string { return &it.Source }),
-	textCol("dest", func(it *domain.SMPPItem) *string { return &it.Dest }),
-	intCol("esm_class", func(it *domain.SMPPItem) *int { return &it.ESMClass }),
-	textCol("text", func(it *domain.SMPPItem) *string { return &it.Text }),
-	intCol("state", func(it *domain.SMPPItem) *int { return &it.State }),
-	timeCol("created_at", func(it *domain.SMPPItem) *time.Time { return &it.CreatedAt }),
-	timeCol("expires_at", func(it *domain.SMPPItem) *time.Time { return &it.ExpiresAt }),
-	timeCol("next_attempt_at", func(it *domain.SMPPItem) *time.Time { return &it.NextAttemptAt }),
-	textCol("lease_owner", func(it *domain.SMPPItem) *string { return &it.LeaseOwner }),
-)
+var smppItems = newTable("smpp_items", func(it *domain.SMPPItem, c cols) cols {
+	return c.add(textCol("id", &it.ID), textCol("user_id", &it.UserID), textCol("account_id", &it.AccountID),
+		enumCol("env", &it.Env), textCol("message_id", &it.MessageID), textCol("source", &it.Source),
+		textCol("dest", &it.Dest), intCol("esm_class", &it.ESMClass), textCol("text", &it.Text),
+		intCol("state", &it.State), timeCol("created_at", &it.CreatedAt), timeCol("expires_at", &it.ExpiresAt),
+		timeCol("next_attempt_at", &it.NextAttemptAt), textCol("lease_owner", &it.LeaseOwner))
+})
 
 // CreateSMPPUser stores a new SMPP user; a system_id another user has,
 // compared case-insensitively (so that no two users look alike in a list
@@ -110,19 +97,13 @@ func (s *Store) RemoveSMPPUser(ctx context.Context, accountID, userID string) er
 func (s *Store) SMPPUsersPresent(ctx context.Context, ids []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	err := inChunks(ids, func(chunk []any) error {
-		rows, err := s.rquery(ctx, `SELECT id FROM smpp_users WHERE id IN (`+s.placeholders(1, len(chunk))+`)`, chunk...)
+		var id string
+		err := rowsOf(s.rquery(ctx, `SELECT id FROM smpp_users WHERE id IN (`+s.placeholders(1, len(chunk))+`)`, chunk...)).scan(
+			[]any{&id}, func() { out[id] = true })
 		if err != nil {
 			return fmt.Errorf("smpp users present: %w", err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			out[id] = true
-		}
-		return rows.Err()
+		return nil
 	})
 	return out, err
 }
@@ -191,10 +172,7 @@ func (s *Store) ReleaseSMPPItems(ctx context.Context, owner string, ids []string
 
 // AckSMPPItem deletes a row a bind acknowledged: it is never sent again.
 func (s *Store) AckSMPPItem(ctx context.Context, id string) error {
-	if _, err := s.wexec(ctx, `DELETE FROM smpp_items WHERE id = $1`, id); err != nil {
-		return fmt.Errorf("ack smpp item: %w", err)
-	}
-	return nil
+	return s.run(ctx, "ack smpp item", `DELETE FROM smpp_items WHERE id = $1`, id)
 }
 
 // PurgeSMPPItems deletes rows that expired unacknowledged before now.
@@ -304,10 +282,7 @@ func (s *Store) RenewSMPPBinds(ctx context.Context, node string, ids []string, u
 
 // DropSMPPBind forgets a closed bind.
 func (s *Store) DropSMPPBind(ctx context.Context, id string) error {
-	if _, err := s.wexec(ctx, `DELETE FROM smpp_binds WHERE id = $1`, id); err != nil {
-		return fmt.Errorf("drop smpp bind: %w", err)
-	}
-	return nil
+	return s.run(ctx, "drop smpp bind", `DELETE FROM smpp_binds WHERE id = $1`, id)
 }
 
 // DropNodeSMPPBinds forgets every bind of a node: at its start, those of
@@ -322,16 +297,11 @@ func (s *Store) DropNodeSMPPBinds(ctx context.Context, node string, now time.Tim
 // RefusalsKept is how many refusals are kept per SMPP user: the newest.
 const RefusalsKept = 20
 
-var smppRefusals = newTable("smpp_refusals",
-	textCol("id", func(r *domain.SMPPRefusal) *string { return &r.ID }),
-	textCol("user_id", func(r *domain.SMPPRefusal) *string { return &r.UserID }),
-	textCol("account_id", func(r *domain.SMPPRefusal) *string { return &r.AccountID }),
-	msCol("at", func(r *domain.SMPPRefusal) *time.Time { return &r.At }),
-	textCol("addr", func(r *domain.SMPPRefusal) *string { return &r.Addr }),
-	textCol("command", func(r *domain.SMPPRefusal) *string { return &r.Command }),
-	textCol("status", func(r *domain.SMPPRefusal) *string { return &r.Status }),
-	textCol("reason", func(r *domain.SMPPRefusal) *string { return &r.Reason }),
-)
+var smppRefusals = newTable("smpp_refusals", func(r *domain.SMPPRefusal, c cols) cols {
+	return c.add(textCol("id", &r.ID), textCol("user_id", &r.UserID), textCol("account_id", &r.AccountID),
+		msCol("at", &r.At), textCol("addr", &r.Addr), textCol("command", &r.Command), textCol("status", &r.Status),
+		textCol("reason", &r.Reason))
+})
 
 // RecordSMPPRefusal keeps a refused bind or submit_sm of an SMPP user, and
 // only the newest RefusalsKept of the user, so the table stays small

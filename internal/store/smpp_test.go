@@ -23,8 +23,7 @@ func addSMPPUser(t *testing.T, st *store.Store, acc domain.Account, systemID str
 }
 
 func TestSMPPUsers(t *testing.T) {
-	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, a domain.Account) {
-		b := newAccount(t, st, 0)
+	eachTwoAccounts(t, func(t *testing.T, ctx context.Context, st *store.Store, a, b domain.Account) {
 		u := addSMPPUser(t, st, a, "acme1", 4)
 		dup := u
 		dup.ID, dup.AccountID = id.New(id.SMPPUser, t0), b.ID
@@ -200,8 +199,7 @@ func TestSMPPClaimFairPerUser(t *testing.T) {
 // SMPP users' system_ids are unique whatever their case, so that no two
 // look alike; a bind names its user exactly as it was made.
 func TestSMPPSystemIDTwinsByCase(t *testing.T) {
-	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, a domain.Account) {
-		b := newAccount(t, st, 0)
+	eachTwoAccounts(t, func(t *testing.T, ctx context.Context, st *store.Store, a, b domain.Account) {
 		u := addSMPPUser(t, st, a, "Acme", 4)
 		for _, twin := range []string{"acme", "ACME", "aCmE"} {
 			dup := u
@@ -220,8 +218,7 @@ func TestSMPPSystemIDTwinsByCase(t *testing.T) {
 // each last bound, and its newest refusals, a bounded number per user,
 // and nothing of another account's.
 func TestSMPPActivity(t *testing.T) {
-	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, a domain.Account) {
-		b := newAccount(t, st, 0)
+	eachTwoAccounts(t, func(t *testing.T, ctx context.Context, st *store.Store, a, b domain.Account) {
 		ua, ub := addSMPPUser(t, st, a, "alpha", 4), addSMPPUser(t, st, b, "beta", 4)
 		if ok, err := st.ReserveSMPPBind(ctx, domain.SMPPBind{ID: "n1/1", UserID: ua.ID, Node: "n1", Addr: "192.0.2.7",
 			Type: "bind_receiver"}, 4, t0, t0.Add(30*time.Second)); err != nil || !ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"strconv"
@@ -168,6 +169,32 @@ type rowsScanner interface {
 	Err() error
 }
 
+// rowSet is a query's outcome, its rows or its error, for scan.
+type rowSet struct {
+	rows rowsScanner
+	err  error
+}
+
+func rowsOf(rows rowsScanner, err error) rowSet { return rowSet{rows, err} }
+
+// scan reads every row into dests, the same variables for each row, and
+// calls each after every row to take what it needs from them; it closes
+// the rows. Every dest must be set by every row (a scanner that leaves its
+// field alone on NULL would carry the previous row's value over).
+func (q rowSet) scan(dests []any, each func()) error {
+	if q.err != nil {
+		return q.err
+	}
+	defer q.rows.Close()
+	for q.rows.Next() {
+		if err := q.rows.Scan(dests...); err != nil {
+			return err
+		}
+		each()
+	}
+	return q.rows.Err()
+}
+
 // rowScanner reads one row: *sql.Row, or the first row of a batch query.
 type rowScanner interface {
 	Scan(dest ...any) error
@@ -257,6 +284,15 @@ func (s *Store) wexec(ctx context.Context, query string, args ...any) (sql.Resul
 		s.health.observe(err, s.now())
 	}
 	return res, err
+}
+
+// run runs a single write statement whose result nobody reads; what
+// names it in the error.
+func (s *Store) run(ctx context.Context, what, query string, args ...any) error {
+	if _, err := s.wexec(ctx, query, args...); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
 }
 
 func (s *Store) rquery(ctx context.Context, query string, args ...any) (rowsScanner, error) {

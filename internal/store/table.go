@@ -12,33 +12,74 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
-// A table lists its columns once: each column knows its name, the value it
-// writes and where a scanned value goes. Inserts, selects and scans are
-// all derived from the list, so adding a column is one line here and one
-// in a migration. Values are converted to the stored forms (times as Unix
-// milliseconds, typed strings as text) on the way in and out.
+// A table lists its columns once, in its bind function: each column is
+// its name and the field of the row it stores, in a stored form (times as
+// Unix milliseconds, typed strings as text). Inserts, selects and scans
+// are all derived from that list, so adding a column is one entry here
+// and one line in a migration.
 type table[T any] struct {
-	name string
-	cols []column[T]
-	list string // the column names, comma-separated, in order
+	name  string
+	bind  func(*T, cols) cols
+	names []string // the columns, in order
+	list  string   // the column names, comma-separated, in order
 	// defaulted[i]: column i's DEFAULT is what its zero value writes, so a
 	// multi-row insert in which every row has it zero may leave it out
 	// (see insertRows). TestDefaultedColumns checks the schema agrees.
 	defaulted []bool
 }
 
-type column[T any] struct {
-	name string
-	arg  func(*T) any // the value to write
-	dest func(*T) any // where Scan puts the value read
+// newTable declares a table. bind lists a row's columns, always the same
+// ones in the same order (it is called once here for their names, then for
+// every row written or read), as return c.add(textCol("id", &v.ID), ...).
+func newTable[T any](name string, bind func(*T, cols) cols) table[T] {
+	var zero T
+	names := bind(&zero, cols{}).names
+	return table[T]{name: name, bind: bind, names: names, list: strings.Join(names, ", ")}
 }
 
-func newTable[T any](name string, cols ...column[T]) table[T] {
-	names := make([]string, len(cols))
-	for i, c := range cols {
-		names[i] = c.name
+// cols gathers what a bind function lists for one row: the columns'
+// names, the values to write, or where the values read go. It is passed
+// and returned by value, so binding a row allocates nothing beyond out.
+type cols struct {
+	use   colUse
+	names []string
+	out   []any
+}
+
+type colUse int
+
+const (
+	colNames colUse = iota
+	colArgs
+	colDests
+)
+
+func (c cols) add(fields ...field) cols {
+	for _, f := range fields {
+		switch c.use {
+		case colArgs:
+			c.out = append(c.out, f.form.arg())
+		case colDests:
+			c.out = append(c.out, f.form.dest())
+		default:
+			c.names = append(c.names, f.name)
+		}
 	}
-	return table[T]{name: name, cols: cols, list: strings.Join(names, ", ")}
+	return c
+}
+
+// A field is a column: its name and a row's field in its stored form.
+type field struct {
+	name string
+	form form
+}
+
+// A form converts one field to the value stored and back. Every form is a
+// pointer to the field (or a struct of one), so making one allocates
+// nothing.
+type form interface {
+	arg() any  // the value to write
+	dest() any // where Scan puts the value read
 }
 
 // withDefaults marks columns whose DEFAULT is what their zero value
@@ -46,9 +87,9 @@ func newTable[T any](name string, cols ...column[T]) table[T] {
 // column without a DEFAULT. Inserts of fresh rows leave them out, which spares binding a
 // parameter per column and row (a new message has a dozen such columns).
 func (t table[T]) withDefaults(names ...string) table[T] {
-	t.defaulted = make([]bool, len(t.cols))
+	t.defaulted = make([]bool, len(t.names))
 	for _, n := range names {
-		i := slices.IndexFunc(t.cols, func(c column[T]) bool { return c.name == n })
+		i := slices.Index(t.names, n)
 		if i < 0 {
 			panic("store: " + t.name + " has no column " + n)
 		}
@@ -79,29 +120,23 @@ func zeroArg(v any) bool {
 
 // args returns v's column values, in column order.
 func (t table[T]) args(v *T, out []any) []any {
-	for _, c := range t.cols {
-		out = append(out, c.arg(v))
-	}
-	return out
+	return t.bind(v, cols{use: colArgs, out: out}).out
 }
 
 // dests returns where each column of a row goes in v, in column order.
 func (t table[T]) dests(v *T, out []any) []any {
-	for _, c := range t.cols {
-		out = append(out, c.dest(v))
-	}
-	return out
+	return t.bind(v, cols{use: colDests, out: out}).out
 }
 
 // insert is the INSERT statement of one row with every column.
 func (t table[T]) insert(s *Store) string {
-	return `INSERT INTO ` + t.name + ` (` + t.list + `) VALUES (` + s.placeholders(1, len(t.cols)) + `)`
+	return `INSERT INTO ` + t.name + ` (` + t.list + `) VALUES (` + s.placeholders(1, len(t.names)) + `)`
 }
 
 // scan reads one row selected with t.list; no row is ErrNotFound.
 func (t table[T]) scan(row interface{ Scan(...any) error }) (T, error) {
 	var v T
-	err := row.Scan(t.dests(&v, make([]any, 0, len(t.cols)))...)
+	err := row.Scan(t.dests(&v, make([]any, 0, len(t.names)))...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return v, domain.ErrNotFound
 	}
@@ -133,69 +168,77 @@ func (t table[T]) scanAll(rows rowsScanner, err error) ([]T, error) {
 
 // Column kinds.
 
-func textCol[T any](name string, f func(*T) *string) column[T] {
-	return column[T]{name, func(v *T) any { return *f(v) }, func(v *T) any { return f(v) }}
-}
+// textCol, intCol and int64Col store the value as it is.
+func textCol(name string, p *string) field { return field{name, asIs[string]{p}} }
+
+func intCol(name string, p *int) field { return field{name, asIs[int]{p}} }
+
+func int64Col(name string, p *int64) field { return field{name, asIs[int64]{p}} }
+
+type asIs[V any] struct{ p *V }
+
+func (f asIs[V]) arg() any  { return *f.p }
+func (f asIs[V]) dest() any { return f.p }
 
 // nullTextCol stores "" as NULL (a reference that may be absent) and reads
 // NULL back as "".
-func nullTextCol[T any](name string, f func(*T) *string) column[T] {
-	return column[T]{name, func(v *T) any {
-		if *f(v) == "" {
-			return nil
-		}
-		return *f(v)
-	}, func(v *T) any { return (*nullText)(f(v)) }}
-}
+func nullTextCol(name string, p *string) field { return field{name, (*nullText)(p)} }
 
 type nullText string
 
+func (p *nullText) arg() any {
+	if *p == "" {
+		return nil
+	}
+	return string(*p)
+}
+
+func (p *nullText) dest() any { return p }
+
 func (p *nullText) Scan(src any) error {
-	var v sql.NullString
-	if err := v.Scan(src); err != nil {
+	return scanNull(src, func(v sql.NullString) { *p = nullText(v.String) })
+}
+
+// scanNull scans src as the nullable N (sql.NullString, sql.NullInt64)
+// and hands it to set: the scanners below are conversions of it.
+func scanNull[N any, PN interface {
+	*N
+	sql.Scanner
+}](src any, set func(N)) error {
+	var v N
+	if err := PN(&v).Scan(src); err != nil {
 		return err
 	}
-	*p = nullText(v.String)
+	set(v)
 	return nil
 }
 
-func intCol[T any](name string, f func(*T) *int) column[T] {
-	return column[T]{name, func(v *T) any { return *f(v) }, func(v *T) any { return f(v) }}
-}
-
-func int64Col[T any](name string, f func(*T) *int64) column[T] {
-	return column[T]{name, func(v *T) any { return *f(v) }, func(v *T) any { return f(v) }}
-}
-
-// boolCol stores a bool as 0 or 1 (SQLite has no boolean type).
 // nullInt64Col stores a nil pointer as NULL (a setting that is off).
-func nullInt64Col[T any](name string, f func(*T) **int64) column[T] {
-	return column[T]{name, func(v *T) any {
-		if *f(v) == nil {
-			return nil
-		}
-		return **f(v)
-	}, func(v *T) any { return nullInt64{f(v)} }}
-}
+func nullInt64Col(name string, p **int64) field { return field{name, nullInt64{p}} }
 
 type nullInt64 struct{ p **int64 }
 
-func (n nullInt64) Scan(src any) error {
-	var v sql.NullInt64
-	if err := v.Scan(src); err != nil {
-		return err
+func (n nullInt64) arg() any {
+	if *n.p == nil {
+		return nil
 	}
-	*n.p = nil
-	if v.Valid {
-		x := v.Int64
-		*n.p = &x
-	}
-	return nil
+	return **n.p
 }
 
-func boolCol[T any](name string, f func(*T) *bool) column[T] {
-	return column[T]{name, func(v *T) any { return boolInt(*f(v)) }, func(v *T) any { return (*intBool)(f(v)) }}
+func (n nullInt64) dest() any { return n }
+
+func (n nullInt64) Scan(src any) error {
+	return scanNull(src, func(v sql.NullInt64) {
+		*n.p = nil
+		if v.Valid {
+			x := v.Int64
+			*n.p = &x
+		}
+	})
 }
+
+// boolCol stores a bool as 0 or 1 (SQLite has no boolean type).
+func boolCol(name string, p *bool) field { return field{name, (*intBool)(p)} }
 
 // The scanners below are pointer types converted from the field's own
 // pointer, so handing one to Scan allocates nothing: a row of messages has
@@ -203,73 +246,66 @@ func boolCol[T any](name string, f func(*T) *bool) column[T] {
 
 type intBool bool
 
+func (p *intBool) arg() any  { return boolInt(bool(*p)) }
+func (p *intBool) dest() any { return p }
+
 func (p *intBool) Scan(src any) error {
-	var v sql.NullInt64
-	if err := v.Scan(src); err != nil {
-		return err
-	}
-	*p = v.Int64 != 0
-	return nil
+	return scanNull(src, func(v sql.NullInt64) { *p = v.Int64 != 0 })
 }
 
 // timeCol stores a time as Unix milliseconds; the zero time is NULL.
-func timeCol[T any](name string, f func(*T) *time.Time) column[T] {
-	return column[T]{name, func(v *T) any { return nullMS(*f(v)) }, func(v *T) any { return (*msTime)(f(v)) }}
-}
+func timeCol(name string, p *time.Time) field { return field{name, (*msTime)(p)} }
 
 // msCol stores a time as Unix milliseconds in a NOT NULL column; the zero
 // time is 0.
-func msCol[T any](name string, f func(*T) *time.Time) column[T] {
-	return column[T]{name, func(v *T) any {
-		if f(v).IsZero() {
-			return int64(0)
-		}
-		return ms(*f(v))
-	}, func(v *T) any { return (*msTime)(f(v)) }}
+func msCol(name string, p *time.Time) field { return field{name, (*msStamp)(p)} }
+
+type msStamp time.Time
+
+func (p *msStamp) arg() any {
+	if time.Time(*p).IsZero() {
+		return int64(0)
+	}
+	return ms(time.Time(*p))
 }
 
+func (p *msStamp) dest() any { return (*msTime)(p) }
+
 // durationCol stores a duration as whole milliseconds.
-func durationCol[T any](name string, f func(*T) *time.Duration) column[T] {
-	return column[T]{name, func(v *T) any { return f(v).Milliseconds() }, func(v *T) any { return (*msDuration)(f(v)) }}
-}
+func durationCol(name string, p *time.Duration) field { return field{name, (*msDuration)(p)} }
 
 type msDuration time.Duration
 
+func (p *msDuration) arg() any  { return time.Duration(*p).Milliseconds() }
+func (p *msDuration) dest() any { return p }
+
 func (p *msDuration) Scan(src any) error {
-	var v sql.NullInt64
-	if err := v.Scan(src); err != nil {
-		return err
-	}
-	*p = msDuration(time.Duration(v.Int64) * time.Millisecond)
-	return nil
+	return scanNull(src, func(v sql.NullInt64) { *p = msDuration(time.Duration(v.Int64) * time.Millisecond) })
 }
 
 // enumCol stores a typed string (status, channel, environment) as text;
 // database/sql scans text into any string type.
-func enumCol[T any, E ~string](name string, f func(*T) *E) column[T] {
-	return column[T]{name, func(v *T) any { return string(*f(v)) }, func(v *T) any { return f(v) }}
-}
+func enumCol[E ~string](name string, p *E) field { return field{name, enumText[E]{p}} }
+
+type enumText[E ~string] struct{ p *E }
+
+func (f enumText[E]) arg() any  { return string(*f.p) }
+func (f enumText[E]) dest() any { return f.p }
 
 // listCol stores a list of strings as one comma-separated text.
-func listCol[T any](name string, f func(*T) *[]string) column[T] {
-	return column[T]{name, func(v *T) any { return strings.Join(*f(v), ",") }, func(v *T) any { return (*commaList)(f(v)) }}
-}
+func listCol(name string, p *[]string) field { return field{name, (*commaList)(p)} }
 
 type commaList []string
 
+func (p *commaList) arg() any  { return strings.Join(*p, ",") }
+func (p *commaList) dest() any { return p }
+
 func (p *commaList) Scan(src any) error {
-	var v sql.NullString
-	if err := v.Scan(src); err != nil {
-		return err
-	}
-	*p = splitComma(v.String)
-	return nil
+	return scanNull(src, func(v sql.NullString) { *p = splitComma(v.String) })
 }
 
 // jsonCol stores a value as JSON text.
-func jsonCol[T, V any](name string, f func(*T) *V) column[T] {
-	return column[T]{name, func(v *T) any { return jsonText(f(v)) }, func(v *T) any { return jsonScanner[V]{f(v)} }}
-}
+func jsonCol[V any](name string, p *V) field { return field{name, jsonScanner[V]{p}} }
 
 // jsonText encodes plain data (maps, slices and structs of strings and
 // numbers), which cannot fail.
@@ -282,6 +318,9 @@ func jsonText(v any) string {
 }
 
 type jsonScanner[V any] struct{ p *V }
+
+func (s jsonScanner[V]) arg() any  { return jsonText(s.p) }
+func (s jsonScanner[V]) dest() any { return s }
 
 func (s jsonScanner[V]) Scan(src any) error {
 	var v sql.NullString
@@ -296,13 +335,11 @@ func (s jsonScanner[V]) Scan(src any) error {
 
 type msTime time.Time
 
+func (p *msTime) arg() any  { return nullMS(time.Time(*p)) }
+func (p *msTime) dest() any { return p }
+
 func (p *msTime) Scan(src any) error {
-	var v sql.NullInt64
-	if err := v.Scan(src); err != nil {
-		return err
-	}
-	*p = msTime(fromMS(v))
-	return nil
+	return scanNull(src, func(v sql.NullInt64) { *p = msTime(fromMS(v)) })
 }
 
 // lit quotes a typed constant (a status, a channel) for the few statements
@@ -315,11 +352,12 @@ func lit[E ~string](v E) string {
 
 // contentCol stores a message's rich content as JSON ("" for plain text)
 // and decodes it once, on the way out.
-func contentCol[T any](name string, f func(*T) *domain.Content) column[T] {
-	return column[T]{name, func(v *T) any { return f(v).Encode() }, func(v *T) any { return (*contentJSON)(f(v)) }}
-}
+func contentCol(name string, p *domain.Content) field { return field{name, (*contentJSON)(p)} }
 
 type contentJSON domain.Content
+
+func (p *contentJSON) arg() any  { return domain.Content(*p).Encode() }
+func (p *contentJSON) dest() any { return p }
 
 func (p *contentJSON) Scan(src any) error {
 	var text string

@@ -2,22 +2,15 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"sort"
-	"time"
 )
 
-var templates = newTable("templates",
-	textCol("account_id", func(t *domain.MessageTemplate) *string { return &t.AccountID }),
-	textCol("name", func(t *domain.MessageTemplate) *string { return &t.Name }),
-	textCol("language", func(t *domain.MessageTemplate) *string { return &t.Language }),
-	textCol("category", func(t *domain.MessageTemplate) *string { return &t.Category }),
-	textCol("status", func(t *domain.MessageTemplate) *string { return &t.Status }),
-	textCol("body", func(t *domain.MessageTemplate) *string { return &t.Body }),
-	jsonCol("parameters", func(t *domain.MessageTemplate) *[]string { return &t.Parameters }),
-	timeCol("created_at", func(t *domain.MessageTemplate) *time.Time { return &t.CreatedAt }),
-)
+var templates = newTable("templates", func(t *domain.MessageTemplate, c cols) cols {
+	return c.add(textCol("account_id", &t.AccountID), textCol("name", &t.Name), textCol("language", &t.Language),
+		textCol("category", &t.Category), textCol("status", &t.Status), textCol("body", &t.Body),
+		jsonCol("parameters", &t.Parameters), timeCol("created_at", &t.CreatedAt))
+})
 
 // CreateTemplate stores a template; a taken (name, language) in the same
 // account is ErrConflict.
@@ -26,13 +19,7 @@ func (s *Store) CreateTemplate(ctx context.Context, t domain.MessageTemplate) er
 		t.Parameters = []string{}
 	}
 	_, err := s.wexec(ctx, templates.insert(s), templates.args(&t, nil)...)
-	if err != nil {
-		if isUniqueViolation(err) {
-			return domain.ErrConflict
-		}
-		return fmt.Errorf("create template: %w", err)
-	}
-	return nil
+	return inserted(err, "create template")
 }
 
 // Template reads one template of an account.

@@ -225,8 +225,7 @@ func TestRefund(t *testing.T) {
 }
 
 func TestInboundAndLatestMessage(t *testing.T) {
-	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
-		other := newAccount(t, st, 0)
+	eachTwoAccounts(t, func(t *testing.T, ctx context.Context, st *store.Store, acc, other domain.Account) {
 		const phone = "34600000001"
 		inbound := []domain.Inbound{
 			{AccountID: acc.ID, Env: "live", Phone: phone, Channel: "WHATSAPP", Body: "hi", ReceivedAt: at(time.Minute)},

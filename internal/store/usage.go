@@ -19,23 +19,13 @@ type usageLine struct {
 	holder string
 }
 
-var usageLines = newTable("usage_days",
-	textCol("account_id", func(u *usageLine) *string { return &u.AccountID }),
-	enumCol("env", func(u *usageLine) *domain.Environment { return &u.Env }),
-	int64Col("day", func(u *usageLine) *int64 { return &u.Day }),
-	enumCol("channel", func(u *usageLine) *domain.Channel { return &u.Channel }),
-	textCol("country", func(u *usageLine) *string { return &u.Country }),
-	textCol("holder", func(u *usageLine) *string { return &u.holder }),
-	int64Col("messages", func(u *usageLine) *int64 { return &u.Messages }),
-	int64Col("segments", func(u *usageLine) *int64 { return &u.Segments }),
-	int64Col("credits", func(u *usageLine) *int64 { return &u.Credits }),
-	int64Col("sending", func(u *usageLine) *int64 { return &u.Statuses[0] }),
-	int64Col("sent", func(u *usageLine) *int64 { return &u.Statuses[1] }),
-	int64Col("delivered", func(u *usageLine) *int64 { return &u.Statuses[2] }),
-	int64Col("read", func(u *usageLine) *int64 { return &u.Statuses[3] }),
-	int64Col("failed", func(u *usageLine) *int64 { return &u.Statuses[4] }),
-	int64Col("canceled", func(u *usageLine) *int64 { return &u.Statuses[5] }),
-)
+var usageLines = newTable("usage_days", func(u *usageLine, c cols) cols {
+	return c.add(textCol("account_id", &u.AccountID), enumCol("env", &u.Env), int64Col("day", &u.Day),
+		enumCol("channel", &u.Channel), textCol("country", &u.Country), textCol("holder", &u.holder),
+		int64Col("messages", &u.Messages), int64Col("segments", &u.Segments), int64Col("credits", &u.Credits),
+		int64Col("sending", &u.Statuses[0]), int64Col("sent", &u.Statuses[1]), int64Col("delivered", &u.Statuses[2]),
+		int64Col("read", &u.Statuses[3]), int64Col("failed", &u.Statuses[4]), int64Col("canceled", &u.Statuses[5]))
+})
 
 // usageCounts are the counted columns, in the order of domain.UsageCount.
 var usageCounts = []string{"messages", "segments", "credits", "sending", "sent", "delivered", "read", "failed", "canceled"}
@@ -88,20 +78,11 @@ func compareUsageKeys(a, b domain.UsageKey) int {
 // usage_days' key), never the messages.
 func (s *Store) UsageByDay(ctx context.Context, q domain.UsageQuery) ([]domain.UsageDelta, error) {
 	query, args := usageByDay(q)
-	rows, err := s.rquery(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("usage: %w", err)
-	}
-	defer rows.Close()
 	var out []domain.UsageDelta
-	for rows.Next() {
-		d := domain.UsageDelta{UsageKey: domain.UsageKey{AccountID: q.AccountID, Env: q.Env}}
-		if err := rows.Scan(append([]any{&d.Day, &d.Channel, &d.Country}, countDests(&d.UsageCount)...)...); err != nil {
-			return nil, fmt.Errorf("usage: %w", err)
-		}
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
+	d := domain.UsageDelta{UsageKey: domain.UsageKey{AccountID: q.AccountID, Env: q.Env}}
+	err := rowsOf(s.rquery(ctx, query, args...)).scan(append([]any{&d.Day, &d.Channel, &d.Country}, countDests(&d.UsageCount)...),
+		func() { out = append(out, d) })
+	if err != nil {
 		return nil, fmt.Errorf("usage: %w", err)
 	}
 	return out, nil
@@ -161,21 +142,12 @@ func (s *Store) UsageFromMessages(ctx context.Context, accountID string) ([]doma
 	for _, st := range domain.Statuses {
 		byStatus += `, SUM(CASE WHEN status = '` + string(st) + `' THEN 1 ELSE 0 END)`
 	}
-	rows, err := s.rquery(ctx, `SELECT env, created_at / 86400000, channel, country_code, COUNT(*), SUM(segments), SUM(charged)`+
-		byStatus+` FROM messages WHERE account_id = $1 GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`, accountID)
-	if err != nil {
-		return nil, fmt.Errorf("usage from messages: %w", err)
-	}
-	defer rows.Close()
 	var out []domain.UsageDelta
-	for rows.Next() {
-		d := domain.UsageDelta{UsageKey: domain.UsageKey{AccountID: accountID}}
-		if err := rows.Scan(append([]any{&d.Env, &d.Day, &d.Channel, &d.Country}, countDests(&d.UsageCount)...)...); err != nil {
-			return nil, fmt.Errorf("usage from messages: %w", err)
-		}
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
+	d := domain.UsageDelta{UsageKey: domain.UsageKey{AccountID: accountID}}
+	err := rowsOf(s.rquery(ctx, `SELECT env, created_at / 86400000, channel, country_code, COUNT(*), SUM(segments), SUM(charged)`+
+		byStatus+` FROM messages WHERE account_id = $1 GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`, accountID)).scan(
+		append([]any{&d.Env, &d.Day, &d.Channel, &d.Country}, countDests(&d.UsageCount)...), func() { out = append(out, d) })
+	if err != nil {
 		return nil, fmt.Errorf("usage from messages: %w", err)
 	}
 	return out, nil

@@ -10,34 +10,22 @@ import (
 	"time"
 )
 
-var users = newTable("users",
-	textCol("id", func(u *domain.User) *string { return &u.ID }),
-	nullTextCol("account_id", func(u *domain.User) *string { return &u.AccountID }),
-	textCol("email", func(u *domain.User) *string { return &u.Email }),
-	textCol("role", func(u *domain.User) *string { return &u.Role }),
-	textCol("password_hash", func(u *domain.User) *string { return &u.PasswordHash }),
-	timeCol("created_at", func(u *domain.User) *time.Time { return &u.CreatedAt }),
-)
+var users = newTable("users", func(u *domain.User, c cols) cols {
+	return c.add(textCol("id", &u.ID), nullTextCol("account_id", &u.AccountID), textCol("email", &u.Email),
+		textCol("role", &u.Role), textCol("password_hash", &u.PasswordHash), timeCol("created_at", &u.CreatedAt))
+})
 
-var sessions = newTable("sessions",
-	textCol("token_hash", func(s *domain.Session) *string { return &s.TokenHash }),
-	textCol("user_id", func(s *domain.Session) *string { return &s.UserID }),
-	timeCol("created_at", func(s *domain.Session) *time.Time { return &s.CreatedAt }),
-	timeCol("last_seen_at", func(s *domain.Session) *time.Time { return &s.LastSeenAt }),
-	timeCol("expires_at", func(s *domain.Session) *time.Time { return &s.ExpiresAt }),
-)
+var sessions = newTable("sessions", func(s *domain.Session, c cols) cols {
+	return c.add(textCol("token_hash", &s.TokenHash), textCol("user_id", &s.UserID),
+		timeCol("created_at", &s.CreatedAt), timeCol("last_seen_at", &s.LastSeenAt),
+		timeCol("expires_at", &s.ExpiresAt))
+})
 
 // CreateUser stores a user; a taken email is ErrConflict.
 func (s *Store) CreateUser(ctx context.Context, u domain.User) error {
 	u.Email = strings.ToLower(u.Email)
 	_, err := s.wexec(ctx, users.insert(s), users.args(&u, nil)...)
-	if err != nil {
-		if isUniqueViolation(err) {
-			return domain.ErrConflict
-		}
-		return fmt.Errorf("create user: %w", err)
-	}
-	return nil
+	return inserted(err, "create user")
 }
 
 // UserByEmail finds a user by email, case-insensitively.
@@ -47,11 +35,7 @@ func (s *Store) UserByEmail(ctx context.Context, email string) (domain.User, err
 
 // CreateSession stores a new session.
 func (s *Store) CreateSession(ctx context.Context, ss domain.Session) error {
-	_, err := s.wexec(ctx, sessions.insert(s), sessions.args(&ss, nil)...)
-	if err != nil {
-		return fmt.Errorf("create session: %w", err)
-	}
-	return nil
+	return s.run(ctx, "create session", sessions.insert(s), sessions.args(&ss, nil)...)
 }
 
 // SessionUser reads a session and its user.
@@ -72,20 +56,13 @@ func (s *Store) SessionUser(ctx context.Context, tokenHash string) (domain.Sessi
 
 // ExtendSession slides a session's idle expiry.
 func (s *Store) ExtendSession(ctx context.Context, tokenHash string, seen, expires time.Time) error {
-	_, err := s.wexec(ctx, `UPDATE sessions SET last_seen_at = $2, expires_at = $3 WHERE token_hash = $1`,
+	return s.run(ctx, "extend session", `UPDATE sessions SET last_seen_at = $2, expires_at = $3 WHERE token_hash = $1`,
 		tokenHash, ms(seen), ms(expires))
-	if err != nil {
-		return fmt.Errorf("extend session: %w", err)
-	}
-	return nil
 }
 
 // DeleteSession ends a session (logout).
 func (s *Store) DeleteSession(ctx context.Context, tokenHash string) error {
-	if _, err := s.wexec(ctx, `DELETE FROM sessions WHERE token_hash = $1`, tokenHash); err != nil {
-		return fmt.Errorf("delete session: %w", err)
-	}
-	return nil
+	return s.run(ctx, "delete session", `DELETE FROM sessions WHERE token_hash = $1`, tokenHash)
 }
 
 // SetPassword replaces a user's password hash.
@@ -97,20 +74,14 @@ func (s *Store) SetPassword(ctx context.Context, userID, hash string) error {
 // EndSessions ends a user's sessions but one (keep, "" for none): a changed
 // password logs out every other browser and script.
 func (s *Store) EndSessions(ctx context.Context, userID, keep string) error {
-	if _, err := s.wexec(ctx, `DELETE FROM sessions WHERE user_id = $1 AND token_hash <> $2`, userID, keep); err != nil {
-		return fmt.Errorf("end sessions: %w", err)
-	}
-	return nil
+	return s.run(ctx, "end sessions", `DELETE FROM sessions WHERE user_id = $1 AND token_hash <> $2`, userID, keep)
 }
 
 // DeleteExpiredSessions drops a user's sessions that expired before t; a
 // login calls it, so the table holds no more than each user's live ones
 // plus those awaiting their next login.
 func (s *Store) DeleteExpiredSessions(ctx context.Context, userID string, t time.Time) error {
-	if _, err := s.wexec(ctx, `DELETE FROM sessions WHERE user_id = $1 AND expires_at < $2`, userID, ms(t)); err != nil {
-		return fmt.Errorf("delete expired sessions: %w", err)
-	}
-	return nil
+	return s.run(ctx, "delete expired sessions", `DELETE FROM sessions WHERE user_id = $1 AND expires_at < $2`, userID, ms(t))
 }
 
 // Users lists an account's users by email.
