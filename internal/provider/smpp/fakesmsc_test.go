@@ -250,16 +250,7 @@ func mustEncode(t testing.TB, p pdu.PDU) []byte {
 }
 
 // eventually polls cond until it holds or the deadline passes.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
+var eventually = providertest.Eventually
 
 func testConfig(addr string) Config {
 	return Config{
