@@ -79,6 +79,8 @@ func EnvAccount(e *provider.Env, prefix string) Account {
 	return Account{From: e.String(prefix + "FROM"), APIURL: e.String(prefix + "API_URL"), PublicURL: e.String("MSGSVC_PUBLIC_URL")}
 }
 
+func (a *Account) setName(name string) { a.Name = name }
+
 // OwnSender is From, "" when the platform picks the number from a pool
 // (provider.OwnSender).
 func (a Account) OwnSender() string { return a.From }
