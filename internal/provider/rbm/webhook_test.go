@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 	"github.com/msgsvc/msgsvc/internal/provider/rbm/rbmtest"
@@ -183,7 +184,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 	post(t, r.a, []byte(`{"clientToken":"guess","secret":"s"}`), "")
 	var sa serviceAccount
 	_ = json.Unmarshal(r.p.Credentials(), &sa)
-	providertest.Eventually(t, "the log to say there is no access token yet", func() bool { return strings.Contains(r.log.String(), "no access token yet") })
+	polltest.Until(t, "the log to say there is no access token yet", func() bool { return strings.Contains(r.log.String(), "no access token yet") })
 	logText := r.log.String()
 	keyLine := strings.Split(sa.PrivateKey, "\n")[1]
 	for _, secret := range []string{testToken, keyLine, "ya29.", base64.StdEncoding.EncodeToString([]byte(testToken))} {

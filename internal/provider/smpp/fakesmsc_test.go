@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/pdu"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 )
@@ -250,7 +251,7 @@ func mustEncode(t testing.TB, p pdu.PDU) []byte {
 }
 
 // eventually polls cond until it holds or the deadline passes.
-var eventually = providertest.Eventually
+var eventually = polltest.Until
 
 func testConfig(addr string) Config {
 	return Config{
