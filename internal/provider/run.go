@@ -2,10 +2,24 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
+
+// Usable is what every adapter's New checks before it builds anything:
+// the configuration's problems (invalid, its Validate's), then a Sink for
+// the statuses and replies. typ names the adapter in the error.
+func Usable(typ string, invalid error, sink Sink) error {
+	if invalid != nil {
+		return invalid
+	}
+	if sink == nil {
+		return fmt.Errorf("%s: no sink for statuses and replies", typ)
+	}
+	return nil
+}
 
 // Collected finishes the build of adapter a: it registers its metrics c
 // with d and returns a, or the registration's error.

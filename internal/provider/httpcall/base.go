@@ -3,7 +3,6 @@ package httpcall
 import (
 	"context"
 	"encoding/base64"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -125,11 +124,8 @@ func NewBase(name string, c *Client) Base { return Base{Call: c, name: name, Use
 // body. It returns a, or the first error (invalid is the configuration's).
 func Open[A any](a *A, base *Base, invalid error, peer string, acct Account, d provider.Deps, hc Deps,
 	send func(context.Context, provider.Outbound) provider.Result, receive func(http.ResponseWriter, *http.Request, []byte)) (*A, error) {
-	if invalid != nil {
-		return nil, invalid
-	}
-	if d.Sink == nil {
-		return nil, fmt.Errorf("%s: no sink for statuses and replies", strings.ToLower(peer))
+	if err := provider.Usable(strings.ToLower(peer), invalid, d.Sink); err != nil {
+		return nil, err
 	}
 	*base = NewBase(acct.Name, New(acct.Settings(peer, acct.Name), hc))
 	base.Sink, base.send, base.receive = d.Sink, send, receive

@@ -45,11 +45,8 @@ var _ provider.Provider = (*Adapter)(nil)
 
 // New checks cfg and builds an adapter; it makes no request yet.
 func New(cfg Config, sink provider.Sink, opts ...Option) (*Adapter, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := provider.Usable(TypeName, cfg.Validate(), sink); err != nil {
 		return nil, err
-	}
-	if sink == nil {
-		return nil, errors.New("rbm: a Sink is required")
 	}
 	cfg = cfg.withDefaults()
 	sa, _ := parseCredentials(cfg.Credentials) // Validate read it
