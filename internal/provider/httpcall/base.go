@@ -3,7 +3,6 @@ package httpcall
 import (
 	"context"
 	"encoding/base64"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -79,6 +78,8 @@ func EnvAccount(e *provider.Env, prefix string) Account {
 	return Account{From: e.String(prefix + "FROM"), APIURL: e.String(prefix + "API_URL"), PublicURL: e.String("MSGSVC_PUBLIC_URL")}
 }
 
+func (a *Account) setName(name string) { a.Name = name }
+
 // OwnSender is From, "" when the platform picks the number from a pool
 // (provider.OwnSender).
 func (a Account) OwnSender() string { return a.From }
@@ -123,11 +124,8 @@ func NewBase(name string, c *Client) Base { return Base{Call: c, name: name, Use
 // body. It returns a, or the first error (invalid is the configuration's).
 func Open[A any](a *A, base *Base, invalid error, peer string, acct Account, d provider.Deps, hc Deps,
 	send func(context.Context, provider.Outbound) provider.Result, receive func(http.ResponseWriter, *http.Request, []byte)) (*A, error) {
-	if invalid != nil {
-		return nil, invalid
-	}
-	if d.Sink == nil {
-		return nil, fmt.Errorf("%s: no sink for statuses and replies", strings.ToLower(peer))
+	if err := provider.Usable(strings.ToLower(peer), invalid, d.Sink); err != nil {
+		return nil, err
 	}
 	*base = NewBase(acct.Name, New(acct.Settings(peer, acct.Name), hc))
 	base.Sink, base.send, base.receive = d.Sink, send, receive

@@ -260,18 +260,24 @@ func (c *Client) Each(ctx context.Context, msgs []provider.Outbound, send func(c
 // results in order.
 func Parallel(ctx context.Context, n int, msgs []provider.Outbound, send func(context.Context, provider.Outbound) provider.Result) []provider.Result {
 	out := make([]provider.Result, len(msgs))
-	sem := make(chan struct{}, max(n, 1))
+	Each(len(msgs), n, func(i int) { out[i] = send(ctx, msgs[i]) })
+	return out
+}
+
+// Each runs f(0) … f(n-1), at most limit at once (at least one), and
+// returns when all have.
+func Each(n, limit int, f func(i int)) {
+	sem := make(chan struct{}, max(limit, 1))
 	var wg sync.WaitGroup
-	for i := range msgs {
+	for i := range n {
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			out[i] = send(ctx, msgs[i])
+			f(i)
 		}()
 	}
 	wg.Wait()
-	return out
 }
 
 // oversizePart refuses an SMS part its sender cut (it has a user data

@@ -16,8 +16,9 @@ type Receiver interface {
 }
 
 // Kind is what the registry knows of an SMS adapter package over HTTP,
-// whose adapters A are configured by C.
-type Kind[C provider.Settings, A Receiver] struct {
+// whose adapters A are configured by C, which embeds Account (P is *C:
+// the registry names the provider through it).
+type Kind[C provider.Settings, P Named[C], A Receiver] struct {
 	// Name is the type's name in the configuration file.
 	Name string
 	// Shortcut is the variable that, set, makes the environment's one
@@ -25,23 +26,29 @@ type Kind[C provider.Settings, A Receiver] struct {
 	// other variables.
 	Shortcut string
 	Env      func(v string, e *provider.Env) C
-	// New makes an adapter of a configuration that Named has given the
-	// provider's name.
-	New   func(C, provider.Deps, Deps) (A, error)
-	Named func(c C, name string) C
+	// New makes an adapter of a configuration that holds the provider's
+	// name.
+	New func(C, provider.Deps, Deps) (A, error)
 	// Paths are the callback paths (under /providers/<Name>/) the
 	// adapter's receiver takes POSTs at, which OpenAPI describes.
 	Paths   []string
 	OpenAPI []byte
 }
 
+// Named is a pointer to a configuration that embeds Account.
+type Named[C any] interface {
+	*C
+	setName(string)
+}
+
 // Type is the registry's Type of the kind: SMS, configured by a file's
 // block or the shortcut.
-func (k Kind[C, A]) Type() provider.Type {
+func (k Kind[C, P, A]) Type() provider.Type {
 	return provider.Define(provider.Spec[C]{Name: k.Name, Channels: []domain.Channel{domain.SMS},
 		Env: func(getenv func(string) string) (C, bool, error) { return provider.Shortcut(getenv, k.Shortcut, k.Env) },
 		New: func(_ context.Context, name string, c C, d provider.Deps) (provider.Adapter, error) {
-			return k.New(k.Named(c, name), d, DepsOf(d))
+			P(&c).setName(name)
+			return k.New(c, d, DepsOf(d))
 		},
 		Webhooks: provider.ReceiveAll(http.MethodPost, func(a A) http.Handler { return a.Webhook() }, k.Paths...),
 		OpenAPI:  k.OpenAPI})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
@@ -178,7 +179,7 @@ func testLifecycle(t *testing.T, h Harness) {
 func testHealth(t *testing.T, h Harness) {
 	in := start(t, h, nil)
 	accepted(t, "message", submit(t, in.Adapter, in.Accept(0))[0])
-	Eventually(t, "Health to report ready after a message was taken", func() bool { return in.Adapter.Health().Ready })
+	polltest.Until(t, "Health to report ready after a message was taken", func() bool { return in.Adapter.Health().Ready })
 	if in.Adapter.Health().Detail == "" {
 		t.Fatal("Health has no detail for /readyz")
 	}

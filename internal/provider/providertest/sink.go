@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
@@ -142,7 +142,7 @@ func (s *Sink) Got() ([]provider.Status, []provider.Inbound) {
 func (s *Sink) WaitStatus(t testing.TB, what string, match func(provider.Status) bool) provider.Status {
 	t.Helper()
 	var found provider.Status
-	Eventually(t, what, func() bool {
+	polltest.Until(t, what, func() bool {
 		sts, _ := s.Got()
 		for _, st := range sts {
 			if match(st) {
@@ -153,16 +153,4 @@ func (s *Sink) WaitStatus(t testing.TB, what string, match func(provider.Status)
 		return false
 	})
 	return found
-}
-
-// Eventually polls cond until it holds; the test fails after 10 seconds.
-func Eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }

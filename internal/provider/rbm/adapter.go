@@ -17,6 +17,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/provider/httpcall"
 )
 
 // Adapter is an RBM agent as a provider: it sends messages, answers
@@ -44,11 +45,8 @@ var _ provider.Provider = (*Adapter)(nil)
 
 // New checks cfg and builds an adapter; it makes no request yet.
 func New(cfg Config, sink provider.Sink, opts ...Option) (*Adapter, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := provider.Usable(TypeName, cfg.Validate(), sink); err != nil {
 		return nil, err
-	}
-	if sink == nil {
-		return nil, errors.New("rbm: a Sink is required")
 	}
 	cfg = cfg.withDefaults()
 	sa, _ := parseCredentials(cfg.Credentials) // Validate read it
@@ -193,19 +191,7 @@ func (a *Adapter) phoneURL(digits, rest string) string {
 }
 
 // each runs f(0) … f(n-1), at most Config.Concurrency at once.
-func (a *Adapter) each(n int, f func(i int)) {
-	sem := make(chan struct{}, a.cfg.Concurrency)
-	var wg sync.WaitGroup
-	for i := range n {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			f(i)
-		}()
-	}
-	wg.Wait()
-}
+func (a *Adapter) each(n int, f func(i int)) { httpcall.Each(n, a.cfg.Concurrency, f) }
 
 // messageNamespace names our message ids in the UUIDs the platform wants.
 var messageNamespace = uuid.MustParse("5d0d6f2e-9a57-4c1e-8f0b-3f2f6c8a4b71")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 )
@@ -345,7 +346,7 @@ func TestStartChecksCredentials(t *testing.T) {
 	if err := r.a.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return r.a.Health().Checked })
+	polltest.Until(t, "a health check", func() bool { return r.a.Health().Checked })
 	if h := r.a.Health(); h.Ready() || !strings.Contains(h.AuthError, "invalid_grant") {
 		t.Fatalf("%+v", h)
 	}
@@ -353,7 +354,7 @@ func TestStartChecksCredentials(t *testing.T) {
 	if err := r2.a.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return r2.a.Health().Checked })
+	polltest.Until(t, "a health check", func() bool { return r2.a.Health().Checked })
 	if h := r2.a.Health(); !h.Ready() || r2.p.TokenRequests() != 1 {
 		t.Fatalf("%+v", h)
 	}

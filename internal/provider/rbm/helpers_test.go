@@ -1,15 +1,12 @@
 package rbm
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
@@ -41,13 +38,13 @@ type rig struct {
 	p    *rbmtest.Platform
 	a    *Adapter
 	sink *providertest.Sink
-	log  *lockedWriter
+	log  *providertest.Log
 	now  time.Time
 }
 
 func newRig(t testing.TB, mutate func(c *Config), opts ...Option) *rig {
 	t.Helper()
-	r := &rig{p: rbmtest.New(t, testAgent), sink: &providertest.Sink{}, log: &lockedWriter{w: &bytes.Buffer{}},
+	r := &rig{p: rbmtest.New(t, testAgent), sink: &providertest.Sink{}, log: &providertest.Log{},
 		now: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}
 	cfg := Config{AgentID: testAgent, Credentials: r.p.Credentials(), ClientToken: testToken, APIURL: r.p.APIURL(),
 		RetryMin: time.Millisecond, RetryMax: 4 * time.Millisecond}
@@ -62,17 +59,6 @@ func newRig(t testing.TB, mutate func(c *Config), opts ...Option) *rig {
 	}
 	r.a = a
 	return r
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // sameJSON fails unless got and want are the same JSON value.

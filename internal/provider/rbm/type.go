@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"sync"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
@@ -60,24 +59,17 @@ func build(_ context.Context, name string, c Config, d provider.Deps) (provider.
 	if err != nil {
 		return nil, err
 	}
-	if err := d.Collect(a.Collector()); err != nil {
-		return nil, err
-	}
-	return &adapter{Adapter: a}, nil
+	return provider.Collected(d, a.Collector(), &adapter{Adapter: a})
 }
 
 // adapter is an Adapter as the service runs it: the credentials are
 // checked at the first Start only, and its health is one line for /readyz.
 type adapter struct {
 	*Adapter
-	once sync.Once
+	started provider.StartOnce
 }
 
-func (a *adapter) Start(ctx context.Context) error {
-	var err error
-	a.once.Do(func() { err = a.Adapter.Start(ctx) })
-	return err
-}
+func (a *adapter) Start(ctx context.Context) error { return a.started.Start(ctx, a.Adapter.Start) }
 
 func (a *adapter) Stop(ctx context.Context) error { return a.Close(ctx) }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 	"github.com/msgsvc/msgsvc/internal/provider/rbm/rbmtest"
@@ -183,8 +184,8 @@ func TestSecretsNeverLogged(t *testing.T) {
 	post(t, r.a, []byte(`{"clientToken":"guess","secret":"s"}`), "")
 	var sa serviceAccount
 	_ = json.Unmarshal(r.p.Credentials(), &sa)
-	waitFor(t, func() bool { return strings.Contains(r.logText(), "no access token yet") })
-	logText := r.logText()
+	polltest.Until(t, "the log to say there is no access token yet", func() bool { return strings.Contains(r.log.String(), "no access token yet") })
+	logText := r.log.String()
 	keyLine := strings.Split(sa.PrivateKey, "\n")[1]
 	for _, secret := range []string{testToken, keyLine, "ya29.", base64.StdEncoding.EncodeToString([]byte(testToken))} {
 		if strings.Contains(logText, secret) {
@@ -193,23 +194,6 @@ func TestSecretsNeverLogged(t *testing.T) {
 	}
 	if !strings.Contains(logText, "invalid_grant") {
 		t.Fatalf("the log does not say why:\n%s", logText)
-	}
-}
-
-func (r *rig) logText() string {
-	r.log.mu.Lock()
-	defer r.log.mu.Unlock()
-	return r.log.w.(*bytes.Buffer).String()
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

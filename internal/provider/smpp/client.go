@@ -55,11 +55,8 @@ var _ provider.Provider = (*Client)(nil)
 
 // New checks cfg and builds a client; Start connects it.
 func New(cfg Config, sink provider.Sink, opts ...Option) (*Client, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := provider.Usable(TypeName, cfg.Validate(), sink); err != nil {
 		return nil, err
-	}
-	if sink == nil {
-		return nil, errors.New("smpp: a Sink is required")
 	}
 	cfg = cfg.withDefaults()
 	o := buildOptions(opts)

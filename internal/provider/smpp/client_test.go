@@ -39,13 +39,7 @@ func mustOK(t *testing.T, res []provider.Result) {
 
 func TestBindAndUnbind(t *testing.T) {
 	f := newFakeSMSC(t)
-	c, err := New(testConfig(f.addr()), newSink(), WithLogger(quietLogger()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	c := started(t, testConfig(f.addr()), newSink())
 	eventually(t, "bound", func() bool { return c.Health().Ready() })
 	b := f.count(func(f *fakeSMSC) int { return len(f.binds) })
 	if b != 1 {
@@ -74,13 +68,7 @@ func TestBindAndUnbind(t *testing.T) {
 func TestBindRefused(t *testing.T) {
 	f := newFakeSMSC(t)
 	f.set(func(f *fakeSMSC) { f.bindStatus = func(int) pdu.Status { return pdu.StatusInvPaswd } })
-	c, err := New(testConfig(f.addr()), newSink(), WithLogger(quietLogger()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	c := started(t, testConfig(f.addr()), newSink())
 	defer c.Close(context.Background())
 	// It keeps trying, with backoff, and says why it is not ready.
 	eventually(t, "three bind attempts", func() bool { return f.count(func(f *fakeSMSC) int { return len(f.binds) }) >= 3 })
@@ -102,13 +90,7 @@ func TestBindRefused(t *testing.T) {
 func TestCloseWakesWaitingSubmit(t *testing.T) {
 	f := newFakeSMSC(t)
 	f.set(func(f *fakeSMSC) { f.bindStatus = func(int) pdu.Status { return pdu.StatusBindFail } })
-	c, err := New(testConfig(f.addr()), newSink(), WithLogger(quietLogger()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	c := started(t, testConfig(f.addr()), newSink())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	done := make(chan provider.Result, 1)

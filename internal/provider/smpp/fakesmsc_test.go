@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/pdu"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/providertest"
 )
@@ -250,16 +251,7 @@ func mustEncode(t testing.TB, p pdu.PDU) []byte {
 }
 
 // eventually polls cond until it holds or the deadline passes.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
+var eventually = polltest.Until
 
 func testConfig(addr string) Config {
 	return Config{
@@ -272,17 +264,24 @@ func testConfig(addr string) Config {
 
 func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-// startClient starts a client and waits until all its binds are up.
-func startClient(t testing.TB, cfg Config, sink provider.Sink, opts ...Option) *Client {
+// started is a client of cfg, started, with a quiet log; the test closes
+// it itself.
+func started(t testing.TB, cfg Config, sink provider.Sink, opts ...Option) *Client {
 	t.Helper()
-	base := []Option{WithLogger(quietLogger()), WithRand(func() float64 { return 0.5 })}
-	c, err := New(cfg, sink, append(base, opts...)...)
+	c, err := New(cfg, sink, append([]Option{WithLogger(quietLogger())}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// startClient starts a client and waits until all its binds are up.
+func startClient(t testing.TB, cfg Config, sink provider.Sink, opts ...Option) *Client {
+	t.Helper()
+	c := started(t, cfg, sink, append([]Option{WithRand(func() float64 { return 0.5 })}, opts...)...)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -3,7 +3,6 @@ package smpp
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/provider"
@@ -48,24 +47,17 @@ func build(_ context.Context, name string, c Config, d provider.Deps) (provider.
 	if err != nil {
 		return nil, err
 	}
-	if err := d.Collect(client.Collector()); err != nil {
-		return nil, err
-	}
-	return &adapter{Client: client}, nil
+	return provider.Collected(d, client.Collector(), &adapter{Client: client})
 }
 
 // adapter is a Client as the service runs it: Start may be called again
 // (it does nothing), and its health is one line for /readyz.
 type adapter struct {
 	*Client
-	once sync.Once
+	started provider.StartOnce
 }
 
-func (a *adapter) Start(ctx context.Context) error {
-	var err error
-	a.once.Do(func() { err = a.Client.Start(ctx) })
-	return err
-}
+func (a *adapter) Start(ctx context.Context) error { return a.started.Start(ctx, a.Client.Start) }
 
 func (a *adapter) Stop(ctx context.Context) error { return a.Close(ctx) }
 

@@ -26,10 +26,10 @@ const WebhookPath = "/providers/telnyx/webhook"
 // (a file's telnyx block, or the MSGSVC_TELNYX_* variables), receiving
 // Telnyx's webhooks.
 func Type() provider.Type {
-	return httpcall.Kind[Config, *Adapter]{Name: TypeName, Shortcut: "MSGSVC_TELNYX_API_KEY", Env: func(v string, e *provider.Env) Config {
+	return httpcall.Kind[Config, *Config, *Adapter]{Name: TypeName, Shortcut: "MSGSVC_TELNYX_API_KEY", Env: func(v string, e *provider.Env) Config {
 		return Config{APIKey: v, PublicKey: e.String("MSGSVC_TELNYX_PUBLIC_KEY"),
 			MessagingProfileID: e.String("MSGSVC_TELNYX_MESSAGING_PROFILE_ID"), Account: httpcall.EnvAccount(e, "MSGSVC_TELNYX_")}
-	}, New: New, Named: func(c Config, n string) Config { c.Name = n; return c }, Paths: []string{"webhook"}, OpenAPI: openAPI}.Type()
+	}, New: New, Paths: []string{"webhook"}, OpenAPI: openAPI}.Type()
 }
 
 // Adapter is a Telnyx account as the service runs it. It is safe for

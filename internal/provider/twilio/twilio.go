@@ -29,10 +29,10 @@ const (
 // (a file's twilio block, or the MSGSVC_TWILIO_* variables), receiving
 // Twilio's callbacks.
 func Type() provider.Type {
-	return httpcall.Kind[Config, *Adapter]{Name: TypeName, Shortcut: "MSGSVC_TWILIO_ACCOUNT_SID", Env: func(v string, e *provider.Env) Config {
+	return httpcall.Kind[Config, *Config, *Adapter]{Name: TypeName, Shortcut: "MSGSVC_TWILIO_ACCOUNT_SID", Env: func(v string, e *provider.Env) Config {
 		return Config{AccountSID: v, AuthToken: e.String("MSGSVC_TWILIO_AUTH_TOKEN"),
 			MessagingServiceSID: e.String("MSGSVC_TWILIO_MESSAGING_SERVICE_SID"), Account: httpcall.EnvAccount(e, "MSGSVC_TWILIO_")}
-	}, New: New, Named: func(c Config, n string) Config { c.Name = n; return c }, Paths: []string{"status", "inbound"}, OpenAPI: openAPI}.Type()
+	}, New: New, Paths: []string{"status", "inbound"}, OpenAPI: openAPI}.Type()
 }
 
 // Adapter is a Twilio account as the service runs it. It is safe for

@@ -30,10 +30,10 @@ const (
 // (a file's vonage block, or the MSGSVC_VONAGE_* variables), receiving
 // Vonage's webhooks.
 func Type() provider.Type {
-	return httpcall.Kind[Config, *Adapter]{Name: TypeName, Shortcut: "MSGSVC_VONAGE_API_KEY", Env: func(v string, e *provider.Env) Config {
+	return httpcall.Kind[Config, *Config, *Adapter]{Name: TypeName, Shortcut: "MSGSVC_VONAGE_API_KEY", Env: func(v string, e *provider.Env) Config {
 		return Config{APIKey: v, APISecret: e.String("MSGSVC_VONAGE_API_SECRET"), SignatureSecret: e.String("MSGSVC_VONAGE_SIGNATURE_SECRET"),
 			SignatureMethod: e.String("MSGSVC_VONAGE_SIGNATURE_METHOD"), Account: httpcall.EnvAccount(e, "MSGSVC_VONAGE_")}
-	}, New: New, Named: func(c Config, n string) Config { c.Name = n; return c }, Paths: []string{"status", "inbound"}, OpenAPI: openAPI}.Type()
+	}, New: New, Paths: []string{"status", "inbound"}, OpenAPI: openAPI}.Type()
 }
 
 // Adapter is a Vonage account as the service runs it. It is safe for

@@ -3,7 +3,6 @@ package whatsapp
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -58,11 +57,8 @@ type counters struct {
 
 // New checks cfg and makes a Client.
 func New(cfg Config, deps Deps, opts ...Option) (*Client, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := provider.Usable(TypeName, cfg.Validate(), deps.Sink); err != nil {
 		return nil, err
-	}
-	if deps.Sink == nil {
-		return nil, fmt.Errorf("whatsapp: no sink for statuses and replies")
 	}
 	o := buildOptions(opts)
 	cfg = cfg.withDefaults()

@@ -173,7 +173,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 	r.sink.Fail(context.DeadlineExceeded)
 	body := whatsapptest.Business{DisplayPhoneNumber: "15550783881"}.Message("16505551234", time.Now(), map[string]any{"type": "text", "text": map[string]any{"body": "hi"}})
 	post(t, r, body, Sign(body, testAppSecret))
-	logs := r.logged()
+	logs := r.log.String()
 	if !strings.Contains(logs, "190") || !strings.Contains(logs, "X-Hub-Signature-256") || !strings.Contains(logs, "not stored") {
 		t.Fatalf("expected log lines missing:\n%s", logs)
 	}

@@ -1,9 +1,7 @@
 package whatsapp
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"log/slog"
 	"sync"
 	"testing"
@@ -80,7 +78,7 @@ type rig struct {
 	sink   *providertest.Sink
 	files  *files
 	cache  *cache
-	log    *bytes.Buffer
+	log    *providertest.Log
 	mu     sync.Mutex
 	now    time.Time
 	waited []time.Duration
@@ -88,7 +86,7 @@ type rig struct {
 
 func newRig(t *testing.T, tune func(*Config)) *rig {
 	t.Helper()
-	r := &rig{p: whatsapptest.New(t), sink: &providertest.Sink{}, files: newFiles(t), cache: &cache{}, log: &bytes.Buffer{},
+	r := &rig{p: whatsapptest.New(t), sink: &providertest.Sink{}, files: newFiles(t), cache: &cache{}, log: &providertest.Log{},
 		now: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)}
 	cfg := Config{APIURL: r.p.URL, PhoneNumberID: testPhoneID, Token: testToken, AppSecret: testAppSecret,
 		VerifyToken: testVerifyToken, UserAgent: UserAgent("0.5.0-dev"), RatePerSecond: -1}
@@ -97,7 +95,7 @@ func newRig(t *testing.T, tune func(*Config)) *rig {
 	}
 	var err error
 	r.c, err = New(cfg, Deps{Sink: r.sink, Files: r.files, Cache: r.cache},
-		WithLogger(slog.New(slog.NewTextHandler(syncWriter{w: r.log, mu: &r.mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))),
+		WithLogger(slog.New(slog.NewTextHandler(r.log, &slog.HandlerOptions{Level: slog.LevelDebug}))),
 		WithClock(r.clock), WithRand(func() float64 { return 0.5 }), WithSleep(r.sleep))
 	if err != nil {
 		t.Fatal(err)
@@ -130,21 +128,4 @@ func (r *rig) waits() []time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]time.Duration(nil), r.waited...)
-}
-
-func (r *rig) logged() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.log.String()
-}
-
-type syncWriter struct {
-	w  io.Writer
-	mu *sync.Mutex
-}
-
-func (s syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }

@@ -65,10 +65,7 @@ func build(_ context.Context, name string, c Config, d provider.Deps) (provider.
 	if err != nil {
 		return nil, err
 	}
-	if err := d.Collect(client.Collector()); err != nil {
-		return nil, err
-	}
-	return adapter{client}, nil
+	return provider.Collected(d, client.Collector(), adapter{client})
 }
 
 // adapter is a Client as the service runs it, its health one line for

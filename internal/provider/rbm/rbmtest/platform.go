@@ -15,6 +15,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -189,11 +190,7 @@ func (p *Platform) CapabilityChecks() []string {
 func (p *Platform) Files() map[string]File {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make(map[string]File, len(p.files))
-	for k, v := range p.files {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(p.files)
 }
 
 // Requests lists every API call received (token requests aside).
