@@ -5,29 +5,20 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
-var twilioCredentials = newTable("twilio_credentials",
-	textCol("sid", func(c *domain.TwilioCredential) *string { return &c.Sid }),
-	enumCol("kind", func(c *domain.TwilioCredential) *domain.TwilioCredentialKind { return &c.Kind }),
-	textCol("account_id", func(c *domain.TwilioCredential) *string { return &c.AccountID }),
-	enumCol("env", func(c *domain.TwilioCredential) *domain.Environment { return &c.Env }),
-	textCol("secret", func(c *domain.TwilioCredential) *string { return &c.Secret }),
-	textCol("parent", func(c *domain.TwilioCredential) *string { return &c.Parent }),
-	textCol("name", func(c *domain.TwilioCredential) *string { return &c.Name }),
-	msCol("created_at", func(c *domain.TwilioCredential) *time.Time { return &c.CreatedAt }),
-)
+var twilioCredentials = newTable("twilio_credentials", func(t *domain.TwilioCredential, c cols) cols {
+	return c.add(textCol("sid", &t.Sid), enumCol("kind", &t.Kind), textCol("account_id", &t.AccountID),
+		enumCol("env", &t.Env), textCol("secret", &t.Secret), textCol("parent", &t.Parent), textCol("name", &t.Name),
+		msCol("created_at", &t.CreatedAt))
+})
 
-var twilioNumbers = newTable("twilio_numbers",
-	textCol("account_id", func(n *domain.TwilioNumber) *string { return &n.AccountID }),
-	textCol("phone", func(n *domain.TwilioNumber) *string { return &n.Phone }),
-	textCol("sms_url", func(n *domain.TwilioNumber) *string { return &n.SmsURL }),
-	textCol("sms_method", func(n *domain.TwilioNumber) *string { return &n.SmsMethod }),
-	msCol("updated_at", func(n *domain.TwilioNumber) *time.Time { return &n.UpdatedAt }),
-)
+var twilioNumbers = newTable("twilio_numbers", func(n *domain.TwilioNumber, c cols) cols {
+	return c.add(textCol("account_id", &n.AccountID), textCol("phone", &n.Phone), textCol("sms_url", &n.SmsURL),
+		textCol("sms_method", &n.SmsMethod), msCol("updated_at", &n.UpdatedAt))
+})
 
 // CreateTwilioCredential stores a new account SID or API key. A SID that
 // exists already is domain.ErrConflict (SIDs are random: a caller that
