@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/provider/smpp/smpptest"
@@ -53,13 +52,10 @@ routes:
 func TestProviderStopsAnswering(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d string) {
 		primary, backup := smpptest.Start(t), smpptest.Start(t)
-		serve := withConfigFile(t, fmt.Sprintf(silenceConfig, primary.Addr(), backup.Addr()))
-		e := newEnv(t, d, envOptions{poll: 20 * time.Millisecond, config: func(c *config.Config) {
-			serve(c) // serve: live SMS take the configured carriers
-			// A hand-over may take half a lease: 1 s for the primary's
-			// timeouts and retries of one round.
-			c.DispatchLease = 2 * time.Second
-		}})
+		// A hand-over may take half a lease: 1 s for the primary's timeouts
+		// and retries of one round.
+		e := newEnv(t, d, envOptions{poll: 20 * time.Millisecond, lease: 2 * time.Second,
+			file: fmt.Sprintf(silenceConfig, primary.Addr(), backup.Addr())})
 		ctx := context.Background()
 		polltest.For(t, "both SMSCs bound", 10*time.Second, func() bool { return primary.Binds() > 0 && backup.Binds() > 0 })
 
