@@ -92,8 +92,23 @@ func (c *chrome) fill(sel, value string) {
 	c.do("fill "+sel, chromedp.SetValue(chromedp.CSS(sel), value))
 }
 
-// press clicks a button that sends a form and waits for the page that
-// answers; it returns that page's status.
+// sendForm presses the button of the form that posts to action and checks
+// that the page that answers says want in its notice; what names the step.
+func (c *chrome) sendForm(action, what, want string) {
+	c.t.Helper()
+	c.press("form[action='" + action + "'] button")
+	c.wantNotice(what, want)
+}
+
+// wantHeading fails the test unless the page's heading is want; what
+// names the page.
+func (c *chrome) wantHeading(what, want string) {
+	c.t.Helper()
+	if got := c.text("h1"); got != want {
+		c.t.Fatalf("%s: heading %q, want %q", what, got, want)
+	}
+}
+
 // wantNotice fails the test unless the page's notice says want; what
 // names the step that should have shown it.
 func (c *chrome) wantNotice(what, want string) {
@@ -103,6 +118,8 @@ func (c *chrome) wantNotice(what, want string) {
 	}
 }
 
+// press clicks a button that sends a form and waits for the page that
+// answers; it returns that page's status.
 func (c *chrome) press(sel string) int64 {
 	c.t.Helper()
 	ctx, cancel := c.step()
@@ -116,33 +133,28 @@ func (c *chrome) press(sel string) int64 {
 
 func (c *chrome) text(sel string) string {
 	c.t.Helper()
-	ctx, cancel := c.step()
-	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-	if err != nil {
-		c.t.Fatalf("text of %s: %v", sel, err)
-	}
-	return strings.TrimSpace(s)
+	return strings.TrimSpace(result(c, "text of "+sel, chromedp.Text(chromedp.CSS(sel))))
 }
 
 func (c *chrome) value(sel string) string {
 	c.t.Helper()
-	ctx, cancel := c.step()
-	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(sel)))
-	if err != nil {
-		c.t.Fatalf("value of %s: %v", sel, err)
-	}
-	return s
+	return result(c, "value of "+sel, chromedp.Value(chromedp.CSS(sel)))
 }
 
 func (c *chrome) eval(expr string) bool {
 	c.t.Helper()
+	return result(c, "evaluate "+expr, chromedp.Evaluate[bool](expr))
+}
+
+// result runs one browser action that yields a value (a method cannot
+// take the value's type); what names the action when it fails.
+func result[T any](c *chrome, what string, a chromedp.Action[T]) T {
+	c.t.Helper()
 	ctx, cancel := c.step()
 	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+	v, err := chromedp.Run(ctx, a)
 	if err != nil {
-		c.t.Fatalf("evaluate %s: %v", expr, err)
+		c.t.Fatalf("%s: %v", what, err)
 	}
 	return v
 }
@@ -225,9 +237,7 @@ func TestPanelInChromium(t *testing.T) {
 	c.open("/login?note=expired")
 	c.shot("login")
 	c.login(owner)
-	if got := c.text("h1"); got != "Overview" {
-		t.Fatalf("after login: %q", got)
-	}
+	c.wantHeading("after login", "Overview")
 	c.open("/settings/keys")
 	browserKeys(t, c)
 	browserSecurity(t, c)
@@ -255,9 +265,7 @@ func TestPanelInChromium(t *testing.T) {
 	c.open("/messages/msg_nope")
 	c.shot("not-found")
 	c.open("/settings/nope")
-	if got := c.text("h1"); got != "Page not found" {
-		t.Errorf("an unknown page: %q", got)
-	}
+	c.wantHeading("an unknown page", "Page not found")
 	c.shot("page-not-found")
 	browserDocs(t, c)
 	id := browserRequestLimits(t, c)
@@ -271,9 +279,7 @@ func TestPanelInChromium(t *testing.T) {
 	}
 	c.shot("keys-viewer")
 	c.open("/operator")
-	if got := c.text("h1"); got != "Not allowed" {
-		t.Errorf("a viewer on the operator page: %q", got)
-	}
+	c.wantHeading("a viewer on the operator page", "Not allowed")
 	c.shot("forbidden")
 }
 
@@ -331,8 +337,7 @@ func browserKeys(t *testing.T, c *chrome) {
 func browserSecurity(t *testing.T, c *chrome) {
 	c.open("/settings/security")
 	c.fill("#entries", "203.0.113.7\n2001:db8::/32")
-	c.press("form[action='/settings/security/allowlist'] button")
-	c.wantNotice("after saving the allow-list", "allow-list was saved")
+	c.sendForm("/settings/security/allowlist", "after saving the allow-list", "allow-list was saved")
 	wantProblem(t, "a request from outside the allow-list", c.e.do("GET", "/api/v1/integration/balance", c.e.testKey, nil), 403, "IP_NOT_ALLOWED")
 	c.fill("#entries", "203.0.113.7\n300.1.2.3")
 	if st := c.press("form[action='/settings/security/allowlist'] button"); st != 400 {
@@ -407,16 +412,14 @@ func browserCompliance(t *testing.T, c *chrome) {
 		t.Fatal("the number that answered STOP is not listed")
 	}
 	c.fill("#phone", "+55 11 96666-5555")
-	c.press("form[action='/settings/compliance/opt-outs'] button")
-	c.wantNotice("after opting a number out", "opted out")
+	c.sendForm("/settings/compliance/opt-outs", "after opting a number out", "opted out")
 	if r := send(t, e, e.testKey, map[string]any{"to": "5511966665555", "message": "Sale", "type": "SMS"}); r.status != 422 {
 		t.Fatalf("a send to the number opted out in the browser: %d %s", r.status, r.body)
 	}
 	c.fill("#quietHours", "21:00-08:00")
 	c.fill("#retentionDays", "90")
 	c.fill("#optOutReply", "You will get no more messages from Acme. Reply START to opt back in.")
-	c.press("form[action='/settings/compliance'] button")
-	c.wantNotice("after saving the settings", "settings were saved")
+	c.sendForm("/settings/compliance", "after saving the settings", "settings were saved")
 	c.open("/settings/compliance?environment=test")
 	c.shot("compliance")
 	// Quiet hours hold messages by the wall clock: the pages after this one
@@ -502,8 +505,7 @@ func browserRequestLimits(t *testing.T, c *chrome) string {
 	c.fill("#volume", "500000")
 	c.fill("#useCase", "One-time passwords")
 	c.fill("#justification", "Launching in Brazil; logins peak at 9:00.")
-	c.press("form[action='/settings/limits'] button")
-	c.wantNotice("after the request", "sent to the operators")
+	c.sendForm("/settings/limits", "after the request", "sent to the operators")
 	c.shot("limits")
 	reqs, err := c.e.st.LimitRequests(context.Background(), c.e.account.ID)
 	if err != nil || len(reqs) != 1 {
@@ -513,9 +515,7 @@ func browserRequestLimits(t *testing.T, c *chrome) string {
 }
 
 func browserOperator(t *testing.T, c *chrome, requestID string) {
-	if got := c.text("h1"); got != "Operator" {
-		t.Fatalf("an operator's first page: %q", got)
-	}
+	c.wantHeading("an operator's first page", "Operator")
 	c.shot("operator")
 	c.fill("#tier-"+requestID, "pro")
 	c.fill("#sendRpm-"+requestID, "150")

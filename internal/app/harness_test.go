@@ -23,6 +23,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/store"
 	"github.com/msgsvc/msgsvc/internal/store/storetest"
 	"github.com/msgsvc/msgsvc/internal/template"
@@ -358,6 +359,26 @@ func (r *receiver) all() []hook {
 	defer r.mu.Unlock()
 	return append([]hook(nil), r.events...)
 }
+
+// first waits for a webhook whose payload match accepts and returns that
+// payload; what names it in the failure.
+func (r *receiver) first(what string, match func(p map[string]any) bool) map[string]any {
+	r.t.Helper()
+	var got map[string]any
+	polltest.For(r.t, what, 10*time.Second, func() bool {
+		for _, h := range r.all() {
+			if match(h.payload) {
+				got = h.payload
+				return true
+			}
+		}
+		return false
+	})
+	return got
+}
+
+// isReply matches the webhook of a reply (message_received).
+func isReply(p map[string]any) bool { return p["event"] == "message_received" }
 
 func (r *receiver) set(f func(r *receiver)) {
 	r.mu.Lock()

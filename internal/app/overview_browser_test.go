@@ -55,9 +55,7 @@ func TestOverviewInChromium(t *testing.T) {
 		}
 	}
 	c.login(owner)
-	if got := c.text("h1"); got != "Overview" {
-		t.Fatalf("after login: %q", got)
-	}
+	c.wantHeading("after login", "Overview")
 	main := c.text("main")
 	for _, want := range []string{"Low balance: 31 credits left, below the alert at 35", "Spent today (live)", "of the daily alert at 5: reached",
 		"Messages today", "Last 30 days", failedID, "balance.low", "HTTP 500"} {

@@ -122,18 +122,10 @@ func TestLiveRCSOverRBM(t *testing.T) {
 		if r := e.notify(rbmtest.UserText(phone, rbmAgent, "Do you have size 44?")); r.status != 200 {
 			t.Fatalf("reply: %d %s", r.status, r.body)
 		}
-		polltest.For(t, "the reply", 10*time.Second, func() bool {
-			for _, h := range e.hooks.all() {
-				if h.payload["event"] == "message_received" {
-					if h.payload["message"] != "Do you have size 44?" || h.payload["channel"] != "RCS" || h.payload["campaignId"] != cid ||
-						h.payload["phone"] != phone {
-						t.Fatalf("reply webhook %v", h.payload)
-					}
-					return true
-				}
-			}
-			return false
-		})
+		if p := e.hooks.first("the reply", isReply); p["message"] != "Do you have size 44?" || p["channel"] != "RCS" || p["campaignId"] != cid ||
+			p["phone"] != phone {
+			t.Fatalf("reply webhook %v", p)
+		}
 		feed := func() time.Time {
 			last, err := e.st.LastInbound(context.Background(), e.account.ID, domain.Live, phone, domain.RCS)
 			if err != nil {

@@ -13,11 +13,11 @@ import (
 	"github.com/msgsvc/msgsvc/internal/provider/smpp/smpptest"
 )
 
-// silenceConfig routes Swedish numbers to a primary SMSC with a backup,
-// and Norwegian ones to the primary alone. The primary gives up on a
-// submit_sm after 300 ms and fails over after two failed hand-overs.
-const silenceConfig = `providers:
-  - name: primary
+// impatientSMPP is the configuration of an SMPP provider that gives up on
+// a submit_sm after 300 ms and fails over after failures failed
+// hand-overs.
+func impatientSMPP(name, addr string, failures int) string {
+	return fmt.Sprintf(`  - name: %s
     type: smpp
     smpp:
       addr: %s
@@ -25,9 +25,16 @@ const silenceConfig = `providers:
       password: secret
       timeout: 300ms
     breaker:
-      failures: 2
+      failures: %d
       cooldown: 10m
-  - name: backup
+`, name, addr, failures)
+}
+
+// silenceConfig routes Swedish numbers to a primary SMSC with a backup,
+// and Norwegian ones to the primary alone. The primary gives up on a
+// submit_sm after 300 ms and fails over after two failed hand-overs.
+func silenceConfig(primary, backup string) string {
+	return "providers:\n" + impatientSMPP("primary", primary, 2) + fmt.Sprintf(`  - name: backup
     type: smpp
     smpp:
       addr: %s
@@ -41,7 +48,8 @@ routes:
   - channel: SMS
     countries: ["47"]
     primary: primary
-`
+`, backup)
+}
 
 // An SMSC that keeps its binds but stops answering: no message is lost.
 // Messages with a backup route are retried, fail over to the backup once
@@ -55,7 +63,7 @@ func TestProviderStopsAnswering(t *testing.T) {
 		// A hand-over may take half a lease: 1 s for the primary's timeouts
 		// and retries of one round.
 		e := newEnv(t, d, envOptions{poll: 20 * time.Millisecond, lease: 2 * time.Second,
-			file: fmt.Sprintf(silenceConfig, primary.Addr(), backup.Addr())})
+			file: silenceConfig(primary.Addr(), backup.Addr())})
 		ctx := context.Background()
 		polltest.For(t, "both SMSCs bound", 10*time.Second, func() bool { return primary.Binds() > 0 && backup.Binds() > 0 })
 

@@ -213,16 +213,7 @@ func tapButton(t *testing.T, e *env, biz whatsapptest.Business, phone, campaignI
 	if replies != 1 {
 		t.Fatalf("%d reply events for one reply delivered twice", replies)
 	}
-	var reply map[string]any
-	polltest.For(t, "the reply's webhook", 10*time.Second, func() bool {
-		for _, h := range e.hooks.all() {
-			if h.payload["event"] == "message_received" {
-				reply = h.payload
-				return true
-			}
-		}
-		return false
-	})
+	reply := e.hooks.first("the reply's webhook", isReply)
 	if reply["message"] != "visit-yes" || reply["channel"] != "WHATSAPP" || reply["phone"] != phone || reply["campaignId"] != campaignID {
 		t.Fatalf("reply webhook %v", reply)
 	}
