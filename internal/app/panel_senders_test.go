@@ -43,6 +43,15 @@ func TestPanelSenderRequests(t *testing.T) {
 	if p := op.post("/operator/senders/"+byValue["MyShop"]+"/approve", url.Values{"csrf": {op.csrf("/operator")}}); p.status != 303 {
 		t.Fatalf("approve: %d", p.status)
 	}
+	later := byValue["Later"]
+	if !strings.Contains(p.body, `action="/operator/senders/`+later+`/reject"`) || !strings.Contains(p.body, `id="sreason-`+later+`"`) {
+		t.Fatal("the operator page has no rejection form for the sender request")
+	}
+	// A rejection without a reason is refused, the message at the reason.
+	if p := op.post("/operator/senders/"+later+"/reject", url.Values{"csrf": {op.csrf("/operator")}, "reason": {" "}}); p.status != 400 ||
+		!strings.Contains(p.body, `aria-describedby="err-sreason-`+later+`"`) || !strings.Contains(p.body, `id="err-sreason-`+later+`">is required`) {
+		t.Fatalf("reject without a reason: %d %s", p.status, p.body)
+	}
 	if p := op.post("/operator/senders/"+byValue["Later"]+"/reject", url.Values{"csrf": {op.csrf("/operator")}, "reason": {"Which brand?"}}); p.status != 303 {
 		t.Fatalf("reject: %d", p.status)
 	}
