@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -40,3 +41,7 @@ func creditAccount(ctx context.Context, st *store.Store, accountID string, amoun
 	})
 	return bal, err
 }
+
+// quietLog is the log of the parts a test builds: what they log is not
+// what it tests.
+func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }

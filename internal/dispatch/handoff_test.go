@@ -3,16 +3,14 @@ package dispatch
 import (
 	"context"
 	"fmt"
-	"github.com/msgsvc/msgsvc/internal/intake"
-	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
-	"io"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/intake"
+	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
 	"github.com/msgsvc/msgsvc/internal/lease"
 )
 
@@ -47,19 +45,29 @@ func (f *fixture) idleQueue(room int) *lease.Queue[domain.Message] {
 		Release: f.st.ReleaseMessages, ID: func(m domain.Message) string { return m.ID }, Room: room, Now: f.clock})
 }
 
+// sendTwoHandedOff sends two SMS through a service that hands what is due
+// to an idle dispatch queue with room for room messages. It returns what
+// the queue took, the service's own wakes and the send's outcome.
+func sendTwoHandedOff(t *testing.T, room int) (*fixture, []domain.Message, *atomic.Int64, intake.Outcome) {
+	t.Helper()
+	routes := fakeRoutes{domain.SMS: &fakeProvider{name: "sms-co"}}
+	f := newFixture(t, routes, "", false)
+	var got []domain.Message
+	wakes := f.handoffTo(t, routes, f.idleQueue(room), func(msgs []domain.Message) { got = append(got, msgs...) })
+	out, err := f.svc.Send(context.Background(), f.caller, intaketest.Draft{Recipients: []string{"5511999990010", "5511999990011"}, Text: "hi",
+		Type: "SMS"}, intake.SendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, got, wakes, out
+}
+
 // TestSendHandsOffLeased: messages due at once are written leased to the
 // local dispatcher and given to it in memory; no other node can claim them
 // until the lease runs out, and then any node can.
 func TestSendHandsOffLeased(t *testing.T) {
-	routes := fakeRoutes{domain.SMS: &fakeProvider{name: "sms-co"}}
-	f := newFixture(t, routes, "", false)
-	var got []domain.Message
-	wakes := f.handoffTo(t, routes, f.idleQueue(10), func(msgs []domain.Message) { got = append(got, msgs...) })
+	f, got, wakes, out := sendTwoHandedOff(t, 10)
 	ctx := context.Background()
-	out, err := f.svc.Send(ctx, f.caller, intaketest.Draft{Recipients: []string{"5511999990010", "5511999990011"}, Text: "hi", Type: "SMS"}, intake.SendOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	lease := f.clock().Add(time.Minute)
 	if len(got) != 2 {
 		t.Fatalf("handed over %d messages, want 2", len(got))
@@ -89,15 +97,8 @@ func TestSendHandsOffLeased(t *testing.T) {
 // released to the table at once (the queue then wakes itself to claim it:
 // see the lease package's tests), not left to its lease.
 func TestHandoffOverflowReleases(t *testing.T) {
-	routes := fakeRoutes{domain.SMS: &fakeProvider{name: "sms-co"}}
-	f := newFixture(t, routes, "", false)
-	var got []domain.Message
-	wakes := f.handoffTo(t, routes, f.idleQueue(1), func(msgs []domain.Message) { got = append(got, msgs...) })
+	f, got, wakes, out := sendTwoHandedOff(t, 1)
 	ctx := context.Background()
-	out, err := f.svc.Send(ctx, f.caller, intaketest.Draft{Recipients: []string{"5511999990010", "5511999990011"}, Text: "hi", Type: "SMS"}, intake.SendOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(got) != 1 || got[0].ID != out.Receipt.Messages[0].Message.ID {
 		t.Fatalf("queue got %v, want the first message", got)
 	}
@@ -129,7 +130,7 @@ func TestDispatcherTakesEnqueued(t *testing.T) {
 	f := newFixture(t, routes, "", false)
 	claimer := &countingClaimer{Claimer: f.st}
 	f.disp = NewDispatcher(DispatcherConfig{Store: claimer, Routes: routes, Tracker: f.tracker, Owner: "node-1", Now: f.clock,
-		Poll: time.Hour, Workers: 1, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Poll: time.Hour, Workers: 1, Log: quietLog()})
 	f.handoffTo(t, routes, f.disp.Queue(), func(msgs []domain.Message) {
 		if len(msgs) != 1 {
 			t.Errorf("dispatcher took %d of 1", len(msgs))
@@ -174,7 +175,7 @@ func TestDispatcherPollsTableWhileBusy(t *testing.T) {
 	routes := fakeRoutes{domain.SMS: sms}
 	f := newFixture(t, routes, "", false)
 	f.disp = NewDispatcher(DispatcherConfig{Store: f.st, Routes: routes, Tracker: f.tracker, Owner: "node-1", Now: f.clock,
-		Poll: 50 * time.Millisecond, Workers: 1, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Poll: 50 * time.Millisecond, Workers: 1, Log: quietLog()})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)

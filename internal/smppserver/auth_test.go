@@ -23,20 +23,14 @@ import (
 // countingVerify stands for the password check: it counts the checks made
 // and the most running at once, and each waits until hold is closed.
 type countingVerify struct {
-	calls, busy, most atomic.Int64
-	hold              chan struct{}
+	calls atomic.Int64
+	overlap
+	hold chan struct{}
 }
 
 func (v *countingVerify) verify(hash, pw string) (bool, error) {
 	v.calls.Add(1)
-	b := v.busy.Add(1)
-	defer v.busy.Add(-1)
-	for {
-		m := v.most.Load()
-		if b <= m || v.most.CompareAndSwap(m, b) {
-			break
-		}
-	}
+	defer v.enter()()
 	if v.hold != nil {
 		<-v.hold
 	}
