@@ -1,7 +1,6 @@
 package smppserver
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/nodetest"
 	smpp "github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/ratelimit"
 	"github.com/msgsvc/msgsvc/internal/smppserver/esmetest"
@@ -198,29 +198,11 @@ func (f *fakeRefusals) all() []domain.SMPPRefusal {
 	return append([]domain.SMPPRefusal(nil), f.rows...)
 }
 
-// syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // Every refused bind and submit_sm is logged with the system_id, the
 // remote address and the reason, and kept for operators when its user
 // exists.
 func TestRefusalsLoggedAndKept(t *testing.T) {
-	var logs syncBuffer
+	var logs nodetest.Buffer
 	rf := &fakeRefusals{}
 	f := start(t, func(c *Config) {
 		c.Refusals = rf
@@ -307,7 +289,7 @@ func (s *Server) unboundAt(addr string) int {
 // written again: a peer submitting past its rate limit makes one log line
 // and one kept refusal a second, the next one saying how many it stands for.
 func TestRepeatedRefusalsHeldBack(t *testing.T) {
-	var logs syncBuffer
+	var logs nodetest.Buffer
 	rf := &fakeRefusals{}
 	var clock atomic.Int64
 	clock.Store(time.Now().UnixNano()) // write deadlines are set from it

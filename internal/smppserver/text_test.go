@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/nodetest"
 	smpp "github.com/msgsvc/msgsvc/internal/pdu"
 )
 
@@ -14,7 +15,7 @@ import (
 // read as text; every other coding, binary included, is refused
 // ESME_RINVDCS and logged with the user, the address and the reason.
 func TestSubmitCodings(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &nodetest.Buffer{}
 	f := start(t, func(c *Config) { c.Log = slog.New(slog.NewTextHandler(logs, nil)) })
 	e := f.bound(t, smpp.BindTransceiver, "acme")
 	texts := []struct {
