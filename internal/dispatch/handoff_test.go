@@ -12,6 +12,8 @@ import (
 	"github.com/msgsvc/msgsvc/internal/intake"
 	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
 	"github.com/msgsvc/msgsvc/internal/lease"
+	"github.com/msgsvc/msgsvc/internal/lease/leasetest"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
 // handoffTo rebuilds the fixture's service with an in-memory hand-off to
@@ -156,15 +158,10 @@ func TestDispatcherTakesEnqueued(t *testing.T) {
 	}
 }
 
+// waitUntil polls cond, which may query the store, until it holds.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	polltest.For(t, what, polltest.Within, cond)
 }
 
 // TestDispatcherPollsTableWhileBusy: messages arriving in memory without a
@@ -176,30 +173,13 @@ func TestDispatcherPollsTableWhileBusy(t *testing.T) {
 	f := newFixture(t, routes, "", false)
 	f.disp = NewDispatcher(DispatcherConfig{Store: f.st, Routes: routes, Tracker: f.tracker, Owner: "node-1", Now: f.clock,
 		Poll: 50 * time.Millisecond, Workers: 1, Log: quietLog()})
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); f.disp.Run(ctx) }()
-	defer func() { cancel(); wg.Wait() }()
+	leasetest.Run(t, f.disp.Run)
 	// A steady stream handed over in memory, far more often than the poll
 	// (messages no row backs: the tracker ignores their reports).
-	stop := make(chan struct{})
-	defer close(stop)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			f.disp.Queue().Hand(context.Background(), []domain.Message{{ID: fmt.Sprintf("msg_stream_%d", i), Env: domain.Live, Type: domain.SMS,
-				Channel: domain.SMS, To: "5511999990010", LeaseOwner: "node-1", NextAttemptAt: f.clock().Add(time.Minute),
-				ExpiresAt: f.clock().Add(time.Hour)}})
-			time.Sleep(time.Millisecond) // pacing the stream, not waiting for anything
-		}
-	}()
+	leasetest.Stream(t, f.disp.Queue(), func(i int) domain.Message {
+		return domain.Message{ID: fmt.Sprintf("msg_stream_%d", i), Env: domain.Live, Type: domain.SMS, Channel: domain.SMS,
+			To: "5511999990010", LeaseOwner: "node-1", NextAttemptAt: f.clock().Add(time.Minute), ExpiresAt: f.clock().Add(time.Hour)}
+	})
 	waitUntil(t, "the stream to flow", func() bool { return len(sms.submitted()) > 5 })
 	// The fixture's service writes messages unleased and wakes nobody: the
 	// table is the only way to this one.
