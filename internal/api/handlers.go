@@ -186,12 +186,8 @@ func (s *Server) testReply(w http.ResponseWriter, r *http.Request, c message.Cal
 	if !c.Test() {
 		return problem("FORBIDDEN", "Test replies can only be injected with a test key (svc_test_).")
 	}
-	body, err := readBody(w, r)
-	if err != nil {
-		return err
-	}
 	var req testReplyRequest
-	if err := decodeJSON(body, &req); err != nil {
+	if err := readJSON(w, r, &req); err != nil {
 		return err
 	}
 	var fields []domain.FieldError
