@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/msgsvc/msgsvc/internal/bootstrap"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/intake"
 	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
@@ -53,11 +54,5 @@ func (s services) Send(ctx context.Context, c Caller, d Draft, opt SendOptions) 
 func (s services) Close() { s.sends.Close() }
 
 func creditAccount(ctx context.Context, st *store.Store, accountID string, amount int64, kind ledger.Kind, note string) (int64, error) {
-	var balance int64
-	err := st.Write(ctx, func(tx *store.Tx) error {
-		var err error
-		balance, err = ledger.Credit(ctx, tx, accountID, amount, kind, note, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-		return err
-	})
-	return balance, err
+	return bootstrap.AddCredits(ctx, st, accountID, amount, kind, note, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 }
