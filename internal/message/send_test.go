@@ -5,10 +5,8 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/bootstrap"
-	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/intake"
 	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
-	"github.com/msgsvc/msgsvc/internal/lease"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/store"
 )
@@ -21,16 +19,11 @@ type (
 	SendOptions     = intake.SendOptions
 )
 
-// sendConfig is what these tests build their send and read services from.
+// sendConfig is what these tests build their send and read services from:
+// intake's sends, and the changes this package's reads are told of.
 type sendConfig struct {
-	Store                 *store.Store
-	View                  func(tx *store.Tx) intake.SendTx
-	Picker                intake.Picker
-	Now                   func() time.Time
-	AllowPrivateCallbacks bool
-	Wake                  func()
-	Dispatch              lease.Handoff[domain.Message]
-	Changes               Changes
+	intaketest.Config
+	Changes Changes
 }
 
 // services are intake's send and this package's reads over one store.
@@ -40,8 +33,7 @@ type services struct {
 }
 
 func newServices(c sendConfig) services {
-	sends := intaketest.New(intaketest.Config{Store: c.Store, View: c.View, Picker: c.Picker, Now: c.Now,
-		AllowPrivateCallbacks: c.AllowPrivateCallbacks, Wake: c.Wake, Dispatch: c.Dispatch})
+	sends := intaketest.New(c.Config)
 	return services{sends: sends, Service: NewService(Config{Store: c.Store, Now: c.Now, Changes: c.Changes})}
 }
 
