@@ -132,20 +132,12 @@ func boolParam(r *http.Request, name string) (bool, error) {
 
 func (s *Server) getMessage(w http.ResponseWriter, r *http.Request, c message.Caller) error {
 	m, err := s.cfg.Messages.Get(r.Context(), c.Scope(), r.PathValue("messageId"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, view.OfMessage(m))
-	return nil
+	return answer(w, http.StatusOK, m, err, view.OfMessage)
 }
 
 func (s *Server) cancelMessage(w http.ResponseWriter, r *http.Request, c message.Caller) error {
 	m, err := s.cfg.Messages.Cancel(r.Context(), c.Scope(), r.PathValue("messageId"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, view.OfMessage(m))
-	return nil
+	return answer(w, http.StatusOK, m, err, view.OfMessage)
 }
 
 func (s *Server) getCampaign(w http.ResponseWriter, r *http.Request, c message.Caller) error {
@@ -194,12 +186,8 @@ func (s *Server) testReply(w http.ResponseWriter, r *http.Request, c message.Cal
 	if !c.Test() {
 		return problem("FORBIDDEN", "Test replies can only be injected with a test key (svc_test_).")
 	}
-	body, err := readBody(w, r)
-	if err != nil {
-		return err
-	}
 	var req testReplyRequest
-	if err := decodeJSON(body, &req); err != nil {
+	if err := readJSON(w, r, &req); err != nil {
 		return err
 	}
 	var fields []domain.FieldError

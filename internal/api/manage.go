@@ -122,16 +122,12 @@ type newKeyView struct {
 
 func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
 	keys, err := s.cfg.Manage.Keys(r.Context(), a, acct(r))
-	if err != nil {
-		return err
-	}
-	out := []keyView{}
-	for _, k := range keys {
-		out = append(out, keyView{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Environment: string(k.Env), CreatedAt: view.Time(k.CreatedAt),
-			LastUsedAt: view.Time(k.LastUsedAt), RevokedAt: view.Time(k.RevokedAt)})
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"keys": out})
-	return nil
+	return writeList(w, "keys", keys, err, toKeyView)
+}
+
+func toKeyView(k domain.APIKey) keyView {
+	return keyView{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Environment: string(k.Env), CreatedAt: view.Time(k.CreatedAt),
+		LastUsedAt: view.Time(k.LastUsedAt), RevokedAt: view.Time(k.RevokedAt)}
 }
 
 func (s *Server) createKey(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
@@ -146,17 +142,12 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request, a manage.Acto
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, newKeyView{keyView: keyView{ID: rec.ID, Name: rec.Name, Prefix: rec.Prefix,
-		Environment: string(rec.Env), CreatedAt: view.Time(rec.CreatedAt)}, Key: k.Secret})
+	writeJSON(w, http.StatusCreated, newKeyView{keyView: toKeyView(rec), Key: k.Secret})
 	return nil
 }
 
 func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
-	if err := s.cfg.Manage.RevokeKey(r.Context(), a, acct(r), r.PathValue("id")); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return noContent(w, s.cfg.Manage.RevokeKey(r.Context(), a, acct(r), r.PathValue("id")))
 }
 
 type allowlistBody struct {
@@ -222,15 +213,7 @@ func newSenderView(sd domain.Sender) senderView {
 
 func (s *Server) listSenders(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
 	list, err := s.cfg.Manage.Senders(r.Context(), a, acct(r))
-	if err != nil {
-		return err
-	}
-	out := []senderView{}
-	for _, sd := range list {
-		out = append(out, newSenderView(sd))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"senders": out})
-	return nil
+	return writeList(w, "senders", list, err, newSenderView)
 }
 
 func (s *Server) addSender(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
@@ -243,11 +226,7 @@ func (s *Server) addSender(w http.ResponseWriter, r *http.Request, a manage.Acto
 		return err
 	}
 	sd, err := s.cfg.Manage.AddSender(r.Context(), a, acct(r), manage.NewSender{Channel: req.Channel, Value: req.Value, Default: req.Default})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, newSenderView(sd))
-	return nil
+	return answer(w, http.StatusCreated, sd, err, newSenderView)
 }
 
 // approveSender takes no body (an empty JSON object is accepted too).
@@ -262,11 +241,7 @@ func (s *Server) approveSender(w http.ResponseWriter, r *http.Request, a manage.
 		}
 	}
 	sd, err := s.cfg.Manage.ApproveSender(r.Context(), a, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, newSenderView(sd))
-	return nil
+	return answer(w, http.StatusOK, sd, err, newSenderView)
 }
 
 func (s *Server) rejectSender(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
@@ -277,19 +252,11 @@ func (s *Server) rejectSender(w http.ResponseWriter, r *http.Request, a manage.A
 		return err
 	}
 	sd, err := s.cfg.Manage.RejectSender(r.Context(), a, r.PathValue("id"), req.Reason)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, newSenderView(sd))
-	return nil
+	return answer(w, http.StatusOK, sd, err, newSenderView)
 }
 
 func (s *Server) removeSender(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
-	if err := s.cfg.Manage.RemoveSender(r.Context(), a, acct(r), r.PathValue("id")); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return noContent(w, s.cfg.Manage.RemoveSender(r.Context(), a, acct(r), r.PathValue("id")))
 }
 
 func (s *Server) redeliver(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
@@ -312,16 +279,10 @@ type accountView struct {
 
 func (s *Server) listAccounts(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
 	list, err := s.cfg.Manage.Accounts(r.Context(), a)
-	if err != nil {
-		return err
-	}
-	out := []accountView{}
-	for _, ac := range list {
-		out = append(out, accountView{ID: ac.ID, Name: ac.Name, Tier: ac.Tier, Currency: ac.Currency, Balance: ledger.Credits(ac.Balance),
-			Limits: toLimitsView(ac.Limits), CreatedAt: view.Time(ac.CreatedAt)})
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"accounts": out})
-	return nil
+	return writeList(w, "accounts", list, err, func(ac domain.Account) accountView {
+		return accountView{ID: ac.ID, Name: ac.Name, Tier: ac.Tier, Currency: ac.Currency, Balance: ledger.Credits(ac.Balance),
+			Limits: toLimitsView(ac.Limits), CreatedAt: view.Time(ac.CreatedAt)}
+	})
 }
 
 func (s *Server) topUp(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
@@ -349,15 +310,9 @@ type userView struct {
 
 func (s *Server) listUsers(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
 	list, err := s.cfg.Manage.Users(r.Context(), a, acct(r))
-	if err != nil {
-		return err
-	}
-	out := []userView{}
-	for _, u := range list {
-		out = append(out, userView{ID: u.ID, Email: u.Email, Role: u.Role, CreatedAt: view.Time(u.CreatedAt)})
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"users": out})
-	return nil
+	return writeList(w, "users", list, err, func(u domain.User) userView {
+		return userView{ID: u.ID, Email: u.Email, Role: u.Role, CreatedAt: view.Time(u.CreatedAt)}
+	})
 }
 
 func (s *Server) createUser(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
@@ -389,9 +344,5 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request, a manage.Act
 }
 
 func (s *Server) removeUser(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
-	if err := s.cfg.Manage.RemoveUser(r.Context(), a, acct(r), r.PathValue("id")); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return noContent(w, s.cfg.Manage.RemoveUser(r.Context(), a, acct(r), r.PathValue("id")))
 }

@@ -86,12 +86,7 @@ func (s *Server) addOptOut(w http.ResponseWriter, r *http.Request, a manage.Acto
 }
 
 func (s *Server) removeOptOut(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
-	err := s.cfg.Manage.RemoveOptOut(r.Context(), a, acct(r), r.URL.Query().Get("environment"), r.PathValue("phone"))
-	if err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return noContent(w, s.cfg.Manage.RemoveOptOut(r.Context(), a, acct(r), r.URL.Query().Get("environment"), r.PathValue("phone")))
 }
 
 type complianceView struct {
@@ -108,11 +103,7 @@ func ofCompliance(c domain.Compliance) complianceView {
 
 func (s *Server) getCompliance(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
 	c, err := s.cfg.Manage.Compliance(r.Context(), a, acct(r))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, ofCompliance(c))
-	return nil
+	return answer(w, http.StatusOK, c, err, ofCompliance)
 }
 
 // putCompliance changes the settings it names; a field left out (or null)
@@ -136,11 +127,7 @@ func (s *Server) putCompliance(w http.ResponseWriter, r *http.Request, a manage.
 	set(&c.OptOutReply, req.OptOutReply)
 	set(&c.OptInReply, req.OptInReply)
 	c, err = s.cfg.Manage.SetCompliance(r.Context(), a, acct(r), c)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, ofCompliance(c))
-	return nil
+	return answer(w, http.StatusOK, c, err, ofCompliance)
 }
 
 // set stores v in dst when the request gave it.

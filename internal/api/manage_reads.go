@@ -88,15 +88,7 @@ func toLimitRequestView(lr domain.LimitRequest) limitRequestView {
 
 func (s *Server) listLimitRequests(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
 	list, err := s.cfg.Manage.LimitRequests(r.Context(), a, acct(r))
-	if err != nil {
-		return err
-	}
-	out := []limitRequestView{}
-	for _, lr := range list {
-		out = append(out, toLimitRequestView(lr))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"limitRequests": out})
-	return nil
+	return writeList(w, "limitRequests", list, err, toLimitRequestView)
 }
 
 func (s *Server) createLimitRequest(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
@@ -110,11 +102,7 @@ func (s *Server) createLimitRequest(w http.ResponseWriter, r *http.Request, a ma
 	}
 	lr, err := s.cfg.Manage.RequestLimits(r.Context(), a, acct(r), manage.NewLimitRequest{MonthlyVolume: req.MonthlyVolume,
 		UseCase: req.UseCase, Justification: req.Justification})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, toLimitRequestView(lr))
-	return nil
+	return answer(w, http.StatusCreated, lr, err, toLimitRequestView)
 }
 
 func (s *Server) approveLimitRequest(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
@@ -137,11 +125,7 @@ func (s *Server) approveLimitRequest(w http.ResponseWriter, r *http.Request, a m
 		g.TierRPM, g.SendRPM, g.StatusRPM, g.MediaRPM = l.TierRPM, l.SendRPM, l.StatusRPM, l.MediaRPM
 	}
 	lr, err := s.cfg.Manage.ApproveLimitRequest(r.Context(), a, r.PathValue("id"), g)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, toLimitRequestView(lr))
-	return nil
+	return answer(w, http.StatusOK, lr, err, toLimitRequestView)
 }
 
 func (s *Server) rejectLimitRequest(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
@@ -152,11 +136,7 @@ func (s *Server) rejectLimitRequest(w http.ResponseWriter, r *http.Request, a ma
 		return err
 	}
 	lr, err := s.cfg.Manage.RejectLimitRequest(r.Context(), a, r.PathValue("id"), req.Reason)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, toLimitRequestView(lr))
-	return nil
+	return answer(w, http.StatusOK, lr, err, toLimitRequestView)
 }
 
 // manageMessageItem is a message of a search: the status query's fields
@@ -237,15 +217,7 @@ func (s *Server) manageMessage(w http.ResponseWriter, r *http.Request, a manage.
 
 func (s *Server) messageAttempts(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
 	list, err := s.cfg.Manage.Attempts(r.Context(), a, acct(r), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	out := []attemptView{}
-	for _, at := range list {
-		out = append(out, toAttemptView(at))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"attempts": out})
-	return nil
+	return writeList(w, "attempts", list, err, toAttemptView)
 }
 
 type ledgerView struct {

@@ -165,11 +165,7 @@ func (s *Server) simulateRoute(w http.ResponseWriter, r *http.Request, a manage.
 		return err
 	}
 	res, err := s.cfg.Manage.SimulateRoute(r.Context(), a, manage.Simulation{To: req.To, Type: req.Type, Account: req.Account, From: req.From})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, simulationView(res))
-	return nil
+	return answer(w, http.StatusOK, res, err, simulationView)
 }
 
 type marginRowView struct {

@@ -109,9 +109,5 @@ func (s *Server) createSMPPUser(w http.ResponseWriter, r *http.Request, a manage
 }
 
 func (s *Server) removeSMPPUser(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
-	if err := s.cfg.Manage.RemoveSMPPUser(r.Context(), a, acct(r), r.PathValue("id")); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return noContent(w, s.cfg.Manage.RemoveSMPPUser(r.Context(), a, acct(r), r.PathValue("id")))
 }

@@ -169,6 +169,41 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	writeRaw(w, status, body)
 }
 
+// answer writes toView(v) with status once an operation succeeded, and
+// hands its error back to the caller's error handling when it did not.
+func answer[T, V any](w http.ResponseWriter, status int, v T, err error, toView func(T) V) error {
+	if err != nil {
+		return err
+	}
+	writeJSON(w, status, toView(v))
+	return nil
+}
+
+// noContent answers 204 once an operation that returns nothing
+// succeeded, and hands its error back when it did not.
+func noContent(w http.ResponseWriter, err error) error {
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// writeList answers a list operation that succeeded with each item in its
+// wire view, under name (an empty list is [], not null), and hands its
+// error back when it did not.
+func writeList[T, V any](w http.ResponseWriter, name string, list []T, err error, toView func(T) V) error {
+	if err != nil {
+		return err
+	}
+	out := make([]V, 0, len(list))
+	for _, x := range list {
+		out = append(out, toView(x))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{name: out})
+	return nil
+}
+
 // jsonBody is the one encoding of JSON answers; a remembered answer
 // replayed for an Idempotency-Key is these same bytes.
 func jsonBody(v any) ([]byte, error) {

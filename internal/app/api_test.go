@@ -393,16 +393,7 @@ func TestRepliesRouteToLatestCampaign(t *testing.T) {
 		// 0004 answers "OK" by itself after delivery.
 		r := send(t, e, e.testKey, map[string]any{"to": "5511999990004", "message": "hello", "type": "SMS", "callbackUrl": e.hooks.url()})
 		cid := r.json(t)["campaignId"].(string)
-		var reply map[string]any
-		polltest.For(t, "the simulated reply", 10*time.Second, func() bool {
-			for _, h := range e.hooks.all() {
-				if h.payload["event"] == "message_received" {
-					reply = h.payload
-					return true
-				}
-			}
-			return false
-		})
+		reply := e.hooks.first("the simulated reply", isReply)
 		if reply["campaignId"] != cid || reply["phone"] != "5511999990004" || reply["message"] != "OK" || reply["channel"] != "SMS" ||
 			!tsRe.MatchString(reply["receivedAt"].(string)) || len(reply) != 6 {
 			t.Fatalf("reply payload %v", reply)
@@ -416,14 +407,10 @@ func TestRepliesRouteToLatestCampaign(t *testing.T) {
 		if ir.status != 202 || ir.json(t)["campaignId"] != cid2 {
 			t.Fatalf("inject: %d %s", ir.status, ir.body)
 		}
-		polltest.For(t, "injected reply webhook", 10*time.Second, func() bool {
-			for _, h := range e.hooks.all() {
-				if h.payload["event"] == "message_received" && h.payload["message"] == "STOP" {
-					return h.payload["campaignId"] == cid2 && h.payload["channel"] == "WHATSAPP"
-				}
-			}
-			return false
-		})
+		stop := e.hooks.first("injected reply webhook", func(p map[string]any) bool { return isReply(p) && p["message"] == "STOP" })
+		if stop["campaignId"] != cid2 || stop["channel"] != "WHATSAPP" {
+			t.Fatalf("injected reply webhook %v", stop)
+		}
 		// A reply from a number never written to is stored without a webhook.
 		if r := e.do("POST", "/api/v1/integration/test/replies", e.testKey, map[string]any{"from": "5511988887777", "message": "who?"}); r.status != 202 || r.json(t)["campaignId"] != nil {
 			t.Fatalf("unmatched reply: %d %s", r.status, r.body)

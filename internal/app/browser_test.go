@@ -13,6 +13,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/manage"
 	"github.com/msgsvc/msgsvc/internal/polltest"
 )
@@ -92,8 +93,23 @@ func (c *chrome) fill(sel, value string) {
 	c.do("fill "+sel, chromedp.SetValue(chromedp.CSS(sel), value))
 }
 
-// press clicks a button that sends a form and waits for the page that
-// answers; it returns that page's status.
+// sendForm presses the button of the form that posts to action and checks
+// that the page that answers says want in its notice; what names the step.
+func (c *chrome) sendForm(action, what, want string) {
+	c.t.Helper()
+	c.press("form[action='" + action + "'] button")
+	c.wantNotice(what, want)
+}
+
+// wantHeading fails the test unless the page's heading is want; what
+// names the page.
+func (c *chrome) wantHeading(what, want string) {
+	c.t.Helper()
+	if got := c.text("h1"); got != want {
+		c.t.Fatalf("%s: heading %q, want %q", what, got, want)
+	}
+}
+
 // wantNotice fails the test unless the page's notice says want; what
 // names the step that should have shown it.
 func (c *chrome) wantNotice(what, want string) {
@@ -103,6 +119,8 @@ func (c *chrome) wantNotice(what, want string) {
 	}
 }
 
+// press clicks a button that sends a form and waits for the page that
+// answers; it returns that page's status.
 func (c *chrome) press(sel string) int64 {
 	c.t.Helper()
 	ctx, cancel := c.step()
@@ -116,33 +134,28 @@ func (c *chrome) press(sel string) int64 {
 
 func (c *chrome) text(sel string) string {
 	c.t.Helper()
-	ctx, cancel := c.step()
-	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-	if err != nil {
-		c.t.Fatalf("text of %s: %v", sel, err)
-	}
-	return strings.TrimSpace(s)
+	return strings.TrimSpace(result(c, "text of "+sel, chromedp.Text(chromedp.CSS(sel))))
 }
 
 func (c *chrome) value(sel string) string {
 	c.t.Helper()
-	ctx, cancel := c.step()
-	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(sel)))
-	if err != nil {
-		c.t.Fatalf("value of %s: %v", sel, err)
-	}
-	return s
+	return result(c, "value of "+sel, chromedp.Value(chromedp.CSS(sel)))
 }
 
 func (c *chrome) eval(expr string) bool {
 	c.t.Helper()
+	return result(c, "evaluate "+expr, chromedp.Evaluate[bool](expr))
+}
+
+// result runs one browser action that yields a value (a method cannot
+// take the value's type); what names the action when it fails.
+func result[T any](c *chrome, what string, a chromedp.Action[T]) T {
+	c.t.Helper()
 	ctx, cancel := c.step()
 	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+	v, err := chromedp.Run(ctx, a)
 	if err != nil {
-		c.t.Fatalf("evaluate %s: %v", expr, err)
+		c.t.Fatalf("%s: %v", what, err)
 	}
 	return v
 }
@@ -225,9 +238,7 @@ func TestPanelInChromium(t *testing.T) {
 	c.open("/login?note=expired")
 	c.shot("login")
 	c.login(owner)
-	if got := c.text("h1"); got != "Overview" {
-		t.Fatalf("after login: %q", got)
-	}
+	c.wantHeading("after login", "Overview")
 	c.open("/settings/keys")
 	browserKeys(t, c)
 	browserSecurity(t, c)
@@ -255,9 +266,7 @@ func TestPanelInChromium(t *testing.T) {
 	c.open("/messages/msg_nope")
 	c.shot("not-found")
 	c.open("/settings/nope")
-	if got := c.text("h1"); got != "Page not found" {
-		t.Errorf("an unknown page: %q", got)
-	}
+	c.wantHeading("an unknown page", "Page not found")
 	c.shot("page-not-found")
 	browserDocs(t, c)
 	id := browserRequestLimits(t, c)
@@ -271,9 +280,7 @@ func TestPanelInChromium(t *testing.T) {
 	}
 	c.shot("keys-viewer")
 	c.open("/operator")
-	if got := c.text("h1"); got != "Not allowed" {
-		t.Errorf("a viewer on the operator page: %q", got)
-	}
+	c.wantHeading("a viewer on the operator page", "Not allowed")
 	c.shot("forbidden")
 }
 
@@ -331,8 +338,7 @@ func browserKeys(t *testing.T, c *chrome) {
 func browserSecurity(t *testing.T, c *chrome) {
 	c.open("/settings/security")
 	c.fill("#entries", "203.0.113.7\n2001:db8::/32")
-	c.press("form[action='/settings/security/allowlist'] button")
-	c.wantNotice("after saving the allow-list", "allow-list was saved")
+	c.sendForm("/settings/security/allowlist", "after saving the allow-list", "allow-list was saved")
 	wantProblem(t, "a request from outside the allow-list", c.e.do("GET", "/api/v1/integration/balance", c.e.testKey, nil), 403, "IP_NOT_ALLOWED")
 	c.fill("#entries", "203.0.113.7\n300.1.2.3")
 	if st := c.press("form[action='/settings/security/allowlist'] button"); st != 400 {
@@ -407,16 +413,14 @@ func browserCompliance(t *testing.T, c *chrome) {
 		t.Fatal("the number that answered STOP is not listed")
 	}
 	c.fill("#phone", "+55 11 96666-5555")
-	c.press("form[action='/settings/compliance/opt-outs'] button")
-	c.wantNotice("after opting a number out", "opted out")
+	c.sendForm("/settings/compliance/opt-outs", "after opting a number out", "opted out")
 	if r := send(t, e, e.testKey, map[string]any{"to": "5511966665555", "message": "Sale", "type": "SMS"}); r.status != 422 {
 		t.Fatalf("a send to the number opted out in the browser: %d %s", r.status, r.body)
 	}
 	c.fill("#quietHours", "21:00-08:00")
 	c.fill("#retentionDays", "90")
 	c.fill("#optOutReply", "You will get no more messages from Acme. Reply START to opt back in.")
-	c.press("form[action='/settings/compliance'] button")
-	c.wantNotice("after saving the settings", "settings were saved")
+	c.sendForm("/settings/compliance", "after saving the settings", "settings were saved")
 	c.open("/settings/compliance?environment=test")
 	c.shot("compliance")
 	// Quiet hours hold messages by the wall clock: the pages after this one
@@ -502,8 +506,7 @@ func browserRequestLimits(t *testing.T, c *chrome) string {
 	c.fill("#volume", "500000")
 	c.fill("#useCase", "One-time passwords")
 	c.fill("#justification", "Launching in Brazil; logins peak at 9:00.")
-	c.press("form[action='/settings/limits'] button")
-	c.wantNotice("after the request", "sent to the operators")
+	c.sendForm("/settings/limits", "after the request", "sent to the operators")
 	c.shot("limits")
 	reqs, err := c.e.st.LimitRequests(context.Background(), c.e.account.ID)
 	if err != nil || len(reqs) != 1 {
@@ -513,9 +516,7 @@ func browserRequestLimits(t *testing.T, c *chrome) string {
 }
 
 func browserOperator(t *testing.T, c *chrome, requestID string) {
-	if got := c.text("h1"); got != "Operator" {
-		t.Fatalf("an operator's first page: %q", got)
-	}
+	c.wantHeading("an operator's first page", "Operator")
 	c.shot("operator")
 	c.fill("#tier-"+requestID, "pro")
 	c.fill("#sendRpm-"+requestID, "150")
@@ -541,4 +542,119 @@ func browserOperator(t *testing.T, c *chrome, requestID string) {
 	if line := c.text("section[aria-labelledby=ledger] tbody tr"); !strings.Contains(line, "by operator") || !strings.Contains(line, "invoice 7") {
 		t.Fatalf("the top-up's ledger line: %q", line)
 	}
+}
+
+// TestOverviewInChromium: the page a user lands on shows the balance under
+// its alert (with the banner on every page), today's and 30 days' messages
+// by status and channel, the delivery ratio, the spend against the daily
+// alert, and links to the failures and failing webhooks; the operators'
+// page ranks accounts by spend and lists those below their alert. Both at
+// desktop and phone widths.
+func TestOverviewInChromium(t *testing.T) {
+	e := newEnv(t, "sqlite", envOptions{credits: 40})
+	c := newChrome(t, e)
+	ctx := context.Background()
+	low, daily := int64(35*ledger.Micro), int64(5*ledger.Micro)
+	if err := e.st.SetAlerts(ctx, e.account.ID, domain.Alerts{LowBalance: &low, DailySpend: &daily}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.st.SetAccountWebhook(ctx, e.account.ID, e.hooks.url()); err != nil {
+		t.Fatal(err)
+	}
+	e.hooks.set(func(r *receiver) { r.status = 500 }) // every webhook fails and is retried
+	// Yesterday: a few messages; today: delivered ones, one that fails,
+	// one to a receiver that refuses its webhooks.
+	e.clock.Advance(-24 * time.Hour)
+	for i := range 3 {
+		send(t, e, e.liveKey, map[string]any{"to": fmt.Sprintf("55119999902%02d", i), "message": "hi", "type": "SMS"})
+	}
+	e.clock.Advance(24 * time.Hour)
+	for i := range 5 {
+		send(t, e, e.liveKey, map[string]any{"to": fmt.Sprintf("55119999903%02d", i), "message": "hi", "type": "SMS"})
+	}
+	failed := send(t, e, e.liveKey, map[string]any{"to": "5511999990001", "message": "hi", "type": "SMS"}).json(t)
+	failedID := failed["messages"].([]any)[0].(map[string]any)["messageId"].(string)
+	send(t, e, e.liveKey, map[string]any{"to": "5511999990160", "message": "hi", "type": "RCS", "callbackUrl": e.hooks.url()})
+	polltest.For(t, "the statuses and the failing webhooks", 15*time.Second, func() bool {
+		evs, err := e.st.TroubledEvents(ctx, e.account.ID, 10)
+		return err == nil && len(evs) >= 2 && len(e.alertCounts(t, e.account.ID)) == 2
+	})
+
+	owner, op := "olivia@acme.example", "otto@msgsvc.example"
+	for _, u := range []struct{ account, email, role string }{{e.account.ID, owner, "owner"}, {"", op, "operator"}} {
+		if _, _, err := createTestUser(ctx, e.st, u.account, u.email, u.role, testPassword, e.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.login(owner)
+	c.wantHeading("after login", "Overview")
+	main := c.text("main")
+	for _, want := range []string{"Low balance: 31 credits left, below the alert at 35", "Spent today (live)", "of the daily alert at 5: reached",
+		"Messages today", "Last 30 days", failedID, "balance.low", "HTTP 500"} {
+		if !strings.Contains(main, want) && !strings.Contains(c.text("body"), want) {
+			t.Errorf("the overview lacks %q:\n%s", want, main)
+		}
+	}
+	c.shot("overview")
+	// The banner stays on the other pages while the balance is low.
+	c.open("/settings/keys")
+	if !strings.Contains(c.text(".banner"), "Low balance") {
+		t.Error("no banner on the keys page")
+	}
+	// A failure links to its message.
+	c.open("/")
+	if st := c.press(fmt.Sprintf(`a[href="/messages/%s"]`, failedID)); st != 200 || !strings.Contains(c.text("main"), "INVALID_NUMBER") {
+		t.Errorf("the failure's link: %d", st)
+	}
+	c.open("/?environment=test")
+	c.shot("overview-test")
+
+	// Settings → Alerts: the webhook and thresholds, the alerts posted and
+	// their redelivery.
+	c.open("/settings/alerts")
+	if c.value("#lowBalance") != "35" || c.value("#dailySpend") != "5" || c.value("#url") != e.hooks.url() {
+		t.Errorf("the alerts form: %q %q %q", c.value("#lowBalance"), c.value("#dailySpend"), c.value("#url"))
+	}
+	c.fill("#lowBalance", "-3")
+	c.fill("#url", "https://hooks.example.com/elsewhere")
+	if st := c.press("form[action='/settings/alerts'] button[type=submit]"); st != 400 || !strings.Contains(c.text("main"), "must not be negative") {
+		t.Errorf("a negative threshold: %d", st)
+	}
+	// A refused form changes nothing, the webhook beside the bad threshold included.
+	if a, err := e.st.Account(ctx, e.account.ID); err != nil || a.WebhookURL != e.hooks.url() {
+		t.Errorf("after a refused form the account webhook is %q (%v), want %q", a.WebhookURL, err, e.hooks.url())
+	}
+	c.fill("#url", e.hooks.url())
+	c.fill("#lowBalance", "25")
+	c.fill("#dailySpend", "")
+	if st := c.press("form[action='/settings/alerts'] button[type=submit]"); st != 200 || !strings.Contains(c.text(".notice"), "saved") {
+		t.Errorf("save the alerts: %d", st)
+	}
+	if a, err := e.st.Account(ctx, e.account.ID); err != nil || a.Alerts.LowBalance == nil || *a.Alerts.LowBalance != 25*ledger.Micro ||
+		a.Alerts.DailySpend != nil {
+		t.Errorf("saved alerts: %+v %v", a.Alerts, err)
+	}
+	if c.eval(`document.querySelector(".banner") !== null`) {
+		t.Error("the banner stays after the threshold went below the balance")
+	}
+	e.hooks.set(func(r *receiver) { r.status = 0 })
+	if st := c.press("form[action$='/redeliver'] button"); st != 200 || !strings.Contains(c.text(".notice"), "same webhook-id") {
+		t.Errorf("redeliver an alert: %d", st)
+	}
+	polltest.For(t, "the redelivered alert", 10*time.Second, func() bool { return len(e.alertHooks()) == 1 })
+	c.shot("alerts")
+	c.logout()
+
+	if err := e.st.SetAlerts(ctx, e.account.ID, domain.Alerts{LowBalance: &low}); err != nil {
+		t.Fatal(err)
+	}
+	c.login(op)
+	c.open("/operator")
+	if top := c.text("#top-table tbody"); !strings.Contains(top, "Acme\t10\t9\t31") {
+		t.Errorf("top accounts: %q", top)
+	}
+	if below := c.text("#low-table tbody"); !strings.Contains(below, "Acme\t31\t35") {
+		t.Errorf("accounts below their alert: %q", below)
+	}
+	c.shot("operator-overview")
 }

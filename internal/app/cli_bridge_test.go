@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -45,3 +46,43 @@ func runAdmin(ctx context.Context, group string, args []string, stdin io.Reader,
 }
 
 func sqlitePath(dsn string) (string, bool) { return bootstrap.SQLitePath(dsn) }
+
+// dev prints the exact listen command, with the account's secret.
+func TestDevPrintsTheListenCommand(t *testing.T) {
+	e := newEnv(t, "sqlite", envOptions{})
+	var out nodetest.Buffer
+	if err := devWelcome(context.Background(), e.srv, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(` listen (--addr \S+ )?--secret ` + regexp.QuoteMeta(e.account.WebhookSecret) + "\n").MatchString(out.String()) {
+		t.Errorf("dev printed:\n%s", out.String())
+	}
+}
+
+// Whatever address dev runs on, the commands it prints work as printed:
+// send goes to the node, listen gets a port of its own, and the callback
+// URL points at listen.
+func TestDevCommandsFollowTheAddress(t *testing.T) {
+	for _, c := range []struct{ base, listen, callback string }{
+		{"http://127.0.0.1:8080", " listen --secret ", "--callback-url http://127.0.0.1:9000/hooks"},
+		{"http://127.0.0.1:8081", " listen --addr 127.0.0.1:9001 --secret ", "--callback-url http://127.0.0.1:9001/hooks"},
+		{"http://127.0.0.1:3000", " listen --secret ", "--callback-url http://127.0.0.1:9000/hooks"},
+		{"http://127.0.0.1:9000", " listen --addr 127.0.0.1:9920 --secret ", "--callback-url http://127.0.0.1:9920/hooks"},
+		{"http://127.0.0.1:8080", " listen --secret ", "send --url http://127.0.0.1:8080 "},
+		{"http://[::1]:8080", " listen --addr [::1]:9000 --secret ", "--callback-url http://[::1]:9000/hooks"},
+	} {
+		var out strings.Builder
+		printListen(&out, "msgsvc", c.base, "whsec_x", "svc_test_x")
+		for _, want := range []string{c.listen, c.callback, "send --url " + c.base + " "} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("dev on %s printed no %q:\n%s", c.base, want, out.String())
+			}
+		}
+	}
+	if got := dialable("0.0.0.0:8081"); got != "127.0.0.1:8081" {
+		t.Errorf("dialable(0.0.0.0:8081) = %s", got)
+	}
+	if got := dialable("[::1]:8081"); got != "[::1]:8081" {
+		t.Errorf("dialable([::1]:8081) = %s", got)
+	}
+}

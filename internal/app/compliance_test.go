@@ -51,13 +51,8 @@ func TestOptOutByReply(t *testing.T) {
 			t.Fatalf("reply: %d %s", r.status, r.body)
 		}
 		// The integrator still gets the reply.
-		polltest.For(t, "the STOP reply's webhook", 10*time.Second, func() bool {
-			for _, h := range e.hooks.all() {
-				if h.payload["event"] == "message_received" && h.payload["message"] == " Stop " && h.payload["phone"] == stopper {
-					return true
-				}
-			}
-			return false
+		e.hooks.first("the STOP reply's webhook", func(p map[string]any) bool {
+			return isReply(p) && p["message"] == " Stop " && p["phone"] == stopper
 		})
 		one := send(t, e, e.testKey, map[string]any{"to": stopper, "message": "Another sale", "type": "SMS"})
 		if one.status != 422 || problemCode(t, one) != "RECIPIENT_OPTED_OUT" || strings.Join(fieldsOf(t, one), ",") != "to" {

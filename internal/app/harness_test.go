@@ -23,6 +23,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/manage"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/store"
 	"github.com/msgsvc/msgsvc/internal/store/storetest"
 	"github.com/msgsvc/msgsvc/internal/template"
@@ -61,6 +62,8 @@ type env struct {
 	hooks   *receiver
 	client  *http.Client
 	stop    func()
+	// file is the node's configuration file when envOptions.file set one.
+	file *configFile
 }
 
 type envOptions struct {
@@ -69,7 +72,14 @@ type envOptions struct {
 	noTemplates   bool
 	credits       float64
 	retrySchedule string
-	// config adds to the node's configuration (e.g. an SMPP provider).
+	// file, when set, is the node's configuration file (YAML): live traffic
+	// takes its providers and routes instead of the simulator's, and the
+	// test may rewrite it (env.file) before a reload.
+	file string
+	// lease is the dispatcher's lease (default the node's); a hand-over to
+	// an SMSC that stops answering gives up within half of it.
+	lease time.Duration
+	// config adds to the node's configuration, after file and lease.
 	config func(c *config.Config)
 	// log receives the node's log at debug level (default: discarded).
 	log io.Writer
@@ -95,6 +105,14 @@ func newEnv(t *testing.T, dialect string, o envOptions) *env {
 	cfg := config.Config{Dev: !o.noLiveRoutes, DB: dsn, DataDir: t.TempDir(), Addr: "127.0.0.1:0", WebhookAllowPrivate: allow, SimulatorDelay: 30 * time.Millisecond,
 		WebhookRetrySchedule: sched, RateLimitBackend: "memory", NodeID: "test-node", DispatchWorkers: 2,
 		ShutdownTimeout: 5 * time.Second, LogLevel: "error"}
+	var file *configFile
+	if o.file != "" {
+		file = newConfigFile(t, o.file)
+		file.serve(&cfg)
+	}
+	if o.lease != 0 {
+		cfg.DispatchLease = o.lease
+	}
 	if o.config != nil {
 		o.config(&cfg)
 	}
@@ -110,7 +128,7 @@ func newEnv(t *testing.T, dialect string, o envOptions) *env {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()
-	e := &env{t: t, srv: srv, st: srv.Store(), base: "http://" + srv.Addr(), clock: clk, hooks: newReceiver(t),
+	e := &env{t: t, srv: srv, st: srv.Store(), base: "http://" + srv.Addr(), clock: clk, hooks: newReceiver(t), file: file,
 		client: &http.Client{Transport: recordTraffic(t, &http.Transport{MaxIdleConnsPerHost: 64})}}
 	stopped := false
 	e.stop = func() {
@@ -342,6 +360,26 @@ func (r *receiver) all() []hook {
 	return append([]hook(nil), r.events...)
 }
 
+// first waits for a webhook whose payload match accepts and returns that
+// payload; what names it in the failure.
+func (r *receiver) first(what string, match func(p map[string]any) bool) map[string]any {
+	r.t.Helper()
+	var got map[string]any
+	polltest.For(r.t, what, 10*time.Second, func() bool {
+		for _, h := range r.all() {
+			if match(h.payload) {
+				got = h.payload
+				return true
+			}
+		}
+		return false
+	})
+	return got
+}
+
+// isReply matches the webhook of a reply (message_received).
+func isReply(p map[string]any) bool { return p["event"] == "message_received" }
+
 func (r *receiver) set(f func(r *receiver)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -359,15 +397,39 @@ func createTestUser(ctx context.Context, st *store.Store, accountID, email, role
 	return m.CreateUser(ctx, manage.Console, manage.NewUser{AccountID: accountID, Email: email, Role: role, Password: password})
 }
 
-// withConfigFile runs serve with yaml as its configuration file.
-func withConfigFile(t *testing.T, yaml string) func(c *config.Config) {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "msgsvc.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return func(c *config.Config) { c.Dev, c.Config = false, path }
+// configFile is a node's configuration file, in a folder of its own that
+// may hold the files it names (cost tables, credentials).
+type configFile struct {
+	t    *testing.T
+	path string
 }
+
+func newConfigFile(t *testing.T, yaml string) *configFile {
+	t.Helper()
+	f := &configFile{t: t, path: filepath.Join(t.TempDir(), "msgsvc.yaml")}
+	f.write(yaml)
+	return f
+}
+
+// write replaces the file's text; the node reads it at its next reload.
+func (f *configFile) write(yaml string) {
+	f.t.Helper()
+	f.beside(filepath.Base(f.path), []byte(yaml))
+}
+
+// beside writes a file into the configuration's folder and returns its
+// path.
+func (f *configFile) beside(name string, content []byte) string {
+	f.t.Helper()
+	path := filepath.Join(filepath.Dir(f.path), name)
+	if err := os.WriteFile(path, content, 0o600); err != nil {
+		f.t.Fatal(err)
+	}
+	return path
+}
+
+// serve makes the node read the file rather than run the simulator.
+func (f *configFile) serve(c *config.Config) { c.Dev, c.Config = false, f.path }
 
 // addAccount creates another account on e's node, at e's clock.
 func (e *env) addAccount(in NewAccount) domain.Account {

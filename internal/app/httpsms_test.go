@@ -39,8 +39,8 @@ func twilioBlock(apiURL string) string {
 func twilioEnv(t *testing.T, dialect string) (*env, *twiliotest.Server) {
 	t.Helper()
 	tw := twiliotest.New(t)
-	e := newEnv(t, dialect, envOptions{config: withConfigFile(t, "providers:\n"+twilioBlock(tw.URL)+
-		"routes:\n  - channel: SMS\n    primary: twilio\n")})
+	e := newEnv(t, dialect, envOptions{file: "providers:\n" + twilioBlock(tw.URL) +
+		"routes:\n  - channel: SMS\n    primary: twilio\n"})
 	return e, tw
 }
 
@@ -95,22 +95,11 @@ func TestLiveSMSThroughTwilio(t *testing.T) {
 func TestSMPPFailsOverToTwilio(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d string) {
 		tw := twiliotest.New(t)
-		e := newEnv(t, d, envOptions{poll: 20 * time.Millisecond, config: withConfigFile(t, fmt.Sprintf(`providers:
-  - name: carrier
-    type: smpp
-    smpp:
-      addr: %s
-      systemId: msgsvc
-      password: secret
-      timeout: 300ms
-    breaker:
-      failures: 1
-      cooldown: 10m
-%sroutes:
+		e := newEnv(t, d, envOptions{poll: 20 * time.Millisecond, file: "providers:\n" + impatientSMPP("carrier", downSMSC(t), 1) + twilioBlock(tw.URL) + `routes:
   - channel: SMS
     primary: carrier
     secondary: twilio
-`, downSMSC(t), twilioBlock(tw.URL)))})
+`})
 		ctx := context.Background()
 		ids := sendIDs(t, e, map[string]any{"recipients": []string{"5511999990051", "5511999990052"}, "message": "failover",
 			"type": "SMS", "callbackUrl": e.hooks.url()})

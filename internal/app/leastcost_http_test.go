@@ -56,7 +56,7 @@ routes:
     strategy: least-cost
     providers: [telnyx, vonage]
 `, leastCostTelnyxKey, telnyxURL, vonageURL)
-		e := newEnv(t, d, envOptions{credits: 100, config: withConfigFile(t, yaml)})
+		e := newEnv(t, d, envOptions{credits: 100, file: yaml})
 		ctx := context.Background()
 		cases := []struct {
 			to, provider string

@@ -197,12 +197,9 @@ func TestSenderTwinsRefused(t *testing.T) {
 func TestSMPPReceiptOfTheRouteSender(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d string) {
 		smsc := smpptest.Start(t)
-		serve := withConfigFile(t, fmt.Sprintf("providers:\n  - name: carrier\n    type: smpp\n    smpp: {addr: %s, systemId: msgsvc, password: secret, sourceAddr: \"+15550003333\"}\n"+
-			"routes:\n  - {channel: SMS, countries: [\"46\"], primary: carrier}\n", smsc.Addr()))
-		e := newEnv(t, d, envOptions{poll: 20 * time.Millisecond, config: func(c *config.Config) {
-			serve(c)
-			c.SMPPListen = "127.0.0.1:0"
-		}})
+		e := newEnv(t, d, envOptions{poll: 20 * time.Millisecond, config: func(c *config.Config) { c.SMPPListen = "127.0.0.1:0" },
+			file: fmt.Sprintf("providers:\n  - name: carrier\n    type: smpp\n    smpp: {addr: %s, systemId: msgsvc, password: secret, sourceAddr: \"+15550003333\"}\n"+
+				"routes:\n  - {channel: SMS, countries: [\"46\"], primary: carrier}\n", smsc.Addr())})
 		polltest.For(t, "the SMSC bound", 10*time.Second, func() bool { return smsc.Binds() > 0 })
 		sys, pw := e.smppUser(e.account.ID, "live", "acmelive")
 		c := e.dialBound(pdu.BindTransceiver, sys, pw)

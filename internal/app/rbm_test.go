@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -29,18 +27,11 @@ const (
 func newRBMEnv(t *testing.T, dialect string) (*env, *rbmtest.Platform) {
 	t.Helper()
 	p := rbmtest.New(t, rbmAgent)
-	dir := t.TempDir()
-	key := filepath.Join(dir, "service-account.json")
-	if err := os.WriteFile(key, p.Credentials(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(dir, "msgsvc.yaml")
-	yaml := fmt.Sprintf("providers:\n  - name: rbm\n    type: rbm\n    rbm: {agentId: %s, credentials: %q, apiUrl: %q, clientToken: %s, fallbackAfter: 1m}\n"+
-		"routes:\n  - {channel: RCS, primary: rbm}\n", rbmAgent, key, p.APIURL(), rbmToken)
-	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return newEnv(t, dialect, envOptions{config: func(c *config.Config) { c.Config = file }}), p
+	f := newConfigFile(t, "")
+	key := f.beside("service-account.json", p.Credentials())
+	f.write(fmt.Sprintf("providers:\n  - name: rbm\n    type: rbm\n    rbm: {agentId: %s, credentials: %q, apiUrl: %q, clientToken: %s, fallbackAfter: 1m}\n"+
+		"routes:\n  - {channel: RCS, primary: rbm}\n", rbmAgent, key, p.APIURL(), rbmToken))
+	return newEnv(t, dialect, envOptions{config: func(c *config.Config) { c.Config = f.path }}), p
 }
 
 // notify posts a signed notification to the RBM webhook, as the platform
@@ -131,18 +122,10 @@ func TestLiveRCSOverRBM(t *testing.T) {
 		if r := e.notify(rbmtest.UserText(phone, rbmAgent, "Do you have size 44?")); r.status != 200 {
 			t.Fatalf("reply: %d %s", r.status, r.body)
 		}
-		polltest.For(t, "the reply", 10*time.Second, func() bool {
-			for _, h := range e.hooks.all() {
-				if h.payload["event"] == "message_received" {
-					if h.payload["message"] != "Do you have size 44?" || h.payload["channel"] != "RCS" || h.payload["campaignId"] != cid ||
-						h.payload["phone"] != phone {
-						t.Fatalf("reply webhook %v", h.payload)
-					}
-					return true
-				}
-			}
-			return false
-		})
+		if p := e.hooks.first("the reply", isReply); p["message"] != "Do you have size 44?" || p["channel"] != "RCS" || p["campaignId"] != cid ||
+			p["phone"] != phone {
+			t.Fatalf("reply webhook %v", p)
+		}
 		feed := func() time.Time {
 			last, err := e.st.LastInbound(context.Background(), e.account.ID, domain.Live, phone, domain.RCS)
 			if err != nil {

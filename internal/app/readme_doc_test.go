@@ -98,60 +98,67 @@ func (p *docParser) expect(chars string) (byte, error) {
 }
 
 func (p *docParser) object() (any, error) {
-	p.i++ // {
 	o := docObject{members: map[string]any{}}
-	if p.ws(); p.i < len(p.s) && p.s[p.i] == '}' {
-		p.i++
-		return o, nil
-	}
-	for {
-		if p.elided() {
-			o.more = true
-		} else {
-			if _, err := p.expect(`"`); err != nil {
-				return nil, err
-			}
-			p.i--
-			k, err := p.str()
-			if err != nil {
-				return nil, err
-			}
-			if _, err := p.expect(":"); err != nil {
-				return nil, err
-			}
-			v, err := p.value()
-			if err != nil {
-				return nil, err
-			}
-			o.members[k], o.order = v, append(o.order, k)
+	more, err := p.list('}', func() error {
+		if _, err := p.expect(`"`); err != nil {
+			return err
 		}
-		c, err := p.expect(",}")
-		if err != nil || c == '}' {
-			return o, err
+		p.i--
+		k, err := p.str()
+		if err != nil {
+			return err
 		}
+		if _, err := p.expect(":"); err != nil {
+			return err
+		}
+		v, err := p.value()
+		if err != nil {
+			return err
+		}
+		o.members[k], o.order = v, append(o.order, k)
+		return nil
+	})
+	o.more = more
+	if err != nil {
+		return nil, err
 	}
+	return o, nil
 }
 
 func (p *docParser) array() (any, error) {
-	p.i++ // [
 	a := docArray{}
-	if p.ws(); p.i < len(p.s) && p.s[p.i] == ']' {
+	more, err := p.list(']', func() error {
+		v, err := p.value()
+		if err != nil {
+			return err
+		}
+		a.items = append(a.items, v)
+		return nil
+	})
+	a.more = more
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// list reads the members of an object or the items of an array, from its
+// opening bracket to close; item reads one, and more reports an elision.
+func (p *docParser) list(close byte, item func() error) (more bool, err error) {
+	p.i++ // the opening bracket
+	if p.ws(); p.i < len(p.s) && p.s[p.i] == close {
 		p.i++
-		return a, nil
+		return false, nil
 	}
 	for {
 		if p.elided() {
-			a.more = true
-		} else {
-			v, err := p.value()
-			if err != nil {
-				return nil, err
-			}
-			a.items = append(a.items, v)
+			more = true
+		} else if err := item(); err != nil {
+			return more, err
 		}
-		c, err := p.expect(",]")
-		if err != nil || c == ']' {
-			return a, err
+		c, err := p.expect("," + string(close))
+		if err != nil || c == close {
+			return more, err
 		}
 	}
 }

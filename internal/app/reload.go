@@ -46,24 +46,23 @@ func (m *adapterMetrics) MustRegister(cs ...prometheus.Collector) {
 func (m *adapterMetrics) Unregister(c prometheus.Collector) bool { return m.reg.Unregister(c) }
 
 func (m *adapterMetrics) unregister() {
-	if m == nil || m.reg == nil {
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, c := range m.cs {
-		m.reg.Unregister(c)
-	}
+	m.each(func(c prometheus.Collector) { m.reg.Unregister(c) })
 }
 
 func (m *adapterMetrics) reregister() {
+	m.each(func(c prometheus.Collector) { _ = m.reg.Register(c) })
+}
+
+// each applies f to every collector the adapters registered; a node
+// without a registry has none.
+func (m *adapterMetrics) each(f func(c prometheus.Collector)) {
 	if m == nil || m.reg == nil {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, c := range m.cs {
-		_ = m.reg.Register(c)
+		f(c)
 	}
 }
 

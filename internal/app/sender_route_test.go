@@ -36,7 +36,7 @@ func TestRouteSenderHeldByAnotherAccount(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d string) {
 		shared, backup := smpptest.Start(t), smpptest.Start(t)
 		// serve: live SMS take the configured carriers
-		e := newEnv(t, d, envOptions{poll: 20 * time.Millisecond, config: withConfigFile(t, fmt.Sprintf(heldRouteConfig, shared.Addr(), backup.Addr()))})
+		e := newEnv(t, d, envOptions{poll: 20 * time.Millisecond, file: fmt.Sprintf(heldRouteConfig, shared.Addr(), backup.Addr())})
 		ctx := context.Background()
 		polltest.For(t, "both SMSCs bound", 10*time.Second, func() bool { return shared.Binds() > 0 && backup.Binds() > 0 })
 		b := e.addAccount(NewAccount{Name: "Other", Tier: "enterprise", Credits: 50, Currency: "EUR", Country: "44"})

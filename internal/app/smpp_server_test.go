@@ -1,16 +1,15 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"io"
 	"log/slog"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -598,24 +597,135 @@ func TestSMPPOverTLS(t *testing.T) {
 
 func writeSelfSigned(t *testing.T, certFile, keyFile string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	cert := esmetest.SelfSigned(t)
+	kb, err := x509.MarshalECPrivateKey(cert.PrivateKey.(*ecdsa.PrivateKey))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tpl := &x509.Certificate{SerialNumber: big.NewInt(1), NotBefore: time.Now().Add(-time.Hour),
-		NotAfter: time.Now().Add(time.Hour), IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A part with a user data header is charged one segment, so it must fit
+// one: a 6-octet header and 1,524 characters in message_payload is refused
+// ESME_RINVMSGLEN, with nothing stored or charged; a part of exactly 140
+// octets with its header passes and is charged one segment.
+func TestSMPPOversizeUDHPartRefused(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d string) {
+		e := smppEnv(t, d)
+		ctx := context.Background()
+		sys, pw := e.smppUser(e.account.ID, "live", "udhpart")
+		c := e.dialBound(pdu.BindTransceiver, sys, pw)
+		before, err := e.st.Account(ctx, e.account.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		header := []byte{5, 0, 3, 7, 2, 1}
+		for _, sm := range []*pdu.SM{
+			{ESMClass: pdu.ESMClassUDHI, TLVs: pdu.TLVs{{Tag: pdu.TagMessagePayload, Value: append(header, strings.Repeat("a", 1524)...)}}},
+			{ESMClass: pdu.ESMClassUDHI, ShortMessage: append(header, strings.Repeat("a", 154)...)},                                     // 141 octets packed
+			{ESMClass: pdu.ESMClassUDHI, DataCoding: pdu.CodingUCS2, ShortMessage: append(header, make([]byte, 136)...)},                // 142 octets
+			{ESMClass: pdu.ESMClassUDHI, DataCoding: pdu.CodingLatin1, ShortMessage: append(header, bytes.Repeat([]byte{0xE2}, 68)...)}, // â is UCS-2 on the air: 142 octets
+		} {
+			sm.DestAddr = "5511999990000"
+			if r := c.Call(pdu.SubmitSM, sm); r.Status != pdu.StatusInvMsgLen || r.Body != nil {
+				t.Fatalf("an oversize part: %s, want ESME_RINVMSGLEN", r.Status)
+			}
+		}
+		after, _ := e.st.Account(ctx, e.account.ID)
+		list := e.do("GET", "/api/v1/integration/messages", e.liveKey, nil)
+		if after.Balance != before.Balance || list.status != 200 || strings.Contains(string(list.body), "msg_") {
+			t.Fatalf("after the refusals: balance %d (was %d), list %d %s", after.Balance, before.Balance, list.status, list.body)
+		}
+		// 134 octets of UCS-2 (67 characters) after the 6-octet header: 140.
+		ucs := make([]byte, 0, 134)
+		for range 67 {
+			ucs = append(ucs, 0x04, 0x1F)
+		}
+		for _, sm := range []*pdu.SM{
+			{ESMClass: pdu.ESMClassUDHI, DataCoding: pdu.CodingUCS2, ShortMessage: append(header, ucs...)},
+			{ESMClass: pdu.ESMClassUDHI, TLVs: pdu.TLVs{{Tag: pdu.TagMessagePayload, Value: append(header, strings.Repeat("a", 153)...)}}},
+		} {
+			sm.DestAddr = "5511999990000"
+			r := c.Call(pdu.SubmitSM, sm)
+			if r.Status != pdu.StatusOK {
+				t.Fatalf("a part of 140 octets: %s", r.Status)
+			}
+			m, err := e.st.MessageByID(ctx, r.Body.(*pdu.SMResp).MessageID)
+			if err != nil || m.Segments != 1 || m.Content.UDH != "050003070201" {
+				t.Fatalf("the 140-octet part: %d segments, header %q, %v", m.Segments, m.Content.UDH, err)
+			}
+			now, _ := e.st.Account(ctx, e.account.ID)
+			if m.Credits <= 0 || before.Balance-now.Balance != m.Credits {
+				t.Fatalf("charged %d (the message says %d)", before.Balance-now.Balance, m.Credits)
+			}
+			before = now
+		}
+	})
+}
+
+// node-smpp (npm smpp 0.5.1), left at its defaults, as the customer's
+// ESME: it gives no data_coding, so it sends 1 (with GSM 03.38 septets), 3
+// and 8 by the text. Every submit is accepted with a msg_ id, every
+// receipt comes back, and every stored text is the one the script sent.
+// CI installs the package into a folder and names it in
+// MSGSVC_TEST_NODE_SMPP_DIR.
+func TestSMPPServerPeerNodeSMPPDefaults(t *testing.T) {
+	dir := os.Getenv("MSGSVC_TEST_NODE_SMPP_DIR")
+	if dir == "" {
+		t.Skip("set MSGSVC_TEST_NODE_SMPP_DIR to a folder where `npm install smpp@0.5.1` was run (node needed)")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	modules := filepath.Join(dir, "node_modules")
+	b, err := os.ReadFile(filepath.Join(modules, "smpp", "package.json"))
+	if err != nil {
+		t.Skipf("the npm package smpp is not installed in %s: %v", dir, err)
+	}
+	var pkg struct{ Version string }
+	if err := json.Unmarshal(b, &pkg); err != nil || pkg.Version != "0.5.1" {
+		t.Fatalf("smpp in %s is version %q (%v), want 0.5.1", dir, pkg.Version, err)
+	}
+	script, err := filepath.Abs("../smppserver/testdata/node-esme-defaults.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := smppEnv(t, "sqlite")
+	sys, pw := e.smppUser(e.account.ID, "test", "nodedefaults")
+	host, port, _ := net.SplitHostPort(e.srv.SMPPAddr())
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", script, "40", "10")
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "SMPP_HOST="+host, "SMPP_PORT="+port, "SMPP_SYSTEM_ID="+sys,
+		"SMPP_PASSWORD="+pw)
+	out, err := cmd.CombinedOutput()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if err != nil || !strings.HasPrefix(lines[len(lines)-1], "OK:") {
+		t.Fatalf("node-smpp ESME at its defaults: %v\n%s", err, out)
+	}
+	checked := 0
+	for _, l := range lines {
+		id, text, ok := strings.Cut(strings.TrimPrefix(l, "MSG "), " ")
+		if !strings.HasPrefix(l, "MSG ") || !ok {
+			continue
+		}
+		var want string
+		if err := json.Unmarshal([]byte(text), &want); err != nil {
+			t.Fatalf("script line %q: %v", l, err)
+		}
+		m, err := e.st.MessageByID(context.Background(), id)
+		if err != nil || m.Body != want || m.Segments != 1 {
+			t.Fatalf("message %s: body %q in %d segments (%v), the ESME sent %q", id, m.Body, m.Segments, err, want)
+		}
+		checked++
+	}
+	if checked != 40 {
+		t.Fatalf("%d messages checked, want 40", checked)
+	}
+	t.Log(lines[len(lines)-1])
 }

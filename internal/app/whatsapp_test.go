@@ -5,13 +5,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/polltest"
@@ -26,12 +24,11 @@ const (
 	waBusiness    = "15550783881"
 )
 
-// withWhatsApp configures a WhatsApp provider at apiURL through a
-// configuration file, as an operator would, and serve's routing (live
-// WhatsApp messages go to it, nothing to the simulator).
-func withWhatsApp(t *testing.T, apiURL string) func(c *config.Config) {
-	path := filepath.Join(t.TempDir(), "msgsvc.yaml")
-	yaml := fmt.Sprintf(`providers:
+// whatsAppConfig is a configuration file, as an operator would write it,
+// with a WhatsApp provider at apiURL and serve's routing (live WhatsApp
+// messages go to it, nothing to the simulator).
+func whatsAppConfig(apiURL string) string {
+	return fmt.Sprintf(`providers:
   - name: whatsapp
     type: whatsapp
     whatsapp:
@@ -44,10 +41,6 @@ routes:
   - channel: WHATSAPP
     primary: whatsapp
 `, waAppSecret, waVerifyToken, apiURL)
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return func(c *config.Config) { c.Dev, c.Config = false, path }
 }
 
 // postWhatsApp posts a notification to the WhatsApp webhook, signed with
@@ -102,7 +95,7 @@ func TestLiveWhatsAppThroughThePlatform(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			forEachDialect(t, func(t *testing.T, dialect string) {
 				url, sends := platform(t)
-				liveWhatsApp(t, newEnv(t, dialect, envOptions{config: withWhatsApp(t, url)}), sends)
+				liveWhatsApp(t, newEnv(t, dialect, envOptions{file: whatsAppConfig(url)}), sends)
 			})
 		})
 	}
@@ -220,16 +213,7 @@ func tapButton(t *testing.T, e *env, biz whatsapptest.Business, phone, campaignI
 	if replies != 1 {
 		t.Fatalf("%d reply events for one reply delivered twice", replies)
 	}
-	var reply map[string]any
-	polltest.For(t, "the reply's webhook", 10*time.Second, func() bool {
-		for _, h := range e.hooks.all() {
-			if h.payload["event"] == "message_received" {
-				reply = h.payload
-				return true
-			}
-		}
-		return false
-	})
+	reply := e.hooks.first("the reply's webhook", isReply)
 	if reply["message"] != "visit-yes" || reply["channel"] != "WHATSAPP" || reply["phone"] != phone || reply["campaignId"] != campaignID {
 		t.Fatalf("reply webhook %v", reply)
 	}
@@ -237,7 +221,7 @@ func tapButton(t *testing.T, e *env, biz whatsapptest.Business, phone, campaignI
 
 // The platform's handshake with the verify token.
 func TestWhatsAppWebhookVerification(t *testing.T) {
-	e := newEnv(t, "sqlite", envOptions{config: withWhatsApp(t, whatsapptest.New(t).URL)})
+	e := newEnv(t, "sqlite", envOptions{file: whatsAppConfig(whatsapptest.New(t).URL)})
 	ok := e.do("GET", "/providers/whatsapp/webhook?hub.mode=subscribe&hub.challenge=1158201444&hub.verify_token="+waVerifyToken, "", nil)
 	if ok.status != 200 || string(ok.body) != "1158201444" {
 		t.Fatalf("handshake: %d %s", ok.status, ok.body)
@@ -254,7 +238,7 @@ func TestWhatsAppWebhookVerification(t *testing.T) {
 func TestWhatsAppDocumentExamplesReachTheIntegrator(t *testing.T) {
 	examples := whatsapptest.WebhookExamples(t)
 	p := whatsapptest.New(t)
-	e := newEnv(t, "sqlite", envOptions{config: withWhatsApp(t, p.URL)})
+	e := newEnv(t, "sqlite", envOptions{file: whatsAppConfig(p.URL)})
 	e.addWhatsAppNumber(waBusiness)
 	const sender = "16505551234" // every example's user
 	r := send(t, e, e.liveKey, map[string]any{"to": sender, "type": "WHATSAPP", "callbackUrl": e.hooks.url(),

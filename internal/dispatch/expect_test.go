@@ -2,12 +2,12 @@ package dispatch
 
 import (
 	"context"
-	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/store"
 	"github.com/msgsvc/msgsvc/internal/tracking"

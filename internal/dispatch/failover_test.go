@@ -3,14 +3,12 @@ package dispatch
 import (
 	"context"
 	"fmt"
-	"github.com/msgsvc/msgsvc/internal/intake"
-	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/intake"
+	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/providertest"
@@ -31,7 +29,7 @@ func TestFailoverWhenPrimarySMSCDies(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) {
 			st := storetest.Open(t, storetest.DSN(t, dialect))
-			quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+			quiet := quietLog()
 			ctx := context.Background()
 			smscA, smscB := smpptest.Start(t), smpptest.Start(t)
 			client := func(name, addr string) *smpp.Client {

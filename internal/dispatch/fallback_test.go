@@ -3,9 +3,6 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
-	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
-	"io"
-	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +11,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/intake"
+	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/message"
 	"github.com/msgsvc/msgsvc/internal/provider"
@@ -156,7 +154,7 @@ func newFixtureOn(t *testing.T, st *store.Store, routes routesPicker, prices str
 	f.svc = intaketest.New(intaketest.Config{Store: f.st, Picker: routes, Now: f.clock, AllowPrivateCallbacks: true})
 	t.Cleanup(f.svc.Close)
 	f.disp = NewDispatcher(DispatcherConfig{Store: f.st, Routes: routes, Tracker: f.tracker, Owner: "node-1", Now: f.clock,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Log: quietLog()})
 	return f
 }
 

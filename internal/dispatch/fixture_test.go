@@ -2,10 +2,12 @@ package dispatch
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/api/notify"
+	"github.com/msgsvc/msgsvc/internal/bootstrap"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/store"
 	"github.com/msgsvc/msgsvc/internal/tracking"
@@ -32,11 +34,9 @@ func (f *fixture) useTracker(t *testing.T, hold time.Duration) {
 // creditAccount adds amount to an account's balance with a ledger line of
 // kind.
 func creditAccount(ctx context.Context, st *store.Store, accountID string, amount int64, kind ledger.Kind, note string) (int64, error) {
-	var bal int64
-	err := st.Write(ctx, func(tx *store.Tx) error {
-		var err error
-		bal, err = ledger.Credit(ctx, tx, accountID, amount, kind, note, time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC))
-		return err
-	})
-	return bal, err
+	return bootstrap.AddCredits(ctx, st, accountID, amount, kind, note, time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC))
 }
+
+// quietLog is the log of the parts a test builds: what they log is not
+// what it tests.
+func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -3,17 +3,17 @@ package dispatch
 import (
 	"context"
 	"fmt"
-	"github.com/msgsvc/msgsvc/internal/intake"
-	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
-	"io"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/intake"
+	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
 	"github.com/msgsvc/msgsvc/internal/lease"
+	"github.com/msgsvc/msgsvc/internal/lease/leasetest"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
 // handoffTo rebuilds the fixture's service with an in-memory hand-off to
@@ -47,19 +47,29 @@ func (f *fixture) idleQueue(room int) *lease.Queue[domain.Message] {
 		Release: f.st.ReleaseMessages, ID: func(m domain.Message) string { return m.ID }, Room: room, Now: f.clock})
 }
 
+// sendTwoHandedOff sends two SMS through a service that hands what is due
+// to an idle dispatch queue with room for room messages. It returns what
+// the queue took, the service's own wakes and the send's outcome.
+func sendTwoHandedOff(t *testing.T, room int) (*fixture, []domain.Message, *atomic.Int64, intake.Outcome) {
+	t.Helper()
+	routes := fakeRoutes{domain.SMS: &fakeProvider{name: "sms-co"}}
+	f := newFixture(t, routes, "", false)
+	var got []domain.Message
+	wakes := f.handoffTo(t, routes, f.idleQueue(room), func(msgs []domain.Message) { got = append(got, msgs...) })
+	out, err := f.svc.Send(context.Background(), f.caller, intaketest.Draft{Recipients: []string{"5511999990010", "5511999990011"}, Text: "hi",
+		Type: "SMS"}, intake.SendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, got, wakes, out
+}
+
 // TestSendHandsOffLeased: messages due at once are written leased to the
 // local dispatcher and given to it in memory; no other node can claim them
 // until the lease runs out, and then any node can.
 func TestSendHandsOffLeased(t *testing.T) {
-	routes := fakeRoutes{domain.SMS: &fakeProvider{name: "sms-co"}}
-	f := newFixture(t, routes, "", false)
-	var got []domain.Message
-	wakes := f.handoffTo(t, routes, f.idleQueue(10), func(msgs []domain.Message) { got = append(got, msgs...) })
+	f, got, wakes, out := sendTwoHandedOff(t, 10)
 	ctx := context.Background()
-	out, err := f.svc.Send(ctx, f.caller, intaketest.Draft{Recipients: []string{"5511999990010", "5511999990011"}, Text: "hi", Type: "SMS"}, intake.SendOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	lease := f.clock().Add(time.Minute)
 	if len(got) != 2 {
 		t.Fatalf("handed over %d messages, want 2", len(got))
@@ -89,15 +99,8 @@ func TestSendHandsOffLeased(t *testing.T) {
 // released to the table at once (the queue then wakes itself to claim it:
 // see the lease package's tests), not left to its lease.
 func TestHandoffOverflowReleases(t *testing.T) {
-	routes := fakeRoutes{domain.SMS: &fakeProvider{name: "sms-co"}}
-	f := newFixture(t, routes, "", false)
-	var got []domain.Message
-	wakes := f.handoffTo(t, routes, f.idleQueue(1), func(msgs []domain.Message) { got = append(got, msgs...) })
+	f, got, wakes, out := sendTwoHandedOff(t, 1)
 	ctx := context.Background()
-	out, err := f.svc.Send(ctx, f.caller, intaketest.Draft{Recipients: []string{"5511999990010", "5511999990011"}, Text: "hi", Type: "SMS"}, intake.SendOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(got) != 1 || got[0].ID != out.Receipt.Messages[0].Message.ID {
 		t.Fatalf("queue got %v, want the first message", got)
 	}
@@ -129,7 +132,7 @@ func TestDispatcherTakesEnqueued(t *testing.T) {
 	f := newFixture(t, routes, "", false)
 	claimer := &countingClaimer{Claimer: f.st}
 	f.disp = NewDispatcher(DispatcherConfig{Store: claimer, Routes: routes, Tracker: f.tracker, Owner: "node-1", Now: f.clock,
-		Poll: time.Hour, Workers: 1, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Poll: time.Hour, Workers: 1, Log: quietLog()})
 	f.handoffTo(t, routes, f.disp.Queue(), func(msgs []domain.Message) {
 		if len(msgs) != 1 {
 			t.Errorf("dispatcher took %d of 1", len(msgs))
@@ -155,15 +158,10 @@ func TestDispatcherTakesEnqueued(t *testing.T) {
 	}
 }
 
+// waitUntil polls cond, which may query the store, until it holds.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	polltest.For(t, what, polltest.Within, cond)
 }
 
 // TestDispatcherPollsTableWhileBusy: messages arriving in memory without a
@@ -174,31 +172,14 @@ func TestDispatcherPollsTableWhileBusy(t *testing.T) {
 	routes := fakeRoutes{domain.SMS: sms}
 	f := newFixture(t, routes, "", false)
 	f.disp = NewDispatcher(DispatcherConfig{Store: f.st, Routes: routes, Tracker: f.tracker, Owner: "node-1", Now: f.clock,
-		Poll: 50 * time.Millisecond, Workers: 1, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); f.disp.Run(ctx) }()
-	defer func() { cancel(); wg.Wait() }()
+		Poll: 50 * time.Millisecond, Workers: 1, Log: quietLog()})
+	leasetest.Run(t, f.disp.Run)
 	// A steady stream handed over in memory, far more often than the poll
 	// (messages no row backs: the tracker ignores their reports).
-	stop := make(chan struct{})
-	defer close(stop)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			f.disp.Queue().Hand(context.Background(), []domain.Message{{ID: fmt.Sprintf("msg_stream_%d", i), Env: domain.Live, Type: domain.SMS,
-				Channel: domain.SMS, To: "5511999990010", LeaseOwner: "node-1", NextAttemptAt: f.clock().Add(time.Minute),
-				ExpiresAt: f.clock().Add(time.Hour)}})
-			time.Sleep(time.Millisecond) // pacing the stream, not waiting for anything
-		}
-	}()
+	leasetest.Stream(t, f.disp.Queue(), func(i int) domain.Message {
+		return domain.Message{ID: fmt.Sprintf("msg_stream_%d", i), Env: domain.Live, Type: domain.SMS, Channel: domain.SMS,
+			To: "5511999990010", LeaseOwner: "node-1", NextAttemptAt: f.clock().Add(time.Minute), ExpiresAt: f.clock().Add(time.Hour)}
+	})
 	waitUntil(t, "the stream to flow", func() bool { return len(sms.submitted()) > 5 })
 	// The fixture's service writes messages unleased and wakes nobody: the
 	// table is the only way to this one.

@@ -3,14 +3,12 @@ package dispatch
 import (
 	"context"
 	"errors"
-	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
-	"io"
-	"log/slog"
 	"slices"
 	"sync"
 	"testing"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )
 
@@ -59,7 +57,7 @@ func TestDispatchKeepsAHeldRouteSenderToItsAccount(t *testing.T) {
 	router.SetOwnSender("backup", "15550002222", false)
 	holders := &fakeHolders{held: map[string]string{"15550001111": "acc_other"}}
 	f.disp = NewDispatcher(DispatcherConfig{Store: f.st, Routes: router, Tracker: f.tracker, Owner: "node-1", Now: f.clock,
-		Holders: holders, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Holders: holders, Log: quietLog()})
 
 	f.caller.Account.Senders = domain.Senders{domain.SMS: {Values: []string{"MyShop"}}}
 	noRoute := f.send(t, intaketest.Draft{To: "5511999990010", Text: "hi", Type: "SMS"})

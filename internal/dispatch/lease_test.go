@@ -3,15 +3,13 @@ package dispatch
 import (
 	"context"
 	"fmt"
-	"github.com/msgsvc/msgsvc/internal/intake"
-	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
-	"io"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/intake"
+	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/store/storetest"
@@ -137,7 +135,7 @@ func TestBacklogBeyondLeaseSentOnce(t *testing.T) {
 					if _, err := creditAccount(ctx, st, f.caller.Account.ID, 10*n*ledger.Micro, ledger.TopUp, ""); err != nil {
 						t.Fatal(err)
 					}
-					quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+					quiet := quietLog()
 					tracker := newTracker(st, nil, 0)
 					t.Cleanup(tracker.Close)
 					q := NewDispatchQueue(QueueConfig{Store: st, Owner: "node-1", Lease: lease, Batch: 256, Workers: 2,

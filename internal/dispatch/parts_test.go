@@ -2,11 +2,11 @@ package dispatch
 
 import (
 	"context"
-	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
 	"strings"
 	"testing"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/store"
 )

@@ -3,12 +3,12 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
-	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/provider"
 )

@@ -2,8 +2,6 @@ package dispatch
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"slices"
 	"sync"
 	"testing"
@@ -104,7 +102,7 @@ func TestDispatchReportsEachOutcome(t *testing.T) {
 	}}
 	rec := &recorder{}
 	d := NewDispatcher(DispatcherConfig{Store: claimer, Routes: fakeRoutes{domain.SMS: sms}, Tracker: rec, Owner: "node-1",
-		Lease: 30 * time.Second, Now: func() time.Time { return now }, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Lease: 30 * time.Second, Now: func() time.Time { return now }, Log: quietLog()})
 	n, err := d.RunOnce(context.Background())
 	if err != nil || n != 5 {
 		t.Fatalf("claimed %d (%v), want 5", n, err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msgsvc/msgsvc/internal/bootstrap"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/ledger"
@@ -39,13 +40,7 @@ func storeWriter(st *store.Store) txn.Writer[SendTx] {
 }
 
 func creditAccount(ctx context.Context, st *store.Store, accountID string, amount int64, kind ledger.Kind, note string) (int64, error) {
-	var balance int64
-	err := st.Write(ctx, func(tx *store.Tx) error {
-		var err error
-		balance, err = ledger.Credit(ctx, tx, accountID, amount, kind, note, t0)
-		return err
-	})
-	return balance, err
+	return bootstrap.AddCredits(ctx, st, accountID, amount, kind, note, t0)
 }
 
 func newAccount(t testing.TB, st *store.Store, balance int64) domain.Account {

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/msgsvc/msgsvc/internal/channel/field"
 	"github.com/msgsvc/msgsvc/internal/channel/rcs"
 	"github.com/msgsvc/msgsvc/internal/channel/sms"
 	"github.com/msgsvc/msgsvc/internal/channel/whatsapp"
@@ -172,7 +173,7 @@ func refuseOn(verr *domain.ValidationError, typ domain.Channel, r domain.SendReq
 func (s *Service) checkWhatsApp(ctx context.Context, verr *domain.ValidationError, accountID string, r domain.SendRequest, out *checked) error {
 	refuseOn(verr, domain.WhatsApp, r, "cards", "fallback")
 	c := r.Content
-	msg := whatsapp.Message{Text: r.Text, HasMedia: c.Media != nil, Buttons: whatsappButtons(c.Buttons)}
+	msg := whatsapp.Message{Text: r.Text, HasMedia: c.Media != nil, Buttons: buttons(c.Buttons)}
 	if c.List != nil {
 		l := &whatsapp.List{Button: c.List.Button, Sections: make([]whatsapp.Section, len(c.List.Sections))}
 		for i, sec := range c.List.Sections {
@@ -209,24 +210,15 @@ func (s *Service) checkWhatsApp(ctx context.Context, verr *domain.ValidationErro
 	return nil
 }
 
-func whatsappButtons(bs []domain.Button) []whatsapp.Button {
+// buttons are a send's buttons as the channels' rules read them
+// (whatsapp.Button and rcs.Button are both field.Button).
+func buttons(bs []domain.Button) []field.Button {
 	if bs == nil {
 		return nil
 	}
-	out := make([]whatsapp.Button, len(bs))
+	out := make([]field.Button, len(bs))
 	for i, b := range bs {
-		out[i] = whatsapp.Button{Type: string(b.Type), Title: b.Title, Payload: b.Payload, URL: b.URL, Phone: b.Phone}
-	}
-	return out
-}
-
-func rcsButtons(bs []domain.Button) []rcs.Button {
-	if bs == nil {
-		return nil
-	}
-	out := make([]rcs.Button, len(bs))
-	for i, b := range bs {
-		out[i] = rcs.Button{Type: string(b.Type), Title: b.Title, Payload: b.Payload, URL: b.URL, Phone: b.Phone}
+		out[i] = field.Button{Type: string(b.Type), Title: b.Title, Payload: b.Payload, URL: b.URL, Phone: b.Phone}
 	}
 	return out
 }
@@ -235,7 +227,7 @@ func rcsButtons(bs []domain.Button) []rcs.Button {
 func (s *Service) checkRCS(ctx context.Context, verr *domain.ValidationError, accountID string, r domain.SendRequest) error {
 	refuseOn(verr, domain.RCS, r, "list", "template")
 	c := r.Content
-	msg := rcs.Message{Text: r.Text, HasMedia: c.Media != nil, Buttons: rcsButtons(c.Buttons)}
+	msg := rcs.Message{Text: r.Text, HasMedia: c.Media != nil, Buttons: buttons(c.Buttons)}
 	type ref struct {
 		path string
 		m    domain.Media
@@ -248,7 +240,7 @@ func (s *Service) checkRCS(ctx context.Context, verr *domain.ValidationError, ac
 		msg.Cards = make([]rcs.Card, len(c.Cards))
 		for i, card := range c.Cards {
 			msg.Cards[i] = rcs.Card{Title: card.Title, Description: card.Description, HasMedia: card.Media != nil,
-				Buttons: rcsButtons(card.Buttons)}
+				Buttons: buttons(card.Buttons)}
 			if card.Media != nil && i < rcs.MaxCards {
 				media = append(media, ref{fmt.Sprintf(contentPath+"cards[%d].media", i), *card.Media})
 			}

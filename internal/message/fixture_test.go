@@ -8,6 +8,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/api/notify"
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/store"
 	"github.com/msgsvc/msgsvc/internal/store/storetest"
@@ -49,7 +50,7 @@ func newFixture(t *testing.T, routes fakeRoutes) *fixture {
 	f.caller = Caller{Account: acc, Key: domain.APIKey{ID: "key_1", AccountID: acc.ID, Env: "live"}}
 	tracker := newTracker(f.st, f.clock)
 	t.Cleanup(tracker.Close)
-	f.svc = newServices(sendConfig{Store: f.st, Picker: routes, Now: f.clock, AllowPrivateCallbacks: true, Changes: tracker})
+	f.svc = newServices(sendConfig{Config: intaketest.Config{Store: f.st, Picker: routes, Now: f.clock, AllowPrivateCallbacks: true}, Changes: tracker})
 	t.Cleanup(f.svc.Close)
 	return f
 }

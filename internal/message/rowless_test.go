@@ -11,6 +11,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/intake"
+	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/store"
@@ -67,7 +68,7 @@ func TestOneRecipientCampaignHasNoRow(t *testing.T) {
 			count := func(tx *store.Tx) intake.SendTx { return campaignRowsTx{SendTx: tx, n: rows} }
 			tracker := newTracker(st, clock)
 			t.Cleanup(tracker.Close)
-			svc := newServices(sendConfig{Store: st, View: count, Now: clock, AllowPrivateCallbacks: true, Changes: tracker})
+			svc := newServices(sendConfig{Config: intaketest.Config{Store: st, View: count, Now: clock, AllowPrivateCallbacks: true}, Changes: tracker})
 			t.Cleanup(svc.Close)
 
 			const cb = "https://hooks.example.com/cb"

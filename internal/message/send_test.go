@@ -4,10 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/bootstrap"
 	"github.com/msgsvc/msgsvc/internal/intake"
 	"github.com/msgsvc/msgsvc/internal/intake/intaketest"
-	"github.com/msgsvc/msgsvc/internal/lease"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/store"
 )
@@ -20,16 +19,11 @@ type (
 	SendOptions     = intake.SendOptions
 )
 
-// sendConfig is what these tests build their send and read services from.
+// sendConfig is what these tests build their send and read services from:
+// intake's sends, and the changes this package's reads are told of.
 type sendConfig struct {
-	Store                 *store.Store
-	View                  func(tx *store.Tx) intake.SendTx
-	Picker                intake.Picker
-	Now                   func() time.Time
-	AllowPrivateCallbacks bool
-	Wake                  func()
-	Dispatch              lease.Handoff[domain.Message]
-	Changes               Changes
+	intaketest.Config
+	Changes Changes
 }
 
 // services are intake's send and this package's reads over one store.
@@ -39,8 +33,7 @@ type services struct {
 }
 
 func newServices(c sendConfig) services {
-	sends := intaketest.New(intaketest.Config{Store: c.Store, View: c.View, Picker: c.Picker, Now: c.Now,
-		AllowPrivateCallbacks: c.AllowPrivateCallbacks, Wake: c.Wake, Dispatch: c.Dispatch})
+	sends := intaketest.New(c.Config)
 	return services{sends: sends, Service: NewService(Config{Store: c.Store, Now: c.Now, Changes: c.Changes})}
 }
 
@@ -53,11 +46,5 @@ func (s services) Send(ctx context.Context, c Caller, d Draft, opt SendOptions) 
 func (s services) Close() { s.sends.Close() }
 
 func creditAccount(ctx context.Context, st *store.Store, accountID string, amount int64, kind ledger.Kind, note string) (int64, error) {
-	var balance int64
-	err := st.Write(ctx, func(tx *store.Tx) error {
-		var err error
-		balance, err = ledger.Credit(ctx, tx, accountID, amount, kind, note, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-		return err
-	})
-	return balance, err
+	return bootstrap.AddCredits(ctx, st, accountID, amount, kind, note, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 }

@@ -1,7 +1,8 @@
 // Package nodetest holds what the tests of the node (internal/app) and of
 // the command line (internal/cli) both need around a running node: a
-// buffer its goroutines write while the test reads it, and the store a
-// command left behind, opened as the commands open it.
+// buffer its goroutines write while the test reads it (which the SMPP
+// server's tests use for their logs too), and the store a command left
+// behind, opened as the commands open it.
 package nodetest
 
 import (

@@ -33,8 +33,7 @@ func (p *Panel) showAlerts(w http.ResponseWriter, r *http.Request, s *session, s
 	if err == nil {
 		d.Events, err = p.cfg.Manage.AlertEvents(r.Context(), s.Actor, s.Account)
 	}
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	if v.Form == nil {

@@ -42,13 +42,11 @@ func (p *Panel) showCompliance(w http.ResponseWriter, r *http.Request, s *sessio
 		cursor = ""
 		page, err = p.cfg.Manage.OptOuts(r.Context(), s.Actor, s.Account, env, "", optOutsPerPage)
 	}
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	settings, err := p.cfg.Manage.Compliance(r.Context(), s.Actor, s.Account)
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	d := complianceData{Env: env, OptOuts: page.OptOuts, Cursor: cursor, Settings: settings}
@@ -66,8 +64,7 @@ func (p *Panel) addOptOut(w http.ResponseWriter, r *http.Request, s *session) {
 		p.showCompliance(w, r, s, http.StatusBadRequest, &view{Errors: errs, Form: map[string]string{"phone": phone}}, env, "")
 		return
 	}
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	done := "optedOut"

@@ -84,8 +84,7 @@ func (p *Panel) messagePage(w http.ResponseWriter, r *http.Request, s *session) 
 		return
 	}
 	d, err := p.cfg.Manage.Message(r.Context(), s.Actor, s.Account, r.PathValue("id"))
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	p.render(w, r, http.StatusOK, "message", &view{Title: "Message", Nav: "messages", S: s, Notice: notice(r), Data: ofDetail(d)})

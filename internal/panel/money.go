@@ -26,8 +26,7 @@ func (p *Panel) balancePage(w http.ResponseWriter, r *http.Request, s *session) 
 	}
 	env := shownEnv(r)
 	b, err := p.cfg.Manage.Balance(r.Context(), s.Actor, s.Account, r.URL.Query().Get("before"), env)
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	d := balanceData{Balance: b, Chart: usageChart(b.Usage, b.Since, manage.UsageDays), Env: env}
@@ -60,13 +59,11 @@ func (p *Panel) showOperator(w http.ResponseWriter, r *http.Request, s *session,
 		return
 	}
 	accts, err := p.cfg.Manage.Accounts(r.Context(), s.Actor)
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	pending, err := p.cfg.Manage.LimitRequests(r.Context(), s.Actor, "")
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	byID := map[string]domain.Account{}

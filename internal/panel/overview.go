@@ -28,8 +28,7 @@ func (p *Panel) home(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	o, err := p.cfg.Manage.Overview(r.Context(), s.Actor, s.Account, shownEnv(r))
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	d := overviewData{Overview: o, Statuses: domain.Statuses}

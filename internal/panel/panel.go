@@ -188,8 +188,7 @@ func (p *Panel) fail(w http.ResponseWriter, r *http.Request, status int, title, 
 // is the action's; success goes back to the page at to, which says what
 // was done.
 func (p *Panel) finish(w http.ResponseWriter, r *http.Request, s *session, err error, to string) {
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	http.Redirect(w, r, to, http.StatusSeeOther)
@@ -209,6 +208,16 @@ func (p *Panel) actionError(w http.ResponseWriter, r *http.Request, s *session, 
 		p.render(w, r, http.StatusInternalServerError, "error", &view{Title: "Something went wrong", S: s,
 			Data: "The action could not be completed. Try again; if it keeps failing, the server's log says why."})
 	}
+}
+
+// failed answers err as actionError does and reports whether there was
+// one, so that a page stops at the first read that failed.
+func (p *Panel) failed(w http.ResponseWriter, r *http.Request, s *session, err error) bool {
+	if err == nil {
+		return false
+	}
+	p.actionError(w, r, s, err)
+	return true
 }
 
 // forbidden says who can do what a role may not: the operator pages

@@ -23,18 +23,15 @@ type routesData struct {
 
 func (p *Panel) routesPage(w http.ResponseWriter, r *http.Request, s *session) {
 	routes, currency, err := p.cfg.Manage.Routes(s.Actor)
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	accts, err := p.cfg.Manage.Accounts(r.Context(), s.Actor)
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	report, err := p.cfg.Manage.Margins(r.Context(), s.Actor, manage.MarginQuery{GroupBy: "provider"})
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	d := routesData{Routes: routes, Currency: currency, Accounts: accts, Margins: report.Rows}

@@ -40,8 +40,7 @@ func (p *Panel) showKeys(w http.ResponseWriter, r *http.Request, s *session, sta
 		return
 	}
 	keys, err := p.cfg.Manage.Keys(r.Context(), s.Actor, s.Account)
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	now := p.cfg.Now()
@@ -60,8 +59,7 @@ func (p *Panel) createKey(w http.ResponseWriter, r *http.Request, s *session) {
 		p.showKeys(w, r, s, http.StatusBadRequest, &view{Errors: errs, Form: map[string]string{"name": name, "environment": env}}, "", "")
 		return
 	}
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	// The key is shown in this answer only (never in a URL, never stored).
@@ -87,8 +85,7 @@ func (p *Panel) showSecurity(w http.ResponseWriter, r *http.Request, s *session,
 		return
 	}
 	list, err := p.cfg.Manage.Allowlist(r.Context(), s.Actor, s.Account)
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	v.Title, v.Nav, v.S = "Security", "security", s
@@ -126,8 +123,7 @@ func (p *Panel) setAllowlist(w http.ResponseWriter, r *http.Request, s *session)
 
 func (p *Panel) revealSecret(w http.ResponseWriter, r *http.Request, s *session) {
 	sec, err := p.cfg.Manage.WebhookSecret(r.Context(), s.Actor, s.Account)
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	p.showSecurity(w, r, s, http.StatusOK, &view{}, &sec, false)
@@ -135,8 +131,7 @@ func (p *Panel) revealSecret(w http.ResponseWriter, r *http.Request, s *session)
 
 func (p *Panel) rotateSecret(w http.ResponseWriter, r *http.Request, s *session) {
 	sec, err := p.cfg.Manage.RotateSecret(r.Context(), s.Actor, s.Account)
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	p.showSecurity(w, r, s, http.StatusOK, &view{}, &sec, true)
@@ -151,8 +146,7 @@ func (p *Panel) showSenders(w http.ResponseWriter, r *http.Request, s *session, 
 		return
 	}
 	list, err := p.cfg.Manage.Senders(r.Context(), s.Actor, s.Account)
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	v.Title, v.Nav, v.S, v.Data = "Senders", "senders", s, list
@@ -173,8 +167,7 @@ func (p *Panel) addSender(w http.ResponseWriter, r *http.Request, s *session) {
 		p.showSenders(w, r, s, http.StatusBadRequest, &view{Errors: errs, Form: form})
 		return
 	}
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	done := "sender"
@@ -203,13 +196,11 @@ func (p *Panel) showLimits(w http.ResponseWriter, r *http.Request, s *session, s
 		return
 	}
 	lv, err := p.cfg.Manage.Limits(r.Context(), s.Actor, s.Account)
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	reqs, err := p.cfg.Manage.LimitRequests(r.Context(), s.Actor, s.Account)
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	v.Title, v.Nav, v.S, v.Data = "Limits and quotas", "limits", s, limitsData{Limits: lv, Requests: reqs, UseCases: manage.UseCases}

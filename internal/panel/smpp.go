@@ -36,13 +36,11 @@ func (p *Panel) showSMPP(w http.ResponseWriter, r *http.Request, s *session, sta
 		return
 	}
 	users, err := p.cfg.Manage.SMPPUsers(r.Context(), s.Actor, s.Account)
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	activity, err := p.cfg.Manage.SMPPActivity(r.Context(), s.Actor, s.Account)
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	rows := make([]smppRow, 0, len(users))
@@ -76,8 +74,7 @@ func (p *Panel) createSMPPUser(w http.ResponseWriter, r *http.Request, s *sessio
 			Form: map[string]string{"environment": env, "systemId": sys, "maxBinds": binds}}, nil, "")
 		return
 	}
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	// The password is shown in this answer only (never in a URL, never stored).

@@ -29,8 +29,7 @@ func (p *Panel) showUsers(w http.ResponseWriter, r *http.Request, s *session, st
 		return
 	}
 	list, err := p.cfg.Manage.Users(r.Context(), s.Actor, s.Account)
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	d.Users, d.Roles = list, []string{user.Viewer, user.Developer, user.Admin, user.Owner}
@@ -53,8 +52,7 @@ func (p *Panel) addUser(w http.ResponseWriter, r *http.Request, s *session) {
 		p.showUsers(w, r, s, http.StatusBadRequest, &view{Errors: errs, Form: map[string]string{"email": in.Email, "role": in.Role}}, usersData{})
 		return
 	}
-	if err != nil {
-		p.actionError(w, r, s, err)
+	if p.failed(w, r, s, err) {
 		return
 	}
 	p.showUsers(w, r, s, http.StatusCreated, &view{}, usersData{New: &u, Password: pw})

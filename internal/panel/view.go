@@ -45,6 +45,18 @@ type input struct {
 	*view
 }
 
+// Reject is the view for an operator's rejection form: the path it posts
+// to, the id of what it rejects (its errors are keyed "<id>.reason") and
+// the prefix of its input's id.
+func (v *view) Reject(action, id, prefix string) rejectForm {
+	return rejectForm{Action: action, ID: id, Prefix: prefix, view: v}
+}
+
+type rejectForm struct {
+	Action, ID, Prefix string
+	*view
+}
+
 // Can reports whether the signed-in user's role reaches role.
 func (v *view) Can(role string) bool { return v.S != nil && v.S.Actor.Can(role) }
 

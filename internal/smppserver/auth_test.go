@@ -1,7 +1,6 @@
 package smppserver
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/nodetest"
 	smpp "github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/ratelimit"
 	"github.com/msgsvc/msgsvc/internal/smppserver/esmetest"
@@ -23,20 +23,14 @@ import (
 // countingVerify stands for the password check: it counts the checks made
 // and the most running at once, and each waits until hold is closed.
 type countingVerify struct {
-	calls, busy, most atomic.Int64
-	hold              chan struct{}
+	calls atomic.Int64
+	overlap
+	hold chan struct{}
 }
 
 func (v *countingVerify) verify(hash, pw string) (bool, error) {
 	v.calls.Add(1)
-	b := v.busy.Add(1)
-	defer v.busy.Add(-1)
-	for {
-		m := v.most.Load()
-		if b <= m || v.most.CompareAndSwap(m, b) {
-			break
-		}
-	}
+	defer v.enter()()
 	if v.hold != nil {
 		<-v.hold
 	}
@@ -204,29 +198,11 @@ func (f *fakeRefusals) all() []domain.SMPPRefusal {
 	return append([]domain.SMPPRefusal(nil), f.rows...)
 }
 
-// syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // Every refused bind and submit_sm is logged with the system_id, the
 // remote address and the reason, and kept for operators when its user
 // exists.
 func TestRefusalsLoggedAndKept(t *testing.T) {
-	var logs syncBuffer
+	var logs nodetest.Buffer
 	rf := &fakeRefusals{}
 	f := start(t, func(c *Config) {
 		c.Refusals = rf
@@ -313,7 +289,7 @@ func (s *Server) unboundAt(addr string) int {
 // written again: a peer submitting past its rate limit makes one log line
 // and one kept refusal a second, the next one saying how many it stands for.
 func TestRepeatedRefusalsHeldBack(t *testing.T) {
-	var logs syncBuffer
+	var logs nodetest.Buffer
 	rf := &fakeRefusals{}
 	var clock atomic.Int64
 	clock.Store(time.Now().UnixNano()) // write deadlines are set from it

@@ -82,8 +82,23 @@ type fakeSender struct {
 	err    error
 	block  chan struct{}
 	n      atomic.Int64
-	busy   atomic.Int64 // sends running now
-	most   atomic.Int64 // the most that ran at once
+	overlap
+}
+
+// overlap counts the calls running now (busy) and the most that ever ran
+// at once (most).
+type overlap struct{ busy, most atomic.Int64 }
+
+// enter records a call starting; the func it returns records its end.
+func (o *overlap) enter() (exit func()) {
+	b := o.busy.Add(1)
+	for {
+		m := o.most.Load()
+		if b <= m || o.most.CompareAndSwap(m, b) {
+			break
+		}
+	}
+	return func() { o.busy.Add(-1) }
 }
 
 func (f *fakeSender) count() int {
@@ -93,14 +108,7 @@ func (f *fakeSender) count() int {
 }
 
 func (f *fakeSender) Send(_ context.Context, c domain.Principal, d domain.SendRequest, _ intake.SendOptions) (intake.Outcome, error) {
-	b := f.busy.Add(1)
-	defer f.busy.Add(-1)
-	for {
-		m := f.most.Load()
-		if b <= m || f.most.CompareAndSwap(m, b) {
-			break
-		}
-	}
+	defer f.enter()()
 	if f.block != nil {
 		<-f.block
 	}
@@ -540,7 +548,7 @@ func TestAllowListBitesOnOpenBinds(t *testing.T) {
 
 // TLS on the same port when configured.
 func TestTLS(t *testing.T) {
-	cert := selfSigned(t)
+	cert := esmetest.SelfSigned(t)
 	f := start(t, func(c *Config) { c.TLS = &tls.Config{Certificates: []tls.Certificate{cert}} })
 	e := esmetest.Dial(t, f.addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // a test's own certificate
 	if st := e.Bind(smpp.BindTransceiver, "acme", f.pw); st != smpp.StatusOK {

@@ -1,40 +1,21 @@
 package smppserver
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/nodetest"
 	smpp "github.com/msgsvc/msgsvc/internal/pdu"
 )
-
-// logBuffer collects log lines from the submit goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
 
 // The codings ESMEs send: 0 (GSM 03.38), 1 (IA5/ASCII, which node-smpp and
 // others also use for GSM 03.38 septets), 3 (Latin-1) and 8 (UCS-2) are
 // read as text; every other coding, binary included, is refused
 // ESME_RINVDCS and logged with the user, the address and the reason.
 func TestSubmitCodings(t *testing.T) {
-	logs := &logBuffer{}
+	logs := &nodetest.Buffer{}
 	f := start(t, func(c *Config) { c.Log = slog.New(slog.NewTextHandler(logs, nil)) })
 	e := f.bound(t, smpp.BindTransceiver, "acme")
 	texts := []struct {

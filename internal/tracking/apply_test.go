@@ -80,6 +80,18 @@ func (r *recorder) steps() [][]string {
 	return out
 }
 
+// chargedTracker is a tracker on a store that holds a charged message for
+// each id.
+func chargedTracker(t *testing.T, ids ...string) (*trackingtest.Store, *recorder, *Tracker) {
+	t.Helper()
+	st := &trackingtest.Store{}
+	for _, id := range ids {
+		st.Put(charged(id))
+	}
+	rec := &recorder{}
+	return st, rec, newTestTracker(t, st, rec)
+}
+
 func newTestTracker(t *testing.T, st *trackingtest.Store, rec *recorder) *Tracker {
 	t.Helper()
 	w := Bind(st, func(tx *trackingtest.Tx) Tx { return tx },
@@ -243,10 +255,7 @@ func TestFailureRefunds(t *testing.T) {
 // message carries by other means is applied by Unpark.
 func TestLateAndParkedReports(t *testing.T) {
 	ctx := context.Background()
-	st := &trackingtest.Store{}
-	st.Put(charged("m1"), charged("m2"))
-	rec := &recorder{}
-	tr := newTestTracker(t, st, rec)
+	st, rec, tr := chargedTracker(t, "m1", "m2")
 	at := t0.Add(30 * time.Second)
 	if err := tr.Apply(ctx, []Report{{Kind: Progress, Provider: "smsc", Ref: "r1", Status: domain.Delivered, At: at}}); err != nil {
 		t.Fatal(err)
@@ -290,10 +299,7 @@ func TestLateAndParkedReports(t *testing.T) {
 // FAILED as soon as one fails.
 func TestPartsDecideTheMessage(t *testing.T) {
 	ctx := context.Background()
-	st := &trackingtest.Store{}
-	st.Put(charged("m1"), charged("m2"))
-	rec := &recorder{}
-	tr := newTestTracker(t, st, rec)
+	st, rec, tr := chargedTracker(t, "m1", "m2")
 	at := t0.Add(30 * time.Second)
 	if err := tr.Apply(ctx, []Report{
 		{Kind: Accepted, MessageID: "m1", Provider: "smsc", Ref: "a1", Parts: []string{"a1", "a2"}, LeaseOwner: "n1", At: at},
@@ -323,10 +329,7 @@ func TestPartsDecideTheMessage(t *testing.T) {
 // included, and no notifier's After runs; a notifier's error fails it.
 func TestFailedTransactionNotifiesNobody(t *testing.T) {
 	ctx := context.Background()
-	st := &trackingtest.Store{}
-	st.Put(charged("m1"))
-	rec := &recorder{}
-	tr := newTestTracker(t, st, rec)
+	st, rec, tr := chargedTracker(t, "m1")
 	st.Fail = errors.New("disk full")
 	if err := tr.Apply(ctx, []Report{{Kind: Expire, MessageID: "m1", At: t0}}); err == nil {
 		t.Fatal("the failed commit was not reported")

@@ -6,15 +6,18 @@ import (
 	"testing"
 )
 
+// mustSecret is NewSecret in a test, which stops at an error.
+func mustSecret(t *testing.T) string {
+	t.Helper()
+	s, err := NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func TestNewSecret(t *testing.T) {
-	a, err := NewSecret()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := NewSecret()
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b := mustSecret(t), mustSecret(t)
 	if a == b {
 		t.Fatalf("two secrets are equal: %q", a)
 	}

@@ -56,14 +56,7 @@ func TestSignatureHeaderShape(t *testing.T) {
 // verifier must accept what we send, with one key and during rotation,
 // and must reject a body or header that was changed in transit.
 func TestStandardWebhooksVerifies(t *testing.T) {
-	oldSecret, err := NewSecret()
-	if err != nil {
-		t.Fatal(err)
-	}
-	newSecret, err := NewSecret()
-	if err != nil {
-		t.Fatal(err)
-	}
+	oldSecret, newSecret := mustSecret(t), mustSecret(t)
 	oldKey, _ := DecodeSecret(oldSecret)
 	newKey, _ := DecodeSecret(newSecret)
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/lease/leasetest"
 	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
@@ -60,27 +61,10 @@ func TestWorkerPollsTableWhileBusy(t *testing.T) {
 	st := &tableStore{recorded: map[string]bool{}}
 	w := NewWorker(WorkerConfig{Store: st, Sender: NewSender(SenderOptions{ClientOptions: ClientOptions{AllowPrivate: true}}), Poll: 50 * time.Millisecond,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); w.Run(ctx) }()
-	defer func() { cancel(); wg.Wait() }()
-	stop := make(chan struct{})
-	defer close(stop)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			w.Queue().Hand(context.Background(), []domain.Event{{ID: fmt.Sprintf("evt_stream_%d", i), AccountID: "acc_1", Event: "delivery_status",
-				URL: rcv.URL, Body: "{}"}})
-			time.Sleep(time.Millisecond) // pacing the stream, not waiting for anything
-		}
-	}()
+	leasetest.Run(t, w.Run)
+	leasetest.Stream(t, w.Queue(), func(i int) domain.Event {
+		return domain.Event{ID: fmt.Sprintf("evt_stream_%d", i), AccountID: "acc_1", Event: "delivery_status", URL: rcv.URL, Body: "{}"}
+	})
 	waitFor(t, "the stream to flow", func() bool { return st.done("evt_stream_5") })
 	st.mu.Lock()
 	st.due = []domain.Event{{ID: "evt_table", AccountID: "acc_1", Event: "delivery_status", URL: rcv.URL, Body: "{}"}}

@@ -1,4 +1,4 @@
-package smppserver
+package esmetest
 
 import (
 	"crypto/ecdsa"
@@ -12,7 +12,10 @@ import (
 	"time"
 )
 
-func selfSigned(t *testing.T) tls.Certificate {
+// SelfSigned is a certificate for 127.0.0.1, valid for an hour either
+// side of now, for an SMPP port that speaks TLS in a test; its private
+// key is an *ecdsa.PrivateKey.
+func SelfSigned(t *testing.T) tls.Certificate {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
