@@ -38,6 +38,7 @@ const (
 	codeUnavailable       = 20503
 	codeInvalidTo         = 21211
 	codeInvalidFrom       = 21212
+	codeInvalidURL        = 21402
 	codeRegionNotEnabled  = 21408
 	codeNoBody            = 21602
 	codeFromRequired      = 21603
