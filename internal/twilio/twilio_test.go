@@ -1,6 +1,7 @@
 package twilio
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/intake"
+	"github.com/msgsvc/msgsvc/internal/ratelimit"
 	"github.com/msgsvc/msgsvc/internal/twilio/sid"
 )
 
@@ -423,3 +425,37 @@ func TestStaleCacheSend(t *testing.T) {
 func errInsufficient() error { return intake.ErrInsufficientCredits }
 
 func errStale() error { return intake.ErrStaleAuth }
+
+// failures is an address's failure window: limit failures, then refused.
+type failures struct{ n map[string]int }
+
+func (f *failures) Count(_ context.Context, key string, limit int) (ratelimit.Decision, error) {
+	if f.n[key] >= limit {
+		return ratelimit.Decision{Allowed: false, RetryAfter: 30 * time.Second}, nil
+	}
+	f.n[key]++
+	return ratelimit.Decision{Allowed: true}, nil
+}
+
+// TestAuthFailuresPerAddress: guessing credentials from one address is
+// refused with 20429 once its budget is spent, even with the right ones.
+func TestAuthFailuresPerAddress(t *testing.T) {
+	w := twoAccounts(t)
+	g := &failures{n: map[string]int{}}
+	w.h.cfg.Guard, w.h.cfg.AuthFailuresPerMinute = g, 3
+	for i := range 3 {
+		if status, b, _ := w.call("GET", msgsPath(acA), acA, "guess", nil); status != 401 {
+			t.Fatalf("guess %d: %d %v", i, status, b)
+		}
+	}
+	status, b, h := w.call("GET", msgsPath(acA), acA, "guess", nil)
+	if status != 429 || code(b) != 20429 || h.Get("Retry-After") != "30" {
+		t.Fatalf("past the budget: %d %v %v", status, b, h)
+	}
+	if status, b, _ := w.call("GET", msgsPath(acA), acA, "token-"+acA, nil); status != 200 {
+		t.Fatalf("the right token is not a failure: %d %v", status, b)
+	}
+	if g.n["ip:192.0.2.1"] != 3 {
+		t.Errorf("counted %v", g.n)
+	}
+}
