@@ -13,6 +13,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/twilio/sid"
 )
 
@@ -195,4 +196,90 @@ func jsonText(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestTwilioFrontRules: msgsvc's rules answer in Twilio's codes (approved
+// senders, opt-outs, invalid numbers, rate limits), test credentials act
+// in the test world with Twilio's magic numbers, and a removed credential
+// stops at once.
+func TestTwilioFrontRules(t *testing.T) {
+	e := newEnv(t, "sqlite", envOptions{})
+	e.approveSMS(e.account.ID, "15550001111")
+	live := e.addTwilioLogin(e.account.ID, domain.Live)
+	test := e.addTwilioLogin(e.account.ID, domain.Test)
+	create := func(l twilioLogin, to, from string) (int, map[string]any) {
+		t.Helper()
+		return e.twilio("POST", "/2010-04-01/Accounts/"+l.sid+"/Messages.json", l, url.Values{"To": {to}, "From": {from}, "Body": {"hi"}})
+	}
+	reply(t, e, domain.Live, "5511999990031", "STOP", domain.SMS)
+	for _, c := range []struct {
+		name     string
+		l        twilioLogin
+		to, from string
+		code     int
+	}{
+		{"From not approved", live, "+5511999990030", "+15550009999", 21606},
+		{"From not a sender", live, "+5511999990030", "+1-555", 21212},
+		{"To not a number", live, "+12", "+15550001111", 21211},
+		{"opted out", live, "+5511999990031", "+15550001111", 21610},
+		{"magic invalid", test, "+15005550001", "+15550001111", 21211},
+		{"magic unreachable", test, "+15005550002", "+15550001111", 21612},
+		{"magic region", test, "+15005550003", "+15550001111", 21408},
+		{"magic opted out", test, "+15005550004", "+15550001111", 21610},
+		{"magic not mobile", test, "+15005550009", "+15550001111", 21614},
+	} {
+		if status, got := create(c.l, c.to, c.from); status != 400 || twilioCode(got) != c.code {
+			t.Errorf("%s: %d %v, want 400 with %d", c.name, status, got, c.code)
+		}
+	}
+	// A test credential's message goes to the simulator and is delivered,
+	// without spending credits; the live world does not see it.
+	status, m := create(test, "+5511999990032", "+15550001111")
+	if status != 201 {
+		t.Fatalf("test send: %d %v", status, m)
+	}
+	path := "/2010-04-01/Accounts/" + test.sid + "/Messages/" + m["sid"].(string) + ".json"
+	polltest.Until(t, "the test message is delivered", func() bool {
+		_, got := e.twilio("GET", path, test, nil)
+		return got["status"] == "delivered"
+	})
+	if status, got := e.twilio("GET", "/2010-04-01/Accounts/"+live.sid+"/Messages/"+m["sid"].(string)+".json", live, nil); status != 404 {
+		t.Errorf("the live credential reads a test message: %d %v", status, got)
+	}
+	if status, got := e.twilio("GET", "/2010-04-01/Accounts/"+live.sid+"/Balance.json", live, nil); status != 200 || got["balance"] != "1000.00" {
+		t.Errorf("balance after a test send: %d %v", status, got)
+	}
+
+	// The account's rate limit, in Twilio's code.
+	if err := e.st.SetLimits(context.Background(), e.account.ID, domain.Limits{TierRPM: 2}); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.StartMinute()
+	codes := []int{}
+	for range 3 {
+		status, got := e.twilio("GET", "/2010-04-01/Accounts/"+live.sid+"/Balance.json", live, nil)
+		codes = append(codes, status*100000+twilioCode(got))
+	}
+	if codes[0] != 200*100000 || codes[1] != 200*100000 || codes[2] != 429*100000+20429 {
+		t.Errorf("three requests at 2 a minute answered %v", codes)
+	}
+	if err := e.st.SetLimits(context.Background(), e.account.ID, domain.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A removed credential stops on the very next request.
+	if status, got := e.twilio("GET", "/2010-04-01/Accounts/"+live.sid+"/Messages.json", live, nil); status != 200 {
+		t.Fatalf("before removal: %d %v", status, got)
+	}
+	if err := e.st.DeleteTwilioCredential(context.Background(), e.account.ID, live.sid); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/Messages.json", "/Balance.json"} {
+		if status, got := e.twilio("GET", "/2010-04-01/Accounts/"+live.sid+p, live, nil); status != 401 || twilioCode(got) != 20003 {
+			t.Errorf("after removal %s: %d %v", p, status, got)
+		}
+	}
+	if status, got := create(live, "+5511999990033", "+15550001111"); status != 401 {
+		t.Errorf("a send after removal: %d %v", status, got)
+	}
 }
