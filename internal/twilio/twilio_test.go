@@ -459,3 +459,22 @@ func TestAuthFailuresPerAddress(t *testing.T) {
 		t.Errorf("counted %v", g.n)
 	}
 }
+
+// TestIPAllowList: an address not on the account's allow-list is refused
+// with 20403 whatever the credentials prove.
+func TestIPAllowList(t *testing.T) {
+	w := twoAccounts(t)
+	a := w.accounts["acc_a"]
+	a.IPAllowlist = []string{"10.0.0.0/8"}
+	w.accounts["acc_a"] = a
+	status, b, _ := w.call("GET", msgsPath(acA), acA, "token-"+acA, nil) // httptest's peer is 192.0.2.1
+	if status != 403 || code(b) != 20403 {
+		t.Fatalf("got %d %v", status, b)
+	}
+	a.IPAllowlist = []string{"192.0.2.0/24"}
+	w.accounts["acc_a"] = a
+	w.version++
+	if status, b, _ := w.call("GET", msgsPath(acA), acA, "token-"+acA, nil); status != 200 {
+		t.Fatalf("allowed: %d %v", status, b)
+	}
+}
