@@ -101,11 +101,20 @@ func TestTwilioFront(t *testing.T) {
 		mine := "/2010-04-01/Accounts/" + b.sid
 
 		status, m := e.twilio("POST", acct+"/Messages.json", a, url.Values{"To": {"+5511999990021"}, "From": {"+15550001111"},
-			"Body": {"private text"}})
+			"Body": {"private text"}, "StatusCallback": {e.hooks.srv.URL + "/twilio-status"}})
 		if status != 201 {
 			t.Fatalf("create: %d %v", status, m)
 		}
 		sm := m["sid"].(string)
+		// The message keeps where it came from (its callbacks are signed
+		// and posted by it) and no native callback.
+		stored, err := e.st.Message(context.Background(), e.account.ID, domain.Live, sid.ToNative(sid.Message, "msg", sm))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tw := stored.Content.Twilio; tw == nil || tw.AccountSid != a.sid || tw.StatusCallback != e.hooks.srv.URL+"/twilio-status" || stored.CallbackURL != "" {
+			t.Errorf("stored origin %+v, callback %q", stored.Content.Twilio, stored.CallbackURL)
+		}
 		if m["account_sid"] != a.sid || m["to"] != "+5511999990021" || m["from"] != "+15550001111" || m["price_unit"] != "USD" {
 			t.Errorf("created: %v", m)
 		}
