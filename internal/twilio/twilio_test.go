@@ -296,6 +296,15 @@ func TestListPages(t *testing.T) {
 	if s := walk(msgsPath(acA) + "?DateSent=2026-11-28"); len(s) != 7 {
 		t.Fatalf("DateSent: %v", s)
 	}
+	if s := walk(msgsPath(acA) + "?DateSent=2026-11-28T00:00:00Z"); len(s) != 7 {
+		t.Fatalf("DateSent as a time: %v", s)
+	}
+	if s := walk(msgsPath(acA) + "?DateSent=2026-11-29"); len(s) != 0 {
+		t.Fatalf("DateSent another day: %v", s)
+	}
+	if s := walk(msgsPath(acA) + "?DateSent%3E=2026-11-28T10:00:00.004Z"); len(s) != 4 {
+		t.Fatalf("DateSent>: %v", s)
+	}
 	if s := walk(msgsPath(acA) + "?DateSent%3C=2026-11-27"); len(s) != 0 {
 		t.Fatalf("DateSent<: %v", s)
 	}
