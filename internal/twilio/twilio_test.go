@@ -487,3 +487,24 @@ func TestIPAllowList(t *testing.T) {
 		t.Fatalf("allowed: %d %v", status, b)
 	}
 }
+
+// TestWhatsAppCreate: whatsapp: on To and From sends on WhatsApp, with a
+// MediaUrl, and the resource spells both addresses with the prefix.
+func TestWhatsAppCreate(t *testing.T) {
+	w := twoAccounts(t)
+	form := send("whatsapp:+447700900123", "whatsapp:+15550001111", "Look")
+	form.Set("MediaUrl", "https://cdn.example.com/a.png")
+	form.Set("ValidityPeriod", "600")
+	status, body, _ := w.call("POST", msgsPath(acA), acA, "token-"+acA, form)
+	if status != 201 {
+		t.Fatalf("create: %d %v", status, body)
+	}
+	req := w.sends[0].req
+	if req.Channel != domain.WhatsApp || req.Recipients[0] != "+447700900123" || req.Sender != "15550001111" ||
+		req.Content.Media == nil || req.Content.Media.URL != "https://cdn.example.com/a.png" || req.Validity == nil || *req.Validity != 10*time.Minute {
+		t.Fatalf("request %+v", req)
+	}
+	if body["to"] != "whatsapp:+447700900123" || body["from"] != "whatsapp:+15550001111" || body["num_media"] != "1" {
+		t.Errorf("resource %v", body)
+	}
+}
