@@ -228,3 +228,14 @@ func TestRedactTwilioForms(t *testing.T) {
 		t.Fatalf("redacting twice changed %q to %q", got, again)
 	}
 }
+
+// Logs name a GET receiver's host like any other's: the mark is not part
+// of the address.
+func TestHostOfMarkedURL(t *testing.T) {
+	if h := hostOf(MethodURL("get", "https://hooks.example.com:8443/sms?token=secret")); h != "hooks.example.com:8443" {
+		t.Fatalf("host %q", h)
+	}
+	if MethodURL("POST", "https://x.example.com/a") != "https://x.example.com/a" || MethodURL("", "https://x.example.com/a") != "https://x.example.com/a" {
+		t.Fatal("a POST receiver's URL must stay as set")
+	}
+}
