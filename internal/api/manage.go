@@ -30,6 +30,7 @@ type Manager interface {
 	ComplianceAdmin
 	RouteAdmin
 	SMPPAdmin
+	TwilioAdmin
 }
 
 // KeyAdmin manages an account's API keys, IP allow-list and webhook secret.
@@ -98,6 +99,7 @@ func (s *Server) manageRoutes() {
 	s.manageComplianceRoutes(base)
 	s.manageRouteRoutes(base)
 	s.manageAlertRoutes(base)
+	s.manageTwilioRoutes(base)
 }
 
 // acct is the account a request names (?account=ID; operators only).

@@ -57,6 +57,8 @@ var codes = map[string]int{
 	"RATE_LIMITED":                http.StatusTooManyRequests,
 	"INTERNAL":                    http.StatusInternalServerError,
 	"SERVICE_UNAVAILABLE":         http.StatusServiceUnavailable,
+
+	"TWILIO_CREDENTIAL_LIMIT_REACHED": http.StatusConflict,
 }
 
 // unavailableRetry is the Retry-After of SERVICE_UNAVAILABLE: long enough
@@ -113,6 +115,9 @@ func toProblem(err error) *Problem {
 	}
 	if l := (*manage.ErrSMPPUserLimit)(nil); errors.As(err, &l) {
 		return problem("SMPP_USER_LIMIT_REACHED", fmt.Sprintf("The account has %d SMPP users, the most it may have; remove one before making another.", l.Max))
+	}
+	if l := (*manage.ErrTwilioCredentialLimit)(nil); errors.As(err, &l) {
+		return problem("TWILIO_CREDENTIAL_LIMIT_REACHED", fmt.Sprintf("The account has %d Twilio credentials, the most it may have; remove one before making another.", l.Max))
 	}
 	switch {
 	case errors.Is(err, manage.ErrForbidden):

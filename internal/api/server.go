@@ -77,6 +77,10 @@ type Config struct {
 	// provider type declares are served and documented whatever is
 	// configured. Nil serves none.
 	ProviderWebhooks ProviderWebhooks
+	// Twilio is the Twilio-compatible API (package twilio), served under
+	// /2010-04-01/ with its own authentication, errors and documentation
+	// (Twilio's); nil serves none.
+	Twilio http.Handler
 }
 
 // ProviderWebhooks are the provider types of the registry and the
@@ -177,6 +181,10 @@ func (s *Server) routes() {
 		for _, rt := range t.Webhooks {
 			s.handle(rt.Method+" "+t.PathOf(rt), s.providerWebhook(t.Name, rt))
 		}
+	}
+	if s.cfg.Twilio != nil {
+		// Not in Routes: Twilio's document describes these, not ours.
+		s.mux.Handle("/2010-04-01/", s.cfg.Twilio)
 	}
 	// An unknown path under the integration API asks for a key first, so
 	// that it tells nothing to a caller without one.

@@ -109,6 +109,14 @@ func roleOps(t *testing.T, e *env, mid, eventID string) []roleOp {
 		}
 		return number
 	}
+	newTwilioSid := func() string {
+		c, err := console(e.st, e.clock.Now()).CreateTwilioCredential(ctx, manage.Console, e.account.ID,
+			manage.NewTwilioCredential{Environment: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Sid
+	}
 	const m = "/api/v1/manage"
 	return []roleOp{
 		{user.Viewer, "GET", func() string { return m + "/opt-outs" }, nil},
@@ -150,5 +158,9 @@ func roleOps(t *testing.T, e *env, mid, eventID string) []roleOp {
 		{user.Owner, "DELETE", func() string { return m + "/users/" + newUser() }, nil},
 		{user.Operator, "GET", func() string { return m + "/accounts" }, nil},
 		{user.Operator, "POST", func() string { return m + "/topups" }, func() any { return map[string]any{"amount": 1} }},
+		{user.Developer, "GET", func() string { return m + "/twilio-credentials" }, nil},
+		{user.Developer, "POST", func() string { return m + "/twilio-credentials" }, func() any { return map[string]any{"environment": "test"} }},
+		{user.Developer, "GET", func() string { return m + "/twilio-credentials/" + newTwilioSid() }, nil},
+		{user.Developer, "DELETE", func() string { return m + "/twilio-credentials/" + newTwilioSid() }, nil},
 	}
 }

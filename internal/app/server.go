@@ -277,7 +277,7 @@ func (s *Server) wireHTTP(router *provider.Switch) error {
 	apiSrv := api.New(api.Config{Store: apiStore{Store: st, keys: keycache.New(st)}, Messages: s.messages, Sends: s.sends, Replies: s.tracker,
 		Limiter: limiter, Guard: backend, TrustedProxies: cfg.TrustedProxies, Manage: mg, Panel: pages,
 		Media: s.media, Templates: s.templates, ProviderWebhooks: s.providerWebhooks(),
-		OptOuts:  &compliance.OptOuts{Store: st, Now: now},
+		OptOuts: &compliance.OptOuts{Store: st, Now: now}, Twilio: s.twilioFront(limiter),
 		Registry: s.reg, Log: log, Now: now, Version: Version, Ready: func(ctx context.Context) map[string]string {
 			out := s.providerHealth(router)
 			if err := st.WriteHealth(); err != nil {

@@ -58,6 +58,7 @@ type Store interface {
 	AlertStore
 	OverviewStore
 	SMPPStore
+	TwilioStore
 }
 
 // Config wires a Service.

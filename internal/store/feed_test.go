@@ -253,3 +253,26 @@ func TestBackup(t *testing.T) {
 		}
 	})
 }
+
+// The Twilio-compatible API's callbacks are delivered like any webhook
+// but are not in the native feed: their bodies are Twilio's form
+// parameters, not the feed's JSON.
+func TestFeedLeavesOutTwilioCallbacks(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
+		acc := newAccount(t, st, 0)
+		status := feedEvent(acc, domain.Live, "evt_2", "https://hooks.example.com/status", t0)
+		status.Event, status.Body = domain.EventTwilioStatus, "MessageStatus=sent"
+		inbound := feedEvent(acc, domain.Live, "evt_3", "https://hooks.example.com/sms", t0)
+		inbound.Event, inbound.MessageID, inbound.Body = domain.EventTwilioInbound, "", "Body=hi"
+		write(t, st, func(ctx context.Context, tx *store.Tx) error {
+			return tx.InsertEvents(ctx, []domain.Event{feedEvent(acc, domain.Live, "evt_1", "", t0), status, inbound})
+		})
+		if got, _ := feedIDs(t, st, acc, domain.Live, 0); fmt.Sprint(got) != "[evt_1]" {
+			t.Fatalf("feed %v, want [evt_1] without the Twilio callbacks", got)
+		}
+		claimed, err := st.ClaimEvents(context.Background(), "node", t0.Add(time.Hour), time.Minute, 100)
+		if err != nil || len(claimed) != 2 {
+			t.Fatalf("claimed %v (%v), want both Twilio callbacks", claimed, err)
+		}
+	})
+}

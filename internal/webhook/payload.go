@@ -3,6 +3,8 @@ package webhook
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
@@ -77,6 +79,9 @@ func encode(v any) string {
 // other fields, and their order, stay as they were. A body of another
 // shape is returned unchanged.
 func RedactBody(body string, redact func(phone string) string) (string, error) {
+	if body != "" && body[0] != '{' {
+		return redactForm(body, redact)
+	}
 	var head struct {
 		Event string `json:"event"`
 	}
@@ -100,6 +105,34 @@ func RedactBody(body string, redact func(phone string) string) (string, error) {
 		return encode(p), nil
 	}
 	return body, nil
+}
+
+// redactForm redacts the form parameters of a Twilio callback: the
+// recipient's number (To of a status callback, From of an inbound post,
+// hashed as msgsvc keeps numbers, without "+") and an inbound's text and
+// media.
+func redactForm(body string, redact func(phone string) string) (string, error) {
+	f, err := url.ParseQuery(body)
+	if err != nil {
+		return "", fmt.Errorf("redact webhook body: %w", err)
+	}
+	who := "To"
+	if _, inbound := f["SmsMessageSid"]; inbound {
+		who = "From"
+		f.Set("Body", "")
+		for k := range f {
+			if strings.HasPrefix(k, "MediaUrl") || strings.HasPrefix(k, "MediaContentType") {
+				delete(f, k)
+			}
+		}
+		if _, ok := f["NumMedia"]; ok {
+			f.Set("NumMedia", "0")
+		}
+	}
+	if v := f.Get(who); v != "" {
+		f.Set(who, redact(strings.TrimPrefix(v, "+")))
+	}
+	return f.Encode(), nil
 }
 
 // alertPayload is an account's own event (balance.low, spend.daily).

@@ -137,12 +137,40 @@ type Answer struct {
 // connection that then breaks is a failed attempt, retried on the
 // schedule like any other.
 func (s *Sender) Post(ctx context.Context, rawURL string, headers []Header, body []byte) (Answer, error) {
+	return s.Send(ctx, Request{URL: rawURL, Headers: headers, Body: body})
+}
+
+// Request is one request a Sender makes: Post's JSON, or a form
+// (Twilio's callbacks), posted or sent as a GET.
+type Request struct {
+	Method      string // POST when ""; GET sends no body
+	URL         string
+	ContentType string // application/json when ""
+	Headers     []Header
+	Body        []byte
+}
+
+// Send makes the request r as Post does.
+func (s *Sender) Send(ctx context.Context, r Request) (Answer, error) {
 	deadline := s.now().Add(s.timeout)
-	t, err := parseTarget(rawURL)
+	switch r.Method {
+	case "":
+		r.Method = http.MethodPost
+	case http.MethodPost, http.MethodGet:
+	default:
+		return Answer{}, fmt.Errorf("webhook: unsupported method %q", r.Method)
+	}
+	if r.ContentType == "" {
+		r.ContentType = "application/json"
+	}
+	if strings.ContainsAny(r.ContentType, "\r\n") {
+		return Answer{}, errors.New("webhook: invalid content type")
+	}
+	t, err := parseTarget(r.URL)
 	if err != nil {
 		return Answer{}, err
 	}
-	for _, h := range headers {
+	for _, h := range r.Headers {
 		if strings.ContainsAny(h.Name, "\r\n: ") || strings.ContainsAny(h.Value, "\r\n") {
 			return Answer{}, fmt.Errorf("webhook: invalid header %q", h.Name)
 		}
@@ -161,7 +189,7 @@ func (s *Sender) Post(ctx context.Context, rawURL string, headers []Header, body
 				return Answer{}, err
 			}
 		}
-		a, keep, unsent, err := s.roundTrip(ctx, c, t, headers, body, deadline)
+		a, keep, unsent, err := s.roundTrip(ctx, c, t, &r, deadline)
 		if keep {
 			c.idleSince = s.now()
 			s.putIdle(hc, c)
@@ -372,7 +400,7 @@ func (s *Sender) dial(ctx context.Context, t target, deadline time.Time) (*sende
 // roundTrip writes the request and reads the answer on c. keep says
 // whether c may carry another request, unsent that the request was not
 // written whole.
-func (s *Sender) roundTrip(ctx context.Context, c *senderConn, t target, headers []Header, body []byte, deadline time.Time) (a Answer, keep, unsent bool, err error) {
+func (s *Sender) roundTrip(ctx context.Context, c *senderConn, t target, r *Request, deadline time.Time) (a Answer, keep, unsent bool, err error) {
 	if err := c.conn.SetDeadline(deadline); err != nil {
 		return Answer{}, false, true, fmt.Errorf("webhook: %w", err)
 	}
@@ -386,7 +414,8 @@ func (s *Sender) roundTrip(ctx context.Context, c *senderConn, t target, headers
 	}
 	c.in.left = answerBudget
 
-	b := append(c.buf[:0], "POST "...)
+	b := append(c.buf[:0], r.Method...)
+	b = append(b, ' ')
 	b = append(b, t.path...)
 	b = append(b, " HTTP/1.1\r\nHost: "...)
 	b = append(b, t.host...)
@@ -394,9 +423,16 @@ func (s *Sender) roundTrip(ctx context.Context, c *senderConn, t target, headers
 		b = append(b, "\r\nUser-Agent: "...)
 		b = append(b, s.ua...)
 	}
-	b = append(b, "\r\nContent-Type: application/json\r\nContent-Length: "...)
-	b = strconv.AppendInt(b, int64(len(body)), 10)
-	for _, h := range headers {
+	body := r.Body
+	if r.Method == http.MethodGet {
+		body = nil
+	} else {
+		b = append(b, "\r\nContent-Type: "...)
+		b = append(b, r.ContentType...)
+		b = append(b, "\r\nContent-Length: "...)
+		b = strconv.AppendInt(b, int64(len(body)), 10)
+	}
+	for _, h := range r.Headers {
 		b = append(b, "\r\n"...)
 		b = append(b, h.Name...)
 		b = append(b, ": "...)

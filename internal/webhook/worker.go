@@ -76,6 +76,7 @@ type Worker struct {
 	cfg     WorkerConfig
 	queue   *lease.Queue[domain.Event]
 	secrets sync.Map // account id -> cachedKeys
+	tokens  sync.Map // account id/env/account SID -> cachedToken
 }
 
 // WorkerConfig sets up a Worker.
@@ -105,6 +106,10 @@ type WorkerConfig struct {
 	// only while it stands, so a rotated secret signs the very next
 	// delivery on every node. Nil: keys are read again after 5 s.
 	Version func(ctx context.Context) (int64, error)
+	// Twilio finds the auth tokens that sign the Twilio-compatible API's
+	// callbacks, cached like the signing keys; nil: such events cannot be
+	// signed, and fail.
+	Twilio TwilioSecrets
 }
 
 type cachedKeys struct {
@@ -280,20 +285,32 @@ func (w *Worker) stopGone(outs []domain.AttemptOutcome) {
 	}
 }
 
+// version reads the settings counter (0 without one).
+func (w *Worker) version(ctx context.Context) (int64, error) {
+	if w.cfg.Version == nil {
+		return 0, nil
+	}
+	return w.cfg.Version(ctx)
+}
+
+// current reports whether what was cached at fetched, when the counter
+// read was, may still be used.
+func (w *Worker) current(fetched time.Time, was, version int64, now time.Time) bool {
+	if w.cfg.Version != nil {
+		return was == version
+	}
+	return now.Sub(fetched) < 5*time.Second
+}
+
 func (w *Worker) keys(ctx context.Context, accountID string) ([][]byte, error) {
 	now := w.cfg.Now()
-	var version int64
-	if w.cfg.Version != nil {
-		cur, err := w.cfg.Version(ctx)
-		if err != nil {
-			return nil, err
-		}
-		version = cur
+	version, err := w.version(ctx)
+	if err != nil {
+		return nil, err
 	}
 	if v, ok := w.secrets.Load(accountID); ok {
 		c := v.(cachedKeys)
-		if (w.cfg.Version != nil && c.version == version || w.cfg.Version == nil && now.Sub(c.fetched) < 5*time.Second) &&
-			now.Before(c.until) {
+		if w.current(c.fetched, c.version, version, now) && now.Before(c.until) {
 			return c.keys, nil
 		}
 	}
@@ -376,6 +393,9 @@ func (w *Worker) logFailure(ev domain.Event, code int, err error, out domain.Att
 }
 
 func (w *Worker) post(ctx context.Context, ev domain.Event, now time.Time) (int, string, error) {
+	if IsTwilio(ev.Event) {
+		return w.postTwilio(ctx, ev)
+	}
 	keys, err := w.keys(ctx, ev.AccountID)
 	if err != nil {
 		return 0, "", errors.New("signing secret unavailable: " + err.Error())
@@ -391,9 +411,27 @@ func (w *Worker) post(ctx context.Context, ev domain.Event, now time.Time) (int,
 	return a.Status, validUTF8(a.Head), nil
 }
 
+// postTwilio makes one attempt at a Twilio callback, as Twilio makes it.
+func (w *Worker) postTwilio(ctx context.Context, ev domain.Event) (int, string, error) {
+	token, err := w.twilioToken(ctx, ev)
+	if err != nil {
+		return 0, "", errors.New("signing secret unavailable: " + err.Error())
+	}
+	r, err := twilioRequest(ev, token)
+	if err != nil {
+		return 0, "", err
+	}
+	a, err := w.cfg.Sender.Send(ctx, r)
+	if err != nil {
+		return 0, "", err
+	}
+	return a.Status, validUTF8(a.Head), nil
+}
+
 // hostOf is a URL's host, what logs may show of a receiver: its path and
 // query may carry the integrator's tokens.
 func hostOf(raw string) string {
+	_, raw = splitMethod(raw)
 	if u, err := url.Parse(raw); err == nil {
 		return u.Host
 	}

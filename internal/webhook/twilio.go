@@ -1,0 +1,118 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/twilio/signature"
+)
+
+// TwilioSecrets finds the auth token that signs a Twilio callback: the
+// account SID's credential and the account it belongs to.
+type TwilioSecrets interface {
+	TwilioCredentialBySid(ctx context.Context, sid string) (domain.TwilioCredential, domain.Account, error)
+}
+
+// getMark starts the URL of a Twilio event whose receiver asked for GET
+// (a number's SmsMethod): the event keeps the receiver's URL as it was set,
+// so that a 410 stops, and an answer again hurries, every event of that
+// receiver, and its parameters stay in the body, where retention redacts
+// them.
+const getMark = "GET "
+
+// MethodURL is the URL a Twilio event is written with for a receiver at
+// rawURL that asked for method (POST unless GET).
+func MethodURL(method, rawURL string) string {
+	if strings.EqualFold(method, http.MethodGet) {
+		return getMark + rawURL
+	}
+	return rawURL
+}
+
+// splitMethod reads what MethodURL wrote.
+func splitMethod(eventURL string) (method, rawURL string) {
+	if u, ok := strings.CutPrefix(eventURL, getMark); ok {
+		return http.MethodGet, u
+	}
+	return http.MethodPost, eventURL
+}
+
+// IsTwilio reports whether an event kind is one of the Twilio-compatible
+// API's callbacks, which are form parameters rather than msgsvc's JSON.
+func IsTwilio(kind string) bool {
+	return kind == domain.EventTwilioStatus || kind == domain.EventTwilioInbound
+}
+
+// twilioIdempotencyHeader carries the event's id, as Twilio names it.
+const twilioIdempotencyHeader = "I-Twilio-Idempotency-Token"
+
+// twilioRequest is the request of a Twilio event: its parameters posted
+// as a form, or for GET added to the URL's query, signed with token.
+func twilioRequest(ev domain.Event, token string) (Request, error) {
+	form, err := url.ParseQuery(ev.Body)
+	if err != nil {
+		return Request{}, fmt.Errorf("twilio event body: %w", err)
+	}
+	method, target := splitMethod(ev.URL)
+	r := Request{Method: method, URL: target, Headers: []Header{{twilioIdempotencyHeader, ev.ID}, {}}}
+	if method == http.MethodGet {
+		if ev.Body != "" {
+			sep := "?"
+			if strings.Contains(target, "?") {
+				sep = "&"
+			}
+			r.URL = target + sep + ev.Body
+		}
+		r.Headers[1] = Header{signature.Header, signature.Sign(token, r.URL, nil)}
+		return r, nil
+	}
+	r.ContentType, r.Body = "application/x-www-form-urlencoded", []byte(ev.Body)
+	r.Headers[1] = Header{signature.Header, signature.Sign(token, target, form)}
+	return r, nil
+}
+
+type cachedToken struct {
+	token   string
+	fetched time.Time
+	version int64
+}
+
+// twilioToken is the auth token of the account SID a Twilio event names in
+// its AccountSid, when that SID is the event's account's in the event's
+// environment: an event never signs with another account's token.
+func (w *Worker) twilioToken(ctx context.Context, ev domain.Event) (string, error) {
+	if w.cfg.Twilio == nil {
+		return "", errors.New("no store of Twilio credentials")
+	}
+	form, err := url.ParseQuery(ev.Body)
+	if err != nil {
+		return "", fmt.Errorf("twilio event body: %w", err)
+	}
+	ac := form.Get("AccountSid")
+	version, err := w.version(ctx)
+	if err != nil {
+		return "", err
+	}
+	now := w.cfg.Now()
+	key := ev.AccountID + "/" + string(ev.Env) + "/" + ac
+	if v, ok := w.tokens.Load(key); ok {
+		if c := v.(cachedToken); w.current(c.fetched, c.version, version, now) {
+			return c.token, nil
+		}
+	}
+	c, a, err := w.cfg.Twilio.TwilioCredentialBySid(ctx, ac)
+	if err != nil {
+		return "", fmt.Errorf("account SID %s: %w", ac, err)
+	}
+	if a.ID != ev.AccountID || c.AccountID != ev.AccountID || c.Env != ev.Env || c.Kind != domain.TwilioAccountSid {
+		return "", fmt.Errorf("account SID %s is not the event's account's in %s", ac, ev.Env)
+	}
+	w.tokens.Store(key, cachedToken{token: c.Secret, fetched: now, version: version})
+	return c.Secret, nil
+}
