@@ -273,6 +273,17 @@ func goSDKRun(t *testing.T, e *env, base string, next http.RoundTripper) {
 	}
 
 	// Its status callbacks, each validated by the SDK's RequestValidator.
+	defer func() {
+		if t.Failed() {
+			hooks.mu.Lock()
+			t.Logf("posts received: %v; refused: %v", hooks.posts, hooks.invalid)
+			hooks.mu.Unlock()
+			r := e.do("GET", "/api/v1/integration/messages/"+native, e.liveKey, nil)
+			t.Logf("the message natively: %s", r.body)
+			sm, err := e.st.Message(context.Background(), a.account.ID, domain.Live, native)
+			t.Logf("its stored content: %s %v", jsonOf(sm.Content), err)
+		}
+	}()
 	polltest.For(t, "the delivered status callback", 20*time.Second, func() bool {
 		hooks.check()
 		return len(hooks.find("/status", func(f url.Values) bool {
@@ -578,7 +589,7 @@ func startPrism(t *testing.T, upstream string) *prismProxy {
 	if bin == "" {
 		t.Skip("set " + prismEnv + " to the prism binary (npm install @stoplight/prism-cli@5.16.0; node_modules/.bin/prism) to validate the SDK runs against Twilio's document")
 	}
-	spec := twilioDocument(t)
+	spec := pageURIsAsReferences(t, twilioDocument(t))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -598,6 +609,9 @@ func startPrism(t *testing.T, upstream string) *prismProxy {
 		<-exited
 		if t.Failed() {
 			t.Logf("prism's log:\n%s", tail(p.log.String(), 8000))
+			p.mu.Lock()
+			t.Logf("violations so far:\n%s", strings.Join(p.violations, "\n"))
+			p.mu.Unlock()
 		}
 	})
 	polltest.For(t, "prism listening", 120*time.Second, func() bool {
@@ -613,6 +627,63 @@ func startPrism(t *testing.T, upstream string) *prismProxy {
 		return err == nil
 	})
 	return p
+}
+
+// pageURIs are the page envelope's links. Twilio's document types them
+// `format: uri` (an absolute URI, with a scheme), yet its own examples of
+// them, Twilio's API and the SDKs' paging all use references relative to
+// the API's host ("/2010-04-01/Accounts/…/Messages.json?Page=1…"): the SDKs
+// prepend their base URL, so an absolute one would break every SDK's
+// paging.
+var pageURIs = []string{"uri", "first_page_uri", "next_page_uri", "previous_page_uri"}
+
+// pageURIsAsReferences writes a copy of Twilio's document in which those
+// four properties of the list responses are `format: uri-reference`, the
+// format their examples in the document match; nothing else changes, and
+// the test says how many properties it changed.
+func pageURIsAsReferences(t *testing.T, spec string) string {
+	t.Helper()
+	raw, err := os.ReadFile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("Twilio's document: %v", err)
+	}
+	changed := 0
+	paths, _ := doc["paths"].(map[string]any)
+	for _, item := range paths {
+		get, _ := item.(map[string]any)["get"].(map[string]any)
+		resp, _ := get["responses"].(map[string]any)
+		ok, _ := resp["200"].(map[string]any)
+		content, _ := ok["content"].(map[string]any)
+		media, _ := content["application/json"].(map[string]any)
+		schema, _ := media["schema"].(map[string]any)
+		props, _ := schema["properties"].(map[string]any)
+		if props == nil || props["first_page_uri"] == nil {
+			continue // not a page envelope
+		}
+		for _, name := range pageURIs {
+			if p, _ := props[name].(map[string]any); p != nil && p["format"] == "uri" {
+				p["format"] = "uri-reference"
+				changed++
+			}
+		}
+	}
+	if changed == 0 {
+		t.Fatal("no page envelope with format uri links in Twilio's document: has it changed?")
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "twilio_api_v2010.json")
+	if err := os.WriteFile(dst, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Twilio's document with %d page links as uri-reference (the format of its own examples)", changed)
+	return dst
 }
 
 func tail(s string, n int) string {

@@ -152,7 +152,7 @@ async function main() {
   const upd = await ca.incomingPhoneNumbers(mine.sid).update({ smsUrl: hookURL("/sms") });
   check(upd.smsUrl === hookURL("/sms"), "SmsUrl", upd.toJSON());
   await control("/inbound", { account: "a", from: "+5511999993001", to: a.number, body: "Node got it" });
-  const [inb] = await poll("the reply at SmsUrl", () => found("/sms", (p) => p.Body === "Node got it"));
+  const inb = await poll("the reply at SmsUrl", () => found("/sms", (p) => p.Body === "Node got it")[0]);
   check(inb.params.AccountSid === a.sid && inb.params.From === "+5511999993001" && inb.params.To === a.number &&
     inb.params.NumMedia === "0" && /^SM[0-9a-f]{32}$/.test(inb.params.MessageSid), "inbound", inb.params);
 
@@ -174,17 +174,17 @@ async function main() {
   check((await cb.messages.list()).length === 0, "the second account lists messages");
   const asA = client(b, { accountSid: a.sid });
   for (const [what, p] of [
-    ["account", asA.api.v2010.accounts(a.sid).fetch()],
-    ["balance", asA.balance.fetch()],
-    ["list", asA.messages.list()],
-    ["fetch", asA.messages(m.sid).fetch()],
-    ["create", asA.messages.create({ to: "+5511999993007", from: a.number, body: "x" })],
-    ["numbers", asA.incomingPhoneNumbers.list()],
-    ["update number", asA.incomingPhoneNumbers(mine.sid).update({ smsUrl: hookURL("/stolen") })],
-    ["delete", asA.messages(sent[1]).remove()],
+    ["account", () => asA.api.v2010.accounts(a.sid).fetch()],
+    ["balance", () => asA.balance.fetch()],
+    ["list", () => asA.messages.list()],
+    ["fetch", () => asA.messages(m.sid).fetch()],
+    ["create", () => asA.messages.create({ to: "+5511999993007", from: a.number, body: "x" })],
+    ["numbers", () => asA.incomingPhoneNumbers.list()],
+    ["update number", () => asA.incomingPhoneNumbers(mine.sid).update({ smsUrl: hookURL("/stolen") })],
+    ["delete", () => asA.messages(sent[1]).remove()],
   ]) {
     try {
-      await p;
+      await p();
       fail(`the second account's credentials with the first's AccountSid (${what}) succeeded`);
     } catch (err) {
       check(err instanceof twilio.RestException && (err.code === 20003 || err.code === 20404), `crossed ${what}`, String(err));
