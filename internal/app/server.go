@@ -37,6 +37,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/store"
 	"github.com/msgsvc/msgsvc/internal/template"
 	"github.com/msgsvc/msgsvc/internal/tracking"
+	"github.com/msgsvc/msgsvc/internal/twilio/callback"
 	"github.com/msgsvc/msgsvc/internal/txn"
 	"github.com/msgsvc/msgsvc/internal/user"
 	"github.com/msgsvc/msgsvc/internal/webhook"
@@ -178,13 +179,17 @@ func (s *Server) wireServices() error {
 	}
 	// Each front writes what a change owes its clients, in the change's
 	// transaction: the REST front its webhook events, the SMPP front its
-	// receipts and replies.
+	// receipts and replies, the Twilio-compatible front its status
+	// callbacks and inbound posts.
 	changes := tracking.Bind(st, func(tx *store.Tx) tracking.Tx { return tx },
 		tracking.Notify(func(tx *store.Tx) notify.EventTx { return tx },
 			&notify.Webhooks{Handoff: s.eventQueue, Wake: s.eventQueue.Wake}),
 		tracking.Notify(func(tx *store.Tx) smppserver.ReceiptTx { return tx },
 			&smppserver.Receipts{Users: st, Wake: s.wakeSMPP,
 				// The routing switch is made after the tracker; it is read at each receipt.
+				OwnSender: func(p string) string { return s.routing.OwnSender(p) }}),
+		tracking.Notify(func(tx *store.Tx) callback.Tx { return tx },
+			&callback.Callbacks{Handoff: s.eventQueue, Wake: s.eventQueue.Wake,
 				OwnSender: func(p string) string { return s.routing.OwnSender(p) }}))
 	s.tracker = tracking.NewTracker(tracking.Config{Store: st, Writer: changes, Due: s.sendQueue.Wake,
 		Workers: commitWorkers(cfg), Now: s.now})
@@ -223,7 +228,8 @@ func (s *Server) wireBackground(router *provider.Switch) {
 	deliverer := webhook.NewWorker(webhook.WorkerConfig{Queue: s.eventQueue, Store: st, Log: log, Now: now,
 		Sender: webhook.NewSender(webhook.SenderOptions{ClientOptions: webhook.ClientOptions{
 			AllowPrivate: cfg.WebhookAllowPrivate, UserAgent: "msgsvc/" + Version}}),
-		Schedule: cfg.WebhookRetrySchedule, Observe: s.metrics.webhook, Version: keycache.NewCounter(st.AuthVersion, signerReadGap).Get})
+		Schedule: cfg.WebhookRetrySchedule, Observe: s.metrics.webhook, Version: keycache.NewCounter(st.AuthVersion, signerReadGap).Get,
+		Twilio: st})
 	dispatcher := dispatch.NewDispatcher(dispatch.DispatcherConfig{Queue: s.sendQueue, Store: st, Routes: router, Holders: st,
 		Tracker: s.tracker, Log: log, Now: now})
 	receipts := &tracking.ReceiptChecker{Store: st, Providers: map[string]provider.Querier{}, Tracker: s.tracker,
@@ -277,7 +283,7 @@ func (s *Server) wireHTTP(router *provider.Switch) error {
 	apiSrv := api.New(api.Config{Store: apiStore{Store: st, keys: keycache.New(st)}, Messages: s.messages, Sends: s.sends, Replies: s.tracker,
 		Limiter: limiter, Guard: backend, TrustedProxies: cfg.TrustedProxies, Manage: mg, Panel: pages,
 		Media: s.media, Templates: s.templates, ProviderWebhooks: s.providerWebhooks(),
-		OptOuts: &compliance.OptOuts{Store: st, Now: now}, Twilio: s.twilioFront(limiter),
+		OptOuts: &compliance.OptOuts{Store: st, Now: now}, Twilio: s.twilioFront(limiter, backend),
 		Registry: s.reg, Log: log, Now: now, Version: Version, Ready: func(ctx context.Context) map[string]string {
 			out := s.providerHealth(router)
 			if err := st.WriteHealth(); err != nil {

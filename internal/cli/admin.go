@@ -25,7 +25,10 @@ type adminCommand struct {
 	summary string
 	// needsAccount commands take --account, which must be given.
 	needsAccount bool
-	flags        func(fs *flag.FlagSet, account *string) adminRun
+	// operand names the one argument the command takes besides its
+	// flags, before or after them ("SID"); "" takes none.
+	operand string
+	flags   func(fs *flag.FlagSet, account *string) adminRun
 }
 
 // adminRun does the command's work and returns its JSON and human answers.
@@ -36,6 +39,8 @@ type adminInput struct {
 	st    *store.Store
 	now   time.Time
 	stdin io.Reader
+	// operand is the command's argument (see adminCommand.operand).
+	operand string
 }
 
 // manage is the panel's actions, run by the console at the command's time.
@@ -46,6 +51,7 @@ var adminCommands = []adminCommand{
 	accountCreate, accountSettings, accountLimits, accountPrices, accountSecretRotate,
 	keyCreate, keyList, keyRevoke,
 	smppUserCreate, smppUserList, smppUserRemove,
+	twilioCredentialCreate, twilioCredentialList, twilioCredentialRemove,
 	creditsAdd,
 	userCreate,
 	templateCreate,
@@ -87,7 +93,7 @@ func runAdmin(ctx context.Context, group string, args []string, stdin io.Reader,
 	fs := flag.NewFlagSet("msgsvc "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stdout, "msgsvc %s — %s\n\nFlags:\n", name, cmd.summary)
+		fmt.Fprintf(stdout, "msgsvc %s — %s\n\nFlags:\n", strings.TrimSpace(name+" "+cmd.operand), cmd.summary)
 		fs.SetOutput(stdout)
 		fs.PrintDefaults()
 	}
@@ -98,7 +104,13 @@ func runAdmin(ctx context.Context, group string, args []string, stdin io.Reader,
 		account = fs.String("account", "", "account id (required; msgsvc account create printed it)")
 	}
 	run := cmd.flags(fs, account)
-	if err := parseFlags(fs, rest); err != nil {
+	operand, err := "", error(nil)
+	if cmd.operand != "" {
+		operand, err = parseOperand(fs, rest, cmd.operand)
+	} else {
+		err = parseFlags(fs, rest)
+	}
+	if err != nil {
 		return err
 	}
 	if account != nil && *account == "" {
@@ -109,7 +121,7 @@ func runAdmin(ctx context.Context, group string, args []string, stdin io.Reader,
 		return err
 	}
 	defer st.Close()
-	out, human, err := run(ctx, adminInput{st: st, now: time.Now().UTC(), stdin: stdin})
+	out, human, err := run(ctx, adminInput{st: st, now: time.Now().UTC(), stdin: stdin, operand: operand})
 	if err != nil {
 		return readable(err)
 	}
@@ -120,6 +132,28 @@ func runAdmin(ctx context.Context, group string, args []string, stdin io.Reader,
 	}
 	_, err = io.WriteString(stdout, human)
 	return err
+}
+
+// parseOperand parses flags on either side of a command's one argument
+// (the flag package stops at the first argument that is not a flag).
+func parseOperand(fs *flag.FlagSet, args []string, name string) (string, error) {
+	var operand string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return "", err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		if operand != "" {
+			return "", fmt.Errorf("unexpected argument %q: the command takes one %s, and %s was given", fs.Arg(0), name, operand)
+		}
+		operand, args = fs.Arg(0), fs.Args()[1:]
+	}
+	if operand == "" {
+		return "", fmt.Errorf("the %s is required (msgsvc %s -h)", name, strings.TrimPrefix(fs.Name(), "msgsvc "))
+	}
+	return operand, nil
 }
 
 // findAdmin finds the command that the words after the group name, one

@@ -39,6 +39,8 @@ Usage:
   msgsvc account secret rotate --account ID   new webhook signing secret (both sign for 24 h)
   msgsvc key create|list|revoke --account ID [--env test|live] [--id KEY_ID]
   msgsvc smpp-user create|list|remove --account ID [--env test|live] [--system-id S] [--max-binds N] [--id USER_ID]
+  msgsvc twilio-credentials create|list --account ID [--env test|live] [--api-key --parent AC…]   AC… SIDs, auth tokens, SK… keys
+  msgsvc twilio-credentials remove --account ID SID
   msgsvc sender add|list|remove --account ID [--channel SMS --value Acme --default] [--id SENDER_ID]
   msgsvc optout list|add|remove --account ID [--env test|live] [--phone NUMBER]
   msgsvc credits add    --account ID --amount N [--note TEXT]
@@ -99,7 +101,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runMigrate(ctx, args[1:], stdout, stderr)
 	case "backup":
 		return runBackup(ctx, args[1:], stdout, stderr)
-	case "account", "key", "credits", "user", "template", "sender", "optout", "smpp-user":
+	case "account", "key", "credits", "user", "template", "sender", "optout", "smpp-user", "twilio-credentials":
 		return runAdmin(ctx, cmd, args[1:], stdin, stdout, stderr)
 	case "version":
 		return runVersion(node, args[1:], stdout, stderr)

@@ -294,3 +294,73 @@ func TestSMPPUserCommands(t *testing.T) {
 		t.Fatalf("list after remove: %v", list)
 	}
 }
+
+// msgsvc twilio-credentials create|list|remove: the auth token and the
+// key's secret printed once, the SID removed given as the argument, and
+// another account's SID out of reach.
+func TestTwilioCredentialCommands(t *testing.T) {
+	db, accountID, run := accountCommands(t)
+	hex32 := regexp.MustCompile(`^[0-9a-f]{32}$`)
+	ac := run("twilio-credentials", "create", "--env", "live")
+	sid, _ := ac["accountSid"].(string)
+	token, _ := ac["authToken"].(string)
+	if len(ac) != 3 || !strings.HasPrefix(sid, "AC") || !hex32.MatchString(sid[2:]) || !hex32.MatchString(token) || ac["environment"] != "live" {
+		t.Fatalf("create: %v", ac)
+	}
+	key := run("twilio-credentials", "create", "--api-key", "--parent", sid)
+	skSid, _ := key["sid"].(string)
+	if !strings.HasPrefix(skSid, "SK") || !hex32.MatchString(key["secret"].(string)) || key["accountSid"] != sid || key["environment"] != "live" {
+		t.Fatalf("create an API key: %v", key)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"create"}, "--env is required"},
+		{[]string{"create", "--env", "prod"}, "environment must be test or live"},
+		{[]string{"create", "--api-key"}, "--api-key needs --parent"},
+		{[]string{"create", "--env", "live", "--parent", sid}, "add --api-key"},
+		{[]string{"create", "--api-key", "--parent", skSid}, "accountSid is not an account SID"},
+		{[]string{"remove"}, "the SID is required"},
+		{[]string{"remove", sid, skSid}, "takes one SID"},
+	} {
+		args := append([]string{"twilio-credentials"}, c.args...)
+		if _, errs, code := runMain(t, append(args, "--db", db, "--account", accountID)...); code == 0 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: %d %q, want %q", c.args, code, errs, c.want)
+		}
+	}
+
+	list := run("twilio-credentials", "list")["twilioCredentials"].([]any)
+	if len(list) != 2 || strings.Contains(fmt.Sprint(list), token) || strings.Contains(fmt.Sprint(list), key["secret"].(string)) {
+		t.Fatalf("list: %v", list)
+	}
+	if out, errs, code := runMain(t, "twilio-credentials", "list", "--db", db, "--account", accountID); code != 0 ||
+		!strings.Contains(out, sid) || !strings.Contains(out, "key of "+sid) || strings.Contains(out, token) {
+		t.Fatalf("list for people: %d %s %s", code, out, errs)
+	}
+
+	// Another account cannot remove ours, and sees none of them.
+	out, _, _ := runMain(t, "account", "create", "--db", db, "--name", "Other", "--json")
+	var other struct{ ID string }
+	if err := json.Unmarshal([]byte(out), &other); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs, code := runMain(t, "twilio-credentials", "remove", "--db", db, "--account", other.ID, sid); code == 0 ||
+		!strings.Contains(errs, "no Twilio credential") {
+		t.Fatalf("another account removing ours: %d %s", code, errs)
+	}
+	if out, _, code := runMain(t, "twilio-credentials", "list", "--db", db, "--account", other.ID, "--json"); code != 0 || strings.Contains(out, sid) {
+		t.Fatalf("another account's list: %d %s", code, out)
+	}
+
+	// The SID before the flags, or after them.
+	if r := run("twilio-credentials", "remove", skSid); r["removed"] != true {
+		t.Fatalf("remove: %v", r)
+	}
+	if _, errs, code := runMain(t, "twilio-credentials", "remove", "--db", db, "--account", accountID, sid); code != 0 {
+		t.Fatalf("remove: %d %s", code, errs)
+	}
+	if list := run("twilio-credentials", "list")["twilioCredentials"].([]any); len(list) != 0 {
+		t.Fatalf("list after remove: %v", list)
+	}
+}

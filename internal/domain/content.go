@@ -111,7 +111,7 @@ type Fallback struct {
 // Empty reports whether there is no rich content at all (plain text).
 func (c Content) Empty() bool {
 	return c.Media == nil && len(c.Buttons) == 0 && c.List == nil && len(c.Cards) == 0 && c.Template == nil &&
-		c.Fallback == nil && c.Quiet == "" && c.SMPP == nil && c.UDH == ""
+		c.Fallback == nil && c.Quiet == "" && c.SMPP == nil && c.Twilio == nil && c.UDH == ""
 }
 
 // SMSFallback returns the message's fallback plan, if it has one.

@@ -64,6 +64,12 @@ func TestContentReadsStoredForm(t *testing.T) {
 	if (Content{}).Encode() != "" {
 		t.Error("plain text must store as empty content")
 	}
+	// A plain SMS from the Twilio front keeps its origin: where its
+	// status callbacks go.
+	tw := Content{Twilio: &TwilioOrigin{AccountSid: "AC1", StatusCallback: "https://x.example.com/cb"}}
+	if back, err := DecodeContent(tw.Encode()); err != nil || back.Twilio == nil || *back.Twilio != *tw.Twilio {
+		t.Errorf("Twilio origin round trip: %+v, %v", back, err)
+	}
 }
 
 func TestHistoryOrdersTiesByProgress(t *testing.T) {

@@ -211,6 +211,7 @@ var notices = map[string]string{
 	"compliance":      "The compliance settings were saved.",
 	"alerts":          "The account webhook and the alerts were saved. They apply to the next send.",
 	"smppRemoved":     "The SMPP user was removed and its binds closed.",
+	"twilioRemoved":   "The Twilio credential was removed (an account SID with its API keys). Its next request is refused, on every node.",
 }
 
 // shownEnv is the environment a page shows: live unless ?environment=test.

@@ -1,6 +1,7 @@
 package twilio
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -233,7 +234,11 @@ func writeError(w http.ResponseWriter, e *Error) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the page links' "&" stay as written
+	err := enc.Encode(v)
+	body := b.Bytes()
 	if err != nil {
 		status = http.StatusInternalServerError
 		body = []byte(`{"code":20500,"message":"Something went wrong on our side.","more_info":"` + moreInfoBase + `20500","status":500}`)

@@ -73,7 +73,7 @@ func ofMessage(m domain.Message, accountSid, currency string, now time.Time) mes
 		f := address(m.From, whatsapp)
 		out.From = &f
 	}
-	if code := errorCode(m, out.Status); code != 0 {
+	if code := vocab.ErrorCode(m, out.Status); code != 0 {
 		out.ErrorCode = &code
 		msg := m.ErrorMessage
 		if msg == "" {

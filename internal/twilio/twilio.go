@@ -65,6 +65,12 @@ type Limiter interface {
 	Allow(ctx context.Context, r ratelimit.Request) (ratelimit.Decision, error)
 }
 
+// AuthGuard counts failed authentications per client address
+// (ratelimit's backends are one).
+type AuthGuard interface {
+	Count(ctx context.Context, key string, limit int) (ratelimit.Decision, error)
+}
+
 // Config wires a Handler.
 type Config struct {
 	Credentials Credentials
@@ -81,6 +87,13 @@ type Config struct {
 	// webhook body); a DELETE applies it with the deleted mark.
 	Redaction domain.Redaction
 	Limiter   Limiter
+	// Guard counts failed authentications per client address, with the
+	// native API's (the same key, so failures on either front count
+	// together); nil counts none.
+	Guard AuthGuard
+	// AuthFailuresPerMinute is the budget of failed authentications per
+	// client address (default 30, as the native API's).
+	AuthFailuresPerMinute int
 	// ClientAddr is the client's address (api.Proxies.ClientAddr); nil
 	// takes the TCP peer.
 	ClientAddr func(r *http.Request) netip.Addr
@@ -107,6 +120,9 @@ func New(cfg Config) *Handler {
 	}
 	if cfg.ClientAddr == nil {
 		cfg.ClientAddr = peerAddr
+	}
+	if cfg.AuthFailuresPerMinute <= 0 {
+		cfg.AuthFailuresPerMinute = 30
 	}
 	return &Handler{cfg: cfg, creds: newCredCache(cfg.Credentials, cfg.Version)}
 }
@@ -139,7 +155,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	accountSid, rt, ok := parsePath(r.Method, r.URL.Path)
 	c, err := h.authenticate(r, rt.cached)
 	if err != nil {
-		h.answer(w, r, caller{}, err)
+		h.answer(w, r, caller{}, h.authFailure(w, r, err))
 		return
 	}
 	if !ok {
@@ -247,6 +263,33 @@ func pick(method string, get, post, del route) route {
 	return route{}
 }
 
+// authFailure counts a client's failed authentication against its
+// address; past the budget the answer is 429 (20429) instead, so that
+// guessing credentials costs the guesser, not the database.
+func (h *Handler) authFailure(w http.ResponseWriter, r *http.Request, err error) error {
+	if h.cfg.Guard == nil || (err != errAuth && err != errIPBlocked) {
+		return err
+	}
+	d, gerr := h.cfg.Guard.Count(r.Context(), "ip:"+h.cfg.ClientAddr(r).String(), h.cfg.AuthFailuresPerMinute)
+	if gerr != nil {
+		// An outage of the window's backend does not turn into refusals.
+		h.cfg.Log.Warn("twilio: auth failure window unavailable", "err", gerr)
+		return err
+	}
+	if d.Allowed {
+		return err
+	}
+	return h.tooMany(w, d)
+}
+
+// tooMany is 429 (20429) with Retry-After: whole seconds until the
+// exhausted window resets.
+func (h *Handler) tooMany(w http.ResponseWriter, d ratelimit.Decision) error {
+	secs := max(int((d.RetryAfter+time.Second-1)/time.Second), 1)
+	w.Header().Set("Retry-After", itoa(secs))
+	return fail(http.StatusTooManyRequests, codeTooManyRequests, "Too Many Requests: retry after %d seconds.", secs)
+}
+
 // limit counts the request against the account's windows; 429 with 20429
 // when one is exhausted.
 func (h *Handler) limit(w http.ResponseWriter, r *http.Request, c caller, reqType string) error {
@@ -262,10 +305,7 @@ func (h *Handler) limit(w http.ResponseWriter, r *http.Request, c caller, reqTyp
 	if d.Allowed {
 		return nil
 	}
-	secs := int((d.RetryAfter + time.Second - 1) / time.Second)
-	secs = max(secs, 1)
-	w.Header().Set("Retry-After", itoa(secs))
-	return fail(http.StatusTooManyRequests, codeTooManyRequests, "Too Many Requests: retry after %d seconds.", secs)
+	return h.tooMany(w, d)
 }
 
 func typeLimit(l domain.Limits, reqType string) int {

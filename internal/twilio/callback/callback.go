@@ -95,9 +95,14 @@ func (c *Callbacks) StatusBody(m domain.Message, step domain.Status, at time.Tim
 
 // Received writes the inbound post of an SMS reply to one of the
 // account's numbers that has an SmsUrl, signed with the account's account
-// SID of the reply's environment (none when it has none there).
+// SID of the reply's environment (none when it has none there). When the
+// provider did not say which number was written to (and for injected test
+// replies), it is the sender of the message the reply answers.
 func (c *Callbacks) Received(ctx context.Context, tx Tx, r tracking.Reply) (tracking.After, error) {
 	in := r.Inbound
+	if r.To == "" && r.Answers.AccountID == in.AccountID {
+		r.To = r.Answers.From
+	}
 	if in.AccountID == "" || in.Channel != domain.SMS || r.To == "" {
 		return nil, nil
 	}
