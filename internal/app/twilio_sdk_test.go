@@ -49,9 +49,9 @@ type sdkTenant struct {
 	number  string // E.164
 }
 
-// twilioCredential stores an account SID with its token for account, as
+// sdkCredential stores an account SID with its token for account, as
 // `msgsvc twilio-credentials create` does.
-func twilioCredential(t *testing.T, e *env, accountID string, envName domain.Environment) (string, string) {
+func sdkCredential(t *testing.T, e *env, accountID string, envName domain.Environment) (string, string) {
 	t.Helper()
 	hexOf := func() string {
 		b := make([]byte, 16)
@@ -82,7 +82,7 @@ func sdkTenants(t *testing.T, e *env) (a, b sdkTenant) {
 			t.Fatal(err)
 		}
 		ts := sdkTenant{account: acc, number: "+" + digits}
-		ts.sid, ts.token = twilioCredential(t, e, acc.ID, domain.Live)
+		ts.sid, ts.token = sdkCredential(t, e, acc.ID, domain.Live)
 		return ts
 	}
 	return mk(e.account, "15550001111"), mk(other, "15550002222")
@@ -102,10 +102,10 @@ func (m msgsvcTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return m.next.RoundTrip(r)
 }
 
-// twilioGo is twilio-go's REST client for sid:token, its requests sent
+// sdkGoClient is twilio-go's REST client for sid:token, its requests sent
 // to base through next (nil: the default transport). Everything else is
 // the SDK's default: its own client type, no redirects, a 10 s timeout.
-func twilioGo(t *testing.T, base, accountSid, token string, next http.RoundTripper) *twilio.RestClient {
+func sdkGoClient(t *testing.T, base, accountSid, token string, next http.RoundTripper) *twilio.RestClient {
 	t.Helper()
 	u, err := url.Parse(base)
 	if err != nil {
@@ -121,37 +121,37 @@ func twilioGo(t *testing.T, base, accountSid, token string, next http.RoundTripp
 	return twilio.NewRestClientWithParams(twilio.ClientParams{Client: c})
 }
 
-// twilioPost is one form post msgsvc made to a customer's URL.
-type twilioPost struct {
+// sdkPost is one form post msgsvc made to a customer's URL.
+type sdkPost struct {
 	path   string
 	form   url.Values
 	sig    string
 	header http.Header
 }
 
-// twilioReceiver is a customer's endpoint for status callbacks and
+// sdkReceiver is a customer's endpoint for status callbacks and
 // inbound messages; it validates every post with twilio-go's own
 // RequestValidator and the token of the account it belongs to.
-type twilioReceiver struct {
+type sdkReceiver struct {
 	t      *testing.T
 	srv    *httptest.Server
 	tokens map[string]string // account SID → token
 
 	mu      sync.Mutex
-	posts   []twilioPost
+	posts   []sdkPost
 	invalid []string
 }
 
-func newTwilioReceiver(t *testing.T, tokens map[string]string) *twilioReceiver {
-	r := &twilioReceiver{t: t, tokens: tokens}
+func newSDKReceiver(t *testing.T, tokens map[string]string) *sdkReceiver {
+	r := &sdkReceiver{t: t, tokens: tokens}
 	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
 	t.Cleanup(r.srv.Close)
 	return r
 }
 
-func (r *twilioReceiver) url(path string) string { return r.srv.URL + path }
+func (r *sdkReceiver) url(path string) string { return r.srv.URL + path }
 
-func (r *twilioReceiver) serve(w http.ResponseWriter, req *http.Request) {
+func (r *sdkReceiver) serve(w http.ResponseWriter, req *http.Request) {
 	raw, _ := io.ReadAll(req.Body)
 	form, err := url.ParseQuery(string(raw))
 	r.mu.Lock()
@@ -173,16 +173,16 @@ func (r *twilioReceiver) serve(w http.ResponseWriter, req *http.Request) {
 		w.WriteHeader(403)
 		return
 	}
-	r.posts = append(r.posts, twilioPost{path: req.URL.Path, form: form, sig: sig, header: req.Header.Clone()})
+	r.posts = append(r.posts, sdkPost{path: req.URL.Path, form: form, sig: sig, header: req.Header.Clone()})
 	w.Header().Set("Content-Type", "text/xml")
 	_, _ = io.WriteString(w, "<Response></Response>")
 }
 
 // find returns the posts to path that match.
-func (r *twilioReceiver) find(path string, match func(url.Values) bool) []twilioPost {
+func (r *sdkReceiver) find(path string, match func(url.Values) bool) []sdkPost {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []twilioPost
+	var out []sdkPost
 	for _, p := range r.posts {
 		if p.path == path && match(p.form) {
 			out = append(out, p)
@@ -191,7 +191,7 @@ func (r *twilioReceiver) find(path string, match func(url.Values) bool) []twilio
 	return out
 }
 
-func (r *twilioReceiver) check() {
+func (r *sdkReceiver) check() {
 	r.t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -239,9 +239,9 @@ func sdkInbound(t *testing.T, e *env, accountID, from, to, body string) {
 // transport next under the SDK.
 func goSDKRun(t *testing.T, e *env, base string, next http.RoundTripper) {
 	a, b := sdkTenants(t, e)
-	hooks := newTwilioReceiver(t, map[string]string{a.sid: a.token, b.sid: b.token})
-	ca := twilioGo(t, base, a.sid, a.token, next)
-	cb := twilioGo(t, base, b.sid, b.token, next)
+	hooks := newSDKReceiver(t, map[string]string{a.sid: a.token, b.sid: b.token})
+	ca := sdkGoClient(t, base, a.sid, a.token, next)
+	cb := sdkGoClient(t, base, b.sid, b.token, next)
 
 	// The account and its balance.
 	acc, err := ca.Api.FetchAccount(a.sid)
@@ -431,7 +431,7 @@ func goSDKRun(t *testing.T, e *env, base string, next http.RoundTripper) {
 	sdkInbound(t, e, a.account.ID, "+5511999991005", a.number, "STOP")
 	_, err = ca.Api.CreateMessage((&twapi.CreateMessageParams{}).SetTo("+5511999991005").SetFrom(a.number).SetBody("x"))
 	restError(t, "an opted-out recipient", err, 21610, 400)
-	wrong := twilioGo(t, base, a.sid, strings.Repeat("0", 32), next)
+	wrong := sdkGoClient(t, base, a.sid, strings.Repeat("0", 32), next)
 	_, err = wrong.Api.FetchMessage(msid, nil)
 	restError(t, "a wrong token", err, 20003, 401)
 	_, err = wrong.Api.CreateMessage((&twapi.CreateMessageParams{}).SetTo("+5511999991006").SetFrom(a.number).SetBody("x"))
