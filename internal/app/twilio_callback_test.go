@@ -27,6 +27,8 @@ type twilioReceiver struct {
 	t     *testing.T
 	srv   *httptest.Server
 	token string
+	// tokenAt is the token of another account's receivers, by path.
+	tokenAt map[string]string
 
 	mu     sync.Mutex
 	got    []twilioRequest
@@ -53,7 +55,13 @@ func newTwilioReceiver(t *testing.T, token string, fail ...string) *twilioReceiv
 func (r *twilioReceiver) serve(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(req.Body)
 	full := r.srv.URL + req.URL.RequestURI()
-	v := client.NewRequestValidator(r.token)
+	r.mu.Lock()
+	token := r.token
+	if tk, ok := r.tokenAt[req.URL.Path]; ok {
+		token = tk
+	}
+	r.mu.Unlock()
+	v := client.NewRequestValidator(token)
 	var got twilioRequest
 	switch req.Method {
 	case http.MethodPost:
@@ -98,7 +106,7 @@ func (r *twilioReceiver) at(path string) []twilioRequest {
 // that met a 500 is posted again. A reply to a number whose SmsUrl is set
 // is posted there (or sent as a GET when its SmsMethod says so). None of
 // them is in the native events feed, which still tells the message's own
-// statuses.
+// statuses. Another account's number and token are its own.
 func TestTwilioCallbacksAndInboundPosts(t *testing.T) {
 	forEachDialect(t, testTwilioCallbacks)
 }
@@ -162,6 +170,14 @@ func testTwilioCallbacks(t *testing.T, dialect string) {
 	// Replies: one number posts, another asks for GET; a reply to a number
 	// without an SmsUrl, or to another account's number, posts nothing.
 	other := e.addAccount(NewAccount{Name: "Other", Tier: "enterprise", Credits: 10, Currency: "USD", Country: "55"})
+	otherAC, otherToken := "AC"+strings.Repeat("cd", 16), "0123456789abcdef0123456789abcdef"
+	if err := e.st.CreateTwilioCredential(ctx, domain.TwilioCredential{Sid: otherAC, Kind: domain.TwilioAccountSid,
+		AccountID: other.ID, Env: domain.Test, Secret: otherToken, CreatedAt: e.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	rcv.mu.Lock()
+	rcv.tokenAt = map[string]string{"/other": otherToken}
+	rcv.mu.Unlock()
 	for _, n := range []domain.TwilioNumber{
 		{AccountID: e.account.ID, Phone: "15005550006", SmsURL: rcv.srv.URL + "/sms", SmsMethod: "POST"},
 		{AccountID: e.account.ID, Phone: "15005550007", SmsURL: rcv.srv.URL + "/sms-get?k=v", SmsMethod: "GET"},
@@ -172,8 +188,12 @@ func testTwilioCallbacks(t *testing.T, dialect string) {
 			t.Fatal(err)
 		}
 	}
-	reply := func(to, text string) string {
-		if _, err := e.srv.tracker.Receive(ctx, "simulator", provider.Inbound{AccountID: e.account.ID, Env: domain.Test,
+	reply := func(to, text string, account ...string) string {
+		acc := e.account.ID
+		if len(account) > 0 {
+			acc = account[0]
+		}
+		if _, err := e.srv.tracker.Receive(ctx, "simulator", provider.Inbound{AccountID: acc, Env: domain.Test,
 			From: "5511999990010", To: to, Channel: domain.SMS, Body: text}); err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +203,10 @@ func testTwilioCallbacks(t *testing.T, dialect string) {
 	reply("15005550009", "to a number without an SmsUrl")
 	reply("15005550006", "yes & thanks")
 	reply("15005550007", "via GET")
-	polltest.Until(t, "the inbound posts", func() bool { return len(rcv.at("/sms")) == 1 && len(rcv.at("/sms-get")) == 1 })
+	reply("15005550008", "to the other account", other.ID)
+	polltest.Until(t, "the inbound posts", func() bool {
+		return len(rcv.at("/sms")) == 1 && len(rcv.at("/sms-get")) == 1 && len(rcv.at("/other")) == 1
+	})
 	for _, g := range append(rcv.at("/sms"), rcv.at("/sms-get")...) {
 		if !g.valid || g.form.Get("AccountSid") != ac || g.form.Get("From") != "+5511999990010" ||
 			!strings.HasPrefix(g.form.Get("MessageSid"), "SM") || g.form.Get("NumMedia") != "0" {
@@ -196,8 +219,11 @@ func testTwilioCallbacks(t *testing.T, dialect string) {
 	if g := rcv.at("/sms-get")[0]; g.method != http.MethodGet || g.form.Get("Body") != "via GET" || g.form.Get("k") != "v" {
 		t.Errorf("GET inbound %+v", g)
 	}
-	if len(rcv.at("/other")) != 0 {
-		t.Error("a reply to this account was posted to another account's number")
+	// The other account's reply is its own: signed with its token, under
+	// its account SID; this account's reply to that number went nowhere.
+	if g := rcv.at("/other"); len(g) != 1 || !g[0].valid || g[0].form.Get("AccountSid") != otherAC ||
+		g[0].form.Get("Body") != "to the other account" {
+		t.Errorf("the other account's inbound %+v", g)
 	}
 
 	// The native feed tells the message's statuses and the replies, in

@@ -319,7 +319,12 @@ func (h *Handler) readListQuery(q url.Values) (listQuery, error) {
 		name string
 		set  func(from, to time.Time)
 	}{
-		{"DateSent", func(from, to time.Time) { lq.filter.CreatedFrom, lq.filter.CreatedTo = from, to }},
+		// DateSent names a day, whatever time of it the client wrote (the
+		// SDKs write a date as a time).
+		{"DateSent", func(from, _ time.Time) {
+			day := from.Truncate(24 * time.Hour)
+			lq.filter.CreatedFrom, lq.filter.CreatedTo = day, day.Add(24*time.Hour)
+		}},
 		{"DateSent<", func(_, to time.Time) { lq.filter.CreatedTo = to }},
 		{"DateSent>", func(from, _ time.Time) { lq.filter.CreatedFrom = from }},
 	} {

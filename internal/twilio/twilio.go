@@ -324,9 +324,14 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, c caller, err e
 	e := toError(err)
 	attrs := []any{"method", r.Method, "path", r.URL.Path, "status", e.Status, "code", e.Code,
 		"accountId", c.account.ID, "credential", c.credSid, "requestId", w.Header().Get("X-Request-Id")}
-	if e.Status >= 500 {
+	switch {
+	case e.Status >= 500:
 		h.cfg.Log.Error("twilio: request failed", append(attrs, "err", err)...)
-	} else {
+	case e.Status == http.StatusTooManyRequests:
+		// The limits at work, not a fault: a flood of them would drown
+		// the log.
+		h.cfg.Log.Debug("twilio: refused", append(attrs, "reason", e.Message)...)
+	default:
 		h.cfg.Log.Info("twilio: refused", append(attrs, "reason", e.Message)...)
 	}
 	writeError(w, e)

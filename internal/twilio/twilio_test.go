@@ -296,6 +296,15 @@ func TestListPages(t *testing.T) {
 	if s := walk(msgsPath(acA) + "?DateSent=2026-11-28"); len(s) != 7 {
 		t.Fatalf("DateSent: %v", s)
 	}
+	if s := walk(msgsPath(acA) + "?DateSent=2026-11-28T00:00:00Z"); len(s) != 7 {
+		t.Fatalf("DateSent as a time: %v", s)
+	}
+	if s := walk(msgsPath(acA) + "?DateSent=2026-11-29"); len(s) != 0 {
+		t.Fatalf("DateSent another day: %v", s)
+	}
+	if s := walk(msgsPath(acA) + "?DateSent%3E=2026-11-28T10:00:00.004Z"); len(s) != 4 {
+		t.Fatalf("DateSent>: %v", s)
+	}
 	if s := walk(msgsPath(acA) + "?DateSent%3C=2026-11-27"); len(s) != 0 {
 		t.Fatalf("DateSent<: %v", s)
 	}
@@ -476,5 +485,26 @@ func TestIPAllowList(t *testing.T) {
 	w.version++
 	if status, b, _ := w.call("GET", msgsPath(acA), acA, "token-"+acA, nil); status != 200 {
 		t.Fatalf("allowed: %d %v", status, b)
+	}
+}
+
+// TestWhatsAppCreate: whatsapp: on To and From sends on WhatsApp, with a
+// MediaUrl, and the resource spells both addresses with the prefix.
+func TestWhatsAppCreate(t *testing.T) {
+	w := twoAccounts(t)
+	form := send("whatsapp:+447700900123", "whatsapp:+15550001111", "Look")
+	form.Set("MediaUrl", "https://cdn.example.com/a.png")
+	form.Set("ValidityPeriod", "600")
+	status, body, _ := w.call("POST", msgsPath(acA), acA, "token-"+acA, form)
+	if status != 201 {
+		t.Fatalf("create: %d %v", status, body)
+	}
+	req := w.sends[0].req
+	if req.Channel != domain.WhatsApp || req.Recipients[0] != "+447700900123" || req.Sender != "15550001111" ||
+		req.Content.Media == nil || req.Content.Media.URL != "https://cdn.example.com/a.png" || req.Validity == nil || *req.Validity != 10*time.Minute {
+		t.Fatalf("request %+v", req)
+	}
+	if body["to"] != "whatsapp:+447700900123" || body["from"] != "whatsapp:+15550001111" || body["num_media"] != "1" {
+		t.Errorf("resource %v", body)
 	}
 }

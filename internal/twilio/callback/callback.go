@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/msgsvc/msgsvc/internal/channel/sms"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/lease"
@@ -65,7 +66,7 @@ func (c *Callbacks) Changed(ctx context.Context, tx Tx, cs []tracking.Change) (t
 		for _, st := range ch.Steps {
 			evs = append(evs, domain.Event{ID: id.New(id.Event, ch.At), AccountID: ch.Message.AccountID, Env: ch.Message.Env,
 				CampaignID: ch.Message.CampaignID, MessageID: ch.Message.ID, Event: domain.EventTwilioStatus,
-				URL: tw.StatusCallback, Body: c.StatusBody(ch.Message, st, ch.At), NextAttemptAt: ch.At, CreatedAt: ch.At})
+				URL: tw.StatusCallback, Body: c.statusBody(ch.Message, st, ch.At), NextAttemptAt: ch.At, CreatedAt: ch.At})
 		}
 	}
 	if len(evs) == 0 {
@@ -74,10 +75,10 @@ func (c *Callbacks) Changed(ctx context.Context, tx Tx, cs []tracking.Change) (t
 	return c.write(ctx, tx, evs, cs[0].Recorded)
 }
 
-// StatusBody is the form of a status callback telling that m took step at
+// statusBody is the form of a status callback telling that m took step at
 // a time, fixed when the event is written so every retry posts the same
 // parameters.
-func (c *Callbacks) StatusBody(m domain.Message, step domain.Status, at time.Time) string {
+func (c *Callbacks) statusBody(m domain.Message, step domain.Status, at time.Time) string {
 	status := vocab.StepStatus(m, step, at)
 	msid := sid.FromNative(sid.Message, m.ID)
 	from := m.From
@@ -115,9 +116,10 @@ func (c *Callbacks) Received(ctx context.Context, tx Tx, r tracking.Reply) (trac
 		return nil, err
 	}
 	msid := sid.FromNative(sid.Message, in.ID)
+	segments := max(1, sms.Analyze(in.Body).Segments)
 	f := url.Values{"MessageSid": {msid}, "SmsSid": {msid}, "SmsMessageSid": {msid}, "AccountSid": {ac.Sid},
-		"From": {Number(in.Phone)}, "To": {Number(r.To)}, "Body": {in.Body}, "NumMedia": {"0"}, "NumSegments": {"1"},
-		"SmsStatus": {vocab.Received}, "ApiVersion": {vocab.APIVersion}}
+		"From": {Number(in.Phone)}, "To": {Number(r.To)}, "Body": {in.Body}, "NumMedia": {"0"},
+		"NumSegments": {strconv.Itoa(segments)}, "SmsStatus": {vocab.Received}, "ApiVersion": {vocab.APIVersion}}
 	ev := domain.Event{ID: id.New(id.Event, r.Recorded), AccountID: in.AccountID, Env: in.Env, CampaignID: in.CampaignID,
 		Event: domain.EventTwilioInbound, URL: webhook.MethodURL(n.SmsMethod, n.SmsURL), Body: f.Encode(),
 		NextAttemptAt: r.Recorded, CreatedAt: r.Recorded}

@@ -251,7 +251,7 @@ func TestInboundPosts(t *testing.T) {
 			msid := sid.FromNative(sid.Message, tc.reply.Inbound.ID)
 			if msid == "" || f.Get("MessageSid") != msid || f.Get("SmsSid") != msid || f.Get("SmsMessageSid") != msid ||
 				f.Get("AccountSid") != ac1 || f.Get("From") != "+5511999990010" || f.Get("To") != "+"+cmp.Or(tc.reply.To, tc.reply.Answers.From) ||
-				f.Get("Body") != "yes & more" || f.Get("NumMedia") != "0" || f.Get("ApiVersion") != "2010-04-01" {
+				f.Get("Body") != "yes & more" || f.Get("NumMedia") != "0" || f.Get("NumSegments") != "1" || f.Get("ApiVersion") != "2010-04-01" {
 				t.Fatalf("body %v", f)
 			}
 		})
