@@ -477,6 +477,27 @@ func goSDKRun(t *testing.T, e *env, base string, next http.RoundTripper) {
 		t.Fatalf("the first account's number after the second's attempts: %v %s", err, jsonOf(n))
 	}
 
+	// A Twilio API key (SK… and its secret, with the account SID given
+	// apart) acts for its account as the SDK sends it.
+	key := domain.TwilioCredential{Sid: sid.APIKey + strings.Repeat("5", 32), Kind: domain.TwilioAPIKey, AccountID: a.account.ID,
+		Env: domain.Live, Secret: strings.Repeat("6", 32), Parent: a.sid, Name: "sdk key", CreatedAt: e.clock.Now()}
+	if err := e.st.CreateTwilioCredential(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	kc := &twclient.Client{Credentials: twclient.NewCredentials(key.Sid, key.Secret),
+		HTTPClient: &http.Client{Transport: msgsvcTransport{base: mustURL(t, base), next: orDefault(next)}, Timeout: 10 * time.Second}}
+	kc.SetAccountSid(a.sid)
+	withKey := twilio.NewRestClientWithParams(twilio.ClientParams{Client: kc})
+	if got, err := withKey.Api.FetchMessage(sent[2], nil); err != nil || deref(got.Sid) != sent[2] {
+		t.Fatalf("fetch with an API key: %v %s", err, jsonOf(got))
+	}
+	if m, err := withKey.Api.CreateMessage((&twapi.CreateMessageParams{}).SetTo("+5511999991008").SetFrom(a.number).SetBody("by key")); err != nil ||
+		deref(m.AccountSid) != a.sid {
+		t.Fatalf("send with an API key: %v %s", err, jsonOf(m))
+	}
+	_, err = cb.Api.FetchMessage(msid, (&twapi.FetchMessageParams{}).SetPathAccountSid(b.sid))
+	restError(t, "the second account fetching the first's message in its own account", err, 20404, 404)
+
 	// Delete: gone from then on.
 	if err := ca.Api.DeleteMessage(sent[1], nil); err != nil {
 		t.Fatalf("delete: %v", err)
@@ -487,6 +508,13 @@ func goSDKRun(t *testing.T, e *env, base string, next http.RoundTripper) {
 	if len(hooks.find("/stolen", func(url.Values) bool { return true })) > 0 {
 		t.Fatal("a post reached the URL the second account tried to set")
 	}
+}
+
+func orDefault(rt http.RoundTripper) http.RoundTripper {
+	if rt == nil {
+		return http.DefaultTransport
+	}
+	return rt
 }
 
 func balanceOf(t *testing.T, c *twilio.RestClient, accountSid string) float64 {
@@ -790,7 +818,13 @@ func nodeSDKRun(t *testing.T, e *env, base string) {
 	cred := func(s sdkTenant) map[string]string {
 		return map[string]string{"sid": s.sid, "token": s.token, "number": s.number}
 	}
-	runArg, _ := json.Marshal(map[string]any{"base": base, "control": ctl.URL, "a": cred(a), "b": cred(b)})
+	key := domain.TwilioCredential{Sid: sid.APIKey + strings.Repeat("7", 32), Kind: domain.TwilioAPIKey, AccountID: a.account.ID,
+		Env: domain.Live, Secret: strings.Repeat("8", 32), Parent: a.sid, Name: "sdk key", CreatedAt: e.clock.Now()}
+	if err := e.st.CreateTwilioCredential(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	runArg, _ := json.Marshal(map[string]any{"base": base, "control": ctl.URL, "a": cred(a), "b": cred(b),
+		"key": map[string]string{"sid": key.Sid, "secret": key.Secret}})
 	_, file, _, _ := runtime.Caller(0)
 	script := filepath.Join(filepath.Dir(file), "testdata", "twilio-node", "sdk.cjs")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

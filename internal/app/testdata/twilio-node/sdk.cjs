@@ -4,7 +4,7 @@
 // node, makes the accounts and passes them in SDK_RUN:
 //   {"base": URL the SDK's requests go to (the node, or Prism before it),
 //    "control": URL of the test's helper (records simulated replies),
-//    "a": {"sid", "token", "number"}, "b": {…}}
+//    "a": {"sid", "token", "number"}, "b": {…}, "key": {"sid", "secret"} (an API key of a)}
 // The SDK is found through NODE_PATH. Exit status 0 means every check held;
 // anything else is printed on stderr.
 "use strict";
@@ -192,6 +192,11 @@ async function main() {
   }
   check((await balance(cb, b.sid)) === 500, "the second account's balance");
   check((await ca.messages(sent[1]).fetch()).body === "paging 0", "the first account's message after the second's attempts");
+
+  // A Twilio API key acts for its account, the account SID given apart.
+  const withKey = client({ sid: run.key.sid, token: run.key.secret }, { accountSid: a.sid });
+  check((await withKey.messages(sent[2]).fetch()).sid === sent[2], "fetch with an API key");
+  check((await withKey.messages.create({ to: "+5511999993008", from: a.number, body: "by key" })).accountSid === a.sid, "send with an API key");
 
   // Delete.
   check((await ca.messages(sent[1]).remove()) === true, "delete");
