@@ -53,10 +53,25 @@ type Options struct {
 	// Rate paces the requests (per second, over all connections); 0 sends
 	// as fast as the connections allow.
 	Rate float64
+	// Front is the API the messages are sent through: "" or "native"
+	// (JSON, X-API-KEY, delivery_status webhooks), or "twilio" (the
+	// Twilio-compatible Messages.json with Basic auth, a From, and signed
+	// form-encoded status callbacks).
+	Front  string
+	Twilio TwilioLogin
+}
+
+// TwilioLogin is what a Twilio front run sends with: an account SID, its
+// auth token, and one of the account's approved numbers as From.
+type TwilioLogin struct {
+	AccountSid string
+	AuthToken  string
+	From       string // E.164
 }
 
 // Result is what a run measured.
 type Result struct {
+	Front               string  `json:"front"`
 	Messages            int     `json:"messages"`
 	Requests            int     `json:"requests"`
 	Concurrency         int     `json:"concurrency"`
@@ -127,8 +142,12 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	now := time.Now()
 	var p payload
-	_ = json.Unmarshal(body, &p)
 	wid := r.Header.Get("webhook-id")
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		p, wid = twilioCallback(body, r.Header)
+	} else {
+		_ = json.Unmarshal(body, &p)
+	}
 	rc.mu.Lock()
 	rc.total++
 	if _, dup := rc.seen[wid]; dup {
@@ -150,8 +169,11 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // finalStatuses are the statuses after which a message of a type has told
-// its whole story.
-func finalStatuses(typ string) map[string]bool {
+// its whole story (Twilio's spelling for the Twilio front).
+func finalStatuses(typ, front string) map[string]bool {
+	if front == FrontTwilio {
+		return map[string]bool{"delivered": true, "undelivered": true, "failed": true, "canceled": true, "read": true}
+	}
 	if typ == "WHATSAPP" || typ == "RCS" {
 		return map[string]bool{"READ": true, "FAILED": true, "CANCELED": true}
 	}
@@ -165,7 +187,10 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, errors.New("n and c must be positive")
 	}
 	o = o.withDefaults()
-	rc := &receiver{seen: map[string]struct{}{}, final: map[string]time.Time{}, finals: finalStatuses(o.Type), finished: make(chan struct{})}
+	if err := o.checkFront(); err != nil {
+		return Result{}, err
+	}
+	rc := &receiver{seen: map[string]struct{}{}, final: map[string]time.Time{}, finals: finalStatuses(o.Type, o.Front), finished: make(chan struct{})}
 	ln, err := net.Listen("tcp", o.CallbackTo)
 	if err != nil {
 		return Result{}, fmt.Errorf("webhook receiver: %w", err)
@@ -220,7 +245,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	stopSampling()
 	<-sampled
 
-	res := Result{Messages: o.N, Requests: sent.requests, Concurrency: o.C, Accepted: len(sent.at), Refused: sent.refused,
+	front := o.Front
+	if front == "" {
+		front = FrontNative
+	}
+	res := Result{Front: front, Messages: o.N, Requests: sent.requests, Concurrency: o.C, Accepted: len(sent.at), Refused: sent.refused,
 		SendSeconds: sent.took.Seconds(), FirstErrorSample: sent.firstErr}
 	res.latencies(sent, rc, start)
 	if o.NoCallback {
@@ -345,7 +374,13 @@ func (o Options) send(ctx context.Context, callback string, accepted *atomic.Int
 					base = o.URLs[i%len(o.URLs)]
 				}
 				t0 := time.Now()
-				ids, err := post(sendCtx, client, base, o.Key, o.body(i, callback))
+				var ids []string
+				var err error
+				if o.Front == FrontTwilio {
+					ids, err = postTwilio(sendCtx, client, base, o.Twilio, o.twilioForm(i, callback))
+				} else {
+					ids, err = post(sendCtx, client, base, o.Key, o.body(i, callback))
+				}
 				d := time.Since(t0)
 				mu.Lock()
 				out.record(ids, err, t0, d)

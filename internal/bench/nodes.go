@@ -20,6 +20,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/apikey"
 	"github.com/msgsvc/msgsvc/internal/bootstrap"
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/store"
 )
 
@@ -30,8 +31,11 @@ type Nodes struct {
 	URLs []string
 	PIDs []int
 	Key  string
-	DB   DBProbe // nil unless the database is a PostgreSQL on this machine
-	Stop func()  // stops the nodes and removes what the run made (unless Keep)
+	// Twilio is the account's login on the Twilio front (a front "twilio"
+	// run only).
+	Twilio TwilioLogin
+	DB     DBProbe // nil unless the database is a PostgreSQL on this machine
+	Stop   func()  // stops the nodes and removes what the run made (unless Keep)
 }
 
 // NodeSpec says which nodes to start.
@@ -42,6 +46,9 @@ type NodeSpec struct {
 	Count    int
 	Extra    []string // more flags of msgsvc dev
 	Exe      string   // the binary; "" for this one
+	// Front "twilio" also gives the account a live Twilio account SID and
+	// an approved number to send from.
+	Front string
 }
 
 // StartNodes bootstraps an account with unlimited rate limits and a
@@ -86,6 +93,10 @@ func StartNodes(ctx context.Context, spec NodeSpec, stderr io.Writer) (*Nodes, e
 		key, _, err = bootstrap.CreateKey(ctx, st, a.ID, "live", now)
 		k = key.Secret
 	}
+	var login TwilioLogin
+	if err == nil && spec.Front == FrontTwilio {
+		login, err = twilioLogin(ctx, st, a.ID, now)
+	}
 	st.Close()
 	if err != nil {
 		cleanup()
@@ -98,7 +109,7 @@ func StartNodes(ctx context.Context, spec NodeSpec, stderr io.Writer) (*Nodes, e
 			return nil, err
 		}
 	}
-	out := &Nodes{Key: k, DSN: dsn, DB: probe}
+	out := &Nodes{Key: k, DSN: dsn, DB: probe, Twilio: login}
 	for i := 0; i < spec.Count; i++ {
 		port, err := freePort()
 		if err != nil {
@@ -136,6 +147,29 @@ func StartNodes(ctx context.Context, spec NodeSpec, stderr io.Writer) (*Nodes, e
 	}
 	out.Stop = cleanup
 	return out, nil
+}
+
+// benchNumber is the approved number a Twilio front run sends from.
+const benchNumber = "15550001111"
+
+// twilioLogin gives the account what a Twilio customer has: a live account
+// SID with its token, and a number of its own to send from.
+func twilioLogin(ctx context.Context, st *store.Store, accountID string, now time.Time) (TwilioLogin, error) {
+	hexOf := func() string {
+		b := make([]byte, 16)
+		_, _ = rand.Read(b)
+		return hex.EncodeToString(b)
+	}
+	c := domain.TwilioCredential{Sid: "AC" + hexOf(), Kind: domain.TwilioAccountSid, AccountID: accountID, Env: domain.Live,
+		Secret: hexOf(), Name: "bench", CreatedAt: now}
+	if err := st.CreateTwilioCredential(ctx, c); err != nil {
+		return TwilioLogin{}, fmt.Errorf("twilio credential: %w", err)
+	}
+	s := domain.Sender{ID: id.New(id.Sender, now), AccountID: accountID, Channel: domain.SMS, Value: benchNumber, CreatedAt: now}
+	if err := st.AddSender(ctx, s); err != nil {
+		return TwilioLogin{}, fmt.Errorf("sender: %w", err)
+	}
+	return TwilioLogin{AccountSid: c.Sid, AuthToken: c.Secret, From: "+" + benchNumber}, nil
 }
 
 // FinishedCounter counts the messages of a started node that reached a

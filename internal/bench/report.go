@@ -8,6 +8,7 @@ import (
 
 // Print writes a run's result as msgsvc bench shows it.
 func Print(w io.Writer, r Result) {
+	fmt.Fprintf(w, "front %s\n", r.Front)
 	fmt.Fprintf(w, "messages %d (%d requests, %d connections), accepted %d, refused %d\n", r.Messages, r.Requests, r.Concurrency, r.Accepted, r.Refused)
 	fmt.Fprintf(w, "accepted sends/s      %.0f   (send phase %.2fs)\n", r.AcceptedPerSec, r.SendSeconds)
 	fmt.Fprintf(w, "accept latency        p50 %.2f ms  p90 %.2f ms  p99 %.2f ms\n", r.AcceptP50ms, r.AcceptP90ms, r.AcceptP99ms)

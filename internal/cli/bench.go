@@ -40,13 +40,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		peerPID  = fs.Int("peer-pid", 0, "process id of a peer (the SMSC simulator) whose CPU is reported apart")
 		noHooks  = fs.Bool("no-callback", false, "send without callbackUrl (started node only): completion is read from its database")
 		nodeExe  = fs.String("node-exe", "", "binary to start the nodes with (default: this one), to compare builds with one load generator")
+		front    = fs.String("front", "native", "the API to send through: native, or twilio (the Twilio-compatible Messages.json, form posts with Basic auth, signed form callbacks)")
+		twLogin  = fs.String("twilio-login", "", "for --url with --front twilio: ACCOUNT_SID:AUTH_TOKEN:FROM (an E.164 number of the account)")
 		rate     = fs.Float64("rate", 0, "requests per second over all connections (0: as fast as they go), to load nodes equally in runs with different node counts")
 	)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	opts := bench.Options{Key: *key, N: *n, C: *c, Type: strings.ToUpper(*typ), Wait: *wait, PID: *pid, BatchSize: *batch,
-		PeerPID: *peerPID, Rate: *rate, CallbackTo: *receiver, NoCallback: *noHooks}
+		PeerPID: *peerPID, Rate: *rate, CallbackTo: *receiver, NoCallback: *noHooks, Front: *front}
 	for _, u := range strings.Split(*target, ",") {
 		if u = strings.TrimRight(strings.TrimSpace(u), "/"); u != "" {
 			opts.URLs = append(opts.URLs, u)
@@ -64,13 +66,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return errors.New("several nodes need --db postgres://…")
 		}
 		started, err := bench.StartNodes(ctx, bench.NodeSpec{DB: *db, SimDelay: *simDelay, Keep: *keep, Count: *nodes,
-			Extra: nodeArgs, Exe: *nodeExe}, stderr)
+			Extra: nodeArgs, Exe: *nodeExe, Front: *front}, stderr)
 		if err != nil {
 			return err
 		}
 		defer started.Stop()
 		opts.URL, opts.Key, opts.PIDs = started.URLs[0], started.Key, started.PIDs
-		opts.URLs, opts.DB = started.URLs, started.DB
+		opts.URLs, opts.DB, opts.Twilio = started.URLs, started.DB, started.Twilio
 		if *noHooks {
 			count, closeCount, err := bench.FinishedCounter(started.DSN)
 			if err != nil {
@@ -78,6 +80,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 			defer closeCount()
 			opts.Finished = count
+		}
+	} else if *front == bench.FrontTwilio {
+		parts := strings.SplitN(*twLogin, ":", 3)
+		if len(parts) != 3 {
+			return errors.New("--twilio-login ACCOUNT_SID:AUTH_TOKEN:FROM is required with --url and --front twilio")
+		}
+		opts.Twilio = bench.TwilioLogin{AccountSid: parts[0], AuthToken: parts[1], From: parts[2]}
+		if *noHooks {
+			return errors.New("--no-callback works only with a node the bench starts (leave out --url)")
 		}
 	} else if opts.Key == "" {
 		return errors.New("--key is required with --url")
