@@ -34,7 +34,44 @@ type Account struct {
 	// spend.daily); "" for none.
 	WebhookURL string
 	Alerts     Alerts
+	// ParentID is the reseller the account was created under; "" for one
+	// of the operator's own (the top of a tree).
+	ParentID string
+	// Reseller says the account may have children of its own.
+	Reseller bool
+	// Billing is when its messages are charged for good; "" is
+	// BillSubmit.
+	Billing Billing
+	// SuspendedAt is when the account stopped sending because it, or an
+	// account above it, was suspended; zero while it is not. SuspendedBy
+	// is the account whose suspension it was (itself, or that ancestor),
+	// so that resuming one subtree leaves a suspension made above it.
+	SuspendedAt time.Time
+	SuspendedBy string
 }
+
+// BillsOnDelivery reports whether a message that fails after hand-over is
+// refunded.
+func (a Account) BillsOnDelivery() bool { return a.Billing == BillDelivery }
+
+// Suspended reports whether the account may not send.
+func (a Account) Suspended() bool { return !a.SuspendedAt.IsZero() }
+
+// Billing is when an account's messages are charged for good.
+type Billing string
+
+// Billings.
+const (
+	// BillSubmit charges a message when it is accepted (refunded only
+	// when msgsvc itself fails it before any provider took it).
+	BillSubmit Billing = "submit"
+	// BillDelivery refunds, at every level of the tree, a message that
+	// ends FAILED or EXPIRED after it was handed over.
+	BillDelivery Billing = "delivery"
+)
+
+// MaxDepth is how many levels of accounts may stand below the operator.
+const MaxDepth = 3
 
 // PriceList is the account's price table: the one parsed when the account
 // was read, else Prices parsed now (an account built by hand, or a table

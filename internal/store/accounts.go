@@ -24,7 +24,9 @@ var accounts = newTable("accounts", func(a *domain.Account, c cols) cols {
 		intCol("retention_days", &a.Compliance.RetentionDays), textCol("opt_out_reply", &a.Compliance.OptOutReply),
 		textCol("opt_in_reply", &a.Compliance.OptInReply), textCol("webhook_url", &a.WebhookURL),
 		nullInt64Col("alert_low_balance", &a.Alerts.LowBalance),
-		nullInt64Col("alert_daily_spend", &a.Alerts.DailySpend))
+		nullInt64Col("alert_daily_spend", &a.Alerts.DailySpend), textCol("parent_id", &a.ParentID),
+		boolCol("reseller", &a.Reseller), enumCol("billing", &a.Billing), msCol("suspended_at", &a.SuspendedAt),
+		textCol("suspended_by", &a.SuspendedBy))
 })
 
 // CreateAccount inserts a new account with a zero balance; opening credits
