@@ -54,11 +54,7 @@ const twilioIdempotencyHeader = "I-Twilio-Idempotency-Token"
 
 // twilioRequest is the request of a Twilio event: its parameters posted
 // as a form, or for GET added to the URL's query, signed with token.
-func twilioRequest(ev domain.Event, token string) (Request, error) {
-	form, err := url.ParseQuery(ev.Body)
-	if err != nil {
-		return Request{}, fmt.Errorf("twilio event body: %w", err)
-	}
+func twilioRequest(ev domain.Event, form url.Values, token string) Request {
 	method, target := splitMethod(ev.URL)
 	r := Request{Method: method, URL: target, Headers: []Header{{twilioIdempotencyHeader, ev.ID}, {}}}
 	if method == http.MethodGet {
@@ -70,11 +66,11 @@ func twilioRequest(ev domain.Event, token string) (Request, error) {
 			r.URL = target + sep + ev.Body
 		}
 		r.Headers[1] = Header{signature.Header, signature.Sign(token, r.URL, nil)}
-		return r, nil
+		return r
 	}
 	r.ContentType, r.Body = "application/x-www-form-urlencoded", []byte(ev.Body)
 	r.Headers[1] = Header{signature.Header, signature.Sign(token, target, form)}
-	return r, nil
+	return r
 }
 
 type cachedToken struct {
@@ -86,15 +82,10 @@ type cachedToken struct {
 // twilioToken is the auth token of the account SID a Twilio event names in
 // its AccountSid, when that SID is the event's account's in the event's
 // environment: an event never signs with another account's token.
-func (w *Worker) twilioToken(ctx context.Context, ev domain.Event) (string, error) {
+func (w *Worker) twilioToken(ctx context.Context, ev domain.Event, ac string) (string, error) {
 	if w.cfg.Twilio == nil {
 		return "", errors.New("no store of Twilio credentials")
 	}
-	form, err := url.ParseQuery(ev.Body)
-	if err != nil {
-		return "", fmt.Errorf("twilio event body: %w", err)
-	}
-	ac := form.Get("AccountSid")
 	version, err := w.version(ctx)
 	if err != nil {
 		return "", err

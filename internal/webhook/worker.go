@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -413,15 +414,17 @@ func (w *Worker) post(ctx context.Context, ev domain.Event, now time.Time) (int,
 
 // postTwilio makes one attempt at a Twilio callback, as Twilio makes it.
 func (w *Worker) postTwilio(ctx context.Context, ev domain.Event) (int, string, error) {
-	token, err := w.twilioToken(ctx, ev)
+	// The stored form is read once: for the account SID whose token
+	// signs, and for the signature itself.
+	form, err := url.ParseQuery(ev.Body)
+	if err != nil {
+		return 0, "", fmt.Errorf("twilio event body: %w", err)
+	}
+	token, err := w.twilioToken(ctx, ev, form.Get("AccountSid"))
 	if err != nil {
 		return 0, "", errors.New("signing secret unavailable: " + err.Error())
 	}
-	r, err := twilioRequest(ev, token)
-	if err != nil {
-		return 0, "", err
-	}
-	a, err := w.cfg.Sender.Send(ctx, r)
+	a, err := w.cfg.Sender.Send(ctx, twilioRequest(ev, form, token))
 	if err != nil {
 		return 0, "", err
 	}
