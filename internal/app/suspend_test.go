@@ -145,4 +145,3 @@ func messageID(t *testing.T, r response) string {
 	}
 	return id
 }
-
