@@ -11,6 +11,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/pdu"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 	"github.com/msgsvc/msgsvc/internal/smppserver/esmetest"
 )
 
@@ -86,6 +87,8 @@ func TestSuspendSubtreeEndToEnd(t *testing.T) {
 		// same time as the witness that the dispatcher passed that time.
 		at := e.clock.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 		held := messageID(t, send(t, e, childKey.Secret, map[string]any{"to": "5511999990000", "message": "held", "type": "SMS", "scheduledAt": at}))
+		short := messageID(t, send(t, e, childKey.Secret, map[string]any{"to": "5511999990008", "message": "short-lived", "type": "SMS",
+			"scheduledAt": at, "validity": 60}))
 		witness := messageID(t, send(t, e, siblingKey.Secret, map[string]any{"to": "5511999990006", "message": "on time", "type": "SMS", "scheduledAt": at}))
 
 		r := e.mg("POST", suspend, resellerOwner, nil)
@@ -122,6 +125,13 @@ func TestSuspendSubtreeEndToEnd(t *testing.T) {
 		if m.Status != domain.Sending || m.ProviderRef != "" || m.Attempts != 0 || m.LeaseOwner != "" {
 			t.Fatalf("the held message moved: %s (%q) after %d attempts, leased to %q", m.Status, m.ProviderRef, m.Attempts, m.LeaseOwner)
 		}
+
+		// Its validity ended while held: expired (and refunded) as it would
+		// have been without the suspension, not kept for the resume.
+		polltest.For(t, "the held message past its validity to expire", 10*time.Second, func() bool {
+			m, err := e.st.MessageByID(context.Background(), short)
+			return err == nil && m.Status == domain.Failed && m.ErrorCode == domain.CodeExpired && m.Charged == 0
+		})
 
 		if r := e.mg("POST", resume, resellerOwner, nil); r.status != 200 || r.json(t)["suspended"] != false {
 			t.Fatalf("resume: %d %s", r.status, r.body)
