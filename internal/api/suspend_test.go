@@ -55,8 +55,7 @@ func TestSuspendedAccountRefused(t *testing.T) {
 // as the parent's user; the rest of Manager is fakeManager's.
 type suspensionManager struct {
 	*fakeManager
-	suspended bool
-	refuse    error
+	refuse error
 }
 
 func (m *suspensionManager) SuspendAccount(_ context.Context, a manage.Actor, id string) (domain.Account, error) {
