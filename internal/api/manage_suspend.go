@@ -39,10 +39,22 @@ func suspensionOf(a domain.Account) suspensionView {
 
 func (s *Server) suspendAccount(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
 	acct, err := s.cfg.Manage.SuspendAccount(r.Context(), a, r.PathValue("id"))
+	s.logSuspension("suspend", a, acct, err)
 	return answer(w, http.StatusOK, acct, err, suspensionOf)
 }
 
 func (s *Server) resumeAccount(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
 	acct, err := s.cfg.Manage.ResumeAccount(r.Context(), a, r.PathValue("id"))
+	s.logSuspension("resume", a, acct, err)
 	return answer(w, http.StatusOK, acct, err, suspensionOf)
+}
+
+// logSuspension records who suspended or resumed which account: it stops
+// or starts a customer's traffic, so operators must be able to find it.
+func (s *Server) logSuspension(action string, a manage.Actor, acct domain.Account, err error) {
+	if err != nil {
+		return
+	}
+	s.cfg.Log.Info("account "+action, "account", acct.ID, "parent", acct.ParentID, "by", a.Email,
+		"byAccount", a.AccountID, "suspended", acct.Suspended(), "suspendedBy", acct.SuspendedBy)
 }
