@@ -85,8 +85,9 @@ func (s *Server) authenticate(ctx context.Context, ss *session, kind smpp.Comman
 		return u, acct, reason
 	}
 	// Checked only once the password proved who binds, and not counted as
-	// a failure: the ESME of a suspended account is expected to keep
-	// trying until it is resumed. The peer sees ESME_RBINDFAIL as for any
+	// a wrong password is (only as every attempt is, before the hash): the
+	// ESME of a suspended account is expected to keep trying until it is
+	// resumed. The peer sees ESME_RBINDFAIL as for any
 	// other refusal (section 8 names no status of its own for this).
 	if acct.Suspended() {
 		return u, acct, reasonSuspended
