@@ -370,8 +370,7 @@ func (s *Server) renewBinds(ctx context.Context, now time.Time) {
 // checkBinds closes the binds of removed users and, when accounts' settings
 // changed, of suspended accounts and of addresses their account no
 // longer allows, and gives the others their account as it is now. When
-// nothing changed it costs two
-// small reads.
+// nothing changed it costs two small reads.
 func (s *Server) checkBinds(ctx context.Context, seen *int64) {
 	users := s.binds.users()
 	if len(users) == 0 {
