@@ -202,3 +202,38 @@ func TestClaimHoldsSuspended(t *testing.T) {
 		}
 	})
 }
+
+// TestSuspendOverlappingConcurrently: a parent and its child suspended at
+// the same moment end the same whichever commits first (on PostgreSQL
+// the two transactions lock the tree top down, so they take turns rather
+// than deadlock), and so do their resumes.
+func TestSuspendOverlappingConcurrently(t *testing.T) {
+	eachStore(t, func(t *testing.T, ctx context.Context, st *store.Store) {
+		ids := tree(t, st, [][2]string{{"r", ""}, {"c", "r"}, {"s", "r"}, {"g", "c"}})
+		for round := range 10 {
+			errs := make(chan error, 2)
+			go func() { errs <- st.SuspendSubtree(ctx, ids["r"], at(time.Duration(round)*time.Hour)) }()
+			go func() { errs <- st.SuspendSubtree(ctx, ids["c"], at(time.Duration(round)*time.Hour)) }()
+			for range 2 {
+				if err := <-errs; err != nil {
+					t.Fatalf("round %d: %v", round, err)
+				}
+			}
+			want := map[string]string{"r": "r", "s": "r", "c": "c", "g": "c"}
+			if got := suspensions(t, st, ids); !reflect.DeepEqual(got, want) {
+				t.Fatalf("round %d: suspended by\n got %v\nwant %v", round, got, want)
+			}
+			go func() { errs <- st.ResumeSubtree(ctx, ids["r"]) }()
+			go func() { errs <- st.ResumeSubtree(ctx, ids["c"]) }()
+			for range 2 {
+				if err := <-errs; err != nil {
+					t.Fatalf("round %d: %v", round, err)
+				}
+			}
+			none := map[string]string{"r": "", "s": "", "c": "", "g": ""}
+			if got := suspensions(t, st, ids); !reflect.DeepEqual(got, none) {
+				t.Fatalf("round %d: after both resumes\n got %v", round, got)
+			}
+		}
+	})
+}
