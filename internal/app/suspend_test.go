@@ -101,6 +101,11 @@ func TestSuspendSubtreeEndToEnd(t *testing.T) {
 				403, "ACCOUNT_SUSPENDED")
 		}
 		wantProblem(t, "the child's owner", e.mg("GET", "/api/v1/manage/balance", childOwner, nil), 403, "ACCOUNT_SUSPENDED")
+		b := e.browser()
+		b.login("owner@child.example")
+		if p := b.get("/settings/keys"); p.status != 403 || !strings.Contains(p.body, "Account suspended") {
+			t.Fatalf("the panel for the child's owner: %d %s", p.status, p.body)
+		}
 		if r := e.do("GET", "/api/v1/integration/balance", siblingKey.Secret, nil); r.status != 200 {
 			t.Fatalf("the sibling: %d %s", r.status, r.body)
 		}
