@@ -31,6 +31,7 @@ type Manager interface {
 	RouteAdmin
 	SMPPAdmin
 	TwilioAdmin
+	SuspensionAdmin
 }
 
 // KeyAdmin manages an account's API keys, IP allow-list and webhook secret.
@@ -100,6 +101,7 @@ func (s *Server) manageRoutes() {
 	s.manageRouteRoutes(base)
 	s.manageAlertRoutes(base)
 	s.manageTwilioRoutes(base)
+	s.manageSuspensionRoutes(base)
 }
 
 // acct is the account a request names (?account=ID; operators only).

@@ -129,6 +129,8 @@ var wantOperations = []struct {
 	{"POST", "/api/v1/manage/users", "manageCreateUser", false},
 	{"DELETE", "/api/v1/manage/users/{id}", "manageRemoveUser", false},
 	{"GET", "/api/v1/manage/accounts", "manageListAccounts", false},
+	{"POST", "/api/v1/manage/accounts/{id}/suspend", "manageSuspendAccount", false},
+	{"POST", "/api/v1/manage/accounts/{id}/resume", "manageResumeAccount", false},
 	{"POST", "/api/v1/manage/topups", "manageTopUp", false},
 	{"GET", "/api/v1/manage/opt-outs", "manageListOptOuts", false},
 	{"POST", "/api/v1/manage/opt-outs", "manageAddOptOut", false},
