@@ -3,6 +3,7 @@ package intake
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
@@ -27,6 +28,10 @@ type SendTx interface {
 	RecordConversations(ctx context.Context, c *domain.Conversations) error
 	OptedOut(ctx context.Context, accountID string, env domain.Environment, phones []string) (map[string]bool, error)
 	AuthVersion(ctx context.Context) (int64, error)
+	// Ancestors reads the accounts above a sub-account, parent first: each
+	// pays its own price for the sub-account's messages. Read only for a
+	// send whose account has a parent.
+	Ancestors(ctx context.Context, accountID string) ([]domain.Account, error)
 }
 
 // pendingSend is one accepted send, ready to be written: the campaign, its
@@ -39,6 +44,7 @@ type pendingSend struct {
 	idem          *domain.Idempotency
 	alerts        *alertAccount // nil: the account has none
 	authVersion   int64         // Principal.AuthVersion: 0, or the auth counter to find unchanged
+	parentID      string        // the sender's parent: "" for a top-level account, whose send reads no chain
 }
 
 // sendResult tells how one pendingSend of a batch ended: replayed from an
@@ -257,17 +263,27 @@ func chargeAll(ctx context.Context, tx SendTx, sends []pendingSend, results []se
 				last = c.CreatedAt
 			}
 		}
-		charged, after, err := ledger.ReserveAll(ctx, tx, a, debits)
-		if err != nil {
-			return nil, err
-		}
-		if al := sends[idx[0]].alerts; after.Debited && al != nil {
-			out = append(out, debit{alerts: al, balance: after.Balance, at: last})
+		var charged []bool
+		if sends[idx[0]].parentID == "" {
+			var after ledger.After
+			var err error
+			if charged, after, err = ledger.ReserveAll(ctx, tx, a, debits); err != nil {
+				return nil, err
+			}
+			if al := sends[idx[0]].alerts; after.Debited && al != nil {
+				out = append(out, debit{alerts: al, balance: after.Balance, at: last})
+			}
+		} else {
+			var err error
+			if charged, out, err = reserveChain(ctx, tx, sends, idx, debits, last, out); err != nil {
+				return nil, err
+			}
 		}
 		for j, i := range idx {
 			if charged[j] {
 				continue
 			}
+			var err error
 			going[i] = false
 			if results[i], err = refuse(ctx, tx, sends[i], ledger.ErrInsufficientCredits); err != nil {
 				return nil, err
@@ -275,6 +291,76 @@ func chargeAll(ctx context.Context, tx SendTx, sends []pendingSend, results []se
 		}
 	}
 	return out, nil
+}
+
+// reserveChain charges the sends idx of one sub-account (whose own charges
+// are debits) at every level of its chain: the sub-account its own price
+// (the one its parent set), each account above it that account's own
+// price, all or nothing per send (ledger.ReserveChain). Each message
+// records what every level above paid (Message.Upline), which refunds
+// give back. It adds the debits of accounts with alerts to out.
+func reserveChain(ctx context.Context, tx SendTx, sends []pendingSend, idx []int, debits []ledger.Send, last time.Time,
+	out []debit) ([]bool, []debit, error) {
+	a := sends[idx[0]].campaign.AccountID
+	above, err := tx.Ancestors(ctx, a)
+	if err != nil {
+		return nil, nil, err
+	}
+	accounts := make([]string, 1+len(above))
+	accounts[0] = a
+	levels := make([][]ledger.Send, 1+len(above))
+	levels[0] = debits
+	for l, anc := range above {
+		accounts[l+1] = anc.ID
+		levels[l+1] = make([]ledger.Send, len(idx))
+	}
+	prices := make([]domain.Prices, len(above))
+	for l := range above {
+		if prices[l], err = above[l].PriceList(); err != nil {
+			return nil, nil, fmt.Errorf("account %s: %w", above[l].ID, err)
+		}
+	}
+	for j, i := range idx {
+		snd := sends[i]
+		var opened map[string]bool
+		if c := snd.conversations; c != nil {
+			opened = make(map[string]bool, len(c.Phones))
+			for _, p := range c.Phones {
+				opened[p] = true
+			}
+		}
+		for l := range above {
+			levels[l+1][j] = ledger.Send{CampaignID: debits[j].CampaignID, Charges: make([]ledger.Charge, len(snd.messages)),
+				At: debits[j].At}
+		}
+		for k := range snd.messages {
+			m := &snd.messages[k]
+			m.Upline = nil // a group run again after a conflict prices afresh
+			if !m.Env.Live() || len(above) == 0 {
+				continue // test keys never pay, at any level
+			}
+			m.Upline = make([]domain.Level, len(above))
+			for l, anc := range above {
+				lv := domain.LevelPrice(prices[l], anc.CountryCode, *m, opened[m.To])
+				lv.AccountID = anc.ID
+				m.Upline[l] = lv
+				levels[l+1][j].Charges[k] = ledger.Charge{MessageID: m.ID, Amount: lv.Charged}
+			}
+		}
+	}
+	charged, after, err := ledger.ReserveChain(ctx, tx, accounts, levels)
+	if err != nil {
+		return nil, nil, err
+	}
+	if al := sends[idx[0]].alerts; after[0].Debited && al != nil {
+		out = append(out, debit{alerts: al, balance: after[0].Balance, at: last})
+	}
+	for l, anc := range above {
+		if al := alertsOf(anc); after[l+1].Debited && al != nil {
+			out = append(out, debit{alerts: al, balance: after[l+1].Balance, at: last})
+		}
+	}
+	return charged, out, nil
 }
 
 func charges(msgs []domain.Message) []ledger.Charge {
@@ -302,7 +388,18 @@ func commitSend(ctx context.Context, tx SendTx, snd pendingSend, optedOut optedO
 		return refuse(ctx, tx, snd, err)
 	}
 	c := snd.campaign
-	after, err := ledger.Reserve(ctx, tx, c.AccountID, c.ID, charges(snd.messages), c.CreatedAt)
+	var after ledger.After
+	var debited []debit
+	if snd.parentID == "" {
+		after, err = ledger.Reserve(ctx, tx, c.AccountID, c.ID, charges(snd.messages), c.CreatedAt)
+	} else {
+		var charged []bool
+		debits := []ledger.Send{{CampaignID: c.ID, Charges: charges(snd.messages), At: c.CreatedAt}}
+		charged, debited, err = reserveChain(ctx, tx, []pendingSend{snd}, []int{0}, debits, c.CreatedAt, nil)
+		if err == nil && !charged[0] {
+			err = ledger.ErrInsufficientCredits
+		}
+	}
 	if err != nil {
 		if !errors.Is(err, ledger.ErrInsufficientCredits) {
 			return sendResult{}, err
@@ -323,10 +420,15 @@ func commitSend(ctx context.Context, tx SendTx, snd pendingSend, optedOut optedO
 	if err := InsertCounted(ctx, tx, snd.messages); err != nil {
 		return sendResult{}, err
 	}
-	if !after.Debited {
-		return sendResult{}, nil
+	if after.Debited {
+		debited = append(debited, debit{alerts: snd.alerts, balance: after.Balance, at: c.CreatedAt})
 	}
-	return sendResult{}, checkAlerts(ctx, tx, snd.alerts, after.Balance, c.CreatedAt)
+	for _, d := range debited {
+		if err := checkAlerts(ctx, tx, d.alerts, d.balance, d.at); err != nil {
+			return sendResult{}, err
+		}
+	}
+	return sendResult{}, nil
 }
 
 // refuse ends a send that a business rule refused: the refusal is its

@@ -98,61 +98,126 @@ type Send struct {
 // the balance no longer covers are refused. It reports which sends were
 // charged and the balance the last debit left.
 func ReserveAll(ctx context.Context, tx Tx, accountID string, debits []Send) ([]bool, After, error) {
-	charged := make([]bool, len(debits))
-	totals := make([]int64, len(debits))
-	var total int64
-	var last time.Time
-	for i, d := range debits {
-		for _, c := range d.Charges {
-			totals[i] += c.Amount
-		}
-		total += totals[i]
-		if d.At.After(last) {
-			last = d.At
-		}
+	charged, after, err := ReserveChain(ctx, tx, []string{accountID}, [][]Send{debits})
+	if err != nil {
+		return nil, After{}, err
 	}
-	if total == 0 {
+	return charged, after[0], nil
+}
+
+// ReserveChain reserves several sends at every level of a chain of
+// accounts (a sub-account and the resellers above it): debits[l][i] is
+// send i's charges to accounts[l], and every level lists the same sends.
+// A send is charged at every level or at none: when one level does not
+// cover it, what the levels before took for it is given back in the same
+// transaction, with no line written, and the send is refused. As in
+// ReserveAll, when every level covers the whole batch one balance update
+// per level and one insert of lines serve it all. It reports which sends
+// were charged and, per level, the balance the last debit left.
+func ReserveChain(ctx context.Context, tx Tx, accounts []string, debits [][]Send) ([]bool, []After, error) {
+	n := len(debits[0])
+	charged := make([]bool, n)
+	after := make([]After, len(accounts))
+	totals := make([][]int64, len(accounts))
+	sums := make([]int64, len(accounts))
+	var last time.Time
+	var grand int64
+	for l := range accounts {
+		totals[l] = make([]int64, n)
+		for i, d := range debits[l] {
+			for _, c := range d.Charges {
+				totals[l][i] += c.Amount
+			}
+			sums[l] += totals[l][i]
+			if d.At.After(last) {
+				last = d.At
+			}
+		}
+		grand += sums[l]
+	}
+	if grand == 0 {
 		for i := range charged {
 			charged[i] = true
 		}
-		return charged, After{}, nil
+		return charged, after, nil
 	}
 	var entries []Entry
-	var after After
-	balance, err := tx.AddBalance(ctx, accountID, -total, last)
-	switch {
-	case err == nil:
-		after = After{Balance: balance, Debited: true}
-		running := balance + total
-		for i, d := range debits {
-			charged[i] = true
-			entries = debitLines(entries, accountID, d, &running)
+	ok, balances, err := debitLevels(ctx, tx, accounts, sums, last)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ok {
+		for l, a := range accounts {
+			if sums[l] == 0 {
+				continue
+			}
+			after[l] = After{Balance: balances[l], Debited: true}
+			running := balances[l] + sums[l]
+			for _, d := range debits[l] {
+				entries = debitLines(entries, a, d, &running)
+			}
 		}
-	case errors.Is(err, ErrInsufficientCredits):
-		for i, d := range debits {
-			if totals[i] == 0 {
-				charged[i] = true
-				continue
+		for i := range charged {
+			charged[i] = true
+		}
+	} else {
+		one := make([]int64, len(accounts))
+		for i := 0; i < n; i++ {
+			for l := range accounts {
+				one[l] = totals[l][i]
 			}
-			balance, err := tx.AddBalance(ctx, accountID, -totals[i], d.At)
-			if errors.Is(err, ErrInsufficientCredits) {
-				continue
-			}
+			ok, balances, err := debitLevels(ctx, tx, accounts, one, debits[0][i].At)
 			if err != nil {
-				return nil, After{}, err
+				return nil, nil, err
+			}
+			if !ok {
+				continue
 			}
 			charged[i] = true
-			after = After{Balance: balance, Debited: true}
-			running := balance + totals[i]
-			entries = debitLines(entries, accountID, d, &running)
+			for l, a := range accounts {
+				if one[l] == 0 {
+					continue
+				}
+				after[l] = After{Balance: balances[l], Debited: true}
+				running := balances[l] + one[l]
+				entries = debitLines(entries, a, debits[l][i], &running)
+			}
 		}
-	default:
-		return nil, After{}, err
 	}
 	if len(entries) == 0 {
 		return charged, after, nil
 	}
 	return charged, after, tx.InsertLedger(ctx, entries)
+}
+
+// debitLevels takes amounts[l] from accounts[l], all or none: when a level
+// is short, the levels already debited get their amounts back and it
+// reports false. It returns the balance each debit left.
+func debitLevels(ctx context.Context, tx Tx, accounts []string, amounts []int64, at time.Time) (bool, []int64, error) {
+	balances := make([]int64, len(accounts))
+	for l, a := range accounts {
+		if amounts[l] == 0 {
+			continue
+		}
+		b, err := tx.AddBalance(ctx, a, -amounts[l], at)
+		if err == nil {
+			balances[l] = b
+			continue
+		}
+		if !errors.Is(err, ErrInsufficientCredits) {
+			return false, nil, err
+		}
+		for k := l - 1; k >= 0; k-- {
+			if amounts[k] == 0 {
+				continue
+			}
+			if _, err := tx.AddBalance(ctx, accounts[k], amounts[k], at); err != nil {
+				return false, nil, err
+			}
+		}
+		return false, nil, nil
+	}
+	return true, balances, nil
 }
 
 // debitLines appends a send's debit lines, each with the balance it left.
