@@ -98,48 +98,99 @@ type Send struct {
 // the balance no longer covers are refused. It reports which sends were
 // charged and the balance the last debit left.
 func ReserveAll(ctx context.Context, tx Tx, accountID string, debits []Send) ([]bool, After, error) {
-	charged, after, err := ReserveChain(ctx, tx, []string{accountID}, [][]Send{debits})
-	if err != nil {
-		return nil, After{}, err
-	}
-	return charged, after[0], nil
-}
-
-// ReserveChain reserves several sends at every level of a chain of
-// accounts (a sub-account and the resellers above it): debits[l][i] is
-// send i's charges to accounts[l], and every level lists the same sends.
-// A send is charged at every level or at none: when one level does not
-// cover it, what the levels before took for it is given back in the same
-// transaction, with no line written, and the send is refused. As in
-// ReserveAll, when every level covers the whole batch one balance update
-// per level and one insert of lines serve it all. It reports which sends
-// were charged and, per level, the balance the last debit left.
-func ReserveChain(ctx context.Context, tx Tx, accounts []string, debits [][]Send) ([]bool, []After, error) {
-	n := len(debits[0])
-	charged := make([]bool, n)
-	after := make([]After, len(accounts))
-	totals := make([][]int64, len(accounts))
-	sums := make([]int64, len(accounts))
+	charged := make([]bool, len(debits))
+	totals := make([]int64, len(debits))
+	var total int64
 	var last time.Time
-	var grand int64
-	for l := range accounts {
-		totals[l] = make([]int64, n)
-		for i, d := range debits[l] {
-			for _, c := range d.Charges {
-				totals[l][i] += c.Amount
-			}
-			sums[l] += totals[l][i]
-			if d.At.After(last) {
-				last = d.At
-			}
+	for i, d := range debits {
+		for _, c := range d.Charges {
+			totals[i] += c.Amount
 		}
-		grand += sums[l]
+		total += totals[i]
+		if d.At.After(last) {
+			last = d.At
+		}
 	}
-	if grand == 0 {
+	if total == 0 {
 		for i := range charged {
 			charged[i] = true
 		}
+		return charged, After{}, nil
+	}
+	var entries []Entry
+	var after After
+	balance, err := tx.AddBalance(ctx, accountID, -total, last)
+	switch {
+	case err == nil:
+		after = After{Balance: balance, Debited: true}
+		running := balance + total
+		for i, d := range debits {
+			charged[i] = true
+			entries = debitLines(entries, accountID, d, &running)
+		}
+	case errors.Is(err, ErrInsufficientCredits):
+		for i, d := range debits {
+			if totals[i] == 0 {
+				charged[i] = true
+				continue
+			}
+			balance, err := tx.AddBalance(ctx, accountID, -totals[i], d.At)
+			if errors.Is(err, ErrInsufficientCredits) {
+				continue
+			}
+			if err != nil {
+				return nil, After{}, err
+			}
+			charged[i] = true
+			after = After{Balance: balance, Debited: true}
+			running := balance + totals[i]
+			entries = debitLines(entries, accountID, d, &running)
+		}
+	default:
+		return nil, After{}, err
+	}
+	if len(entries) == 0 {
 		return charged, after, nil
+	}
+	return charged, after, tx.InsertLedger(ctx, entries)
+}
+
+// Leg is what one send costs one account: a sub-account's send has a leg
+// for itself and one for each account above it.
+type Leg struct {
+	AccountID string
+	Send      Send
+}
+
+// ReserveLegs reserves sends that each cost several accounts (sends[i]
+// are send i's legs), each send charged on every leg or on none: when one
+// account does not cover its leg, what the others took for it is given
+// back in the same transaction, with no line written, and the send is
+// refused. accounts lists every account the legs name in the order their
+// balances are debited: one fixed order for every transaction (the tree's
+// top first) keeps concurrent ones from waiting on each other's rows in a
+// cycle. As in ReserveAll, when every account covers the whole batch one
+// balance update per account and one insert of lines serve it all. It
+// reports which sends were charged and, per account debited, the balance
+// its last debit left.
+func ReserveLegs(ctx context.Context, tx Tx, accounts []string, sends [][]Leg) ([]bool, map[string]After, error) {
+	pos := make(map[string]int, len(accounts))
+	for i, a := range accounts {
+		pos[a] = i
+	}
+	charged := make([]bool, len(sends))
+	after := make(map[string]After, len(accounts))
+	sums := make([]int64, len(accounts))
+	var last time.Time
+	for _, legs := range sends {
+		for _, l := range legs {
+			for _, c := range l.Send.Charges {
+				sums[pos[l.AccountID]] += c.Amount
+			}
+			if l.Send.At.After(last) {
+				last = l.Send.At
+			}
+		}
 	}
 	var entries []Entry
 	ok, balances, err := debitLevels(ctx, tx, accounts, sums, last)
@@ -147,14 +198,18 @@ func ReserveChain(ctx context.Context, tx Tx, accounts []string, debits [][]Send
 		return nil, nil, err
 	}
 	if ok {
-		for l, a := range accounts {
-			if sums[l] == 0 {
+		for k, a := range accounts {
+			if sums[k] == 0 {
 				continue
 			}
-			after[l] = After{Balance: balances[l], Debited: true}
-			running := balances[l] + sums[l]
-			for _, d := range debits[l] {
-				entries = debitLines(entries, a, d, &running)
+			after[a] = After{Balance: balances[k], Debited: true}
+			running := balances[k] + sums[k]
+			for _, legs := range sends {
+				for _, l := range legs {
+					if l.AccountID == a {
+						entries = debitLines(entries, a, l.Send, &running)
+					}
+				}
 			}
 		}
 		for i := range charged {
@@ -162,11 +217,16 @@ func ReserveChain(ctx context.Context, tx Tx, accounts []string, debits [][]Send
 		}
 	} else {
 		one := make([]int64, len(accounts))
-		for i := 0; i < n; i++ {
-			for l := range accounts {
-				one[l] = totals[l][i]
+		for i, legs := range sends {
+			clear(one)
+			var at time.Time
+			for _, l := range legs {
+				for _, c := range l.Send.Charges {
+					one[pos[l.AccountID]] += c.Amount
+				}
+				at = l.Send.At
 			}
-			ok, balances, err := debitLevels(ctx, tx, accounts, one, debits[0][i].At)
+			ok, balances, err := debitLevels(ctx, tx, accounts, one, at)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -174,13 +234,17 @@ func ReserveChain(ctx context.Context, tx Tx, accounts []string, debits [][]Send
 				continue
 			}
 			charged[i] = true
-			for l, a := range accounts {
-				if one[l] == 0 {
+			for k, a := range accounts {
+				if one[k] == 0 {
 					continue
 				}
-				after[l] = After{Balance: balances[l], Debited: true}
-				running := balances[l] + one[l]
-				entries = debitLines(entries, a, debits[l][i], &running)
+				after[a] = After{Balance: balances[k], Debited: true}
+				running := balances[k] + one[k]
+				for _, l := range legs {
+					if l.AccountID == a {
+						entries = debitLines(entries, a, l.Send, &running)
+					}
+				}
 			}
 		}
 	}
