@@ -109,7 +109,7 @@ func TestMemoryChainChargesEveryLevel(t *testing.T) {
 func TestMemoryChainRefusesWhenAnyLevelIsShort(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
-		name          string
+		name           string
 		top, mid, leaf int64
 	}{
 		{"the sender", 10 * credit, 10 * credit, credit},

@@ -9,7 +9,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
-// uplineCol stores a message's charges above its sender as JSON, '' for
+// uplineCol stores a message's charges above its sender as JSON, ” for
 // none: a top-level account's message pays no encoding.
 func uplineCol(name string, p *[]domain.Level) field { return field{name, (*uplineJSON)(p)} }
 
