@@ -12,14 +12,14 @@ import (
 // later change of a reseller's prices never changes what an accepted
 // message cost it, and a refund gives back what was taken.
 type Level struct {
-	AccountID string `json:"a"`
+	AccountID string
 	// Charged is what was debited from that account and not yet refunded.
-	Charged int64 `json:"c"`
+	Charged int64
 	// SMS and RCS are, for an RCS message with an SMS fallback, its price
 	// at this level on either channel: the larger is reserved, and the
 	// difference refunded once the channel is known (as for the sender).
-	SMS int64 `json:"s,omitempty"`
-	RCS int64 `json:"r,omitempty"`
+	SMS int64
+	RCS int64
 }
 
 // LevelPrice is what m costs an account with price table p and home

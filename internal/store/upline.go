@@ -3,39 +3,77 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
-// uplineCol stores a message's charges above its sender as JSON, ” for
-// none: a top-level account's message pays no encoding.
-func uplineCol(name string, p *[]domain.Level) field { return field{name, (*uplineJSON)(p)} }
+// uplineCol stores a message's charges above its sender as text, one
+// level after the other ("id,charged,sms,rcs;…", parent first), '' for
+// none: a top-level account's message pays nothing for it, and a
+// sub-account's is encoded and read back without reflection, since every
+// status update of the message compares it.
+func uplineCol(name string, p *[]domain.Level) field { return field{name, (*uplineText)(p)} }
 
-type uplineJSON []domain.Level
+type uplineText []domain.Level
 
-func (p *uplineJSON) arg() any  { return encodeUpline(*p) }
-func (p *uplineJSON) dest() any { return p }
+func (p *uplineText) arg() any  { return encodeUpline(*p) }
+func (p *uplineText) dest() any { return p }
 
-func (p *uplineJSON) Scan(src any) error {
-	return scanNull(src, func(v sql.NullString) {
-		*p = nil
-		if v.String == "" {
-			return
-		}
-		var ls []domain.Level
-		if err := json.Unmarshal([]byte(v.String), &ls); err == nil {
-			*p = ls
-		}
-	})
+func (p *uplineText) Scan(src any) error {
+	var err error
+	scanErr := scanNull(src, func(v sql.NullString) { *p, err = decodeUpline(v.String) })
+	if scanErr != nil {
+		return scanErr
+	}
+	return err
 }
 
 func encodeUpline(ls []domain.Level) string {
 	if len(ls) == 0 {
 		return ""
 	}
-	return jsonText(ls)
+	b := make([]byte, 0, len(ls)*48)
+	for i, l := range ls {
+		if i > 0 {
+			b = append(b, ';')
+		}
+		b = append(b, l.AccountID...)
+		for _, v := range [...]int64{l.Charged, l.SMS, l.RCS} {
+			b = append(b, ',')
+			b = strconv.AppendInt(b, v, 10)
+		}
+	}
+	return string(b)
+}
+
+func decodeUpline(s string) ([]domain.Level, error) {
+	if s == "" {
+		return nil, nil
+	}
+	out := make([]domain.Level, 0, strings.Count(s, ";")+1)
+	for s != "" {
+		var level string
+		level, s, _ = strings.Cut(s, ";")
+		var l domain.Level
+		var ok bool
+		if l.AccountID, level, ok = strings.Cut(level, ","); !ok || l.AccountID == "" {
+			return nil, fmt.Errorf("upline %q: a level without its account", level)
+		}
+		for _, v := range [...]*int64{&l.Charged, &l.SMS, &l.RCS} {
+			var num string
+			num, level, _ = strings.Cut(level, ",")
+			n, err := strconv.ParseInt(num, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("upline: %w", err)
+			}
+			*v = n
+		}
+		out = append(out, l)
+	}
+	return out, nil
 }
 
 // Ancestors reads, inside the transaction, the accounts above accountID,
