@@ -11,7 +11,7 @@ import (
 )
 
 // uplineCol stores a message's charges above its sender as text, one
-// level after the other ("id,charged,sms,rcs;…", parent first), ” for
+// level after the other ("id,charged,sms,rcs;…", parent first), empty for
 // none: a top-level account's message pays nothing for it, and a
 // sub-account's is encoded and read back without reflection, since every
 // status update of the message compares it.
