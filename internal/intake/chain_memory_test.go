@@ -194,8 +194,9 @@ func TestMemoryChainTestKeysPayAtNoLevel(t *testing.T) {
 	if res, err := svc.commitSends(ctx, []pendingSend{snd}); err != nil || res[0] != (sendResult{}) {
 		t.Fatalf("send: %+v, %v", res, err)
 	}
-	if len(w.tx.ledger) != 0 || w.tx.messages[0].Upline != nil {
-		t.Fatalf("ledger %+v, upline %+v: a test key's message charges nobody", w.tx.ledger, w.tx.messages[0].Upline)
+	if len(w.tx.ledger) != 0 || w.tx.messages[0].Upline != nil || w.tx.ancestorReads != 0 {
+		t.Fatalf("ledger %+v, upline %+v, %d chain reads: a test key's message charges nobody", w.tx.ledger,
+			w.tx.messages[0].Upline, w.tx.ancestorReads)
 	}
 }
 

@@ -351,7 +351,7 @@ func (t *tree) legs(ctx context.Context, tx SendTx, snd pendingSend) ([]ledger.L
 		t.alerts[c.AccountID] = snd.alerts
 	}
 	own := ledger.Leg{AccountID: c.AccountID, Send: ledger.Send{CampaignID: c.ID, Charges: charges(snd.messages), At: c.CreatedAt}}
-	if snd.parentID == "" {
+	if snd.parentID == "" || !c.Env.Live() { // test keys pay at no level: no chain to read
 		t.depth[c.AccountID] = 0
 		return []ledger.Leg{own}, nil
 	}
