@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 )
 
@@ -68,13 +69,6 @@ func (s *Store) Subtree(ctx context.Context, rootID string) ([]domain.Account, e
 // for an unknown one.
 func (s *Store) Ancestors(ctx context.Context, accountID string) ([]domain.Account, error) {
 	return ancestorsOf(accounts.scanAll(s.rquery(ctx, s.chainQuery(), accountID)))
-}
-
-// Ancestors is Store.Ancestors inside a write transaction, for the writes
-// that must see the chain they change (charging every level of a send,
-// suspending a subtree).
-func (tx *Tx) Ancestors(ctx context.Context, accountID string) ([]domain.Account, error) {
-	return ancestorsOf(accounts.scanAll(tx.query(ctx, tx.s.chainQuery(), accountID)))
 }
 
 // InSubtree reports whether accountID is rootID or stands below it. An
@@ -237,3 +231,72 @@ func (tx *Tx) lockPair(ctx context.Context, a, b string) error {
 }
 
 func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+// ResellerMargins is a reseller's margin per child over the live messages
+// a provider took, created from the day of from to the day of to (UTC,
+// inclusive): for each child, Price is what the child was charged for the
+// messages of its subtree (refunds deducted), Cost what the reseller was
+// charged for the same messages, both read from their ledgers, and the
+// counts are those messages'. Key is the child's id; a child without
+// messages has a row of zeros.
+func (s *Store) ResellerMargins(ctx context.Context, resellerID string, from, to time.Time) ([]domain.MarginRow, error) {
+	kids, err := s.Children(ctx, resellerID)
+	if err != nil {
+		return nil, fmt.Errorf("reseller margins: %w", err)
+	}
+	lo := id.Floor(id.Message, from.UTC().Truncate(24*time.Hour))
+	hi := id.Floor(id.Message, to.UTC().Truncate(24*time.Hour).Add(24*time.Hour))
+	const taken = `m.id >= $1 AND m.id < $2 AND m.env = 'live' AND m.sent_at IS NOT NULL`
+	out := make([]domain.MarginRow, 0, len(kids))
+	for _, k := range kids {
+		below, err := s.Subtree(ctx, k.ID)
+		if err != nil {
+			return nil, fmt.Errorf("reseller margins: %w", err)
+		}
+		senders := append([]string{k.ID}, accountIDs(below)...)
+		in := s.placeholders(4, len(senders))
+		row := domain.MarginRow{Key: k.ID}
+		err = s.rqueryRow(ctx, `SELECT COUNT(*), COALESCE(SUM(segments), 0),
+			COALESCE(SUM(CASE WHEN status IN ('DELIVERED', 'READ', 'FAILED') THEN 1 ELSE 0 END), 0),
+			COALESCE(SUM(CASE WHEN status IN ('DELIVERED', 'READ') THEN 1 ELSE 0 END), 0)
+			FROM messages m WHERE `+taken+` AND m.account_id IN (`+s.placeholders(3, len(senders))+`)`,
+			append([]any{lo, hi}, toAny(senders)...)...).Scan(
+			&row.Messages, &row.Segments, &row.Final, &row.Delivered)
+		if err != nil {
+			return nil, fmt.Errorf("reseller margins: %w", err)
+		}
+		// What an account paid for those messages is minus the sum of its
+		// lines naming them (debits, and the refunds that undo them).
+		paid := func(account string) (int64, error) {
+			var sum int64
+			err := s.rqueryRow(ctx, `SELECT COALESCE(SUM(l.amount), 0) FROM ledger l JOIN messages m ON m.id = l.message_id
+				WHERE l.account_id = $3 AND l.message_id <> '' AND `+taken+` AND m.account_id IN (`+in+`)`,
+				append([]any{lo, hi, account}, toAny(senders)...)...).Scan(&sum)
+			return -sum, err
+		}
+		if row.Price, err = paid(k.ID); err != nil {
+			return nil, fmt.Errorf("reseller margins: %w", err)
+		}
+		if row.Cost, err = paid(resellerID); err != nil {
+			return nil, fmt.Errorf("reseller margins: %w", err)
+		}
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+func accountIDs(list []domain.Account) []string {
+	out := make([]string, len(list))
+	for i, a := range list {
+		out[i] = a.ID
+	}
+	return out
+}
+
+func toAny(v []string) []any {
+	out := make([]any, len(v))
+	for i, s := range v {
+		out[i] = s
+	}
+	return out
+}
