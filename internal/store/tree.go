@@ -104,7 +104,8 @@ func (s *Store) InSubtree(ctx context.Context, rootID, accountID string) (bool, 
 // (its parent funds it with Transfer). The parent must exist
 // (domain.ErrNotFound), be a reseller (domain.ErrNotReseller) and stand
 // above the deepest level (domain.ErrTreeTooDeep); the check and the
-// insert are one transaction.
+// insert are one transaction. A child of a suspended parent is born
+// suspended by the same account.
 func (s *Store) CreateChild(ctx context.Context, a domain.Account) error {
 	if a.ParentID == "" {
 		return errors.New("create child: no parent named")
@@ -122,6 +123,13 @@ func (s *Store) CreateChild(ctx context.Context, a domain.Account) error {
 			return fmt.Errorf("parent %s: %w", a.ParentID, domain.ErrNotReseller)
 		case len(chain) >= domain.MaxDepth: // the parent's depth; the child would be one more
 			return fmt.Errorf("parent %s: %w", a.ParentID, domain.ErrTreeTooDeep)
+		}
+		// A suspension is written on every account of the suspended
+		// subtree, so a child made under a suspended parent carries it
+		// too, naming the same account, or it would send while its parent
+		// may not.
+		if p := chain[0]; p.Suspended() {
+			a.SuspendedAt, a.SuspendedBy = p.SuspendedAt, p.SuspendedBy
 		}
 		if _, err := tx.exec(ctx, accounts.insert(s), accounts.args(&a, nil)...); err != nil {
 			return fmt.Errorf("create child account: %w", err)

@@ -346,3 +346,25 @@ func TestResellerMargins(t *testing.T) {
 		}
 	})
 }
+
+// TestChildOfSuspendedParent: a child made under a suspended reseller
+// carries the suspension, naming the account whose it is.
+func TestChildOfSuspendedParent(t *testing.T) {
+	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, top domain.Account) {
+		if err := st.SetReseller(ctx, top.ID, true); err != nil {
+			t.Fatal(err)
+		}
+		mid := newChild(t, st, top, true, at(time.Minute))
+		if err := st.Exec(ctx, `UPDATE accounts SET suspended_at = $2, suspended_by = $3 WHERE id IN ($1, $3)`, mid.ID, t0.UnixMilli(), top.ID); err != nil {
+			t.Fatal(err)
+		}
+		leaf := newChild(t, st, mid, false, at(2*time.Minute))
+		if !leaf.Suspended() || leaf.SuspendedBy != top.ID || !leaf.SuspendedAt.Equal(t0) {
+			t.Fatalf("child of a suspended parent: suspended at %v by %q", leaf.SuspendedAt, leaf.SuspendedBy)
+		}
+		other := newChild(t, st, top, false, at(3*time.Minute))
+		if !other.Suspended() {
+			t.Fatal("child of the suspended top is not suspended")
+		}
+	})
+}
