@@ -21,7 +21,9 @@ import (
 	"github.com/msgsvc/msgsvc/internal/bootstrap"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
+	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/store"
+	"github.com/msgsvc/msgsvc/internal/webhook"
 )
 
 // Nodes are the nodes a run started, on one database, and the live key
@@ -49,6 +51,11 @@ type NodeSpec struct {
 	// Front "twilio" also gives the account a live Twilio account SID and
 	// an approved number to send from.
 	Front string
+	// ChildDepth, when above 0, puts the account that sends that many
+	// levels below the bootstrapped one (a chain of resellers, each
+	// pricing the next 10 % above its own), so that every send is charged
+	// at every level.
+	ChildDepth int
 }
 
 // StartNodes bootstraps an account with unlimited rate limits and a
@@ -86,6 +93,9 @@ func StartNodes(ctx context.Context, spec NodeSpec, stderr io.Writer) (*Nodes, e
 	a, err := bootstrap.CreateAccount(ctx, st, bootstrap.NewAccount{Name: "Bench", Tier: "enterprise", Credits: 100_000_000, Currency: "USD", Country: "55"}, now)
 	if err == nil {
 		err = st.SetLimits(ctx, a.ID, domain.Limits{})
+	}
+	for d := 1; err == nil && d <= spec.ChildDepth; d++ {
+		a, err = benchChild(ctx, st, a, d, now)
 	}
 	var k string
 	if err == nil {
@@ -147,6 +157,31 @@ func StartNodes(ctx context.Context, spec NodeSpec, stderr io.Writer) (*Nodes, e
 	}
 	out.Stop = cleanup
 	return out, nil
+}
+
+// benchChild makes an account under parent at depth d, with unlimited
+// rates, the bench's credits and prices 10 % above the defaults per level.
+func benchChild(ctx context.Context, st *store.Store, parent domain.Account, d int, now time.Time) (domain.Account, error) {
+	secret, err := webhook.NewSecret()
+	if err != nil {
+		return domain.Account{}, err
+	}
+	home, abroad := int64(ledger.Micro)*int64(10+d)/10, 2*int64(ledger.Micro)*int64(10+d)/10
+	c := domain.Account{ID: id.New(id.Account, now), Name: fmt.Sprintf("Bench child %d", d), Tier: parent.Tier,
+		Currency: parent.Currency, CountryCode: parent.CountryCode, WebhookSecret: secret, WAQualityTier: 1, CreatedAt: now,
+		ParentID: parent.ID, Reseller: true,
+		Prices: fmt.Sprintf(`{"home":{"smsSegment":%d,"rcsMessage":%d,"waConversation":%d},"abroad":{"smsSegment":%d,"rcsMessage":%d,"waConversation":%d}}`,
+			home, home, abroad, abroad, home, abroad)}
+	if err := st.CreateAccount(ctx, c); err != nil {
+		return domain.Account{}, fmt.Errorf("child account: %w", err)
+	}
+	if err := st.SetLimits(ctx, c.ID, domain.Limits{}); err != nil {
+		return domain.Account{}, err
+	}
+	if c.Balance, err = bootstrap.AddCredits(ctx, st, c.ID, 100_000_000*ledger.Micro, ledger.TopUp, "opening balance", now); err != nil {
+		return domain.Account{}, err
+	}
+	return c, nil
 }
 
 // benchNumber is the approved number a Twilio front run sends from.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/bench"
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // runBench is `msgsvc bench`: against --url, or against a node it starts
@@ -42,6 +43,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		nodeExe  = fs.String("node-exe", "", "binary to start the nodes with (default: this one), to compare builds with one load generator")
 		front    = fs.String("front", "native", "the API to send through: native, or twilio (the Twilio-compatible Messages.json, form posts with Basic auth, signed form callbacks)")
 		twLogin  = fs.String("twilio-login", "", "for --url with --front twilio: ACCOUNT_SID:AUTH_TOKEN:FROM (an E.164 number of the account)")
+		depth    = fs.Int("child-depth", 0, "started node: send as an account this many levels below a top-level reseller (at most 2: the tree is 3 deep), each send charged at every level")
 		rate     = fs.Float64("rate", 0, "requests per second over all connections (0: as fast as they go), to load nodes equally in runs with different node counts")
 	)
 	if err := parseFlags(fs, args); err != nil {
@@ -61,12 +63,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *smscAddr != "" {
 		nodeArgs = append(nodeArgs, "--smpp-addr", *smscAddr, "--smpp-system-id", *smscID, "--smpp-password", *smscPass)
 	}
+	if *depth < 0 || *depth > domain.MaxDepth-1 {
+		return fmt.Errorf("--child-depth must be 0 to %d", domain.MaxDepth-1)
+	}
 	if opts.URL == "" {
 		if *nodes > 1 && !strings.HasPrefix(*db, "postgres") {
 			return errors.New("several nodes need --db postgres://…")
 		}
 		started, err := bench.StartNodes(ctx, bench.NodeSpec{DB: *db, SimDelay: *simDelay, Keep: *keep, Count: *nodes,
-			Extra: nodeArgs, Exe: *nodeExe, Front: *front}, stderr)
+			Extra: nodeArgs, Exe: *nodeExe, Front: *front, ChildDepth: *depth}, stderr)
 		if err != nil {
 			return err
 		}

@@ -57,6 +57,14 @@ type Message struct {
 	NextAttemptAt time.Time // zero when not waiting for dispatch
 	LeaseOwner    string
 	Attempts      int
+	// Upline is what each account above the sender was charged for the
+	// message, parent first; nil for a top-level account's message and for
+	// test keys. Refunds reach every level through it.
+	Upline []Level
+	// BillDelivery: the sender's billing was on delivery when the send was
+	// accepted, so a message that ends FAILED (or expires) after hand-over
+	// is refunded at every level.
+	BillDelivery bool
 }
 
 // Stamp records that the message reached status at a time. The history is

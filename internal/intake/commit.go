@@ -1,8 +1,12 @@
 package intake
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
@@ -27,6 +31,10 @@ type SendTx interface {
 	RecordConversations(ctx context.Context, c *domain.Conversations) error
 	OptedOut(ctx context.Context, accountID string, env domain.Environment, phones []string) (map[string]bool, error)
 	AuthVersion(ctx context.Context) (int64, error)
+	// Ancestors reads the accounts above a sub-account, parent first: each
+	// pays its own price for the sub-account's messages. Read only for a
+	// send whose account has a parent.
+	Ancestors(ctx context.Context, accountID string) ([]domain.Account, error)
 }
 
 // pendingSend is one accepted send, ready to be written: the campaign, its
@@ -39,6 +47,7 @@ type pendingSend struct {
 	idem          *domain.Idempotency
 	alerts        *alertAccount // nil: the account has none
 	authVersion   int64         // Principal.AuthVersion: 0, or the auth counter to find unchanged
+	parentID      string        // the sender's parent: "" for a top-level account, whose send reads no chain
 }
 
 // sendResult tells how one pendingSend of a batch ended: replayed from an
@@ -231,13 +240,17 @@ func checkOptOuts(ctx context.Context, tx SendTx, snd pendingSend, optedOut opte
 // chargeAll reserves the credits of the going sends, account by account
 // (ledger.ReserveAll); a send the balance does not cover is refused and
 // stops. It returns what the debits left of the accounts that have
-// alerts.
+// alerts. A group with a sub-account's send is charged as a tree
+// (chargeTree).
 func chargeAll(ctx context.Context, tx SendTx, sends []pendingSend, results []sendResult, going []bool) ([]debit, error) {
 	byAccount := map[string][]int{}
 	var accounts []string
 	for i, snd := range sends {
 		if !going[i] {
 			continue
+		}
+		if snd.parentID != "" {
+			return chargeTree(ctx, tx, sends, results, going)
 		}
 		a := snd.campaign.AccountID
 		if _, ok := byAccount[a]; !ok {
@@ -277,6 +290,150 @@ func chargeAll(ctx context.Context, tx SendTx, sends []pendingSend, results []se
 	return out, nil
 }
 
+// tree is what charging a group's sends up their chains has learned: the
+// accounts above each sender (read once per group), every account's depth
+// below the operator, and the alerts of those that have them.
+type tree struct {
+	above  map[string][]domain.Account
+	depth  map[string]int
+	alerts map[string]*alertAccount
+	last   time.Time
+}
+
+func newTree() *tree {
+	return &tree{above: map[string][]domain.Account{}, depth: map[string]int{}, alerts: map[string]*alertAccount{}}
+}
+
+// chargeTree charges the going sends of a group that has a sub-account's
+// send: each send at every level of its chain, all or nothing
+// (ledger.ReserveLegs), the accounts debited top first so that concurrent
+// groups lock the rows of a tree in one order.
+func chargeTree(ctx context.Context, tx SendTx, sends []pendingSend, results []sendResult, going []bool) ([]debit, error) {
+	t := newTree()
+	var idx []int
+	var legs [][]ledger.Leg
+	for i, snd := range sends {
+		if !going[i] {
+			continue
+		}
+		l, err := t.legs(ctx, tx, snd)
+		if err != nil {
+			return nil, err
+		}
+		idx, legs = append(idx, i), append(legs, l)
+	}
+	charged, out, err := t.reserve(ctx, tx, legs)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range idx {
+		if charged[j] {
+			continue
+		}
+		going[i] = false
+		if results[i], err = refuse(ctx, tx, sends[i], ledger.ErrInsufficientCredits); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// legs are what one send costs each account of its chain: the sender its
+// own price (the one its parent set), each account above it that account's
+// own price. Each message records what every level above pays
+// (Message.Upline), which refunds give back.
+func (t *tree) legs(ctx context.Context, tx SendTx, snd pendingSend) ([]ledger.Leg, error) {
+	c := snd.campaign
+	if c.CreatedAt.After(t.last) {
+		t.last = c.CreatedAt
+	}
+	if snd.alerts != nil {
+		t.alerts[c.AccountID] = snd.alerts
+	}
+	own := ledger.Leg{AccountID: c.AccountID, Send: ledger.Send{CampaignID: c.ID, Charges: charges(snd.messages), At: c.CreatedAt}}
+	if snd.parentID == "" || !c.Env.Live() { // test keys pay at no level: no chain to read
+		t.depth[c.AccountID] = 0
+		return []ledger.Leg{own}, nil
+	}
+	above, ok := t.above[c.AccountID]
+	if !ok {
+		var err error
+		if above, err = tx.Ancestors(ctx, c.AccountID); err != nil {
+			return nil, err
+		}
+		t.above[c.AccountID] = above
+		for l, anc := range above {
+			t.depth[anc.ID] = len(above) - 1 - l
+			if al := alertsOf(anc); al != nil {
+				t.alerts[anc.ID] = al
+			}
+		}
+	}
+	t.depth[c.AccountID] = len(above)
+	prices := make([]domain.Prices, len(above))
+	for l := range above {
+		var err error
+		if prices[l], err = above[l].PriceList(); err != nil {
+			return nil, fmt.Errorf("account %s: %w", above[l].ID, err)
+		}
+	}
+	var opened map[string]bool
+	if cv := snd.conversations; cv != nil {
+		opened = make(map[string]bool, len(cv.Phones))
+		for _, p := range cv.Phones {
+			opened[p] = true
+		}
+	}
+	out := make([]ledger.Leg, 1+len(above))
+	out[0] = own
+	for l, anc := range above {
+		out[l+1] = ledger.Leg{AccountID: anc.ID, Send: ledger.Send{CampaignID: c.ID,
+			Charges: make([]ledger.Charge, len(snd.messages)), At: c.CreatedAt}}
+	}
+	for k := range snd.messages {
+		m := &snd.messages[k]
+		m.Upline = nil // a group run again after a conflict prices afresh
+		if !m.Env.Live() || len(above) == 0 {
+			continue // test keys never pay, at any level
+		}
+		m.Upline = make([]domain.Level, len(above))
+		for l, anc := range above {
+			lv := domain.LevelPrice(prices[l], anc.CountryCode, *m, opened[m.To])
+			lv.AccountID = anc.ID
+			m.Upline[l] = lv
+			out[l+1].Send.Charges[k] = ledger.Charge{MessageID: m.ID, Amount: lv.Charged}
+		}
+	}
+	return out, nil
+}
+
+// reserve debits the legs, the accounts ordered by depth (top first) and
+// id, and returns which sends were charged and what the debits left of
+// the accounts with alerts.
+func (t *tree) reserve(ctx context.Context, tx SendTx, legs [][]ledger.Leg) ([]bool, []debit, error) {
+	accounts := make([]string, 0, len(t.depth))
+	for a := range t.depth {
+		accounts = append(accounts, a)
+	}
+	slices.SortFunc(accounts, func(a, b string) int {
+		if d := cmp.Compare(t.depth[a], t.depth[b]); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	charged, after, err := ledger.ReserveLegs(ctx, tx, accounts, legs)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []debit
+	for _, a := range accounts {
+		if af := after[a]; af.Debited && t.alerts[a] != nil {
+			out = append(out, debit{alerts: t.alerts[a], balance: af.Balance, at: t.last})
+		}
+	}
+	return charged, out, nil
+}
+
 func charges(msgs []domain.Message) []ledger.Charge {
 	out := make([]ledger.Charge, len(msgs))
 	for i, m := range msgs {
@@ -302,7 +459,21 @@ func commitSend(ctx context.Context, tx SendTx, snd pendingSend, optedOut optedO
 		return refuse(ctx, tx, snd, err)
 	}
 	c := snd.campaign
-	after, err := ledger.Reserve(ctx, tx, c.AccountID, c.ID, charges(snd.messages), c.CreatedAt)
+	var after ledger.After
+	var debited []debit
+	if snd.parentID == "" {
+		after, err = ledger.Reserve(ctx, tx, c.AccountID, c.ID, charges(snd.messages), c.CreatedAt)
+	} else {
+		t := newTree()
+		var legs []ledger.Leg
+		var charged []bool
+		if legs, err = t.legs(ctx, tx, snd); err == nil {
+			charged, debited, err = t.reserve(ctx, tx, [][]ledger.Leg{legs})
+		}
+		if err == nil && !charged[0] {
+			err = ledger.ErrInsufficientCredits
+		}
+	}
 	if err != nil {
 		if !errors.Is(err, ledger.ErrInsufficientCredits) {
 			return sendResult{}, err
@@ -323,10 +494,15 @@ func commitSend(ctx context.Context, tx SendTx, snd pendingSend, optedOut optedO
 	if err := InsertCounted(ctx, tx, snd.messages); err != nil {
 		return sendResult{}, err
 	}
-	if !after.Debited {
-		return sendResult{}, nil
+	if after.Debited {
+		debited = append(debited, debit{alerts: snd.alerts, balance: after.Balance, at: c.CreatedAt})
 	}
-	return sendResult{}, checkAlerts(ctx, tx, snd.alerts, after.Balance, c.CreatedAt)
+	for _, d := range debited {
+		if err := checkAlerts(ctx, tx, d.alerts, d.balance, d.at); err != nil {
+			return sendResult{}, err
+		}
+	}
+	return sendResult{}, nil
 }
 
 // refuse ends a send that a business rule refused: the refusal is its

@@ -26,6 +26,8 @@ type fakeTx struct {
 	opened        []string       // phones whose conversations were recorded
 	optOuts       map[string]bool
 	authVersion   int64
+	accounts      map[string]domain.Account // the tree: what Ancestors reads
+	ancestorReads int
 }
 
 func newFakeTx() *fakeTx {
@@ -38,6 +40,7 @@ func (f *fakeTx) clone() *fakeTx {
 	c := *f
 	c.balances, c.marks, c.keys = maps.Clone(f.balances), maps.Clone(f.marks), maps.Clone(f.keys)
 	c.conversations, c.optOuts = maps.Clone(f.conversations), maps.Clone(f.optOuts)
+	c.accounts = maps.Clone(f.accounts)
 	c.ledger, c.campaigns, c.messages = slices.Clone(f.ledger), slices.Clone(f.campaigns), slices.Clone(f.messages)
 	c.usage, c.events, c.opened = slices.Clone(f.usage), slices.Clone(f.events), slices.Clone(f.opened)
 	return &c
@@ -155,6 +158,19 @@ func (f *fakeTx) OptedOut(_ context.Context, accountID string, env domain.Enviro
 }
 
 func (f *fakeTx) AuthVersion(context.Context) (int64, error) { return f.authVersion, nil }
+
+func (f *fakeTx) Ancestors(_ context.Context, accountID string) ([]domain.Account, error) {
+	f.ancestorReads++
+	var out []domain.Account
+	for p := f.accounts[accountID].ParentID; p != ""; p = f.accounts[p].ParentID {
+		a, ok := f.accounts[p]
+		if !ok {
+			return nil, domain.ErrNotFound
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
 
 // fakeWriter runs each function in a transaction of its own over one
 // fakeTx: a function that fails leaves nothing written, as the store's

@@ -107,6 +107,7 @@ func (s *Service) newMessage(who domain.Principal, req request, p sendPlan, n ph
 		Status: domain.Sending, Segments: req.chk.segments, Encoding: req.chk.encoding, Provider: provider,
 		Reference: req.send.Reference, CallbackURL: req.send.CallbackURL, CreatedAt: now, UpdatedAt: now,
 		ScheduledAt: req.scheduled, ExpiresAt: p.start.Add(req.validity), NextAttemptAt: p.start,
+		BillDelivery: who.Account.BillsOnDelivery(),
 	}
 	return m
 }
@@ -217,6 +218,9 @@ func (s *Service) dryRun(ctx context.Context, who domain.Principal, p sendPlan) 
 		if rc.Credits > a.Balance {
 			return Receipt{}, ErrInsufficientCredits
 		}
+		if err := s.dryRunAbove(ctx, a, p); err != nil {
+			return Receipt{}, err
+		}
 	}
 	if c := p.conversations; c != nil && c.Limit > 0 {
 		used, err := s.store.ConversationsOn(ctx, c.AccountID, c.Env, c.Day)
@@ -231,11 +235,41 @@ func (s *Service) dryRun(ctx context.Context, who domain.Principal, p sendPlan) 
 	return rc, nil
 }
 
+// dryRunAbove checks, for a sub-account's dry run, that every account
+// above it covers its own price of the send, as accepting would.
+func (s *Service) dryRunAbove(ctx context.Context, a domain.Account, p sendPlan) error {
+	opened := map[string]bool{}
+	if c := p.conversations; c != nil {
+		for _, ph := range c.Phones {
+			opened[ph] = true
+		}
+	}
+	for depth, parent := 0, a.ParentID; parent != "" && depth < domain.MaxDepth; depth++ {
+		anc, err := s.store.Account(ctx, parent)
+		if err != nil {
+			return fmt.Errorf("account %s: %w", parent, err)
+		}
+		prices, err := anc.PriceList()
+		if err != nil {
+			return fmt.Errorf("account %s: %w", anc.ID, err)
+		}
+		var total int64
+		for _, m := range p.messages {
+			total += domain.LevelPrice(prices, anc.CountryCode, m, opened[m.To]).Charged
+		}
+		if total > anc.Balance {
+			return ErrInsufficientCredits
+		}
+		parent = anc.ParentID
+	}
+	return nil
+}
+
 // accept writes the send, grouped with concurrent ones into one commit.
 func (s *Service) accept(ctx context.Context, who domain.Principal, p sendPlan, key *IdempotencyKey, now time.Time) (Outcome, error) {
 	rc := p.receipt(false)
 	snd := pendingSend{campaign: p.campaign, messages: p.messages, conversations: p.conversations,
-		alerts: alertsOf(who.Account), authVersion: who.AuthVersion}
+		alerts: alertsOf(who.Account), authVersion: who.AuthVersion, parentID: who.Account.ParentID}
 	if key != nil {
 		status, body, err := key.Response(rc)
 		if err != nil {

@@ -160,6 +160,135 @@ func ReserveAll(ctx context.Context, tx Tx, accountID string, debits []Send) ([]
 	return charged, after, tx.InsertLedger(ctx, entries)
 }
 
+// Leg is what one send costs one account: a sub-account's send has a leg
+// for itself and one for each account above it.
+type Leg struct {
+	AccountID string
+	Send      Send
+}
+
+// ReserveLegs reserves sends that each cost several accounts (sends[i]
+// are send i's legs), each send charged on every leg or on none: when one
+// account does not cover its leg, what the others took for it is given
+// back in the same transaction, with no line written, and the send is
+// refused. accounts lists every account the legs name in the order their
+// balances are debited: one fixed order for every transaction (the tree's
+// top first) keeps concurrent ones from waiting on each other's rows in a
+// cycle. As in ReserveAll, when every account covers the whole batch one
+// balance update per account and one insert of lines serve it all. It
+// reports which sends were charged and, per account debited, the balance
+// its last debit left.
+func ReserveLegs(ctx context.Context, tx Tx, accounts []string, sends [][]Leg) ([]bool, map[string]After, error) {
+	pos := make(map[string]int, len(accounts))
+	for i, a := range accounts {
+		pos[a] = i
+	}
+	charged := make([]bool, len(sends))
+	after := make(map[string]After, len(accounts))
+	sums := make([]int64, len(accounts))
+	var last time.Time
+	for _, legs := range sends {
+		for _, l := range legs {
+			for _, c := range l.Send.Charges {
+				sums[pos[l.AccountID]] += c.Amount
+			}
+			if l.Send.At.After(last) {
+				last = l.Send.At
+			}
+		}
+	}
+	var entries []Entry
+	ok, balances, err := debitLevels(ctx, tx, accounts, sums, last)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ok {
+		for k, a := range accounts {
+			if sums[k] == 0 {
+				continue
+			}
+			after[a] = After{Balance: balances[k], Debited: true}
+			running := balances[k] + sums[k]
+			for _, legs := range sends {
+				for _, l := range legs {
+					if l.AccountID == a {
+						entries = debitLines(entries, a, l.Send, &running)
+					}
+				}
+			}
+		}
+		for i := range charged {
+			charged[i] = true
+		}
+	} else {
+		one := make([]int64, len(accounts))
+		for i, legs := range sends {
+			clear(one)
+			var at time.Time
+			for _, l := range legs {
+				for _, c := range l.Send.Charges {
+					one[pos[l.AccountID]] += c.Amount
+				}
+				at = l.Send.At
+			}
+			ok, balances, err := debitLevels(ctx, tx, accounts, one, at)
+			if err != nil {
+				return nil, nil, err
+			}
+			if !ok {
+				continue
+			}
+			charged[i] = true
+			for k, a := range accounts {
+				if one[k] == 0 {
+					continue
+				}
+				after[a] = After{Balance: balances[k], Debited: true}
+				running := balances[k] + one[k]
+				for _, l := range legs {
+					if l.AccountID == a {
+						entries = debitLines(entries, a, l.Send, &running)
+					}
+				}
+			}
+		}
+	}
+	if len(entries) == 0 {
+		return charged, after, nil
+	}
+	return charged, after, tx.InsertLedger(ctx, entries)
+}
+
+// debitLevels takes amounts[l] from accounts[l], all or none: when a level
+// is short, the levels already debited get their amounts back and it
+// reports false. It returns the balance each debit left.
+func debitLevels(ctx context.Context, tx Tx, accounts []string, amounts []int64, at time.Time) (bool, []int64, error) {
+	balances := make([]int64, len(accounts))
+	for l, a := range accounts {
+		if amounts[l] == 0 {
+			continue
+		}
+		b, err := tx.AddBalance(ctx, a, -amounts[l], at)
+		if err == nil {
+			balances[l] = b
+			continue
+		}
+		if !errors.Is(err, ErrInsufficientCredits) {
+			return false, nil, err
+		}
+		for k := l - 1; k >= 0; k-- {
+			if amounts[k] == 0 {
+				continue
+			}
+			if _, err := tx.AddBalance(ctx, accounts[k], amounts[k], at); err != nil {
+				return false, nil, err
+			}
+		}
+		return false, nil, nil
+	}
+	return true, balances, nil
+}
+
 // debitLines appends a send's debit lines, each with the balance it left.
 func debitLines(out []Entry, accountID string, d Send, running *int64) []Entry {
 	for _, c := range d.Charges {

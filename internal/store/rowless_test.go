@@ -55,7 +55,9 @@ func TestRowlessCampaignMigration(t *testing.T) {
 		if err := insert(other, "msg_other0", "cmp_old"); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.Migrate(ctx); err != nil {
+		// Up to the row-less campaigns' migration: later ones add columns
+		// to messages, which the comparison of its schema below is not about.
+		if err := st.MigrateTo(ctx, 120); err != nil {
 			t.Fatal(err)
 		}
 		for i, s := range []*store.Store{st, other} {

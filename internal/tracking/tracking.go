@@ -312,6 +312,13 @@ func applyReports(ctx context.Context, tx StatusTx, reports []Report, now time.T
 		if err := ledger.Return(ctx, tx, m.AccountID, m.CampaignID, m.ID, refund.amount, refund.note, now); err != nil {
 			return err
 		}
+		for l, amount := range refund.upline {
+			// Every level that paid for the message gets its part back,
+			// with a line naming the message.
+			if err := ledger.Return(ctx, tx, m.Upline[l].AccountID, m.CampaignID, m.ID, amount, refund.note, now); err != nil {
+				return err
+			}
+		}
 		if !changed[m.ID] {
 			changed[m.ID] = true
 			before = append(before, msgs[m.ID])

@@ -1,6 +1,7 @@
 package tracking
 
 import (
+	"slices"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/compliance"
@@ -14,6 +15,27 @@ type money struct {
 	amount  int64
 	note    string
 	changed bool
+	// upline is the refund to each account above the sender, as
+	// m.Upline lists them (nil when none is due).
+	upline []int64
+}
+
+// refundAll gives back everything the message still holds, at every level.
+func refundAll(m *domain.Message, note string) money {
+	refund := money{amount: m.Charged, note: note}
+	m.Charged = 0
+	if len(m.Upline) == 0 {
+		return refund
+	}
+	// A copy: the message as it was read shares the slice, and is what the
+	// update compares against.
+	up := slices.Clone(m.Upline)
+	refund.upline = make([]int64, len(up))
+	for l := range up {
+		refund.upline[l], up[l].Charged = up[l].Charged, 0
+	}
+	m.Upline = up
+	return refund
 }
 
 // transition applies one report to a message in memory and returns the
@@ -73,8 +95,7 @@ func transition(m *domain.Message, r Report, at time.Time) ([]domain.Status, mon
 		if m.Status != domain.Sending {
 			return nil, money{}
 		}
-		refund := money{amount: m.Charged, note: "canceled"}
-		m.Charged = 0
+		refund := refundAll(m, "canceled")
 		m.NextAttemptAt, m.LeaseOwner = time.Time{}, ""
 		m.Stamp(domain.Canceled, at)
 		return []domain.Status{domain.Canceled}, refund
@@ -166,7 +187,7 @@ func fallBack(m *domain.Message, r Report, at time.Time, note string) ([]domain.
 	m.Channel, m.Segments, m.Encoding = domain.SMS, plan.Segments, plan.Encoding
 	m.Provider, m.ProviderRef, m.ErrorCode, m.ErrorMessage = r.Provider, "", "", ""
 	m.NextAttemptAt, m.LeaseOwner, m.Attempts, m.UpdatedAt = quietDue(m, at), "", 0, at
-	refund := lower(m, plan.SMSCredits, note)
+	refund := lower(m, plan.SMSCredits, func(l domain.Level) int64 { return l.SMS }, note)
 	refund.changed = true
 	return nil, refund
 }
@@ -188,18 +209,35 @@ func settle(m *domain.Message) money {
 	if !ok {
 		return money{}
 	}
-	return lower(m, plan.RCSCredits, "sent as RCS: the reserve for an SMS fallback refunded")
+	return lower(m, plan.RCSCredits, func(l domain.Level) int64 { return l.RCS },
+		"sent as RCS: the reserve for an SMS fallback refunded")
 }
 
 // lower sets the price of a message to the channel actually used and
-// returns the refund of what was charged beyond it.
-func lower(m *domain.Message, price int64, note string) money {
+// returns the refund of what was charged beyond it, at every level (each
+// level's price on that channel is levelPrice of it).
+func lower(m *domain.Message, price int64, levelPrice func(domain.Level) int64, note string) money {
 	m.Credits = price
-	if m.Charged <= price {
-		return money{}
+	var refund money
+	if m.Charged > price {
+		refund = money{amount: m.Charged - price, note: note}
+		m.Charged = price
 	}
-	refund := money{amount: m.Charged - price, note: note}
-	m.Charged = price
+	if len(m.Upline) == 0 {
+		return refund
+	}
+	up := slices.Clone(m.Upline)
+	for l := range up {
+		if p := levelPrice(up[l]); up[l].Charged > p {
+			if refund.upline == nil {
+				refund.upline = make([]int64, len(up))
+			}
+			refund.upline[l], up[l].Charged = up[l].Charged-p, p
+		}
+	}
+	if refund.upline != nil {
+		m.Upline, refund.note = up, note
+	}
 	return refund
 }
 
@@ -213,8 +251,11 @@ func fail(m *domain.Message, code, text string, at time.Time) ([]domain.Status, 
 	var refund money
 	switch {
 	case awaitingHandOver(m):
-		refund = money{amount: m.Charged, note: "failed before a provider accepted it: " + code}
-		m.Charged = 0
+		refund = refundAll(m, "failed before a provider accepted it: "+code)
+	case m.BillDelivery:
+		// Billed on the outcome: a message a provider took and that ended
+		// FAILED (EXPIRED among them) is charged to no level.
+		refund = refundAll(m, "billed on delivery, not delivered: "+orProviderError(code))
 	case awaitingDelivery(m):
 		refund = stopWaiting(m)
 	}
@@ -228,6 +269,13 @@ func fail(m *domain.Message, code, text string, at time.Time) ([]domain.Status, 
 	m.NextAttemptAt, m.LeaseOwner = time.Time{}, ""
 	m.Stamp(domain.Failed, at)
 	return []domain.Status{domain.Failed}, refund
+}
+
+func orProviderError(code string) string {
+	if code == "" {
+		return domain.CodeProviderError
+	}
+	return code
 }
 
 // quietDue is when a message put back in the queue for t may go: not
