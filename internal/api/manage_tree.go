@@ -86,13 +86,14 @@ func (s *Server) getAccount(w http.ResponseWriter, r *http.Request, a manage.Act
 // operator a top-level account, or a child of ?account=ID.
 func (s *Server) createAccount(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
 	var req struct {
-		Name     string          `json:"name"`
-		Country  string          `json:"country"`
-		Currency string          `json:"currency"`
-		Tier     string          `json:"tier"`
-		Prices   json.RawMessage `json:"prices"`
-		Reseller bool            `json:"reseller"`
-		Billing  string          `json:"billing"`
+		Name      string          `json:"name"`
+		Country   string          `json:"country"`
+		Currency  string          `json:"currency"`
+		Tier      string          `json:"tier"`
+		Prices    json.RawMessage `json:"prices"`
+		AllowLoss bool            `json:"allowLoss"`
+		Reseller  bool            `json:"reseller"`
+		Billing   string          `json:"billing"`
 	}
 	if err := readJSON(w, r, &req); err != nil {
 		return err
@@ -101,19 +102,25 @@ func (s *Server) createAccount(w http.ResponseWriter, r *http.Request, a manage.
 		req.Prices = nil
 	}
 	ac, err := s.cfg.Manage.CreateAccount(r.Context(), a, manage.NewChild{ParentID: acct(r), Name: req.Name, Country: req.Country,
-		Currency: req.Currency, Tier: req.Tier, Prices: req.Prices, Reseller: req.Reseller, Billing: req.Billing})
+		Currency: req.Currency, Tier: req.Tier, Prices: req.Prices, AllowLoss: req.AllowLoss, Reseller: req.Reseller, Billing: req.Billing})
 	return answer(w, http.StatusCreated, ac, treeError(err), toAccountView)
 }
 
 func (s *Server) updateAccount(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
 	var req struct {
-		Reseller *bool   `json:"reseller"`
-		Billing  *string `json:"billing"`
+		Reseller  *bool           `json:"reseller"`
+		Billing   *string         `json:"billing"`
+		Prices    json.RawMessage `json:"prices"`
+		AllowLoss bool            `json:"allowLoss"`
 	}
 	if err := readJSON(w, r, &req); err != nil {
 		return err
 	}
-	ac, err := s.cfg.Manage.UpdateAccount(r.Context(), a, r.PathValue("id"), manage.AccountChange{Reseller: req.Reseller, Billing: req.Billing})
+	if string(req.Prices) == "null" {
+		req.Prices = nil
+	}
+	ac, err := s.cfg.Manage.UpdateAccount(r.Context(), a, r.PathValue("id"), manage.AccountChange{Reseller: req.Reseller, Billing: req.Billing,
+		Prices: req.Prices, AllowLoss: req.AllowLoss})
 	return answer(w, http.StatusOK, ac, treeError(err), toAccountView)
 }
 

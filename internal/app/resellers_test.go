@@ -180,5 +180,26 @@ func TestResellerTree(t *testing.T) {
 			t.Fatalf("billing by the parent: %d %s", r.status, r.body)
 		}
 		wantProblem(t, "billing of itself", e.mg("PUT", base+"/accounts/"+c2ID, c2Owner, map[string]any{"billing": "delivery"}), 404, "NOT_FOUND")
+
+		// The margin guard: a parent prices its children at or above its
+		// own price unless it says allowLoss.
+		if r := e.mg("PUT", base+"/accounts/"+rID, op, map[string]any{"prices": map[string]any{"home": map[string]any{"smsSegment": 2}}}); r.status != 200 {
+			t.Fatalf("the operator pricing the reseller: %d %s", r.status, r.body)
+		}
+		cheap := map[string]any{"home": map[string]any{"smsSegment": 1.5}}
+		r := e.mg("POST", base+"/accounts", rOwner, map[string]any{"name": "Cheap", "country": "55", "prices": cheap})
+		if f := fieldsOf(t, r); r.status != 400 || len(f) != 1 || f[0] != "prices" || !strings.Contains(string(r.body), "allowLoss") {
+			t.Fatalf("a child priced below its parent: %d %s", r.status, r.body)
+		}
+		created("a child priced below its parent, on purpose", e.mg("POST", base+"/accounts", rOwner,
+			map[string]any{"name": "Cheap", "country": "55", "prices": cheap, "allowLoss": true}))
+		if r := e.mg("PUT", base+"/accounts/"+c2ID, rOwner, map[string]any{"prices": cheap}); r.status != 400 {
+			t.Fatalf("repricing a child below its parent: %d %s", r.status, r.body)
+		}
+		r = e.mg("PUT", base+"/accounts/"+c2ID, rOwner, map[string]any{"prices": map[string]any{"home": map[string]any{"smsSegment": 3},
+			"abroad": map[string]any{"smsSegment": 4}}})
+		if r.status != 200 || !strings.Contains(string(r.body), `"smsSegment":3`) {
+			t.Fatalf("repricing a child: %d %s", r.status, r.body)
+		}
 	})
 }

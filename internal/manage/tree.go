@@ -128,8 +128,11 @@ type NewChild struct {
 	Currency string // operators' top-level accounts only; a child keeps its parent's
 	Tier     string // operators only; a child starts at its parent's tier
 	Prices   []byte // the price table as JSON (msgsvc account prices), nil for the defaults
-	Reseller bool
-	Billing  string // submit (default) or delivery
+	// AllowLoss lets a child's prices fall below its parent's own (the
+	// margin guard); without it such a table is refused.
+	AllowLoss bool
+	Reseller  bool
+	Billing   string // submit (default) or delivery
 }
 
 // CreateAccount makes an account. A reseller's owner or admin makes its
@@ -200,6 +203,11 @@ func (s *Service) CreateAccount(ctx context.Context, a Actor, in NewChild) (doma
 	if err := p.err("The account is not valid."); err != nil {
 		return domain.Account{}, err
 	}
+	if parent.ID != "" {
+		if err := guardPrices(parent, prices, in.Country, in.AllowLoss); err != nil {
+			return domain.Account{}, err
+		}
+	}
 	secret, err := webhook.NewSecret()
 	if err != nil {
 		return domain.Account{}, err
@@ -248,6 +256,11 @@ func parseBilling(v string) (domain.Billing, bool) {
 type AccountChange struct {
 	Reseller *bool
 	Billing  *string
+	// Prices replaces the price table (JSON as msgsvc account prices
+	// takes it; {} restores the defaults), under the margin guard unless
+	// AllowLoss.
+	Prices    []byte
+	AllowLoss bool
 }
 
 // UpdateAccount changes an account's place in the tree: only an operator
@@ -272,11 +285,28 @@ func (s *Service) UpdateAccount(ctx context.Context, a Actor, accountID string, 
 			p.add("billing", "must be submit or delivery")
 		}
 	}
-	if ch.Reseller == nil && ch.Billing == nil {
-		p.add("reseller", "or billing is required")
+	var prices string
+	if ch.Prices != nil {
+		stored, _, err := ledger.ParsePriceTable(ch.Prices, acct.CountryCode)
+		if err != nil {
+			p.add("prices", err.Error())
+		}
+		prices = stored
+	}
+	if ch.Reseller == nil && ch.Billing == nil && ch.Prices == nil {
+		p.add("reseller", "billing or prices is required")
 	}
 	if err := p.err("The change is not valid."); err != nil {
 		return domain.Account{}, err
+	}
+	if ch.Prices != nil && acct.ParentID != "" {
+		parent, err := s.st.Account(ctx, acct.ParentID)
+		if err != nil {
+			return domain.Account{}, fmt.Errorf("parent %s: %w", acct.ParentID, err)
+		}
+		if err := guardPrices(parent, prices, acct.CountryCode, ch.AllowLoss); err != nil {
+			return domain.Account{}, err
+		}
 	}
 	if ch.Reseller != nil {
 		if err := s.st.SetReseller(ctx, acct.ID, *ch.Reseller); err != nil {
@@ -285,6 +315,11 @@ func (s *Service) UpdateAccount(ctx context.Context, a Actor, accountID string, 
 	}
 	if ch.Billing != nil {
 		if err := s.st.SetBilling(ctx, acct.ID, billing); err != nil {
+			return domain.Account{}, err
+		}
+	}
+	if ch.Prices != nil {
+		if err := s.st.SetPrices(ctx, acct.ID, prices); err != nil {
 			return domain.Account{}, err
 		}
 	}
@@ -332,6 +367,25 @@ func (s *Service) Transfer(ctx context.Context, a Actor, childID string, credits
 		return TransferResult{}, err
 	}
 	return TransferResult{ParentID: c.ParentID, ChildID: c.ID, Amount: amount, ParentBalance: pb, ChildBalance: cb, Currency: c.Currency}, nil
+}
+
+// guardPrices is the margin guard of a parent pricing its child: the
+// child's table (stored form, "" for the defaults) may not undercut the
+// parent's own at any destination unless allowLoss. A table that does is
+// refused on the prices field, naming the first rate below.
+func guardPrices(parent domain.Account, childPrices, childHome string, allowLoss bool) error {
+	child, err := domain.ParsePrices(childPrices)
+	if err != nil {
+		return invalid("prices", err.Error())
+	}
+	own, err := parent.PriceList()
+	if err != nil {
+		return fmt.Errorf("parent %s: %w", parent.ID, err)
+	}
+	if err := domain.CheckChildPrices(child, childHome, own, parent.CountryCode, allowLoss); err != nil {
+		return invalid("prices", "undercut the parent's own prices ("+err.Error()+")")
+	}
+	return nil
 }
 
 // hideText blanks what a message says, for a reseller reading a child's:
