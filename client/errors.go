@@ -14,6 +14,7 @@ const (
 	CodeInvalidAPIKey             = "INVALID_API_KEY"
 	CodeForbidden                 = "FORBIDDEN"
 	CodeIPNotAllowed              = "IP_NOT_ALLOWED"
+	CodeAccountSuspended          = "ACCOUNT_SUSPENDED"
 	CodeNotFound                  = "NOT_FOUND"
 	CodeValidation                = "VALIDATION_ERROR"
 	CodeInsufficientCredits       = "INSUFFICIENT_CREDITS"

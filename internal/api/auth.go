@@ -22,6 +22,8 @@ var (
 		"Send your API key in the X-API-KEY header or as Authorization: Bearer <key>.")
 	errInvalidKey = problem("INVALID_API_KEY", "The API key is wrong or not active.")
 	errIPBlocked  = problem("IP_NOT_ALLOWED", "This address is not on the account's IP allow-list.")
+	errSuspended  = problem("ACCOUNT_SUSPENDED",
+		"The account is suspended; nothing is done for it until it is resumed. Its queued and scheduled messages are held.")
 )
 
 // KeyStore finds an API key (and its account) by the key's hash, and
@@ -157,6 +159,16 @@ func (s *Server) wrapAuthRead(reqType string, h handler, cached bool) http.Handl
 			s.authFailure(w, r, addrKey, errIPBlocked)
 			return
 		}
+		// A suspended account's key is still its key: the refusal is not an
+		// authentication failure and costs the address nothing.
+		if acct.Suspended() {
+			if version != 0 {
+				fresh.ServeHTTP(w, r)
+				return
+			}
+			writeProblem(w, r, s.cfg.Log, errSuspended)
+			return
+		}
 		s.touch(r, key.ID)
 
 		if s.cfg.Limiter != nil {
@@ -235,6 +247,10 @@ func (s *Server) reauth(w http.ResponseWriter, r *http.Request) (message.Caller,
 	}
 	if err != nil {
 		s.authFailure(w, r, addrKey, err)
+		return message.Caller{}, false
+	}
+	if acct.Suspended() {
+		writeProblem(w, r, s.cfg.Log, errSuspended)
 		return message.Caller{}, false
 	}
 	return message.Caller{Account: acct, Key: key}, true

@@ -32,6 +32,7 @@ type Manager interface {
 	SMPPAdmin
 	TwilioAdmin
 	TreeAdmin
+	SuspensionAdmin
 }
 
 // KeyAdmin manages an account's API keys, IP allow-list and webhook secret.
@@ -101,6 +102,7 @@ func (s *Server) manageRoutes() {
 	s.manageAlertRoutes(base)
 	s.manageTwilioRoutes(base)
 	s.manageTreeRoutes(base)
+	s.manageSuspensionRoutes(base)
 }
 
 // acct is the account a request names (?account=ID; operators only).

@@ -41,6 +41,7 @@ var codes = map[string]int{
 	"TOKEN_EXPIRED":               http.StatusUnauthorized,
 	"FORBIDDEN":                   http.StatusForbidden,
 	"IP_NOT_ALLOWED":              http.StatusForbidden,
+	"ACCOUNT_SUSPENDED":           http.StatusForbidden,
 	"NOT_FOUND":                   http.StatusNotFound,
 	"METHOD_NOT_ALLOWED":          http.StatusMethodNotAllowed,
 	"VALIDATION_ERROR":            http.StatusBadRequest,
@@ -124,6 +125,8 @@ func toProblem(err error) *Problem {
 		return problem("TWILIO_CREDENTIAL_LIMIT_REACHED", fmt.Sprintf("The account has %d Twilio credentials, the most it may have; remove one before making another.", l.Max))
 	}
 	switch {
+	case errors.Is(err, domain.ErrSuspended):
+		return errSuspended
 	case errors.Is(err, manage.ErrForbidden):
 		return errForbidden
 	case errors.Is(err, manage.ErrInvalidToken):

@@ -31,3 +31,7 @@ var ErrSenderDecided = fmt.Errorf("sender already decided: %w", ErrConflict)
 // answer). Nothing was written; the same request may succeed later, so the
 // fronts answer "retry later" rather than "failed".
 var ErrStorageUnavailable = errors.New("storage unavailable")
+
+// ErrSuspended: the account, or one above it in the tree, is suspended;
+// nothing it asks for is done until it is resumed.
+var ErrSuspended = errors.New("account suspended")

@@ -51,6 +51,10 @@ var (
 	// (domain.Principal.AuthVersion); nothing was written, and the send
 	// may be made again after authenticating afresh.
 	ErrStaleAuth = errors.New("the key or its account changed since it was read")
+	// ErrSuspended: the account (or one above it) is suspended; nothing
+	// was written. A principal read from a cache before the suspension is
+	// caught by the auth counter's check instead (ErrStaleAuth).
+	ErrSuspended = domain.ErrSuspended
 )
 
 // SendOptions carry what comes with the request besides its body.
@@ -187,6 +191,9 @@ func (s *Service) Close() { s.commits.Close() }
 // Send validates, prices and accepts a send. The whole request is accepted
 // or refused: an invalid recipient or a short balance writes nothing.
 func (s *Service) Send(ctx context.Context, who domain.Principal, r domain.SendRequest, opt SendOptions) (Outcome, error) {
+	if who.Account.Suspended() {
+		return Outcome{}, ErrSuspended
+	}
 	now := s.now().UTC()
 	req, err := s.validate(ctx, who, r, now)
 	if err != nil {

@@ -209,6 +209,11 @@ func (s *Service) account(ctx context.Context, a Actor, accountID, need string) 
 	if err != nil {
 		return acct, fmt.Errorf("account %s: %w", accountID, err)
 	}
+	// A suspended account's own users may do nothing; an operator, or a
+	// parent acting on it, still may.
+	if !a.Operator() && acct.ID == a.AccountID && acct.Suspended() {
+		return domain.Account{}, ErrSuspended
+	}
 	return acct, nil
 }
 

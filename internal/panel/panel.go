@@ -200,6 +200,9 @@ func (p *Panel) actionError(w http.ResponseWriter, r *http.Request, s *session, 
 	switch {
 	case errors.Is(err, manage.ErrForbidden):
 		p.render(w, r, http.StatusForbidden, "error", &view{Title: "Not allowed", S: s, Data: forbidden(s.Actor.Role, r.URL.Path)})
+	case errors.Is(err, manage.ErrSuspended):
+		p.render(w, r, http.StatusForbidden, "error", &view{Title: "Account suspended", S: s,
+			Data: "This account is suspended by its reseller or the service's operators: nothing can be done in it until it is resumed. Its queued and scheduled messages are held, not lost."})
 	case errors.Is(err, manage.ErrNotFound):
 		p.render(w, r, http.StatusNotFound, "error", &view{Title: "Not found", S: s,
 			Data: "There is no such thing in this account. It may have been removed or revoked already."})

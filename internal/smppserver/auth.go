@@ -27,6 +27,7 @@ const (
 	reasonStorageFailed  = "the user could not be read (storage)"
 	reasonMalformedBind  = "malformed bind"
 	reasonUnboundConnCap = "too many unbound connections from the address"
+	reasonSuspended      = "the account is suspended"
 )
 
 // authenticate checks a bind: the user, its password, the account's
@@ -82,6 +83,14 @@ func (s *Server) authenticate(ctx context.Context, ss *session, kind smpp.Comman
 			s.spend(ctx, addrKey) // counted before the hash for the others
 		}
 		return u, acct, reason
+	}
+	// Checked only once the password proved who binds, and not counted as
+	// a wrong password is (only as every attempt is, before the hash): the
+	// ESME of a suspended account is expected to keep trying until it is
+	// resumed. The peer sees ESME_RBINDFAIL as for any
+	// other refusal (section 8 names no status of its own for this).
+	if acct.Suspended() {
+		return u, acct, reasonSuspended
 	}
 	if !s.binds.add(u, ss) || !s.reserve(ctx, u, ss, kind) {
 		return u, acct, reasonMaxBinds

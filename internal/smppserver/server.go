@@ -368,9 +368,9 @@ func (s *Server) renewBinds(ctx context.Context, now time.Time) {
 }
 
 // checkBinds closes the binds of removed users and, when accounts' settings
-// changed, of addresses their account no longer allows, and gives the
-// others their account as it is now. When nothing changed it costs two
-// small reads.
+// changed, of suspended accounts and of addresses their account no
+// longer allows, and gives the others their account as it is now. When
+// nothing changed it costs two small reads.
 func (s *Server) checkBinds(ctx context.Context, seen *int64) {
 	users := s.binds.users()
 	if len(users) == 0 {
@@ -404,6 +404,12 @@ func (s *Server) checkBinds(ctx context.Context, seen *int64) {
 			*seen = 0 // look again on the next poll
 		default:
 			for _, ss := range s.binds.of(u.ID) {
+				if acct.Suspended() {
+					s.cfg.Log.Info("smpp: bind closed, the account is suspended", "systemId", u.SystemID, "account", acct.ID,
+						"suspendedBy", acct.SuspendedBy, "addr", ss.addr.String())
+					ss.shutdown()
+					continue
+				}
 				if !domain.AddrAllowed(acct.IPAllowlist, ss.addr) {
 					ss.shutdown()
 					continue

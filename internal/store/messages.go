@@ -214,10 +214,18 @@ func (s *Store) SearchMessages(ctx context.Context, f domain.MessageFilter) ([]d
 }
 
 // ClaimDue leases up to limit messages that are due for dispatch (see
-// claimDue), counting an attempt for each.
+// claimDue), counting an attempt for each. The messages of a suspended
+// account are held: left due, unclaimed and uncounted, so that they go
+// out once it is resumed; except those whose validity has ended, which
+// the dispatcher expires as it would have without the suspension.
 func (s *Store) ClaimDue(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]domain.Message, error) {
-	return claimDue(ctx, s, messages, ", attempts = attempts + 1", "", owner, now, lease, limit)
+	return claimDue(ctx, s, messages, ", attempts = attempts + 1", notHeld, owner, now, lease, limit)
 }
+
+// notHeld leaves out of a claim the messages of suspended accounts whose
+// validity still runs ($3 is the claim's now).
+const notHeld = ` AND (expires_at <= $3 OR NOT EXISTS (SELECT 1 FROM accounts a
+	WHERE a.id = messages.account_id AND a.suspended_at <> 0))`
 
 // ReleaseMessages gives up an owner's lease on messages it cannot hand
 // over now (they were written leased to it), making them due at once for

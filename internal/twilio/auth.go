@@ -86,6 +86,9 @@ func (h *Handler) authenticateOnce(r *http.Request, cached bool) (caller, error)
 	if !domain.AddrAllowed(c.account.IPAllowlist, h.cfg.ClientAddr(r)) {
 		return c, errIPBlocked
 	}
+	if c.account.Suspended() {
+		return c, errSuspended
+	}
 	return c, nil
 }
 

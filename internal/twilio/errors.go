@@ -32,6 +32,7 @@ const (
 	codeAuth              = 20003
 	codeMethodNotAllowed  = 20004
 	codeAccountNotActive  = 20005
+	codeAccountSuspended  = 10001
 	codeForbidden         = 20403
 	codeNotFound          = 20404
 	codeTooManyRequests   = 20429
@@ -79,6 +80,11 @@ var (
 		"The requested resource was not found.")
 	errIPBlocked = fail(http.StatusForbidden, codeForbidden,
 		"This address is not on the account's IP allow-list.")
+	// Twilio answers 10001 (Account is not active) for a suspended account
+	// or subaccount, a parent's suspension included; 403 because the
+	// credential itself is good.
+	errSuspended = fail(http.StatusForbidden, codeAccountSuspended,
+		"Account is not active: the account, or one above it, is suspended. Its queued and scheduled messages are held until it is resumed.")
 )
 
 type errorBody struct {
@@ -102,6 +108,8 @@ func toError(err error) *Error {
 		return fromRefusal(rf)
 	}
 	switch {
+	case errors.Is(err, domain.ErrSuspended):
+		return errSuspended
 	case errors.Is(err, message.ErrNotFound):
 		return errNotFound
 	case errors.Is(err, intake.ErrInsufficientCredits):

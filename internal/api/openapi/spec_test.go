@@ -133,6 +133,8 @@ var wantOperations = []struct {
 	{"GET", "/api/v1/manage/accounts/{id}", "manageGetAccount", false},
 	{"PUT", "/api/v1/manage/accounts/{id}", "manageUpdateAccount", false},
 	{"POST", "/api/v1/manage/accounts/{id}/transfers", "manageTransfer", false},
+	{"POST", "/api/v1/manage/accounts/{id}/suspend", "manageSuspendAccount", false},
+	{"POST", "/api/v1/manage/accounts/{id}/resume", "manageResumeAccount", false},
 	{"POST", "/api/v1/manage/topups", "manageTopUp", false},
 	{"GET", "/api/v1/manage/opt-outs", "manageListOptOuts", false},
 	{"POST", "/api/v1/manage/opt-outs", "manageAddOptOut", false},
