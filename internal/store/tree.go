@@ -184,11 +184,41 @@ func (s *Store) SetBilling(ctx context.Context, accountID string, b domain.Billi
 // childID must be parentID's child (domain.ErrNotFound otherwise). Neither
 // balance goes below zero: a parent short of the amount is
 // ledger.ErrInsufficientCredits, a child short of what is taken back
-// domain.ErrChildShort; either way nothing is written.
+// domain.ErrChildShort; either way nothing is written. A transfer that
+// keeps conflicting with other writers gives up with
+// domain.ErrStorageUnavailable, also having written nothing.
 func (s *Store) Transfer(ctx context.Context, parentID, childID string, amount int64, note string, at time.Time) (parentBalance, childBalance int64, err error) {
 	if amount == 0 {
 		return 0, 0, errors.New("transfer: zero amount")
 	}
+	// The write queue runs a group again a few times after a conflict
+	// with other writers (a deadlock, or the credits a debit needs held
+	// in other writers' shares). A burst of sends on every node can make
+	// that last longer than for a send, so a transfer waits a little
+	// more; if the conflict outlasts it, nothing was moved and the caller
+	// is told to retry (domain.ErrStorageUnavailable), as for a database
+	// that cannot take writes.
+	for attempt := 1; ; attempt++ {
+		parentBalance, childBalance, err = s.transferOnce(ctx, parentID, childID, amount, note, at)
+		if err == nil || !retryable(err) {
+			return parentBalance, childBalance, err
+		}
+		if attempt == transferAttempts {
+			return 0, 0, fmt.Errorf("transfer: still conflicting with other writers (%w): %w", err, domain.ErrStorageUnavailable)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, 0, ctx.Err()
+		case <-time.After(time.Duration(attempt) * 20 * time.Millisecond):
+		}
+	}
+}
+
+// transferAttempts bounds the runs of a transfer that keeps conflicting
+// with other writers (each run is itself up to five of the write queue's).
+const transferAttempts = 6
+
+func (s *Store) transferOnce(ctx context.Context, parentID, childID string, amount int64, note string, at time.Time) (parentBalance, childBalance int64, err error) {
 	err = s.Write(ctx, func(tx *Tx) error {
 		var parent string
 		err := tx.queryRow(ctx, `SELECT parent_id FROM accounts WHERE id = $1`, childID).Scan(&parent)
