@@ -31,6 +31,7 @@ type Manager interface {
 	RouteAdmin
 	SMPPAdmin
 	TwilioAdmin
+	TreeAdmin
 	SuspensionAdmin
 }
 
@@ -95,12 +96,12 @@ func (s *Server) manageRoutes() {
 	s.managed("GET "+base+"/users", s.listUsers)
 	s.managed("POST "+base+"/users", s.createUser)
 	s.managed("DELETE "+base+"/users/{id}", s.removeUser)
-	s.managed("GET "+base+"/accounts", s.listAccounts)
 	s.managed("POST "+base+"/topups", s.topUp)
 	s.manageComplianceRoutes(base)
 	s.manageRouteRoutes(base)
 	s.manageAlertRoutes(base)
 	s.manageTwilioRoutes(base)
+	s.manageTreeRoutes(base)
 	s.manageSuspensionRoutes(base)
 }
 
@@ -267,24 +268,6 @@ func (s *Server) redeliver(w http.ResponseWriter, r *http.Request, a manage.Acto
 	}
 	writeJSON(w, http.StatusAccepted, map[string]any{"eventId": r.PathValue("id"), "queued": true})
 	return nil
-}
-
-type accountView struct {
-	ID        string     `json:"id"`
-	Name      string     `json:"name"`
-	Tier      string     `json:"tier"`
-	Currency  string     `json:"currency"`
-	Balance   float64    `json:"balance"`
-	Limits    limitsView `json:"limits"`
-	CreatedAt view.Time  `json:"createdAt"`
-}
-
-func (s *Server) listAccounts(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
-	list, err := s.cfg.Manage.Accounts(r.Context(), a)
-	return writeList(w, "accounts", list, err, func(ac domain.Account) accountView {
-		return accountView{ID: ac.ID, Name: ac.Name, Tier: ac.Tier, Currency: ac.Currency, Balance: ledger.Credits(ac.Balance),
-			Limits: toLimitsView(ac.Limits), CreatedAt: view.Time(ac.CreatedAt)}
-	})
 }
 
 func (s *Server) topUp(w http.ResponseWriter, r *http.Request, a manage.Actor) error {

@@ -228,7 +228,9 @@ type ledgerView struct {
 	MessageID    *string     `json:"messageId"`
 	CampaignID   *string     `json:"campaignId"`
 	Note         *string     `json:"note"`
-	CreatedAt    view.Time   `json:"createdAt"`
+	// Counterparty is the other account of a transfer.
+	Counterparty *string   `json:"counterparty"`
+	CreatedAt    view.Time `json:"createdAt"`
 }
 
 type usageDayView struct {
@@ -253,7 +255,7 @@ func (s *Server) manageBalance(w http.ResponseWriter, r *http.Request, a manage.
 	lines := []ledgerView{}
 	for _, e := range b.Ledger {
 		lines = append(lines, ledgerView{ID: e.ID, Amount: ledger.Credits(e.Amount), BalanceAfter: ledger.Credits(e.BalanceAfter), Kind: e.Kind,
-			MessageID: view.StrOrNil(e.MessageID), CampaignID: view.StrOrNil(e.CampaignID), Note: view.StrOrNil(e.Note), CreatedAt: view.Time(e.CreatedAt)})
+			MessageID: view.StrOrNil(e.MessageID), CampaignID: view.StrOrNil(e.CampaignID), Note: view.StrOrNil(e.Note), Counterparty: view.StrOrNil(e.Counterparty), CreatedAt: view.Time(e.CreatedAt)})
 	}
 	usage := []usageDayView{}
 	for _, u := range b.Usage {

@@ -180,7 +180,7 @@ type marginRowView struct {
 
 func (s *Server) marginsReport(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
 	q := r.URL.Query()
-	rep, err := s.cfg.Manage.Margins(r.Context(), a, manage.MarginQuery{From: q.Get("from"), To: q.Get("to"), GroupBy: q.Get("groupBy")})
+	rep, err := s.cfg.Manage.Margins(r.Context(), a, manage.MarginQuery{From: q.Get("from"), To: q.Get("to"), GroupBy: q.Get("groupBy"), Account: acct(r)})
 	if err != nil {
 		return err
 	}

@@ -60,6 +60,10 @@ var codes = map[string]int{
 	"SERVICE_UNAVAILABLE":         http.StatusServiceUnavailable,
 
 	"TWILIO_CREDENTIAL_LIMIT_REACHED": http.StatusConflict,
+
+	"ACCOUNT_TREE_TOO_DEEP":      http.StatusConflict,
+	"ACCOUNT_HAS_CHILDREN":       http.StatusConflict,
+	"CHILD_INSUFFICIENT_CREDITS": http.StatusConflict,
 }
 
 // unavailableRetry is the Retry-After of SERVICE_UNAVAILABLE: long enough

@@ -215,9 +215,9 @@ func TestManageTenancy(t *testing.T) {
 		owner, op := e.member("owner"), e.member("operator")
 		q := "?account=" + other.ID
 		for _, c := range []struct{ method, path string }{
-			{"GET", "/api/v1/manage/keys" + q}, {"POST", "/api/v1/manage/keys" + q}, {"GET", "/api/v1/manage/messages" + q},
+			{"GET", "/api/v1/manage/keys" + q}, {"POST", "/api/v1/manage/keys" + q},
 			{"PUT", "/api/v1/manage/security/ip-allowlist" + q}, {"POST", "/api/v1/manage/webhook-secret/rotate" + q},
-			{"GET", "/api/v1/manage/balance" + q}, {"GET", "/api/v1/manage/limits" + q}, {"GET", "/api/v1/manage/senders" + q},
+			{"GET", "/api/v1/manage/limits" + q}, {"GET", "/api/v1/manage/senders" + q},
 		} {
 			var body any
 			switch c.method {
@@ -228,7 +228,10 @@ func TestManageTenancy(t *testing.T) {
 			}
 			wantProblem(t, "an owner naming another account: "+c.method+" "+c.path, e.mg(c.method, c.path, owner, body), 403, "FORBIDDEN")
 		}
+		// The reads a reseller makes of its subtree (messages, balance)
+		// answer any account outside it as unknown.
 		for _, c := range []struct{ method, path string }{
+			{"GET", "/api/v1/manage/messages" + q}, {"GET", "/api/v1/manage/balance" + q},
 			{"DELETE", "/api/v1/manage/keys/" + okRec.ID}, {"GET", "/api/v1/manage/messages/" + theirMsg},
 			{"GET", "/api/v1/manage/messages/" + theirMsg + "/attempts"}, {"POST", "/api/v1/manage/events/" + evs[0].ID + "/redeliver"},
 		} {

@@ -55,7 +55,7 @@ func (e *env) ownerOf(accountID, email string) string {
 func TestSuspendSubtreeEndToEnd(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d string) {
 		e := smppEnv(t, d)
-		reseller := e.childAccount("reseller", "", 0)
+		reseller := e.childAccount("reseller", "", 1000) // a child's send is charged to it too
 		child := e.childAccount("child", reseller.ID, 100)
 		grandchild := e.childAccount("grandchild", child.ID, 100)
 		sibling := e.childAccount("sibling", reseller.ID, 100)

@@ -34,12 +34,25 @@ type NewAccount struct {
 	Credits  float64
 	Currency string
 	Country  string
+	// Reseller lets the account have children of its own.
+	Reseller bool
+	// ParentID makes the account a child of that reseller: it takes the
+	// parent's currency, and its opening credits are a transfer from the
+	// parent rather than new money.
+	ParentID string
 }
 
 // CreateAccount creates an account with a fresh webhook secret and its
 // opening credits in the ledger.
 func CreateAccount(ctx context.Context, st *store.Store, in NewAccount, now time.Time) (domain.Account, error) {
 	in.Tier = strings.ToLower(in.Tier)
+	if in.ParentID != "" {
+		parent, err := st.Account(ctx, in.ParentID)
+		if err != nil {
+			return domain.Account{}, fmt.Errorf("parent %s: %w", in.ParentID, err)
+		}
+		in.Currency = parent.Currency
+	}
 	if _, ok := manage.TierLimits(in.Tier); !ok {
 		return domain.Account{}, fmt.Errorf("tier must be free, basic, pro or enterprise")
 	}
@@ -56,14 +69,47 @@ func CreateAccount(ctx context.Context, st *store.Store, in NewAccount, now time
 	if err != nil || credits < 0 {
 		return domain.Account{}, fmt.Errorf("credits must be a non-negative amount")
 	}
+	if in.ParentID != "" && credits > 0 {
+		// Checked first so that a refusal leaves no account behind; the
+		// transfer checks again, atomically.
+		parent, err := st.Account(ctx, in.ParentID)
+		if err != nil {
+			return domain.Account{}, fmt.Errorf("parent %s: %w", in.ParentID, err)
+		}
+		if parent.Balance < credits {
+			return domain.Account{}, fmt.Errorf("parent %s has %v credits, which does not cover %v: %w", parent.ID,
+				ledger.Credits(parent.Balance), in.Credits, ledger.ErrInsufficientCredits)
+		}
+	}
 	secret, err := webhook.NewSecret()
 	if err != nil {
 		return domain.Account{}, err
 	}
 	a := domain.Account{ID: id.New(id.Account, now), Name: in.Name, Tier: in.Tier, Currency: strings.ToUpper(in.Currency),
-		CountryCode: in.Country, WebhookSecret: secret, Limits: DefaultLimits(in.Tier), WAQualityTier: 1, CreatedAt: now}
-	if err := st.CreateAccount(ctx, a); err != nil {
-		return a, err
+		CountryCode: in.Country, WebhookSecret: secret, Limits: DefaultLimits(in.Tier), WAQualityTier: 1, ParentID: in.ParentID,
+		CreatedAt: now}
+	if in.ParentID != "" {
+		err = st.CreateChild(ctx, a)
+	} else {
+		err = st.CreateAccount(ctx, a)
+	}
+	if err != nil {
+		return a, treeError(in.ParentID, err)
+	}
+	if in.Reseller {
+		if err := st.SetReseller(ctx, a.ID, true); err != nil {
+			return a, treeError(in.ParentID, err)
+		}
+		a.Reseller = true
+	}
+	if credits > 0 && in.ParentID != "" {
+		if _, a.Balance, err = st.Transfer(ctx, in.ParentID, a.ID, credits, "opening balance", now); err != nil {
+			if errors.Is(err, ledger.ErrInsufficientCredits) {
+				return a, fmt.Errorf("account %s created, but its parent's balance does not cover %v credits: %w", a.ID, in.Credits, err)
+			}
+			return a, err
+		}
+		return a, nil
 	}
 	if credits > 0 {
 		if a.Balance, err = AddCredits(ctx, st, a.ID, credits, ledger.TopUp, "opening balance", now); err != nil {
@@ -71,6 +117,17 @@ func CreateAccount(ctx context.Context, st *store.Store, in NewAccount, now time
 		}
 	}
 	return a, nil
+}
+
+// treeError says in an operator's words why a tree refused the account.
+func treeError(parentID string, err error) error {
+	switch {
+	case errors.Is(err, domain.ErrNotReseller):
+		return fmt.Errorf("parent %s is not a reseller (make it one first): %w", parentID, err)
+	case errors.Is(err, domain.ErrTreeTooDeep):
+		return fmt.Errorf("accounts stand at most %d levels deep; this one would be deeper: %w", domain.MaxDepth, err)
+	}
+	return err
 }
 
 // CreateKey makes an API key for an account; the secret is returned once.

@@ -23,14 +23,24 @@ var accountCreate = adminCommand{name: "account create", summary: "create an acc
 		credits := fs.Float64("credits", 0, "opening credits")
 		currency := fs.String("currency", "USD", "currency code")
 		country := fs.String("country", "1", "home country calling code, used for pricing")
+		reseller := fs.Bool("reseller", false, "let the account create children of its own (sub-accounts)")
+		parent := fs.String("parent", "", "create the account under this reseller (its currency; --credits moved from the parent)")
 		return func(ctx context.Context, in adminInput) (any, string, error) {
 			a, err := bootstrap.CreateAccount(ctx, in.st, bootstrap.NewAccount{Name: *name, Tier: *tier, Credits: *credits, Currency: *currency,
-				Country: *country}, in.now)
+				Country: *country, Reseller: *reseller, ParentID: *parent}, in.now)
 			if err != nil {
 				return nil, "", err
 			}
-			return accountJSON(a), fmt.Sprintf("account %s created (tier %s, balance %v %s)\nwebhook signing secret: %s\n",
-				a.ID, a.Tier, ledger.Credits(a.Balance), a.Currency, a.WebhookSecret), nil
+			kind := "account"
+			if a.Reseller {
+				kind = "reseller account"
+			}
+			under := ""
+			if a.ParentID != "" {
+				under = " under " + a.ParentID
+			}
+			return accountJSON(a), fmt.Sprintf("%s %s created%s (tier %s, balance %v %s)\nwebhook signing secret: %s\n",
+				kind, a.ID, under, a.Tier, ledger.Credits(a.Balance), a.Currency, a.WebhookSecret), nil
 		}
 	}}
 

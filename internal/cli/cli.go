@@ -221,8 +221,12 @@ func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 func accountJSON(a domain.Account) map[string]any {
+	var parent any
+	if a.ParentID != "" {
+		parent = a.ParentID
+	}
 	return map[string]any{"id": a.ID, "name": a.Name, "tier": a.Tier, "currency": a.Currency, "country": a.CountryCode,
-		"balance": ledger.Credits(a.Balance), "webhookSecret": a.WebhookSecret,
+		"balance": ledger.Credits(a.Balance), "webhookSecret": a.WebhookSecret, "parentId": parent, "reseller": a.Reseller,
 		"limits": map[string]int{"tierRpm": a.Limits.TierRPM, "sendRpm": a.Limits.SendRPM, "statusRpm": a.Limits.StatusRPM,
 			"mediaRpm": a.Limits.MediaRPM}}
 }

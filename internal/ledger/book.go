@@ -20,6 +20,9 @@ const (
 	Debit  Kind = "debit"  // a message was accepted (its reserve)
 	Refund Kind = "refund" // a message ended before a provider took it, or cost less than reserved
 	Adjust Kind = "adjust" // an operator's correction
+	// Transfer moved credits between a reseller and its child; the line
+	// names the other account (Counterparty).
+	Transfer Kind = "transfer"
 )
 
 // Entry is one append-only line of an account's ledger. The balance always
@@ -34,6 +37,8 @@ type Entry struct {
 	MessageID    string
 	CampaignID   string
 	Note         string
+	// Counterparty is the other account of a transfer ("" otherwise).
+	Counterparty string
 	CreatedAt    time.Time
 }
 
@@ -328,4 +333,29 @@ func Credit(ctx context.Context, tx Tx, accountID string, amount int64, kind Kin
 	}
 	return balance, tx.InsertLedger(ctx, []Entry{{ID: id.New(id.Ledger, at), AccountID: accountID, Amount: amount,
 		BalanceAfter: balance, Kind: kind, Note: note, CreatedAt: at}})
+}
+
+// Move transfers amount (> 0) from one account to another: a debit line on
+// from and a credit line on to, each naming the other, with the balances
+// they left. from's balance never goes below zero: short, it returns
+// ErrInsufficientCredits and the caller's transaction writes nothing.
+func Move(ctx context.Context, tx Tx, from, to string, amount int64, note string, at time.Time) (fromBalance, toBalance int64, err error) {
+	if amount <= 0 {
+		return 0, 0, errors.New("ledger: a move takes a positive amount")
+	}
+	if fromBalance, err = tx.AddBalance(ctx, from, -amount, at); err != nil {
+		return 0, 0, err
+	}
+	if toBalance, err = tx.AddBalance(ctx, to, amount, at); err != nil {
+		return 0, 0, err
+	}
+	if err := tx.BalanceRose(ctx, to, toBalance); err != nil {
+		return 0, 0, err
+	}
+	return fromBalance, toBalance, tx.InsertLedger(ctx, []Entry{
+		{ID: id.New(id.Ledger, at), AccountID: from, Amount: -amount, BalanceAfter: fromBalance, Kind: Transfer, Note: note,
+			Counterparty: to, CreatedAt: at},
+		{ID: id.New(id.Ledger, at), AccountID: to, Amount: amount, BalanceAfter: toBalance, Kind: Transfer, Note: note,
+			Counterparty: from, CreatedAt: at},
+	})
 }

@@ -37,7 +37,7 @@ type BalanceView struct {
 // the cursor (a ledger line id, "" for the newest) and the usage of one
 // environment over the last UsageDays days.
 func (s *Service) Balance(ctx context.Context, a Actor, accountID, before string, env domain.Environment) (BalanceView, error) {
-	acct, err := s.account(ctx, a, accountID, user.Viewer)
+	acct, _, err := s.reach(ctx, a, accountID, user.Viewer)
 	if err != nil {
 		return BalanceView{}, err
 	}
@@ -61,15 +61,6 @@ func (s *Service) Balance(ctx context.Context, a Actor, accountID, before string
 // its name and balance).
 func (s *Service) Account(ctx context.Context, a Actor, accountID string) (domain.Account, error) {
 	return s.account(ctx, a, accountID, user.Viewer)
-}
-
-// Accounts lists every account, oldest first: the operators' view.
-func (s *Service) Accounts(ctx context.Context, a Actor) ([]domain.Account, error) {
-	if err := operator(a); err != nil {
-		return nil, err
-	}
-	list, err := s.st.Accounts(ctx)
-	return nonNil(list), err
 }
 
 // TopUp adds credits to an account (or, negative, corrects its balance);

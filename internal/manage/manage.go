@@ -59,6 +59,7 @@ type Store interface {
 	OverviewStore
 	SMPPStore
 	TwilioStore
+	TreeStore
 }
 
 // Config wires a Service.

@@ -42,7 +42,7 @@ type MessagePage struct {
 
 // SearchMessages finds an account's messages.
 func (s *Service) SearchMessages(ctx context.Context, a Actor, accountID string, q MessageQuery) (MessagePage, error) {
-	acct, err := s.account(ctx, a, accountID, user.Viewer)
+	acct, below, err := s.reach(ctx, a, accountID, user.Viewer)
 	if err != nil {
 		return MessagePage{}, err
 	}
@@ -56,6 +56,11 @@ func (s *Service) SearchMessages(ctx context.Context, a Actor, accountID string,
 	msgs, err := s.st.SearchMessages(ctx, f)
 	if err != nil {
 		return MessagePage{}, err
+	}
+	if below {
+		for i := range msgs {
+			hideText(&msgs[i])
+		}
 	}
 	page := MessagePage{Messages: nonNil(msgs)}
 	if len(msgs) > limit {
@@ -136,13 +141,16 @@ type EventAttempts struct {
 
 // Message reads one message of an account, in either environment.
 func (s *Service) Message(ctx context.Context, a Actor, accountID, messageID string) (MessageDetail, error) {
-	acct, err := s.account(ctx, a, accountID, user.Viewer)
+	acct, below, err := s.reach(ctx, a, accountID, user.Viewer)
 	if err != nil {
 		return MessageDetail{}, err
 	}
 	m, err := s.accountMessage(ctx, acct.ID, messageID)
 	if err != nil {
 		return MessageDetail{}, err
+	}
+	if below {
+		hideText(&m)
 	}
 	evs, err := s.st.EventsForMessage(ctx, acct.ID, m.ID)
 	if err != nil {
@@ -176,7 +184,7 @@ func (s *Service) accountMessage(ctx context.Context, accountID, messageID strin
 // Attempts lists the delivery attempts of a message's webhooks, oldest
 // first.
 func (s *Service) Attempts(ctx context.Context, a Actor, accountID, messageID string) ([]domain.Attempt, error) {
-	acct, err := s.account(ctx, a, accountID, user.Viewer)
+	acct, _, err := s.reach(ctx, a, accountID, user.Viewer)
 	if err != nil {
 		return nil, err
 	}

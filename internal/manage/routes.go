@@ -11,6 +11,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/phone"
 	"github.com/msgsvc/msgsvc/internal/provider"
+	"github.com/msgsvc/msgsvc/internal/user"
 )
 
 // RouteDesk is the live router as operators inspect it (provider.Router).
@@ -110,6 +111,10 @@ func (s *Service) SimulateRoute(ctx context.Context, a Actor, q Simulation) (Sim
 // MarginQuery asks for the margins report.
 type MarginQuery struct {
 	From, To, GroupBy string // YYYY-MM-DD, inclusive; provider|account|country|day
+	// Account asks for a reseller's margin per child (groupBy account):
+	// a reseller's users get their own without naming it, and may name an
+	// account below theirs; operators name any reseller.
+	Account string
 }
 
 // MarginReport is the margins report; grouped by day, the keys are
@@ -122,8 +127,16 @@ type MarginReport struct {
 // Margins sums live messages a provider took, by provider, account,
 // country or day, over a range of UTC days (default the last 30).
 func (s *Service) Margins(ctx context.Context, a Actor, q MarginQuery) (MarginReport, error) {
-	if err := operator(a); err != nil {
-		return MarginReport{}, err
+	var reseller domain.Account
+	if !a.Operator() || q.Account != "" {
+		acct, _, err := s.reach(ctx, a, q.Account, user.Viewer)
+		if err != nil {
+			return MarginReport{}, err
+		}
+		if !acct.Reseller {
+			return MarginReport{}, ErrForbidden
+		}
+		reseller = acct
 	}
 	var p problems
 	today := s.now().UTC().Truncate(24 * time.Hour)
@@ -142,7 +155,11 @@ func (s *Service) Margins(ctx context.Context, a Actor, q MarginQuery) (MarginRe
 	day("from", q.From, &from)
 	day("to", q.To, &to)
 	group := strings.ToLower(cmpOr(q.GroupBy, "provider"))
-	if !slices.Contains(domain.MarginGroups, group) {
+	if reseller.ID != "" {
+		if group = strings.ToLower(cmpOr(q.GroupBy, "account")); group != "account" {
+			p.add("groupBy", "must be account for a reseller's margins (its margin per child)")
+		}
+	} else if !slices.Contains(domain.MarginGroups, group) {
 		p.add("groupBy", "must be provider, account, country or day")
 	}
 	if to.Before(from) {
@@ -152,6 +169,10 @@ func (s *Service) Margins(ctx context.Context, a Actor, q MarginQuery) (MarginRe
 	}
 	if err := p.err("the report's range or grouping is not valid"); err != nil {
 		return MarginReport{}, err
+	}
+	if reseller.ID != "" {
+		rows, err := s.st.ResellerMargins(ctx, reseller.ID, from, to)
+		return MarginReport{Rows: nonNil(rows), Currency: reseller.Currency}, err
 	}
 	var rows []domain.MarginRow
 	var err error

@@ -9,8 +9,9 @@ import (
 var ledgerLines = newTable("ledger", func(e *ledger.Entry, c cols) cols {
 	return c.add(textCol("id", &e.ID), textCol("account_id", &e.AccountID), int64Col("amount", &e.Amount),
 		int64Col("balance_after", &e.BalanceAfter), enumCol("kind", &e.Kind), textCol("message_id", &e.MessageID),
-		textCol("campaign_id", &e.CampaignID), textCol("note", &e.Note), timeCol("created_at", &e.CreatedAt))
-}).withDefaults("message_id", "campaign_id", "note")
+		textCol("campaign_id", &e.CampaignID), textCol("note", &e.Note), timeCol("created_at", &e.CreatedAt),
+		textCol("counterparty", &e.Counterparty))
+}).withDefaults("message_id", "campaign_id", "note", "counterparty")
 
 // InsertLedger appends entries in as few statements as possible.
 func (tx *Tx) InsertLedger(ctx context.Context, entries []ledger.Entry) error {

@@ -93,6 +93,11 @@ const senderApprovalVersion = 70
 // rewritten after it too.
 const senderKeysVersion = 135
 
+// Conflicted reports whether a write failed only because of concurrent
+// ones (it wrote nothing, and may be tried again later): what the write
+// queue runs again a few times before it gives up.
+func Conflicted(err error) bool { return retryable(err) }
+
 // retryable reports whether a transaction failed only because of a
 // concurrent one and may simply run again: a PostgreSQL serialization
 // failure or deadlock, or SQLite busy or locked. It reads the drivers'
