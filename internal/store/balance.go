@@ -27,9 +27,19 @@ import (
 // anywhere is the row plus every share (accountList).
 //
 // Locks are taken so that no cycle can form: a transaction waits only for
-// the account row and for its own writer's share (which only a gathering
+// account rows and for its own writer's share (which only a gathering
 // transaction, holding the row, can hold); gathering never waits for a
-// share (SKIP LOCKED). The row is locked FOR NO KEY UPDATE, as an UPDATE of
+// share (SKIP LOCKED). Account rows are locked in one order within a tree:
+// the row of the tree's top before any row below it (lockTree). Ordering
+// the debits of one send top first is not enough, because the write queue
+// runs several writes in one transaction, one after the other: a send
+// that refilled a child's share and then another that needed the top's
+// row held the child and waited for the top, while a transaction that
+// had refilled the top's share waited for the child (PostgreSQL called it
+// a deadlock, and the sends failed after the queue's retries). With the
+// top always locked first, two transactions never each hold a row of the
+// same tree. Locking the top costs a refill of a child one more row, and
+// a top-level account nothing: it is its own top. The row is locked FOR NO KEY UPDATE, as an UPDATE of
 // its balance locks it, never FOR UPDATE: every insert of a row naming the
 // account (a message, a ledger line) holds a FOR KEY SHARE lock on it for
 // its foreign key until its transaction ends, which FOR UPDATE waits for;
@@ -98,11 +108,7 @@ func (tx *Tx) addHeld(ctx context.Context, accountID string, delta int64, at tim
 // nodes' writers refilled at once.
 func (tx *Tx) refill(ctx context.Context, accountID string, need int64, at time.Time) error {
 	for attempt := 0; attempt < 2; attempt++ {
-		var balance int64
-		err := tx.queryRow(ctx, `SELECT balance FROM accounts WHERE id = $1 FOR NO KEY UPDATE`, accountID).Scan(&balance)
-		if errors.Is(err, sql.ErrNoRows) {
-			return domain.ErrNotFound
-		}
+		balance, err := tx.lockTree(ctx, accountID)
 		if err != nil {
 			return fmt.Errorf("refill balance share: %w", err)
 		}
@@ -124,6 +130,38 @@ func (tx *Tx) refill(ctx context.Context, accountID string, need int64, at time.
 		}
 	}
 	return tx.short(ctx, accountID, need)
+}
+
+// lockTreeQuery locks the row of the top of $1's tree, then $1's own
+// (one row when $1 is at the top), and reads $1's balance. Rows are locked
+// in the order they are sorted, after the sort.
+var lockTreeQuery = `WITH RECURSIVE chain(id, parent_id, depth) AS (
+		SELECT id, parent_id, 0 FROM accounts WHERE id = $1
+		UNION ALL
+		SELECT p.id, p.parent_id, c.depth + 1 FROM accounts p JOIN chain c ON p.id = c.parent_id
+		WHERE c.parent_id <> '' AND c.depth < ` + fmt.Sprint(domain.MaxDepth+2) + `)
+	SELECT a.id, a.balance FROM accounts a JOIN chain c ON a.id = c.id
+	WHERE c.depth = 0 OR c.parent_id = '' ORDER BY c.depth DESC FOR NO KEY UPDATE OF a`
+
+// lockTree locks accountID's row after the row of its tree's top (see
+// above) and returns the row's balance, as the lock found it.
+func (tx *Tx) lockTree(ctx context.Context, accountID string) (int64, error) {
+	var balance int64
+	found := false
+	var rowID string
+	var rowBalance int64
+	err := rowsOf(tx.query(ctx, lockTreeQuery, accountID)).scan([]any{&rowID, &rowBalance}, func() {
+		if rowID == accountID {
+			balance, found = rowBalance, true
+		}
+	})
+	if err != nil {
+		return 0, fmt.Errorf("lock account: %w", err)
+	}
+	if !found {
+		return 0, domain.ErrNotFound
+	}
+	return balance, nil
 }
 
 // gather moves the shares of the account that no other transaction is
@@ -163,6 +201,9 @@ func (tx *Tx) short(ctx context.Context, accountID string, need int64) error {
 // addToRow changes the account row itself (a writer without a share: the
 // command-line tools), gathering the shares when a debit finds it short.
 func (tx *Tx) addToRow(ctx context.Context, accountID string, delta int64, at time.Time) (int64, error) {
+	if _, err := tx.lockTree(ctx, accountID); err != nil {
+		return 0, fmt.Errorf("adjust balance: %w", err)
+	}
 	for attempt := 0; attempt < 2; attempt++ {
 		var total int64
 		err := tx.queryRow(ctx, `UPDATE accounts SET balance = balance + $2, balance_updated_at = $3

@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -216,6 +217,7 @@ func (s *Store) writeGroupOnce(ctx context.Context, fns []func(tx *Tx) error) ([
 	var results []error
 	var err error
 	careful := false // PostgreSQL: each write sent at once; SQLite: each write in a savepoint
+	busy := 0
 	for attempt := 0; attempt < 5; attempt++ {
 		if s.dialect == Postgres {
 			results, err = s.pgWriteOnce(ctx, fns, careful)
@@ -230,10 +232,27 @@ func (s *Store) writeGroupOnce(ctx context.Context, fns []func(tx *Tx) error) ([
 		if err == nil || !retryable(err) {
 			return results, err
 		}
+		// Credits held in other writers' shares come back as soon as their
+		// transactions end, a few milliseconds at most; but under a burst
+		// the writers of a nearly spent account keep finding the others in
+		// flight (two gathering at once each skip the other's share), so
+		// this tries longer than after a deadlock before giving up on an
+		// account that does hold what the send needs, and at random
+		// moments, so that writers that collided do not collide again.
+		if errors.Is(err, errBalanceBusy) && busy < busyRetries {
+			busy++
+			attempt--
+			time.Sleep(time.Millisecond + rand.N(10*time.Millisecond))
+			continue
+		}
 		time.Sleep(time.Duration(attempt+1) * 5 * time.Millisecond)
 	}
 	return results, err
 }
+
+// busyRetries bounds the extra runs of a group whose debit found the
+// account's credits in shares held by transactions in flight.
+const busyRetries = 100
 
 // errUnguarded: a write of a group run without savepoints failed, so the
 // whole transaction was rolled back; the group runs again, each write in a
