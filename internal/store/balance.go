@@ -21,8 +21,8 @@ import (
 // and rarely. When the row itself runs short, the shares no transaction
 // is using are gathered back into it; if the account as a whole still
 // covers the debit, the rest sits in shares in use by transactions in
-// flight, and the group is run again a moment later (errBalanceBusy)
-// rather than refused. Credits (refunds, top-ups) go to the writer's
+// flight, and the group is run again once they have ended (errBalanceBusy,
+// waitShares) rather than refused. Credits (refunds, top-ups) go to the writer's
 // share, or to the row when the writer has none (tools). The balance read
 // anywhere is the row plus every share (accountList).
 //
@@ -49,6 +49,37 @@ import (
 // errBalanceBusy: the account covers a debit only with funds in shares that
 // transactions in flight hold; the group runs again (retryable).
 var errBalanceBusy = errors.New("balance held by transactions in flight")
+
+// busyBalance is errBalanceBusy naming the account, whose shares in flight
+// the group waits for before it runs again (waitShares).
+type busyBalance struct{ account string }
+
+func (e busyBalance) Error() string { return errBalanceBusy.Error() + " (" + e.account + ")" }
+func (e busyBalance) Unwrap() error { return errBalanceBusy }
+
+// waitShares waits, holding nothing, until the transactions in flight
+// that hold shares of the account have ended, so that the group that found
+// the account's credits in them runs again on their outcome: spent, and
+// the debit is refused; or left over, and its gathering finds them idle
+// unless their writers took them again meanwhile. Each share is read FOR
+// SHARE in a transaction of its own, which ends as soon as the lock is
+// granted: waiting with no other lock held, it can be part of no cycle.
+func (s *Store) waitShares(ctx context.Context, accountID string) error {
+	var holders []string
+	var h string
+	err := rowsOf(s.w.QueryContext(ctx, `SELECT holder FROM balance_holds WHERE account_id = $1 ORDER BY holder`, accountID)).scan(
+		[]any{&h}, func() { holders = append(holders, h) })
+	if err != nil {
+		return fmt.Errorf("wait for balance shares: %w", err)
+	}
+	for _, h := range holders {
+		if _, err := s.w.ExecContext(ctx, `SELECT 1 FROM balance_holds WHERE account_id = $1 AND holder = $2 FOR SHARE`,
+			accountID, h); err != nil {
+			return fmt.Errorf("wait for balance shares: %w", err)
+		}
+	}
+	return nil
+}
 
 // refillDivisor: a refill takes the larger of the debit and this part of
 // what the account row holds. Eight writers on each of a few nodes take
@@ -193,7 +224,7 @@ func (tx *Tx) short(ctx context.Context, accountID string, need int64) error {
 	case err != nil:
 		return fmt.Errorf("read balance: %w", err)
 	case total >= need:
-		return errBalanceBusy
+		return busyBalance{accountID}
 	}
 	return ledger.ErrInsufficientCredits
 }

@@ -232,17 +232,20 @@ func (s *Store) writeGroupOnce(ctx context.Context, fns []func(tx *Tx) error) ([
 		if err == nil || !retryable(err) {
 			return results, err
 		}
-		// Credits held in other writers' shares come back as soon as their
-		// transactions end, a few milliseconds at most; but under a burst
-		// the writers of a nearly spent account keep finding the others in
-		// flight (two gathering at once each skip the other's share), so
-		// this tries longer than after a deadlock before giving up on an
-		// account that does hold what the send needs, and at random
-		// moments, so that writers that collided do not collide again.
-		if errors.Is(err, errBalanceBusy) && busy < busyRetries {
+		// Credits held in other writers' shares come back when their
+		// transactions end. Under a burst on a nearly spent account the
+		// writers kept finding each other's shares in flight, run after
+		// run, until the sends failed; so the group now waits for those
+		// transactions to end (holding nothing) and runs again on their
+		// outcome, which settles within a run or two.
+		var held busyBalance
+		if errors.As(err, &held) && busy < busyRetries {
 			busy++
 			attempt--
-			time.Sleep(time.Millisecond + rand.N(10*time.Millisecond))
+			if werr := s.waitShares(ctx, held.account); werr != nil {
+				return results, werr
+			}
+			time.Sleep(rand.N(5 * time.Millisecond))
 			continue
 		}
 		time.Sleep(time.Duration(attempt+1) * 5 * time.Millisecond)
@@ -252,7 +255,7 @@ func (s *Store) writeGroupOnce(ctx context.Context, fns []func(tx *Tx) error) ([
 
 // busyRetries bounds the extra runs of a group whose debit found the
 // account's credits in shares held by transactions in flight.
-const busyRetries = 100
+const busyRetries = 20
 
 // errUnguarded: a write of a group run without savepoints failed, so the
 // whole transaction was rolled back; the group runs again, each write in a
