@@ -45,12 +45,10 @@ func TestChainSendsAndTransfersConcurrently(t *testing.T) {
 			}
 		}
 
-		// A write that keeps conflicting with the others past the write
-		// queue's retries (a deadlock, credits held in other writers'
-		// shares) writes nothing and is counted apart: the invariants below
-		// must hold whatever was lost that way.
-		var accepted, refused, moved, short, busy, lost atomic.Int64
-		var lostWhy atomic.Value
+		// Every send is accepted or refused for its credits: one that
+		// fails (a deadlock between writers, surfacing past the write
+		// queue's retries) is a bug, however busy the chain.
+		var accepted, refused, moved, short, busy atomic.Int64
 		var wg sync.WaitGroup
 		errs := make(chan error, workers+moves)
 		for w := 0; w < workers; w++ {
@@ -63,13 +61,8 @@ func TestChainSendsAndTransfersConcurrently(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				res, err := commitSendsOn(node, ctx, sends)
-				if store.Conflicted(err) {
-					lost.Add(int64(len(sends)))
-					lostWhy.Store(err.Error())
-					return
-				}
 				if err != nil {
-					errs <- err
+					errs <- fmt.Errorf("send: %w", err)
 					return
 				}
 				for _, r := range res {
@@ -116,7 +109,7 @@ func TestChainSendsAndTransfersConcurrently(t *testing.T) {
 		for err := range errs {
 			t.Error(err)
 		}
-		if accepted.Load()+refused.Load()+lost.Load() != int64(workers*perBatch) || accepted.Load() == 0 || moved.Load() == 0 {
+		if accepted.Load()+refused.Load() != int64(workers*perBatch) || accepted.Load() == 0 || moved.Load() == 0 {
 			t.Fatalf("sends accepted %d, refused %d; transfers made %d, refused %d", accepted.Load(), refused.Load(), moved.Load(), short.Load())
 		}
 		var total int64
@@ -131,10 +124,7 @@ func TestChainSendsAndTransfersConcurrently(t *testing.T) {
 		if want := opening - accepted.Load()*perSend; total != want {
 			t.Fatalf("balances add up to %d, want %d (%d sends accepted at %d each)", total, want, accepted.Load(), perSend)
 		}
-		if lost.Load() > 0 {
-			t.Logf("a send lost to a conflict: %v", lostWhy.Load())
-		}
-		t.Logf("%d sends accepted, %d refused, %d lost to conflicts; %d transfers made, %d refused, %d to be retried", accepted.Load(),
-			refused.Load(), lost.Load(), moved.Load(), short.Load(), busy.Load())
+		t.Logf("%d sends accepted, %d refused; %d transfers made, %d refused, %d to be retried", accepted.Load(),
+			refused.Load(), moved.Load(), short.Load(), busy.Load())
 	})
 }

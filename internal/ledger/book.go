@@ -172,9 +172,12 @@ type Leg struct {
 // account does not cover its leg, what the others took for it is given
 // back in the same transaction, with no line written, and the send is
 // refused. accounts lists every account the legs name in the order their
-// balances are debited: one fixed order for every transaction (the tree's
-// top first) keeps concurrent ones from waiting on each other's rows in a
-// cycle. As in ReserveAll, when every account covers the whole batch one
+// balances are debited (the tree's top first). That order alone cannot
+// keep concurrent transactions from waiting on each other's rows in a
+// cycle, since one transaction may run several sends one after the other;
+// storage must lock an account's rows in an order of its own that holds
+// across them (the store locks a tree's top before any row below it). As
+// in ReserveAll, when every account covers the whole batch one
 // balance update per account and one insert of lines serve it all. It
 // reports which sends were charged and, per account debited, the balance
 // its last debit left.

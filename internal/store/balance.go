@@ -21,15 +21,25 @@ import (
 // and rarely. When the row itself runs short, the shares no transaction
 // is using are gathered back into it; if the account as a whole still
 // covers the debit, the rest sits in shares in use by transactions in
-// flight, and the group is run again a moment later (errBalanceBusy)
-// rather than refused. Credits (refunds, top-ups) go to the writer's
+// flight, and the group is run again once they have ended (errBalanceBusy,
+// waitShares) rather than refused. Credits (refunds, top-ups) go to the writer's
 // share, or to the row when the writer has none (tools). The balance read
 // anywhere is the row plus every share (accountList).
 //
 // Locks are taken so that no cycle can form: a transaction waits only for
-// the account row and for its own writer's share (which only a gathering
+// account rows and for its own writer's share (which only a gathering
 // transaction, holding the row, can hold); gathering never waits for a
-// share (SKIP LOCKED). The row is locked FOR NO KEY UPDATE, as an UPDATE of
+// share (SKIP LOCKED). Account rows are locked in one order within a tree:
+// the row of the tree's top before any row below it (lockTree). Ordering
+// the debits of one send top first is not enough, because the write queue
+// runs several writes in one transaction, one after the other: a send
+// that refilled a child's share and then another that needed the top's
+// row held the child and waited for the top, while a transaction that
+// had refilled the top's share waited for the child (PostgreSQL called it
+// a deadlock, and the sends failed after the queue's retries). With the
+// top always locked first, two transactions never each hold a row of the
+// same tree. Locking the top costs a refill of a child one more row, and
+// a top-level account nothing: it is its own top. The row is locked FOR NO KEY UPDATE, as an UPDATE of
 // its balance locks it, never FOR UPDATE: every insert of a row naming the
 // account (a message, a ledger line) holds a FOR KEY SHARE lock on it for
 // its foreign key until its transaction ends, which FOR UPDATE waits for;
@@ -39,6 +49,37 @@ import (
 // errBalanceBusy: the account covers a debit only with funds in shares that
 // transactions in flight hold; the group runs again (retryable).
 var errBalanceBusy = errors.New("balance held by transactions in flight")
+
+// busyBalance is errBalanceBusy naming the account, whose shares in flight
+// the group waits for before it runs again (waitShares).
+type busyBalance struct{ account string }
+
+func (e busyBalance) Error() string { return errBalanceBusy.Error() + " (" + e.account + ")" }
+func (e busyBalance) Unwrap() error { return errBalanceBusy }
+
+// waitShares waits, holding nothing, until the transactions in flight
+// that hold shares of the account have ended, so that the group that found
+// the account's credits in them runs again on their outcome: spent, and
+// the debit is refused; or left over, and its gathering finds them idle
+// unless their writers took them again meanwhile. Each share is read FOR
+// SHARE in a transaction of its own, which ends as soon as the lock is
+// granted: waiting with no other lock held, it can be part of no cycle.
+func (s *Store) waitShares(ctx context.Context, accountID string) error {
+	var holders []string
+	var h string
+	err := rowsOf(s.w.QueryContext(ctx, `SELECT holder FROM balance_holds WHERE account_id = $1 ORDER BY holder`, accountID)).scan(
+		[]any{&h}, func() { holders = append(holders, h) })
+	if err != nil {
+		return fmt.Errorf("wait for balance shares: %w", err)
+	}
+	for _, h := range holders {
+		if _, err := s.w.ExecContext(ctx, `SELECT 1 FROM balance_holds WHERE account_id = $1 AND holder = $2 FOR SHARE`,
+			accountID, h); err != nil {
+			return fmt.Errorf("wait for balance shares: %w", err)
+		}
+	}
+	return nil
+}
 
 // refillDivisor: a refill takes the larger of the debit and this part of
 // what the account row holds. Eight writers on each of a few nodes take
@@ -98,11 +139,7 @@ func (tx *Tx) addHeld(ctx context.Context, accountID string, delta int64, at tim
 // nodes' writers refilled at once.
 func (tx *Tx) refill(ctx context.Context, accountID string, need int64, at time.Time) error {
 	for attempt := 0; attempt < 2; attempt++ {
-		var balance int64
-		err := tx.queryRow(ctx, `SELECT balance FROM accounts WHERE id = $1 FOR NO KEY UPDATE`, accountID).Scan(&balance)
-		if errors.Is(err, sql.ErrNoRows) {
-			return domain.ErrNotFound
-		}
+		balance, err := tx.lockTree(ctx, accountID)
 		if err != nil {
 			return fmt.Errorf("refill balance share: %w", err)
 		}
@@ -124,6 +161,38 @@ func (tx *Tx) refill(ctx context.Context, accountID string, need int64, at time.
 		}
 	}
 	return tx.short(ctx, accountID, need)
+}
+
+// lockTreeQuery locks the row of the top of $1's tree, then $1's own
+// (one row when $1 is at the top), and reads $1's balance. Rows are locked
+// in the order they are sorted, after the sort.
+var lockTreeQuery = `WITH RECURSIVE chain(id, parent_id, depth) AS (
+		SELECT id, parent_id, 0 FROM accounts WHERE id = $1
+		UNION ALL
+		SELECT p.id, p.parent_id, c.depth + 1 FROM accounts p JOIN chain c ON p.id = c.parent_id
+		WHERE c.parent_id <> '' AND c.depth < ` + fmt.Sprint(domain.MaxDepth+2) + `)
+	SELECT a.id, a.balance FROM accounts a JOIN chain c ON a.id = c.id
+	WHERE c.depth = 0 OR c.parent_id = '' ORDER BY c.depth DESC FOR NO KEY UPDATE OF a`
+
+// lockTree locks accountID's row after the row of its tree's top (see
+// above) and returns the row's balance, as the lock found it.
+func (tx *Tx) lockTree(ctx context.Context, accountID string) (int64, error) {
+	var balance int64
+	found := false
+	var rowID string
+	var rowBalance int64
+	err := rowsOf(tx.query(ctx, lockTreeQuery, accountID)).scan([]any{&rowID, &rowBalance}, func() {
+		if rowID == accountID {
+			balance, found = rowBalance, true
+		}
+	})
+	if err != nil {
+		return 0, fmt.Errorf("lock account: %w", err)
+	}
+	if !found {
+		return 0, domain.ErrNotFound
+	}
+	return balance, nil
 }
 
 // gather moves the shares of the account that no other transaction is
@@ -155,7 +224,7 @@ func (tx *Tx) short(ctx context.Context, accountID string, need int64) error {
 	case err != nil:
 		return fmt.Errorf("read balance: %w", err)
 	case total >= need:
-		return errBalanceBusy
+		return busyBalance{accountID}
 	}
 	return ledger.ErrInsufficientCredits
 }
@@ -163,6 +232,9 @@ func (tx *Tx) short(ctx context.Context, accountID string, need int64) error {
 // addToRow changes the account row itself (a writer without a share: the
 // command-line tools), gathering the shares when a debit finds it short.
 func (tx *Tx) addToRow(ctx context.Context, accountID string, delta int64, at time.Time) (int64, error) {
+	if _, err := tx.lockTree(ctx, accountID); err != nil {
+		return 0, fmt.Errorf("adjust balance: %w", err)
+	}
 	for attempt := 0; attempt < 2; attempt++ {
 		var total int64
 		err := tx.queryRow(ctx, `UPDATE accounts SET balance = balance + $2, balance_updated_at = $3

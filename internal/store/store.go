@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -216,6 +217,7 @@ func (s *Store) writeGroupOnce(ctx context.Context, fns []func(tx *Tx) error) ([
 	var results []error
 	var err error
 	careful := false // PostgreSQL: each write sent at once; SQLite: each write in a savepoint
+	busy := 0
 	for attempt := 0; attempt < 5; attempt++ {
 		if s.dialect == Postgres {
 			results, err = s.pgWriteOnce(ctx, fns, careful)
@@ -230,10 +232,30 @@ func (s *Store) writeGroupOnce(ctx context.Context, fns []func(tx *Tx) error) ([
 		if err == nil || !retryable(err) {
 			return results, err
 		}
+		// Credits held in other writers' shares come back when their
+		// transactions end. Under a burst on a nearly spent account the
+		// writers kept finding each other's shares in flight, run after
+		// run, until the sends failed; so the group now waits for those
+		// transactions to end (holding nothing) and runs again on their
+		// outcome, which settles within a run or two.
+		var held busyBalance
+		if errors.As(err, &held) && busy < busyRetries {
+			busy++
+			attempt--
+			if werr := s.waitShares(ctx, held.account); werr != nil {
+				return results, werr
+			}
+			time.Sleep(rand.N(5 * time.Millisecond))
+			continue
+		}
 		time.Sleep(time.Duration(attempt+1) * 5 * time.Millisecond)
 	}
 	return results, err
 }
+
+// busyRetries bounds the extra runs of a group whose debit found the
+// account's credits in shares held by transactions in flight.
+const busyRetries = 20
 
 // errUnguarded: a write of a group run without savepoints failed, so the
 // whole transaction was rolled back; the group runs again, each write in a

@@ -228,9 +228,6 @@ func (s *Store) transferOnce(ctx context.Context, parentID, childID string, amou
 		if err != nil {
 			return fmt.Errorf("read child: %w", err)
 		}
-		if err := tx.lockPair(ctx, parentID, childID); err != nil {
-			return err
-		}
 		if amount > 0 {
 			parentBalance, childBalance, err = ledger.Move(ctx, tx, parentID, childID, amount, note, at)
 			return err
@@ -245,27 +242,6 @@ func (s *Store) transferOnce(ctx context.Context, parentID, childID string, amou
 		return 0, 0, err
 	}
 	return parentBalance, childBalance, nil
-}
-
-// lockPair takes both account rows in one order on PostgreSQL when this
-// transaction has no balance share of its own and so changes the rows
-// themselves: a move down and a move up between the same two accounts
-// would otherwise each hold one row and wait for the other.
-func (tx *Tx) lockPair(ctx context.Context, a, b string) error {
-	if tx.pg == nil || tx.holder != "" {
-		return nil
-	}
-	rows, err := tx.query(ctx, `SELECT id FROM accounts WHERE id IN ($1, $2) ORDER BY id FOR NO KEY UPDATE`, a, b)
-	if err != nil {
-		return fmt.Errorf("lock accounts: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("lock accounts: %w", err)
-	}
-	return nil
 }
 
 func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
