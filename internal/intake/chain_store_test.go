@@ -167,16 +167,7 @@ func TestChainConcurrentSendsNeverOverdraw(t *testing.T) {
 					errs <- err
 					return
 				}
-				for _, r := range res {
-					switch {
-					case r == (sendResult{}):
-						ok.Add(1)
-					case errors.Is(r.err, ErrInsufficientCredits):
-						refused.Add(1)
-					default:
-						errs <- fmt.Errorf("unexpected result %+v", r)
-					}
-				}
+				tally(res, &ok, &refused, errs)
 			}()
 		}
 		wg.Wait()

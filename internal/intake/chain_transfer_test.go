@@ -65,16 +65,7 @@ func TestChainSendsAndTransfersConcurrently(t *testing.T) {
 					errs <- fmt.Errorf("send: %w", err)
 					return
 				}
-				for _, r := range res {
-					switch {
-					case r == (sendResult{}):
-						accepted.Add(1)
-					case errors.Is(r.err, ErrInsufficientCredits):
-						refused.Add(1)
-					default:
-						errs <- fmt.Errorf("unexpected send result %+v", r)
-					}
-				}
+				tally(res, &accepted, &refused, errs)
 			}()
 		}
 		// Transfers both ways on both links of the chain, some too large.

@@ -30,6 +30,21 @@ const credit int64 = 1_000_000
 func at(d time.Duration) time.Time { return t0.Add(d) }
 
 // commitSendsOn commits a batch of sends as the Service does.
+// tally counts a batch's results from concurrent senders: accepted,
+// refused for want of credits, and anything else reported on errs.
+func tally(res []sendResult, accepted, refused *atomic.Int64, errs chan<- error) {
+	for _, r := range res {
+		switch {
+		case r == (sendResult{}):
+			accepted.Add(1)
+		case errors.Is(r.err, ErrInsufficientCredits):
+			refused.Add(1)
+		default:
+			errs <- fmt.Errorf("unexpected send result %+v", r)
+		}
+	}
+}
+
 func commitSendsOn(st *store.Store, ctx context.Context, sends []pendingSend) ([]sendResult, error) {
 	return (&Service{writer: storeWriter(st)}).commitSends(ctx, sends)
 }
@@ -321,16 +336,7 @@ func TestConcurrentDebitsNeverOverdraw(t *testing.T) {
 							errs <- err
 							return
 						}
-						for _, r := range res {
-							switch {
-							case r.err == nil && r.replay == nil:
-								ok.Add(1)
-							case errors.Is(r.err, store.ErrInsufficientCredits):
-								refused.Add(1)
-							default:
-								errs <- fmt.Errorf("unexpected result %+v", r)
-							}
-						}
+						tally(res, &ok, &refused, errs)
 					}()
 				}
 				wg.Wait()
