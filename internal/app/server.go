@@ -178,19 +178,18 @@ func (s *Server) wireServices() error {
 		return err
 	}
 	// Each front writes what a change owes its clients, in the change's
-	// transaction: the REST front its webhook events, the SMPP front its
-	// receipts and replies, the Twilio-compatible front its status
-	// callbacks and inbound posts.
+	// transaction: the REST front its webhook events (the events feed),
+	// which also carry the Twilio-compatible front's status callbacks and
+	// inbound posts, and the SMPP front its receipts and replies.
+	// The routing switch is made after the tracker; it is read at each
+	// receipt and callback.
+	ownSender := func(p string) string { return s.routing.OwnSender(p) }
 	changes := tracking.Bind(st, func(tx *store.Tx) tracking.Tx { return tx },
-		tracking.Notify(func(tx *store.Tx) notify.EventTx { return tx },
-			&notify.Webhooks{Handoff: s.eventQueue, Wake: s.eventQueue.Wake}),
-		tracking.Notify(func(tx *store.Tx) smppserver.ReceiptTx { return tx },
-			&smppserver.Receipts{Users: st, Wake: s.wakeSMPP,
-				// The routing switch is made after the tracker; it is read at each receipt.
-				OwnSender: func(p string) string { return s.routing.OwnSender(p) }}),
 		tracking.Notify(func(tx *store.Tx) callback.Tx { return tx },
-			&callback.Callbacks{Handoff: s.eventQueue, Wake: s.eventQueue.Wake,
-				OwnSender: func(p string) string { return s.routing.OwnSender(p) }}))
+			&notify.Webhooks[callback.Tx]{Handoff: s.eventQueue, Wake: s.eventQueue.Wake,
+				Posts: &callback.Callbacks{OwnSender: ownSender}}),
+		tracking.Notify(func(tx *store.Tx) smppserver.ReceiptTx { return tx },
+			&smppserver.Receipts{Users: st, Wake: s.wakeSMPP, OwnSender: ownSender}))
 	s.tracker = tracking.NewTracker(tracking.Config{Store: st, Writer: changes, Due: s.sendQueue.Wake,
 		Workers: commitWorkers(cfg), Now: s.now})
 	simCfg := simulator.Config{Sink: s.tracker, Stale: st, Delay: cfg.SimulatorDelay, Log: s.log, Now: s.now, Node: cfg.NodeID}

@@ -104,9 +104,10 @@ func (r *twilioReceiver) at(path string) []twilioRequest {
 // each of its status changes posted there, signed so that twilio-go's
 // validator accepts them with the account SID's token, and a callback
 // that met a 500 is posted again. A reply to a number whose SmsUrl is set
-// is posted there (or sent as a GET when its SmsMethod says so). None of
-// them is in the native events feed, which still tells the message's own
-// statuses. Another account's number and token are its own.
+// is posted there (or sent as a GET when its SmsMethod says so). Each step
+// is one row of the events table: the native events feed tells it, in its
+// own JSON, from the row that posts the callback. Another account's number
+// and token are its own.
 func TestTwilioCallbacksAndInboundPosts(t *testing.T) {
 	forEachDialect(t, testTwilioCallbacks)
 }
@@ -165,6 +166,24 @@ func testTwilioCallbacks(t *testing.T, dialect string) {
 	rcv.mu.Unlock()
 	if retried != 1 {
 		t.Errorf("tokens %v: want the first callback posted twice (a 500, then its retry), the others once", rcv.tokens)
+	}
+	// One row per step, which is both the feed's event and the callback.
+	rows, err := e.st.EventsForMessage(ctx, e.account.ID, m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := map[string]int{}
+	for _, ev := range rows {
+		var b struct {
+			Status string `json:"status"`
+		}
+		if err := json.Unmarshal([]byte(ev.Body), &b); err != nil || ev.Event != "delivery_status" || ev.Form == "" {
+			t.Errorf("event %s %s: body %s (%v), form %q; want the feed's JSON with the callback beside it", ev.ID, ev.Event, ev.Body, err, ev.Form)
+		}
+		steps[b.Status]++
+	}
+	if len(rows) != 2 || steps["SENT"] != 1 || steps["DELIVERED"] != 1 {
+		t.Errorf("%d rows for the message, by step %v; want one row for each of sent and delivered", len(rows), steps)
 	}
 
 	// Replies: one number posts, another asks for GET; a reply to a number
@@ -226,26 +245,33 @@ func testTwilioCallbacks(t *testing.T, dialect string) {
 		t.Errorf("the other account's inbound %+v", g)
 	}
 
-	// The native feed tells the message's statuses and the replies, in
-	// its own JSON, and no Twilio callback.
+	// The native feed tells the message's statuses, once each, and the
+	// replies, in its own JSON, and no Twilio callback.
 	feed := e.do("GET", "/api/v1/integration/events", e.testKey, nil)
 	var page struct {
 		Events []struct {
-			Type string          `json:"type"`
-			Data json.RawMessage `json:"data"`
+			Type string `json:"type"`
+			Data struct {
+				MessageID string `json:"messageId"`
+				Status    string `json:"status"`
+			} `json:"data"`
 		} `json:"events"`
 	}
 	if err := json.Unmarshal(feed.body, &page); err != nil || feed.status != http.StatusOK {
 		t.Fatalf("feed %d %s (%v)", feed.status, feed.body, err)
 	}
 	kinds := map[string]int{}
+	var told []string
 	for _, ev := range page.Events {
 		kinds[ev.Type]++
 		if strings.HasPrefix(ev.Type, "twilio.") {
 			t.Errorf("the native feed shows %s", ev.Type)
 		}
+		if ev.Data.MessageID == m.ID {
+			told = append(told, ev.Data.Status)
+		}
 	}
-	if kinds["delivery_status"] == 0 || kinds["message_received"] != 4 {
-		t.Errorf("feed kinds %v", kinds)
+	if kinds["delivery_status"] != 2 || kinds["message_received"] != 4 || strings.Join(told, " ") != "SENT DELIVERED" {
+		t.Errorf("feed kinds %v, the message's statuses %v", kinds, told)
 	}
 }

@@ -18,7 +18,7 @@ import (
 // for its announced hand-over.
 func newTracker(st *store.Store, now func() time.Time, hold time.Duration) *tracking.Tracker {
 	w := tracking.Bind(st, func(tx *store.Tx) tracking.Tx { return tx },
-		tracking.Notify(func(tx *store.Tx) notify.EventTx { return tx }, &notify.Webhooks{}))
+		tracking.Notify(func(tx *store.Tx) notify.EventTx { return tx }, &notify.Webhooks[notify.EventTx]{}))
 	return tracking.NewTracker(tracking.Config{Store: st, Writer: w, Now: now, ExpectHold: hold})
 }
 

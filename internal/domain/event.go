@@ -16,14 +16,19 @@ const (
 // Event is one webhook event and its place in the delivery queue. Body is
 // fixed when the event is written, so every retry sends the same bytes.
 type Event struct {
-	ID            string
-	AccountID     string
-	Env           Environment
-	CampaignID    string
-	MessageID     string
-	Event         string
-	URL           string
-	Body          string
+	ID         string
+	AccountID  string
+	Env        Environment
+	CampaignID string
+	MessageID  string
+	Event      string
+	URL        string
+	Body       string
+	// Form, when set, is what the webhook worker posts instead of Body: the
+	// Twilio-compatible API's callback of the same step or reply, its form
+	// parameters encoded, signed X-Twilio-Signature. Body stays what the
+	// events feed shows.
+	Form          string
 	State         string
 	Attempts      int
 	NextAttemptAt time.Time

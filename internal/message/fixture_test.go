@@ -59,7 +59,7 @@ func newFixture(t *testing.T, routes fakeRoutes) *fixture {
 // events, as a node's does.
 func newTracker(st *store.Store, now func() time.Time) *tracking.Tracker {
 	w := tracking.Bind(st, func(tx *store.Tx) tracking.Tx { return tx },
-		tracking.Notify(func(tx *store.Tx) notify.EventTx { return tx }, &notify.Webhooks{}))
+		tracking.Notify(func(tx *store.Tx) notify.EventTx { return tx }, &notify.Webhooks[notify.EventTx]{}))
 	return tracking.NewTracker(tracking.Config{Store: st, Writer: w, Now: now})
 }
 

@@ -89,7 +89,7 @@ func BenchmarkWriterPerMessage(b *testing.B) {
 			tracker := tracking.NewTracker(tracking.Config{Store: st, Now: func() time.Time { return clock },
 				Writer: tracking.Bind(st, func(tx *store.Tx) tracking.Tx { return tx },
 					tracking.Notify(func(tx *store.Tx) notify.EventTx { return tx },
-						&notify.Webhooks{Handoff: keepHandoff[domain.Event]{owner: owner, last: &evs}}))})
+						&notify.Webhooks[notify.EventTx]{Handoff: keepHandoff[domain.Event]{owner: owner, last: &evs}}))})
 			defer tracker.Close()
 			n := 0
 			b.ReportAllocs()

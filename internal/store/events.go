@@ -12,11 +12,11 @@ import (
 var events = newTable("webhook_events", func(e *domain.Event, c cols) cols {
 	return c.add(textCol("id", &e.ID), textCol("account_id", &e.AccountID), enumCol("env", &e.Env),
 		textCol("campaign_id", &e.CampaignID), textCol("message_id", &e.MessageID), textCol("event", &e.Event),
-		textCol("url", &e.URL), textCol("body", &e.Body), textCol("state", &e.State), intCol("attempts", &e.Attempts),
+		textCol("url", &e.URL), textCol("body", &e.Body), textCol("form", &e.Form), textCol("state", &e.State), intCol("attempts", &e.Attempts),
 		timeCol("next_attempt_at", &e.NextAttemptAt), textCol("lease_owner", &e.LeaseOwner),
 		intCol("last_status", &e.LastStatus), textCol("last_error", &e.LastError), timeCol("created_at", &e.CreatedAt),
 		timeCol("delivered_at", &e.DeliveredAt))
-}).withDefaults("campaign_id", "message_id", "attempts", "next_attempt_at", "lease_owner", "last_status",
+}).withDefaults("campaign_id", "message_id", "form", "attempts", "next_attempt_at", "lease_owner", "last_status",
 	"last_error", "delivered_at")
 
 var eventCols = events.list

@@ -31,8 +31,11 @@ func (s *Store) Feed(ctx context.Context, accountID string, env domain.Environme
 		}
 	}
 	// The account's own alerts go to its account webhook, not to the feed
-	// of messages and replies; the Twilio-compatible API's callbacks are
-	// Twilio's form posts, which the native feed does not speak.
+	// of messages and replies. A Twilio-compatible API's callback rides on
+	// the feed's event of its step or reply (its form column); one written
+	// as an event of its own (beside a msgsvc webhook of the same step, or
+	// before the feed's events carried them) has Twilio's form as its
+	// body, which the native feed does not speak.
 	rows, err := s.rquery(ctx, `SELECT `+pos+`, `+eventCols+` FROM webhook_events WHERE account_id = $1 AND env = $2
 		AND `+pos+` > $3 AND event NOT IN ($5, $6, $7, $8) ORDER BY `+pos+` LIMIT $4`, accountID, env, after, limit,
 		domain.EventBalanceLow, domain.EventSpendDaily, domain.EventTwilioStatus, domain.EventTwilioInbound)

@@ -64,7 +64,7 @@ func (tx *Tx) RedactMessages(ctx context.Context, ids []string, r domain.Redacti
 		if err != nil {
 			return err
 		}
-		evs, err := tx.pairs(ctx, `SELECT id, body FROM webhook_events WHERE message_id IN (`, chunk)
+		evs, err := tx.eventBodies(ctx, `message_id`, chunk)
 		if err != nil {
 			return fmt.Errorf("redact messages' events: %w", err)
 		}
@@ -85,7 +85,7 @@ func (tx *Tx) RedactInbound(ctx context.Context, ids []string, r domain.Redactio
 // a reply's text erased, in the caller's transaction.
 func (tx *Tx) RedactEvents(ctx context.Context, ids []string, r domain.Redaction) error {
 	return inChunks(ids, func(chunk []any) error {
-		evs, err := tx.pairs(ctx, `SELECT id, body FROM webhook_events WHERE id IN (`, chunk)
+		evs, err := tx.eventBodies(ctx, `id`, chunk)
 		if err != nil {
 			return fmt.Errorf("redact events: %w", err)
 		}
@@ -108,16 +108,37 @@ func (tx *Tx) redactPhones(ctx context.Context, r domain.Redaction, selectIn str
 	return nil
 }
 
-func (tx *Tx) redactEventBodies(ctx context.Context, evs [][2]string, r domain.Redaction) error {
+// eventBody is what an event holds of personal data: the feed's body and
+// the Twilio callback's form beside it.
+type eventBody struct{ id, body, form string }
+
+// eventBodies reads the bodies of the events whose column col is in args.
+func (tx *Tx) eventBodies(ctx context.Context, col string, args []any) ([]eventBody, error) {
+	var out []eventBody
+	var e eventBody
+	err := rowsOf(tx.query(ctx, `SELECT id, body, form FROM webhook_events WHERE `+col+` IN (`+
+		tx.s.placeholders(1, len(args))+`)`, args...)).scan([]any{&e.id, &e.body, &e.form}, func() { out = append(out, e) })
+	return out, err
+}
+
+// redactEventBodies redacts the body and the form of each event together,
+// in one update: the retention sweep tells a redacted event by its body.
+func (tx *Tx) redactEventBodies(ctx context.Context, evs []eventBody, r domain.Redaction) error {
 	for _, ev := range evs {
-		body, err := r.EventBody(ev[1])
+		body, err := r.EventBody(ev.body)
 		if err != nil {
-			return fmt.Errorf("redact event %s: %w", ev[0], err)
+			return fmt.Errorf("redact event %s: %w", ev.id, err)
 		}
-		if body == ev[1] {
+		form := ev.form
+		if form != "" {
+			if form, err = r.EventBody(form); err != nil {
+				return fmt.Errorf("redact event %s: %w", ev.id, err)
+			}
+		}
+		if body == ev.body && form == ev.form {
 			continue
 		}
-		if _, err := tx.exec(ctx, `UPDATE webhook_events SET body = $2 WHERE id = $1`, ev[0], body); err != nil {
+		if _, err := tx.exec(ctx, `UPDATE webhook_events SET body = $2, form = $3 WHERE id = $1`, ev.id, body, form); err != nil {
 			return fmt.Errorf("redact event: %w", err)
 		}
 	}

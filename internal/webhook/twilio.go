@@ -22,8 +22,8 @@ type TwilioSecrets interface {
 // getMark starts the URL of a Twilio event whose receiver asked for GET
 // (a number's SmsMethod): the event keeps the receiver's URL as it was set,
 // so that a 410 stops, and an answer again hurries, every event of that
-// receiver, and its parameters stay in the body, where retention redacts
-// them.
+// receiver, and its parameters stay in the stored form, where retention
+// redacts them.
 const getMark = "GET "
 
 // MethodURL is the URL a Twilio event is written with for a receiver at
@@ -44,31 +44,48 @@ func splitMethod(eventURL string) (method, rawURL string) {
 }
 
 // IsTwilio reports whether an event kind is one of the Twilio-compatible
-// API's callbacks, which are form parameters rather than msgsvc's JSON.
+// API's callbacks written as events of their own, whose body is Twilio's
+// form parameters rather than msgsvc's JSON: a callback whose step or
+// reply already has an event going to a msgsvc webhook, and the callbacks
+// written before the events feed's rows carried them.
 func IsTwilio(kind string) bool {
 	return kind == domain.EventTwilioStatus || kind == domain.EventTwilioInbound
+}
+
+// TwilioForm is the encoded form of the Twilio callback an event is posted
+// as, false when it is a msgsvc webhook: the form the event carries beside
+// the feed's body, or the body of an event of its own.
+func TwilioForm(ev domain.Event) (string, bool) {
+	if ev.Form != "" {
+		return ev.Form, true
+	}
+	if IsTwilio(ev.Event) {
+		return ev.Body, true
+	}
+	return "", false
 }
 
 // twilioIdempotencyHeader carries the event's id, as Twilio names it.
 const twilioIdempotencyHeader = "I-Twilio-Idempotency-Token"
 
-// twilioRequest is the request of a Twilio event: its parameters posted
-// as a form, or for GET added to the URL's query, signed with token.
-func twilioRequest(ev domain.Event, form url.Values, token string) Request {
+// twilioRequest is the request of a Twilio event: its parameters (form,
+// encoded as stored) posted as a form, or for GET added to the URL's
+// query, signed with token.
+func twilioRequest(ev domain.Event, encoded string, form url.Values, token string) Request {
 	method, target := splitMethod(ev.URL)
 	r := Request{Method: method, URL: target, Headers: []Header{{twilioIdempotencyHeader, ev.ID}, {}}}
 	if method == http.MethodGet {
-		if ev.Body != "" {
+		if encoded != "" {
 			sep := "?"
 			if strings.Contains(target, "?") {
 				sep = "&"
 			}
-			r.URL = target + sep + ev.Body
+			r.URL = target + sep + encoded
 		}
 		r.Headers[1] = Header{signature.Header, signature.Sign(token, r.URL, nil)}
 		return r
 	}
-	r.ContentType, r.Body = "application/x-www-form-urlencoded", []byte(ev.Body)
+	r.ContentType, r.Body = "application/x-www-form-urlencoded", []byte(encoded)
 	r.Headers[1] = Header{signature.Header, signature.Sign(token, target, form)}
 	return r
 }

@@ -130,6 +130,39 @@ func TestTwilioEventsPostedSigned(t *testing.T) {
 	}
 }
 
+// The events feed's event of a step of a Twilio-front message carries the
+// callback's form beside its JSON body: the worker posts the form, signed
+// so that twilio-go's validator accepts it, never the JSON, and a GET
+// receiver gets the form in its query.
+func TestFeedEventPostsItsTwilioForm(t *testing.T) {
+	status := http.StatusOK
+	rcv, got := twilioReceiver(t, &status)
+	w := NewWorker(WorkerConfig{Store: secretStore{}, Twilio: &twilioCreds{token: twilioToken1},
+		Sender: NewSender(SenderOptions{ClientOptions: ClientOptions{AllowPrivate: true}}), Schedule: Schedule{time.Minute}})
+	params := url.Values{"MessageSid": {"SMaa"}, "AccountSid": {twilioSid1}, "To": {"+5511999990010"}, "MessageStatus": {"sent"}}
+	m := domain.Message{ID: "msg_1", To: "5511999990010", Status: domain.Sent}
+	ev := domain.Event{ID: "evt_1", AccountID: "acc_1", Env: domain.Live, MessageID: m.ID, Event: DeliveryStatus,
+		URL: rcv.URL + "/status", Body: StatusBody(m, domain.Sent, time.Now()), Form: params.Encode()}
+	v := client.NewRequestValidator(twilioToken1)
+	for _, method := range []string{http.MethodPost, http.MethodGet} {
+		ev.URL = MethodURL(method, rcv.URL+"/status")
+		if out := w.deliver(context.Background(), ev); out.State != domain.EventDelivered {
+			t.Fatalf("%s: %+v", method, out)
+		}
+		r := <-got
+		if r.method != method || r.form.Get("MessageStatus") != "sent" || r.form.Get("AccountSid") != twilioSid1 || r.idem != "evt_1" {
+			t.Fatalf("%s request %+v, want the callback's form", method, r)
+		}
+		signed := first(r.form)
+		if method == http.MethodGet {
+			signed = map[string]string{}
+		}
+		if !v.Validate(r.url, signed, r.sig) {
+			t.Fatalf("twilio-go refused the %s's signature %q", method, r.sig)
+		}
+	}
+}
+
 // An event is never signed with another account's token, nor with a SID
 // that does not exist: the attempt fails, names why, and sends nothing.
 func TestTwilioEventsSignOnlyWithTheirAccountsToken(t *testing.T) {

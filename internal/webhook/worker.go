@@ -394,8 +394,8 @@ func (w *Worker) logFailure(ev domain.Event, code int, err error, out domain.Att
 }
 
 func (w *Worker) post(ctx context.Context, ev domain.Event, now time.Time) (int, string, error) {
-	if IsTwilio(ev.Event) {
-		return w.postTwilio(ctx, ev)
+	if form, ok := TwilioForm(ev); ok {
+		return w.postTwilio(ctx, ev, form)
 	}
 	keys, err := w.keys(ctx, ev.AccountID)
 	if err != nil {
@@ -412,11 +412,12 @@ func (w *Worker) post(ctx context.Context, ev domain.Event, now time.Time) (int,
 	return a.Status, validUTF8(a.Head), nil
 }
 
-// postTwilio makes one attempt at a Twilio callback, as Twilio makes it.
-func (w *Worker) postTwilio(ctx context.Context, ev domain.Event) (int, string, error) {
+// postTwilio makes one attempt at a Twilio callback, as Twilio makes it:
+// the event's stored form parameters, encoded.
+func (w *Worker) postTwilio(ctx context.Context, ev domain.Event, encoded string) (int, string, error) {
 	// The stored form is read once: for the account SID whose token
 	// signs, and for the signature itself.
-	form, err := url.ParseQuery(ev.Body)
+	form, err := url.ParseQuery(encoded)
 	if err != nil {
 		return 0, "", fmt.Errorf("twilio event body: %w", err)
 	}
@@ -424,7 +425,7 @@ func (w *Worker) postTwilio(ctx context.Context, ev domain.Event) (int, string, 
 	if err != nil {
 		return 0, "", errors.New("signing secret unavailable: " + err.Error())
 	}
-	a, err := w.cfg.Sender.Send(ctx, twilioRequest(ev, form, token))
+	a, err := w.cfg.Sender.Send(ctx, twilioRequest(ev, encoded, form, token))
 	if err != nil {
 		return 0, "", err
 	}

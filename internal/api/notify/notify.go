@@ -2,7 +2,10 @@
 // every status step of a message a delivery_status event, and for every
 // reply a message_received event, written in the transaction that records
 // them. Every event is kept for the events feed; those of a send with a
-// callbackUrl are webhooks, which the webhook worker delivers.
+// callbackUrl are webhooks, which the webhook worker delivers. A front
+// that posts its own callbacks (the Twilio-compatible API) has them ride
+// on the same events (Posts): one row per step or reply, whichever front
+// the message came through.
 package notify
 
 import (
@@ -22,8 +25,9 @@ type EventTx interface {
 	InsertEvents(ctx context.Context, evs []domain.Event) error
 }
 
-// Webhooks writes the events.
-type Webhooks struct {
+// Webhooks writes the events. T is the change's transaction as the events
+// and Posts see it.
+type Webhooks[T EventTx] struct {
 	// Handoff, when set, is this node's webhook worker: status events are
 	// written leased to it and handed to it after the commit, instead of
 	// waiting for a claim.
@@ -31,19 +35,46 @@ type Webhooks struct {
 	// Wake, when set, wakes the webhook worker after events it must claim
 	// were written.
 	Wake func()
+	// Posts, when set, is a front's own callbacks: a step or a reply it
+	// has one for is posted as that callback by the event the feed keeps
+	// of it, rather than by an event of its own.
+	Posts Posts[T]
 }
 
-var _ tracking.Notifier[EventTx] = (*Webhooks)(nil)
+// Posts is a front that posts its own form of steps and replies to its
+// clients' receivers, instead of msgsvc's JSON webhooks.
+type Posts[T any] interface {
+	// Status is the post of a step m took at a time; false when none.
+	Status(m domain.Message, step domain.Status, at time.Time) (Post, bool)
+	// Reply is the post of a reply, read in the transaction that records
+	// it; false when none.
+	Reply(ctx context.Context, tx T, r tracking.Reply) (Post, bool, error)
+}
+
+// Post is one callback of a front: where it goes and what it says.
+type Post struct {
+	// URL is its receiver (as the event keeps it: webhook.MethodURL).
+	URL string
+	// Form is its parameters, encoded (domain.Event.Form).
+	Form string
+	// Kind is the kind of the event that carries it alone, with Form as
+	// its body, when the feed's event of the step or reply is already a
+	// msgsvc webhook (a message or campaign with a callbackUrl) and cannot
+	// be posted twice.
+	Kind string
+}
+
+var _ tracking.Notifier[EventTx] = (*Webhooks[EventTx])(nil)
 
 // Changed writes the delivery_status events of the steps of cs, in order.
-func (w *Webhooks) Changed(ctx context.Context, tx EventTx, cs []tracking.Change) (tracking.After, error) {
+func (w *Webhooks[T]) Changed(ctx context.Context, tx T, cs []tracking.Change) (tracking.After, error) {
 	if len(cs) == 0 {
 		return nil, nil
 	}
 	lease := w.lease(cs[0])
 	evs := make([]domain.Event, 0, len(cs)+len(cs)/2) // most changes are one step
 	for _, c := range cs {
-		evs = appendStatusEvents(evs, c.Message, c.Steps, c.At, lease)
+		evs = w.appendStatusEvents(evs, c.Message, c.Steps, c.At, lease)
 	}
 	if err := tx.InsertEvents(ctx, evs); err != nil {
 		return nil, err
@@ -52,8 +83,9 @@ func (w *Webhooks) Changed(ctx context.Context, tx EventTx, cs []tracking.Change
 }
 
 // Received writes the message_received event of a reply: a webhook when it
-// answers a campaign sent with a callbackUrl.
-func (w *Webhooks) Received(ctx context.Context, tx EventTx, r tracking.Reply) (tracking.After, error) {
+// answers a campaign sent with a callbackUrl, else the front's post of it
+// when Posts has one.
+func (w *Webhooks[T]) Received(ctx context.Context, tx T, r tracking.Reply) (tracking.After, error) {
 	in, now := r.Inbound, r.Recorded
 	ev := domain.Event{ID: id.New(id.Event, now), AccountID: in.AccountID, Env: in.Env, CampaignID: in.CampaignID,
 		Event: webhook.MessageReceived, NextAttemptAt: now, CreatedAt: now,
@@ -61,13 +93,37 @@ func (w *Webhooks) Received(ctx context.Context, tx EventTx, r tracking.Reply) (
 	if in.CampaignID != "" {
 		ev.URL = r.Answers.CallbackURL
 	}
-	if err := tx.InsertEvents(ctx, []domain.Event{ev}); err != nil {
+	evs := []domain.Event{ev}
+	if w.Posts != nil {
+		p, ok, err := w.Posts.Reply(ctx, tx, r)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			evs = withPost(evs, p, now)
+		}
+	}
+	if err := tx.InsertEvents(ctx, evs); err != nil {
 		return nil, err
 	}
-	if ev.URL == "" || w.Wake == nil {
+	if len(deliverable(evs)) == 0 || w.Wake == nil {
 		return nil, nil
 	}
 	return func(context.Context) { w.Wake() }, nil
+}
+
+// withPost has the last event of evs, the feed's event of a step or a
+// reply, carry a front's post of it: as its form when it goes to no msgsvc
+// webhook, else as an event of its own after it.
+func withPost(evs []domain.Event, p Post, at time.Time) []domain.Event {
+	ev := &evs[len(evs)-1]
+	if ev.URL == "" {
+		ev.URL, ev.Form = p.URL, p.Form
+		return evs
+	}
+	own := *ev
+	own.ID, own.Event, own.URL, own.Body, own.NextAttemptAt, own.LeaseOwner = id.New(id.Event, at), p.Kind, p.URL, p.Form, at, ""
+	return append(evs, own)
 }
 
 // eventLease is how new events are written: unleased (zero) or leased to
@@ -79,7 +135,7 @@ type eventLease struct {
 
 // lease is how the events of a batch of changes are leased: to the local
 // deliverer when there is one, from when the batch was recorded.
-func (w *Webhooks) lease(c tracking.Change) eventLease {
+func (w *Webhooks[T]) lease(c tracking.Change) eventLease {
 	if w.Handoff == nil {
 		return eventLease{}
 	}
@@ -88,16 +144,26 @@ func (w *Webhooks) lease(c tracking.Change) eventLease {
 
 // appendStatusEvents appends the delivery_status events of the steps a
 // message took to out. Every one is written, for the events feed; only
-// those of a send with a callbackUrl are webhooks to deliver.
-func appendStatusEvents(out []domain.Event, m domain.Message, steps []domain.Status, at time.Time, lease eventLease) []domain.Event {
+// those of a send with a callbackUrl, or that carry their front's post,
+// are webhooks to deliver.
+func (w *Webhooks[T]) appendStatusEvents(out []domain.Event, m domain.Message, steps []domain.Status, at time.Time, lease eventLease) []domain.Event {
+	first := len(out)
 	for _, st := range steps {
-		ev := domain.Event{ID: id.New(id.Event, at), AccountID: m.AccountID, Env: m.Env, CampaignID: m.CampaignID, MessageID: m.ID,
-			Event: webhook.DeliveryStatus, URL: m.CallbackURL, Body: webhook.StatusBody(m, st, at), NextAttemptAt: at,
-			CreatedAt: at}
-		if lease.owner != "" && m.CallbackURL != "" {
-			ev.LeaseOwner, ev.NextAttemptAt = lease.owner, lease.until
+		out = append(out, domain.Event{ID: id.New(id.Event, at), AccountID: m.AccountID, Env: m.Env, CampaignID: m.CampaignID,
+			MessageID: m.ID, Event: webhook.DeliveryStatus, URL: m.CallbackURL, Body: webhook.StatusBody(m, st, at),
+			NextAttemptAt: at, CreatedAt: at})
+		if w.Posts != nil {
+			if p, ok := w.Posts.Status(m, st, at); ok {
+				out = withPost(out, p, at)
+			}
 		}
-		out = append(out, ev)
+	}
+	if lease.owner != "" {
+		for i := first; i < len(out); i++ {
+			if ev := &out[i]; ev.URL != "" {
+				ev.LeaseOwner, ev.NextAttemptAt = lease.owner, lease.until
+			}
+		}
 	}
 	return out
 }
@@ -107,7 +173,7 @@ func appendStatusEvents(out []domain.Event, m domain.Message, steps []domain.Sta
 // without the lease waits in the table for an earlier event of its
 // message (InsertEvents took the lease off): the deliverer claims it when
 // its turn comes.
-func (w *Webhooks) deliver(ctx context.Context, evs []domain.Event, lease eventLease) {
+func (w *Webhooks[T]) deliver(ctx context.Context, evs []domain.Event, lease eventLease) {
 	evs = deliverable(evs)
 	if len(evs) == 0 {
 		return
@@ -125,14 +191,15 @@ func (w *Webhooks) deliver(ctx context.Context, evs []domain.Event, lease eventL
 	w.Handoff.Hand(ctx, leased)
 }
 
-func (w *Webhooks) wake() {
+func (w *Webhooks[T]) wake() {
 	if w.Wake != nil {
 		w.Wake()
 	}
 }
 
 // deliverable keeps the events that are webhooks to deliver (their send
-// had a callbackUrl); the others exist for the events feed only.
+// had a callbackUrl, or they carry a front's post); the others exist for
+// the events feed only.
 func deliverable(evs []domain.Event) []domain.Event {
 	i := 0
 	for i < len(evs) && evs[i].URL != "" {

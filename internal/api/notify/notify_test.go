@@ -36,7 +36,7 @@ func TestStatusEvents(t *testing.T) {
 	ctx := context.Background()
 	h := &handoff{}
 	woken := 0
-	w := &Webhooks{Handoff: h, Wake: func() { woken++ }}
+	w := &Webhooks[EventTx]{Handoff: h, Wake: func() { woken++ }}
 	st := &trackingtest.Store{}
 	recorded := t0.Add(time.Minute)
 	withHook, feedOnly := msg("m1", "https://hooks.example.com/cb"), msg("m2", "")
@@ -91,7 +91,7 @@ func TestStatusEvents(t *testing.T) {
 func TestStatusEventsWithoutHandoff(t *testing.T) {
 	ctx := context.Background()
 	woken := 0
-	w := &Webhooks{Wake: func() { woken++ }}
+	w := &Webhooks[EventTx]{Wake: func() { woken++ }}
 	st := &trackingtest.Store{}
 	m := msg("m1", "https://hooks.example.com/cb")
 	var after tracking.After
@@ -115,7 +115,7 @@ func TestStatusEventsWithoutHandoff(t *testing.T) {
 func TestReplyEvents(t *testing.T) {
 	ctx := context.Background()
 	woken := 0
-	w := &Webhooks{Handoff: &handoff{}, Wake: func() { woken++ }}
+	w := &Webhooks[EventTx]{Handoff: &handoff{}, Wake: func() { woken++ }}
 	st := &trackingtest.Store{}
 	answered := msg("m1", "https://hooks.example.com/cb")
 	in := domain.Inbound{ID: "in_1", AccountID: "acc_1", Env: domain.Live, Phone: "5511999990010", Channel: domain.SMS, Body: "yes",

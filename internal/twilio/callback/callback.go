@@ -1,24 +1,22 @@
-// Package callback is the Twilio-compatible front's notifier
-// (tracking.Notifier): a status callback for every status step of a
-// message created with a StatusCallback, and an inbound post for every
-// reply to one of the account's numbers that has an SmsUrl. Both are rows
-// of the events table, written in the transaction that records the change
-// or the reply, with Twilio's form parameters as their body; the webhook
-// worker posts them form-encoded and signed X-Twilio-Signature. They are
-// not part of the native events feed.
+// Package callback is the Twilio-compatible front's callbacks
+// (notify.Posts): a status callback for every status step of a message
+// created with a StatusCallback, and an inbound post for every reply to
+// one of the account's numbers that has an SmsUrl. Each rides on the event
+// the events feed keeps of its step or reply, written in the transaction
+// that records it, with Twilio's form parameters beside the feed's body;
+// the webhook worker posts them form-encoded and signed
+// X-Twilio-Signature. One row per step serves the feed and the callback.
 package callback
 
 import (
 	"context"
 	"net/url"
-	"slices"
 	"strconv"
 	"time"
 
+	"github.com/msgsvc/msgsvc/internal/api/notify"
 	"github.com/msgsvc/msgsvc/internal/channel/sms"
 	"github.com/msgsvc/msgsvc/internal/domain"
-	"github.com/msgsvc/msgsvc/internal/id"
-	"github.com/msgsvc/msgsvc/internal/lease"
 	"github.com/msgsvc/msgsvc/internal/tracking"
 	"github.com/msgsvc/msgsvc/internal/twilio/sid"
 	"github.com/msgsvc/msgsvc/internal/twilio/vocab"
@@ -26,10 +24,10 @@ import (
 )
 
 // Tx is what the callbacks need of the transaction that records a change
-// or a reply: the events table, and the account's numbers and account SIDs
-// as they stand in it.
+// or a reply: the events table (where notify writes them), and the
+// account's numbers and account SIDs as they stand in it.
 type Tx interface {
-	InsertEvents(ctx context.Context, evs []domain.Event) error
+	notify.EventTx
 	// TwilioNumber is what the front keeps of one of the account's
 	// numbers; false when nothing.
 	TwilioNumber(ctx context.Context, accountID, phone string) (domain.TwilioNumber, bool, error)
@@ -38,41 +36,23 @@ type Tx interface {
 	TwilioAccountSid(ctx context.Context, accountID string, env domain.Environment) (domain.TwilioCredential, bool, error)
 }
 
-// Callbacks writes the events.
+// Callbacks makes the callbacks' form parameters.
 type Callbacks struct {
-	// Handoff, when set, is this node's webhook worker: events are written
-	// leased to it and handed to it after the commit, instead of waiting
-	// for a claim.
-	Handoff lease.Handoff[domain.Event]
-	// Wake, when set, wakes the webhook worker after events it must claim
-	// were written.
-	Wake func()
 	// OwnSender is the sender a provider's messages that name none go out
 	// from; nil knows none. A callback of such a message says it as From.
 	OwnSender func(provider string) string
 }
 
-var _ tracking.Notifier[Tx] = (*Callbacks)(nil)
+var _ notify.Posts[Tx] = (*Callbacks)(nil)
 
-// Changed writes a status callback for every step of the changes of
-// messages that have a StatusCallback, in order.
-func (c *Callbacks) Changed(ctx context.Context, tx Tx, cs []tracking.Change) (tracking.After, error) {
-	var evs []domain.Event
-	for _, ch := range cs {
-		tw := ch.Message.Content.Twilio
-		if tw == nil || tw.StatusCallback == "" {
-			continue
-		}
-		for _, st := range ch.Steps {
-			evs = append(evs, domain.Event{ID: id.New(id.Event, ch.At), AccountID: ch.Message.AccountID, Env: ch.Message.Env,
-				CampaignID: ch.Message.CampaignID, MessageID: ch.Message.ID, Event: domain.EventTwilioStatus,
-				URL: tw.StatusCallback, Body: c.statusBody(ch.Message, st, ch.At), NextAttemptAt: ch.At, CreatedAt: ch.At})
-		}
+// Status is the status callback of a step of a message that has a
+// StatusCallback.
+func (c *Callbacks) Status(m domain.Message, step domain.Status, at time.Time) (notify.Post, bool) {
+	tw := m.Content.Twilio
+	if tw == nil || tw.StatusCallback == "" {
+		return notify.Post{}, false
 	}
-	if len(evs) == 0 {
-		return nil, nil
-	}
-	return c.write(ctx, tx, evs, cs[0].Recorded)
+	return notify.Post{URL: tw.StatusCallback, Form: c.statusBody(m, step, at), Kind: domain.EventTwilioStatus}, true
 }
 
 // statusBody is the form of a status callback telling that m took step at
@@ -94,69 +74,33 @@ func (c *Callbacks) statusBody(m domain.Message, step domain.Status, at time.Tim
 	return f.Encode()
 }
 
-// Received writes the inbound post of an SMS reply to one of the
-// account's numbers that has an SmsUrl, signed with the account's account
-// SID of the reply's environment (none when it has none there). When the
+// Reply is the inbound post of an SMS reply to one of the account's
+// numbers that has an SmsUrl, signed with the account's account SID of
+// the reply's environment (none when it has none there). When the
 // provider did not say which number was written to (and for injected test
 // replies), it is the sender of the message the reply answers.
-func (c *Callbacks) Received(ctx context.Context, tx Tx, r tracking.Reply) (tracking.After, error) {
+func (c *Callbacks) Reply(ctx context.Context, tx Tx, r tracking.Reply) (notify.Post, bool, error) {
 	in := r.Inbound
 	if r.To == "" && r.Answers.AccountID == in.AccountID {
 		r.To = r.Answers.From
 	}
 	if in.AccountID == "" || in.Channel != domain.SMS || r.To == "" {
-		return nil, nil
+		return notify.Post{}, false, nil
 	}
 	n, ok, err := tx.TwilioNumber(ctx, in.AccountID, r.To)
 	if err != nil || !ok || n.SmsURL == "" {
-		return nil, err
+		return notify.Post{}, false, err
 	}
 	ac, ok, err := tx.TwilioAccountSid(ctx, in.AccountID, in.Env)
 	if err != nil || !ok {
-		return nil, err
+		return notify.Post{}, false, err
 	}
 	msid := sid.FromNative(sid.Message, in.ID)
 	segments := max(1, sms.Analyze(in.Body).Segments)
 	f := url.Values{"MessageSid": {msid}, "SmsSid": {msid}, "SmsMessageSid": {msid}, "AccountSid": {ac.Sid},
 		"From": {Number(in.Phone)}, "To": {Number(r.To)}, "Body": {in.Body}, "NumMedia": {"0"},
 		"NumSegments": {strconv.Itoa(segments)}, "SmsStatus": {vocab.Received}, "ApiVersion": {vocab.APIVersion}}
-	ev := domain.Event{ID: id.New(id.Event, r.Recorded), AccountID: in.AccountID, Env: in.Env, CampaignID: in.CampaignID,
-		Event: domain.EventTwilioInbound, URL: webhook.MethodURL(n.SmsMethod, n.SmsURL), Body: f.Encode(),
-		NextAttemptAt: r.Recorded, CreatedAt: r.Recorded}
-	return c.write(ctx, tx, []domain.Event{ev}, r.Recorded)
-}
-
-// write inserts evs, leased to the local worker when there is one, and
-// says what to hand it after the commit.
-func (c *Callbacks) write(ctx context.Context, tx Tx, evs []domain.Event, recorded time.Time) (tracking.After, error) {
-	if c.Handoff != nil {
-		owner, until := c.Handoff.Owner(), recorded.Add(c.Handoff.Lease())
-		for i := range evs {
-			evs[i].LeaseOwner, evs[i].NextAttemptAt = owner, until
-		}
-	}
-	if err := tx.InsertEvents(ctx, evs); err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context) { c.deliver(ctx, evs) }, nil
-}
-
-// deliver hands the events still leased to the local worker and wakes it
-// for those InsertEvents held behind an earlier event of their message:
-// it claims them when their turn comes.
-func (c *Callbacks) deliver(ctx context.Context, evs []domain.Event) {
-	held := func(ev domain.Event) bool { return ev.LeaseOwner == "" }
-	if c.Handoff == nil || slices.ContainsFunc(evs, held) {
-		if c.Wake != nil {
-			c.Wake()
-		}
-	}
-	if c.Handoff == nil {
-		return
-	}
-	if leased := slices.DeleteFunc(slices.Clone(evs), held); len(leased) > 0 {
-		c.Handoff.Hand(ctx, leased)
-	}
+	return notify.Post{URL: webhook.MethodURL(n.SmsMethod, n.SmsURL), Form: f.Encode(), Kind: domain.EventTwilioInbound}, true, nil
 }
 
 // Number is a number as Twilio writes it: an international number with

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msgsvc/msgsvc/internal/api/notify"
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
 	"github.com/msgsvc/msgsvc/internal/tracking"
@@ -50,8 +51,18 @@ func (h *handoff) Hand(_ context.Context, evs []domain.Event) int {
 	return len(evs)
 }
 
-// run writes through n's Changed or Received in a transaction of st seen
-// with the Twilio rows, and runs the After once it committed.
+// feed is the REST front's notifier with the callbacks riding on its
+// events, as the node wires them.
+func feed(h *handoff, wake func(), c *Callbacks) *notify.Webhooks[Tx] {
+	w := &notify.Webhooks[Tx]{Wake: wake, Posts: c}
+	if h != nil {
+		w.Handoff = h
+	}
+	return w
+}
+
+// run writes through Changed or Received in a transaction of st seen with
+// the Twilio rows, and runs the After once it committed.
 func run(t *testing.T, st *trackingtest.Store, rows tx, fn func(tx Tx) (tracking.After, error)) {
 	t.Helper()
 	var after tracking.After
@@ -83,13 +94,30 @@ func form(t *testing.T, body string) url.Values {
 	return f
 }
 
-// Every step of a message with a StatusCallback is a status callback with
-// Twilio's parameters, in order, leased to the local worker and handed to
-// it after the commit; a message without one, or sent through another
-// front, gets none. A failed step carries Twilio's error code.
+// checkStatusForm fails unless f is the status callback of m's step
+// status (Twilio's word), with Twilio's error code when failed.
+func checkStatusForm(t *testing.T, f url.Values, m domain.Message, status, code string) {
+	t.Helper()
+	msid := sid.FromNative(sid.Message, m.ID)
+	if msid == "" || f.Get("MessageSid") != msid || f.Get("SmsSid") != msid || f.Get("AccountSid") != ac1 ||
+		f.Get("From") != "+15005550006" || f.Get("To") != "+5511999990010" || f.Get("MessageStatus") != status ||
+		f.Get("SmsStatus") != status || f.Get("ApiVersion") != "2010-04-01" || f.Get("ErrorCode") != code {
+		t.Fatalf("callback %v, want status %s, code %q", f, status, code)
+	}
+	if _, ok := f["ErrorCode"]; ok != (code != "") {
+		t.Fatalf("callback %v: ErrorCode present %v", f, ok)
+	}
+}
+
+// Every step of a message is one event: the feed's delivery_status, which
+// for a message with a StatusCallback also carries the status callback
+// with Twilio's parameters, to be posted there, leased to the local worker
+// and handed to it after the commit. A message without a StatusCallback,
+// or sent through another front, carries none. A failed step carries
+// Twilio's error code.
 func TestStatusCallbacks(t *testing.T) {
 	h := &handoff{}
-	c := &Callbacks{Handoff: h}
+	w := feed(h, nil, &Callbacks{})
 	st := &trackingtest.Store{}
 	delivered := twilioMsg("acc_1", "https://hooks.example.com/status?x=1", domain.Delivered)
 	delivered.ProviderRef = "ref-1"
@@ -105,36 +133,64 @@ func TestStatusCallbacks(t *testing.T) {
 		{Message: native, Was: domain.Sent, Steps: []domain.Status{domain.Delivered}, At: at, Recorded: at},
 		{Message: failed, Was: domain.Sent, Steps: []domain.Status{domain.Failed}, At: at, Recorded: at},
 	}
-	run(t, st, tx{}, func(tx Tx) (tracking.After, error) { return c.Changed(context.Background(), tx, cs) })
+	run(t, st, tx{}, func(tx Tx) (tracking.After, error) { return w.Changed(context.Background(), tx, cs) })
 	evs := st.Rows().Events
-	if len(evs) != 3 {
-		t.Fatalf("%d events, want 3: two steps of the delivered message and the failure", len(evs))
-	}
 	want := []struct {
 		msg          domain.Message
-		status, code string
+		step         domain.Status
+		status, code string // the callback's; "" when none
+		url          string
 	}{
-		{delivered, "sent", ""}, {delivered, "delivered", ""}, {failed, "undelivered", "30003"},
+		{delivered, domain.Sent, "sent", "", delivered.Content.Twilio.StatusCallback},
+		{delivered, domain.Delivered, "delivered", "", delivered.Content.Twilio.StatusCallback},
+		{noCallback, domain.Delivered, "", "", ""},
+		{native, domain.Delivered, "", "", native.CallbackURL},
+		{failed, domain.Failed, "undelivered", "30003", failed.Content.Twilio.StatusCallback},
+	}
+	if len(evs) != len(want) {
+		t.Fatalf("%d events, want %d: one for each step", len(evs), len(want))
 	}
 	for i, w := range want {
 		ev := evs[i]
-		if ev.Event != domain.EventTwilioStatus || ev.URL != w.msg.Content.Twilio.StatusCallback || ev.MessageID != w.msg.ID ||
-			ev.AccountID != "acc_1" || ev.Env != domain.Live || ev.LeaseOwner != "node-1" || !ev.NextAttemptAt.Equal(at.Add(30*time.Second)) {
+		if ev.Event != webhook.DeliveryStatus || ev.URL != w.url || ev.MessageID != w.msg.ID || ev.AccountID != "acc_1" ||
+			ev.Env != domain.Live || ev.Body != webhook.StatusBody(w.msg, w.step, at) {
 			t.Fatalf("event %d: %+v", i, ev)
 		}
-		f := form(t, ev.Body)
-		msid := sid.FromNative(sid.Message, w.msg.ID)
-		if msid == "" || f.Get("MessageSid") != msid || f.Get("SmsSid") != msid || f.Get("AccountSid") != ac1 ||
-			f.Get("From") != "+15005550006" || f.Get("To") != "+5511999990010" || f.Get("MessageStatus") != w.status ||
-			f.Get("SmsStatus") != w.status || f.Get("ApiVersion") != "2010-04-01" || f.Get("ErrorCode") != w.code {
-			t.Fatalf("event %d: body %v, want status %s, code %q", i, f, w.status, w.code)
+		if leased := ev.LeaseOwner == "node-1" && ev.NextAttemptAt.Equal(at.Add(30*time.Second)); leased != (w.url != "") {
+			t.Fatalf("event %d: lease %q until %s", i, ev.LeaseOwner, ev.NextAttemptAt)
 		}
-		if _, ok := f["ErrorCode"]; ok != (w.code != "") {
-			t.Fatalf("event %d: ErrorCode present %v", i, ok)
+		if w.status == "" {
+			if ev.Form != "" {
+				t.Fatalf("event %d: form %q, want none", i, ev.Form)
+			}
+			continue
 		}
+		checkStatusForm(t, form(t, ev.Form), w.msg, w.status, w.code)
 	}
-	if len(h.got) != 3 {
-		t.Fatalf("handed %d events to the local worker, want 3", len(h.got))
+	if len(h.got) != 4 {
+		t.Fatalf("handed %d events to the local worker, want 4", len(h.got))
+	}
+}
+
+// A message that has both a StatusCallback and a msgsvc callbackUrl (no
+// front makes one today) owes two posts per step: the feed's event goes
+// to the callbackUrl and the callback gets an event of its own, after it.
+func TestStatusCallbackBesideAWebhook(t *testing.T) {
+	st := &trackingtest.Store{}
+	m := twilioMsg("acc_1", "https://hooks.example.com/status", domain.Delivered)
+	m.CallbackURL = "https://hooks.example.com/native"
+	cs := []tracking.Change{{Message: m, Was: domain.Sent, Steps: []domain.Status{domain.Delivered}, At: t0, Recorded: t0}}
+	h := &handoff{}
+	run(t, st, tx{}, func(tx Tx) (tracking.After, error) { return feed(h, nil, &Callbacks{}).Changed(context.Background(), tx, cs) })
+	evs := st.Rows().Events
+	if len(evs) != 2 || evs[0].Event != webhook.DeliveryStatus || evs[0].URL != m.CallbackURL || evs[0].Form != "" ||
+		evs[1].Event != domain.EventTwilioStatus || evs[1].URL != m.Content.Twilio.StatusCallback || evs[1].Form != "" ||
+		evs[1].MessageID != m.ID {
+		t.Fatalf("events %+v", evs)
+	}
+	checkStatusForm(t, form(t, evs[1].Body), m, "delivered", "")
+	if form, ok := webhook.TwilioForm(evs[1]); !ok || form != evs[1].Body {
+		t.Fatal("the callback's own event is not posted as Twilio's form")
 	}
 }
 
@@ -143,37 +199,34 @@ func TestStatusCallbacks(t *testing.T) {
 // earlier one of their message are not handed over, and wake the worker.
 func TestStatusCallbacksWithoutHandoff(t *testing.T) {
 	woken := 0
-	c := &Callbacks{Wake: func() { woken++ }, OwnSender: func(p string) string { return map[string]string{"sim": "4930123456"}[p] }}
+	c := &Callbacks{OwnSender: func(p string) string { return map[string]string{"sim": "4930123456"}[p] }}
 	st := &trackingtest.Store{}
 	m := twilioMsg("acc_1", "https://hooks.example.com/status", domain.Sent)
 	m.From = ""
 	cs := []tracking.Change{{Message: m, Was: domain.Sending, Steps: []domain.Status{domain.Sent}, At: t0, Recorded: t0}}
-	run(t, st, tx{}, func(tx Tx) (tracking.After, error) { return c.Changed(context.Background(), tx, cs) })
+	run(t, st, tx{}, func(tx Tx) (tracking.After, error) {
+		return feed(nil, func() { woken++ }, c).Changed(context.Background(), tx, cs)
+	})
 	evs := st.Rows().Events
 	if len(evs) != 1 || evs[0].LeaseOwner != "" || !evs[0].NextAttemptAt.Equal(t0) || woken != 1 {
 		t.Fatalf("events %+v, woken %d", evs, woken)
 	}
-	if f := form(t, evs[0].Body); f.Get("From") != "+4930123456" {
+	if f := form(t, evs[0].Form); f.Get("From") != "+4930123456" {
 		t.Fatalf("From %q, want the route's own sender", f.Get("From"))
 	}
 
 	h := &handoff{}
-	held := &Callbacks{Handoff: h, Wake: func() { woken++ }}
-	hold := holding{}
+	held := feed(h, func() { woken++ }, &Callbacks{})
 	run(t, st, tx{}, func(t Tx) (tracking.After, error) {
-		return held.Changed(context.Background(), hold.wrap(t), cs)
+		return held.Changed(context.Background(), holdTx{t}, cs)
 	})
 	if len(h.got) != 0 || woken != 2 {
 		t.Fatalf("handed %d events, woken %d: an event held behind another must be claimed", len(h.got), woken)
 	}
 }
 
-// holding is a transaction whose InsertEvents holds every event behind an
+// holdTx is a transaction whose InsertEvents holds every event behind an
 // earlier one of its message, as the store does.
-type holding struct{}
-
-func (holding) wrap(t Tx) Tx { return holdTx{t} }
-
 type holdTx struct{ Tx }
 
 func (h holdTx) InsertEvents(ctx context.Context, evs []domain.Event) error {
@@ -183,11 +236,14 @@ func (h holdTx) InsertEvents(ctx context.Context, evs []domain.Event) error {
 	return h.Tx.InsertEvents(ctx, evs)
 }
 
-// A reply to one of the account's numbers with an SmsUrl is posted there
+// A reply is one event, the feed's message_received; to one of the
+// account's numbers with an SmsUrl it also carries the inbound post there
 // with Twilio's parameters, signed by the account SID of the reply's
 // environment; GET is marked on the event's URL. No post for a number
-// without an SmsUrl, another account's number, an account with no
-// account SID in that environment, or a WhatsApp reply.
+// without an SmsUrl, another account's number, an account with no account
+// SID in that environment, or a WhatsApp reply. A reply that answers a
+// campaign sent with a callbackUrl has that webhook and the post as two
+// events.
 func TestInboundPosts(t *testing.T) {
 	rows := tx{
 		numbers: map[string]domain.TwilioNumber{
@@ -210,49 +266,70 @@ func TestInboundPosts(t *testing.T) {
 		r.Answers = domain.Message{ID: id.New(id.Message, t0), AccountID: acc, From: from}
 		return r
 	}
+	campaign := answer("acc_1", "15005550006")
+	campaign.Inbound.CampaignID, campaign.Answers.CampaignID = "cmp_1", "cmp_1"
+	campaign.Answers.CallbackURL = "https://hooks.example.com/native"
 	cases := []struct {
-		name  string
-		reply tracking.Reply
-		url   string
+		name    string
+		reply   tracking.Reply
+		url     string // the post's; "" when none
+		webhook string // the feed event's msgsvc webhook; "" when none
 	}{
-		{"POST", reply("acc_1", "15005550006", domain.SMS), "https://hooks.example.com/sms"},
-		{"GET", reply("acc_1", "15005550007", domain.SMS), webhook.MethodURL("GET", "https://hooks.example.com/get?k=v")},
-		{"no SmsUrl", reply("acc_1", "15005550008", domain.SMS), ""},
-		{"another account's number", reply("acc_1", "15005550009", domain.SMS), ""},
-		{"no account SID in the environment", reply("acc_2", "15005550009", domain.SMS), ""},
-		{"unknown number", reply("acc_1", "15005550010", domain.SMS), ""},
-		{"no number written to", reply("acc_1", "", domain.SMS), ""},
-		{"an answer to a message from the number", answer("acc_1", "15005550006"), "https://hooks.example.com/sms"},
-		{"an answer to another account's message", answer("acc_2", "15005550006"), ""},
-		{"WhatsApp", reply("acc_1", "15005550006", domain.WhatsApp), ""},
+		{"POST", reply("acc_1", "15005550006", domain.SMS), "https://hooks.example.com/sms", ""},
+		{"GET", reply("acc_1", "15005550007", domain.SMS), webhook.MethodURL("GET", "https://hooks.example.com/get?k=v"), ""},
+		{"no SmsUrl", reply("acc_1", "15005550008", domain.SMS), "", ""},
+		{"another account's number", reply("acc_1", "15005550009", domain.SMS), "", ""},
+		{"no account SID in the environment", reply("acc_2", "15005550009", domain.SMS), "", ""},
+		{"unknown number", reply("acc_1", "15005550010", domain.SMS), "", ""},
+		{"no number written to", reply("acc_1", "", domain.SMS), "", ""},
+		{"an answer to a message from the number", answer("acc_1", "15005550006"), "https://hooks.example.com/sms", ""},
+		{"an answer to another account's message", answer("acc_2", "15005550006"), "", ""},
+		{"WhatsApp", reply("acc_1", "15005550006", domain.WhatsApp), "", ""},
+		{"an answer to a campaign with a callbackUrl", campaign, "https://hooks.example.com/sms", campaign.Answers.CallbackURL},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &handoff{}
-			c := &Callbacks{Handoff: h}
+			woken := 0
 			st := &trackingtest.Store{}
-			run(t, st, rows, func(tx Tx) (tracking.After, error) { return c.Received(context.Background(), tx, tc.reply) })
+			run(t, st, rows, func(tx Tx) (tracking.After, error) {
+				return feed(&handoff{}, func() { woken++ }, &Callbacks{}).Received(context.Background(), tx, tc.reply)
+			})
 			evs := st.Rows().Events
+			in := tc.reply.Inbound
+			if len(evs) == 0 || evs[0].Event != webhook.MessageReceived || evs[0].AccountID != in.AccountID ||
+				evs[0].Body != webhook.ReplyBody(in.CampaignID, in.Phone, in.Body, in.Channel, t0) {
+				t.Fatalf("events %+v, want the feed's message_received first", evs)
+			}
+			post := evs[0]
+			switch {
+			case tc.webhook != "":
+				if len(evs) != 2 || evs[0].URL != tc.webhook || evs[0].Form != "" || evs[1].Event != domain.EventTwilioInbound ||
+					evs[1].Form != "" {
+					t.Fatalf("events %+v, want the webhook and the post's own event", evs)
+				}
+				post = evs[1]
+				post.Form = post.Body
+			case len(evs) != 1:
+				t.Fatalf("%d events, want one", len(evs))
+			}
+			if post.URL != tc.url || (tc.url != "") != (woken == 1) {
+				t.Fatalf("event %+v, woken %d; want a post to %q", post, woken, tc.url)
+			}
 			if tc.url == "" {
-				if len(evs) != 0 || len(h.got) != 0 {
-					t.Fatalf("events %+v, want none", evs)
+				if post.Form != "" {
+					t.Fatalf("form %q, want none", post.Form)
 				}
 				return
 			}
-			if len(evs) != 1 || len(h.got) != 1 {
-				t.Fatalf("%d events, %d handed; want one", len(evs), len(h.got))
+			if post.AccountID != "acc_1" || post.Env != domain.Live || post.MessageID != "" {
+				t.Fatalf("event %+v", post)
 			}
-			ev := evs[0]
-			if ev.Event != domain.EventTwilioInbound || ev.URL != tc.url || ev.AccountID != "acc_1" || ev.Env != domain.Live ||
-				ev.MessageID != "" {
-				t.Fatalf("event %+v", ev)
-			}
-			f := form(t, ev.Body)
-			msid := sid.FromNative(sid.Message, tc.reply.Inbound.ID)
+			f := form(t, post.Form)
+			msid := sid.FromNative(sid.Message, in.ID)
 			if msid == "" || f.Get("MessageSid") != msid || f.Get("SmsSid") != msid || f.Get("SmsMessageSid") != msid ||
 				f.Get("AccountSid") != ac1 || f.Get("From") != "+5511999990010" || f.Get("To") != "+"+cmp.Or(tc.reply.To, tc.reply.Answers.From) ||
 				f.Get("Body") != "yes & more" || f.Get("NumMedia") != "0" || f.Get("NumSegments") != "1" || f.Get("ApiVersion") != "2010-04-01" {
-				t.Fatalf("body %v", f)
+				t.Fatalf("form %v", f)
 			}
 		})
 	}
