@@ -181,7 +181,9 @@ func TestStatusCallbackBesideAWebhook(t *testing.T) {
 	m.CallbackURL = "https://hooks.example.com/native"
 	cs := []tracking.Change{{Message: m, Was: domain.Sent, Steps: []domain.Status{domain.Delivered}, At: t0, Recorded: t0}}
 	h := &handoff{}
-	run(t, st, tx{}, func(tx Tx) (tracking.After, error) { return feed(h, nil, &Callbacks{}).Changed(context.Background(), tx, cs) })
+	run(t, st, tx{}, func(tx Tx) (tracking.After, error) {
+		return feed(h, nil, &Callbacks{}).Changed(context.Background(), tx, cs)
+	})
 	evs := st.Rows().Events
 	if len(evs) != 2 || evs[0].Event != webhook.DeliveryStatus || evs[0].URL != m.CallbackURL || evs[0].Form != "" ||
 		evs[1].Event != domain.EventTwilioStatus || evs[1].URL != m.Content.Twilio.StatusCallback || evs[1].Form != "" ||
