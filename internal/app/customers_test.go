@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -177,4 +178,161 @@ func mustAccount(t *testing.T, c *chrome, id string) domain.Account {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// TestCustomersPanelTenancy: every Customers path, read and form, tried
+// with another account's ids by a sibling, a child reaching for its
+// parent, another reseller, a grandparent skipping the child between, a
+// plain account's owner, and a reseller's developer and viewer: each is
+// answered 404 (or 403 for a role or an account that may not have
+// customers), shows nothing of the target and changes nothing. The same
+// requests by the child's own parent go through, so the paths are right.
+func TestCustomersPanelTenancy(t *testing.T) {
+	e := newEnv(t, "sqlite", envOptions{})
+	ctx := context.Background()
+	r1 := e.childAccount("Reseller One", "", 100)
+	c1 := e.childAccount("Child One", r1.ID, 10)
+	c2 := e.childAccount("Child Two", r1.ID, 10)
+	g := e.childAccount("Grandchild", c1.ID, 5)
+	r2 := e.childAccount("Reseller Two", "", 100)
+	d := e.childAccount("Other Child", r2.ID, 10)
+	all := []domain.Account{r1, c1, c2, g, r2, d, e.account}
+	as := func(accountID, role string) *browser {
+		t.Helper()
+		email := fmt.Sprintf("%s-%s@tenancy.example", role, strings.ToLower(accountID))
+		if _, _, err := createTestUser(ctx, e.st, accountID, email, role, testPassword, e.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		b := e.browser()
+		b.login(email)
+		return b
+	}
+	type state struct {
+		balance             int64
+		prices, billing     string
+		suspended, reseller bool
+		children            int
+	}
+	snapshot := func() map[string]state {
+		t.Helper()
+		out := map[string]state{}
+		for _, a := range all {
+			got, err := e.st.Account(ctx, a.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kids, err := e.st.Children(ctx, a.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[a.ID] = state{got.Balance, got.Prices, string(got.Billing), got.Suspended(), got.Reseller, len(kids)}
+		}
+		return out
+	}
+	forms := []struct {
+		path string
+		form url.Values
+	}{
+		{"/prices", url.Values{"prices": {`{"home": {"smsSegment": 9}}`}}},
+		{"/billing", url.Values{"billing": {"delivery"}}},
+		{"/transfers", url.Values{"amount": {"1"}, "direction": {"in"}}},
+		{"/transfers", url.Values{"amount": {"1"}, "direction": {"back"}}},
+		{"/suspend", url.Values{}},
+		{"/resume", url.Values{}},
+	}
+	// try sends every path about target and wants one of codes for each.
+	try := func(who string, b *browser, target domain.Account, codes ...int) {
+		t.Helper()
+		token := b.csrf("/account")
+		want := func(what string, p page) {
+			t.Helper()
+			if !slices.Contains(codes, p.status) {
+				t.Errorf("%s, %s on %s: %d, want one of %v", who, what, target.Name, p.status, codes)
+			}
+			if strings.Contains(p.body, target.Name) {
+				t.Errorf("%s, %s: the answer names %s", who, what, target.Name)
+			}
+		}
+		want("GET", b.get("/customers/"+target.ID))
+		for _, f := range forms {
+			form := url.Values{"csrf": {token}}
+			for k, v := range f.form {
+				form[k] = v
+			}
+			want("POST "+f.path, b.post("/customers/"+target.ID+f.path, form))
+		}
+	}
+	before := snapshot()
+
+	r1Owner, r1Dev, r1Viewer := as(r1.ID, "owner"), as(r1.ID, "developer"), as(r1.ID, "viewer")
+	c1Owner, c2Owner, r2Owner, plain := as(c1.ID, "owner"), as(c2.ID, "owner"), as(r2.ID, "owner"), as(e.account.ID, "owner")
+	try("a sibling", c2Owner, c1, 404)
+	try("a sibling", c2Owner, g, 404)
+	try("a child", c1Owner, r1, 404)
+	try("a child", c1Owner, c2, 404)
+	try("another reseller", r2Owner, c1, 404)
+	try("another reseller", r2Owner, g, 404)
+	try("another reseller", r2Owner, r1, 404)
+	try("a child of another tree", as(d.ID, "owner"), c1, 404)
+	try("the grandparent", r1Owner, g, 404)
+	try("a plain account", plain, c1, 404)
+	try("the reseller's developer", r1Dev, c1, 403)
+	try("the reseller's viewer", r1Viewer, c1, 403)
+	// The list and the create form: refused to roles below admin and to
+	// accounts that are no resellers, which are offered no tab either.
+	for _, c := range []struct {
+		who string
+		b   *browser
+	}{{"developer", r1Dev}, {"viewer", r1Viewer}, {"plain owner", plain}} {
+		if p := c.b.get("/customers"); p.status != 403 || strings.Contains(p.body, c1.Name) {
+			t.Errorf("%s: GET /customers %d", c.who, p.status)
+		}
+		if p := c.b.post("/customers", url.Values{"csrf": {c.b.csrf("/account")}, "name": {"Sneaky"}, "country": {"55"}}); p.status != 403 {
+			t.Errorf("%s: POST /customers %d", c.who, p.status)
+		}
+		if strings.Contains(c.b.get("/account").body, `href="/customers"`) {
+			t.Errorf("%s is offered the Customers tab", c.who)
+		}
+	}
+	// A reseller's list shows its own children, not a grandchild or another tree.
+	if p := c2Owner.get("/customers"); p.status != 200 || strings.Contains(p.body, g.Name) || strings.Contains(p.body, c1.Name) {
+		t.Errorf("a sibling's own list: %d", p.status)
+	}
+	// An operator on one reseller's page does not reach another's child through it.
+	op := as("", "operator")
+	if p := op.get("/customers/" + c1.ID + "?account=" + r2.ID); p.status != 404 {
+		t.Errorf("an operator on a child through the wrong reseller: %d", p.status)
+	}
+	after := snapshot()
+	for id, s := range before {
+		if after[id] != s {
+			t.Errorf("account %s changed: %+v, was %+v", id, after[id], s)
+		}
+	}
+
+	// The parent itself: the same paths answer and act.
+	if p := r1Owner.get("/customers"); p.status != 200 || !strings.Contains(p.body, c1.Name) || !strings.Contains(p.body, `href="/customers"`) ||
+		strings.Contains(p.body, r2.Name) || strings.Contains(p.body, d.Name) {
+		t.Fatalf("the parent's list: %d", p.status)
+	}
+	if p := r1Owner.get("/customers/" + c1.ID); p.status != 200 || !strings.Contains(p.body, g.Name) {
+		t.Fatalf("the parent on its child (with the grandchild listed): %d", p.status)
+	}
+	token := r1Owner.csrf("/account")
+	for _, f := range forms {
+		form := url.Values{"csrf": {token}}
+		for k, v := range f.form {
+			form[k] = v
+		}
+		if p := r1Owner.post("/customers/"+c1.ID+f.path, form); p.status != 303 {
+			t.Errorf("the parent, POST %s: %d %s", f.path, p.status, p.body)
+		}
+	}
+	got, err := e.st.Account(ctx, c1.ID)
+	if err != nil || !got.BillsOnDelivery() || got.Prices == "" || got.Suspended() || got.Balance != 10*ledger.Micro {
+		t.Fatalf("the child after its parent's forms: %+v %v", got, err)
+	}
+	if p := op.get("/customers/" + c1.ID + "?account=" + r1.ID); p.status != 200 || !strings.Contains(p.body, c1.Name) {
+		t.Errorf("an operator on the reseller's child: %d", p.status)
+	}
 }
