@@ -83,6 +83,12 @@ func TestCustomersInChromium(t *testing.T) {
 		t.Errorf("the child's margin: %q", m)
 	}
 	c.shot("panel-customer")
+	// The margin guard's refusal, as a reseller sees it at either width.
+	c.fill("#prices", `{"abroad": {"smsSegment": 0.1}}`)
+	if st := c.press("form[action='/customers/" + first + "/prices'] button"); st != 400 {
+		t.Fatalf("prices below cost: %d", st)
+	}
+	c.shot("panel-customer-refused")
 }
 
 // customersFlow drives one child through the Customers pages and returns
@@ -112,7 +118,7 @@ func customersFlow(t *testing.T, c *chrome, name string) string {
 	if st := c.press("form[action='" + base + "/prices'] button"); st != 400 {
 		t.Fatalf("prices below cost: %d", st)
 	}
-	if msg := c.text("#err-prices"); !strings.Contains(msg, "below your own") || !strings.Contains(msg, "Sell below my cost") {
+	if msg := c.text("#err-prices"); !strings.Contains(msg, "SMS segment to +55: 0.5 against your 1") || !strings.Contains(msg, "Sell below my cost") {
 		t.Errorf("the margin guard's refusal: %q", msg)
 	}
 	if a, _ := c.e.st.Account(ctx, id); a.Prices != "" {

@@ -1,6 +1,7 @@
 package panel
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -47,6 +48,9 @@ func (p *Panel) showCustomers(w http.ResponseWriter, r *http.Request, s *session
 }
 
 func (p *Panel) createCustomer(w http.ResponseWriter, r *http.Request, s *session) {
+	if !p.needAccount(w, r, s) { // an operator creates under the reseller it opened, never at the top
+		return
+	}
 	f := r.PostForm
 	in := manage.NewChild{ParentID: s.Account, Name: f.Get("name"), Country: strings.TrimSpace(f.Get("country")),
 		Billing: f.Get("billing"), Reseller: f.Get("reseller") == "on", AllowLoss: f.Get("allowLoss") == "on"}
@@ -59,7 +63,7 @@ func (p *Panel) createCustomer(w http.ResponseWriter, r *http.Request, s *sessio
 		errs, invalid = map[string]string{"reseller": "This customer cannot resell: it would stand at the deepest level of the tree (three below the operator). Nothing was created."}, true
 	}
 	if invalid {
-		v := &view{Errors: explainPrices(errs), Form: map[string]string{"name": f.Get("name"), "country": f.Get("country"),
+		v := &view{Errors: explainPrices(errs, f.Get("prices"), in.Country, *s.Current), Form: map[string]string{"name": f.Get("name"), "country": f.Get("country"),
 			"billing": f.Get("billing"), "prices": f.Get("prices"), "reseller": f.Get("reseller"), "allowLoss": f.Get("allowLoss")}}
 		p.showCustomers(w, r, s, http.StatusBadRequest, v)
 		return
@@ -67,14 +71,39 @@ func (p *Panel) createCustomer(w http.ResponseWriter, r *http.Request, s *sessio
 	p.finish(w, r, s, err, s.link("/customers/"+url.PathEscape(acct.ID)+"?done=customerCreated"))
 }
 
-// explainPrices turns the margin guard's refusal into what to do about it.
-func explainPrices(errs map[string]string) map[string]string {
-	if m, ok := errs["prices"]; ok && strings.HasPrefix(m, "undercut") {
-		errs["prices"] = "These prices are below your own: " + strings.TrimPrefix(m, "undercut the parent's own prices ") +
-			". Raise them, or tick “Sell below my cost” to set them anyway."
+// explainPrices turns the margin guard's refusal (internal/manage's, in
+// the API's words) into the rates that are below the parent's, in
+// credits, and what to do about it. raw is the table sent and home the
+// child's calling code.
+func explainPrices(errs map[string]string, raw, home string, parent domain.Account) map[string]string {
+	m, ok := errs["prices"]
+	if !ok || !strings.HasPrefix(m, "undercut") {
+		return errs
 	}
+	what := "at least one rate"
+	_, child, err := ledger.ParsePriceTable([]byte(cmp.Or(strings.TrimSpace(raw), "{}")), home)
+	own, perr := parent.PriceList()
+	if err == nil && perr == nil {
+		if short := domain.PriceShortfalls(child, home, own, parent.CountryCode); len(short) > 0 {
+			f := short[0]
+			where := "abroad"
+			if f.Destination != "abroad" {
+				where = "to +" + f.Destination
+			}
+			what = rateNames[f.Rate] + " " + where + ": " + credits(f.Child) + " against your " + credits(f.Parent)
+			if len(short) > 1 {
+				what += " (and " + strconv.Itoa(len(short)-1) + " more)"
+			}
+		}
+	}
+	errs["prices"] = "Below your own prices: " + what + ". Raise them, or tick “Sell below my cost” to set them anyway."
 	return errs
 }
+
+var rateNames = map[string]string{"smsSegment": "SMS segment", "rcsMessage": "RCS message", "waConversation": "WhatsApp conversation",
+	"waInWindow": "WhatsApp message in a window"}
+
+func credits(micro int64) string { return strconv.FormatFloat(ledger.Credits(micro), 'f', -1, 64) }
 
 type customerData struct {
 	View manage.CustomerView
@@ -133,7 +162,10 @@ func (p *Panel) setCustomerPrices(w http.ResponseWriter, r *http.Request, s *ses
 	_, err := p.cfg.Manage.UpdateAccount(r.Context(), s.Actor, id, manage.AccountChange{Prices: []byte(raw),
 		AllowLoss: r.PostForm.Get("allowLoss") == "on"})
 	if errs, ok := fieldErrors(err, nil); ok {
-		p.showCustomer(w, r, s, http.StatusBadRequest, &view{Errors: explainPrices(errs),
+		if cv, cerr := p.cfg.Manage.Customer(r.Context(), s.Actor, s.Account, id); cerr == nil {
+			errs = explainPrices(errs, raw, cv.Account.CountryCode, cv.Parent)
+		}
+		p.showCustomer(w, r, s, http.StatusBadRequest, &view{Errors: errs,
 			Form: map[string]string{"prices": r.PostForm.Get("prices"), "allowLoss": r.PostForm.Get("allowLoss")}})
 		return
 	}
