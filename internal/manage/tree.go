@@ -218,12 +218,15 @@ func (s *Service) CreateAccount(ctx context.Context, a Actor, in NewChild) (doma
 	if parent.ID == "" {
 		err = s.st.CreateAccount(ctx, acct)
 	} else {
+		// A child is made a reseller in the insert, which checks the
+		// depth first, so that a refused one is not left behind.
+		acct.Reseller = in.Reseller
 		err = s.st.CreateChild(ctx, acct)
 	}
 	if err != nil {
 		return domain.Account{}, s.treeRefusal(err)
 	}
-	if in.Reseller {
+	if in.Reseller && !acct.Reseller {
 		if err := s.st.SetReseller(ctx, acct.ID, true); err != nil {
 			return acct, s.treeRefusal(err)
 		}

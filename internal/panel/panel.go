@@ -163,6 +163,15 @@ func (p *Panel) routes() {
 	p.handle("POST /messages/{id}/redeliver", p.form(p.redeliver))
 	p.handle("GET /balance", p.authed(p.balancePage))
 
+	p.handle("GET /customers", p.authed(p.customersPage))
+	p.handle("POST /customers", p.form(p.createCustomer))
+	p.handle("GET /customers/{id}", p.authed(p.customerPage))
+	p.handle("POST /customers/{id}/prices", p.form(p.setCustomerPrices))
+	p.handle("POST /customers/{id}/billing", p.form(p.setCustomerBilling))
+	p.handle("POST /customers/{id}/transfers", p.form(p.transferCustomer))
+	p.handle("POST /customers/{id}/suspend", p.form(p.suspendCustomer))
+	p.handle("POST /customers/{id}/resume", p.form(p.resumeCustomer))
+
 	p.handle("GET /operator", p.authed(p.operatorPage))
 	p.handle("POST /operator/requests/{id}/approve", p.form(p.approve))
 	p.handle("POST /operator/requests/{id}/reject", p.form(p.reject))
@@ -227,6 +236,12 @@ func (p *Panel) failed(w http.ResponseWriter, r *http.Request, s *session, err e
 // belong to the service's staff, whom no account role reaches, and an
 // owner already holds every role of an account.
 func forbidden(role, path string) string {
+	if path == "/customers" || strings.HasPrefix(path, "/customers/") {
+		if role == "owner" || role == "admin" {
+			return "Customers are for resellers: this account is not one. The service's operators make an account a reseller."
+		}
+		return "Your role (" + role + ") does not allow this: the customers of a reseller are managed by its owners and admins."
+	}
 	if role == "owner" || path == "/operator" || strings.HasPrefix(path, "/operator/") {
 		return "This is for the service's operators, the staff who run msgsvc (msgsvc user create --operator); " +
 			"no role of an account, owner included, can open it."

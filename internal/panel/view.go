@@ -223,6 +223,13 @@ var notices = map[string]string{
 	"compliance":      "The compliance settings were saved.",
 	"alerts":          "The account webhook and the alerts were saved. They apply to the next send.",
 	"smppRemoved":     "The SMPP user was removed and its binds closed.",
+	"customerCreated": "The customer was created with a zero balance. Top it up below; then it can have users and keys of its own.",
+	"prices":          "The customer's prices were saved. They apply to its next send.",
+	"billing":         "The customer's billing was saved. It applies to its messages from now on.",
+	"transferIn":      "The credits were moved to the customer. Both ledgers show the transfer.",
+	"transferBack":    "The credits were taken back from the customer. Both ledgers show the transfer.",
+	"suspended":       "The customer was suspended, with every account below it. Its queued and scheduled messages are held, not lost.",
+	"resumed":         "The customer was resumed. Its held messages go out now.",
 	"twilioRemoved":   "The Twilio credential was removed (an account SID with its API keys). Its next request is refused, on every node.",
 }
 

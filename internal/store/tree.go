@@ -123,6 +123,8 @@ func (s *Store) CreateChild(ctx context.Context, a domain.Account) error {
 			return fmt.Errorf("parent %s: %w", a.ParentID, domain.ErrNotReseller)
 		case len(chain) >= domain.MaxDepth: // the parent's depth; the child would be one more
 			return fmt.Errorf("parent %s: %w", a.ParentID, domain.ErrTreeTooDeep)
+		case a.Reseller && len(chain)+1 >= domain.MaxDepth: // as SetReseller, checked before anything is written
+			return fmt.Errorf("reseller under %s: %w", a.ParentID, domain.ErrTreeTooDeep)
 		}
 		// A suspension is written on every account of the suspended
 		// subtree, so a child made under a suspended parent carries it

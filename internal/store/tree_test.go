@@ -116,6 +116,14 @@ func TestTreeShape(t *testing.T) {
 		if err := st.CreateChild(ctx, domain.Account{ID: id.New(id.Account, t0), ParentID: leaf.ID, CreatedAt: t0}); !errors.Is(err, domain.ErrNotReseller) {
 			t.Fatalf("child of a leaf: err = %v", err)
 		}
+		// A reseller made at the deepest level is refused before it is written.
+		deep := domain.Account{ID: id.New(id.Account, t0), ParentID: mid.ID, Reseller: true, CreatedAt: t0}
+		if err := st.CreateChild(ctx, deep); !errors.Is(err, domain.ErrTreeTooDeep) {
+			t.Fatalf("a reseller child at the deepest level: err = %v", err)
+		}
+		if _, err := st.Account(ctx, deep.ID); !errors.Is(err, domain.ErrNotFound) {
+			t.Fatalf("the refused child was stored: %v", err)
+		}
 		if err := st.SetReseller(ctx, mid.ID, false); !errors.Is(err, domain.ErrHasChildren) {
 			t.Fatalf("un-reseller with children: err = %v", err)
 		}
