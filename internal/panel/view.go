@@ -98,6 +98,7 @@ var funcs = template.FuncMap{
 	},
 	"lower": strings.ToLower,
 	"list":  func(s ...string) []string { return s },
+	"tuple": func(v ...any) []any { return v },
 	"label": func(f string) string { return limitLabels[f] },
 	"ms":    func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + " ms" },
 	// The routes page: amounts of money, ratios and shares.
