@@ -21,6 +21,7 @@ type chart struct {
 	// ID makes the ids of the SVG's title and description unique on a page.
 	ID            string
 	Width, Height float64
+	Half          bool
 	// Title is the chart's accessible name; Summary says what it shows in
 	// one sentence (under the chart, and its description).
 	Title   string
@@ -67,6 +68,9 @@ type chartLine struct {
 type chartLabel struct {
 	X    float64
 	Text string
+	// Anchor aligns the text on X: middle, or end for the last label,
+	// which would otherwise run past the chart's edge.
+	Anchor string
 }
 
 type chartSeries struct {
@@ -104,16 +108,19 @@ type chartSpec struct {
 	Whole  bool
 	// Unit follows a value in a bar's or point's title ("messages").
 	Unit string
+	// Half: the chart shares its row with another, so it is drawn
+	// narrower (its text then stays as large as a full chart's).
+	Half bool
 }
 
 const (
 	chartW, chartH    = 720.0, 240.0
+	halfW             = 480.0
 	padLeft, padRight = 52.0, 8.0
 	padTop, padBottom = 12.0, 28.0
 	barGap            = 0.25 // share of a slot left empty
 	labelEvery        = 5
 	chartMinScale     = 4
-	plotW             = chartW - padLeft - padRight
 	plotH             = chartH - padTop - padBottom
 )
 
@@ -126,7 +133,12 @@ func drawChart(sp chartSpec) chart {
 		sp.LabelEvery = labelEvery
 	}
 	n := len(sp.Slots)
-	c := chart{ID: sp.ID, Title: sp.Title, Width: chartW, Height: chartH, PlotLeft: padLeft, PlotRight: chartW - padRight,
+	width := chartW
+	if sp.Half {
+		width = halfW
+	}
+	plotW := width - padLeft - padRight
+	c := chart{ID: sp.ID, Title: sp.Title, Width: width, Height: chartH, Half: sp.Half, PlotLeft: padLeft, PlotRight: width - padRight,
 		LabelY: chartH - 8, Empty: true}
 	// The scale: the highest stack or point, and the lowest (bars of a
 	// single series, such as a margin, may be below zero).
@@ -177,8 +189,11 @@ func drawChart(sp chartSpec) chart {
 			c.Bars = append(c.Bars, chartBar{X: round1(x), Y: math.Min(y0, y1), W: round1(w), H: round1(math.Abs(y0 - y1)),
 				Class: s.Class, Title: label + ": " + sp.Format(v) + " " + strings.TrimSpace(sp.Unit+" "+s.Name)})
 		}
-		if i%sp.LabelEvery == 0 || i == n-1 {
-			c.Labels = append(c.Labels, chartLabel{X: round1(x + w/2), Text: label})
+		switch {
+		case i == n-1:
+			c.Labels = append(c.Labels, chartLabel{X: round1(x + w), Text: label, Anchor: "end"})
+		case i%sp.LabelEvery == 0 && n-1-i >= sp.LabelEvery:
+			c.Labels = append(c.Labels, chartLabel{X: round1(x + w/2), Text: label, Anchor: "middle"})
 		}
 	}
 	for _, s := range sp.Series {

@@ -54,6 +54,9 @@ type navNode struct {
 	// Group is the menu's key; Items its links ("" and nil for a link).
 	Group string
 	Items []navNode
+	// Here is the label of the menu's current page, shown beside the
+	// menu's name ("" when the page is elsewhere).
+	Here string
 }
 
 // Navigation is the signed-in user's navigation for this page: only the
@@ -74,7 +77,9 @@ func (v *view) Navigation() []navNode {
 			href = v.S.link(e.Path)
 		}
 		n := navNode{Label: e.Label, Href: href, Current: e.Key == v.Nav}
-		if e.Group == "" {
+		// Without an account open an operator has a handful of pages:
+		// they fit on the row without menus.
+		if e.Group == "" || v.S.Current == nil {
 			out = append(out, n)
 			continue
 		}
@@ -85,7 +90,9 @@ func (v *view) Navigation() []navNode {
 			out = append(out, navNode{Label: navGroups[e.Group], Group: e.Group})
 		}
 		out[i].Items = append(out[i].Items, n)
-		out[i].Current = out[i].Current || n.Current
+		if n.Current {
+			out[i].Current, out[i].Here = true, n.Label
+		}
 	}
 	return out
 }

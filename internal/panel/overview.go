@@ -76,7 +76,7 @@ func trendChart(o manage.Overview) chart {
 	}
 	sum := thousands(o.Recent.Total.Messages) + " messages in the last " + strconv.Itoa(len(o.Days)) + " days"
 	c := drawChart(chartSpec{ID: "trend-messages", Title: "Messages per day: " + sum, Slots: slots,
-		Series: []chartInput{{Name: "messages", Class: "sms", Values: msgs}}, Format: wholeOf, Whole: true})
+		Series: []chartInput{{Name: "messages", Class: "sms", Values: msgs}}, Format: wholeOf, Whole: true, Half: true})
 	c.Summary = sum
 	return c
 }
@@ -94,7 +94,7 @@ func trendCredits(o manage.Overview) chart {
 		sum = "Test messages are never charged"
 	}
 	c := drawChart(chartSpec{ID: "trend-credits", Title: "Credits charged per day: " + sum, Slots: slots,
-		Series: []chartInput{{Name: "credits", Class: "credits", Values: credits, Line: true}}, Format: creditsOf})
+		Series: []chartInput{{Name: "credits", Class: "credits", Values: credits, Line: true}}, Format: creditsOf, Half: true})
 	c.Summary = sum
 	return c
 }

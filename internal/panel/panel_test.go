@@ -76,7 +76,7 @@ func TestDrawChart(t *testing.T) {
 	if neg.Y != zero || neg.Y+neg.H != padTop+plotH || neg.Title != "d: -2 up" {
 		t.Fatalf("the negative bar: %+v", neg)
 	}
-	if len(c.Dots) != 4 || c.Dots[1].Y != padTop || c.Dots[0].Y != zero || c.Dots[0].X != round1(padLeft+plotW/8) {
+	if len(c.Dots) != 4 || c.Dots[1].Y != padTop || c.Dots[0].Y != zero || c.Dots[0].X != round1(padLeft+(chartW-padLeft-padRight)/8) {
 		t.Fatalf("the line's points: %+v", c.Dots)
 	}
 	if len(c.Lines) != 1 || strings.Count(c.Lines[0].Points, ",") != 4 {
