@@ -92,6 +92,7 @@ func (s *Server) manageRoutes() {
 	s.managed("GET "+base+"/messages/{id}", s.manageMessage)
 	s.managed("GET "+base+"/messages/{id}/attempts", s.messageAttempts)
 	s.managed("POST "+base+"/events/{id}/redeliver", s.redeliver)
+	s.managed("GET "+base+"/replies", s.listReplies)
 	s.managed("GET "+base+"/balance", s.manageBalance)
 	s.managed("GET "+base+"/users", s.listUsers)
 	s.managed("POST "+base+"/users", s.createUser)

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/api/view"
@@ -27,6 +28,7 @@ type MessageAdmin interface {
 	Message(ctx context.Context, a manage.Actor, accountID, messageID string) (manage.MessageDetail, error)
 	Attempts(ctx context.Context, a manage.Actor, accountID, messageID string) ([]domain.Attempt, error)
 	Redeliver(ctx context.Context, a manage.Actor, accountID, eventID string) error
+	Replies(ctx context.Context, a manage.Actor, accountID string, q manage.ReplyQuery) (manage.ReplyPage, error)
 }
 
 type limitsView struct {
@@ -263,5 +265,40 @@ func (s *Server) manageBalance(w http.ResponseWriter, r *http.Request, a manage.
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"accountId": b.Account.ID, "balance": ledger.Credits(b.Account.Balance),
 		"currency": b.Account.Currency, "ledger": lines, "nextBefore": view.StrOrNil(b.NextBefore), "environment": env, "usage": usage})
+	return nil
+}
+
+// replyView is a reply as the management API lists it.
+type replyView struct {
+	ID          string             `json:"id"`
+	Environment domain.Environment `json:"environment"`
+	Phone       string             `json:"phone"`
+	Channel     domain.Channel     `json:"channel"`
+	Message     string             `json:"message"`
+	CampaignID  *string            `json:"campaignId"`
+	MessageID   *string            `json:"messageId"`
+	ReceivedAt  view.Time          `json:"receivedAt"`
+}
+
+func (s *Server) listReplies(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
+	q := r.URL.Query()
+	rq := manage.ReplyQuery{Environment: q.Get("environment"), Phone: q.Get("phone"), Cursor: q.Get("cursor")}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n == 0 {
+			n = -1 // out of range: the action names the field
+		}
+		rq.Limit = n
+	}
+	page, err := s.cfg.Manage.Replies(r.Context(), a, acct(r), rq)
+	if err != nil {
+		return err
+	}
+	out := []replyView{}
+	for _, in := range page.Replies {
+		out = append(out, replyView{ID: in.ID, Environment: in.Env, Phone: in.Phone, Channel: in.Channel, Message: in.Body,
+			CampaignID: view.StrOrNil(in.CampaignID), MessageID: view.StrOrNil(in.MessageID), ReceivedAt: view.Time(in.ReceivedAt)})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"replies": out, "nextCursor": view.StrOrNil(page.Next)})
 	return nil
 }

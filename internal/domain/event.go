@@ -72,11 +72,24 @@ type Inbound struct {
 	Channel    Channel
 	Body       string
 	CampaignID string
+	// MessageID is the message it answers: the account's latest message
+	// to Phone within the reply window ("" when none, or recorded before
+	// replies kept it).
+	MessageID  string
 	Provider   string
 	ReceivedAt time.Time
 	// ProviderRef is the provider's id of the message, when it gives one;
 	// a provider's id is recorded once.
 	ProviderRef string
+}
+
+// ReplyFilter selects an account's replies (Store.Replies).
+type ReplyFilter struct {
+	AccountID string
+	Env       Environment // "" for both
+	Phone     string      // "" for any
+	Before    string      // a reply id: those older than it
+	Limit     int
 }
 
 // FeedEvent is an event with its position in its environment's events

@@ -200,6 +200,13 @@ type AccountSpend struct {
 	Credits   int64
 }
 
+// AccountDay is one account's messages and charges on one day (a day
+// number, DayNumber).
+type AccountDay struct {
+	Day int64
+	AccountSpend
+}
+
 // BelowLowBalance reports whether the account's balance is under its
 // low-balance alert.
 func (a Account) BelowLowBalance() bool {

@@ -53,6 +53,7 @@ type Store interface {
 	SenderDecisionStore
 	LimitStore
 	MessageStore
+	ReplyStore
 	ComplianceStore
 	BalanceStore
 	AlertStore

@@ -131,6 +131,8 @@ func optTime(v string) (time.Time, error) {
 type MessageDetail struct {
 	Message domain.Message
 	Events  []EventAttempts
+	// Replies are the recipient's messages that answer it, oldest first.
+	Replies []domain.Inbound
 }
 
 // EventAttempts is one webhook event and its attempts, oldest first.
@@ -164,7 +166,16 @@ func (s *Service) Message(ctx context.Context, a Actor, accountID, messageID str
 	for _, at := range atts {
 		byEvent[at.EventID] = append(byEvent[at.EventID], at)
 	}
-	out := MessageDetail{Message: m}
+	replies, err := s.st.RepliesTo(ctx, m, repliesShown)
+	if err != nil {
+		return MessageDetail{}, err
+	}
+	if below {
+		for i := range replies {
+			replies[i].Body = ""
+		}
+	}
+	out := MessageDetail{Message: m, Replies: replies}
 	for _, ev := range evs {
 		out.Events = append(out.Events, EventAttempts{Event: ev, Attempts: byEvent[ev.ID]})
 	}

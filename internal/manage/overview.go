@@ -17,6 +17,7 @@ type OverviewStore interface {
 	RecentFailures(ctx context.Context, accountID string, env domain.Environment, since time.Time, limit int) ([]domain.Message, error)
 	TroubledEvents(ctx context.Context, accountID string, limit int) ([]domain.Event, error)
 	TopSpenders(ctx context.Context, fromDay int64, limit int) ([]domain.AccountSpend, error)
+	TrafficByDay(ctx context.Context, fromDay int64) ([]domain.AccountDay, error)
 }
 
 // attention bounds the failures and webhooks the overview lists.
@@ -34,6 +35,16 @@ type Overview struct {
 	SpendToday int64
 	Failures   []domain.Message // failed in the last 24 hours, newest first
 	Webhooks   []domain.Event   // given up, gone or being retried, newest first
+	// Days are the messages and credits of each of the last UsageDays
+	// days, oldest first (a day with none is there, zero).
+	Days []DayTotal
+}
+
+// DayTotal is one day's messages and credits (micro-credits charged).
+type DayTotal struct {
+	Day      time.Time
+	Messages int64
+	Credits  int64
 }
 
 // UsageSummary is usage summed over days, in all and per channel.
@@ -83,11 +94,19 @@ func (s *Service) Overview(ctx context.Context, a Actor, accountID string, env d
 	if err != nil {
 		return Overview{}, err
 	}
+	out.Days = make([]DayTotal, UsageDays)
+	for i := range out.Days {
+		out.Days[i].Day = domain.DayTime(today - (UsageDays - 1) + int64(i))
+	}
 	for _, d := range days {
 		if d.Day == today {
 			out.Today.add(d)
 		}
 		out.Recent.add(d)
+		if i := d.Day - (today - (UsageDays - 1)); i >= 0 && i < UsageDays {
+			out.Days[i].Messages += d.Messages
+			out.Days[i].Credits += d.Credits
+		}
 	}
 	for _, u := range []*UsageSummary{&out.Today, &out.Recent} {
 		slices.SortFunc(u.ByChannel, func(a, b ChannelUsage) int { return strings.Compare(string(a.Channel), string(b.Channel)) })
@@ -121,6 +140,9 @@ type OperatorOverview struct {
 	Since time.Time
 	Top   []AccountSpend
 	Low   []domain.Account
+	// Traffic is each account's live messages and charges per day over
+	// the same days, by day then account.
+	Traffic []domain.AccountDay
 }
 
 // AccountSpend is one account's spend in the operators' overview.
@@ -150,6 +172,9 @@ func (s *Service) OperatorOverview(ctx context.Context, a Actor, accounts []doma
 	}
 	for _, t := range top {
 		out.Top = append(out.Top, AccountSpend{Account: byID[t.AccountID], AccountSpend: t})
+	}
+	if out.Traffic, err = s.st.TrafficByDay(ctx, from); err != nil {
+		return OperatorOverview{}, err
 	}
 	return out, nil
 }

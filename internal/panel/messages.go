@@ -96,6 +96,7 @@ type messageData struct {
 	Message  domain.Message
 	Redacted bool
 	Events   []eventCard
+	Replies  []domain.Inbound
 }
 
 type eventCard struct {
@@ -109,7 +110,7 @@ type eventCard struct {
 }
 
 func ofDetail(d manage.MessageDetail) messageData {
-	out := messageData{Message: d.Message, Redacted: compliance.Redacted(d.Message.To)}
+	out := messageData{Message: d.Message, Redacted: compliance.Redacted(d.Message.To), Replies: d.Replies}
 	for _, ev := range d.Events {
 		out.Events = append(out.Events, eventCard{EventAttempts: ev, Carried: carried(ev.Event), Unsent: ev.Event.State == domain.EventNone})
 	}

@@ -1,7 +1,9 @@
 package panel
 
 import (
+	"cmp"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,8 +16,13 @@ import (
 
 type balanceData struct {
 	Balance manage.BalanceView
-	Chart   chart
-	Env     domain.Environment
+	// Credits is the credits charged per day; Chart the messages per
+	// channel per day.
+	Credits, Chart chart
+	Env            domain.Environment
+	// Chosen: the page picked test (no ?environment=) as live has had no
+	// traffic in the chart's days.
+	Chosen bool
 	// OlderLink pages the ledger ("" on its last page).
 	OlderLink string
 }
@@ -24,12 +31,26 @@ func (p *Panel) balancePage(w http.ResponseWriter, r *http.Request, s *session) 
 	if !p.needAccount(w, r, s) {
 		return
 	}
-	env := shownEnv(r)
+	env, asked := shownEnv(r), r.URL.Query().Has("environment")
 	b, err := p.cfg.Manage.Balance(r.Context(), s.Actor, s.Account, r.URL.Query().Get("before"), env)
 	if p.failed(w, r, s, err) {
 		return
 	}
-	d := balanceData{Balance: b, Chart: usageChart(b.Usage, b.Since, manage.UsageDays), Env: env}
+	chosen := false
+	if !asked && len(b.Usage) == 0 {
+		t, err := p.cfg.Manage.Balance(r.Context(), s.Actor, s.Account, r.URL.Query().Get("before"), domain.Test)
+		if p.failed(w, r, s, err) {
+			return
+		}
+		if len(t.Usage) > 0 {
+			b, env, chosen = t, domain.Test, true
+		}
+	}
+	d := balanceData{Balance: b, Chart: usageChart(b.Usage, b.Since, manage.UsageDays), Env: env, Chosen: chosen,
+		Credits: creditsChart("credits", b.Usage, b.Since, manage.UsageDays)}
+	if !env.Live() {
+		d.Credits.Summary = "Test messages are never charged: " + d.Chart.Summary + ", 0 credits"
+	}
 	if b.NextBefore != "" {
 		d.OlderLink = s.link("/balance?environment=" + string(env) + "&before=" + b.NextBefore)
 	}
@@ -38,6 +59,8 @@ func (p *Panel) balancePage(w http.ResponseWriter, r *http.Request, s *session) 
 
 type operatorData struct {
 	Overview manage.OperatorOverview
+	// Traffic is the live messages per day across accounts.
+	Traffic  chart
 	Pending  []pendingRow
 	Senders  []pendingSender
 	Accounts []domain.Account
@@ -78,6 +101,7 @@ func (p *Panel) showOperator(w http.ResponseWriter, r *http.Request, s *session,
 		p.actionError(w, r, s, err)
 		return
 	}
+	d.Traffic = trafficChart(d.Overview, byID)
 	if d.Senders, err = p.pendingSenders(r, s, byID); err != nil {
 		p.actionError(w, r, s, err)
 		return
@@ -165,4 +189,57 @@ func (p *Panel) topUp(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	p.finish(w, r, s, err, "/operator?done=topup")
+}
+
+// trafficSeries is how many accounts the traffic chart shows on their own;
+// the others are summed.
+const trafficSeries = 5
+
+// trafficChart is the live messages per day across accounts, stacked: the
+// accounts that sent the most on their own, the others as one.
+func trafficChart(o manage.OperatorOverview, byID map[string]domain.Account) chart {
+	days := manage.UsageDays
+	totals := map[string]int64{}
+	var sum int64
+	for _, t := range o.Traffic {
+		totals[t.AccountID] += t.Messages
+		sum += t.Messages
+	}
+	ids := make([]string, 0, len(totals))
+	for id := range totals {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b string) int { return cmp.Or(cmp.Compare(totals[b], totals[a]), strings.Compare(a, b)) })
+	series := []chartInput{}
+	slot := map[string]int{}
+	for i, id := range ids {
+		if i == trafficSeries {
+			break
+		}
+		name := byID[id].Name
+		if name == "" {
+			name = id
+		}
+		slot[id] = len(series)
+		series = append(series, chartInput{Name: name, Class: "s" + strconv.Itoa(i+1), Values: make([]float64, days)})
+	}
+	if len(ids) > trafficSeries {
+		series = append(series, chartInput{Name: "Other accounts", Class: "other", Values: make([]float64, days)})
+	}
+	for _, t := range o.Traffic {
+		i := dayIndex(domain.DayTime(t.Day), o.Since, days)
+		if i < 0 {
+			continue
+		}
+		k, ok := slot[t.AccountID]
+		if !ok {
+			k = len(series) - 1
+		}
+		series[k].Values[i] += float64(t.Messages)
+	}
+	summary := thousands(sum) + " live messages from " + strconv.Itoa(len(ids)) + " accounts in the last " + strconv.Itoa(days) + " days"
+	c := drawChart(chartSpec{ID: "traffic", Title: "Live messages per day across accounts: " + summary, Slots: chartDays(o.Since, days),
+		Series: series, Format: wholeOf, Whole: true})
+	c.Summary = summary
+	return c
 }

@@ -161,6 +161,7 @@ func (p *Panel) routes() {
 	p.handle("GET /messages", p.authed(p.messagesPage))
 	p.handle("GET /messages/{id}", p.authed(p.messagePage))
 	p.handle("POST /messages/{id}/redeliver", p.form(p.redeliver))
+	p.handle("GET /replies", p.authed(p.repliesPage))
 	p.handle("GET /balance", p.authed(p.balancePage))
 
 	p.handle("GET /customers", p.authed(p.customersPage))

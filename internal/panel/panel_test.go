@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,8 +21,8 @@ func TestUsageChart(t *testing.T) {
 		{Day: since.AddDate(0, 0, 40), Channel: domain.SMS, Messages: 99}, // outside the window
 	}
 	c := usageChart(usage, since, 30)
-	if c.Total != 12 || len(c.Bars) != 3 || len(c.Days) != 2 || c.Days[0].Total != 7 || c.Days[1].Credits != 3_000_000 {
-		t.Fatalf("chart: total %d, %d bars, days %+v", c.Total, len(c.Bars), c.Days)
+	if c.Summary != "12 messages in the last 30 days" || len(c.Bars) != 3 || len(c.Rows) != 2 || c.Rows[0].Cells[1] != "7" {
+		t.Fatalf("chart: %q, %d bars, rows %+v", c.Summary, len(c.Bars), c.Rows)
 	}
 	sms, rcs := c.Bars[0], c.Bars[1]
 	if sms.Class != "sms" || rcs.Class != "rcs" || rcs.Y+rcs.H != sms.Y || sms.Y+sms.H != padTop+plotH {
@@ -30,11 +31,68 @@ func TestUsageChart(t *testing.T) {
 	if top := c.Grid[len(c.Grid)-1]; top.Label != "8" || top.Y != padTop {
 		t.Fatalf("scale top %+v, want 8 at the top", top)
 	}
-	if c.Legend[1].Name != "WhatsApp" || c.Legend[1].Total != 7 {
+	if c.Legend[1].Name != "WhatsApp" || c.Legend[1].Total != "7" {
 		t.Fatalf("legend: %+v", c.Legend)
 	}
-	if empty := usageChart(nil, since, 30); empty.Total != 0 || len(empty.Bars) != 0 || empty.Grid[2].Label != "4" {
+	if empty := usageChart(nil, since, 30); !empty.Empty || len(empty.Bars) != 0 || empty.Grid[2].Label != "4" {
 		t.Fatalf("an empty chart: %+v", empty)
+	}
+	credits := creditsChart("c", usage, since, 30)
+	if len(credits.Bars) != 1 || credits.Bars[0].Title != "Nov 1: 3 credits" || credits.Summary != "3 credits charged in the last 30 days" {
+		t.Fatalf("credits chart: %+v %q", credits.Bars, credits.Summary)
+	}
+}
+
+// A chart's geometry: stacked bars sit on the zero line, a negative bar
+// hangs below it, a line passes through the middle of each slot, and the
+// axis holds the highest stack and the lowest value.
+func TestDrawChart(t *testing.T) {
+	c := drawChart(chartSpec{ID: "x", Title: "T", Slots: []string{"a", "b", "c", "d"}, Series: []chartInput{
+		{Name: "up", Class: "u", Values: []float64{1, 3, 0, -2}},
+		{Name: "more", Class: "m", Values: []float64{1}},
+		{Name: "line", Class: "l", Values: []float64{0, 4, 2, 1}, Line: true},
+	}})
+	labels := []string{}
+	zero := -1.0
+	for _, g := range c.Grid {
+		labels = append(labels, g.Label)
+		if g.Zero {
+			zero = g.Y
+		}
+	}
+	if strings.Join(labels, " ") != "-2 -1 0 2 4" {
+		t.Fatalf("axis %v, want -2 to 4", labels)
+	}
+	if c.Grid[0].Y != padTop+plotH || c.Grid[len(c.Grid)-1].Y != padTop {
+		t.Fatalf("the axis does not span the plot: %+v", c.Grid)
+	}
+	if len(c.Bars) != 4 {
+		t.Fatalf("bars: %+v", c.Bars)
+	}
+	a1, a2, neg := c.Bars[0], c.Bars[1], c.Bars[3]
+	if a1.Y+a1.H != zero || a2.Y+a2.H != a1.Y || a1.H != a2.H {
+		t.Fatalf("the first slot does not stack on zero: %+v %+v (zero at %v)", a1, a2, zero)
+	}
+	if neg.Y != zero || neg.Y+neg.H != padTop+plotH || neg.Title != "d: -2 up" {
+		t.Fatalf("the negative bar: %+v", neg)
+	}
+	if len(c.Dots) != 4 || c.Dots[1].Y != padTop || c.Dots[0].Y != zero || c.Dots[0].X != round1(padLeft+(chartW-padLeft-padRight)/8) {
+		t.Fatalf("the line's points: %+v", c.Dots)
+	}
+	if len(c.Lines) != 1 || strings.Count(c.Lines[0].Points, ",") != 4 {
+		t.Fatalf("the line: %+v", c.Lines)
+	}
+	if len(c.Rows) != 4 || c.Rows[0].Label != "d" || strings.Join(c.Rows[0].Cells, " ") != "-2 0 1" {
+		t.Fatalf("the table: %+v", c.Rows)
+	}
+	if c.Legend[0].Total != "2" || !c.Legend[2].Line || c.Empty {
+		t.Fatalf("legend %+v, empty %v", c.Legend, c.Empty)
+	}
+	if got := scaleOf(0.05, false); got != 0.06 {
+		t.Errorf("scaleOf(0.05) = %v", got)
+	}
+	if got := scaleOf(3, true); got != 4 {
+		t.Errorf("scaleOf(3, whole) = %v", got)
 	}
 }
 

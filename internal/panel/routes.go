@@ -3,6 +3,8 @@ package panel
 import (
 	"errors"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/manage"
@@ -19,6 +21,8 @@ type routesData struct {
 	Accounts  []domain.Account
 	Simulated *manage.Simulated
 	Margins   []domain.MarginRow
+	// Daily is the margin per day over the same 30 days.
+	Daily chart
 }
 
 func (p *Panel) routesPage(w http.ResponseWriter, r *http.Request, s *session) {
@@ -34,7 +38,12 @@ func (p *Panel) routesPage(w http.ResponseWriter, r *http.Request, s *session) {
 	if p.failed(w, r, s, err) {
 		return
 	}
-	d := routesData{Routes: routes, Currency: currency, Accounts: accts, Margins: report.Rows}
+	daily, err := p.cfg.Manage.Margins(r.Context(), s.Actor, manage.MarginQuery{GroupBy: "day"})
+	if p.failed(w, r, s, err) {
+		return
+	}
+	d := routesData{Routes: routes, Currency: currency, Accounts: accts, Margins: report.Rows,
+		Daily: marginChart(daily, p.cfg.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -(manage.UsageDays-1)), manage.UsageDays)}
 	q := r.URL.Query()
 	v := &view{Form: map[string]string{"to": q.Get("to"), "type": q.Get("type"), "account": q.Get("account"), "from": q.Get("from")}}
 	status := http.StatusOK
@@ -56,4 +65,34 @@ func (p *Panel) routesPage(w http.ResponseWriter, r *http.Request, s *session) {
 	s.Account, s.Current = "", nil
 	v.Title, v.Nav, v.S, v.Data = "Routes", "routes", s, d
 	p.render(w, r, status, "routes", v)
+}
+
+// marginChart is the margin per day (price less cost; below the axis
+// when a day sold under cost) as bars, and the price as a line, over days
+// days from since.
+func marginChart(rep manage.MarginReport, since time.Time, days int) chart {
+	margin, price := make([]float64, days), make([]float64, days)
+	var sumPrice, sumCost int64
+	for _, row := range rep.Rows {
+		day, err := time.Parse(time.DateOnly, row.Key)
+		if err != nil {
+			continue
+		}
+		if i := dayIndex(day, since, days); i >= 0 {
+			margin[i] += float64(row.Price - row.Cost)
+			price[i] += float64(row.Price)
+			sumPrice += row.Price
+			sumCost += row.Cost
+		}
+	}
+	summary := creditsOf(float64(sumPrice-sumCost)) + " " + rep.Currency + " margin on " + creditsOf(float64(sumPrice)) + " sold in the last " +
+		strconv.Itoa(days) + " days"
+	if sumPrice > 0 {
+		summary += " (" + strconv.FormatFloat(float64(sumPrice-sumCost)*100/float64(sumPrice), 'f', 1, 64) + " %)"
+	}
+	c := drawChart(chartSpec{ID: "margins", Title: "Margin per day: " + summary, Slots: chartDays(since, days),
+		Series: []chartInput{{Name: "margin", Class: "margin", Values: margin}, {Name: "sold", Class: "revenue", Values: price, Line: true}},
+		Format: creditsOf, Unit: rep.Currency})
+	c.Summary = summary
+	return c
 }

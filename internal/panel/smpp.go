@@ -13,7 +13,8 @@ import (
 // Settings → SMPP: the account's SMPP users (developers and above).
 
 type smppData struct {
-	Users []smppRow
+	Users  []smppRow
+	Totals smppTotals
 	// New is the user just made, with its password shown this once.
 	New      *domain.SMPPUser
 	Password string
@@ -25,6 +26,14 @@ type smppData struct {
 type smppRow struct {
 	domain.SMPPUser
 	domain.SMPPActivity
+	// BindRefusals and SubmitRefusals split Refusals: a peer that cannot
+	// bind and one whose sends are refused are different problems.
+	BindRefusals, SubmitRefusals []domain.SMPPRefusal
+}
+
+// smppTotals sum the page's users: what an operator reads first.
+type smppTotals struct {
+	Binds, Bound, BindRefusals, SubmitRefusals int
 }
 
 func (p *Panel) smppPage(w http.ResponseWriter, r *http.Request, s *session) {
@@ -44,10 +53,25 @@ func (p *Panel) showSMPP(w http.ResponseWriter, r *http.Request, s *session, sta
 		return
 	}
 	rows := make([]smppRow, 0, len(users))
+	var t smppTotals
 	for _, u := range users {
-		rows = append(rows, smppRow{SMPPUser: u, SMPPActivity: activity[u.ID]})
+		row := smppRow{SMPPUser: u, SMPPActivity: activity[u.ID]}
+		for _, rf := range row.Refusals {
+			if strings.HasPrefix(rf.Command, "bind") {
+				row.BindRefusals = append(row.BindRefusals, rf)
+			} else {
+				row.SubmitRefusals = append(row.SubmitRefusals, rf)
+			}
+		}
+		t.Binds += len(row.Binds)
+		if len(row.Binds) > 0 {
+			t.Bound++
+		}
+		t.BindRefusals += len(row.BindRefusals)
+		t.SubmitRefusals += len(row.SubmitRefusals)
+		rows = append(rows, row)
 	}
-	v.Title, v.Nav, v.S, v.Data = "SMPP", "smpp", s, smppData{Users: rows, New: made, Password: pw}
+	v.Title, v.Nav, v.S, v.Data = "SMPP", "smpp", s, smppData{Users: rows, Totals: t, New: made, Password: pw}
 	p.render(w, r, status, "smpp", v)
 }
 

@@ -70,7 +70,9 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04 UTC")
 	},
-	"day":   func(t time.Time) string { return t.UTC().Format("2006-01-02") },
+	"day": func(t time.Time) string { return t.UTC().Format("2006-01-02") },
+	// short is a time in a phone's compact row (UTC, as everywhere).
+	"short": func(t time.Time) string { return t.UTC().Format("Jan 2 15:04") },
 	"stamp": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 	"num":   thousands,
 	"ago":   ago,
@@ -98,6 +100,7 @@ var funcs = template.FuncMap{
 	},
 	"lower": strings.ToLower,
 	"list":  func(s ...string) []string { return s },
+	"tuple": func(v ...any) []any { return v },
 	"label": func(f string) string { return limitLabels[f] },
 	"ms":    func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + " ms" },
 	// The routes page: amounts of money, ratios and shares.

@@ -153,7 +153,7 @@ var inbounds = newTable("inbound_messages", func(in *domain.Inbound, c cols) col
 	return c.add(textCol("id", &in.ID), textCol("account_id", &in.AccountID), enumCol("env", &in.Env),
 		textCol("phone", &in.Phone), enumCol("channel", &in.Channel), textCol("body", &in.Body),
 		textCol("campaign_id", &in.CampaignID), textCol("provider", &in.Provider),
-		timeCol("received_at", &in.ReceivedAt), textCol("provider_ref", &in.ProviderRef))
+		timeCol("received_at", &in.ReceivedAt), textCol("provider_ref", &in.ProviderRef), textCol("message_id", &in.MessageID))
 })
 
 // RecordAttempts writes a batch of attempts and their events' new states in

@@ -249,5 +249,14 @@ func TestTopSpenders(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Fatalf("top spenders: %+v %v", got, err)
 		}
+		// The same counts per day: live only, from the day on.
+		days, err := st.TrafficByDay(ctx, 100)
+		wantDays := []domain.AccountDay{{Day: 100, AccountSpend: domain.AccountSpend{AccountID: "acc_a", Messages: 1, Credits: 5}},
+			{Day: 100, AccountSpend: domain.AccountSpend{AccountID: "acc_c", Messages: 1, Credits: 1}},
+			{Day: 101, AccountSpend: domain.AccountSpend{AccountID: "acc_a", Messages: 1, Credits: 5}},
+			{Day: 101, AccountSpend: domain.AccountSpend{AccountID: "acc_b", Messages: 1, Credits: 20}}}
+		if err != nil || !reflect.DeepEqual(days, wantDays) {
+			t.Fatalf("traffic by day: %+v %v", days, err)
+		}
 	})
 }

@@ -67,6 +67,7 @@ func (t *Tracker) Receive(ctx context.Context, providerName string, in provider.
 	if rec.CampaignID == "" {
 		last = domain.Message{}
 	}
+	rec.MessageID = last.ID
 	optOut, err := t.optOutFor(ctx, providerName, in, now)
 	if err != nil {
 		return "", err

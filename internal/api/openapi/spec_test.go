@@ -123,6 +123,7 @@ var wantOperations = []struct {
 	{"GET", "/api/v1/manage/messages", "manageSearchMessages", false},
 	{"GET", "/api/v1/manage/messages/{id}", "manageGetMessage", false},
 	{"GET", "/api/v1/manage/messages/{id}/attempts", "manageListAttempts", false},
+	{"GET", "/api/v1/manage/replies", "manageListReplies", false},
 	{"POST", "/api/v1/manage/events/{id}/redeliver", "manageRedeliver", false},
 	{"GET", "/api/v1/manage/balance", "manageGetBalance", false},
 	{"GET", "/api/v1/manage/users", "manageListUsers", false},
