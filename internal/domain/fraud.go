@@ -104,7 +104,9 @@ type FraudSettings struct {
 }
 
 // IsZero reports whether the account has no settings of its own.
-func (f FraudSettings) IsZero() bool { return f.Countries == nil && f.Narrowed == nil && f.Rules == nil }
+func (f FraudSettings) IsZero() bool {
+	return f.Countries == nil && f.Narrowed == nil && f.Rules == nil
+}
 
 // FraudCeiling is the widest list of countries the operator allows the
 // account: its own list, else its home country and the defaults' list
