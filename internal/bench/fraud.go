@@ -35,26 +35,16 @@ import (
 // guard's own cost); and the rules blocking.
 const (
 	ModeOff   = "off"
-	ModeAlert = "alert"
-	ModeBlock = "block"
-	ModeHold  = "hold"
+	ModeAlert = string(domain.FraudAlert)
+	ModeBlock = string(domain.FraudBlock)
+	ModeHold  = string(domain.FraudHold)
 )
-
-// FraudRules are the guard's rules as PUT /api/v1/manage/fraud takes them.
-type FraudRules struct {
-	AllowedCountries   []string `json:"allowedCountries"`
-	PerRecipientHourly *int     `json:"perRecipientHourly"`
-	PerRangeHourly     *int     `json:"perRangeHourly"`
-	BurstFactor        *float64 `json:"burstFactor"`
-	Action             string   `json:"action"`
-	Trusted            []string `json:"trusted"`
-}
 
 // DefaultFraudRules are the rules the bench sets as the operator's
 // defaults (docs/fraud.md, "Choosing the rules", says why these).
-func DefaultFraudRules() FraudRules {
+func DefaultFraudRules() domain.FraudRules {
 	perRecipient, perRange, burst := 10, 50, 5.0
-	return FraudRules{PerRecipientHourly: &perRecipient, PerRangeHourly: &perRange, BurstFactor: &burst, Action: ModeBlock}
+	return domain.FraudRules{PerRecipientHourly: &perRecipient, PerRangeHourly: &perRange, BurstFactor: &burst, Action: domain.FraudBlock}
 }
 
 // FraudOptions describe a fraud bench.
@@ -68,7 +58,7 @@ type FraudOptions struct {
 	// HistoryHours of the accounts' ordinary traffic are counted before
 	// the run, as the guard would have counted them.
 	HistoryHours int
-	Rules        FraudRules
+	Rules        domain.FraudRules
 	DB           string // for the nodes: "" (a temporary SQLite) or postgres://…
 	Exe          string
 	Extra        []string
@@ -153,14 +143,14 @@ type FraudRun struct {
 
 // FraudResult is a whole fraud bench.
 type FraudResult struct {
-	Seed         uint64         `json:"seed"`
-	Traffic      TrafficSummary `json:"traffic"`
-	Accounts     []string       `json:"accounts"`
-	Rules        FraudRules     `json:"rules"`
-	Trusted      []string       `json:"trusted"`
-	HistoryHours int            `json:"historyHours"`
-	HourSeconds  float64        `json:"hourCompressedIntoSeconds"`
-	Runs         []FraudRun     `json:"runs"`
+	Seed         uint64            `json:"seed"`
+	Traffic      TrafficSummary    `json:"traffic"`
+	Accounts     []string          `json:"accounts"`
+	Rules        domain.FraudRules `json:"rules"`
+	Trusted      []string          `json:"trusted"`
+	HistoryHours int               `json:"historyHours"`
+	HourSeconds  float64           `json:"hourCompressedIntoSeconds"`
+	Runs         []FraudRun        `json:"runs"`
 	// MedianCPU is the median CPU per message of each mode's runs, and
 	// AddedCPU each mode's median less the median with the guard off.
 	MedianCPU map[string]float64 `json:"medianCpuMicrosPerMessage"`
@@ -381,8 +371,8 @@ func historyCounts(tr Traffic, hours int) []HourCount {
 			if trusted[m.To] {
 				continue
 			}
-			counts[HourCount{Account: m.Account, Ago: ago, Scope: "range", Key: Range(m.To)}]++
-			counts[HourCount{Account: m.Account, Ago: ago, Scope: "country", Key: countryOf(m.To)}]++
+			counts[HourCount{Account: m.Account, Ago: ago, Scope: domain.ScopeRange, Key: domain.RangeOf(m.To)}]++
+			counts[HourCount{Account: m.Account, Ago: ago, Scope: domain.ScopeCountry, Key: countryOf(m.To)}]++
 		}
 		for k, v := range counts {
 			k.N = v
@@ -408,12 +398,12 @@ func historyCounts(tr Traffic, hours int) []HourCount {
 // setRules sets the bench's rules as the operator's defaults, in the
 // mode's action, and trusts the accounts' staff phones, through the
 // management API as an operator does.
-func (n *fraudNode) setRules(ctx context.Context, rules FraudRules, mode string, tr Traffic) error {
+func (n *fraudNode) setRules(ctx context.Context, rules domain.FraudRules, mode string, tr Traffic) error {
 	token, err := n.login(ctx)
 	if err != nil {
 		return err
 	}
-	rules.Action = mode
+	rules.Action = domain.FraudAction(mode)
 	if err := n.manage(ctx, token, http.MethodPut, "/api/v1/manage/fraud?default=true", rules); err != nil {
 		return fmt.Errorf("the default rules: %w", err)
 	}

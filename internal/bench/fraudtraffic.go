@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/phone"
 )
 
@@ -342,15 +343,6 @@ func (g *drawer) number(country string) string {
 	}
 }
 
-// Range is a number without its last three digits, as the guard's range
-// rules count it.
-func Range(number string) string {
-	if len(number) <= 3 {
-		return number
-	}
-	return number[:len(number)-3]
-}
-
 // TrafficSummary is what a traffic holds, for the report and the tests.
 type TrafficSummary struct {
 	Normal, Attack     int
@@ -389,7 +381,7 @@ func (t Traffic) Summary() TrafficSummary {
 		perTo[key]++
 		if !staff[m.To] {
 			s.MaxPerRecipient = max(s.MaxPerRecipient, perTo[key])
-			rk := fmt.Sprint(m.Account, "/", Range(m.To))
+			rk := fmt.Sprint(m.Account, "/", domain.RangeOf(m.To))
 			perRange[rk]++
 			s.MaxPerRange = max(s.MaxPerRange, perRange[rk])
 		}

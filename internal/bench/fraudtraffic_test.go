@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/phone"
 )
 
@@ -87,7 +88,7 @@ func TestTrafficLooksLikeTheAfternoonItModels(t *testing.T) {
 		if m.Account != tr.Attack.Account || m.Kind != KindPump {
 			t.Fatalf("attack send %+v", m)
 		}
-		inRange[Range(m.To)]++
+		inRange[domain.RangeOf(m.To)]++
 		switch {
 		case m.At < tr.Attack.Start:
 			t.Fatalf("attack before its start: %+v", m)
