@@ -1,0 +1,189 @@
+package panel
+
+import (
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/msgsvc/msgsvc/internal/domain"
+)
+
+// The fraud guard's chart: the messages its rules stopped or flagged per
+// hour, stacked by rule, by account or by what was counted (a range, a
+// number or a country), drawn as SVG on the server like the usage chart.
+// Accounts and keys beyond the busiest few are summed as "other", so the
+// colours stay few enough to tell apart.
+
+// fraudGroups are the ways the chart stacks its bars.
+var fraudGroups = []struct{ Value, Name string }{{"rule", "Rule"}, {"account", "Account"}, {"key", "Range or number"}}
+
+// fraudSeries is the most series the chart draws; the rest are "other".
+const fraudSeries = 5
+
+// fraudRuleNames name the rules in the legend, in stacking order.
+var fraudRuleNames = []struct{ Rule, Name string }{
+	{domain.RulePerRecipient, "Per recipient"}, {domain.RulePerRange, "Per range"}, {domain.RuleBurst, "Burst"},
+}
+
+// fraudChart lays out the decisions of hours hours from since (a whole
+// hour), stacked by group ("rule", "account" or "key"); names give
+// accounts' names.
+func fraudChart(rows []domain.FraudHour, since time.Time, hours int, group string, names map[string]string) chart {
+	c := chart{Width: chartW, Height: chartH}
+	key := func(h domain.FraudHour) string {
+		switch group {
+		case "account":
+			return h.AccountID
+		case "key":
+			return h.Scope + "\x00" + h.Key
+		}
+		return h.Rule
+	}
+	// The series: the rules in their order, or the busiest accounts or
+	// keys over the window (ties by name, so the order is stable).
+	totals := map[string]int{}
+	for _, h := range rows {
+		if i := hourIndex(h.Hour, since); i >= 0 && i < hours {
+			totals[key(h)] += int(h.Messages)
+		}
+	}
+	var series []string
+	if group == "rule" || group == "" {
+		for _, r := range fraudRuleNames {
+			series = append(series, r.Rule)
+		}
+	} else {
+		for k := range totals {
+			series = append(series, k)
+		}
+		sort.Slice(series, func(i, j int) bool {
+			a, b := totals[series[i]], totals[series[j]]
+			return a > b || a == b && series[i] < series[j]
+		})
+	}
+	other := ""
+	if len(series) > fraudSeries {
+		series, other = series[:fraudSeries], "other"
+	}
+	index := map[string]int{}
+	for i, s := range series {
+		index[s] = i
+	}
+	n := len(series)
+	if other != "" {
+		n++
+	}
+	counts := make([][]int, hours)
+	for i := range counts {
+		counts[i] = make([]int, n)
+	}
+	sums := make([]int, n)
+	for _, h := range rows {
+		i := hourIndex(h.Hour, since)
+		if i < 0 || i >= hours {
+			continue
+		}
+		si, ok := index[key(h)]
+		if !ok {
+			si = n - 1 // "other" (a rule unknown to this build included)
+			if other == "" {
+				continue
+			}
+		}
+		counts[i][si] += int(h.Messages)
+		sums[si] += int(h.Messages)
+	}
+	peak := 0
+	for _, hc := range counts {
+		t := 0
+		for _, v := range hc {
+			t += v
+		}
+		peak = max(peak, t)
+		c.Total += t
+	}
+	scale := niceCeil(max(peak, chartMinScale))
+	slot := plotW / float64(hours)
+	label := func(si int) string {
+		if si >= len(series) {
+			return "Other"
+		}
+		return fraudSeriesName(group, series[si], names)
+	}
+	every := max(1, hours/8)
+	for i, hc := range counts {
+		at := since.Add(time.Duration(i) * time.Hour)
+		x := padLeft + float64(i)*slot + slot*barGap/2
+		y := padTop + plotH
+		for si, v := range hc {
+			if v == 0 {
+				continue
+			}
+			h := plotH * float64(v) / float64(scale)
+			y -= h
+			c.Bars = append(c.Bars, chartBar{X: round1(x), Y: round1(y), W: round1(slot * (1 - barGap)), H: round1(h),
+				Class: "s" + strconv.Itoa(si), Title: at.Format("Jan 2 15:04") + " UTC: " + strconv.Itoa(v) + " " + label(si)})
+		}
+		if i%every == 0 {
+			text := at.Format("15:04")
+			if at.Hour() == 0 || i == 0 {
+				text = at.Format("Jan 2")
+			}
+			c.Labels = append(c.Labels, chartLabel{X: round1(x + slot*(1-barGap)/2), Text: text})
+		}
+	}
+	for _, f := range []int{0, scale / 2, scale} {
+		c.Grid = append(c.Grid, chartLine{Y: round1(padTop + plotH - plotH*float64(f)/float64(scale)), Label: strconv.Itoa(f)})
+	}
+	for si := range n {
+		c.Legend = append(c.Legend, chartSeries{Name: label(si), Class: "s" + strconv.Itoa(si), Total: sums[si]})
+	}
+	c.Summary = strconv.Itoa(c.Total) + " messages stopped or flagged in the last " + plural(hours, "hour")
+	return c
+}
+
+func hourIndex(h, since time.Time) int {
+	d := h.Sub(since)
+	if d < 0 {
+		return -1
+	}
+	return int(d / time.Hour)
+}
+
+// fraudSeriesName names a series of the chart.
+func fraudSeriesName(group, key string, names map[string]string) string {
+	switch group {
+	case "account":
+		if n := names[key]; n != "" {
+			return n
+		}
+		return key
+	case "key":
+		for i := 0; i < len(key); i++ {
+			if key[i] == 0 {
+				return keyName(key[:i], key[i+1:])
+			}
+		}
+		return key
+	}
+	for _, r := range fraudRuleNames {
+		if r.Rule == key {
+			return r.Name
+		}
+	}
+	return key
+}
+
+// keyName writes what a rule counted as people read it: a country as its
+// calling code, a range with the digits it leaves out.
+func keyName(scope, key string) string {
+	switch scope {
+	case domain.ScopeCountry:
+		return "+" + key + " (country)"
+	case domain.ScopeRange:
+		return "+" + key + "xxx"
+	case domain.ScopeRecipient:
+		return "+" + key
+	}
+	return key
+}
