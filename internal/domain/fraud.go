@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"errors"
 	"slices"
 	"time"
 )
@@ -205,6 +206,18 @@ type FraudHour struct {
 	Messages  int64
 }
 
+// FraudCount is one counter of the fraud guard: an account's messages to
+// a recipient, a range or a country (Scope, Key) of an environment in a
+// UTC hour (Unix hours), and the messages to add to it (N).
+type FraudCount struct {
+	AccountID string
+	Env       Environment
+	Scope     string
+	Key       string
+	Hour      int64
+	N         int64
+}
+
 // FraudQuery selects decisions over time: [From, To) by hour; AccountID
 // "" for every account.
 type FraudQuery struct {
@@ -213,19 +226,14 @@ type FraudQuery struct {
 }
 
 // ErrDestinationNotAllowed: a recipient's country is outside the
-// account's allowed countries (the *DestinationError names it).
-var ErrDestinationNotAllowed = errorString("destination not allowed")
+// account's allowed countries (a *DestinationError names it).
+var ErrDestinationNotAllowed = errors.New("destination not allowed")
 
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
-
-// DestinationError refuses a send to a country outside the account's
-// allowed countries: nothing is written or charged.
+// DestinationError is the cause of a refused send to a country outside
+// the account's allowed countries: the first such recipient.
 type DestinationError struct {
 	Country string // the calling code refused
 	Field   string // the recipient's domain path ("recipients[2]")
-	Number  string
 }
 
 func (e *DestinationError) Error() string {

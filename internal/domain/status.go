@@ -20,8 +20,11 @@ const (
 	Canceled  Status = "CANCELED"
 )
 
-// Statuses lists every status in progress order, side exits last.
-var Statuses = []Status{Held, Sending, Sent, Delivered, Read, Failed, Canceled}
+// Statuses lists every status a message reaches on its way, in progress
+// order, side exits last: the usage counts' columns. Held, a pause before
+// the way, is apart (ParseStatus reads it; usage counts a held message in
+// no status column).
+var Statuses = []Status{Sending, Sent, Delivered, Read, Failed, Canceled}
 
 // ParseStatus reads a status as the API and the database spell it.
 func ParseStatus(s string) (Status, error) {
@@ -29,6 +32,9 @@ func ParseStatus(s string) (Status, error) {
 		if string(st) == s {
 			return st, nil
 		}
+	}
+	if s == string(Held) {
+		return Held, nil
 	}
 	return "", fmt.Errorf("unknown status %q", s)
 }
