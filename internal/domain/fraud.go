@@ -2,6 +2,7 @@ package domain
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -228,6 +229,9 @@ type FraudQuery struct {
 // ErrDestinationNotAllowed: a recipient's country is outside the
 // account's allowed countries (a *DestinationError names it).
 var ErrDestinationNotAllowed = errors.New("destination not allowed")
+
+// ErrNotHeld: the message is not (or no longer) held by the fraud guard.
+var ErrNotHeld = fmt.Errorf("message is not held: %w", ErrConflict)
 
 // DestinationError is the cause of a refused send to a country outside
 // the account's allowed countries: the first such recipient.
