@@ -29,7 +29,7 @@ func seedHistory(ctx context.Context, st *store.Store, accounts []string, histor
 		if !ok {
 			return errors.New("this build's store keeps no fraud counters")
 		}
-		_, err := c.Add(ctx, cs)
+		_, err := c.AddFraudCounts(ctx, cs)
 		return err
 	})
 }
