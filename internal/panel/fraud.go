@@ -139,7 +139,7 @@ func fraudTops(rows []domain.FraudHour, names map[string]string) []fraudTop {
 		t, ok := sums[key]
 		if !ok {
 			t = &fraudTop{AccountID: h.AccountID, AccountName: names[h.AccountID], Rule: fraudSeriesName("rule", h.Rule, nil),
-				Key: keyName(h.Scope, h.Key), Action: h.Action, First: h.Hour, Last: h.Hour}
+				Key: hourKeyName(h.Scope, h.Key), Action: h.Action, First: h.Hour, Last: h.Hour}
 			sums[key] = t
 			order = append(order, key)
 		}

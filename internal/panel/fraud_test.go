@@ -14,7 +14,7 @@ func TestFraudChart(t *testing.T) {
 	rows := []domain.FraudHour{
 		{Hour: at(2), AccountID: "acc_a", Rule: domain.RuleBurst, Scope: domain.ScopeCountry, Key: "998", Action: domain.FraudBlock, Messages: 30},
 		{Hour: at(2), AccountID: "acc_a", Rule: domain.RulePerRange, Scope: domain.ScopeRange, Key: "998934512", Action: domain.FraudBlock, Messages: 5},
-		{Hour: at(3), AccountID: "acc_b", Rule: domain.RulePerRecipient, Scope: domain.ScopeRecipient, Key: "5511999990000", Action: domain.FraudHold, Messages: 2},
+		{Hour: at(3), AccountID: "acc_b", Rule: domain.RulePerRecipient, Scope: domain.ScopeRecipient, Key: "5511999990", Action: domain.FraudHold, Messages: 2},
 		{Hour: at(30), AccountID: "acc_b", Rule: domain.RuleBurst, Scope: domain.ScopeCountry, Key: "1", Messages: 99}, // outside
 	}
 	names := map[string]string{"acc_a": "Tandem"}
@@ -41,7 +41,7 @@ func TestFraudChart(t *testing.T) {
 		t.Fatalf("by account: %+v", byAccount.Legend)
 	}
 	byKey := fraudChart(rows, since, 24, "key", names)
-	if byKey.Legend[0].Name != "+998 (country)" || byKey.Legend[1].Name != "+998934512xxx" || byKey.Legend[2].Name != "+5511999990000" {
+	if byKey.Legend[0].Name != "+998 (country)" || byKey.Legend[1].Name != "+998934512xxx" || byKey.Legend[2].Name != "+5511999990xxx" {
 		t.Fatalf("by key: %+v", byKey.Legend)
 	}
 	// Beyond five series the rest are summed as "other".

@@ -35,7 +35,7 @@ func fraudChart(rows []domain.FraudHour, since time.Time, hours int, group strin
 		case "account":
 			return h.AccountID
 		case "key":
-			return h.Scope + "\x00" + h.Key
+			return hourKeyName(h.Scope, h.Key)
 		}
 		return h.Rule
 	}
@@ -159,11 +159,6 @@ func fraudSeriesName(group, key string, names map[string]string) string {
 		}
 		return key
 	case "key":
-		for i := 0; i < len(key); i++ {
-			if key[i] == 0 {
-				return keyName(key[:i], key[i+1:])
-			}
-		}
 		return key
 	}
 	for _, r := range fraudRuleNames {
@@ -186,4 +181,14 @@ func keyName(scope, key string) string {
 		return "+" + key
 	}
 	return key
+}
+
+// hourKeyName names the key of an hour's decisions: the guard keeps a
+// recipient rule's hours by the number's range, so that the chart and the
+// table sum a range's numbers (and name no customer's number).
+func hourKeyName(scope, key string) string {
+	if scope == domain.ScopeRecipient {
+		scope = domain.ScopeRange
+	}
+	return keyName(scope, key)
 }
