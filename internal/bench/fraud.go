@@ -66,6 +66,8 @@ type FraudOptions struct {
 	Wait         time.Duration // for the messages to settle after the last send
 	Progress     io.Writer
 	Stderr       io.Writer
+	// GuardAlone also measures the guard's own CPU in process (GuardAlone).
+	GuardAlone bool
 	// Now is the clock the bench waits on (for a run to fit in one UTC
 	// hour); nil is time.Now.
 	Now func() time.Time
@@ -155,6 +157,8 @@ type FraudResult struct {
 	// AddedCPU each mode's median less the median with the guard off.
 	MedianCPU map[string]float64 `json:"medianCpuMicrosPerMessage"`
 	AddedCPU  map[string]float64 `json:"addedCpuMicrosPerMessage"`
+	// Guard is the guard's own CPU, measured in process (GuardAlone).
+	Guard *GuardAlone `json:"guardAlone,omitempty"`
 }
 
 // RunFraud runs the fraud bench.
@@ -194,6 +198,14 @@ func RunFraud(ctx context.Context, o FraudOptions) (FraudResult, error) {
 			}
 		}
 		res.MedianCPU[m] = median(cpu)
+	}
+	if o.GuardAlone {
+		g, err := guardAlone(ctx, tr, history, o.Rules)
+		if err != nil {
+			return res, fmt.Errorf("the guard alone: %w", err)
+		}
+		fmt.Fprintf(o.Progress, "the guard alone: %.1f µs CPU/message\n", g.CPUMicrosPerMsg)
+		res.Guard = &g
 	}
 	if off, ok := res.MedianCPU[ModeOff]; ok {
 		for m, v := range res.MedianCPU {

@@ -51,6 +51,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		rounds   = fs.Int("rounds", 3, "with --fraud: runs of each guard mode, in turns")
 		modes    = fs.String("modes", "off,alert,block", "with --fraud: the guard modes each round runs (off, alert, block, hold)")
 		hourIn   = fs.Duration("hour", 20*time.Second, "with --fraud: the wall time the traffic's hour is compressed into")
+		alone    = fs.Bool("guard-alone", true, "with --fraud: also measure the guard's own CPU in process (the thread running its check, on SQLite)")
 	)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -66,7 +67,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 		})
 		res, err := bench.RunFraud(ctx, bench.FraudOptions{Seed: *seed, Rounds: *rounds, Modes: strings.Split(*modes, ","), Hour: *hourIn,
-			C: conns, DB: *db, Exe: *nodeExe, Extra: strings.Fields(*extra), Keep: *keep, Wait: *wait, Progress: stderr, Stderr: stderr})
+			C: conns, GuardAlone: *alone, DB: *db, Exe: *nodeExe, Extra: strings.Fields(*extra), Keep: *keep, Wait: *wait, Progress: stderr, Stderr: stderr})
 		if err != nil {
 			return err
 		}
