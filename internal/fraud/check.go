@@ -265,7 +265,9 @@ func AlertBody(m *domain.Message, key string, d domain.FraudDecision) string {
 // Apply makes a decision's action on the message at now: block fails it
 // with CodeFraudSuspected, charged nothing (its upline is priced by the
 // caller afterwards, or cleared here); hold keeps it HELD and not due;
-// alert leaves it as it is. The decision is kept on it in every case.
+// alert leaves it as it is. The decision is kept on it in every case. A
+// blocked message's price is 0: it is charged nothing, and the answer
+// and usage show so.
 func Apply(m *domain.Message, d domain.FraudDecision, now time.Time) {
 	dec := d
 	m.Fraud = &dec
@@ -273,7 +275,7 @@ func Apply(m *domain.Message, d domain.FraudDecision, now time.Time) {
 	case domain.FraudBlock:
 		m.Stamp(domain.Failed, now)
 		m.ErrorCode, m.ErrorMessage = domain.CodeFraudSuspected, domain.ErrorText(domain.CodeFraudSuspected)
-		m.Charged = 0
+		m.Charged, m.Credits = 0, 0
 		for i := range m.Upline {
 			m.Upline[i].Charged = 0
 		}
