@@ -33,6 +33,7 @@ type Manager interface {
 	TwilioAdmin
 	TreeAdmin
 	SuspensionAdmin
+	FraudAdmin
 }
 
 // KeyAdmin manages an account's API keys, IP allow-list and webhook secret.
@@ -104,6 +105,7 @@ func (s *Server) manageRoutes() {
 	s.manageTwilioRoutes(base)
 	s.manageTreeRoutes(base)
 	s.manageSuspensionRoutes(base)
+	s.manageFraudRoutes(base)
 }
 
 // acct is the account a request names (?account=ID; operators only).

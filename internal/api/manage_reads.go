@@ -147,6 +147,7 @@ type manageMessageItem struct {
 	view.Message
 	Environment domain.Environment `json:"environment"`
 	*costOf
+	*fraudOf
 }
 
 func (s *Server) searchMessages(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
@@ -159,7 +160,8 @@ func (s *Server) searchMessages(w http.ResponseWriter, r *http.Request, a manage
 	}
 	out := []manageMessageItem{}
 	for _, m := range page.Messages {
-		out = append(out, manageMessageItem{Message: view.OfMessage(m), Environment: m.Env, costOf: operatorCost(a, m)})
+		out = append(out, manageMessageItem{Message: view.OfMessage(m), Environment: m.Env, costOf: operatorCost(a, m),
+			fraudOf: operatorFraud(a, m)})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"messages": out, "nextCursor": view.StrOrNil(page.Next)})
 	return nil
@@ -195,6 +197,7 @@ type messageDetailView struct {
 	view.Message
 	Environment domain.Environment `json:"environment"`
 	*costOf
+	*fraudOf
 	Webhooks []eventView `json:"webhooks"`
 }
 
@@ -204,7 +207,7 @@ func (s *Server) manageMessage(w http.ResponseWriter, r *http.Request, a manage.
 		return err
 	}
 	out := messageDetailView{Message: view.OfMessage(d.Message), Environment: d.Message.Env, Webhooks: []eventView{},
-		costOf: operatorCost(a, d.Message)}
+		costOf: operatorCost(a, d.Message), fraudOf: operatorFraud(a, d.Message)}
 	for _, ev := range d.Events {
 		e := eventView{EventID: ev.Event.ID, Type: ev.Event.Event, State: ev.Event.State, CreatedAt: view.Time(ev.Event.CreatedAt),
 			DeliveredAt: view.Time(ev.Event.DeliveredAt), Attempts: []attemptView{}}

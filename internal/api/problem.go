@@ -54,6 +54,8 @@ var codes = map[string]int{
 	"UNSUPPORTED_MEDIA_TYPE":      http.StatusUnsupportedMediaType,
 	"OUTSIDE_CONVERSATION_WINDOW": http.StatusUnprocessableEntity,
 	"RECIPIENT_OPTED_OUT":         http.StatusUnprocessableEntity,
+	"DESTINATION_NOT_ALLOWED":     http.StatusForbidden,
+	"MESSAGE_NOT_HELD":            http.StatusConflict,
 	"DAILY_LIMIT_REACHED":         http.StatusTooManyRequests,
 	"RATE_LIMITED":                http.StatusTooManyRequests,
 	"INTERNAL":                    http.StatusInternalServerError,
@@ -143,6 +145,8 @@ func toProblem(err error) *Problem {
 		return problem("IDEMPOTENCY_CONFLICT", "This Idempotency-Key was already used with a different request.")
 	case errors.Is(err, manage.ErrSenderTaken):
 		return problem("SENDER_TAKEN", "This sender is already approved for another account on that channel.")
+	case errors.Is(err, domain.ErrNotHeld):
+		return problem("MESSAGE_NOT_HELD", "The message is not held by the fraud guard (it was released or rejected, or never held).")
 	case errors.Is(err, message.ErrNotCancelable):
 		return problem("MESSAGE_NOT_CANCELABLE", "The message was already handed to a provider or has ended.")
 	case errors.Is(err, domain.ErrStorageUnavailable):

@@ -24,6 +24,9 @@ func (s *Server) parts() *lifecycle.Group {
 		if s.closeRL != nil {
 			_ = s.closeRL() // the node stops all the same
 		}
+		if s.closeFraud != nil {
+			_ = s.closeFraud()
+		}
 		return nil
 	}))
 	g.Add("tracker", lifecycle.Closer(func() error { s.tracker.Close(); return nil }))

@@ -22,6 +22,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/dispatch"
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/fraud"
 	"github.com/msgsvc/msgsvc/internal/intake"
 	"github.com/msgsvc/msgsvc/internal/keycache"
 	"github.com/msgsvc/msgsvc/internal/lease"
@@ -84,6 +85,10 @@ type Server struct {
 	http     *http.Server
 	serveErr chan error // what ended serving before a stop
 	closeRL  func() error
+	// guard is the fraud guard of the sends; closeFraud releases its
+	// shared counters' connections.
+	guard      *fraud.Guard
+	closeFraud func() error
 
 	smpp         *smppserver.Server // nil unless --smpp-listen
 	smppListener net.Listener
@@ -201,6 +206,24 @@ func (s *Server) wireServices() error {
 		return err
 	}
 	s.templates = template.New(st, s.now)
+	return s.wireFraud()
+}
+
+// wireFraud makes the fraud guard: its counters are shared in Redis when
+// the rate limits are (the same server, keys of their own), else kept in
+// the database in each group commit's transaction.
+func (s *Server) wireFraud() error {
+	backend, closeFn, err := ratelimit.Open(s.cfg.RateLimitBackend, "msgsvc:fraud:", s.now)
+	if err != nil {
+		return err
+	}
+	cfg := fraud.Config{OnError: func(err error) {
+		s.log.Warn("fraud counters in Redis unavailable; counting in the database for now", "err", err)
+	}}
+	if r, ok := backend.(*ratelimit.Redis); ok {
+		cfg.Counters = fraud.NewRedis(r.Client(), "msgsvc:fraud:")
+	}
+	s.guard, s.closeFraud = fraud.New(cfg), closeFn
 	return nil
 }
 
@@ -213,7 +236,7 @@ func (s *Server) wireSending(router *provider.Switch) {
 		NoProbe: !cfg.MediaURLProbe})}
 	s.sends = intake.NewService(intake.Config{Store: s.store, Writer: txn.As(s.store, func(tx *store.Tx) intake.SendTx { return tx }),
 		Picker: router, AllowPrivateCallbacks: cfg.WebhookAllowPrivate, Media: sendMedia, Templates: sendTemplates{svc: s.templates},
-		Wake: s.sendQueue.Wake, CommitWorkers: commitWorkers(cfg), Now: s.now, Dispatch: s.sendQueue})
+		Wake: s.sendQueue.Wake, CommitWorkers: commitWorkers(cfg), Now: s.now, Dispatch: s.sendQueue, Guard: s.guard})
 	s.messages = message.NewService(message.Config{Store: message.Storage{Store: s.store}, Redaction: &redaction,
 		Now: s.now, Changes: s.tracker})
 }
@@ -273,7 +296,7 @@ func (s *Server) wireHTTP(router *provider.Switch) error {
 	}
 	mg := manage.New(manage.Config{Store: st, Limiter: inspector, Redelivered: s.eventQueue.Wake, Slots: slots,
 		SessionTTL: cfg.SessionTTL, Failures: backend, AllowPrivateWebhooks: cfg.WebhookAllowPrivate, Hasher: s.hasher,
-		SMPPRemoved: s.smppRemoved, Now: now, Routes: router})
+		SMPPRemoved: s.smppRemoved, Now: now, Routes: router, Held: s.tracker})
 	pages, err := panel.New(panel.Config{Manage: mg, Guard: backend, ClientAddr: api.Proxies(cfg.TrustedProxies).ClientAddr,
 		TrustedProxies: cfg.TrustedProxies, Now: now, Log: log})
 	if err != nil {

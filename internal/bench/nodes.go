@@ -56,6 +56,9 @@ type NodeSpec struct {
 	// pricing the next 10 % above its own), so that every send is charged
 	// at every level.
 	ChildDepth int
+	// Setup, when set, writes more into the database before the nodes
+	// start (the fraud bench's accounts and their history).
+	Setup func(ctx context.Context, st *store.Store, now time.Time) error
 }
 
 // StartNodes bootstraps an account with unlimited rate limits and a
@@ -106,6 +109,9 @@ func StartNodes(ctx context.Context, spec NodeSpec, stderr io.Writer) (*Nodes, e
 	var login TwilioLogin
 	if err == nil && spec.Front == FrontTwilio {
 		login, err = twilioLogin(ctx, st, a.ID, now)
+	}
+	if err == nil && spec.Setup != nil {
+		err = spec.Setup(ctx, st, now)
 	}
 	st.Close()
 	if err != nil {

@@ -28,6 +28,9 @@ type adminCommand struct {
 	// operand names the one argument the command takes besides its
 	// flags, before or after them ("SID"); "" takes none.
 	operand string
+	// ownJSON commands take --json for a file of their own and always
+	// print JSON.
+	ownJSON bool
 	flags   func(fs *flag.FlagSet, account *string) adminRun
 }
 
@@ -58,6 +61,7 @@ var adminCommands = []adminCommand{
 	templateCreate,
 	senderAdd, senderRemove, senderList,
 	optOutList, optOutAdd, optOutRemove,
+	fraudSet, fraudShow,
 }
 
 // adminGroups are the first words of the admin commands.
@@ -99,7 +103,10 @@ func runAdmin(ctx context.Context, group string, args []string, stdin io.Reader,
 		fs.PrintDefaults()
 	}
 	db := dbFlag(fs)
-	asJSON := fs.Bool("json", false, "print JSON")
+	asJSON := &cmd.ownJSON
+	if !cmd.ownJSON {
+		asJSON = fs.Bool("json", false, "print JSON")
+	}
 	var account *string
 	if cmd.needsAccount {
 		account = fs.String("account", "", "account id (required; msgsvc account create printed it)")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -18,7 +19,7 @@ import (
 // on a temporary SQLite database or a fresh schema of --db postgres://….
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench", stdout, stderr, "msgsvc bench — load-test a node (one it starts, or --url) and report throughput, latency and CPU",
-		"msgsvc bench --n 5000 --c 16")
+		"msgsvc bench --n 5000 --c 16   (the fraud guard's bench: msgsvc bench --fraud)")
 	var (
 		target   = fs.String("url", "", "base URL of a running node, or several comma-separated (default: start one)")
 		receiver = fs.String("receiver", "127.0.0.1:0", "host:port of the webhook receiver, reachable from the nodes (for nodes on other machines)")
@@ -45,9 +46,38 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		twLogin  = fs.String("twilio-login", "", "for --url with --front twilio: ACCOUNT_SID:AUTH_TOKEN:FROM (an E.164 number of the account)")
 		depth    = fs.Int("child-depth", 0, "started node: send as an account this many levels below a top-level reseller (at most 2: the tree is 3 deep), each send charged at every level")
 		rate     = fs.Float64("rate", 0, "requests per second over all connections (0: as fast as they go), to load nodes equally in runs with different node counts")
+		fraud    = fs.Bool("fraud", false, "the fraud guard's bench: an hour of five accounts' traffic with a pumping attack, through started nodes with the guard off, alerting and blocking (docs/benchmarks.md, \"Fraud guard\")")
+		seed     = fs.Uint64("seed", 1, "with --fraud: the traffic's seed")
+		rounds   = fs.Int("rounds", 3, "with --fraud: runs of each guard mode, in turns")
+		modes    = fs.String("modes", "off,alert,block", "with --fraud: the guard modes each round runs (off, alert, block, hold)")
+		hourIn   = fs.Duration("hour", 20*time.Second, "with --fraud: the wall time the traffic's hour is compressed into")
+		alone    = fs.Bool("guard-alone", true, "with --fraud: also measure the guard's own CPU in process (the thread running its check, on SQLite)")
 	)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *fraud {
+		if *target != "" {
+			return errors.New("--fraud starts its own nodes, one per run (leave out --url)")
+		}
+		conns := 8 // the bench's pace, not its connections, sets the load
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "c" {
+				conns = *c
+			}
+		})
+		res, err := bench.RunFraud(ctx, bench.FraudOptions{Seed: *seed, Rounds: *rounds, Modes: strings.Split(*modes, ","), Hour: *hourIn,
+			C: conns, GuardAlone: *alone, DB: *db, Exe: *nodeExe, Extra: strings.Fields(*extra), Keep: *keep, Wait: *wait, Progress: stderr, Stderr: stderr})
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(res)
+		}
+		bench.PrintFraud(stdout, res)
+		return nil
 	}
 	opts := bench.Options{Key: *key, N: *n, C: *c, Type: strings.ToUpper(*typ), Wait: *wait, PID: *pid, BatchSize: *batch,
 		PeerPID: *peerPID, Rate: *rate, CallbackTo: *receiver, NoCallback: *noHooks, Front: *front}

@@ -43,6 +43,7 @@ Usage:
   msgsvc twilio-credentials remove --account ID SID
   msgsvc sender add|list|remove --account ID [--channel SMS --value Acme --default] [--id SENDER_ID]
   msgsvc optout list|add|remove --account ID [--env test|live] [--phone NUMBER]
+  msgsvc fraud set|show --account ID|--default [--json FILE]   the fraud guard's rules (JSON as PUT /api/v1/manage/fraud)
   msgsvc credits add    --account ID --amount N [--note TEXT]
   msgsvc user create    --account ID --email E --role owner|admin|developer|viewer [--password-stdin]
   msgsvc user create    --operator --email E [--password-stdin]   an operator: every account, no account of its own
@@ -101,7 +102,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runMigrate(ctx, args[1:], stdout, stderr)
 	case "backup":
 		return runBackup(ctx, args[1:], stdout, stderr)
-	case "account", "key", "credits", "user", "template", "sender", "optout", "smpp-user", "twilio-credentials":
+	case "account", "key", "credits", "user", "template", "sender", "optout", "smpp-user", "twilio-credentials", "fraud":
 		return runAdmin(ctx, cmd, args[1:], stdin, stdout, stderr)
 	case "version":
 		return runVersion(node, args[1:], stdout, stderr)

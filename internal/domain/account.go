@@ -48,6 +48,11 @@ type Account struct {
 	// so that resuming one subtree leaves a suspension made above it.
 	SuspendedAt time.Time
 	SuspendedBy string
+	// Fraud are the account's own fraud settings; FraudDefaults the
+	// operator's default rules, read with the account (so the key cache
+	// keeps both and a change to either moves the auth counter).
+	Fraud         FraudSettings
+	FraudDefaults FraudRules
 }
 
 // BillsOnDelivery reports whether a message that fails after hand-over is

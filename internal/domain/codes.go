@@ -9,6 +9,9 @@ const (
 	CodeRCSNotSupported = "RCS_NOT_SUPPORTED"
 	CodeExpired         = "EXPIRED"
 	CodeNoRoute         = "NO_ROUTE"
+	// CodeFraudSuspected: the fraud guard stopped the message (blocked,
+	// or held and then rejected); it was refunded in full.
+	CodeFraudSuspected = "FRAUD_SUSPECTED"
 	// From carriers' delivery receipts (SMPP).
 	CodeUndelivered   = "UNDELIVERED"
 	CodeRejected      = "REJECTED"
@@ -34,6 +37,8 @@ func ErrorText(code string) string {
 		return "the message was not delivered within its validity period"
 	case CodeNoRoute:
 		return "no provider is configured for this channel and destination"
+	case CodeFraudSuspected:
+		return "the fraud guard stopped the message (see the decision on it); nothing was charged"
 	case CodeUndelivered:
 		return "the carrier could not deliver the message to the handset"
 	case CodeRejected:

@@ -65,6 +65,11 @@ type Message struct {
 	// accepted, so a message that ends FAILED (or expires) after hand-over
 	// is refunded at every level.
 	BillDelivery bool
+	// Fraud is the fraud guard's decision on the message, nil when no
+	// rule stopped it. Shown to operators only.
+	Fraud *FraudDecision
+	// HeldAt is when the fraud guard held it (zero if never).
+	HeldAt time.Time
 }
 
 // Stamp records that the message reached status at a time. The history is
@@ -81,6 +86,8 @@ func (m *Message) Stamp(status Status, at time.Time) {
 		m.FailedAt = at
 	case Canceled:
 		m.CanceledAt = at
+	case Held:
+		m.HeldAt = at
 	}
 	m.Status = status
 	m.UpdatedAt = at
@@ -109,6 +116,12 @@ func (m Message) Billed() int64 {
 
 func (m Message) History() []StatusAt {
 	h := []StatusAt{{Sending, m.CreatedAt}}
+	if !m.HeldAt.IsZero() {
+		h[0] = StatusAt{Held, m.HeldAt}
+		if m.Fraud != nil && m.Fraud.Resolution == HoldReleased {
+			h = append(h, StatusAt{Sending, m.Fraud.resolvedAt(m.HeldAt)})
+		}
+	}
 	for _, s := range []StatusAt{{Sent, m.SentAt}, {Delivered, m.DeliveredAt}, {Read, m.ReadAt}, {Failed, m.FailedAt},
 		{Canceled, m.CanceledAt}} {
 		if !s.At.IsZero() {

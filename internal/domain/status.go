@@ -6,8 +6,12 @@ import "fmt"
 type Status string
 
 // The statuses. SENDING → SENT → DELIVERED → READ is the progress;
-// FAILED and CANCELED are side exits.
+// FAILED and CANCELED are side exits. HELD is a message the fraud guard
+// stopped at acceptance: it waits for an operator, who releases it
+// (HELD → SENDING, the one move no report makes) or rejects it
+// (HELD → FAILED); it is never handed over while held.
 const (
+	Held      Status = "HELD"
 	Sending   Status = "SENDING"
 	Sent      Status = "SENT"
 	Delivered Status = "DELIVERED"
@@ -16,7 +20,10 @@ const (
 	Canceled  Status = "CANCELED"
 )
 
-// Statuses lists every status in progress order, side exits last.
+// Statuses lists every status a message reaches on its way, in progress
+// order, side exits last: the usage counts' columns. Held, a pause before
+// the way, is apart (ParseStatus reads it; usage counts a held message in
+// no status column).
 var Statuses = []Status{Sending, Sent, Delivered, Read, Failed, Canceled}
 
 // ParseStatus reads a status as the API and the database spell it.
@@ -25,6 +32,9 @@ func ParseStatus(s string) (Status, error) {
 		if string(st) == s {
 			return st, nil
 		}
+	}
+	if s == string(Held) {
+		return Held, nil
 	}
 	return "", fmt.Errorf("unknown status %q", s)
 }
@@ -49,7 +59,10 @@ func (s Status) rank() int {
 // stamped in the same millisecond.
 func (s Status) Order() int {
 	if r := s.rank(); r >= 0 {
-		return r
+		return r + 1
+	}
+	if s == Held {
+		return 0
 	}
 	return 10
 }
@@ -68,6 +81,13 @@ func (s Status) Open() bool { return s == Sending || s == Sent }
 // target, in order, or nil when target would move it backwards or out of a
 // terminal state. A DELIVERED that arrives before SENT yields both.
 func (s Status) Path(target Status) []Status {
+	if s == Held {
+		switch target {
+		case Sending, Failed:
+			return []Status{target}
+		}
+		return nil
+	}
 	if s == Failed || s == Canceled || s == Read {
 		return nil
 	}

@@ -26,6 +26,7 @@ const (
 	FieldDuplicate   = "duplicate"    // repeats an earlier item
 	FieldUnavailable = "unavailable"  // not available on the channel asked for
 	FieldNotApproved = "not_approved" // a sender the account may not use
+	FieldNotAllowed  = "not_allowed"  // a destination the account may not send to
 	FieldWrongType   = "wrong_type"   // a front's decoding: not the JSON type of the field
 	FieldUnknown     = "unknown"      // a front's decoding: no such field
 	FieldMalformed   = "malformed"    // a front's decoding: not parsable at all

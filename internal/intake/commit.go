@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/fraud"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 )
 
@@ -21,6 +22,10 @@ type SendTx interface {
 	ledger.Tx
 	UsageTx
 	AlertTx
+	// The fraud guard's hour marks, and its counters when no shared ones
+	// are configured.
+	MarkFraudHours(ctx context.Context, hs []domain.FraudHour) ([]bool, error)
+	fraud.Counters
 	InsertCampaign(ctx context.Context, c domain.Campaign) error
 	InsertCampaigns(ctx context.Context, cs []domain.Campaign) error
 	InsertMessages(ctx context.Context, msgs []domain.Message) error
@@ -48,6 +53,12 @@ type pendingSend struct {
 	alerts        *alertAccount // nil: the account has none
 	authVersion   int64         // Principal.AuthVersion: 0, or the auth counter to find unchanged
 	parentID      string        // the sender's parent: "" for a top-level account, whose send reads no chain
+	// guard is the account the fraud guard checks the messages for, nil
+	// when its rules are all off; undo what the guard changed in this
+	// run; respond renders the remembered answer from the messages.
+	guard   *domain.Account
+	undo    []undo
+	respond func(msgs []domain.Message) (int, []byte, error)
 }
 
 // sendResult tells how one pendingSend of a batch ended: replayed from an
@@ -68,7 +79,7 @@ func (s *Service) commitSends(ctx context.Context, sends []pendingSend) ([]sendR
 	var results []sendResult
 	err := s.writer.Write(ctx, func(tx SendTx) error {
 		var err error
-		results, err = commitGroup(ctx, tx, sends)
+		results, err = s.commitGroup(ctx, tx, sends)
 		return err
 	})
 	if err != nil {
@@ -107,11 +118,17 @@ func (s *Service) commitSends(ctx context.Context, sends []pendingSend) ([]sendR
 // conversations go one by one, so that a send refused for its credits
 // never holds conversations another send of the batch needed under the
 // daily limit.
-func commitGroup(ctx context.Context, tx SendTx, sends []pendingSend) ([]sendResult, error) {
+func (s *Service) commitGroup(ctx context.Context, tx SendTx, sends []pendingSend) ([]sendResult, error) {
 	results := make([]sendResult, len(sends))
 	going := make([]bool, len(sends))
 	stale, err := staleAuth(ctx, tx, sends)
 	if err != nil {
+		return nil, err
+	}
+	// The guard decides before anything is claimed or charged: a blocked
+	// message is charged nothing, and the answer a key remembers shows
+	// the decision.
+	if err := s.checkFraud(ctx, tx, sends, stale, groupTime(sends)); err != nil {
 		return nil, err
 	}
 	optedOut, err := readOptOuts(ctx, tx, sends)
@@ -171,6 +188,18 @@ func commitGroup(ctx context.Context, tx SendTx, sends []pendingSend) ([]sendRes
 		}
 	}
 	return results, nil
+}
+
+// groupTime is when the group's latest send was accepted: the time of
+// the fraud guard's decisions and the hour it counts in.
+func groupTime(sends []pendingSend) time.Time {
+	var t time.Time
+	for _, snd := range sends {
+		if snd.campaign.CreatedAt.After(t) {
+			t = snd.campaign.CreatedAt
+		}
+	}
+	return t
 }
 
 // debit is what one account's charges of a group left: the balance, when,
@@ -395,6 +424,9 @@ func (t *tree) legs(ctx context.Context, tx SendTx, snd pendingSend) ([]ledger.L
 		m.Upline = nil // a group run again after a conflict prices afresh
 		if !m.Env.Live() || len(above) == 0 {
 			continue // test keys never pay, at any level
+		}
+		if m.Status == domain.Failed {
+			continue // blocked by the fraud guard: no level pays
 		}
 		m.Upline = make([]domain.Level, len(above))
 		for l, anc := range above {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/fraud"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 )
 
@@ -28,11 +29,24 @@ type fakeTx struct {
 	authVersion   int64
 	accounts      map[string]domain.Account // the tree: what Ancestors reads
 	ancestorReads int
+	fraud         *fraud.Memory // the guard's counts and hour marks, not rolled back
 }
 
 func newFakeTx() *fakeTx {
 	return &fakeTx{balances: map[string]int64{}, marks: map[string]bool{}, keys: map[[2]string]domain.Idempotency{},
-		conversations: map[string]int{}, optOuts: map[string]bool{}}
+		conversations: map[string]int{}, optOuts: map[string]bool{}, fraud: fraud.NewMemory()}
+}
+
+func (f *fakeTx) AddFraudCounts(ctx context.Context, cs []domain.FraudCount) ([]int64, error) {
+	return f.fraud.AddFraudCounts(ctx, cs)
+}
+
+func (f *fakeTx) TrailingFraudCounts(ctx context.Context, cs []domain.FraudCount, window int64) ([]int64, error) {
+	return f.fraud.TrailingFraudCounts(ctx, cs, window)
+}
+
+func (f *fakeTx) MarkFraudHours(ctx context.Context, hs []domain.FraudHour) ([]bool, error) {
+	return f.fraud.MarkFraudHours(ctx, hs)
 }
 
 // clone is a copy that writes of its own leave the original alone.

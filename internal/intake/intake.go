@@ -20,6 +20,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/channel/rcs"
 	"github.com/msgsvc/msgsvc/internal/channel/whatsapp"
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/fraud"
 	"github.com/msgsvc/msgsvc/internal/lease"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/phone"
@@ -129,6 +130,7 @@ type Service struct {
 	media         MediaChecker
 	templates     Templates
 	capabilityTTL time.Duration
+	guard         *fraud.Guard
 	now           func() time.Time
 	allowPrivate  bool
 	wake          func()
@@ -162,6 +164,9 @@ type Config struct {
 	// CapabilityTTL is how long a cached RCS capability counts in dry runs
 	// (default rcs.CapabilityTTL, as the dispatcher).
 	CapabilityTTL time.Duration
+	// Guard is the fraud guard, run in each group commit (nil: a guard
+	// counting in the transaction).
+	Guard *fraud.Guard
 }
 
 // NewService starts a Service; Close stops it.
@@ -178,8 +183,11 @@ func NewService(c Config) *Service {
 	if c.CapabilityTTL <= 0 {
 		c.CapabilityTTL = rcs.CapabilityTTL
 	}
+	if c.Guard == nil {
+		c.Guard = fraud.New(fraud.Config{})
+	}
 	s := &Service{phones: phone.NewValidator(10_000), store: c.Store, writer: c.Writer, picker: c.Picker, media: c.Media,
-		templates: c.Templates, capabilityTTL: c.CapabilityTTL, now: c.Now, allowPrivate: c.AllowPrivateCallbacks,
+		templates: c.Templates, capabilityTTL: c.CapabilityTTL, guard: c.Guard, now: c.Now, allowPrivate: c.AllowPrivateCallbacks,
 		wake: c.Wake, dispatch: c.Dispatch}
 	s.commits = batch.New(s.commitSends, 128, c.CommitWorkers)
 	return s
@@ -197,6 +205,9 @@ func (s *Service) Send(ctx context.Context, who domain.Principal, r domain.SendR
 	now := s.now().UTC()
 	req, err := s.validate(ctx, who, r, now)
 	if err != nil {
+		return Outcome{}, err
+	}
+	if err := geo(who.Account, req.numbers); err != nil {
 		return Outcome{}, err
 	}
 	plan, err := s.plan(ctx, who, req, now, opt.DryRun)

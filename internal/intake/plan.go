@@ -269,8 +269,14 @@ func (s *Service) dryRunAbove(ctx context.Context, a domain.Account, p sendPlan)
 func (s *Service) accept(ctx context.Context, who domain.Principal, p sendPlan, key *IdempotencyKey, now time.Time) (Outcome, error) {
 	rc := p.receipt(false)
 	snd := pendingSend{campaign: p.campaign, messages: p.messages, conversations: p.conversations,
-		alerts: alertsOf(who.Account), authVersion: who.AuthVersion, parentID: who.Account.ParentID}
+		alerts: alertsOf(who.Account), authVersion: who.AuthVersion, parentID: who.Account.ParentID,
+		guard: guarded(who.Account)}
 	if key != nil {
+		snd.respond = func(msgs []domain.Message) (int, []byte, error) {
+			q := p
+			q.messages = msgs
+			return key.Response(q.receipt(false))
+		}
 		status, body, err := key.Response(rc)
 		if err != nil {
 			return Outcome{}, fmt.Errorf("render the response to remember: %w", err)
@@ -293,6 +299,11 @@ func (s *Service) accept(ctx context.Context, who domain.Principal, p sendPlan, 
 	}
 	if p.dueNow && s.dispatch == nil {
 		s.wake()
+	}
+	for _, m := range p.messages {
+		if m.Fraud != nil { // the guard decided: the answer shows it
+			return Outcome{Receipt: p.receipt(false)}, nil
+		}
 	}
 	return Outcome{Receipt: rc}, nil
 }

@@ -61,6 +61,7 @@ type Store interface {
 	SMPPStore
 	TwilioStore
 	TreeStore
+	FraudStore
 }
 
 // Config wires a Service.
@@ -101,6 +102,8 @@ type Config struct {
 	Routes RouteDesk
 	// Margins sums messages' prices and costs (nil: Store, when it can).
 	Margins MarginStore
+	// Held releases and rejects held messages (nil: they cannot be).
+	Held HeldDesk
 }
 
 // Service runs the actions.
@@ -122,6 +125,7 @@ type Service struct {
 	allowPrivate bool
 	smppRemoved  func(userID string)
 	maxSMPPUsers int
+	held         HeldDesk
 }
 
 // New makes a Service.
@@ -157,7 +161,7 @@ func New(cfg Config) *Service {
 		dummyHash: sync.OnceValue(func() string {
 			hash, _ := h.Hash("no user has this password")
 			return hash
-		}), routes: cfg.Routes, margins: cfg.Margins, allowPrivate: cfg.AllowPrivateWebhooks, smppRemoved: cfg.SMPPRemoved}
+		}), routes: cfg.Routes, margins: cfg.Margins, allowPrivate: cfg.AllowPrivateWebhooks, smppRemoved: cfg.SMPPRemoved, held: cfg.Held}
 }
 
 // SessionTTL is the idle lifetime of a session.

@@ -46,6 +46,7 @@ var navEntries = []navEntry{
 	{Key: "customers", Label: "Customers", Path: "/customers", Role: user.Admin, Account: true, Reseller: true},
 	{Key: "operator", Label: "All accounts", Path: "/operator", Group: "operator", Role: user.Operator},
 	{Key: "routes", Label: "Routes", Path: "/operator/routes", Group: "operator", Role: user.Operator},
+	{Key: "fraud", Label: "Fraud", Path: "/operator/fraud", Group: "operator", Role: user.Operator},
 	{Key: "account", Label: "Your login", Path: "/account", Role: user.Viewer},
 }
 

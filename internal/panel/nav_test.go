@@ -49,9 +49,9 @@ func TestNavigation(t *testing.T) {
 			"Overview Messages Replies Balance Settings*[API keys Twilio SMPP* Security Senders Compliance Alerts Limits] Your login"},
 		{"an owner", "owner", "", "overview", acct,
 			"Overview* Messages Replies Balance Settings[API keys Twilio SMPP Security Senders Compliance Alerts Limits Users] Your login"},
-		{"an operator without an account", "operator", "", "operator", nil, "All accounts* Routes Your login"},
+		{"an operator without an account", "operator", "", "operator", nil, "All accounts* Routes Fraud Your login"},
 		{"an operator in an account", "operator", "acc_1", "routes", acct,
-			"Overview Messages Replies Balance Settings[API keys Twilio SMPP Security Senders Compliance Alerts Limits Users] Operator*[All accounts Routes*] Your login"},
+			"Overview Messages Replies Balance Settings[API keys Twilio SMPP Security Senders Compliance Alerts Limits Users] Operator*[All accounts Routes* Fraud] Your login"},
 	} {
 		v := &view{Nav: c.nav, S: &session{Actor: manage.Actor{Role: c.role}, Account: c.account, Current: c.current}}
 		nodes := v.Navigation()

@@ -180,6 +180,9 @@ func (p *Panel) routes() {
 	p.handle("POST /operator/senders/{id}/approve", p.form(p.approveSender))
 	p.handle("POST /operator/senders/{id}/reject", p.form(p.rejectSender))
 	p.handle("GET /operator/routes", p.authed(p.routesPage))
+	p.handle("GET /operator/fraud", p.authed(p.fraudPage))
+	p.handle("POST /operator/fraud/held/{id}/release", p.form(p.releaseHeld))
+	p.handle("POST /operator/fraud/held/{id}/reject", p.form(p.rejectHeld))
 
 	static, _ := fs.Sub(staticFS, "static")
 	files := http.StripPrefix("/static/", http.FileServerFS(static))

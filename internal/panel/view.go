@@ -125,6 +125,15 @@ var funcs = template.FuncMap{
 		return *p
 	},
 	"percent": func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " %" },
+	// The fraud page: when a held message is rejected unless decided, and
+	// the start of its text.
+	"expires": func(t time.Time) time.Time { return t.Add(domain.HoldFor) },
+	"excerpt": func(s string) string {
+		if r := []rune(s); len(r) > 60 {
+			return string(r[:59]) + "…"
+		}
+		return s
+	},
 }
 
 // limitLabels name the limits in the operator's approval form.
@@ -234,6 +243,8 @@ var notices = map[string]string{
 	"suspended":       "The customer was suspended, with every account below it. Its queued and scheduled messages are held, not lost.",
 	"resumed":         "The customer was resumed. Its held messages go out now.",
 	"twilioRemoved":   "The Twilio credential was removed (an account SID with its API keys). Its next request is refused, on every node.",
+	"heldReleased":    "The message was released: it goes out now, charged as usual.",
+	"heldRejected":    "The message was rejected: it failed with FRAUD_SUSPECTED and was refunded in full.",
 }
 
 // shownEnv is the environment a page shows: live unless ?environment=test.

@@ -317,3 +317,7 @@ func (r *Redis) observe(ctx context.Context, err error) {
 		r.downUntil.Store(r.now().Add(breakerCooldown).UnixNano())
 	}
 }
+
+// Client is the connection the backend uses, for other counters shared by
+// the same nodes (the fraud guard's).
+func (r *Redis) Client() redis.UniversalClient { return r.c }

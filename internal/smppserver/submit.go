@@ -70,8 +70,14 @@ func (s *Server) accept(ctx context.Context, ss *session, p smpp.PDU) (string, s
 // refusal is the command_status of a refused send: a bad destination, an
 // unapproved sender, or a part with a user data header that does not fit
 // one segment by name (the first such field the core refused, by its
-// domain path), anything else ESME_RSUBMITFAIL.
+// domain path); a destination outside the account's allowed countries is
+// a destination it may not use, ESME_RINVDSTADR too (SMPP 3.4 has no
+// status for a barred destination, and this one tells the ESME not to
+// retry); anything else ESME_RSUBMITFAIL.
 func refusal(err error) smpp.Status {
+	if errors.Is(err, domain.ErrDestinationNotAllowed) {
+		return smpp.StatusInvDstAdr
+	}
 	var verr *domain.ValidationError
 	if errors.As(err, &verr) {
 		for _, f := range verr.Fields {

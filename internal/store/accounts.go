@@ -26,7 +26,7 @@ var accounts = newTable("accounts", func(a *domain.Account, c cols) cols {
 		nullInt64Col("alert_low_balance", &a.Alerts.LowBalance),
 		nullInt64Col("alert_daily_spend", &a.Alerts.DailySpend), textCol("parent_id", &a.ParentID),
 		boolCol("reseller", &a.Reseller), enumCol("billing", &a.Billing), msCol("suspended_at", &a.SuspendedAt),
-		textCol("suspended_by", &a.SuspendedBy))
+		textCol("suspended_by", &a.SuspendedBy), fraudCol("fraud", a))
 })
 
 // CreateAccount inserts a new account with a zero balance; opening credits

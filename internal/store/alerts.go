@@ -101,11 +101,11 @@ func nullable(v *int64) any {
 	return *v
 }
 
-// AlertEvents lists an account's own events (balance.low, spend.daily),
-// newest first.
+// AlertEvents lists an account's own events (balance.low, spend.daily,
+// fraud.suspected), newest first.
 func (s *Store) AlertEvents(ctx context.Context, accountID string, limit int) ([]domain.Event, error) {
 	return events.scanAll(s.rquery(ctx, `SELECT `+eventCols+` FROM webhook_events WHERE account_id = $1
-		AND event IN ('balance.low', 'spend.daily') ORDER BY `+s.seq()+` DESC LIMIT $2`, accountID, limit))
+		AND event IN ('balance.low', 'spend.daily', 'fraud.suspected') ORDER BY `+s.seq()+` DESC LIMIT $2`, accountID, limit))
 }
 
 // TroubledEvents lists an account's webhooks that need attention, newest

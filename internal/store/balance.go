@@ -261,6 +261,7 @@ func (tx *Tx) addToRow(ctx context.Context, accountID string, delta int64, at ti
 // shares, and it was last updated when the row or any share was.
 func (s *Store) accountList(alias string) string {
 	list := prefixed(alias+".", accounts.list)
+	list = strings.Replace(list, ", "+alias+".fraud", ", "+s.fraudSelect(alias), 1)
 	if s.dialect != Postgres {
 		return list
 	}

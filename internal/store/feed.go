@@ -37,8 +37,9 @@ func (s *Store) Feed(ctx context.Context, accountID string, env domain.Environme
 	// before the feed's events carried them) has Twilio's form as its
 	// body, which the native feed does not speak.
 	rows, err := s.rquery(ctx, `SELECT `+pos+`, `+eventCols+` FROM webhook_events WHERE account_id = $1 AND env = $2
-		AND `+pos+` > $3 AND event NOT IN ($5, $6, $7, $8) ORDER BY `+pos+` LIMIT $4`, accountID, env, after, limit,
-		domain.EventBalanceLow, domain.EventSpendDaily, domain.EventTwilioStatus, domain.EventTwilioInbound)
+		AND `+pos+` > $3 AND event NOT IN ($5, $6, $7, $8, $9) ORDER BY `+pos+` LIMIT $4`, accountID, env, after, limit,
+		domain.EventBalanceLow, domain.EventSpendDaily, domain.EventTwilioStatus, domain.EventTwilioInbound,
+		domain.EventFraudSuspected)
 	if err != nil {
 		return nil, fmt.Errorf("read events feed: %w", err)
 	}

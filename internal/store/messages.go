@@ -36,8 +36,9 @@ var messages = newTable("messages", func(m *domain.Message, c cols) cols {
 		timeCol("canceled_at", &m.CanceledAt), timeCol("scheduled_at", &m.ScheduledAt),
 		timeCol("expires_at", &m.ExpiresAt), timeCol("next_attempt_at", &m.NextAttemptAt),
 		textCol("lease_owner", &m.LeaseOwner), intCol("attempts", &m.Attempts),
-		uplineCol("upline", &m.Upline), boolCol("bill_delivery", &m.BillDelivery))
-}).withDefaults("upline", "bill_delivery", "from_addr", "content", "provider", "provider_ref", "route", "cost", "cost_currency",
+		uplineCol("upline", &m.Upline), boolCol("bill_delivery", &m.BillDelivery),
+		decisionCol("fraud", &m.Fraud), timeCol("held_at", &m.HeldAt))
+}).withDefaults("fraud", "held_at", "upline", "bill_delivery", "from_addr", "content", "provider", "provider_ref", "route", "cost", "cost_currency",
 	"error_code", "error_message", "reference", "callback_url", "sent_at", "delivered_at", "read_at", "failed_at",
 	"canceled_at", "scheduled_at", "next_attempt_at", "lease_owner", "attempts")
 
@@ -354,7 +355,7 @@ var mutableCols = [...]struct{ name, typ string }{
 	{"read_at", "BIGINT"}, {"failed_at", "BIGINT"}, {"canceled_at", "BIGINT"}, {"next_attempt_at", "BIGINT"},
 	{"lease_owner", "TEXT"}, {"charged", "BIGINT"}, {"credits", "BIGINT"}, {"segments", "INTEGER"}, {"encoding", "TEXT"},
 	{"attempts", "INTEGER"}, {"route", "TEXT"}, {"cost", "BIGINT"}, {"cost_currency", "TEXT"},
-	{"upline", "TEXT"},
+	{"upline", "TEXT"}, {"fraud", "TEXT"},
 }
 
 // mutableValues are a message's values of mutableCols, as stored.
@@ -362,7 +363,7 @@ func mutableValues(m *domain.Message) [len(mutableCols)]any {
 	return [...]any{string(m.Status), string(m.Channel), m.Provider, m.ProviderRef, m.ErrorCode, m.ErrorMessage,
 		ms(m.UpdatedAt), nullMS(m.SentAt), nullMS(m.DeliveredAt), nullMS(m.ReadAt), nullMS(m.FailedAt),
 		nullMS(m.CanceledAt), nullMS(m.NextAttemptAt), m.LeaseOwner, m.Charged, m.Credits, m.Segments,
-		m.Encoding, m.Attempts, m.Route, m.Cost, m.CostCurrency, encodeUpline(m.Upline)}
+		m.Encoding, m.Attempts, m.Route, m.Cost, m.CostCurrency, encodeUpline(m.Upline), encodeDecision(m.Fraud)}
 }
 
 // UpdateMessages writes every mutable field of many messages.

@@ -16,6 +16,10 @@ type SweepStore interface {
 	DeleteEventsBefore(ctx context.Context, t time.Time, limit int) (int, error)
 	FoldUsage(ctx context.Context, beforeDay int64) (int64, error)
 	UnmarkedLowBalances(ctx context.Context, limit int) ([]domain.Account, error)
+	// HeldBefore lists messages the fraud guard held since before t;
+	// SweepFraudCounts deletes its counts of hours before hour.
+	HeldBefore(ctx context.Context, t time.Time, limit int) ([]string, error)
+	SweepFraudCounts(ctx context.Context, hour int64) (int64, error)
 }
 
 // alertCheck is how often the sweeper looks for low balances no debit
@@ -59,6 +63,9 @@ func (s *Sweeper) Run(ctx context.Context) {
 		if err := s.Expire(ctx); err != nil && ctx.Err() == nil {
 			s.Log.Error("expire messages", "err", err)
 		}
+		if err := s.RejectHolds(ctx); err != nil && ctx.Err() == nil {
+			s.Log.Error("reject expired fraud holds", "err", err)
+		}
 		if n, err := s.Tracker.Unpark(ctx); err != nil && ctx.Err() == nil {
 			s.Log.Error("apply parked reports", "err", err)
 		} else if n > 0 {
@@ -86,6 +93,11 @@ func (s *Sweeper) Run(ctx context.Context) {
 			if _, err := s.Store.FoldUsage(ctx, domain.DayNumber(now)-1); err != nil && ctx.Err() == nil {
 				s.Log.Error("fold usage rows", "err", err)
 			}
+			// The fraud guard's baselines look back a day; older hours are
+			// no use.
+			if _, err := s.Store.SweepFraudCounts(ctx, now.Unix()/3600-fraudCountHours); err != nil && ctx.Err() == nil {
+				s.Log.Error("clean fraud counts", "err", err)
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -108,6 +120,28 @@ func (s *Sweeper) Expire(ctx context.Context) error {
 			reports[i] = Report{Kind: Expire, MessageID: mid, At: now}
 		}
 		if err := s.Tracker.Apply(ctx, reports); err != nil {
+			return err
+		}
+		if len(ids) < 500 {
+			return nil
+		}
+	}
+}
+
+// fraudCountHours is how many hours of the fraud guard's counts are kept:
+// its baseline's day and the current hour, with room.
+const fraudCountHours = 26
+
+// RejectHolds rejects every message the fraud guard held for longer than
+// domain.HoldFor (FAILED with FRAUD_SUSPECTED, refunded).
+func (s *Sweeper) RejectHolds(ctx context.Context) error {
+	for {
+		now := s.Now().UTC()
+		ids, err := s.Store.HeldBefore(ctx, now.Add(-domain.HoldFor), 500)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		if err := s.Tracker.RejectExpiredHolds(ctx, ids, now); err != nil {
 			return err
 		}
 		if len(ids) < 500 {

@@ -46,6 +46,13 @@ const (
 	// back (too late to take it back, or its provider cannot): it stays
 	// RCS, priced as RCS, awaiting its reports.
 	Unrevoked
+	// Release: an operator let a message the fraud guard held go; it
+	// becomes SENDING and due (By names the operator).
+	Release
+	// RejectHeld: an operator rejected a held message, or it waited
+	// longer than domain.HoldFor (ErrorMessage "expired"): FAILED with
+	// FRAUD_SUSPECTED, refunded at every level.
+	RejectHeld
 )
 
 // Report is one thing that happened to a message.
@@ -73,6 +80,9 @@ type Report struct {
 	// message; when it did not (the hand-over's report was refused), the
 	// receipt is parked as if it had come alone.
 	Follows string
+	// By, for Release and RejectHeld: who decided (an operator's email,
+	// or "sweeper").
+	By string
 }
 
 // Tracker applies reports to messages: it moves statuses forward only and

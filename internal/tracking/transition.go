@@ -91,6 +91,10 @@ func transition(m *domain.Message, r Report, at time.Time) ([]domain.Status, mon
 		refund := stopWaiting(m)
 		m.UpdatedAt, refund.changed = at, true
 		return nil, refund
+	case Release:
+		return release(m, r, at)
+	case RejectHeld:
+		return rejectHeld(m, r, at)
 	case Cancel:
 		if m.Status != domain.Sending {
 			return nil, money{}
@@ -282,4 +286,53 @@ func orProviderError(code string) string {
 // inside the quiet hours it was accepted under.
 func quietDue(m *domain.Message, t time.Time) time.Time {
 	return compliance.QuietUntil(m.Content.Quiet, m.To, t)
+}
+
+// release lets a held message go out: SENDING and due now (or at its
+// schedule, outside its quiet hours). No step is announced: HELD never
+// was, and to the integrator it was SENDING all along.
+func release(m *domain.Message, r Report, at time.Time) ([]domain.Status, money) {
+	if m.Status != domain.Held {
+		return nil, money{}
+	}
+	resolve(m, domain.HoldReleased, r.By, at)
+	m.Status, m.UpdatedAt = domain.Sending, at
+	m.NextAttemptAt, m.LeaseOwner, m.Attempts = quietDue(m, later(at, m.ScheduledAt)), "", 0
+	return nil, money{changed: true}
+}
+
+// rejectHeld fails a held message with FRAUD_SUSPECTED and refunds it at
+// every level.
+func rejectHeld(m *domain.Message, r Report, at time.Time) ([]domain.Status, money) {
+	if m.Status != domain.Held {
+		return nil, money{}
+	}
+	how := domain.HoldRejected
+	if r.ErrorMessage == domain.HoldExpired {
+		how = domain.HoldExpired
+	}
+	resolve(m, how, r.By, at)
+	refund := refundAll(m, "held by the fraud guard and "+how+": "+domain.CodeFraudSuspected)
+	m.ErrorCode, m.ErrorMessage = domain.CodeFraudSuspected, domain.ErrorText(domain.CodeFraudSuspected)
+	m.NextAttemptAt, m.LeaseOwner = time.Time{}, ""
+	m.Stamp(domain.Failed, at)
+	return []domain.Status{domain.Failed}, refund
+}
+
+// resolve records how a hold ended on the message's decision (a copy:
+// the message as read shares it).
+func resolve(m *domain.Message, how, by string, at time.Time) {
+	d := domain.FraudDecision{}
+	if m.Fraud != nil {
+		d = *m.Fraud
+	}
+	d.Resolution, d.ResolvedBy, d.ResolvedAt = how, by, at
+	m.Fraud = &d
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

@@ -130,6 +130,8 @@ func fromRefusal(rf *domain.Refusal) *Error {
 		return badRequest(codeOptedOut, "Attempt to send to unsubscribed recipient: %s", detail)
 	case "OUTSIDE_CONVERSATION_WINDOW":
 		return badRequest(codeOutsideWindow, "Outside the allowed window for freeform WhatsApp messages: %s", detail)
+	case "DESTINATION_NOT_ALLOWED":
+		return badRequest(codeRegionNotEnabled, "Permission to send an SMS has not been enabled for the region indicated by the 'To' number: %s", detail)
 	case "DAILY_LIMIT_REACHED":
 		return fail(http.StatusTooManyRequests, codeTooManyRequests, "Daily limit of new WhatsApp conversations reached: %s", detail)
 	}

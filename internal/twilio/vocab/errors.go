@@ -18,6 +18,7 @@ var errorCodes = map[string]int{
 	domain.CodeRejected:          30007, // filtered by the carrier
 	domain.CodeMediaError:        11200, // media could not be fetched
 	domain.CodeOutsideWindow:     63016, // WhatsApp: outside the 24-hour window
+	domain.CodeFraudSuspected:    30450, // Twilio's SMS pumping protection blocked it
 	domain.CodeProviderError:     30008,
 	domain.CodeUnknown:           30008,
 	domain.CodeRCSNotSupported:   30008,

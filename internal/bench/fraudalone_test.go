@@ -1,0 +1,25 @@
+package bench
+
+import (
+	"context"
+	"testing"
+)
+
+// TestGuardAloneStopsTheAttackNotTheCustomers runs the hour through the
+// guard in process with the bench's rules: it stops the attack from its
+// 26th message on (the attacked country's burst, its floor of 5 an hour
+// times 5) and no ordinary message.
+func TestGuardAloneStopsTheAttackNotTheCustomers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("draws a day of traffic")
+	}
+	tr := NewTraffic(1)
+	g, err := guardAlone(context.Background(), tr, historyCounts(tr, 24), DefaultFraudRules())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := tr.Summary()
+	if g.Messages != len(tr.Sends) || g.NormalStopped != 0 || g.AttackStopped != s.Attack-25 || g.CPUMicrosPerMsg <= 0 {
+		t.Fatalf("%+v, attack %d", g, s.Attack)
+	}
+}

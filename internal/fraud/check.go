@@ -1,0 +1,288 @@
+package fraud
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
+)
+
+// check is one group's counting: its distinct counters, and for each
+// message looked at which counters are its own.
+type check struct {
+	hour   int64
+	rules  []domain.FraudRules // by send
+	counts []Count
+	index  map[string]int
+	items  []item
+	// The range and country counters a burst rule looks at, their names
+	// for the guard's baselines and their baselines (by burst position).
+	burstKeys  []int
+	burstNames []string
+	burstOf    map[int]int
+	baseline   []float64
+}
+
+// item is one message looked at: its send and place, and its counters
+// (-1: not counted for that scope).
+type item struct {
+	send, msg         int
+	rcpt, rng, ctry   int
+	rngBurst, ctBurst int // burst positions, -1 when no burst rule
+}
+
+func (c *check) add(si, mi int, m *domain.Message) {
+	r := &c.rules[si]
+	it := item{send: si, msg: mi, rcpt: -1, rng: -1, ctry: -1, rngBurst: -1, ctBurst: -1}
+	acct := c.account(si, m)
+	if r.PerRecipientHourly != nil {
+		it.rcpt = c.counter(acct, m.Env, domain.ScopeRecipient, m.To)
+	}
+	if r.PerRangeHourly != nil || r.BurstFactor != nil {
+		it.rng = c.counter(acct, m.Env, domain.ScopeRange, domain.RangeOf(m.To))
+	}
+	if r.BurstFactor != nil {
+		it.ctry = c.counter(acct, m.Env, domain.ScopeCountry, m.CountryCode)
+		it.rngBurst, it.ctBurst = c.burst(it.rng), c.burst(it.ctry)
+	}
+	c.items = append(c.items, it)
+}
+
+func (c *check) account(_ int, m *domain.Message) string { return m.AccountID }
+
+// counter is the index of a counter of this hour, added when new; each
+// message adds one to it.
+func (c *check) counter(acct string, env domain.Environment, scope, key string) int {
+	name := acct + "\x00" + string(env) + "\x00" + scope + "\x00" + key
+	if c.index == nil {
+		c.index = map[string]int{}
+	}
+	i, ok := c.index[name]
+	if !ok {
+		i = len(c.counts)
+		c.index[name] = i
+		c.counts = append(c.counts, Count{AccountID: acct, Env: env, Scope: scope, Key: key, Hour: c.hour})
+	}
+	c.counts[i].N++
+	return i
+}
+
+// burst is the burst position of counter k, added when new.
+func (c *check) burst(k int) int {
+	if c.burstOf == nil {
+		c.burstOf = map[int]int{}
+	}
+	if b, ok := c.burstOf[k]; ok {
+		return b
+	}
+	b := len(c.burstKeys)
+	c.burstOf[k] = b
+	cn := c.counts[k]
+	c.burstKeys = append(c.burstKeys, k)
+	c.burstNames = append(c.burstNames, cn.AccountID+"\x00"+string(cn.Env)+"\x00"+cn.Scope+"\x00"+cn.Key)
+	c.baseline = append(c.baseline, 0)
+	return b
+}
+
+// decide walks the messages in order against the counts before the group
+// (totals less the group's own), counting only those that go out.
+func (c *check) decide(ctx context.Context, tx Tx, counters Counters, totals []int64, now time.Time,
+	sends []Send) ([]Decision, error) {
+	running := make([]int64, len(c.counts))
+	for k, cn := range c.counts {
+		running[k] = totals[k] - cn.N
+	}
+	stopped := make([]int64, len(c.counts))
+	var out []Decision
+	for _, it := range c.items {
+		r := &c.rules[it.send]
+		m := &sends[it.send].Messages[it.msg]
+		d, ok := c.trip(r, it, running, m)
+		keys := [3]int{it.rcpt, it.rng, it.ctry}
+		stop := ok && d.Action != domain.FraudAlert
+		for _, k := range keys {
+			if k < 0 {
+				continue
+			}
+			if stop {
+				stopped[k]++
+			} else {
+				running[k]++
+			}
+		}
+		if ok {
+			d.At = now
+			out = append(out, Decision{Send: it.send, Message: it.msg, FraudDecision: d})
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	var back []Count
+	for k, n := range stopped {
+		if n > 0 {
+			cn := c.counts[k]
+			cn.N = -n
+			back = append(back, cn)
+		}
+	}
+	if len(back) > 0 {
+		if _, err := counters.AddFraudCounts(ctx, back); err != nil {
+			return nil, err
+		}
+	}
+	return out, c.record(ctx, tx, now, sends, out)
+}
+
+// trip is the first rule the message breaks, counting it as the next
+// message of each of its counters: the recipient's cap, the range's cap,
+// a burst of its range, a burst of its country.
+func (c *check) trip(r *domain.FraudRules, it item, running []int64, m *domain.Message) (domain.FraudDecision, bool) {
+	act := r.ActionOr()
+	if it.rcpt >= 0 {
+		n := running[it.rcpt] + 1
+		if capN := int64(*r.PerRecipientHourly); n > capN {
+			return domain.FraudDecision{Rule: domain.RulePerRecipient, Scope: domain.ScopeRecipient, Key: m.To, Count: n,
+				Cap: capN, Action: act}, true
+		}
+	}
+	if it.rng >= 0 && r.PerRangeHourly != nil {
+		n := running[it.rng] + 1
+		if capN := int64(*r.PerRangeHourly); n > capN {
+			return domain.FraudDecision{Rule: domain.RulePerRange, Scope: domain.ScopeRange, Key: c.counts[it.rng].Key,
+				Count: n, Cap: capN, Action: act}, true
+		}
+	}
+	if r.BurstFactor == nil {
+		return domain.FraudDecision{}, false
+	}
+	f := *r.BurstFactor
+	for _, p := range [2][2]int{{it.rng, it.rngBurst}, {it.ctry, it.ctBurst}} {
+		k, b := p[0], p[1]
+		if k < 0 || b < 0 {
+			continue
+		}
+		n, base := running[k]+1, c.baseline[b]
+		if limit := f * base; float64(n) > limit {
+			return domain.FraudDecision{Rule: domain.RuleBurst, Scope: c.counts[k].Scope, Key: c.counts[k].Key, Count: n,
+				Cap: int64(math.Floor(limit)), Baseline: math.Round(base*100) / 100, Factor: f, Action: act}, true
+		}
+	}
+	return domain.FraudDecision{}, false
+}
+
+// record adds the decisions to their hours' rows (by account, rule and
+// range, or country for a country's burst) and posts the account's alert
+// for each row the group opened: once per rule and key an hour, however
+// many messages and nodes.
+func (c *check) record(ctx context.Context, tx Tx, now time.Time, sends []Send, ds []Decision) error {
+	hour := time.Unix(c.hour*3600, 0).UTC()
+	var hs []domain.FraudHour
+	first := map[string]int{} // row → its index in hs
+	firstDecision := []int{}  // hs index → the decision that opened it
+	for i, d := range ds {
+		m := &sends[d.Send].Messages[d.Message]
+		key := HourKey(d.FraudDecision)
+		row := m.AccountID + "\x00" + d.Rule + "\x00" + key
+		j, ok := first[row]
+		if !ok {
+			j = len(hs)
+			first[row] = j
+			hs = append(hs, domain.FraudHour{Hour: hour, AccountID: m.AccountID, Rule: d.Rule, Scope: d.Scope, Key: key,
+				Action: d.Action})
+			firstDecision = append(firstDecision, i)
+		}
+		hs[j].Messages++
+	}
+	fresh, err := tx.MarkFraudHours(ctx, hs)
+	if err != nil {
+		return err
+	}
+	var evs []domain.Event
+	for j, isNew := range fresh {
+		if !isNew {
+			continue
+		}
+		d := ds[firstDecision[j]]
+		s := &sends[d.Send]
+		m := &s.Messages[d.Message]
+		evs = append(evs, domain.Event{ID: id.New(id.Event, now), AccountID: m.AccountID, Env: m.Env,
+			Event: domain.EventFraudSuspected, URL: s.Account.WebhookURL, Body: AlertBody(m, hs[j].Key, d.FraudDecision),
+			NextAttemptAt: now, CreatedAt: now})
+	}
+	if len(evs) == 0 {
+		return nil
+	}
+	return tx.InsertEvents(ctx, evs)
+}
+
+// HourKey is what a decision's hour row is kept by: the range of the
+// number for the recipient and range rules, the range or the country for
+// a burst.
+func HourKey(d domain.FraudDecision) string {
+	if d.Scope == domain.ScopeRecipient {
+		return domain.RangeOf(d.Key)
+	}
+	return d.Key
+}
+
+// alertPayload is the fraud.suspected event: the rule, the range or
+// country it is about, the figures of the message that tripped it first
+// this hour, and what was done.
+type alertPayload struct {
+	Event     string   `json:"event"`
+	AccountID string   `json:"accountId"`
+	Rule      string   `json:"rule"`
+	Scope     string   `json:"scope"`
+	Key       string   `json:"key"`
+	Count     int64    `json:"count"`
+	Cap       int64    `json:"cap"`
+	Baseline  *float64 `json:"baseline"`
+	Factor    *float64 `json:"factor"`
+	Action    string   `json:"action"`
+	MessageID string   `json:"messageId"`
+	Timestamp string   `json:"timestamp"`
+}
+
+// AlertBody is the body of the fraud.suspected alert.
+func AlertBody(m *domain.Message, key string, d domain.FraudDecision) string {
+	p := alertPayload{Event: domain.EventFraudSuspected, AccountID: m.AccountID, Rule: d.Rule, Scope: d.Scope, Key: key,
+		Count: d.Count, Cap: d.Cap, Action: string(d.Action), MessageID: m.ID, Timestamp: domain.FormatTime(d.At)}
+	if d.Rule == domain.RuleBurst {
+		p.Baseline, p.Factor = &d.Baseline, &d.Factor
+	}
+	b, err := json.Marshal(p)
+	if err != nil { // plain strings and numbers: cannot fail
+		return `{"event":"` + domain.EventFraudSuspected + `","count":` + strconv.FormatInt(d.Count, 10) + `}`
+	}
+	return string(b)
+}
+
+// Apply makes a decision's action on the message at now: block fails it
+// with CodeFraudSuspected, charged nothing (its upline is priced by the
+// caller afterwards, or cleared here); hold keeps it HELD and not due;
+// alert leaves it as it is. The decision is kept on it in every case. A
+// blocked message's price is 0: it is charged nothing, and the answer
+// and usage show so.
+func Apply(m *domain.Message, d domain.FraudDecision, now time.Time) {
+	dec := d
+	m.Fraud = &dec
+	switch d.Action {
+	case domain.FraudBlock:
+		m.Stamp(domain.Failed, now)
+		m.ErrorCode, m.ErrorMessage = domain.CodeFraudSuspected, domain.ErrorText(domain.CodeFraudSuspected)
+		m.Charged, m.Credits = 0, 0
+		for i := range m.Upline {
+			m.Upline[i].Charged = 0
+		}
+	case domain.FraudHold:
+		m.Stamp(domain.Held, now)
+	default:
+		return
+	}
+	m.NextAttemptAt, m.LeaseOwner, m.Attempts = time.Time{}, "", 0
+}

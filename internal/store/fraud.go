@@ -1,0 +1,313 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/msgsvc/msgsvc/internal/domain"
+)
+
+// fraudSep parts an account's own fraud settings from the operator's
+// default rules in the one column an account read carries them in (JSON
+// never holds a raw tab).
+const fraudSep = "\t"
+
+// fraudSelect is what an account read selects for its fraud column: its
+// own settings and the defaults, so the key cache keeps both.
+func (s *Store) fraudSelect(alias string) string {
+	tab := "char(9)"
+	if s.dialect == Postgres {
+		tab = "chr(9)"
+	}
+	return alias + ".fraud || " + tab + " || COALESCE((SELECT rules FROM fraud_defaults WHERE id = 1), '')"
+}
+
+func fraudCol(name string, a *domain.Account) field { return field{name, (*fraudText)(a)} }
+
+type fraudText domain.Account
+
+func (a *fraudText) arg() any {
+	if a.Fraud.IsZero() {
+		return ""
+	}
+	return jsonText(a.Fraud)
+}
+func (a *fraudText) dest() any { return a }
+
+// Scan reads the account's settings and, when the read joined them, the
+// defaults. Text that does not parse reads as none: a send must not fail
+// for it, and the operator's page shows what is stored.
+func (a *fraudText) Scan(src any) error {
+	return scanNull(src, func(v sql.NullString) {
+		own, defaults, _ := strings.Cut(v.String, fraudSep)
+		a.Fraud, a.FraudDefaults = domain.FraudSettings{}, domain.FraudRules{}
+		if own != "" {
+			_ = json.Unmarshal([]byte(own), &a.Fraud)
+		}
+		if defaults != "" {
+			_ = json.Unmarshal([]byte(defaults), &a.FraudDefaults)
+		}
+	})
+}
+
+func decisionCol(name string, p **domain.FraudDecision) field { return field{name, decisionText{p}} }
+
+type decisionText struct{ p **domain.FraudDecision }
+
+func (d decisionText) arg() any  { return encodeDecision(*d.p) }
+func (d decisionText) dest() any { return d }
+
+func (d decisionText) Scan(src any) error {
+	var err error
+	scanErr := scanNull(src, func(v sql.NullString) {
+		*d.p = nil
+		if v.String != "" {
+			var dec domain.FraudDecision
+			if err = json.Unmarshal([]byte(v.String), &dec); err == nil {
+				*d.p = &dec
+			}
+		}
+	})
+	if scanErr != nil {
+		return scanErr
+	}
+	return err
+}
+
+func encodeDecision(d *domain.FraudDecision) string {
+	if d == nil {
+		return ""
+	}
+	return jsonText(d)
+}
+
+// FraudDefaults reads the operator's default fraud rules.
+func (s *Store) FraudDefaults(ctx context.Context) (domain.FraudRules, error) {
+	var text string
+	if err := s.rqueryRow(ctx, `SELECT rules FROM fraud_defaults WHERE id = 1`).Scan(&text); err != nil {
+		return domain.FraudRules{}, fmt.Errorf("fraud defaults: %w", err)
+	}
+	var r domain.FraudRules
+	if text == "" {
+		return r, nil
+	}
+	if err := json.Unmarshal([]byte(text), &r); err != nil {
+		return r, fmt.Errorf("fraud defaults: %w", err)
+	}
+	return r, nil
+}
+
+// SetFraudDefaults replaces the operator's default fraud rules (the auth
+// counter moves, so every node reads accounts afresh).
+func (s *Store) SetFraudDefaults(ctx context.Context, r domain.FraudRules) error {
+	res, err := s.wexec(ctx, `UPDATE fraud_defaults SET rules = $1 WHERE id = 1`, jsonText(r))
+	return affectedOne(res, err, "set fraud defaults")
+}
+
+// SetAccountFraud replaces an account's own fraud settings.
+func (s *Store) SetAccountFraud(ctx context.Context, accountID string, f domain.FraudSettings) error {
+	a := domain.Account{Fraud: f}
+	res, err := s.wexec(ctx, `UPDATE accounts SET fraud = $2 WHERE id = $1`, accountID, (*fraudText)(&a).arg())
+	return affectedOne(res, err, "set account fraud settings")
+}
+
+// HeldMessages lists held messages, oldest first, of one account ("":
+// all), after the cursor; the next cursor is "" at the end.
+func (s *Store) HeldMessages(ctx context.Context, accountID string, limit int, cursor string) ([]domain.Message, string, error) {
+	var at int64
+	var after string
+	if cursor != "" {
+		a, id, ok := strings.Cut(cursor, ".")
+		n, err := strconv.ParseInt(a, 10, 64)
+		if !ok || err != nil {
+			return nil, "", fmt.Errorf("held messages cursor: %w", domain.ErrNotFound)
+		}
+		at, after = n, id
+	}
+	q := `SELECT ` + messageCols + ` FROM messages WHERE status = 'HELD' AND (created_at > $1 OR (created_at = $1 AND id > $2))`
+	args := []any{at, after}
+	if accountID != "" {
+		q += ` AND account_id = $3`
+		args = append(args, accountID)
+	}
+	q += ` ORDER BY created_at, id LIMIT ` + strconv.Itoa(limit+1)
+	msgs, err := messages.scanAll(s.rquery(ctx, q, args...))
+	if err != nil {
+		return nil, "", fmt.Errorf("held messages: %w", err)
+	}
+	next := ""
+	if len(msgs) > limit {
+		msgs = msgs[:limit]
+		last := msgs[limit-1]
+		next = strconv.FormatInt(ms(last.CreatedAt), 10) + "." + last.ID
+	}
+	return msgs, next, nil
+}
+
+// HeldBefore lists the ids of messages held since before t (the
+// sweeper's rejections), at most limit.
+func (s *Store) HeldBefore(ctx context.Context, t time.Time, limit int) ([]string, error) {
+	return s.ids(ctx, `SELECT id FROM messages WHERE status = 'HELD' AND created_at < $1 ORDER BY created_at, id LIMIT $2`,
+		ms(t), limit)
+}
+
+// FraudHours reads the fraud guard's decisions by hour, oldest first.
+func (s *Store) FraudHours(ctx context.Context, q domain.FraudQuery) ([]domain.FraudHour, error) {
+	query := `SELECT hour, account_id, rule, scope, fkey, action, messages FROM fraud_hours WHERE hour >= $1 AND hour < $2`
+	args := []any{hourOf(q.From), hourOf(q.To.Add(time.Hour - time.Millisecond))}
+	if q.AccountID != "" {
+		query += ` AND account_id = $3`
+		args = append(args, q.AccountID)
+	}
+	query += ` ORDER BY hour, account_id, rule, fkey`
+	var out []domain.FraudHour
+	var h domain.FraudHour
+	var hour int64
+	var action string
+	err := rowsOf(s.rquery(ctx, query, args...)).scan([]any{&hour, &h.AccountID, &h.Rule, &h.Scope, &h.Key, &action, &h.Messages},
+		func() {
+			h.Hour, h.Action = time.Unix(hour*3600, 0).UTC(), domain.FraudAction(action)
+			out = append(out, h)
+		})
+	if err != nil {
+		return nil, fmt.Errorf("fraud hours: %w", err)
+	}
+	return out, nil
+}
+
+func hourOf(t time.Time) int64 { return t.Unix() / 3600 }
+
+// SweepFraudCounts deletes the counts of hours before hour (the
+// baseline's window is behind them).
+func (s *Store) SweepFraudCounts(ctx context.Context, hour int64) (int64, error) {
+	res, err := s.wexec(ctx, `DELETE FROM fraud_counts WHERE hour < $1`, hour)
+	if err != nil {
+		return 0, fmt.Errorf("sweep fraud counts: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+// countKey names a count within a statement's answer.
+func countKey(c domain.FraudCount) string {
+	return c.AccountID + "\x00" + string(c.Env) + "\x00" + c.Scope + "\x00" + c.Key + "\x00" + strconv.FormatInt(c.Hour, 10)
+}
+
+// AddFraudCounts adds each count's N to its row and returns the totals
+// after, in the caller's transaction (fraud.Counters). The counts are
+// written in key order, so concurrent groups on PostgreSQL lock shared
+// rows in one order; a count's row stays locked until the transaction
+// ends, which is what makes three nodes count one limit.
+func (tx *Tx) AddFraudCounts(ctx context.Context, cs []domain.FraudCount) ([]int64, error) {
+	order := make([]int, len(cs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(countKey(cs[a]), countKey(cs[b])) })
+	got := make(map[string]int64, len(cs))
+	for _, pc := range pieces(len(order), 200) {
+		chunk := order[pc[0]:pc[1]]
+		query := tx.s.shape("add fraud counts", len(chunk), func() string {
+			var b strings.Builder
+			b.WriteString(`INSERT INTO fraud_counts (account_id, env, scope, fkey, hour, n) VALUES `)
+			tx.s.writeValues(&b, len(chunk), 6)
+			b.WriteString(` ON CONFLICT (account_id, env, scope, fkey, hour) DO UPDATE SET n = fraud_counts.n + excluded.n
+				RETURNING account_id, env, scope, fkey, hour, n`)
+			return b.String()
+		})
+		args := make([]any, 0, len(chunk)*6)
+		for _, i := range chunk {
+			c := cs[i]
+			args = append(args, c.AccountID, string(c.Env), c.Scope, c.Key, c.Hour, c.N)
+		}
+		var c domain.FraudCount
+		var env string
+		err := rowsOf(tx.query(ctx, query, args...)).scan([]any{&c.AccountID, &env, &c.Scope, &c.Key, &c.Hour, &c.N}, func() {
+			c.Env = domain.Environment(env)
+			got[countKey(c)] = c.N
+		})
+		if err != nil {
+			return nil, fmt.Errorf("add fraud counts: %w", err)
+		}
+	}
+	out := make([]int64, len(cs))
+	for i, c := range cs {
+		out[i] = got[countKey(c)]
+	}
+	return out, nil
+}
+
+// TrailingFraudCounts returns each count's total over the hours
+// [Hour-window, Hour), in the caller's transaction (fraud.Counters).
+func (tx *Tx) TrailingFraudCounts(ctx context.Context, cs []domain.FraudCount, window int64) ([]int64, error) {
+	got := map[string]int64{}
+	for _, pc := range pieces(len(cs), 200) {
+		chunk := cs[pc[0]:pc[1]]
+		query := tx.s.shape("trailing fraud counts", len(chunk), func() string {
+			var b strings.Builder
+			b.WriteString(`SELECT account_id, env, scope, fkey, hour, n FROM fraud_counts WHERE `)
+			for i := range chunk {
+				if i > 0 {
+					b.WriteString(" OR ")
+				}
+				p := 1 + i*5
+				fmt.Fprintf(&b, "(account_id = $%d AND env = $%d AND scope = $%d AND fkey = $%d AND hour >= $%d - %d AND hour < $%d)",
+					p, p+1, p+2, p+3, p+4, window, p+4)
+			}
+			return b.String()
+		})
+		args := make([]any, 0, len(chunk)*5)
+		for _, c := range chunk {
+			args = append(args, c.AccountID, string(c.Env), c.Scope, c.Key, c.Hour)
+		}
+		var c domain.FraudCount
+		var env string
+		err := rowsOf(tx.query(ctx, query, args...)).scan([]any{&c.AccountID, &env, &c.Scope, &c.Key, &c.Hour, &c.N}, func() {
+			c.Env = domain.Environment(env)
+			c.Hour = 0
+			got[countKey(c)] += c.N
+		})
+		if err != nil {
+			return nil, fmt.Errorf("trailing fraud counts: %w", err)
+		}
+	}
+	out := make([]int64, len(cs))
+	for i, c := range cs {
+		c.Hour = 0
+		out[i] = got[countKey(c)]
+	}
+	return out, nil
+}
+
+// MarkFraudHours adds each hour's decisions to its row and reports which
+// rows are new (whose alert goes out now), in the caller's transaction.
+// On PostgreSQL a concurrent insert of the same row waits for the first
+// transaction, so one of them alone finds it new.
+func (tx *Tx) MarkFraudHours(ctx context.Context, hs []domain.FraudHour) ([]bool, error) {
+	fresh := make([]bool, len(hs))
+	for i, h := range hs {
+		hour := hourOf(h.Hour)
+		var one int
+		err := tx.queryRow(ctx, `INSERT INTO fraud_hours (hour, account_id, rule, fkey, scope, action, messages)
+			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (hour, account_id, rule, fkey) DO NOTHING RETURNING 1`,
+			hour, h.AccountID, h.Rule, h.Key, h.Scope, string(h.Action), h.Messages).Scan(&one)
+		switch {
+		case err == nil:
+			fresh[i] = true
+			continue
+		case !errors.Is(err, sql.ErrNoRows):
+			return nil, fmt.Errorf("mark fraud hour: %w", err)
+		}
+		if _, err := tx.exec(ctx, `UPDATE fraud_hours SET messages = messages + $5
+			WHERE hour = $1 AND account_id = $2 AND rule = $3 AND fkey = $4`, hour, h.AccountID, h.Rule, h.Key, h.Messages); err != nil {
+			return nil, fmt.Errorf("mark fraud hour: %w", err)
+		}
+	}
+	return fresh, nil
+}
