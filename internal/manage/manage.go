@@ -60,6 +60,7 @@ type Store interface {
 	SMPPStore
 	TwilioStore
 	TreeStore
+	PlanStore
 }
 
 // Config wires a Service.
