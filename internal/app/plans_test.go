@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 )
@@ -164,4 +165,25 @@ func TestPricePlans(t *testing.T) {
 			t.Fatalf("plans after the refusals: %v", plans)
 		}
 	})
+}
+
+// serve warns at start while no price plan is the default, and not once
+// one is.
+func TestServeWarnsWithoutDefaultPlan(t *testing.T) {
+	e := newEnv(t, "sqlite", envOptions{})
+	var buf strings.Builder
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	warnNoDefaultPlan(context.Background(), e.st, log)
+	if !strings.Contains(buf.String(), "no default price plan") {
+		t.Fatalf("no warning: %q", buf.String())
+	}
+	buf.Reset()
+	if r := e.mg("POST", "/api/v1/manage/price-plans", e.member("operator"), map[string]any{"name": "Std", "default": true,
+		"prices": map[string]any{"home": map[string]any{"smsSegment": 0.05}}}); r.status != 201 {
+		t.Fatalf("plan: %d %s", r.status, r.body)
+	}
+	warnNoDefaultPlan(context.Background(), e.st, log)
+	if buf.Len() != 0 {
+		t.Fatalf("warned with a default plan: %q", buf.String())
+	}
 }
