@@ -170,6 +170,7 @@ func (p *Panel) routes() {
 	p.handle("POST /operator/senders/{id}/approve", p.form(p.approveSender))
 	p.handle("POST /operator/senders/{id}/reject", p.form(p.rejectSender))
 	p.handle("GET /operator/routes", p.authed(p.routesPage))
+	p.consoleRoutes()
 
 	static, _ := fs.Sub(staticFS, "static")
 	files := http.StripPrefix("/static/", http.FileServerFS(static))

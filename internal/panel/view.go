@@ -122,6 +122,35 @@ var funcs = template.FuncMap{
 		return *p
 	},
 	"percent": func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " %" },
+	"subtractInt": func(a, b int) int { return a - b },
+	// planRate shows one rate a plan's stored table names, in credits
+	// ("—" when it leaves it to the default).
+	"planRate": func(raw, dest, rate string) string {
+		sh, err := domain.ParseSheet(raw)
+		if err != nil {
+			return "—"
+		}
+		r := sh.Home
+		if dest == "abroad" {
+			r = sh.Abroad
+		}
+		v, ok := r[rate]
+		if !ok {
+			return "—"
+		}
+		return strconv.FormatFloat(ledger.Credits(v), 'f', -1, 64)
+	},
+	"planCountries": func(raw string) int {
+		sh, _ := domain.ParseSheet(raw)
+		return len(sh.Countries)
+	},
+	// marginPct is a margin as a share of what was paid.
+	"marginPct": func(price, cost int64) string {
+		if price == 0 {
+			return "—"
+		}
+		return strconv.FormatFloat(float64(price-cost)*100/float64(price), 'f', 1, 64) + " %"
+	},
 }
 
 // limitLabels name the limits in the operator's approval form.
