@@ -36,10 +36,10 @@ func (p *Panel) consoleRoutes() {
 
 // consoleNotices confirm the console's actions (?done=).
 var consoleNotices = map[string]string{
-	"plan-created": "Price plan created.",
-	"plan-saved":   "Price plan saved: its accounts pay the new prices from their next send.",
-	"plan-set":     "The account's price plan is changed: its next send pays it.",
-	"created":      "Account created. Top it up and give its owner a login (msgsvc user create) to get it sending.",
+	"plan-created":    "Price plan created.",
+	"plan-saved":      "Price plan saved: its accounts pay the new prices from their next send.",
+	"plan-set":        "The account's price plan is changed: its next send pays it.",
+	"account-created": "Account created. Top it up and give its owner a login (msgsvc user create) to get it sending.",
 }
 
 func consoleNotice(r *http.Request) string { return consoleNotices[r.URL.Query().Get("done")] }
@@ -114,7 +114,7 @@ func (p *Panel) createAccount(w http.ResponseWriter, r *http.Request, s *session
 		p.showNewAccount(w, r, s, http.StatusBadRequest, &view{Errors: errs, Form: form})
 		return
 	}
-	p.finish(w, r, s, err, "/?account="+url.QueryEscape(a.ID)+"&done=created")
+	p.finish(w, r, s, err, "/?account="+url.QueryEscape(a.ID)+"&done=account-created")
 }
 
 // Price plans.

@@ -263,7 +263,12 @@ func shownEnv(r *http.Request) domain.Environment {
 	return domain.Live
 }
 
-func notice(r *http.Request) string { return notices[r.URL.Query().Get("done")] }
+func notice(r *http.Request) string {
+	if n := notices[r.URL.Query().Get("done")]; n != "" {
+		return n
+	}
+	return consoleNotice(r)
+}
 
 // fieldErrors maps a validation error's fields to the form's input names
 // (fields not in names keep their own); ok is false for other errors.
