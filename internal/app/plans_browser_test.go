@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -16,8 +17,12 @@ import (
 // of the console, in the browser or by posting its forms.
 func TestPricePlansInChromium(t *testing.T) {
 	e, _ := startMoneyNode(t, "sqlite")
-	for _, to := range []string{"46700000011", "46701000011", "46704000011"} {
+	// Three days of traffic, one of them at a loss (the loss route pays 5
+	// for a 2-credit message), for the margins by day.
+	for i, to := range []string{"46700000011", "46704000011", "46701000011"} {
+		e.clock.Advance(time.Duration(i-2) * 24 * time.Hour)
 		sendOne(t, e, to)
+		e.clock.Advance(time.Duration(2-i) * 24 * time.Hour)
 	}
 	c := newChrome(t, e)
 	c.login(e.user("operator"))
@@ -101,7 +106,8 @@ func TestPricePlansInChromium(t *testing.T) {
 	}
 	c.open("/operator/margins")
 	total := c.text("#margins-total")
-	if !strings.Contains(total, "Total") || !strings.Contains(total, "%") || !c.eval("document.querySelector('#margin-chart svg rect') !== null") {
+	if !strings.Contains(total, "Total") || !strings.Contains(total, "%") || !c.eval("document.querySelectorAll('#margin-chart svg rect').length === 3") ||
+		!strings.Contains(c.text("#margins-table"), "loss") {
 		t.Fatalf("margins by day: %q", total)
 	}
 	c.shot("panel-margins")

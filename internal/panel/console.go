@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/ledger"
@@ -456,12 +457,41 @@ func (p *Panel) marginsPage(w http.ResponseWriter, r *http.Request, s *session) 
 		t.Final, t.Delivered = t.Final+row.Final, t.Delivered+row.Delivered
 	}
 	if group == "day" {
-		d.Chart = newMarginChart(d.Rows)
+		d.Chart = newMarginChart(chartDays(d.Rows, q.Get("from"), q.Get("to"), p.cfg.Now()))
 	} else {
 		sort.SliceStable(d.Rows, func(i, j int) bool { return d.Rows[i].Price-d.Rows[i].Cost > d.Rows[j].Price-d.Rows[j].Cost })
 	}
 	v.Title, v.Nav, v.S, v.Data = "Margins", "margins", s, d
 	p.render(w, r, status, "margins", v)
+}
+
+// chartDays are the days of the report's range, each with its row (an
+// empty one on a day without traffic), so that the chart's bars stand for
+// days at an even pace. The range is the report's: the last 30 UTC days
+// unless given.
+func chartDays(rows []marginRow, from, to string, now time.Time) []marginRow {
+	end := now.UTC().Truncate(24 * time.Hour)
+	start := end.AddDate(0, 0, -29)
+	if t, err := time.Parse(time.DateOnly, from); err == nil {
+		start = t
+	}
+	if t, err := time.Parse(time.DateOnly, to); err == nil {
+		end = t
+	}
+	byDay := make(map[string]marginRow, len(rows))
+	for _, r := range rows {
+		byDay[r.Key] = r
+	}
+	var out []marginRow
+	for d := start; !d.After(end) && len(out) < 367; d = d.AddDate(0, 0, 1) {
+		k := d.Format(time.DateOnly)
+		r, ok := byDay[k]
+		if !ok {
+			r = marginRow{MarginRow: domain.MarginRow{Key: k}, Label: k}
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // Prices.

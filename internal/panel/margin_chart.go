@@ -44,6 +44,9 @@ func newMarginChart(rows []marginRow) *marginChart {
 	step := w / float64(len(rows))
 	for i, r := range rows {
 		m := r.Price - r.Cost
+		if m == 0 {
+			continue
+		}
 		bh := plot * float64(abs64(m)) / span
 		y := zero - bh
 		if m < 0 {
