@@ -18,7 +18,7 @@ func warnNoDefaultPlan(ctx context.Context, st *store.Store, log *slog.Logger) {
 		return
 	}
 	if missing {
-		log.Warn("no default price plan: new accounts sell at the built-in prices (1 credit per SMS segment at home, 2 abroad); "+
+		log.Warn("no default price plan: new accounts sell at the built-in prices (1 credit per SMS segment at home, 2 abroad); " +
 			"set one with msgsvc plan create --default or in the panel (Operator → Plans)")
 	}
 }

@@ -121,7 +121,7 @@ var funcs = template.FuncMap{
 		}
 		return *p
 	},
-	"percent": func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " %" },
+	"percent":     func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " %" },
 	"subtractInt": func(a, b int) int { return a - b },
 	// planRate shows one rate a plan's stored table names, in credits
 	// ("—" when it leaves it to the default).
