@@ -34,6 +34,7 @@ type Manager interface {
 	TreeAdmin
 	SuspensionAdmin
 	FraudAdmin
+	PlanAdmin
 }
 
 // KeyAdmin manages an account's API keys, IP allow-list and webhook secret.
@@ -106,6 +107,7 @@ func (s *Server) manageRoutes() {
 	s.manageTreeRoutes(base)
 	s.manageSuspensionRoutes(base)
 	s.manageFraudRoutes(base)
+	s.managePlanRoutes(base)
 }
 
 // acct is the account a request names (?account=ID; operators only).

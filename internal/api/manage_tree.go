@@ -44,6 +44,7 @@ type accountView struct {
 	SuspendedAt view.Time       `json:"suspendedAt"`
 	Limits      limitsView      `json:"limits"`
 	Prices      json.RawMessage `json:"prices,omitempty"`
+	PricePlan   *string         `json:"pricePlan"`
 	CreatedAt   view.Time       `json:"createdAt"`
 }
 
@@ -55,7 +56,8 @@ func toAccountView(ac domain.Account) accountView {
 	if ac.BillsOnDelivery() {
 		v.Billing = domain.BillDelivery
 	}
-	if t, err := domain.ParsePrices(ac.Prices); err == nil && ac.Prices != "" {
+	v.PricePlan = view.StrOrNil(ac.PricePlanID)
+	if t, err := ac.PriceList(); err == nil && (ac.Prices != "" || ac.PricePlanID != "") {
 		if raw, err := json.Marshal(ledger.PriceTableJSON(t)); err == nil {
 			v.Prices = raw
 		}
@@ -94,6 +96,7 @@ func (s *Server) createAccount(w http.ResponseWriter, r *http.Request, a manage.
 		AllowLoss bool            `json:"allowLoss"`
 		Reseller  bool            `json:"reseller"`
 		Billing   string          `json:"billing"`
+		PricePlan string          `json:"pricePlan"`
 	}
 	if err := readJSON(w, r, &req); err != nil {
 		return err
@@ -102,7 +105,8 @@ func (s *Server) createAccount(w http.ResponseWriter, r *http.Request, a manage.
 		req.Prices = nil
 	}
 	ac, err := s.cfg.Manage.CreateAccount(r.Context(), a, manage.NewChild{ParentID: acct(r), Name: req.Name, Country: req.Country,
-		Currency: req.Currency, Tier: req.Tier, Prices: req.Prices, AllowLoss: req.AllowLoss, Reseller: req.Reseller, Billing: req.Billing})
+		Currency: req.Currency, Tier: req.Tier, Prices: req.Prices, AllowLoss: req.AllowLoss, Reseller: req.Reseller, Billing: req.Billing,
+		PricePlan: req.PricePlan})
 	return answer(w, http.StatusCreated, ac, treeError(err), toAccountView)
 }
 

@@ -37,6 +37,9 @@ func (Node) Serve(ctx context.Context, cfg config.Config, log *slog.Logger, stdo
 		attrs = append(attrs, "smpp", a)
 	}
 	log.Info("msgsvc listening", attrs...)
+	if !cfg.Dev {
+		warnNoDefaultPlan(ctx, srv.Store(), log)
+	}
 	reloadOnHangup(ctx, srv, cfg.Config, log)
 	return srv.Run(ctx)
 }

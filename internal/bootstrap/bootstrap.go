@@ -40,6 +40,9 @@ type NewAccount struct {
 	// parent's currency, and its opening credits are a transfer from the
 	// parent rather than new money.
 	ParentID string
+	// PricePlan is the plan a top-level account sells at; "" is the
+	// default plan, if one is set.
+	PricePlan string
 }
 
 // CreateAccount creates an account with a fresh webhook secret and its
@@ -65,6 +68,9 @@ func CreateAccount(ctx context.Context, st *store.Store, in NewAccount, now time
 	if in.Country == "" || len(in.Country) > 3 || strings.Trim(in.Country, "0123456789") != "" {
 		return domain.Account{}, fmt.Errorf("country must be a calling code such as 1 or 55")
 	}
+	if in.PricePlan != "" && in.ParentID != "" {
+		return domain.Account{}, fmt.Errorf("a reseller's child is priced by its parent, not by a price plan")
+	}
 	credits, err := ledger.FromCredits(in.Credits)
 	if err != nil || credits < 0 {
 		return domain.Account{}, fmt.Errorf("credits must be a non-negative amount")
@@ -87,14 +93,20 @@ func CreateAccount(ctx context.Context, st *store.Store, in NewAccount, now time
 	}
 	a := domain.Account{ID: id.New(id.Account, now), Name: in.Name, Tier: in.Tier, Currency: strings.ToUpper(in.Currency),
 		CountryCode: in.Country, WebhookSecret: secret, Limits: DefaultLimits(in.Tier), WAQualityTier: 1, ParentID: in.ParentID,
-		CreatedAt: now}
+		CreatedAt: now, PricePlanID: in.PricePlan}
 	if in.ParentID != "" {
 		err = st.CreateChild(ctx, a)
 	} else {
 		err = st.CreateAccount(ctx, a)
 	}
+	if errors.Is(err, domain.ErrNotFound) && in.PricePlan != "" {
+		return a, fmt.Errorf("no price plan %q (msgsvc plan list): %w", in.PricePlan, err)
+	}
 	if err != nil {
 		return a, treeError(in.ParentID, err)
+	}
+	if stored, err := st.Account(ctx, a.ID); err == nil { // the plan it started on
+		a.PricePlanID, a.PlanPrices, a.PriceTable = stored.PricePlanID, stored.PlanPrices, stored.PriceTable
 	}
 	if in.Reseller {
 		if err := st.SetReseller(ctx, a.ID, true); err != nil {

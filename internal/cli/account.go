@@ -11,7 +11,6 @@ import (
 	"github.com/msgsvc/msgsvc/internal/bootstrap"
 	"github.com/msgsvc/msgsvc/internal/compliance"
 	"github.com/msgsvc/msgsvc/internal/config"
-	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/ledger"
 	"github.com/msgsvc/msgsvc/internal/manage"
 )
@@ -25,9 +24,10 @@ var accountCreate = adminCommand{name: "account create", summary: "create an acc
 		country := fs.String("country", "1", "home country calling code, used for pricing")
 		reseller := fs.Bool("reseller", false, "let the account create children of its own (sub-accounts)")
 		parent := fs.String("parent", "", "create the account under this reseller (its currency; --credits moved from the parent)")
+		plan := fs.String("plan", "", "the price plan it sells at (default: the default plan, if one is set; not for a reseller's child)")
 		return func(ctx context.Context, in adminInput) (any, string, error) {
 			a, err := bootstrap.CreateAccount(ctx, in.st, bootstrap.NewAccount{Name: *name, Tier: *tier, Credits: *credits, Currency: *currency,
-				Country: *country, Reseller: *reseller, ParentID: *parent}, in.now)
+				Country: *country, Reseller: *reseller, ParentID: *parent, PricePlan: *plan}, in.now)
 			if err != nil {
 				return nil, "", err
 			}
@@ -142,18 +142,20 @@ var accountPrices = adminCommand{name: "account prices", summary: "show or set a
 			if err != nil {
 				return nil, "", fmt.Errorf("account %s: %w", *account, err)
 			}
-			table, err := domain.ParsePrices(a.Prices)
-			if err != nil {
-				return nil, "", fmt.Errorf("account %s: %w", a.ID, err)
-			}
 			if *prices != "" {
-				var stored string
-				if stored, table, err = ledger.ParsePriceTable([]byte(*prices), a.CountryCode); err != nil {
+				stored, _, err := ledger.ParsePriceTable([]byte(*prices), a.CountryCode)
+				if err != nil {
 					return nil, "", err
 				}
 				if err := in.st.SetPrices(ctx, a.ID, stored); err != nil {
 					return nil, "", err
 				}
+				a.Prices, a.PriceTable = stored, nil
+			}
+			// What it pays: its plan, if any, under the rates it overrides.
+			table, err := a.PriceList()
+			if err != nil {
+				return nil, "", fmt.Errorf("account %s: %w", a.ID, err)
 			}
 			shown := ledger.PriceTableJSON(table)
 			raw, _ := json.MarshalIndent(shown, "", "  ")

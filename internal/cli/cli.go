@@ -31,12 +31,14 @@ Usage:
   msgsvc serve    [flags]   run the production server
   msgsvc migrate  [--db D]  apply database migrations
   msgsvc backup   --to FILE [--db D]   a consistent copy of a SQLite database, taken while msgsvc runs
-  msgsvc account create --name NAME [--tier free|basic|pro|enterprise] [--credits N] [--currency USD] [--country CC]
+  msgsvc account create --name NAME [--tier free|basic|pro|enterprise] [--credits N] [--currency USD] [--country CC] [--plan ID]
   msgsvc account settings --account ID [--rcs-fallback[=false]] [--wa-tier 1-4] [--ip-allowlist LIST]
                         [--quiet-hours 21:00-08:00|off] [--retention-days N] [--opt-out-reply TEXT] [--opt-in-reply TEXT]
   msgsvc account limits --account ID [--tier-rpm N] [--send-rpm N] [--status-rpm N] [--media-rpm N]
   msgsvc account prices --account ID [--set '{"home":{...},"abroad":{...},"countries":{"44":{...}}}']
   msgsvc account secret rotate --account ID   new webhook signing secret (both sign for 24 h)
+  msgsvc account plan --account ID --plan ID   put an account on a price plan ("" takes it off)
+  msgsvc plan list|create|set [--plan ID] [--name N] [--prices '{"home":{"smsSegment":0.05}}'] [--default[=false]]
   msgsvc key create|list|revoke --account ID [--env test|live] [--id KEY_ID]
   msgsvc smpp-user create|list|remove --account ID [--env test|live] [--system-id S] [--max-binds N] [--id USER_ID]
   msgsvc twilio-credentials create|list --account ID [--env test|live] [--api-key --parent AC…]   AC… SIDs, auth tokens, SK… keys
@@ -102,7 +104,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runMigrate(ctx, args[1:], stdout, stderr)
 	case "backup":
 		return runBackup(ctx, args[1:], stdout, stderr)
-	case "account", "key", "credits", "user", "template", "sender", "optout", "smpp-user", "twilio-credentials", "fraud":
+	case "account", "key", "credits", "user", "template", "sender", "optout", "smpp-user", "twilio-credentials", "fraud", "plan":
 		return runAdmin(ctx, cmd, args[1:], stdin, stdout, stderr)
 	case "version":
 		return runVersion(node, args[1:], stdout, stderr)

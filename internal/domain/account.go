@@ -23,7 +23,13 @@ type Account struct {
 	WAQualityTier     int
 	RCSFallback       bool
 	IPAllowlist       []string
-	Prices            string // JSON price overrides, empty for the defaults
+	Prices            string // the account's own price sheet (overrides over its plan), "" for none
+	// PricePlanID is the plan the account sells at ("" for none: the
+	// defaults), and PlanPrices that plan's sheet, copied onto the
+	// account whenever either changes so that reading an account reads
+	// its prices.
+	PricePlanID string
+	PlanPrices  string
 	// PriceTable is Prices parsed when the account was read, so that a send
 	// does not parse JSON; nil when it was not (or Prices does not parse).
 	PriceTable *Prices
@@ -78,14 +84,15 @@ const (
 // MaxDepth is how many levels of accounts may stand below the operator.
 const MaxDepth = 3
 
-// PriceList is the account's price table: the one parsed when the account
-// was read, else Prices parsed now (an account built by hand, or a table
-// that does not parse, whose error the send then reports).
+// PriceList is the account's price table: the one resolved when the
+// account was read, else its plan and own sheets resolved now (an account
+// built by hand, or a table that does not parse, whose error the send
+// then reports).
 func (a *Account) PriceList() (Prices, error) {
 	if a.PriceTable != nil {
 		return *a.PriceTable, nil
 	}
-	return ParsePrices(a.Prices)
+	return ResolvePrices(a.PlanPrices, a.Prices, a.CountryCode)
 }
 
 // Compliance are an account's compliance settings (quiet hours, retention, opt-out replies);

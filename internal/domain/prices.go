@@ -1,10 +1,5 @@
 package domain
 
-import (
-	"encoding/json"
-	"fmt"
-)
-
 // micro is one credit in micro-credits, the unit of every amount.
 const micro = 1_000_000
 
@@ -34,16 +29,12 @@ func DefaultPrices() Prices {
 	}
 }
 
-// ParsePrices reads an account's stored price table; empty means DefaultPrices.
+// ParsePrices reads a stored price table (a PriceSheet) over the defaults,
+// for an account on no plan whose home calling code is not known: a
+// country the table names starts from the abroad rates. Accounts resolve
+// theirs with ResolvePrices (Account.PriceList).
 func ParsePrices(raw string) (Prices, error) {
-	if raw == "" {
-		return DefaultPrices(), nil
-	}
-	p := DefaultPrices()
-	if err := json.Unmarshal([]byte(raw), &p); err != nil {
-		return Prices{}, fmt.Errorf("price table: %w", err)
-	}
-	return p, nil
+	return ResolvePrices("", raw, "")
 }
 
 func (p Prices) rates(dest, home string) Rates {

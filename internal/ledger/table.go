@@ -25,12 +25,32 @@ var priceFields = []string{"smsSegment", "rcsMessage", "waConversation", "waInWi
 //
 // home applies to the account's home calling code, abroad to every other
 // one, and countries override both for single calling codes. A rate left
-// out keeps its default (Default) for home and abroad; for a country
-// it is taken from home or abroad, whichever that country would use
-// otherwise. Unknown fields, negative or absurd prices and malformed
-// calling codes are refused. It returns the table as the account stores it
-// (Prices, micro-credits), or "" when the table is empty (defaults).
+// out is not named: it comes from the layer beneath (an account's plan,
+// else the defaults), and for a country from home or abroad, whichever
+// that country would use otherwise. Unknown fields, negative or absurd
+// prices and malformed calling codes are refused. It returns the table as
+// stored (a domain.PriceSheet in micro-credits, only the rates named; ""
+// when it names none) and what it resolves to over the defaults for an
+// account whose home calling code is homeCountry.
 func ParsePriceTable(raw []byte, homeCountry string) (string, domain.Prices, error) {
+	sheet, err := ParseSheet(raw)
+	if err != nil {
+		return "", domain.Prices{}, err
+	}
+	stored, err := sheet.Encode()
+	if err != nil {
+		return "", domain.Prices{}, err
+	}
+	p, err := domain.ResolvePrices("", stored, homeCountry)
+	if err != nil {
+		return "", domain.Prices{}, err
+	}
+	return stored, p, nil
+}
+
+// ParseSheet reads a price table written in credits (ParsePriceTable)
+// into the rates it names, in micro-credits.
+func ParseSheet(raw []byte) (domain.PriceSheet, error) {
 	var in struct {
 		Home      map[string]json.RawMessage            `json:"home"`
 		Abroad    map[string]json.RawMessage            `json:"abroad"`
@@ -39,18 +59,18 @@ func ParsePriceTable(raw []byte, homeCountry string) (string, domain.Prices, err
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		return "", domain.Prices{}, fmt.Errorf("price table: %w", err)
+		return domain.PriceSheet{}, fmt.Errorf("price table: %w", err)
 	}
 	if dec.More() {
-		return "", domain.Prices{}, fmt.Errorf("price table: more than one JSON value")
+		return domain.PriceSheet{}, fmt.Errorf("price table: more than one JSON value")
 	}
-	out := domain.DefaultPrices()
+	var out domain.PriceSheet
 	var err error
-	if out.Home, err = rates("home", in.Home, out.Home); err != nil {
-		return "", domain.Prices{}, err
+	if out.Home, err = rates("home", in.Home); err != nil {
+		return domain.PriceSheet{}, err
 	}
-	if out.Abroad, err = rates("abroad", in.Abroad, out.Abroad); err != nil {
-		return "", domain.Prices{}, err
+	if out.Abroad, err = rates("abroad", in.Abroad); err != nil {
+		return domain.PriceSheet{}, err
 	}
 	codes := make([]string, 0, len(in.Countries))
 	for cc := range in.Countries {
@@ -59,60 +79,50 @@ func ParsePriceTable(raw []byte, homeCountry string) (string, domain.Prices, err
 	sort.Strings(codes)
 	for _, cc := range codes {
 		if !callingCode(cc) {
-			return "", domain.Prices{}, fmt.Errorf("countries.%s: a calling code is 1 to 3 digits, without + or a leading 0", cc)
+			return domain.PriceSheet{}, fmt.Errorf("countries.%s: a calling code is 1 to 3 digits, without + or a leading 0", cc)
 		}
-		base := out.Abroad
-		if cc == homeCountry {
-			base = out.Home
-		}
-		r, err := rates("countries."+cc, in.Countries[cc], base)
+		r, err := rates("countries."+cc, in.Countries[cc])
 		if err != nil {
-			return "", domain.Prices{}, err
+			return domain.PriceSheet{}, err
 		}
 		if out.Countries == nil {
-			out.Countries = map[string]domain.Rates{}
+			out.Countries = map[string]domain.RateSheet{}
+		}
+		// A country named without rates still stands in the sheet: it is
+		// priced as home or abroad would price it, a choice made visible.
+		if r == nil {
+			r = domain.RateSheet{}
 		}
 		out.Countries[cc] = r
 	}
-	if in.Home == nil && in.Abroad == nil && len(in.Countries) == 0 {
-		return "", out, nil
-	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return "", domain.Prices{}, fmt.Errorf("price table: %w", err)
-	}
-	return string(b), out, nil
+	return out, nil
 }
 
-// rates applies the given rates, in credits, over base.
-func rates(path string, in map[string]json.RawMessage, base domain.Rates) (domain.Rates, error) {
-	for k := range in {
+// rates reads the rates named, in credits, as micro-credits.
+func rates(path string, in map[string]json.RawMessage) (domain.RateSheet, error) {
+	var out domain.RateSheet
+	for k, v := range in {
 		known := false
 		for _, f := range priceFields {
 			known = known || k == f
 		}
 		if !known {
-			return base, fmt.Errorf("%s.%s: unknown rate; use %s", path, k, strings.Join(priceFields, ", "))
-		}
-	}
-	dst := map[string]*int64{"smsSegment": &base.SMSSegment, "rcsMessage": &base.RCSMessage,
-		"waConversation": &base.WAConversation, "waInWindow": &base.WAInWindow}
-	for _, f := range priceFields {
-		v, ok := in[f]
-		if !ok {
-			continue
+			return nil, fmt.Errorf("%s.%s: unknown rate; use %s", path, k, strings.Join(priceFields, ", "))
 		}
 		var c float64
 		if err := json.Unmarshal(v, &c); err != nil || math.IsNaN(c) || c < 0 || c > MaxUnitPrice {
-			return base, fmt.Errorf("%s.%s: must be a price in credits from 0 to %d", path, f, MaxUnitPrice)
+			return nil, fmt.Errorf("%s.%s: must be a price in credits from 0 to %d", path, k, MaxUnitPrice)
 		}
 		micro, err := FromCredits(c)
 		if err != nil {
-			return base, fmt.Errorf("%s.%s: %w", path, f, err)
+			return nil, fmt.Errorf("%s.%s: %w", path, k, err)
 		}
-		*dst[f] = micro
+		if out == nil {
+			out = domain.RateSheet{}
+		}
+		out[k] = micro
 	}
-	return base, nil
+	return out, nil
 }
 
 func callingCode(cc string) bool {
@@ -138,6 +148,33 @@ func PriceTableJSON(p domain.Prices) map[string]any {
 	if len(p.Countries) > 0 {
 		cs := map[string]any{}
 		for cc, r := range p.Countries {
+			cs[cc] = show(r)
+		}
+		out["countries"] = cs
+	}
+	return out
+}
+
+// SheetJSON shows a stored sheet in credits, only the rates it names, the
+// way ParsePriceTable reads it ({} for none).
+func SheetJSON(s domain.PriceSheet) map[string]any {
+	show := func(r domain.RateSheet) map[string]float64 {
+		out := make(map[string]float64, len(r))
+		for k, v := range r {
+			out[k] = Credits(v)
+		}
+		return out
+	}
+	out := map[string]any{}
+	if len(s.Home) > 0 {
+		out["home"] = show(s.Home)
+	}
+	if len(s.Abroad) > 0 {
+		out["abroad"] = show(s.Abroad)
+	}
+	if len(s.Countries) > 0 {
+		cs := map[string]any{}
+		for cc, r := range s.Countries {
 			cs[cc] = show(r)
 		}
 		out["countries"] = cs

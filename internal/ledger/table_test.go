@@ -58,7 +58,7 @@ func TestParsePriceTable(t *testing.T) {
 				t.Fatalf("stored %q, prices %+v", stored, p)
 			}
 			// What is stored reads back as the same table.
-			back, err := domain.ParsePrices(stored)
+			back, err := domain.ResolvePrices("", stored, "55")
 			if err != nil || !c.check(back) {
 				t.Fatalf("read back %+v, %v", back, err)
 			}

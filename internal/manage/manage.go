@@ -62,6 +62,7 @@ type Store interface {
 	TwilioStore
 	TreeStore
 	FraudStore
+	PlanStore
 }
 
 // Config wires a Service.

@@ -133,6 +133,9 @@ type NewChild struct {
 	AllowLoss bool
 	Reseller  bool
 	Billing   string // submit (default) or delivery
+	// PricePlan is the plan a top-level account starts on (operators
+	// only); "" is the default plan, if one is set.
+	PricePlan string
 }
 
 // CreateAccount makes an account. A reseller's owner or admin makes its
@@ -200,6 +203,10 @@ func (s *Service) CreateAccount(ctx context.Context, a Actor, in NewChild) (doma
 		}
 		prices = stored
 	}
+	in.PricePlan = strings.TrimSpace(in.PricePlan)
+	if in.PricePlan != "" && (!a.Operator() || parent.ID != "") {
+		p.add("pricePlan", "is for the operator's top-level accounts: a reseller prices its children itself")
+	}
 	if err := p.err("The account is not valid."); err != nil {
 		return domain.Account{}, err
 	}
@@ -214,7 +221,8 @@ func (s *Service) CreateAccount(ctx context.Context, a Actor, in NewChild) (doma
 	}
 	now := s.now().UTC()
 	acct := domain.Account{ID: id.New(id.Account, now), Name: in.Name, Tier: tier, Currency: currency, CountryCode: in.Country,
-		WebhookSecret: secret, Limits: limits, WAQualityTier: 1, Prices: prices, ParentID: parent.ID, Billing: billing, CreatedAt: now}
+		WebhookSecret: secret, Limits: limits, WAQualityTier: 1, Prices: prices, ParentID: parent.ID, Billing: billing, CreatedAt: now,
+		PricePlanID: in.PricePlan}
 	if parent.ID == "" {
 		err = s.st.CreateAccount(ctx, acct)
 	} else {
@@ -222,6 +230,9 @@ func (s *Service) CreateAccount(ctx context.Context, a Actor, in NewChild) (doma
 		// depth first, so that a refused one is not left behind.
 		acct.Reseller = in.Reseller
 		err = s.st.CreateChild(ctx, acct)
+	}
+	if errors.Is(err, domain.ErrNotFound) && in.PricePlan != "" {
+		return domain.Account{}, invalid("pricePlan", "names no price plan")
 	}
 	if err != nil {
 		return domain.Account{}, s.treeRefusal(err)
@@ -377,7 +388,8 @@ func (s *Service) Transfer(ctx context.Context, a Actor, childID string, credits
 // parent's own at any destination unless allowLoss. A table that does is
 // refused on the prices field, naming the first rate below.
 func guardPrices(parent domain.Account, childPrices, childHome string, allowLoss bool) error {
-	child, err := domain.ParsePrices(childPrices)
+	// A child is on no plan: its table is over the defaults.
+	child, err := domain.ResolvePrices("", childPrices, childHome)
 	if err != nil {
 		return invalid("prices", err.Error())
 	}

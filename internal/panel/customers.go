@@ -90,7 +90,7 @@ func explainPrices(errs map[string]string, raw, home string, parent domain.Accou
 			if f.Destination != "abroad" {
 				where = "to +" + f.Destination
 			}
-			what = rateNames[f.Rate] + " " + where + ": " + credits(f.Child) + " against your " + credits(f.Parent)
+			what = rateLabel(f.Rate) + " " + where + ": " + credits(f.Child) + " against your " + credits(f.Parent)
 			if len(short) > 1 {
 				what += " (and " + strconv.Itoa(len(short)-1) + " more)"
 			}
@@ -100,8 +100,15 @@ func explainPrices(errs map[string]string, raw, home string, parent domain.Accou
 	return errs
 }
 
-var rateNames = map[string]string{"smsSegment": "SMS segment", "rcsMessage": "RCS message", "waConversation": "WhatsApp conversation",
-	"waInWindow": "WhatsApp message in a window"}
+// rateLabel names a rate of a price table as the forms do.
+func rateLabel(key string) string {
+	for _, r := range rateNames {
+		if r.Key == key {
+			return r.Label
+		}
+	}
+	return key
+}
 
 func credits(micro int64) string { return strconv.FormatFloat(ledger.Credits(micro), 'f', -1, 64) }
 

@@ -34,6 +34,7 @@ var navEntries = []navEntry{
 	{Key: "messages", Label: "Messages", Path: "/messages", Role: user.Viewer, Account: true},
 	{Key: "replies", Label: "Replies", Path: "/replies", Role: user.Viewer, Account: true},
 	{Key: "balance", Label: "Balance", Path: "/balance", Role: user.Viewer, Account: true},
+	{Key: "prices", Label: "Prices", Path: "/prices", Role: user.Viewer, Account: true},
 	{Key: "keys", Label: "API keys", Path: "/settings/keys", Group: "settings", Role: user.Viewer, Account: true},
 	{Key: "twilio", Label: "Twilio", Path: "/settings/twilio", Group: "settings", Role: user.Developer, Account: true},
 	{Key: "smpp", Label: "SMPP", Path: "/settings/smpp", Group: "settings", Role: user.Developer, Account: true},
@@ -46,6 +47,9 @@ var navEntries = []navEntry{
 	{Key: "customers", Label: "Customers", Path: "/customers", Role: user.Admin, Account: true, Reseller: true},
 	{Key: "operator", Label: "All accounts", Path: "/operator", Group: "operator", Role: user.Operator},
 	{Key: "routes", Label: "Routes", Path: "/operator/routes", Group: "operator", Role: user.Operator},
+	{Key: "plans", Label: "Plans", Path: "/operator/plans", Group: "operator", Role: user.Operator},
+	{Key: "ratecards", Label: "Rate cards", Path: "/operator/rate-cards", Group: "operator", Role: user.Operator},
+	{Key: "margins", Label: "Margins", Path: "/operator/margins", Group: "operator", Role: user.Operator},
 	{Key: "fraud", Label: "Fraud", Path: "/operator/fraud", Group: "operator", Role: user.Operator},
 	{Key: "account", Label: "Your login", Path: "/account", Role: user.Viewer},
 }

@@ -61,7 +61,7 @@ func (p *Panel) home(w http.ResponseWriter, r *http.Request, s *session) {
 			d.SpendMeter = int(o.SpendToday*10 / *t) * 10
 		}
 	}
-	p.render(w, r, http.StatusOK, "overview", &view{Title: "Overview", Nav: "overview", S: s, Data: d})
+	p.render(w, r, http.StatusOK, "overview", &view{Title: "Overview", Nav: "overview", S: s, Data: d, Notice: notice(r)})
 }
 
 // trendChart is the overview's 30 days: messages per day as bars, the

@@ -183,6 +183,7 @@ func (p *Panel) routes() {
 	p.handle("GET /operator/fraud", p.authed(p.fraudPage))
 	p.handle("POST /operator/fraud/held/{id}/release", p.form(p.releaseHeld))
 	p.handle("POST /operator/fraud/held/{id}/reject", p.form(p.rejectHeld))
+	p.consoleRoutes()
 
 	static, _ := fs.Sub(staticFS, "static")
 	files := http.StripPrefix("/static/", http.FileServerFS(static))

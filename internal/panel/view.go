@@ -134,6 +134,35 @@ var funcs = template.FuncMap{
 		}
 		return s
 	},
+	"subtractInt": func(a, b int) int { return a - b },
+	// planRate shows one rate a plan's stored table names, in credits
+	// ("—" when it leaves it to the default).
+	"planRate": func(raw, dest, rate string) string {
+		sh, err := domain.ParseSheet(raw)
+		if err != nil {
+			return "—"
+		}
+		r := sh.Home
+		if dest == "abroad" {
+			r = sh.Abroad
+		}
+		v, ok := r[rate]
+		if !ok {
+			return "—"
+		}
+		return strconv.FormatFloat(ledger.Credits(v), 'f', -1, 64)
+	},
+	"planCountries": func(raw string) int {
+		sh, _ := domain.ParseSheet(raw)
+		return len(sh.Countries)
+	},
+	// marginPct is a margin as a share of what was paid.
+	"marginPct": func(price, cost int64) string {
+		if price == 0 {
+			return "—"
+		}
+		return strconv.FormatFloat(float64(price-cost)*100/float64(price), 'f', 1, 64) + " %"
+	},
 }
 
 // limitLabels name the limits in the operator's approval form.
@@ -255,7 +284,12 @@ func shownEnv(r *http.Request) domain.Environment {
 	return domain.Live
 }
 
-func notice(r *http.Request) string { return notices[r.URL.Query().Get("done")] }
+func notice(r *http.Request) string {
+	if n := notices[r.URL.Query().Get("done")]; n != "" {
+		return n
+	}
+	return consoleNotice(r)
+}
 
 // fieldErrors maps a validation error's fields to the form's input names
 // (fields not in names keep their own); ok is false for other errors.

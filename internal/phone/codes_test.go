@@ -219,3 +219,14 @@ func TestTableMatchesReferenceOnEdgeCases(t *testing.T) {
 	}
 	t.Logf("%d inputs, %d valid; table built %d, deferred %d to Parse", a.inputs, a.valid, a.built, a.deferred)
 }
+
+func TestCallingCodeOfPrefix(t *testing.T) {
+	for prefix, want := range map[string]string{"447": "44", "1": "1", "1212": "1", "5511": "55", "3519": "351", "0": "", "": "", "999": ""} {
+		if got := CallingCodeOf(prefix); got != want {
+			t.Errorf("CallingCodeOf(%q) = %q, want %q", prefix, got, want)
+		}
+	}
+	if RegionOf("44") != "GB" || RegionOf("x") != "" {
+		t.Errorf("RegionOf wrong: %q", RegionOf("44"))
+	}
+}

@@ -26,14 +26,27 @@ var accounts = newTable("accounts", func(a *domain.Account, c cols) cols {
 		nullInt64Col("alert_low_balance", &a.Alerts.LowBalance),
 		nullInt64Col("alert_daily_spend", &a.Alerts.DailySpend), textCol("parent_id", &a.ParentID),
 		boolCol("reseller", &a.Reseller), enumCol("billing", &a.Billing), msCol("suspended_at", &a.SuspendedAt),
-		textCol("suspended_by", &a.SuspendedBy), fraudCol("fraud", a))
+		textCol("suspended_by", &a.SuspendedBy), fraudCol("fraud", a),
+		textCol("price_plan_id", &a.PricePlanID), planPricesCol("plan_prices", a))
 })
 
-// CreateAccount inserts a new account with a zero balance; opening credits
-// go through the ledger (ledger.Credit) so that it explains them.
+// CreateAccount inserts a new top-level account with a zero balance;
+// opening credits go through the ledger (ledger.Credit) so that it
+// explains them. It starts on a.PricePlanID, or when that is "" on the
+// default plan if there is one: an unknown plan is domain.ErrNotFound.
 func (s *Store) CreateAccount(ctx context.Context, a domain.Account) error {
 	a.Balance, a.BalanceUpdatedAt = 0, a.CreatedAt
-	return s.run(ctx, "create account", accounts.insert(s), accounts.args(&a, nil)...)
+	return s.Write(ctx, func(tx *Tx) error {
+		plan, err := tx.lockPlan(ctx, a.PricePlanID)
+		if err != nil {
+			return err
+		}
+		a.PricePlanID, a.PlanPrices = plan.ID, plan.Prices
+		if _, err := tx.exec(ctx, accounts.insert(s), accounts.args(&a, nil)...); err != nil {
+			return fmt.Errorf("create account: %w", err)
+		}
+		return nil
+	})
 }
 
 // Account reads one account.
@@ -155,9 +168,23 @@ func (a *priceText) arg() any  { return a.Prices }
 func (a *priceText) dest() any { return a }
 
 func (a *priceText) Scan(src any) error {
+	return scanNull(src, func(v sql.NullString) { a.Prices, a.PriceTable = v.String, nil })
+}
+
+// planPricesCol reads the account's copy of its plan's table and resolves
+// what the account pays, once: it comes after country_code and prices in
+// the column list, which Scan fills in order.
+func planPricesCol(name string, a *domain.Account) field { return field{name, (*planText)(a)} }
+
+type planText domain.Account
+
+func (a *planText) arg() any  { return a.PlanPrices }
+func (a *planText) dest() any { return a }
+
+func (a *planText) Scan(src any) error {
 	return scanNull(src, func(v sql.NullString) {
-		a.Prices, a.PriceTable = v.String, nil
-		if p, err := domain.ParsePrices(v.String); err == nil {
+		a.PlanPrices, a.PriceTable = v.String, nil
+		if p, err := domain.ResolvePrices(v.String, a.Prices, a.CountryCode); err == nil {
 			a.PriceTable = &p
 		}
 	})
