@@ -33,6 +33,7 @@ type Manager interface {
 	TwilioAdmin
 	TreeAdmin
 	SuspensionAdmin
+	ConsoleAdmin
 }
 
 // KeyAdmin manages an account's API keys, IP allow-list and webhook secret.
@@ -103,6 +104,7 @@ func (s *Server) manageRoutes() {
 	s.manageTwilioRoutes(base)
 	s.manageTreeRoutes(base)
 	s.manageSuspensionRoutes(base)
+	s.manageConsoleRoutes(base)
 }
 
 // acct is the account a request names (?account=ID; operators only).

@@ -60,6 +60,7 @@ type Store interface {
 	SMPPStore
 	TwilioStore
 	TreeStore
+	ConsoleStore
 }
 
 // Config wires a Service.
@@ -100,6 +101,9 @@ type Config struct {
 	Routes RouteDesk
 	// Margins sums messages' prices and costs (nil: Store, when it can).
 	Margins MarginStore
+	// ExportPage is how many rows an export reads per query (0:
+	// DefaultExportPage).
+	ExportPage int
 }
 
 // Service runs the actions.
@@ -121,6 +125,7 @@ type Service struct {
 	allowPrivate bool
 	smppRemoved  func(userID string)
 	maxSMPPUsers int
+	exportPage   int
 }
 
 // New makes a Service.
@@ -150,8 +155,11 @@ func New(cfg Config) *Service {
 	if cfg.MaxSMPPUsers <= 0 {
 		cfg.MaxSMPPUsers = DefaultMaxSMPPUsers
 	}
+	if cfg.ExportPage <= 0 {
+		cfg.ExportPage = DefaultExportPage
+	}
 	h := cfg.Hasher
-	return &Service{maxSMPPUsers: cfg.MaxSMPPUsers, st: cfg.Store, limiter: cfg.Limiter, redelivered: cfg.Redelivered, ttl: cfg.SessionTTL, now: cfg.Now,
+	return &Service{exportPage: cfg.ExportPage, maxSMPPUsers: cfg.MaxSMPPUsers, st: cfg.Store, limiter: cfg.Limiter, redelivered: cfg.Redelivered, ttl: cfg.SessionTTL, now: cfg.Now,
 		gate: newPasswordGate(cfg.Failures, cfg.PasswordFailuresPerMinute, cfg.Slots), hasher: h,
 		dummyHash: sync.OnceValue(func() string {
 			hash, _ := h.Hash("no user has this password")
