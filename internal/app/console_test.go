@@ -16,8 +16,8 @@ import (
 // consoleTree is a reseller with a child, each with users of every role
 // that log in again after the clock moves (sessions end after 12 h idle).
 type consoleTree struct {
-	e       *env
-	emails  map[string]string // account id + "/" + role → email
+	e                      *env
+	emails                 map[string]string // account id + "/" + role → email
 	reseller, child, other string
 }
 
@@ -54,7 +54,9 @@ func newConsoleTree(t *testing.T, e *env) *consoleTree {
 }
 
 // moveTo puts the node's clock at t.
-func moveTo(e *env, t time.Time) { e.clock.Advance(time.Until(t) - time.Duration(e.clock.offset.Load())) }
+func moveTo(e *env, t time.Time) {
+	e.clock.Advance(time.Until(t) - time.Duration(e.clock.offset.Load()))
+}
 
 // TestStatementsReconcileWithTheLedger: a reseller and its child through
 // two months of top-ups, transfers both ways, two-level charges at home and

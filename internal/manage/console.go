@@ -253,4 +253,6 @@ func (s *Service) SearchAllMessages(ctx context.Context, a Actor, q MessageQuery
 }
 
 // cursorOf is the cursor of the page after the message id.
-func cursorOf(messageID string) string { return base64.RawURLEncoding.EncodeToString([]byte(messageID)) }
+func cursorOf(messageID string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(messageID))
+}
