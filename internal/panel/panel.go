@@ -162,6 +162,8 @@ func (p *Panel) routes() {
 	p.handle("GET /messages/{id}", p.authed(p.messagePage))
 	p.handle("POST /messages/{id}/redeliver", p.form(p.redeliver))
 	p.handle("GET /balance", p.authed(p.balancePage))
+	p.handle("GET /statements", p.authed(p.statementsIndex))
+	p.handle("GET /statements/{month}", p.authed(p.statementPage))
 
 	p.handle("GET /operator", p.authed(p.operatorPage))
 	p.handle("POST /operator/requests/{id}/approve", p.form(p.approve))
