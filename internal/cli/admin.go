@@ -49,7 +49,7 @@ func (in adminInput) manage() *manage.Service { return bootstrap.Console(in.st, 
 // adminCommands lists every admin command, grouped by their first word.
 var adminCommands = []adminCommand{
 	accountCreate, accountSettings, accountLimits, accountPrices, accountSecretRotate,
-	accountSuspend, accountResume,
+	accountSuspend, accountResume, accountStatement,
 	keyCreate, keyList, keyRevoke,
 	smppUserCreate, smppUserList, smppUserRemove,
 	twilioCredentialCreate, twilioCredentialList, twilioCredentialRemove,
