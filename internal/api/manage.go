@@ -35,6 +35,7 @@ type Manager interface {
 	SuspensionAdmin
 	FraudAdmin
 	PlanAdmin
+	ConsoleAdmin
 }
 
 // KeyAdmin manages an account's API keys, IP allow-list and webhook secret.
@@ -108,6 +109,7 @@ func (s *Server) manageRoutes() {
 	s.manageSuspensionRoutes(base)
 	s.manageFraudRoutes(base)
 	s.managePlanRoutes(base)
+	s.manageConsoleRoutes(base)
 }
 
 // acct is the account a request names (?account=ID; operators only).

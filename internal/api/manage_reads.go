@@ -146,22 +146,33 @@ func (s *Server) rejectLimitRequest(w http.ResponseWriter, r *http.Request, a ma
 type manageMessageItem struct {
 	view.Message
 	Environment domain.Environment `json:"environment"`
+	// AccountID names the message's account in a search across accounts.
+	AccountID string `json:"accountId,omitempty"`
 	*costOf
 	*fraudOf
 }
 
 func (s *Server) searchMessages(w http.ResponseWriter, r *http.Request, a manage.Actor) error {
-	q := r.URL.Query()
-	page, err := s.cfg.Manage.SearchMessages(r.Context(), a, acct(r), manage.MessageQuery{Status: q.Get("status"), To: q.Get("to"),
-		CampaignID: q.Get("campaignId"), Reference: q.Get("reference"), CreatedFrom: q.Get("createdFrom"), CreatedTo: q.Get("createdTo"),
-		Environment: q.Get("environment"), Limit: q.Get("limit"), Cursor: q.Get("cursor")})
+	all, err := allAccounts(r)
+	if err != nil {
+		return err
+	}
+	var page manage.MessagePage
+	if all {
+		page, err = s.cfg.Manage.SearchAllMessages(r.Context(), a, messageQuery(r.URL.Query()))
+	} else {
+		page, err = s.cfg.Manage.SearchMessages(r.Context(), a, acct(r), messageQuery(r.URL.Query()))
+	}
 	if err != nil {
 		return err
 	}
 	out := []manageMessageItem{}
 	for _, m := range page.Messages {
-		out = append(out, manageMessageItem{Message: view.OfMessage(m), Environment: m.Env, costOf: operatorCost(a, m),
-			fraudOf: operatorFraud(a, m)})
+		item := manageMessageItem{Message: view.OfMessage(m), Environment: m.Env, costOf: operatorCost(a, m), fraudOf: operatorFraud(a, m)}
+		if all {
+			item.AccountID = m.AccountID
+		}
+		out = append(out, item)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"messages": out, "nextCursor": view.StrOrNil(page.Next)})
 	return nil

@@ -52,7 +52,7 @@ func (in adminInput) manage() *manage.Service { return bootstrap.Console(in.st, 
 // adminCommands lists every admin command, grouped by their first word.
 var adminCommands = []adminCommand{
 	accountCreate, accountSettings, accountLimits, accountPrices, accountSecretRotate,
-	accountSuspend, accountResume, accountPlan,
+	accountSuspend, accountResume, accountPlan, accountStatement,
 	planList, planCreate, planSet,
 	keyCreate, keyList, keyRevoke,
 	smppUserCreate, smppUserList, smppUserRemove,

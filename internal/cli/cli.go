@@ -39,6 +39,8 @@ Usage:
   msgsvc account secret rotate --account ID   new webhook signing secret (both sign for 24 h)
   msgsvc account plan --account ID --plan ID   put an account on a price plan ("" takes it off)
   msgsvc plan list|create|set [--plan ID] [--name N] [--prices '{"home":{"smsSegment":0.05}}'] [--default[=false]]
+  msgsvc account statement --account ID [--month YYYY-MM] [--csv]   the month's statement
+  msgsvc export messages|ledger|usage --account ID [--from DAY] [--to DAY] ...   CSV to standard output
   msgsvc key create|list|revoke --account ID [--env test|live] [--id KEY_ID]
   msgsvc smpp-user create|list|remove --account ID [--env test|live] [--system-id S] [--max-binds N] [--id USER_ID]
   msgsvc twilio-credentials create|list --account ID [--env test|live] [--api-key --parent AC…]   AC… SIDs, auth tokens, SK… keys
@@ -118,6 +120,8 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runListen(ctx, args[1:], stdout, stderr)
 	case "usage":
 		return runUsage(ctx, node, args[1:], stdout, stderr)
+	case "export":
+		return runExport(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

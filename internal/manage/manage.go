@@ -63,6 +63,7 @@ type Store interface {
 	TreeStore
 	FraudStore
 	PlanStore
+	ConsoleStore
 }
 
 // Config wires a Service.
@@ -105,6 +106,9 @@ type Config struct {
 	Margins MarginStore
 	// Held releases and rejects held messages (nil: they cannot be).
 	Held HeldDesk
+	// ExportPage is how many rows an export reads per query (0:
+	// DefaultExportPage).
+	ExportPage int
 }
 
 // Service runs the actions.
@@ -127,6 +131,7 @@ type Service struct {
 	smppRemoved  func(userID string)
 	maxSMPPUsers int
 	held         HeldDesk
+	exportPage   int
 }
 
 // New makes a Service.
@@ -156,8 +161,11 @@ func New(cfg Config) *Service {
 	if cfg.MaxSMPPUsers <= 0 {
 		cfg.MaxSMPPUsers = DefaultMaxSMPPUsers
 	}
+	if cfg.ExportPage <= 0 {
+		cfg.ExportPage = DefaultExportPage
+	}
 	h := cfg.Hasher
-	return &Service{maxSMPPUsers: cfg.MaxSMPPUsers, st: cfg.Store, limiter: cfg.Limiter, redelivered: cfg.Redelivered, ttl: cfg.SessionTTL, now: cfg.Now,
+	return &Service{exportPage: cfg.ExportPage, maxSMPPUsers: cfg.MaxSMPPUsers, st: cfg.Store, limiter: cfg.Limiter, redelivered: cfg.Redelivered, ttl: cfg.SessionTTL, now: cfg.Now,
 		gate: newPasswordGate(cfg.Failures, cfg.PasswordFailuresPerMinute, cfg.Slots), hasher: h,
 		dummyHash: sync.OnceValue(func() string {
 			hash, _ := h.Hash("no user has this password")

@@ -46,6 +46,7 @@ var navEntries = []navEntry{
 	{Key: "users", Label: "Users", Path: "/settings/users", Group: "settings", Role: user.Owner, Account: true},
 	{Key: "customers", Label: "Customers", Path: "/customers", Role: user.Admin, Account: true, Reseller: true},
 	{Key: "operator", Label: "All accounts", Path: "/operator", Group: "operator", Role: user.Operator},
+	{Key: "search", Label: "All messages", Path: "/messages", Group: "operator", Role: user.Operator},
 	{Key: "routes", Label: "Routes", Path: "/operator/routes", Group: "operator", Role: user.Operator},
 	{Key: "plans", Label: "Plans", Path: "/operator/plans", Group: "operator", Role: user.Operator},
 	{Key: "ratecards", Label: "Rate cards", Path: "/operator/rate-cards", Group: "operator", Role: user.Operator},

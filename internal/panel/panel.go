@@ -163,6 +163,8 @@ func (p *Panel) routes() {
 	p.handle("POST /messages/{id}/redeliver", p.form(p.redeliver))
 	p.handle("GET /replies", p.authed(p.repliesPage))
 	p.handle("GET /balance", p.authed(p.balancePage))
+	p.handle("GET /statements", p.authed(p.statementsIndex))
+	p.handle("GET /statements/{month}", p.authed(p.statementPage))
 
 	p.handle("GET /customers", p.authed(p.customersPage))
 	p.handle("POST /customers", p.form(p.createCustomer))

@@ -174,8 +174,19 @@ func (s *Store) CampaignMessages(ctx context.Context, campaignID, after string, 
 // SearchMessages lists an account's messages, newest first (in write
 // order), at most Limit (1 to 1001, else 100).
 func (s *Store) SearchMessages(ctx context.Context, f domain.MessageFilter) ([]domain.Message, error) {
-	query := `SELECT ` + messageCols + ` FROM messages WHERE account_id = $1`
-	args := []any{f.AccountID}
+	query, args := messageFilter(`SELECT `+messageCols+` FROM messages WHERE account_id = $1`, []any{f.AccountID}, f)
+	if f.Before != "" {
+		args = append(args, f.Before)
+		query += fmt.Sprintf(" AND %s < (SELECT %s FROM messages WHERE id = $%d)", s.seq(), s.seq(), len(args))
+	}
+	args = append(args, searchLimit(f.Limit))
+	query += fmt.Sprintf(" ORDER BY %s DESC LIMIT $%d", s.seq(), len(args))
+	return messages.scanAll(s.rquery(ctx, query, args...))
+}
+
+// messageFilter adds f's conditions but the account and the cursor to a
+// query whose WHERE clause has begun.
+func messageFilter(query string, args []any, f domain.MessageFilter) (string, []any) {
 	add := func(cond string, v any) {
 		args = append(args, v)
 		query += fmt.Sprintf(" AND "+cond, len(args))
@@ -201,17 +212,16 @@ func (s *Store) SearchMessages(ctx context.Context, f domain.MessageFilter) ([]d
 	if !f.To.IsZero() {
 		add("created_at < $%d", ms(f.To))
 	}
-	if f.Before != "" {
-		add(s.seq()+" < (SELECT "+s.seq()+" FROM messages WHERE id = $%d)", f.Before)
+	return query, args
+}
+
+// searchLimit bounds a search's page: 1001 is one more than the largest
+// page, which tells whether another page follows.
+func searchLimit(n int) int {
+	if n <= 0 || n > 1001 {
+		return 100
 	}
-	if f.Limit <= 0 || f.Limit > 1001 {
-		// 1001: one more than the largest page, which tells whether
-		// another page follows.
-		f.Limit = 100
-	}
-	args = append(args, f.Limit)
-	query += fmt.Sprintf(" ORDER BY %s DESC LIMIT $%d", s.seq(), len(args))
-	return messages.scanAll(s.rquery(ctx, query, args...))
+	return n
 }
 
 // ClaimDue leases up to limit messages that are due for dispatch (see

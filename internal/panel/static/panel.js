@@ -16,4 +16,10 @@ document.addEventListener("DOMContentLoaded", function () {
       });
     });
   });
+  // Print buttons (the statement): without the script, the browser's own
+  // print command prints the same page.
+  document.querySelectorAll("button[data-print]").forEach(function (button) {
+    button.hidden = false;
+    button.addEventListener("click", function () { window.print(); });
+  });
 });
