@@ -103,6 +103,7 @@ func (s *Server) manageRoutes() {
 	s.manageTwilioRoutes(base)
 	s.manageTreeRoutes(base)
 	s.manageSuspensionRoutes(base)
+	s.manageCampaignRoutes(base)
 }
 
 // acct is the account a request names (?account=ID; operators only).

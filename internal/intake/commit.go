@@ -48,6 +48,9 @@ type pendingSend struct {
 	alerts        *alertAccount // nil: the account has none
 	authVersion   int64         // Principal.AuthVersion: 0, or the auth counter to find unchanged
 	parentID      string        // the sender's parent: "" for a top-level account, whose send reads no chain
+	// chunk: one chunk of a campaign from a file, whose campaign row is
+	// written once, after its last chunk (see SendFile).
+	chunk bool
 }
 
 // sendResult tells how one pendingSend of a batch ended: replayed from an
@@ -149,7 +152,7 @@ func commitGroup(ctx context.Context, tx SendTx, sends []pendingSend) ([]sendRes
 		if !going[i] {
 			continue
 		}
-		if hasCampaignRow(snd.campaign, snd.messages) {
+		if !snd.chunk && hasCampaignRow(snd.campaign, snd.messages) {
 			cs = append(cs, snd.campaign)
 		}
 		ms = append(ms, snd.messages...)

@@ -122,6 +122,7 @@ var funcs = template.FuncMap{
 		return *p
 	},
 	"percent": func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " %" },
+	"int64":   func(n int) int64 { return int64(n) },
 }
 
 // limitLabels name the limits in the operator's approval form.
