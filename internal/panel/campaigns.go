@@ -204,7 +204,7 @@ func (p *Panel) uploadCampaign(w http.ResponseWriter, r *http.Request) {
 	f := up.Fields
 	form := map[string]string{"text": f["text"], "type": f["type"], "from": f["from"], "environment": f["environment"],
 		"scheduledAt": f["scheduledAt"]}
-	dry := f["action"] != "send"
+	dry := f["do"] != "send"
 	in := sending.NewFileCampaign{File: up.File, Text: f["text"], Type: f["type"], From: f["from"], Environment: f["environment"],
 		ScheduledAt: f["scheduledAt"], DryRun: dry}
 	if !dry {

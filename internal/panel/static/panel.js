@@ -49,6 +49,8 @@ document.addEventListener("DOMContentLoaded", function () {
     });
   }
   var check = form.querySelector("button[value=preview]");
+  // getAttribute: form.action could name a control of the form.
+  var action = form.getAttribute("action");
   if (!check || !out) {
     return;
   }
@@ -58,9 +60,9 @@ document.addEventListener("DOMContentLoaded", function () {
     }
     ev.preventDefault();
     var data = new FormData(form);
-    data.set("action", "preview");
+    data.set("do", "preview");
     check.disabled = true;
-    fetch(form.action, { method: "POST", body: data, credentials: "same-origin", headers: { "X-Panel-Fragment": "preview" } })
+    fetch(action, { method: "POST", body: data, credentials: "same-origin", headers: { "X-Panel-Fragment": "preview" } })
       .then(function (res) { return res.text().then(function (html) { return { ok: res.ok, html: html }; }); })
       .then(function (r) {
         out.innerHTML = r.html;
