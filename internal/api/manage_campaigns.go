@@ -56,6 +56,7 @@ func (s *Server) uploadCampaign(w http.ResponseWriter, r *http.Request, a manage
 	if r.ContentLength > campaign.MaxUpload {
 		return campaignTooLarge(campaign.ErrTooLarge)
 	}
+	campaign.Extend(w)
 	body := http.MaxBytesReader(w, r.Body, campaign.MaxUpload)
 	up, err := campaign.ReadUpload(r.Context(), multipart.NewReader(body, params["boundary"]), "")
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // MaxFieldBytes bounds each form field that comes with the file.
@@ -16,6 +17,22 @@ const MaxFieldBytes = 16 << 10
 // MaxUpload is the most a whole upload may carry: the file, its fields and
 // the form's own boundaries and headers.
 const MaxUpload = MaxBytes + 256<<10
+
+// Patience is how long a campaign's request may take, reading the upload
+// and writing its messages: far longer than the server's deadlines for
+// ordinary requests (a 100,000-row campaign takes tens of seconds to
+// write), which Extend lifts for this request alone.
+const Patience = 15 * time.Minute
+
+// Extend gives this request Patience to read its body and to answer. A
+// server that cannot (an http.ResponseWriter without deadlines) keeps its
+// own. Deadlines are the network's, so they follow the real clock.
+func Extend(w http.ResponseWriter) {
+	now := time.Now()
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(now.Add(Patience))
+	_ = rc.SetWriteDeadline(now.Add(Patience))
+}
 
 // Upload is a campaign's multipart form, read as it streams in: the file
 // spooled to disk, the other fields kept (each at most MaxFieldBytes).

@@ -177,6 +177,7 @@ func (p *Panel) showComposer(w http.ResponseWriter, r *http.Request, s *session,
 // uploadCampaign reads the composer's multipart form as it streams (the
 // file to disk), checks the form's token, then previews or sends.
 func (p *Panel) uploadCampaign(w http.ResponseWriter, r *http.Request) {
+	campaign.Extend(w)
 	r.Body = http.MaxBytesReader(w, r.Body, campaign.MaxUpload)
 	// The multipart body is read as a stream: taking its reader first
 	// keeps the session's look-up (which reads ?account=) from parsing
