@@ -110,6 +110,7 @@ func (s *Server) manageRoutes() {
 	s.manageFraudRoutes(base)
 	s.managePlanRoutes(base)
 	s.manageConsoleRoutes(base)
+	s.manageCampaignRoutes(base)
 }
 
 // acct is the account a request names (?account=ID; operators only).

@@ -65,6 +65,9 @@ type Config struct {
 	// Manage runs the management API's actions and its sessions (login,
 	// logout); nil serves the routes but fails them.
 	Manage Manager
+	// Sending is the panel's send form and campaigns from a file; nil
+	// answers 404.
+	Sending Sending
 	// Panel is the web panel; nil serves no pages.
 	Panel Pages
 	// Media stores uploads (POST media); nil answers 404.

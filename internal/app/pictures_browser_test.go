@@ -189,7 +189,7 @@ func TestConsolePicturesInChromium(t *testing.T) {
 	c.login(op)
 	c.open("/settings/keys?account=" + e.account.ID)
 	got := result(c, "the operator's navigation", chromedp.Evaluate[string](navProblems+"(true)"))
-	if got != "22:" {
+	if got != "23:" {
 		t.Fatalf("the operator's navigation at 1280 px (links:problems): %s", got)
 	}
 	c.do("open the settings menu", chromedp.Click(chromedp.CSS("nav.tabs details summary")))

@@ -34,6 +34,7 @@ import (
 	"github.com/msgsvc/msgsvc/internal/provider"
 	"github.com/msgsvc/msgsvc/internal/provider/simulator"
 	"github.com/msgsvc/msgsvc/internal/ratelimit"
+	"github.com/msgsvc/msgsvc/internal/sending"
 	"github.com/msgsvc/msgsvc/internal/smppserver"
 	"github.com/msgsvc/msgsvc/internal/store"
 	"github.com/msgsvc/msgsvc/internal/template"
@@ -297,13 +298,14 @@ func (s *Server) wireHTTP(router *provider.Switch) error {
 	mg := manage.New(manage.Config{Store: st, Limiter: inspector, Redelivered: s.eventQueue.Wake, Slots: slots,
 		SessionTTL: cfg.SessionTTL, Failures: backend, AllowPrivateWebhooks: cfg.WebhookAllowPrivate, Hasher: s.hasher,
 		SMPPRemoved: s.smppRemoved, Now: now, Routes: router, Held: s.tracker})
-	pages, err := panel.New(panel.Config{Manage: mg, Guard: backend, ClientAddr: api.Proxies(cfg.TrustedProxies).ClientAddr,
+	sends := sending.New(mg, s.sends, s.messages)
+	pages, err := panel.New(panel.Config{Manage: mg, Sending: sends, Guard: backend, ClientAddr: api.Proxies(cfg.TrustedProxies).ClientAddr,
 		TrustedProxies: cfg.TrustedProxies, Now: now, Log: log})
 	if err != nil {
 		return err
 	}
 	apiSrv := api.New(api.Config{Store: apiStore{Store: st, keys: keycache.New(st)}, Messages: s.messages, Sends: s.sends, Replies: s.tracker,
-		Limiter: limiter, Guard: backend, TrustedProxies: cfg.TrustedProxies, Manage: mg, Panel: pages,
+		Limiter: limiter, Guard: backend, TrustedProxies: cfg.TrustedProxies, Manage: mg, Sending: sends, Panel: pages,
 		Media: s.media, Templates: s.templates, ProviderWebhooks: s.providerWebhooks(),
 		OptOuts: &compliance.OptOuts{Store: st, Now: now}, Twilio: s.twilioFront(limiter, backend),
 		Registry: s.reg, Log: log, Now: now, Version: Version, Ready: func(ctx context.Context) map[string]string {

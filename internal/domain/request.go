@@ -10,6 +10,10 @@ const (
 	CredentialAPIKey   CredentialKind = "api_key"   // the integration API's keys
 	CredentialSMPPUser CredentialKind = "smpp_user" // an SMPP bind's system_id and password
 	CredentialTwilio   CredentialKind = "twilio"    // the Twilio-compatible front's account SID and token
+	// CredentialPanel is a panel user's session: the send form and
+	// campaigns from a file. Its CredentialID is the user's id, which
+	// also scopes the idempotency keys of the user's uploads.
+	CredentialPanel CredentialKind = "panel_user"
 )
 
 // Principal is who makes a request: the account, the credential it used
@@ -38,6 +42,7 @@ const (
 	FrontREST   Front = "rest"
 	FrontSMPP   Front = "smpp"
 	FrontTwilio Front = "twilio"
+	FrontPanel  Front = "panel" // the web panel and its management API
 )
 
 // Origin is where a send came from; SMPP is set for a submit_sm (its user

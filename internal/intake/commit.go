@@ -59,6 +59,9 @@ type pendingSend struct {
 	guard   *domain.Account
 	undo    []undo
 	respond func(msgs []domain.Message) (int, []byte, error)
+	// chunk: one chunk of a campaign from a file, whose campaign row is
+	// written once, after its last chunk (see SendFile).
+	chunk bool
 }
 
 // sendResult tells how one pendingSend of a batch ended: replayed from an
@@ -166,7 +169,7 @@ func (s *Service) commitGroup(ctx context.Context, tx SendTx, sends []pendingSen
 		if !going[i] {
 			continue
 		}
-		if hasCampaignRow(snd.campaign, snd.messages) {
+		if !snd.chunk && hasCampaignRow(snd.campaign, snd.messages) {
 			cs = append(cs, snd.campaign)
 		}
 		ms = append(ms, snd.messages...)

@@ -230,6 +230,10 @@ type request struct {
 	fallback  *fallbackText // RCS with a fallback
 	validity  time.Duration
 	scheduled time.Time // zero: now
+	// noLease writes the messages unleased, for the dispatcher to claim:
+	// a campaign from a file is committed in chunks that are not kept in
+	// memory to be handed over afterwards.
+	noLease bool
 }
 
 // Paths the core checks in order, where a front's problem with that field

@@ -62,7 +62,9 @@ func (s *Service) plan(ctx context.Context, who domain.Principal, req request, n
 		m := s.newMessage(who, req, p, n, now)
 		m.ID = ids[i]
 		holdForQuietHours(&m, quiet)
-		s.leaseAtInsert(&m, now)
+		if !req.noLease {
+			s.leaseAtInsert(&m, now)
+		}
 		m.Credits, m.Content.Fallback = s.price(prices, who.Account, req, p, n, &opened)
 		m.Charged = m.Credits
 		if who.Test() {

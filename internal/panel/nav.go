@@ -31,6 +31,7 @@ var navGroups = map[string]string{"settings": "Settings", "operator": "Operator"
 // navEntries are the pages, in the order shown.
 var navEntries = []navEntry{
 	{Key: "overview", Label: "Overview", Path: "/", Role: user.Viewer, Account: true},
+	{Key: "send", Label: "Send", Path: "/send", Role: user.Viewer, Account: true},
 	{Key: "messages", Label: "Messages", Path: "/messages", Role: user.Viewer, Account: true},
 	{Key: "replies", Label: "Replies", Path: "/replies", Role: user.Viewer, Account: true},
 	{Key: "balance", Label: "Balance", Path: "/balance", Role: user.Viewer, Account: true},

@@ -44,14 +44,14 @@ func TestNavigation(t *testing.T) {
 		want                     string
 	}{
 		{"a viewer", "viewer", "", "replies", acct,
-			"Overview Messages Replies* Balance Prices Settings[API keys Security Senders Compliance Alerts Limits] Your login"},
+			"Overview Send Messages Replies* Balance Prices Settings[API keys Security Senders Compliance Alerts Limits] Your login"},
 		{"a developer", "developer", "", "smpp", acct,
-			"Overview Messages Replies Balance Prices Settings*[API keys Twilio SMPP* Security Senders Compliance Alerts Limits] Your login"},
+			"Overview Send Messages Replies Balance Prices Settings*[API keys Twilio SMPP* Security Senders Compliance Alerts Limits] Your login"},
 		{"an owner", "owner", "", "overview", acct,
-			"Overview* Messages Replies Balance Prices Settings[API keys Twilio SMPP Security Senders Compliance Alerts Limits Users] Your login"},
+			"Overview* Send Messages Replies Balance Prices Settings[API keys Twilio SMPP Security Senders Compliance Alerts Limits Users] Your login"},
 		{"an operator without an account", "operator", "", "operator", nil, "All accounts* All messages Routes Plans Rate cards Margins Fraud Your login"},
 		{"an operator in an account", "operator", "acc_1", "routes", acct,
-			"Overview Messages Replies Balance Prices Settings[API keys Twilio SMPP Security Senders Compliance Alerts Limits Users] Operator*[All accounts All messages Routes* Plans Rate cards Margins Fraud] Your login"},
+			"Overview Send Messages Replies Balance Prices Settings[API keys Twilio SMPP Security Senders Compliance Alerts Limits Users] Operator*[All accounts All messages Routes* Plans Rate cards Margins Fraud] Your login"},
 	} {
 		v := &view{Nav: c.nav, S: &session{Actor: manage.Actor{Role: c.role}, Account: c.account, Current: c.current}}
 		nodes := v.Navigation()

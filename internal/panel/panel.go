@@ -24,6 +24,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/manage"
 	"github.com/msgsvc/msgsvc/internal/ratelimit"
+	"github.com/msgsvc/msgsvc/internal/sending"
 )
 
 //go:embed templates/*.html
@@ -35,6 +36,8 @@ var staticFS embed.FS
 // Config wires a Panel.
 type Config struct {
 	Manage *manage.Service
+	// Sending is the send form and campaigns from a file.
+	Sending *sending.Service
 	// Guard counts failed logins per client address (the budget failed API
 	// keys use too); nil throttles nothing.
 	Guard ratelimit.Failures
@@ -186,6 +189,7 @@ func (p *Panel) routes() {
 	p.handle("POST /operator/fraud/held/{id}/release", p.form(p.releaseHeld))
 	p.handle("POST /operator/fraud/held/{id}/reject", p.form(p.rejectHeld))
 	p.consoleRoutes()
+	p.campaignRoutes()
 
 	static, _ := fs.Sub(staticFS, "static")
 	files := http.StripPrefix("/static/", http.FileServerFS(static))

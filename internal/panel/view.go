@@ -163,6 +163,7 @@ var funcs = template.FuncMap{
 		}
 		return strconv.FormatFloat(float64(price-cost)*100/float64(price), 'f', 1, 64) + " %"
 	},
+	"int64": func(n int) int64 { return int64(n) },
 }
 
 // limitLabels name the limits in the operator's approval form.

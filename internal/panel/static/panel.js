@@ -23,3 +23,58 @@ document.addEventListener("DOMContentLoaded", function () {
     button.addEventListener("click", function () { window.print(); });
   });
 });
+
+// The campaign composer: the columns of the chosen file are listed for the
+// template, and the dry run is shown without leaving the page, so that the
+// chosen file stays chosen for the send. Without this script the dry run
+// answers with the whole page, and the file is chosen again to send.
+document.addEventListener("DOMContentLoaded", function () {
+  var form = document.querySelector("form[data-preview]");
+  if (!form || !window.fetch || !window.FormData) {
+    return;
+  }
+  var out = document.getElementById(form.getAttribute("data-preview"));
+  var file = form.querySelector("input[type=file]");
+  var columns = document.getElementById("columns");
+  if (file && columns && window.FileReader) {
+    file.addEventListener("change", function () {
+      columns.hidden = true;
+      if (!file.files.length) {
+        return;
+      }
+      var reader = new FileReader();
+      reader.onload = function () {
+        var first = String(reader.result).split(/\r?\n/)[0].replace(/^\uFEFF/, "");
+        var names = first.split(",").map(function (c) { return c.trim().replace(/^"|"$/g, ""); })
+          .filter(function (c) { return c && c.toLowerCase() !== "to"; });
+        columns.textContent = names.length ? "Columns for the text: " + names.map(function (n) { return "{{" + n + "}}"; }).join(", ")
+          : "The file has no columns besides \"to\".";
+        columns.hidden = false;
+      };
+      reader.readAsText(file.files[0].slice(0, 4096));
+    });
+  }
+  var check = form.querySelector("button[value=preview]");
+  // getAttribute: form.action could name a control of the form.
+  var action = form.getAttribute("action");
+  if (!check || !out) {
+    return;
+  }
+  check.addEventListener("click", function (ev) {
+    if (!form.reportValidity()) {
+      return;
+    }
+    ev.preventDefault();
+    var data = new FormData(form);
+    data.set("do", "preview");
+    check.disabled = true;
+    fetch(action, { method: "POST", body: data, credentials: "same-origin", headers: { "X-Panel-Fragment": "preview" } })
+      .then(function (res) { return res.text().then(function (html) { return { ok: res.ok, html: html }; }); })
+      .then(function (r) {
+        out.innerHTML = r.html;
+        out.scrollIntoView({ block: "nearest" });
+      })
+      .catch(function () { form.submit(); })
+      .finally(function () { check.disabled = false; });
+  });
+});
