@@ -279,3 +279,43 @@ func TestManageCampaignTenancy(t *testing.T) {
 		}
 	})
 }
+
+// A campaign from a file meets the account's allowed countries and the
+// fraud guard like any send: a row to a country outside the list is left
+// out by its line, and messages over a range's hourly cap are blocked,
+// charged nothing, and left out of the campaign's credits.
+func TestManageCampaignMeetsTheFraudGuard(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d string) {
+		e := newEnv(t, d, envOptions{})
+		op, dev := e.member("operator"), e.member(user.Developer)
+		e.setFraud(op, e.account.ID, map[string]any{"allowedCountries": []string{"55"}, "perRangeHourly": 3, "action": "block"})
+		csv := campaignCSV(5) + "447911123456,Abroad\n" // line 7
+		before := e.balanceOf(e.account.ID)
+		r := e.uploadCampaign(dev, "", strings.NewReader(csv), map[string]string{"text": "Hi {{name}}", "type": "SMS"})
+		if r.status != 202 {
+			t.Fatalf("send: %d %s", r.status, r.body)
+		}
+		j := r.json(t)
+		if j["recipients"] != 5.0 || j["credits"] != 3.0 || j["rejectedCount"] != 1.0 {
+			t.Fatalf("answer: %s", r.body)
+		}
+		if rej := j["rejected"].([]any)[0].(map[string]any); rej["line"] != 7.0 || rej["code"] != "DESTINATION_NOT_ALLOWED" {
+			t.Fatalf("rejected row %v, want line 7 DESTINATION_NOT_ALLOWED", rej)
+		}
+		if paid := before - e.balanceOf(e.account.ID); paid != 3_000_000 {
+			t.Fatalf("charged %d micro-credits, want 3 credits", paid)
+		}
+		blocked := 0
+		for _, m := range e.campaignMessages(e.account.ID, j["campaignId"].(string)) {
+			if m.ErrorCode == domain.CodeFraudSuspected {
+				if m.Status != domain.Failed || m.Credits != 0 {
+					t.Fatalf("blocked message %s: %s, %d credits", m.ID, m.Status, m.Credits)
+				}
+				blocked++
+			}
+		}
+		if blocked != 2 {
+			t.Fatalf("%d messages blocked, want 2 (over the range's cap of 3)", blocked)
+		}
+	})
+}
