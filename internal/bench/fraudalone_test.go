@@ -18,6 +18,7 @@ func TestGuardAloneStopsTheAttackNotTheCustomers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("guard alone: %.1f µs/msg over %d messages", g.CPUMicrosPerMsg, g.Messages)
 	s := tr.Summary()
 	if g.Messages != len(tr.Sends) || g.NormalStopped != 0 || g.AttackStopped != s.Attack-25 || g.CPUMicrosPerMsg <= 0 {
 		t.Fatalf("%+v, attack %d", g, s.Attack)

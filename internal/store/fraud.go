@@ -194,9 +194,20 @@ func (s *Store) SweepFraudCounts(ctx context.Context, hour int64) (int64, error)
 	return res.RowsAffected()
 }
 
-// countKey names a count within a statement's answer.
+// countKey names a count within a statement's answer: the columns
+// parted by tabs, which no id, environment, scope or key holds.
 func countKey(c domain.FraudCount) string {
-	return c.AccountID + "\x00" + string(c.Env) + "\x00" + c.Scope + "\x00" + c.Key + "\x00" + strconv.FormatInt(c.Hour, 10)
+	return c.AccountID + "\t" + string(c.Env) + "\t" + c.Scope + "\t" + c.Key + "\t" + strconv.FormatInt(c.Hour, 10)
+}
+
+// countKeySQL is countKey built by the database, so that an upsert's
+// answer is one text and a number a row rather than six columns to scan.
+func (s *Store) countKeySQL() string {
+	tab := "char(9)"
+	if s.dialect == Postgres {
+		tab = "chr(9)"
+	}
+	return "account_id || " + tab + " || env || " + tab + " || scope || " + tab + " || fkey || " + tab + " || hour"
 }
 
 // AddFraudCounts adds each count's N to its row and returns the totals
@@ -205,11 +216,13 @@ func countKey(c domain.FraudCount) string {
 // rows in one order; a count's row stays locked until the transaction
 // ends, which is what makes three nodes count one limit.
 func (tx *Tx) AddFraudCounts(ctx context.Context, cs []domain.FraudCount) ([]int64, error) {
+	// The keys are built once: the sort compares each many times.
+	keys := make([]string, len(cs))
 	order := make([]int, len(cs))
-	for i := range order {
-		order[i] = i
+	for i, c := range cs {
+		keys[i], order[i] = countKey(c), i
 	}
-	slices.SortFunc(order, func(a, b int) int { return strings.Compare(countKey(cs[a]), countKey(cs[b])) })
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
 	got := make(map[string]int64, len(cs))
 	for _, pc := range pieces(len(order), 200) {
 		chunk := order[pc[0]:pc[1]]
@@ -218,7 +231,9 @@ func (tx *Tx) AddFraudCounts(ctx context.Context, cs []domain.FraudCount) ([]int
 			b.WriteString(`INSERT INTO fraud_counts (account_id, env, scope, fkey, hour, n) VALUES `)
 			tx.s.writeValues(&b, len(chunk), 6)
 			b.WriteString(` ON CONFLICT (account_id, env, scope, fkey, hour) DO UPDATE SET n = fraud_counts.n + excluded.n
-				RETURNING account_id, env, scope, fkey, hour, n`)
+				RETURNING `)
+			b.WriteString(tx.s.countKeySQL())
+			b.WriteString(`, n`)
 			return b.String()
 		})
 		args := make([]any, 0, len(chunk)*6)
@@ -226,19 +241,16 @@ func (tx *Tx) AddFraudCounts(ctx context.Context, cs []domain.FraudCount) ([]int
 			c := cs[i]
 			args = append(args, c.AccountID, string(c.Env), c.Scope, c.Key, c.Hour, c.N)
 		}
-		var c domain.FraudCount
-		var env string
-		err := rowsOf(tx.query(ctx, query, args...)).scan([]any{&c.AccountID, &env, &c.Scope, &c.Key, &c.Hour, &c.N}, func() {
-			c.Env = domain.Environment(env)
-			got[countKey(c)] = c.N
-		})
+		var key string
+		var n int64
+		err := rowsOf(tx.query(ctx, query, args...)).scan([]any{&key, &n}, func() { got[key] = n })
 		if err != nil {
 			return nil, fmt.Errorf("add fraud counts: %w", err)
 		}
 	}
 	out := make([]int64, len(cs))
-	for i, c := range cs {
-		out[i] = got[countKey(c)]
+	for i := range cs {
+		out[i] = got[keys[i]]
 	}
 	return out, nil
 }
