@@ -181,7 +181,7 @@ func checkRefusalSaysWhy(t *testing.T, e *env, mid, reason string) {
 		!strings.Contains(p.body, "margin guard") {
 		t.Fatalf("the panel's message page: %d %s", p.status, p.body)
 	}
-	if p := b.get("/messages?to=46703000011"); p.status != 200 || !strings.Contains(p.body, `<td data-label="Credits">0</td>`) {
+	if p := b.get("/messages?to=46703000011"); p.status != 200 || !strings.Contains(p.body, `<td class="aside pre">0<span class="phone-only"> credits</span></td>`) {
 		t.Fatalf("the panel's message list: %d %s", p.status, p.body)
 	}
 }
