@@ -291,7 +291,11 @@ func TestManageCampaignMeetsTheFraudGuard(t *testing.T) {
 		e.setFraud(op, e.account.ID, map[string]any{"allowedCountries": []string{"55"}, "perRangeHourly": 3, "action": "block"})
 		csv := campaignCSV(5) + "447911123456,Abroad\n" // line 7
 		before := e.balanceOf(e.account.ID)
-		r := e.uploadCampaign(dev, "", strings.NewReader(csv), map[string]string{"text": "Hi {{name}}", "type": "SMS"})
+		// Scheduled an hour ahead, so that no message is handed over (and
+		// none refunded by the simulator's failing numbers) while the
+		// balance is read.
+		r := e.uploadCampaign(dev, "", strings.NewReader(csv), map[string]string{"text": "Hi {{name}}", "type": "SMS",
+			"scheduledAt": e.clock.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
 		if r.status != 202 {
 			t.Fatalf("send: %d %s", r.status, r.body)
 		}

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 )
 
 // Settings → Twilio in the panel: a developer makes an account SID and an
@@ -91,6 +93,7 @@ func TestTwilioPanelInChromium(t *testing.T) {
 	}
 	c.login(dev)
 	c.open("/settings/keys")
+	c.do("open the settings menu", chromedp.Click(chromedp.CSS("nav.tabs details.menu summary")))
 	c.press("nav a[href='/settings/twilio']")
 	if got := c.text("h1"); got != "Twilio" {
 		t.Fatalf("the Twilio tab: %q", got)
