@@ -157,14 +157,7 @@ func (s *Service) SendMessage(ctx context.Context, a manage.Actor, accountID str
 		return intake.Outcome{}, err
 	}
 	var p fieldProblems
-	env, err := sendEnv(in.Environment)
-	if err != nil {
-		p.add("environment", "must be live or test")
-	}
-	at, err := sendTime(in.ScheduledAt)
-	if err != nil {
-		p.add("scheduledAt", "must be a time such as 2026-12-01T09:00:00Z")
-	}
+	env, at := p.envAndTime(in.Environment, in.ScheduledAt)
 	if err := p.err("the message was not sent"); err != nil {
 		return intake.Outcome{}, err
 	}
@@ -226,14 +219,7 @@ func (s *Service) SendFileCampaign(ctx context.Context, a manage.Actor, accountI
 		return intake.FileOutcome{}, err
 	}
 	var p fieldProblems
-	env, err := sendEnv(in.Environment)
-	if err != nil {
-		p.add("environment", "must be live or test")
-	}
-	at, err := sendTime(in.ScheduledAt)
-	if err != nil {
-		p.add("scheduledAt", "must be a time such as 2026-12-01T09:00:00Z")
-	}
+	env, at := p.envAndTime(in.Environment, in.ScheduledAt)
 	if in.File == nil {
 		p.add("file", "is required: a CSV file whose header names a \"to\" column")
 	} else if in.File.Rows() == 0 {
@@ -364,6 +350,20 @@ const http202 = 202
 
 // fieldProblems collects field errors; err is nil when there are none.
 type fieldProblems struct{ fields []domain.FieldError }
+
+// envAndTime reads the environment and schedule every panel send takes,
+// noting what is wrong with either.
+func (p *fieldProblems) envAndTime(environment, scheduledAt string) (domain.Environment, time.Time) {
+	env, err := sendEnv(environment)
+	if err != nil {
+		p.add("environment", "must be live or test")
+	}
+	at, err := sendTime(scheduledAt)
+	if err != nil {
+		p.add("scheduledAt", "must be a time such as 2026-12-01T09:00:00Z")
+	}
+	return env, at
+}
 
 func (p *fieldProblems) add(field, msg string) {
 	p.fields = append(p.fields, domain.FieldError{Field: field, Message: msg})
