@@ -34,27 +34,7 @@ func (p *Panel) messagesPage(w http.ResponseWriter, r *http.Request, s *session)
 		return
 	}
 	q := r.URL.Query()
-	form := map[string]string{}
-	for _, k := range []string{"to", "status", "campaignId", "from", "until", "environment"} {
-		form[k] = strings.TrimSpace(q.Get(k))
-	}
-	mq := manage.MessageQuery{To: strings.TrimPrefix(form["to"], "+"), Status: form["status"], CampaignID: form["campaignId"],
-		Environment: form["environment"], Limit: "50", Cursor: q.Get("cursor")}
-	errs := map[string]string{}
-	if form["from"] != "" {
-		if t, err := time.Parse(dayInput, form["from"]); err == nil {
-			mq.CreatedFrom = t.Format(time.RFC3339)
-		} else {
-			errs["from"] = "must be a date"
-		}
-	}
-	if form["until"] != "" {
-		if t, err := time.Parse(dayInput, form["until"]); err == nil {
-			mq.CreatedTo = t.AddDate(0, 0, 1).Format(time.RFC3339) // the whole day
-		} else {
-			errs["until"] = "must be a date"
-		}
-	}
+	form, mq, errs := messageQueryOf(q, "to", "status", "campaignId", "from", "until", "environment")
 	v := &view{Title: "Messages", Nav: "messages", S: s, Form: form, Errors: errs}
 	d := messagesData{Statuses: domain.Statuses, Searched: len(q) > 0}
 	if len(errs) == 0 {
@@ -146,4 +126,32 @@ func (p *Panel) redeliver(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	http.Redirect(w, r, s.link("/messages/"+url.PathEscape(r.PathValue("id"))+"?done=redeliver"), http.StatusSeeOther)
+}
+
+// messageQueryOf reads a message search's filters (the keys given) from
+// the query: the form as typed, the query the service takes, and what is
+// wrong with the dates.
+func messageQueryOf(q url.Values, keys ...string) (map[string]string, manage.MessageQuery, map[string]string) {
+	form := map[string]string{}
+	for _, k := range keys {
+		form[k] = strings.TrimSpace(q.Get(k))
+	}
+	mq := manage.MessageQuery{To: strings.TrimPrefix(form["to"], "+"), Status: form["status"], CampaignID: form["campaignId"],
+		Reference: form["reference"], Environment: form["environment"], Limit: "50", Cursor: q.Get("cursor")}
+	errs := map[string]string{}
+	if form["from"] != "" {
+		if t, err := time.Parse(dayInput, form["from"]); err == nil {
+			mq.CreatedFrom = t.Format(time.RFC3339)
+		} else {
+			errs["from"] = "must be a date"
+		}
+	}
+	if form["until"] != "" {
+		if t, err := time.Parse(dayInput, form["until"]); err == nil {
+			mq.CreatedTo = t.AddDate(0, 0, 1).Format(time.RFC3339) // the whole day
+		} else {
+			errs["until"] = "must be a date"
+		}
+	}
+	return form, mq, errs
 }

@@ -3,7 +3,6 @@ package panel
 import (
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
@@ -98,27 +97,7 @@ type searchData struct {
 // filters of an account's search, each message with its account.
 func (p *Panel) searchAll(w http.ResponseWriter, r *http.Request, s *session) {
 	q := r.URL.Query()
-	form := map[string]string{}
-	for _, k := range []string{"to", "status", "campaignId", "reference", "from", "until", "environment"} {
-		form[k] = strings.TrimSpace(q.Get(k))
-	}
-	mq := manage.MessageQuery{To: strings.TrimPrefix(form["to"], "+"), Status: form["status"], CampaignID: form["campaignId"],
-		Reference: form["reference"], Environment: form["environment"], Limit: "50", Cursor: q.Get("cursor")}
-	errs := map[string]string{}
-	if form["from"] != "" {
-		if t, err := time.Parse(dayInput, form["from"]); err == nil {
-			mq.CreatedFrom = t.Format(time.RFC3339)
-		} else {
-			errs["from"] = "must be a date"
-		}
-	}
-	if form["until"] != "" {
-		if t, err := time.Parse(dayInput, form["until"]); err == nil {
-			mq.CreatedTo = t.AddDate(0, 0, 1).Format(time.RFC3339) // the whole day
-		} else {
-			errs["until"] = "must be a date"
-		}
-	}
+	form, mq, errs := messageQueryOf(q, "to", "status", "campaignId", "reference", "from", "until", "environment")
 	v := &view{Title: "Messages of every account", Nav: "search", S: s, Form: form, Errors: errs}
 	d := searchData{messagesData: messagesData{Statuses: domain.Statuses, Searched: len(q) > 0}, Accounts: map[string]string{}}
 	if len(errs) == 0 {
