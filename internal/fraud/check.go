@@ -21,10 +21,11 @@ type check struct {
 	items  []item
 	// The range and country counters a burst rule looks at, their names
 	// for the guard's baselines and their baselines (by burst position).
-	burstKeys  []int
-	burstNames []string
-	burstOf    map[int]int
-	baseline   []float64
+	burstKeys   []int
+	burstNames  []string
+	burstFactor []float64
+	burstOf     map[int]int
+	baseline    []float64
 }
 
 // item is one message looked at: its send and place, and its counters
@@ -39,15 +40,21 @@ func (c *check) add(si, mi int, m *domain.Message) {
 	r := &c.rules[si]
 	it := item{send: si, msg: mi, rcpt: -1, rng: -1, ctry: -1, rngBurst: -1, ctBurst: -1}
 	acct := c.account(si, m)
+	// A message counts in the hour it was accepted, which is also the
+	// hour its id names: the counts can be taken again from the messages.
+	hour := c.hour
+	if !m.CreatedAt.IsZero() {
+		hour = m.CreatedAt.Unix() / 3600
+	}
 	if r.PerRecipientHourly != nil {
-		it.rcpt = c.counter(acct, m.Env, domain.ScopeRecipient, m.To)
+		it.rcpt = c.counter(acct, m.Env, domain.ScopeRecipient, m.To, hour)
 	}
 	if r.PerRangeHourly != nil || r.BurstFactor != nil {
-		it.rng = c.counter(acct, m.Env, domain.ScopeRange, domain.RangeOf(m.To))
+		it.rng = c.counter(acct, m.Env, domain.ScopeRange, domain.RangeOf(m.To), hour)
 	}
 	if r.BurstFactor != nil {
-		it.ctry = c.counter(acct, m.Env, domain.ScopeCountry, m.CountryCode)
-		it.rngBurst, it.ctBurst = c.burst(it.rng), c.burst(it.ctry)
+		it.ctry = c.counter(acct, m.Env, domain.ScopeCountry, m.CountryCode, hour)
+		it.rngBurst, it.ctBurst = c.burst(it.rng, *r.BurstFactor), c.burst(it.ctry, *r.BurstFactor)
 	}
 	c.items = append(c.items, it)
 }
@@ -56,8 +63,11 @@ func (c *check) account(_ int, m *domain.Message) string { return m.AccountID }
 
 // counter is the index of a counter of this hour, added when new; each
 // message adds one to it.
-func (c *check) counter(acct string, env domain.Environment, scope, key string) int {
+func (c *check) counter(acct string, env domain.Environment, scope, key string, hour int64) int {
 	name := acct + "\x00" + string(env) + "\x00" + scope + "\x00" + key
+	if hour != c.hour {
+		name += "\x00" + strconv.FormatInt(hour, 10)
+	}
 	if c.index == nil {
 		c.index = map[string]int{}
 	}
@@ -65,14 +75,15 @@ func (c *check) counter(acct string, env domain.Environment, scope, key string) 
 	if !ok {
 		i = len(c.counts)
 		c.index[name] = i
-		c.counts = append(c.counts, Count{AccountID: acct, Env: env, Scope: scope, Key: key, Hour: c.hour})
+		c.counts = append(c.counts, Count{AccountID: acct, Env: env, Scope: scope, Key: key, Hour: hour})
 	}
 	c.counts[i].N++
 	return i
 }
 
-// burst is the burst position of counter k, added when new.
-func (c *check) burst(k int) int {
+// burst is the burst position of counter k (under factor f), added when
+// new.
+func (c *check) burst(k int, f float64) int {
 	if c.burstOf == nil {
 		c.burstOf = map[int]int{}
 	}
@@ -83,7 +94,9 @@ func (c *check) burst(k int) int {
 	c.burstOf[k] = b
 	cn := c.counts[k]
 	c.burstKeys = append(c.burstKeys, k)
-	c.burstNames = append(c.burstNames, cn.AccountID+"\x00"+string(cn.Env)+"\x00"+cn.Scope+"\x00"+cn.Key)
+	c.burstNames = append(c.burstNames, cn.AccountID+"\x00"+string(cn.Env)+"\x00"+cn.Scope+"\x00"+cn.Key+"\x00"+
+		strconv.FormatInt(cn.Hour, 10))
+	c.burstFactor = append(c.burstFactor, f)
 	c.baseline = append(c.baseline, 0)
 	return b
 }

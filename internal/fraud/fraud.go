@@ -153,7 +153,7 @@ func (g *Guard) Check(ctx context.Context, tx Tx, now time.Time, sends []Send) (
 	if err != nil {
 		return nil, err
 	}
-	if err := g.readBaselines(ctx, counters, &c); err != nil {
+	if err := g.readBaselines(ctx, counters, &c, totals); err != nil {
 		return nil, err
 	}
 	return c.decide(ctx, tx, counters, totals, now, sends)
@@ -176,8 +176,11 @@ func (g *Guard) countersFor(tx Tx) (Counters, error) {
 }
 
 // readBaselines finds the trailing baseline of every range and country a
-// burst rule looks at: kept from earlier groups this hour, else read.
-func (g *Guard) readBaselines(ctx context.Context, counters Counters, c *check) error {
+// burst rule looks at: kept from earlier groups this hour, else read. A
+// key whose count this hour, the group's included, is within factor ×
+// the floor cannot burst whatever its baseline, so it reads none (most
+// ranges: ordinary traffic is spread thin); the floor stands for it.
+func (g *Guard) readBaselines(ctx context.Context, counters Counters, c *check, totals []int64) error {
 	if len(c.burstKeys) == 0 {
 		return nil
 	}
@@ -186,7 +189,11 @@ func (g *Guard) readBaselines(ctx context.Context, counters Counters, c *check) 
 		g.hour, g.baselines = c.hour, map[string]float64{}
 	}
 	var missing []int
-	for i := range c.burstKeys {
+	for i, k := range c.burstKeys {
+		if float64(totals[k]) <= c.burstFactor[i]*g.minBaseline {
+			c.baseline[i] = g.minBaseline
+			continue
+		}
 		b, ok := g.baselines[c.burstNames[i]]
 		if ok {
 			c.baseline[i] = b

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -214,8 +213,43 @@ func (s *Store) countKeySQL() string {
 // after, in the caller's transaction (fraud.Counters). The counts are
 // written in key order, so concurrent groups on PostgreSQL lock shared
 // rows in one order; a count's row stays locked until the transaction
-// ends, which is what makes three nodes count one limit.
+// ends, which is what makes three nodes count one limit. On SQLite the
+// counts of recipients and ranges are kept in memory instead (see
+// fraudmem.go), committed with the transaction.
 func (tx *Tx) AddFraudCounts(ctx context.Context, cs []domain.FraudCount) ([]int64, error) {
+	if tx.s.fmem == nil {
+		return tx.addFraudRows(ctx, cs)
+	}
+	out := make([]int64, len(cs))
+	var mem []int
+	var rows []domain.FraudCount
+	var rowAt []int
+	for i, c := range cs {
+		if memScope(c.Scope) {
+			mem = append(mem, i)
+		} else {
+			rows, rowAt = append(rows, c), append(rowAt, i)
+		}
+	}
+	if len(mem) > 0 {
+		if err := tx.addMemCounts(ctx, cs, mem, out); err != nil {
+			return nil, err
+		}
+	}
+	if len(rows) > 0 {
+		got, err := tx.addFraudRows(ctx, rows)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range rowAt {
+			out[i] = got[j]
+		}
+	}
+	return out, nil
+}
+
+// addFraudRows adds counts to their rows (AddFraudCounts).
+func (tx *Tx) addFraudRows(ctx context.Context, cs []domain.FraudCount) ([]int64, error) {
 	// The keys are built once: the sort compares each many times.
 	keys := make([]string, len(cs))
 	order := make([]int, len(cs))
@@ -256,8 +290,42 @@ func (tx *Tx) AddFraudCounts(ctx context.Context, cs []domain.FraudCount) ([]int
 }
 
 // TrailingFraudCounts returns each count's total over the hours
-// [Hour-window, Hour), in the caller's transaction (fraud.Counters).
+// [Hour-window, Hour), in the caller's transaction (fraud.Counters). On
+// SQLite a range's is counted from the messages (its counts are not
+// rows): the guard asks only for the ranges busy enough this hour for
+// their baseline to matter.
 func (tx *Tx) TrailingFraudCounts(ctx context.Context, cs []domain.FraudCount, window int64) ([]int64, error) {
+	if tx.s.fmem == nil {
+		return tx.trailingFraudRows(ctx, cs, window)
+	}
+	out := make([]int64, len(cs))
+	var rows []domain.FraudCount
+	var rowAt []int
+	for i, c := range cs {
+		if !memScope(c.Scope) {
+			rows, rowAt = append(rows, c), append(rowAt, i)
+			continue
+		}
+		n, err := tx.seedFraud(ctx, c, c.Hour-window, c.Hour)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = n
+	}
+	if len(rows) > 0 {
+		got, err := tx.trailingFraudRows(ctx, rows, window)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range rowAt {
+			out[i] = got[j]
+		}
+	}
+	return out, nil
+}
+
+// trailingFraudRows sums counts' rows (TrailingFraudCounts).
+func (tx *Tx) trailingFraudRows(ctx context.Context, cs []domain.FraudCount, window int64) ([]int64, error) {
 	got := map[string]int64{}
 	for _, pc := range pieces(len(cs), 200) {
 		chunk := cs[pc[0]:pc[1]]
@@ -304,22 +372,18 @@ func (tx *Tx) TrailingFraudCounts(ctx context.Context, cs []domain.FraudCount, w
 func (tx *Tx) MarkFraudHours(ctx context.Context, hs []domain.FraudHour) ([]bool, error) {
 	fresh := make([]bool, len(hs))
 	for i, h := range hs {
-		hour := hourOf(h.Hour)
-		var one int
+		// One statement whether the row is new or not: a row the group
+		// opened holds its own messages alone (every group adds at least
+		// one), a row that was there holds more.
+		var after int64
 		err := tx.queryRow(ctx, `INSERT INTO fraud_hours (hour, account_id, rule, fkey, scope, action, messages)
-			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (hour, account_id, rule, fkey) DO NOTHING RETURNING 1`,
-			hour, h.AccountID, h.Rule, h.Key, h.Scope, string(h.Action), h.Messages).Scan(&one)
-		switch {
-		case err == nil:
-			fresh[i] = true
-			continue
-		case !errors.Is(err, sql.ErrNoRows):
+			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (hour, account_id, rule, fkey)
+			DO UPDATE SET messages = fraud_hours.messages + excluded.messages RETURNING messages`,
+			hourOf(h.Hour), h.AccountID, h.Rule, h.Key, h.Scope, string(h.Action), h.Messages).Scan(&after)
+		if err != nil {
 			return nil, fmt.Errorf("mark fraud hour: %w", err)
 		}
-		if _, err := tx.exec(ctx, `UPDATE fraud_hours SET messages = messages + $5
-			WHERE hour = $1 AND account_id = $2 AND rule = $3 AND fkey = $4`, hour, h.AccountID, h.Rule, h.Key, h.Messages); err != nil {
-			return nil, fmt.Errorf("mark fraud hour: %w", err)
-		}
+		fresh[i] = after == h.Messages
 	}
 	return fresh, nil
 }

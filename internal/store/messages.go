@@ -127,6 +127,9 @@ func (s *Store) DeleteIdempotencyBefore(ctx context.Context, t time.Time) (int64
 
 // InsertMessages writes messages, in the caller's transaction.
 func (tx *Tx) InsertMessages(ctx context.Context, msgs []domain.Message) error {
+	if err := tx.meetHours(ctx, msgs); err != nil {
+		return err
+	}
 	// 256 × 34 parameters stays under SQLite's 32766.
 	return insertRows(ctx, tx, messages, msgs, 256, "", true, "messages")
 }

@@ -48,6 +48,9 @@ type Store struct {
 	// health is whether the last write failed for want of a writable
 	// database (readiness).
 	health writeHealth
+	// fmem keeps the fraud guard's counts of recipients and ranges on
+	// SQLite (fraudmem.go); nil on PostgreSQL, whose nodes share rows.
+	fmem *fraudMemory
 }
 
 // Options tune Open. The zero value is fine.
@@ -121,6 +124,7 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 		}
 		s.r.SetMaxOpenConns(4)
 		s.r.SetMaxIdleConns(4)
+		s.fmem = newFraudMemory()
 	}
 	if err := s.Ping(ctx); err != nil {
 		s.w.Close()
@@ -171,6 +175,7 @@ type Tx struct {
 	pg     *pipeline // PostgreSQL
 	s      *Store
 	holder string // PostgreSQL: the share of balances this transaction's writer debits
+	fx     *fraudTx // SQLite: the fraud counts staged by this transaction
 }
 
 // Write runs fn in a write transaction and returns once it is committed
@@ -308,6 +313,7 @@ func (s *Store) writeOnce(ctx context.Context, fns []func(tx *Tx) error, careful
 				_ = sqlTx.Rollback()
 				return nil, fmt.Errorf("savepoint: %w", err)
 			}
+			mark := tx.fraudMark()
 			if results[i] = fn(tx); results[i] != nil {
 				if retryable(results[i]) {
 					_ = sqlTx.Rollback()
@@ -317,6 +323,7 @@ func (s *Store) writeOnce(ctx context.Context, fns []func(tx *Tx) error, careful
 					_ = sqlTx.Rollback()
 					return nil, fmt.Errorf("rollback to savepoint: %w", err)
 				}
+				tx.fraudUndo(mark)
 			}
 			if _, err := tx.exec(ctx, "RELEASE SAVEPOINT w"); err != nil {
 				_ = sqlTx.Rollback()
@@ -324,10 +331,28 @@ func (s *Store) writeOnce(ctx context.Context, fns []func(tx *Tx) error, careful
 			}
 		}
 	}
-	if err := sqlTx.Commit(); err != nil {
+	if err := s.commitSQLite(sqlTx, tx); err != nil {
 		return nil, fmt.Errorf("commit: %w", err)
 	}
 	return results, nil
+}
+
+// commitSQLite commits a write transaction, and the fraud counts it
+// staged with it: they join the memory before the commit, under a lock
+// held until the commit has returned, so that the next transaction starts
+// from them; a failed commit drops the memory (it is seeded again).
+func (s *Store) commitSQLite(sqlTx *sql.Tx, tx *Tx) error {
+	if s.fmem == nil || tx.fx == nil {
+		return sqlTx.Commit()
+	}
+	s.fmem.mu.Lock()
+	defer s.fmem.mu.Unlock()
+	tx.commitFraud()
+	err := sqlTx.Commit()
+	if err != nil {
+		s.forgetFraud()
+	}
+	return err
 }
 
 // ms converts a time to the stored form.

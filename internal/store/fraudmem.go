@@ -1,0 +1,337 @@
+package store
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/msgsvc/msgsvc/internal/domain"
+)
+
+// On SQLite one process holds the database, so the fraud guard's counts of
+// recipients and ranges are kept in that process's memory rather than
+// upserted as rows with every group: a counter row cost about as much CPU
+// as the rest of the guard together. The messages are the truth the
+// memory is rebuilt from: an hour this process has not seen from its
+// start (it started within it, or another connection wrote to the file)
+// has each counter seeded once from the messages of the hour when first
+// touched. Countries stay rows (few a group), and are what the country
+// bursts' baselines are read from.
+//
+// Memory changes with the write transaction that made them: a transaction
+// stages its counts, and they join the memory when it commits, under the
+// lock a committing transaction holds until its commit has returned, so
+// the next transaction (the only writer connection) starts from them.
+
+// maxFraudKeys bounds the keys kept for an hour; past it the hour is
+// forgotten and its counters seeded again from the messages.
+const maxFraudKeys = 1_000_000
+
+// fraudMemory is the process's counts, by Unix hour.
+type fraudMemory struct {
+	mu sync.Mutex
+	// version is PRAGMA data_version as last seen by the writer
+	// connection: it moves only when another connection commits, which
+	// makes every hour incomplete again.
+	version int64
+	hours   map[int64]*fraudHourMem
+}
+
+// fraudHourMem is one hour's counts. complete: no message of the hour
+// existed when the process first met the hour, and none was written by
+// another connection since, so a key missing here counts 0; otherwise a
+// missing key is seeded from the messages.
+type fraudHourMem struct {
+	complete bool
+	n        map[string]int64
+}
+
+func newFraudMemory() *fraudMemory { return &fraudMemory{hours: map[int64]*fraudHourMem{}} }
+
+// fraudTx is one transaction's staged counts: the seeds it read (committed
+// counts, or counts including earlier writes of the same transaction),
+// the hours it found complete, and its own additions in order, so that a
+// write's savepoint rolled back takes back its additions.
+type fraudTx struct {
+	checked bool // data_version read in this transaction
+	hours   map[int64]bool
+	seeds   map[string]int64 // hour key → seed
+	log     []fraudDelta
+	added   map[string]int64 // hour key → sum of log
+}
+
+type fraudDelta struct {
+	hour int64
+	key  string
+	n    int64
+}
+
+func hourKey(hour int64, key string) string { return strconv.FormatInt(hour, 10) + "\t" + key }
+
+// memScope tells which counts SQLite keeps in memory.
+func memScope(scope string) bool { return scope == domain.ScopeRecipient || scope == domain.ScopeRange }
+
+// memKey is a count's key within its hour.
+func memKey(c domain.FraudCount) string {
+	return c.AccountID + "\t" + string(c.Env) + "\t" + c.Scope + "\t" + c.Key
+}
+
+func (tx *Tx) fraudState() *fraudTx {
+	if tx.fx == nil {
+		tx.fx = &fraudTx{hours: map[int64]bool{}, seeds: map[string]int64{}, added: map[string]int64{}}
+	}
+	return tx.fx
+}
+
+// fraudMark is where a write of a careful group starts; fraudUndo takes
+// back what the write staged after it, when its savepoint is rolled back.
+func (tx *Tx) fraudMark() int {
+	if tx.fx == nil {
+		return 0
+	}
+	return len(tx.fx.log)
+}
+
+func (tx *Tx) fraudUndo(mark int) {
+	fx := tx.fx
+	if fx == nil || len(fx.log) <= mark {
+		return
+	}
+	for _, d := range fx.log[mark:] {
+		fx.added[hourKey(d.hour, d.key)] -= d.n
+	}
+	fx.log = fx.log[:mark]
+}
+
+// syncFraud checks once per transaction that no other connection wrote
+// since this process's last commit; if one did, the memory is dropped and
+// every hour seeded afresh. Called with the memory's lock held.
+func (tx *Tx) syncFraud(ctx context.Context, m *fraudMemory) error {
+	fx := tx.fraudState()
+	if fx.checked {
+		return nil
+	}
+	var v int64
+	if err := tx.queryRow(ctx, `PRAGMA data_version`).Scan(&v); err != nil {
+		return fmt.Errorf("fraud counts: data version: %w", err)
+	}
+	if m.version != 0 && v != m.version {
+		m.hours = map[int64]*fraudHourMem{}
+	}
+	m.version, fx.checked = v, true
+	return nil
+}
+
+// hourComplete tells whether the hour's memory is whole, meeting the hour
+// when new: it is whole when no message of it exists yet. Called with the
+// memory's lock held.
+func (tx *Tx) hourComplete(ctx context.Context, m *fraudMemory, hour int64) (bool, error) {
+	if h, ok := m.hours[hour]; ok {
+		return h.complete, nil
+	}
+	fx := tx.fraudState()
+	if c, ok := fx.hours[hour]; ok {
+		return c, nil
+	}
+	var one int
+	err := tx.queryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM messages WHERE id >= $1 AND id < $2 LIMIT 1)`,
+		hourID(hour), hourID(hour+1)).Scan(&one)
+	if err != nil {
+		return false, fmt.Errorf("fraud counts: hour probe: %w", err)
+	}
+	fx.hours[hour] = one == 0
+	return one == 0, nil
+}
+
+// meetHours is called before messages are inserted: the first messages
+// of an hour written by this process must not make it look incomplete.
+func (tx *Tx) meetHours(ctx context.Context, msgs []domain.Message) error {
+	m := tx.s.fmem
+	if m == nil || len(msgs) == 0 {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var last int64 = -1
+	for i := range msgs {
+		h := msgs[i].CreatedAt.Unix() / 3600
+		if h == last {
+			continue
+		}
+		last = h
+		if _, ok := m.hours[h]; ok {
+			continue
+		}
+		if err := tx.syncFraud(ctx, m); err != nil {
+			return err
+		}
+		if _, err := tx.hourComplete(ctx, m, h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hourID is the least message id of a Unix hour: ids start with their
+// time (48 bits of milliseconds), so the ids of an hour are [hourID(h),
+// hourID(h+1)).
+func hourID(hour int64) string {
+	var raw [16]byte
+	binary.BigEndian.PutUint64(raw[:8], uint64(hour*3600*1000)<<16)
+	return "msg_" + string(encode128(raw))
+}
+
+// encode128 is the id package's encoding of 128 bits (Crockford base32,
+// lower case, 26 characters).
+func encode128(b [16]byte) []byte {
+	const crockford = "0123456789abcdefghjkmnpqrstvwxyz"
+	hi := binary.BigEndian.Uint64(b[:8])
+	lo := binary.BigEndian.Uint64(b[8:])
+	out := make([]byte, 26)
+	for i := 25; i >= 0; i-- {
+		out[i] = crockford[lo&31]
+		lo = lo>>5 | hi<<59
+		hi >>= 5
+	}
+	return out
+}
+
+// countsGoOut is the condition on a message row that it counts: not
+// blocked or held by the guard (an alert-only decision counts).
+const countsGoOut = `(fraud = '' OR fraud LIKE '%"action":"alert"%')`
+
+// seedFraud counts the messages of the count's account, environment and
+// key (a number, or a range: the numbers of its length plus 3 with it as
+// prefix) whose ids fall in the hours [from, to).
+func (tx *Tx) seedFraud(ctx context.Context, c domain.FraudCount, from, to int64) (int64, error) {
+	var n int64
+	var err error
+	switch c.Scope {
+	case domain.ScopeRecipient:
+		err = tx.queryRow(ctx, `SELECT count(*) FROM messages WHERE account_id = $1 AND to_phone = $2
+			AND env = $3 AND id >= $4 AND id < $5 AND `+countsGoOut,
+			c.AccountID, c.Key, string(c.Env), hourID(from), hourID(to)).Scan(&n)
+	default:
+		// A range is its numbers' digits but the last RangeDigits: every
+		// such number sorts in [key, key+":") (':' follows the digits) and
+		// has that length; a number no longer than RangeDigits is its own
+		// range.
+		self := ""
+		if len(c.Key) <= domain.RangeDigits {
+			self = c.Key
+		}
+		err = tx.queryRow(ctx, `SELECT count(*) FROM messages WHERE account_id = $1
+			AND ((to_phone >= $2 AND to_phone < $3 AND length(to_phone) = $4) OR to_phone = $5)
+			AND env = $6 AND id >= $7 AND id < $8 AND `+countsGoOut,
+			c.AccountID, c.Key, c.Key+":", len(c.Key)+domain.RangeDigits, self, string(c.Env), hourID(from), hourID(to)).Scan(&n)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("fraud counts: seed %s: %w", c.Scope, err)
+	}
+	return n, nil
+}
+
+// addMemCounts adds counts kept in memory and returns their totals after,
+// staging them in the transaction.
+func (tx *Tx) addMemCounts(ctx context.Context, cs []domain.FraudCount, idx []int, out []int64) error {
+	m := tx.s.fmem
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := tx.syncFraud(ctx, m); err != nil {
+		return err
+	}
+	fx := tx.fx
+	for _, i := range idx {
+		c := cs[i]
+		key := memKey(c)
+		hk := hourKey(c.Hour, key)
+		base, ok := fx.seeds[hk]
+		if !ok {
+			if h := m.hours[c.Hour]; h != nil {
+				base, ok = h.n[key]
+			}
+		}
+		if !ok {
+			complete, err := tx.hourComplete(ctx, m, c.Hour)
+			if err != nil {
+				return err
+			}
+			if !complete {
+				n, err := tx.seedFraud(ctx, c, c.Hour, c.Hour+1)
+				if err != nil {
+					return err
+				}
+				base = n
+			}
+			fx.seeds[hk] = base
+		}
+		fx.log = append(fx.log, fraudDelta{hour: c.Hour, key: key, n: c.N})
+		fx.added[hk] += c.N
+		out[i] = base + fx.added[hk]
+	}
+	return nil
+}
+
+// commitFraud joins the transaction's staged counts to the memory; it is
+// called with the memory's lock held, just before the commit. Only the
+// latest hour met and the one before are kept.
+func (tx *Tx) commitFraud() {
+	m, fx := tx.s.fmem, tx.fx
+	if m == nil || fx == nil {
+		return
+	}
+	for h, complete := range fx.hours {
+		if _, ok := m.hours[h]; !ok {
+			m.hours[h] = &fraudHourMem{complete: complete, n: map[string]int64{}}
+		}
+	}
+	hourOf := func(hk string) (int64, string) {
+		for i := 0; i < len(hk); i++ {
+			if hk[i] == '\t' {
+				h, _ := strconv.ParseInt(hk[:i], 10, 64)
+				return h, hk[i+1:]
+			}
+		}
+		return 0, hk
+	}
+	hourMem := func(h int64) *fraudHourMem {
+		hm := m.hours[h]
+		if hm == nil {
+			// Met without a probe (a key seeded in an hour whose state
+			// another transaction dropped): incomplete, so seeded.
+			hm = &fraudHourMem{n: map[string]int64{}}
+			m.hours[h] = hm
+		}
+		return hm
+	}
+	for hk, n := range fx.seeds {
+		h, key := hourOf(hk)
+		hm := hourMem(h)
+		if _, ok := hm.n[key]; !ok {
+			hm.n[key] = n
+		}
+	}
+	for _, d := range fx.log {
+		hourMem(d.hour).n[d.key] += d.n
+	}
+	var latest int64
+	for h := range m.hours {
+		latest = max(latest, h)
+	}
+	for h, hm := range m.hours {
+		if h < latest-1 || len(hm.n) > maxFraudKeys {
+			delete(m.hours, h)
+		}
+	}
+}
+
+// forgetFraud drops the memory: a commit that failed may or may not have
+// written, so every hour is seeded again from the messages.
+func (s *Store) forgetFraud() {
+	if s.fmem != nil {
+		s.fmem.hours = map[int64]*fraudHourMem{}
+		s.fmem.version = 0
+	}
+}
