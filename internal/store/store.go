@@ -174,7 +174,7 @@ type Tx struct {
 	tx     *sql.Tx   // SQLite
 	pg     *pipeline // PostgreSQL
 	s      *Store
-	holder string // PostgreSQL: the share of balances this transaction's writer debits
+	holder string   // PostgreSQL: the share of balances this transaction's writer debits
 	fx     *fraudTx // SQLite: the fraud counts staged by this transaction
 }
 
