@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"strconv"
 	"sync"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
@@ -57,18 +56,21 @@ func newFraudMemory() *fraudMemory { return &fraudMemory{hours: map[int64]*fraud
 type fraudTx struct {
 	checked bool // data_version read in this transaction
 	hours   map[int64]bool
-	seeds   map[string]int64 // hour key → seed
+	seeds   map[fraudHourKey]int64
 	log     []fraudDelta
-	added   map[string]int64 // hour key → sum of log
+	added   map[fraudHourKey]int64 // the sums of log
+}
+
+// fraudHourKey is a count's key and hour.
+type fraudHourKey struct {
+	hour int64
+	key  string
 }
 
 type fraudDelta struct {
-	hour int64
-	key  string
-	n    int64
+	fraudHourKey
+	n int64
 }
-
-func hourKey(hour int64, key string) string { return strconv.FormatInt(hour, 10) + "\t" + key }
 
 // memScope tells which counts SQLite keeps in memory.
 func memScope(scope string) bool { return scope == domain.ScopeRecipient || scope == domain.ScopeRange }
@@ -80,7 +82,7 @@ func memKey(c domain.FraudCount) string {
 
 func (tx *Tx) fraudState() *fraudTx {
 	if tx.fx == nil {
-		tx.fx = &fraudTx{hours: map[int64]bool{}, seeds: map[string]int64{}, added: map[string]int64{}}
+		tx.fx = &fraudTx{hours: map[int64]bool{}, seeds: map[fraudHourKey]int64{}, added: map[fraudHourKey]int64{}}
 	}
 	return tx.fx
 }
@@ -100,7 +102,7 @@ func (tx *Tx) fraudUndo(mark int) {
 		return
 	}
 	for _, d := range fx.log[mark:] {
-		fx.added[hourKey(d.hour, d.key)] -= d.n
+		fx.added[d.fraudHourKey] -= d.n
 	}
 	fx.log = fx.log[:mark]
 }
@@ -246,7 +248,7 @@ func (tx *Tx) addMemCounts(ctx context.Context, cs []domain.FraudCount, idx []in
 	for _, i := range idx {
 		c := cs[i]
 		key := memKey(c)
-		hk := hourKey(c.Hour, key)
+		hk := fraudHourKey{c.Hour, key}
 		base, ok := fx.seeds[hk]
 		if !ok {
 			if h := m.hours[c.Hour]; h != nil {
@@ -267,7 +269,7 @@ func (tx *Tx) addMemCounts(ctx context.Context, cs []domain.FraudCount, idx []in
 			}
 			fx.seeds[hk] = base
 		}
-		fx.log = append(fx.log, fraudDelta{hour: c.Hour, key: key, n: c.N})
+		fx.log = append(fx.log, fraudDelta{hk, c.N})
 		fx.added[hk] += c.N
 		out[i] = base + fx.added[hk]
 	}
@@ -287,15 +289,6 @@ func (tx *Tx) commitFraud() {
 			m.hours[h] = &fraudHourMem{complete: complete, n: map[string]int64{}}
 		}
 	}
-	hourOf := func(hk string) (int64, string) {
-		for i := 0; i < len(hk); i++ {
-			if hk[i] == '\t' {
-				h, _ := strconv.ParseInt(hk[:i], 10, 64)
-				return h, hk[i+1:]
-			}
-		}
-		return 0, hk
-	}
 	hourMem := func(h int64) *fraudHourMem {
 		hm := m.hours[h]
 		if hm == nil {
@@ -307,10 +300,9 @@ func (tx *Tx) commitFraud() {
 		return hm
 	}
 	for hk, n := range fx.seeds {
-		h, key := hourOf(hk)
-		hm := hourMem(h)
-		if _, ok := hm.n[key]; !ok {
-			hm.n[key] = n
+		hm := hourMem(hk.hour)
+		if _, ok := hm.n[hk.key]; !ok {
+			hm.n[hk.key] = n
 		}
 	}
 	for _, d := range fx.log {
