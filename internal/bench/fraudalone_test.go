@@ -24,3 +24,23 @@ func TestGuardAloneStopsTheAttackNotTheCustomers(t *testing.T) {
 		t.Fatalf("%+v, attack %d", g, s.Attack)
 	}
 }
+
+// TestGuardAloneDecidesTheSameAfterARestartMidHour restarts the store
+// and the guard halfway through the hour (the attack under way): the
+// counts are taken again from the messages written so far, so the guard
+// stops exactly what it stops without the restart.
+func TestGuardAloneDecidesTheSameAfterARestartMidHour(t *testing.T) {
+	if testing.Short() {
+		t.Skip("draws a day of traffic")
+	}
+	tr := NewTraffic(1)
+	g, err := guardAloneRestarting(context.Background(), tr, historyCounts(tr, 24), DefaultFraudRules(), len(tr.Sends)/2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("guard alone, restarted at message %d: %.1f µs/msg over %d messages", len(tr.Sends)/2, g.CPUMicrosPerMsg, g.Messages)
+	s := tr.Summary()
+	if g.Messages != len(tr.Sends) || g.NormalStopped != 0 || g.AttackStopped != s.Attack-25 {
+		t.Fatalf("%+v, attack %d", g, s.Attack)
+	}
+}

@@ -225,7 +225,7 @@ func (tx *Tx) seedFraud(ctx context.Context, c domain.FraudCount, from, to int64
 			self = c.Key
 		}
 		err = tx.queryRow(ctx, `SELECT count(*) FROM messages WHERE account_id = $1
-			AND ((to_phone >= $2 AND to_phone < $3 AND length(to_phone) = $4) OR to_phone = $5)
+			AND to_phone >= $2 AND to_phone < $3 AND (length(to_phone) = $4 OR to_phone = $5)
 			AND env = $6 AND id >= $7 AND id < $8 AND `+countsGoOut,
 			c.AccountID, c.Key, c.Key+":", len(c.Key)+domain.RangeDigits, self, string(c.Env), hourID(from), hourID(to)).Scan(&n)
 	}
