@@ -329,7 +329,7 @@ func (tx *Tx) trailingFraudRows(ctx context.Context, cs []domain.FraudCount, win
 	got := map[string]int64{}
 	for _, pc := range pieces(len(cs), 200) {
 		chunk := cs[pc[0]:pc[1]]
-		query := tx.s.shape("trailing fraud counts", len(chunk), func() string {
+		query := tx.s.shape("trailing fraud counts "+strconv.FormatInt(window, 10), len(chunk), func() string {
 			var b strings.Builder
 			b.WriteString(`SELECT account_id, env, scope, fkey, hour, n FROM fraud_counts WHERE `)
 			for i := range chunk {

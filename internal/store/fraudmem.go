@@ -59,6 +59,8 @@ type fraudTx struct {
 	seeds   map[fraudHourKey]int64
 	log     []fraudDelta
 	added   map[fraudHourKey]int64 // the sums of log
+	// rows are the country counts met, written as rows at commit.
+	rows map[fraudHourKey]domain.FraudCount
 }
 
 // fraudHourKey is a count's key and hour.
@@ -72,8 +74,11 @@ type fraudDelta struct {
 	n int64
 }
 
-// memScope tells which counts SQLite keeps in memory.
-func memScope(scope string) bool { return scope == domain.ScopeRecipient || scope == domain.ScopeRange }
+// memScope tells which counts SQLite keeps in memory: all of them, the
+// countries' also as rows, written once per transaction (flushFraudRows).
+func memScope(scope string) bool {
+	return scope == domain.ScopeRecipient || scope == domain.ScopeRange || scope == domain.ScopeCountry
+}
 
 // memKey is a count's key within its hour.
 func memKey(c domain.FraudCount) string {
@@ -82,7 +87,8 @@ func memKey(c domain.FraudCount) string {
 
 func (tx *Tx) fraudState() *fraudTx {
 	if tx.fx == nil {
-		tx.fx = &fraudTx{hours: map[int64]bool{}, seeds: map[fraudHourKey]int64{}, added: map[fraudHourKey]int64{}}
+		tx.fx = &fraudTx{hours: map[int64]bool{}, seeds: map[fraudHourKey]int64{}, added: map[fraudHourKey]int64{},
+			rows: map[fraudHourKey]domain.FraudCount{}}
 	}
 	return tx.fx
 }
@@ -211,6 +217,14 @@ func (tx *Tx) seedFraud(ctx context.Context, c domain.FraudCount, from, to int64
 	var n int64
 	var err error
 	switch c.Scope {
+	case domain.ScopeCountry:
+		// Its rows are written with every transaction that counts it.
+		c.Hour = to
+		got, err := tx.trailingFraudRows(ctx, []domain.FraudCount{c}, to-from)
+		if err != nil {
+			return 0, err
+		}
+		return got[0], nil
 	case domain.ScopeRecipient:
 		err = tx.queryRow(ctx, `SELECT count(*) FROM messages WHERE account_id = $1 AND to_phone = $2
 			AND env = $3 AND id >= $4 AND id < $5 AND `+countsGoOut,
@@ -269,6 +283,11 @@ func (tx *Tx) addMemCounts(ctx context.Context, cs []domain.FraudCount, idx []in
 			}
 			fx.seeds[hk] = base
 		}
+		if c.Scope == domain.ScopeCountry {
+			row := c
+			row.N = 0
+			fx.rows[hk] = row
+		}
 		fx.log = append(fx.log, fraudDelta{hk, c.N})
 		fx.added[hk] += c.N
 		out[i] = base + fx.added[hk]
@@ -326,4 +345,26 @@ func (s *Store) forgetFraud() {
 		s.fmem.hours = map[int64]*fraudHourMem{}
 		s.fmem.version = 0
 	}
+}
+
+// flushFraudRows writes the countries' counts the transaction added, net
+// of those taken back, as rows: one statement for the transaction, just
+// before its commit. The rows are what a country's baseline is read from.
+func (tx *Tx) flushFraudRows(ctx context.Context) error {
+	fx := tx.fx
+	if fx == nil || len(fx.rows) == 0 {
+		return nil
+	}
+	cs := make([]domain.FraudCount, 0, len(fx.rows))
+	for hk, c := range fx.rows {
+		if n := fx.added[hk]; n != 0 {
+			c.N = n
+			cs = append(cs, c)
+		}
+	}
+	if len(cs) == 0 {
+		return nil
+	}
+	_, err := tx.addFraudRows(ctx, cs)
+	return err
 }

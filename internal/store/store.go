@@ -331,6 +331,10 @@ func (s *Store) writeOnce(ctx context.Context, fns []func(tx *Tx) error, careful
 			}
 		}
 	}
+	if err := tx.flushFraudRows(ctx); err != nil {
+		_ = sqlTx.Rollback()
+		return nil, err
+	}
 	if err := s.commitSQLite(sqlTx, tx); err != nil {
 		return nil, fmt.Errorf("commit: %w", err)
 	}
