@@ -9,15 +9,15 @@ import (
 	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
-// On SQLite one process holds the database, so the fraud guard's counts of
-// recipients and ranges are kept in that process's memory rather than
-// upserted as rows with every group: a counter row cost about as much CPU
-// as the rest of the guard together. The messages are the truth the
-// memory is rebuilt from: an hour this process has not seen from its
-// start (it started within it, or another connection wrote to the file)
-// has each counter seeded once from the messages of the hour when first
-// touched. Countries stay rows (few a group), and are what the country
-// bursts' baselines are read from.
+// On SQLite one process holds the database, so the fraud guard's counts
+// are kept in that process's memory rather than upserted as rows with
+// every group: a counter row cost about as much CPU as the rest of the
+// guard together. The messages are the truth the memory is rebuilt from:
+// an hour this process has not seen from its start (it started within
+// it, or another connection wrote to the file) has each counter seeded
+// once from the messages of the hour when first touched. Countries are
+// few, so their counts are also written as rows, once per transaction:
+// they seed a country's counter and are what its baseline is read from.
 //
 // Memory changes with the write transaction that made them: a transaction
 // stages its counts, and they join the memory when it commits, under the
