@@ -212,7 +212,8 @@ const countsGoOut = `(fraud = '' OR fraud LIKE '%"action":"alert"%')`
 
 // seedFraud counts the messages of the count's account, environment and
 // key (a number, or a range: the numbers of its length plus 3 with it as
-// prefix) whose ids fall in the hours [from, to).
+// prefix) whose ids fall in the hours [from, to); a country's count is
+// the sum of its rows over those hours.
 func (tx *Tx) seedFraud(ctx context.Context, c domain.FraudCount, from, to int64) (int64, error) {
 	var n int64
 	var err error
