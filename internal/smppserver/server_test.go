@@ -158,14 +158,16 @@ func (f *fakeItems) ReleaseSMPPItems(_ context.Context, owner string, ids []stri
 	return nil
 }
 
-func (f *fakeItems) AckSMPPItem(_ context.Context, id string) error {
+func (f *fakeItems) AckSMPPItems(_ context.Context, ids []string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for i, r := range f.rows {
-		if r.ID == id {
-			f.rows = append(f.rows[:i], f.rows[i+1:]...)
-			f.acked = append(f.acked, id)
-			return nil
+	for _, id := range ids {
+		for i, r := range f.rows {
+			if r.ID == id {
+				f.rows = append(f.rows[:i], f.rows[i+1:]...)
+				f.acked = append(f.acked, id)
+				break
+			}
 		}
 	}
 	return nil

@@ -209,7 +209,7 @@ func (s *session) bind(ctx context.Context, p smpp.PDU) {
 		f(1)
 	}
 	if s.receives() {
-		s.srv.Wake()
+		s.srv.queue.bound(u.ID)
 	}
 }
 
@@ -244,6 +244,9 @@ func (s *session) unregister() {
 		return
 	}
 	s.srv.binds.remove(u.ID, s)
+	if k == smpp.BindReceiver || k == smpp.BindTransceiver {
+		s.srv.queue.unbound(context.Background(), u.ID)
+	}
 	if b := s.srv.cfg.Binds; b != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
