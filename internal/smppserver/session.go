@@ -39,6 +39,7 @@ type session struct {
 	pending map[uint32]*waiter // our requests awaiting a response
 
 	inflight  chan struct{} // one per submit_sm being handled
+	work      chan smpp.PDU // a submit_sm for an idle submit worker
 	outgoing  chan struct{} // one per deliver_sm awaiting its response
 	starved   atomic.Bool   // rows went back to the table for want of room in outgoing
 	unbound   atomic.Bool   // counted among its address's unbound connections
@@ -51,7 +52,7 @@ type session struct {
 
 func newSession(srv *Server, conn net.Conn) *session {
 	return &session{srv: srv, conn: conn, addr: peerAddr(conn), id: fmt.Sprintf("%s/%d", srv.cfg.Owner, srv.bindSeq.Add(1)), pending: map[uint32]*waiter{},
-		inflight: make(chan struct{}, srv.cfg.Window), outgoing: make(chan struct{}, srv.cfg.Window),
+		inflight: make(chan struct{}, srv.cfg.Window), work: make(chan smpp.PDU), outgoing: make(chan struct{}, srv.cfg.Window),
 		closed: make(chan struct{})}
 }
 
@@ -147,38 +148,69 @@ func (s *session) handle(ctx context.Context, p smpp.PDU) bool {
 	return true
 }
 
-// startSubmit handles a submit_sm on its own goroutine, at most Window at
-// once: a peer past its window waits for its earlier answers.
+// submitLinger is how long a submit worker waits for its next submit_sm
+// before it ends. Reusing it saves more than the goroutine: a new one
+// grows its stack again through the send's deep calls (the router, the
+// database driver), which cost about as much as the rest of the submit.
+const submitLinger = time.Second
+
+// startSubmit handles a submit_sm on a worker goroutine of the session,
+// at most Window at once: a peer past its window waits for its earlier
+// answers. An idle worker takes it, else a new one starts.
 func (s *session) startSubmit(ctx context.Context, p smpp.PDU) {
 	select {
 	case s.inflight <- struct{}{}:
 	case <-s.closed:
 		return
 	}
+	select {
+	case s.work <- p:
+		return
+	default:
+	}
 	s.handlers.Add(1)
-	go func() {
-		defer func() {
-			<-s.inflight
-			s.handlers.Done()
-		}()
-		// The submit finishes even if the node stops: its answer follows
-		// the durable write, or the peer sees the connection end.
-		id, st, reason := s.srv.submit(context.WithoutCancel(ctx), s, p)
-		var body smpp.Body
-		if st == smpp.StatusOK {
-			body = &smpp.SMResp{MessageID: id}
+	go s.submitWorker(ctx, p)
+}
+
+// submitWorker answers p, then the submit_sm handed to it until it has
+// waited submitLinger for one or the session closed.
+func (s *session) submitWorker(ctx context.Context, p smpp.PDU) {
+	defer s.handlers.Done()
+	idle := time.NewTimer(submitLinger)
+	defer idle.Stop()
+	for {
+		s.answerSubmit(ctx, p)
+		<-s.inflight
+		idle.Reset(submitLinger)
+		select {
+		case p = <-s.work:
+		case <-idle.C:
+			return
+		case <-s.closed:
+			return
 		}
-		if st != smpp.StatusOK {
-			// Kept before the answer, so that the refusal is on record by
-			// the time the peer sees it.
-			u, _ := s.caller()
-			s.srv.refused(ctx, s, u, u.SystemID, smpp.SubmitSM, st, reason)
-		}
-		s.respond(smpp.SubmitSMResp, st, p.Seq, body)
-		if f := s.srv.cfg.Observer.Submit; f != nil {
-			f(uint32(st))
-		}
-	}()
+	}
+}
+
+// answerSubmit stores a submit_sm's message, or refuses it, and answers.
+func (s *session) answerSubmit(ctx context.Context, p smpp.PDU) {
+	// The submit finishes even if the node stops: its answer follows
+	// the durable write, or the peer sees the connection end.
+	id, st, reason := s.srv.submit(context.WithoutCancel(ctx), s, p)
+	var body smpp.Body
+	if st == smpp.StatusOK {
+		body = &smpp.SMResp{MessageID: id}
+	}
+	if st != smpp.StatusOK {
+		// Kept before the answer, so that the refusal is on record by
+		// the time the peer sees it.
+		u, _ := s.caller()
+		s.srv.refused(ctx, s, u, u.SystemID, smpp.SubmitSM, st, reason)
+	}
+	s.respond(smpp.SubmitSMResp, st, p.Seq, body)
+	if f := s.srv.cfg.Observer.Submit; f != nil {
+		f(uint32(st))
+	}
 }
 
 func (s *session) bind(ctx context.Context, p smpp.PDU) {
