@@ -126,9 +126,10 @@ func (f *fakeSender) Send(_ context.Context, c domain.Principal, d domain.SendRe
 
 // fakeItems is the table of waiting deliver_sm in memory.
 type fakeItems struct {
-	mu    sync.Mutex
-	rows  []domain.SMPPItem
-	acked []string
+	mu      sync.Mutex
+	rows    []domain.SMPPItem
+	acked   []string
+	claimed int // rows claimed, in all
 }
 
 func (f *fakeItems) ClaimSMPPItems(_ context.Context, users, _ map[string]int, owner string, now time.Time, d time.Duration, limit int) ([]domain.SMPPItem, error) {
@@ -141,6 +142,7 @@ func (f *fakeItems) ClaimSMPPItems(_ context.Context, users, _ map[string]int, o
 			continue
 		}
 		per[r.UserID]++
+		f.claimed++
 		f.rows[i].LeaseOwner, f.rows[i].NextAttemptAt = owner, now.Add(d)
 		out = append(out, f.rows[i])
 	}
