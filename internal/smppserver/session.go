@@ -1,6 +1,7 @@
 package smppserver
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -29,8 +30,14 @@ type session struct {
 	addr netip.Addr
 	id   string // the bind's name where binds are counted across nodes
 
-	wmu sync.Mutex // one PDU written at a time
-	seq atomic.Uint32
+	br *bufio.Reader
+
+	wmu     sync.Mutex // guards the writes queued
+	writing bool       // a goroutine is writing
+	wnext   *flush     // the next write, for the PDUs queued in wbuf
+	wbuf    []byte
+	wspare  []byte
+	seq     atomic.Uint32
 
 	mu      sync.Mutex
 	bound   smpp.CommandID // the bind command; 0 while open
@@ -51,7 +58,7 @@ type session struct {
 }
 
 func newSession(srv *Server, conn net.Conn) *session {
-	return &session{srv: srv, conn: conn, addr: peerAddr(conn), id: fmt.Sprintf("%s/%d", srv.cfg.Owner, srv.bindSeq.Add(1)), pending: map[uint32]*waiter{},
+	return &session{srv: srv, conn: conn, br: bufio.NewReaderSize(conn, 4096), addr: peerAddr(conn), id: fmt.Sprintf("%s/%d", srv.cfg.Owner, srv.bindSeq.Add(1)), pending: map[uint32]*waiter{},
 		inflight: make(chan struct{}, srv.cfg.Window), work: make(chan smpp.PDU), outgoing: make(chan struct{}, srv.cfg.Window),
 		closed: make(chan struct{})}
 }
@@ -67,7 +74,7 @@ func (s *session) serve(ctx context.Context) {
 	s.lastRead.Store(s.srv.cfg.Now().UnixNano())
 	go s.keepAlive()
 	for {
-		p, err := smpp.ReadPDU(s.conn)
+		p, err := smpp.ReadPDU(s.br)
 		if err != nil {
 			if !s.readError(p, err) {
 				return
@@ -298,18 +305,53 @@ func (s *session) respond(cmd smpp.CommandID, st smpp.Status, seq uint32, body s
 	}
 }
 
+// write writes one PDU. Under load many goroutines write at once
+// (submit_sm_resp from every submit worker, deliver_sm from the receipt
+// lanes), and a write to a socket is a system call that costs far more
+// than the copy of a PDU: a caller that finds a write under way queues its
+// PDU for the next one and waits for it, and the caller that writes takes
+// everything queued meanwhile, until nothing is. Alone, a PDU is written
+// at once. A failed write fails every PDU it carried.
 func (s *session) write(p smpp.PDU) error {
 	b, err := smpp.Encode(p)
 	if err != nil {
 		return err
 	}
 	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if err := s.conn.SetWriteDeadline(s.srv.cfg.Now().Add(writeTimeout)); err != nil {
-		return err
+	if s.wnext == nil {
+		s.wnext = &flush{done: make(chan struct{})}
 	}
-	_, err = s.conn.Write(b)
-	return err
+	mine := s.wnext
+	s.wbuf = append(s.wbuf, b...)
+	if s.writing {
+		s.wmu.Unlock()
+		<-mine.done
+		return mine.err
+	}
+	s.writing = true
+	for {
+		f, buf := s.wnext, s.wbuf
+		s.wnext, s.wbuf = nil, s.wspare[:0]
+		s.wmu.Unlock()
+		f.err = s.conn.SetWriteDeadline(s.srv.cfg.Now().Add(writeTimeout))
+		if f.err == nil {
+			_, f.err = s.conn.Write(buf)
+		}
+		close(f.done)
+		s.wmu.Lock()
+		s.wspare = buf
+		if s.wnext == nil {
+			s.writing = false
+			s.wmu.Unlock()
+			return mine.err
+		}
+	}
+}
+
+// flush is one write of the PDUs queued for it; done closes when it ended.
+type flush struct {
+	done chan struct{}
+	err  error
 }
 
 // request writes a request and returns the wait for its response. At
