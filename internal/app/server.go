@@ -195,7 +195,7 @@ func (s *Server) wireServices() error {
 			&notify.Webhooks[callback.Tx]{Handoff: s.eventQueue, Wake: s.eventQueue.Wake,
 				Posts: &callback.Callbacks{OwnSender: ownSender}}),
 		tracking.Notify(func(tx *store.Tx) smppserver.ReceiptTx { return tx },
-			&smppserver.Receipts{Users: st, Wake: s.wakeSMPP, OwnSender: ownSender}))
+			&smppserver.Receipts{Users: st, Wake: s.wakeSMPP, Handoff: smppHandoff{s}, OwnSender: ownSender}))
 	s.tracker = tracking.NewTracker(tracking.Config{Store: st, Writer: changes, Due: s.sendQueue.Wake,
 		Workers: commitWorkers(cfg), Now: s.now})
 	simCfg := simulator.Config{Sink: s.tracker, Stale: st, Delay: cfg.SimulatorDelay, Log: s.log, Now: s.now, Node: cfg.NodeID}

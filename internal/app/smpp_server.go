@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/pdu"
 	"github.com/msgsvc/msgsvc/internal/ratelimit"
 	"github.com/msgsvc/msgsvc/internal/smppserver"
@@ -54,6 +55,24 @@ func (s *Server) SMPPAddr() string {
 func (s *Server) wakeSMPP() {
 	if s.smpp != nil {
 		s.smpp.Wake()
+	}
+}
+
+// smppHandoff is the SMPP server as the receipts' writer sees it: none
+// until --smpp-listen made one, and then the rows of users bound to it for
+// receiving are handed over in memory.
+type smppHandoff struct{ s *Server }
+
+func (h smppHandoff) LeaseReceipt(userID string) (string, time.Time, bool) {
+	if h.s.smpp == nil {
+		return "", time.Time{}, false
+	}
+	return h.s.smpp.LeaseReceipt(userID)
+}
+
+func (h smppHandoff) HandReceipts(ctx context.Context, items []domain.SMPPItem) {
+	if h.s.smpp != nil {
+		h.s.smpp.HandReceipts(ctx, items)
 	}
 }
 

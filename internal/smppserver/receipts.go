@@ -2,6 +2,7 @@ package smppserver
 
 import (
 	"context"
+	"time"
 
 	"github.com/msgsvc/msgsvc/internal/dlr"
 	"github.com/msgsvc/msgsvc/internal/domain"
@@ -35,6 +36,17 @@ type Receipts struct {
 	// Wake, when set, is called after items were queued: they may wait
 	// for this node's binds.
 	Wake func()
+	// Handoff, when set, is this node's SMPP server: the rows of a user
+	// with a receiving bind on it are written leased to it and handed
+	// over after the commit, rather than claimed from the table.
+	Handoff Handoff
+}
+
+// Handoff is the SMPP server of this node as the writers of receipts see
+// it (Server is one).
+type Handoff interface {
+	LeaseReceipt(userID string) (owner string, until time.Time, ok bool)
+	HandReceipts(ctx context.Context, items []domain.SMPPItem)
 }
 
 var _ tracking.Notifier[ReceiptTx] = (*Receipts)(nil)
@@ -91,13 +103,39 @@ func (r *Receipts) queue(ctx context.Context, tx ReceiptTx, items []domain.SMPPI
 	if len(items) == 0 {
 		return nil, nil
 	}
+	var leased []domain.SMPPItem
+	table := false
+	for i := range items {
+		it := &items[i]
+		if r.Handoff == nil {
+			table = true
+			continue
+		}
+		owner, until, ok := r.Handoff.LeaseReceipt(it.UserID)
+		if !ok {
+			table = true
+			continue
+		}
+		it.LeaseOwner, it.NextAttemptAt = owner, until
+		leased = append(leased, *it)
+	}
 	if err := tx.InsertSMPPItems(ctx, items); err != nil {
 		return nil, err
 	}
-	if r.Wake == nil {
+	if table && r.Wake == nil {
+		table = false
+	}
+	if !table && len(leased) == 0 {
 		return nil, nil
 	}
-	return func(context.Context) { r.Wake() }, nil
+	return func(ctx context.Context) {
+		if len(leased) > 0 {
+			r.Handoff.HandReceipts(ctx, leased)
+		}
+		if table {
+			r.Wake()
+		}
+	}, nil
 }
 
 func (r *Receipts) ownSender(provider string) string {

@@ -306,6 +306,19 @@ func (s *Server) UserRemoved(userID string) {
 // Wake tells the server that receipts may be waiting in the table.
 func (s *Server) Wake() { s.queue.q.Wake() }
 
+// LeaseReceipt says whether a new receipt or reply of an SMPP user is to
+// be written leased to this node, to whom and until when, for
+// HandReceipts after its commit: when the user has a receiving bind here
+// and no rows waiting in the table before it.
+func (s *Server) LeaseReceipt(userID string) (owner string, until time.Time, ok bool) {
+	until, ok = s.queue.lease(userID)
+	return s.cfg.Owner, until, ok
+}
+
+// HandReceipts takes rows written as LeaseReceipt said, once committed:
+// they go to the user's binds without a claim.
+func (s *Server) HandReceipts(ctx context.Context, items []domain.SMPPItem) { s.queue.hand(ctx, items) }
+
 // watch closes the binds of users removed on any node and refreshes the
 // accounts the binds act for (senders, limits, allow-list), once a poll.
 func (s *Server) watch(ctx context.Context) {
@@ -552,6 +565,18 @@ func (r *registry) receiverOf(accountID string, env domain.Environment) string {
 		}
 	}
 	return ""
+}
+
+// receivesHere reports whether the user has an open receiving bind here.
+func (r *registry) receivesHere(userID string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for ss := range r.byUser[userID] {
+		if ss.receives() && !ss.isClosed() {
+			return true
+		}
+	}
+	return false
 }
 
 // receiver picks a receiving bind of the user, round-robin; nil if none.

@@ -126,9 +126,10 @@ func (f *fakeSender) Send(_ context.Context, c domain.Principal, d domain.SendRe
 
 // fakeItems is the table of waiting deliver_sm in memory.
 type fakeItems struct {
-	mu    sync.Mutex
-	rows  []domain.SMPPItem
-	acked []string
+	mu      sync.Mutex
+	rows    []domain.SMPPItem
+	acked   []string
+	claimed int // rows claimed, in all
 }
 
 func (f *fakeItems) ClaimSMPPItems(_ context.Context, users, _ map[string]int, owner string, now time.Time, d time.Duration, limit int) ([]domain.SMPPItem, error) {
@@ -141,6 +142,7 @@ func (f *fakeItems) ClaimSMPPItems(_ context.Context, users, _ map[string]int, o
 			continue
 		}
 		per[r.UserID]++
+		f.claimed++
 		f.rows[i].LeaseOwner, f.rows[i].NextAttemptAt = owner, now.Add(d)
 		out = append(out, f.rows[i])
 	}
@@ -158,14 +160,16 @@ func (f *fakeItems) ReleaseSMPPItems(_ context.Context, owner string, ids []stri
 	return nil
 }
 
-func (f *fakeItems) AckSMPPItem(_ context.Context, id string) error {
+func (f *fakeItems) AckSMPPItems(_ context.Context, ids []string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for i, r := range f.rows {
-		if r.ID == id {
-			f.rows = append(f.rows[:i], f.rows[i+1:]...)
-			f.acked = append(f.acked, id)
-			return nil
+	for _, id := range ids {
+		for i, r := range f.rows {
+			if r.ID == id {
+				f.rows = append(f.rows[:i], f.rows[i+1:]...)
+				f.acked = append(f.acked, id)
+				break
+			}
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package smppserver
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -29,8 +30,14 @@ type session struct {
 	addr netip.Addr
 	id   string // the bind's name where binds are counted across nodes
 
-	wmu sync.Mutex // one PDU written at a time
-	seq atomic.Uint32
+	br *bufio.Reader
+
+	wmu     sync.Mutex // guards the writes queued
+	writing bool       // a goroutine is writing
+	wnext   *flush     // the next write, for the PDUs queued in wbuf
+	wbuf    []byte
+	wspare  []byte
+	seq     atomic.Uint32
 
 	mu      sync.Mutex
 	bound   smpp.CommandID // the bind command; 0 while open
@@ -39,6 +46,7 @@ type session struct {
 	pending map[uint32]*waiter // our requests awaiting a response
 
 	inflight  chan struct{} // one per submit_sm being handled
+	work      chan smpp.PDU // a submit_sm for an idle submit worker
 	outgoing  chan struct{} // one per deliver_sm awaiting its response
 	starved   atomic.Bool   // rows went back to the table for want of room in outgoing
 	unbound   atomic.Bool   // counted among its address's unbound connections
@@ -50,8 +58,8 @@ type session struct {
 }
 
 func newSession(srv *Server, conn net.Conn) *session {
-	return &session{srv: srv, conn: conn, addr: peerAddr(conn), id: fmt.Sprintf("%s/%d", srv.cfg.Owner, srv.bindSeq.Add(1)), pending: map[uint32]*waiter{},
-		inflight: make(chan struct{}, srv.cfg.Window), outgoing: make(chan struct{}, srv.cfg.Window),
+	return &session{srv: srv, conn: conn, br: bufio.NewReaderSize(conn, 4096), addr: peerAddr(conn), id: fmt.Sprintf("%s/%d", srv.cfg.Owner, srv.bindSeq.Add(1)), pending: map[uint32]*waiter{},
+		inflight: make(chan struct{}, srv.cfg.Window), work: make(chan smpp.PDU), outgoing: make(chan struct{}, srv.cfg.Window),
 		closed: make(chan struct{})}
 }
 
@@ -66,7 +74,7 @@ func (s *session) serve(ctx context.Context) {
 	s.lastRead.Store(s.srv.cfg.Now().UnixNano())
 	go s.keepAlive()
 	for {
-		p, err := smpp.ReadPDU(s.conn)
+		p, err := smpp.ReadPDU(s.br)
 		if err != nil {
 			if !s.readError(p, err) {
 				return
@@ -147,38 +155,69 @@ func (s *session) handle(ctx context.Context, p smpp.PDU) bool {
 	return true
 }
 
-// startSubmit handles a submit_sm on its own goroutine, at most Window at
-// once: a peer past its window waits for its earlier answers.
+// submitLinger is how long a submit worker waits for its next submit_sm
+// before it ends. Reusing it saves more than the goroutine: a new one
+// grows its stack again through the send's deep calls (the router, the
+// database driver), which cost about as much as the rest of the submit.
+const submitLinger = time.Second
+
+// startSubmit handles a submit_sm on a worker goroutine of the session,
+// at most Window at once: a peer past its window waits for its earlier
+// answers. An idle worker takes it, else a new one starts.
 func (s *session) startSubmit(ctx context.Context, p smpp.PDU) {
 	select {
 	case s.inflight <- struct{}{}:
 	case <-s.closed:
 		return
 	}
+	select {
+	case s.work <- p:
+		return
+	default:
+	}
 	s.handlers.Add(1)
-	go func() {
-		defer func() {
-			<-s.inflight
-			s.handlers.Done()
-		}()
-		// The submit finishes even if the node stops: its answer follows
-		// the durable write, or the peer sees the connection end.
-		id, st, reason := s.srv.submit(context.WithoutCancel(ctx), s, p)
-		var body smpp.Body
-		if st == smpp.StatusOK {
-			body = &smpp.SMResp{MessageID: id}
+	go s.submitWorker(ctx, p)
+}
+
+// submitWorker answers p, then the submit_sm handed to it until it has
+// waited submitLinger for one or the session closed.
+func (s *session) submitWorker(ctx context.Context, p smpp.PDU) {
+	defer s.handlers.Done()
+	idle := time.NewTimer(submitLinger)
+	defer idle.Stop()
+	for {
+		s.answerSubmit(ctx, p)
+		<-s.inflight
+		idle.Reset(submitLinger)
+		select {
+		case p = <-s.work:
+		case <-idle.C:
+			return
+		case <-s.closed:
+			return
 		}
-		if st != smpp.StatusOK {
-			// Kept before the answer, so that the refusal is on record by
-			// the time the peer sees it.
-			u, _ := s.caller()
-			s.srv.refused(ctx, s, u, u.SystemID, smpp.SubmitSM, st, reason)
-		}
-		s.respond(smpp.SubmitSMResp, st, p.Seq, body)
-		if f := s.srv.cfg.Observer.Submit; f != nil {
-			f(uint32(st))
-		}
-	}()
+	}
+}
+
+// answerSubmit stores a submit_sm's message, or refuses it, and answers.
+func (s *session) answerSubmit(ctx context.Context, p smpp.PDU) {
+	// The submit finishes even if the node stops: its answer follows
+	// the durable write, or the peer sees the connection end.
+	id, st, reason := s.srv.submit(context.WithoutCancel(ctx), s, p)
+	var body smpp.Body
+	if st == smpp.StatusOK {
+		body = &smpp.SMResp{MessageID: id}
+	}
+	if st != smpp.StatusOK {
+		// Kept before the answer, so that the refusal is on record by
+		// the time the peer sees it.
+		u, _ := s.caller()
+		s.srv.refused(ctx, s, u, u.SystemID, smpp.SubmitSM, st, reason)
+	}
+	s.respond(smpp.SubmitSMResp, st, p.Seq, body)
+	if f := s.srv.cfg.Observer.Submit; f != nil {
+		f(uint32(st))
+	}
 }
 
 func (s *session) bind(ctx context.Context, p smpp.PDU) {
@@ -209,7 +248,7 @@ func (s *session) bind(ctx context.Context, p smpp.PDU) {
 		f(1)
 	}
 	if s.receives() {
-		s.srv.Wake()
+		s.srv.queue.bound(u.ID)
 	}
 }
 
@@ -244,6 +283,9 @@ func (s *session) unregister() {
 		return
 	}
 	s.srv.binds.remove(u.ID, s)
+	if k == smpp.BindReceiver || k == smpp.BindTransceiver {
+		s.srv.queue.unbound(context.Background(), u.ID)
+	}
 	if b := s.srv.cfg.Binds; b != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -263,18 +305,53 @@ func (s *session) respond(cmd smpp.CommandID, st smpp.Status, seq uint32, body s
 	}
 }
 
+// write writes one PDU. Under load many goroutines write at once
+// (submit_sm_resp from every submit worker, deliver_sm from the receipt
+// lanes), and a write to a socket is a system call that costs far more
+// than the copy of a PDU: a caller that finds a write under way queues its
+// PDU for the next one and waits for it, and the caller that writes takes
+// everything queued meanwhile, until nothing is. Alone, a PDU is written
+// at once. A failed write fails every PDU it carried.
 func (s *session) write(p smpp.PDU) error {
 	b, err := smpp.Encode(p)
 	if err != nil {
 		return err
 	}
 	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if err := s.conn.SetWriteDeadline(s.srv.cfg.Now().Add(writeTimeout)); err != nil {
-		return err
+	if s.wnext == nil {
+		s.wnext = &flush{done: make(chan struct{})}
 	}
-	_, err = s.conn.Write(b)
-	return err
+	mine := s.wnext
+	s.wbuf = append(s.wbuf, b...)
+	if s.writing {
+		s.wmu.Unlock()
+		<-mine.done
+		return mine.err
+	}
+	s.writing = true
+	for {
+		f, buf := s.wnext, s.wbuf
+		s.wnext, s.wbuf = nil, s.wspare[:0]
+		s.wmu.Unlock()
+		f.err = s.conn.SetWriteDeadline(s.srv.cfg.Now().Add(writeTimeout))
+		if f.err == nil {
+			_, f.err = s.conn.Write(buf)
+		}
+		close(f.done)
+		s.wmu.Lock()
+		s.wspare = buf
+		if s.wnext == nil {
+			s.writing = false
+			s.wmu.Unlock()
+			return mine.err
+		}
+	}
+}
+
+// flush is one write of the PDUs queued for it; done closes when it ended.
+type flush struct {
+	done chan struct{}
+	err  error
 }
 
 // request writes a request and returns the wait for its response. At

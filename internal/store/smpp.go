@@ -170,9 +170,30 @@ func (s *Store) ReleaseSMPPItems(ctx context.Context, owner string, ids []string
 	return s.releaseLeases(ctx, "smpp_items", "1 = 1", owner, ids, now)
 }
 
-// AckSMPPItem deletes a row a bind acknowledged: it is never sent again.
-func (s *Store) AckSMPPItem(ctx context.Context, id string) error {
-	return s.run(ctx, "ack smpp item", `DELETE FROM smpp_items WHERE id = $1`, id)
+// AckSMPPItems deletes rows binds acknowledged: they are never sent again.
+// It joins the group commit, so that the acknowledgements of a busy bind
+// share a transaction with each other and with the sends and statuses of
+// the moment, rather than each taking the single writer for a commit.
+func (s *Store) AckSMPPItems(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return s.Write(ctx, func(tx *Tx) error {
+		for _, p := range pieces(len(ids), 256) {
+			chunk := ids[p[0]:p[1]]
+			query := s.shape("ack smpp items", len(chunk), func() string {
+				return `DELETE FROM smpp_items WHERE id IN (` + s.placeholders(1, len(chunk)) + `)`
+			})
+			args := make([]any, len(chunk))
+			for i, id := range chunk {
+				args[i] = id
+			}
+			if _, err := tx.exec(ctx, query, args...); err != nil {
+				return fmt.Errorf("ack smpp items: %w", err)
+			}
+		}
+		return nil
+	})
 }
 
 // PurgeSMPPItems deletes rows that expired unacknowledged before now.

@@ -72,7 +72,7 @@ func TestSMPPItemQueue(t *testing.T) {
 		if again, err := st.ClaimSMPPItems(ctx, map[string]int{"smu_a": 10}, nil, "n2", t0.Add(time.Second), lease, 10); err != nil || len(again) != 0 {
 			t.Fatalf("leased rows claimed again: %d %v", len(again), err)
 		}
-		if err := st.AckSMPPItem(ctx, old.ID); err != nil {
+		if err := st.AckSMPPItems(ctx, []string{old.ID}); err != nil {
 			t.Fatal(err)
 		}
 		if err := st.ReleaseSMPPItems(ctx, "n1", []string{newer.ID}, t0.Add(time.Second)); err != nil {
