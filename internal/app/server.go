@@ -18,6 +18,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/api"
 	"github.com/msgsvc/msgsvc/internal/api/notify"
+	"github.com/msgsvc/msgsvc/internal/batch"
 	"github.com/msgsvc/msgsvc/internal/compliance"
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/dispatch"
@@ -155,6 +156,10 @@ func (s *Server) wire() error {
 	}
 	s.routing.Swap(router)
 	s.wireSending(s.routing)
+	s.reg.MustRegister(newWriteCollector(func() map[string]batch.Stats {
+		st, _ := s.store.WriteStats()
+		return map[string]batch.Stats{"store": st, "sends": s.sends.CommitStats(), "reports": s.tracker.ReportStats()}
+	}, func() store.TxStats { _, tx := s.store.WriteStats(); return tx }))
 	s.wireBackground(s.routing)
 	if err := s.wireHTTP(s.routing); err != nil {
 		return err

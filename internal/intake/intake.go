@@ -189,9 +189,12 @@ func NewService(c Config) *Service {
 	s := &Service{phones: phone.NewValidator(10_000), store: c.Store, writer: c.Writer, picker: c.Picker, media: c.Media,
 		templates: c.Templates, capabilityTTL: c.CapabilityTTL, guard: c.Guard, now: c.Now, allowPrivate: c.AllowPrivateCallbacks,
 		wake: c.Wake, dispatch: c.Dispatch}
-	s.commits = batch.New(s.commitSends, 128, c.CommitWorkers)
+	s.commits = batch.New(s.commitSends, 128, c.CommitWorkers, batch.Clock(c.Now))
 	return s
 }
+
+// CommitStats reads how the loops that group sends went (batch.Stats).
+func (s *Service) CommitStats() batch.Stats { return s.commits.Stats() }
 
 // Close waits for running commits and stops accepting sends.
 func (s *Service) Close() { s.commits.Close() }

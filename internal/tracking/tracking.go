@@ -139,9 +139,12 @@ func NewTracker(c Config) *Tracker {
 	}
 	t := &Tracker{store: c.Store, w: c.Writer, now: c.Now, due: c.Due}
 	t.expect.hold = c.ExpectHold
-	t.reports = batch.New(t.apply, 64, c.Workers)
+	t.reports = batch.New(t.apply, 64, c.Workers, batch.Clock(c.Now))
 	return t
 }
+
+// ReportStats reads how the loops that group reports went (batch.Stats).
+func (t *Tracker) ReportStats() batch.Stats { return t.reports.Stats() }
 
 // Close waits for running transactions.
 func (t *Tracker) Close() { t.reports.Close() }
