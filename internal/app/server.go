@@ -202,7 +202,7 @@ func (s *Server) wireServices() error {
 		tracking.Notify(func(tx *store.Tx) smppserver.ReceiptTx { return tx },
 			&smppserver.Receipts{Users: st, Wake: s.wakeSMPP, OwnSender: ownSender}))
 	s.tracker = tracking.NewTracker(tracking.Config{Store: st, Writer: changes, Due: s.sendQueue.Wake,
-		Workers: commitWorkers(cfg), Now: s.now})
+		Workers: commitWorkers(cfg), Late: !cfg.Postgres(), Now: s.now})
 	simCfg := simulator.Config{Sink: s.tracker, Stale: st, Delay: cfg.SimulatorDelay, Log: s.log, Now: s.now, Node: cfg.NodeID}
 	if cfg.SimJournal {
 		simCfg.Journal = st
@@ -242,7 +242,8 @@ func (s *Server) wireSending(router *provider.Switch) {
 		NoProbe: !cfg.MediaURLProbe})}
 	s.sends = intake.NewService(intake.Config{Store: s.store, Writer: txn.As(s.store, func(tx *store.Tx) intake.SendTx { return tx }),
 		Picker: router, AllowPrivateCallbacks: cfg.WebhookAllowPrivate, Media: sendMedia, Templates: sendTemplates{svc: s.templates},
-		Wake: s.sendQueue.Wake, CommitWorkers: commitWorkers(cfg), Now: s.now, Dispatch: s.sendQueue, Guard: s.guard})
+		Wake: s.sendQueue.Wake, CommitWorkers: commitWorkers(cfg), Late: !cfg.Postgres(), Now: s.now, Dispatch: s.sendQueue,
+		Guard: s.guard})
 	s.messages = message.NewService(message.Config{Store: message.Storage{Store: s.store}, Redaction: &redaction,
 		Now: s.now, Changes: s.tracker})
 }
