@@ -51,8 +51,6 @@ type Store struct {
 	health writeHealth
 	// txTimes: how the write transactions spent their time (WriteStats).
 	txTimes txCounters
-	// ckpt checkpoints SQLite's log beside the writer (nil on PostgreSQL).
-	ckpt *checkpointer
 }
 
 // Options tune Open. The zero value is fine.
@@ -126,26 +124,8 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 		}
 		s.r.SetMaxOpenConns(4)
 		s.r.SetMaxIdleConns(4)
-		// The writer leaves checkpoints to a connection of their own
-		// (checkpointer); a writer connection opened again after an error
-		// would checkpoint by itself again, as SQLite does by default.
-		if _, err := s.w.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 0"); err != nil {
-			s.w.Close()
-			s.r.Close()
-			return nil, fmt.Errorf("open sqlite: %w", err)
-		}
-		cdb, err := sql.Open(sqliteDriver, rdsn)
-		if err != nil {
-			s.w.Close()
-			s.r.Close()
-			return nil, fmt.Errorf("open sqlite checkpointer: %w", err)
-		}
-		s.ckpt = startCheckpointer(cdb)
 	}
 	if err := s.Ping(ctx); err != nil {
-		if s.ckpt != nil {
-			_ = s.ckpt.stop()
-		}
 		s.w.Close()
 		if s.r != s.w {
 			s.r.Close()
@@ -179,13 +159,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close waits for the writes under way and releases the connections.
 func (s *Store) Close() error {
 	s.writes.Close()
-	var err error
-	if s.ckpt != nil {
-		err = s.ckpt.stop()
-	}
-	if e := s.w.Close(); err == nil {
-		err = e
-	}
+	err := s.w.Close()
 	if s.r != s.w {
 		if e := s.r.Close(); err == nil {
 			err = e
@@ -359,7 +333,6 @@ func (s *Store) writeOnce(ctx context.Context, fns []func(tx *Tx) error, careful
 		return nil, fmt.Errorf("commit: %w", err)
 	}
 	s.txTimes.add(executed.Sub(begun), s.now().Sub(executed))
-	s.ckpt.committed()
 	return results, nil
 }
 
