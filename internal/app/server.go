@@ -18,6 +18,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/api"
 	"github.com/msgsvc/msgsvc/internal/api/notify"
+	"github.com/msgsvc/msgsvc/internal/batch"
 	"github.com/msgsvc/msgsvc/internal/compliance"
 	"github.com/msgsvc/msgsvc/internal/config"
 	"github.com/msgsvc/msgsvc/internal/dispatch"
@@ -155,6 +156,10 @@ func (s *Server) wire() error {
 	}
 	s.routing.Swap(router)
 	s.wireSending(s.routing)
+	s.reg.MustRegister(newWriteCollector(func() map[string]batch.Stats {
+		st, _ := s.store.WriteStats()
+		return map[string]batch.Stats{"store": st, "sends": s.sends.CommitStats(), "reports": s.tracker.ReportStats()}
+	}, func() store.TxStats { _, tx := s.store.WriteStats(); return tx }))
 	s.wireBackground(s.routing)
 	if err := s.wireHTTP(s.routing); err != nil {
 		return err
@@ -197,7 +202,7 @@ func (s *Server) wireServices() error {
 		tracking.Notify(func(tx *store.Tx) smppserver.ReceiptTx { return tx },
 			&smppserver.Receipts{Users: st, Wake: s.wakeSMPP, Handoff: smppHandoff{s}, OwnSender: ownSender}))
 	s.tracker = tracking.NewTracker(tracking.Config{Store: st, Writer: changes, Due: s.sendQueue.Wake,
-		Workers: commitWorkers(cfg), Now: s.now})
+		Workers: commitWorkers(cfg), Late: !cfg.Postgres(), Now: s.now})
 	simCfg := simulator.Config{Sink: s.tracker, Stale: st, Delay: cfg.SimulatorDelay, Log: s.log, Now: s.now, Node: cfg.NodeID}
 	if cfg.SimJournal {
 		simCfg.Journal = st
@@ -237,7 +242,8 @@ func (s *Server) wireSending(router *provider.Switch) {
 		NoProbe: !cfg.MediaURLProbe})}
 	s.sends = intake.NewService(intake.Config{Store: s.store, Writer: txn.As(s.store, func(tx *store.Tx) intake.SendTx { return tx }),
 		Picker: router, AllowPrivateCallbacks: cfg.WebhookAllowPrivate, Media: sendMedia, Templates: sendTemplates{svc: s.templates},
-		Wake: s.sendQueue.Wake, CommitWorkers: commitWorkers(cfg), Now: s.now, Dispatch: s.sendQueue, Guard: s.guard})
+		Wake: s.sendQueue.Wake, CommitWorkers: commitWorkers(cfg), Late: !cfg.Postgres(), Now: s.now, Dispatch: s.sendQueue,
+		Guard: s.guard})
 	s.messages = message.NewService(message.Config{Store: message.Storage{Store: s.store}, Redaction: &redaction,
 		Now: s.now, Changes: s.tracker})
 }

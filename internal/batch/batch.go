@@ -8,6 +8,8 @@ package batch
 import (
 	"context"
 	"errors"
+	"sync/atomic"
+	"time"
 )
 
 // ErrClosed is returned to callers after Close.
@@ -19,6 +21,7 @@ type Func[T, R any] func(ctx context.Context, items []T) ([]R, error)
 
 type call[T, R any] struct {
 	item T
+	at   time.Time // when Do queued it, for the queue wait
 	done chan outcome[R]
 }
 
@@ -34,12 +37,28 @@ type Batcher[T, R any] struct {
 	in    chan call[T, R]
 	quit  chan struct{}
 	ended chan struct{}
+	now   func() time.Time
+	stats counters
 }
+
+// Option tunes New.
+type Option func(*options)
+
+type options struct{ now func() time.Time }
+
+// Clock sets the clock the batcher times its cycle with (default
+// time.Now).
+func Clock(now func() time.Time) Option { return func(o *options) { o.now = now } }
 
 // New starts a batcher with `workers` loops, each taking up to max items per
 // call. One worker is right for SQLite; PostgreSQL gains from a few.
-func New[T, R any](fn Func[T, R], max, workers int) *Batcher[T, R] {
-	b := &Batcher[T, R]{fn: fn, max: max, in: make(chan call[T, R], max*workers), quit: make(chan struct{}), ended: make(chan struct{})}
+func New[T, R any](fn Func[T, R], max, workers int, opts ...Option) *Batcher[T, R] {
+	o := options{now: time.Now}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	b := &Batcher[T, R]{fn: fn, max: max, in: make(chan call[T, R], max*workers), quit: make(chan struct{}), ended: make(chan struct{}),
+		now: o.now}
 	done := make(chan struct{}, workers)
 	for i := 0; i < workers; i++ {
 		go func() { b.loop(i); done <- struct{}{} }()
@@ -57,7 +76,7 @@ func New[T, R any](fn Func[T, R], max, workers int) *Batcher[T, R] {
 // returns ctx's error, but the item may still be processed: callers must
 // treat that as "unknown", as with any timed-out write.
 func (b *Batcher[T, R]) Do(ctx context.Context, item T) (R, error) {
-	c := call[T, R]{item: item, done: make(chan outcome[R], 1)}
+	c := call[T, R]{item: item, at: b.now(), done: make(chan outcome[R], 1)}
 	var zero R
 	select {
 	case <-b.quit:
@@ -104,12 +123,14 @@ func (b *Batcher[T, R]) loop(worker int) {
 	items := make([]T, 0, b.max)
 	for {
 		calls, items = calls[:0], items[:0]
+		waiting := b.now()
 		select {
 		case c := <-b.in:
 			calls = append(calls, c)
 		case <-b.quit:
 			return
 		}
+		taken := b.now()
 	drain:
 		for len(calls) < b.max {
 			select {
@@ -119,12 +140,16 @@ func (b *Batcher[T, R]) loop(worker int) {
 				break drain
 			}
 		}
+		var queued time.Duration
 		for _, c := range calls {
 			items = append(items, c.item)
+			queued += taken.Sub(c.at)
 		}
+		started := b.now()
 		// The batch runs to completion even during shutdown: its callers
 		// are waiting for an answer, and a half-known outcome helps nobody.
 		results, err := b.fn(ctx, items)
+		ran := b.now()
 		for i, c := range calls {
 			var o outcome[R]
 			if err != nil {
@@ -134,7 +159,42 @@ func (b *Batcher[T, R]) loop(worker int) {
 			}
 			c.done <- o
 		}
+		b.stats.add(len(calls), queued, taken.Sub(waiting), started.Sub(taken), ran.Sub(started), b.now().Sub(ran))
 	}
+}
+
+// Stats is what a batcher's loops did since it started, summed over its
+// loops: how many groups they ran and of how many items, and how their
+// time went. A loop's cycle is Idle (waiting for a first item), Gather
+// (taking what else queued), Run (in Func) and Answer (handing the
+// results back); Queued sums, over the items, the time from Do to the
+// moment a loop took the group's first item, which is the time an item
+// waited for the groups before its own.
+type Stats struct {
+	Groups, Items                     int64
+	Idle, Gather, Run, Answer, Queued time.Duration
+}
+
+// Stats reads the counters; they are cheap enough to keep always.
+func (b *Batcher[T, R]) Stats() Stats {
+	c := &b.stats
+	return Stats{Groups: c.groups.Load(), Items: c.items.Load(), Idle: time.Duration(c.idle.Load()),
+		Gather: time.Duration(c.gather.Load()), Run: time.Duration(c.run.Load()), Answer: time.Duration(c.answer.Load()),
+		Queued: time.Duration(c.queued.Load())}
+}
+
+type counters struct {
+	groups, items, idle, gather, run, answer, queued atomic.Int64
+}
+
+func (c *counters) add(items int, queued, idle, gather, run, answer time.Duration) {
+	c.groups.Add(1)
+	c.items.Add(int64(items))
+	c.queued.Add(int64(queued))
+	c.idle.Add(int64(idle))
+	c.gather.Add(int64(gather))
+	c.run.Add(int64(run))
+	c.answer.Add(int64(answer))
 }
 
 // Close stops taking new items and waits for running batches to finish.

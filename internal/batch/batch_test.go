@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestBatcherGroupsAndAnswersEachCaller(t *testing.T) {
@@ -112,5 +113,36 @@ func TestWorkerNamesTheLoop(t *testing.T) {
 	}
 	if Worker(context.Background()) != 0 {
 		t.Error("a context outside any batch names a loop")
+	}
+}
+
+// tick is a clock that moves a millisecond at each reading.
+type tick struct{ n atomic.Int64 }
+
+func (c *tick) now() time.Time {
+	return time.Unix(0, 0).Add(time.Duration(c.n.Add(1)) * time.Millisecond)
+}
+
+func TestStatsCountGroupsItemsAndPhases(t *testing.T) {
+	var clock tick
+	b := New(func(ctx context.Context, items []int) ([]int, error) { return items, nil }, 8, 1, Clock(clock.now))
+	defer b.Close()
+	for i := 0; i < 3; i++ {
+		if _, err := b.Do(context.Background(), i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The loop counts a group after answering it: poll until the third
+	// shows.
+	deadline := time.Now().Add(5 * time.Second)
+	var st Stats
+	for st = b.Stats(); st.Groups < 3 && time.Now().Before(deadline); st = b.Stats() {
+		runtime.Gosched()
+	}
+	if st.Groups != 3 || st.Items != 3 {
+		t.Fatalf("groups %d items %d, want 3 and 3", st.Groups, st.Items)
+	}
+	if st.Run <= 0 || st.Answer <= 0 || st.Queued <= 0 || st.Idle <= 0 {
+		t.Fatalf("a phase counted no time on a clock that always moves: %+v", st)
 	}
 }

@@ -111,7 +111,10 @@ type Result struct {
 	WALBytesPerMsg   float64            `json:"walBytesPerMessage,omitempty"`
 	DiskBytesPerMsg  float64            `json:"serviceDiskBytesPerMessage,omitempty"`
 	BenchCPUSecs     float64            `json:"benchCpuSeconds"`
-	FirstErrorSample string             `json:"firstError,omitempty"`
+	// Cycle is the nodes' write path during the run (nil for a build that
+	// exposes no write metrics).
+	Cycle            *Cycle `json:"writeCycle,omitempty"`
+	FirstErrorSample string `json:"firstError,omitempty"`
 }
 
 // receiver collects webhooks: the first final status per message, and
@@ -229,6 +232,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			return Result{}, fmt.Errorf("database writes: %w", err)
 		}
 	}
+	cycle0, _ := writeSeries(ctx, o.nodes())
 	var accepted atomic.Int64
 	smp := newSampler(o.PIDs, o.DB, &accepted, o.N)
 	sctx, stopSampling := context.WithCancel(ctx)
@@ -274,6 +278,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			res.ServiceCPUSecs = (cpu1 - svcCPU0).Seconds()
 			res.CPUMicrosPerMsg = float64((cpu1 - svcCPU0).Microseconds()) / float64(res.Accepted)
 			res.FinalRSSMiB = metricsRSS(ctx, o.nodes())
+		}
+	}
+	if cycle0 != nil {
+		if cycle1, err := writeSeries(ctx, o.nodes()); err == nil {
+			res.Cycle = cycleOf(cycle0, cycle1)
 		}
 	}
 	res.Memory, _ = smp.result(ctx)

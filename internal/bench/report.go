@@ -36,6 +36,7 @@ func Print(w io.Writer, r Result) {
 		fmt.Fprintf(w, "database lock waits   %d of %d samples, at most %d sessions waiting\n", l.WithWaiters, l.Samples, l.MaxWaiters)
 	}
 	printWrites(w, r)
+	printCycle(w, r.Cycle)
 	fmt.Fprintf(w, "bench CPU             %.2fs\n", r.BenchCPUSecs)
 	fmt.Fprintf(w, "webhooks %d, missing final events %d, duplicate events %d\n", r.Webhooks, r.Missing, r.Duplicates)
 	if r.FirstErrorSample != "" {

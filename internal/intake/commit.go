@@ -79,8 +79,17 @@ type sendResult struct {
 // limit, idempotency) leaves the others alone; a database error fails the
 // batch. Leased messages go to the local dispatcher once committed.
 func (s *Service) commitSends(ctx context.Context, sends []pendingSend) ([]sendResult, error) {
+	return s.commitTaken(ctx, func() []pendingSend { return sends })
+}
+
+// commitTaken is commitSends for a group that is gathered when its
+// transaction starts (batch.NewLate): the sends that arrived while the
+// writer was busy with earlier transactions all join it.
+func (s *Service) commitTaken(ctx context.Context, take func() []pendingSend) ([]sendResult, error) {
+	var sends []pendingSend
 	var results []sendResult
 	err := s.writer.Write(ctx, func(tx SendTx) error {
+		sends = take()
 		var err error
 		results, err = s.commitGroup(ctx, tx, sends)
 		return err

@@ -428,3 +428,45 @@ func TestConcurrentIdempotentBatches(t *testing.T) {
 		storetest.CheckUsage(t, st, acc.ID)
 	})
 }
+
+// Sends queued one at a time through a batcher that gathers each group
+// when its transaction starts (Config.Late) land as they do through the
+// loop that gathers first: every send answered, none beyond the balance.
+func TestLateGroupsNeverOverdraw(t *testing.T) {
+	for _, late := range []bool{false, true} {
+		t.Run(fmt.Sprintf("late=%v", late), func(t *testing.T) {
+			storetest.Each(t, func(t *testing.T, st *store.Store, _ string) {
+				ctx := context.Background()
+				acc := newAccount(t, st, 25*credit)
+				svc := NewService(Config{Store: nil, Writer: storeWriter(st), Late: late, Now: func() time.Time { return t0 }})
+				defer svc.Close()
+				var ok, refused atomic.Int64
+				var wg sync.WaitGroup
+				errs := make(chan error, 40)
+				for i := 0; i < 40; i++ {
+					snd := newSend(acc, "live", at(time.Duration(i)*time.Millisecond), credit, 1)
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						r, err := svc.commits.Do(ctx, snd)
+						if err != nil {
+							errs <- err
+							return
+						}
+						tally([]sendResult{r}, &ok, &refused, errs)
+					}()
+				}
+				wg.Wait()
+				close(errs)
+				for err := range errs {
+					t.Error(err)
+				}
+				if ok.Load() != 25 || refused.Load() != 15 {
+					t.Errorf("accepted %d, refused %d; want 25 and 15", ok.Load(), refused.Load())
+				}
+				checkBalance(t, st, acc.ID, 0)
+				storetest.CheckUsage(t, st, acc.ID)
+			})
+		})
+	}
+}

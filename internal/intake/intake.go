@@ -155,6 +155,9 @@ type Config struct {
 	// CommitWorkers is the number of parallel group-commit loops (1 suits
 	// SQLite's single writer; PostgreSQL gains from a few).
 	CommitWorkers int
+	// Late gathers each group of sends when its transaction starts
+	// (batch.NewLate), for a writer that runs one transaction at a time.
+	Late bool
 	// Media checks uploaded files and their fit to the channel; nil checks
 	// the shape of media references only.
 	Media MediaChecker
@@ -189,9 +192,16 @@ func NewService(c Config) *Service {
 	s := &Service{phones: phone.NewValidator(10_000), store: c.Store, writer: c.Writer, picker: c.Picker, media: c.Media,
 		templates: c.Templates, capabilityTTL: c.CapabilityTTL, guard: c.Guard, now: c.Now, allowPrivate: c.AllowPrivateCallbacks,
 		wake: c.Wake, dispatch: c.Dispatch}
-	s.commits = batch.New(s.commitSends, 128, c.CommitWorkers)
+	if c.Late {
+		s.commits = batch.NewLate(s.commitTaken, 128, c.CommitWorkers+2, batch.Clock(c.Now))
+	} else {
+		s.commits = batch.New(s.commitSends, 128, c.CommitWorkers, batch.Clock(c.Now))
+	}
 	return s
 }
+
+// CommitStats reads how the loops that group sends went (batch.Stats).
+func (s *Service) CommitStats() batch.Stats { return s.commits.Stats() }
 
 // Close waits for running commits and stops accepting sends.
 func (s *Service) Close() { s.commits.Close() }

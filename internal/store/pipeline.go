@@ -199,6 +199,7 @@ func (s *Store) pgWriteOnce(ctx context.Context, fns []func(tx *Tx) error, caref
 }
 
 func (s *Store) pgGroup(ctx context.Context, p *pipeline, fns []func(tx *Tx) error) ([]error, error) {
+	begun := s.now()
 	p.queue("BEGIN")
 	tx := &Tx{s: s, pg: p}
 	if s.holder != "" {
@@ -241,10 +242,12 @@ func (s *Store) pgGroup(ctx context.Context, p *pipeline, fns []func(tx *Tx) err
 			p.queue("RELEASE SAVEPOINT w")
 		}
 	}
+	executed := s.now()
 	if err := p.commit(ctx); err != nil {
 		p.rollback(ctx)
 		return nil, err
 	}
+	s.txTimes.add(executed.Sub(begun), s.now().Sub(executed))
 	return results, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
@@ -51,6 +52,8 @@ type Store struct {
 	// fmem keeps the fraud guard's counts of recipients and ranges on
 	// SQLite (fraudmem.go); nil on PostgreSQL, whose nodes share rows.
 	fmem *fraudMemory
+	// txTimes: how the write transactions spent their time (WriteStats).
+	txTimes txCounters
 }
 
 // Options tune Open. The zero value is fine.
@@ -142,7 +145,7 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 			writers = 8
 		}
 	}
-	s.writes = batch.New(s.writeGroup, 64, writers)
+	s.writes = batch.New(s.writeGroup, 64, writers, batch.Clock(s.now))
 	return s, nil
 }
 
@@ -284,6 +287,7 @@ func (s *Store) writeOnce(ctx context.Context, fns []func(tx *Tx) error, careful
 		return nil, fmt.Errorf("begin: %w", err)
 	}
 	tx := &Tx{tx: sqlTx, s: s}
+	begun := s.now()
 	results := make([]error, len(fns))
 	switch {
 	case len(fns) == 1:
@@ -335,9 +339,11 @@ func (s *Store) writeOnce(ctx context.Context, fns []func(tx *Tx) error, careful
 		_ = sqlTx.Rollback()
 		return nil, err
 	}
+	executed := s.now()
 	if err := s.commitSQLite(sqlTx, tx); err != nil {
 		return nil, fmt.Errorf("commit: %w", err)
 	}
+	s.txTimes.add(executed.Sub(begun), s.now().Sub(executed))
 	return results, nil
 }
 
@@ -357,6 +363,32 @@ func (s *Store) commitSQLite(sqlTx *sql.Tx, tx *Tx) error {
 		s.forgetFraud()
 	}
 	return err
+}
+
+// TxStats tell how the write transactions that committed spent their
+// time: running their writes (on PostgreSQL, queuing them and the round
+// trips of those whose answers were read) and committing (on SQLite,
+// appending the transaction to the write-ahead log, which it does not
+// sync; on PostgreSQL, the round trip of the last batch and COMMIT).
+type TxStats struct {
+	Committed       int64
+	Execute, Commit time.Duration
+}
+
+type txCounters struct{ committed, execute, commit atomic.Int64 }
+
+func (c *txCounters) add(execute, commit time.Duration) {
+	c.committed.Add(1)
+	c.execute.Add(int64(execute))
+	c.commit.Add(int64(commit))
+}
+
+// WriteStats reads how the groups of writes (store.Write) and their
+// transactions went since Open.
+func (s *Store) WriteStats() (batch.Stats, TxStats) {
+	c := &s.txTimes
+	return s.writes.Stats(), TxStats{Committed: c.committed.Load(), Execute: time.Duration(c.execute.Load()),
+		Commit: time.Duration(c.commit.Load())}
 }
 
 // ms converts a time to the stored form.

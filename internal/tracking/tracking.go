@@ -121,6 +121,9 @@ type Config struct {
 	Due func()
 	// Workers is the number of parallel transaction loops.
 	Workers int
+	// Late gathers each group of reports when its transaction starts
+	// (batch.NewLate), for a writer that runs one transaction at a time.
+	Late bool
 	// ExpectHold bounds how long a receipt waits for the record of the
 	// hand-over its provider announced (default 5 s).
 	ExpectHold time.Duration
@@ -139,9 +142,16 @@ func NewTracker(c Config) *Tracker {
 	}
 	t := &Tracker{store: c.Store, w: c.Writer, now: c.Now, due: c.Due}
 	t.expect.hold = c.ExpectHold
-	t.reports = batch.New(t.apply, 64, c.Workers)
+	if c.Late {
+		t.reports = batch.NewLate(t.applyTaken, 64, c.Workers+2, batch.Clock(c.Now))
+	} else {
+		t.reports = batch.New(t.apply, 64, c.Workers, batch.Clock(c.Now))
+	}
 	return t
 }
+
+// ReportStats reads how the loops that group reports went (batch.Stats).
+func (t *Tracker) ReportStats() batch.Stats { return t.reports.Stats() }
 
 // Close waits for running transactions.
 func (t *Tracker) Close() { t.reports.Close() }
@@ -220,12 +230,23 @@ func (t *Tracker) Unpark(ctx context.Context) (int, error) {
 }
 
 func (t *Tracker) apply(ctx context.Context, groups [][]Report) ([]struct{}, error) {
+	return t.applyTaken(ctx, func() [][]Report { return groups })
+}
+
+// applyTaken is apply for a group gathered when its transaction starts
+// (batch.NewLate).
+func (t *Tracker) applyTaken(ctx context.Context, take func() [][]Report) ([]struct{}, error) {
+	var groups [][]Report
 	var all []Report
-	for _, g := range groups {
-		all = append(all, g...)
-	}
-	now := t.now().UTC()
+	var now time.Time
 	err := t.write(ctx, func(w Work, emit emitter) error {
+		if groups == nil {
+			groups = take()
+			for _, g := range groups {
+				all = append(all, g...)
+			}
+			now = t.now().UTC()
+		}
 		return applyReports(ctx, w, all, now, emit)
 	})
 	if err != nil {
