@@ -2,11 +2,12 @@ package store
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/id"
 )
 
 // On SQLite one process holds the database, so the fraud guard's counts
@@ -183,28 +184,8 @@ func (tx *Tx) meetHours(ctx context.Context, msgs []domain.Message) error {
 }
 
 // hourID is the least message id of a Unix hour: ids start with their
-// time (48 bits of milliseconds), so the ids of an hour are [hourID(h),
-// hourID(h+1)).
-func hourID(hour int64) string {
-	var raw [16]byte
-	binary.BigEndian.PutUint64(raw[:8], uint64(hour*3600*1000)<<16)
-	return "msg_" + string(encode128(raw))
-}
-
-// encode128 is the id package's encoding of 128 bits (Crockford base32,
-// lower case, 26 characters).
-func encode128(b [16]byte) []byte {
-	const crockford = "0123456789abcdefghjkmnpqrstvwxyz"
-	hi := binary.BigEndian.Uint64(b[:8])
-	lo := binary.BigEndian.Uint64(b[8:])
-	out := make([]byte, 26)
-	for i := 25; i >= 0; i-- {
-		out[i] = crockford[lo&31]
-		lo = lo>>5 | hi<<59
-		hi >>= 5
-	}
-	return out
-}
+// time, so the ids of an hour are [hourID(h), hourID(h+1)).
+func hourID(hour int64) string { return id.Floor(id.Message, time.Unix(hour*3600, 0)) }
 
 // countsGoOut is the condition on a message row that it counts: not
 // blocked or held by the guard (an alert-only decision counts).
