@@ -32,12 +32,8 @@ type session struct {
 
 	br *bufio.Reader
 
-	wmu     sync.Mutex // guards the writes queued
-	writing bool       // a goroutine is writing
-	wnext   *flush     // the next write, for the PDUs queued in wbuf
-	wbuf    []byte
-	wspare  []byte
-	seq     atomic.Uint32
+	writes smpp.Coalescer // concurrent PDUs share a write (see write)
+	seq    atomic.Uint32
 
 	mu      sync.Mutex
 	bound   smpp.CommandID // the bind command; 0 while open
@@ -307,51 +303,19 @@ func (s *session) respond(cmd smpp.CommandID, st smpp.Status, seq uint32, body s
 
 // write writes one PDU. Under load many goroutines write at once
 // (submit_sm_resp from every submit worker, deliver_sm from the receipt
-// lanes), and a write to a socket is a system call that costs far more
-// than the copy of a PDU: a caller that finds a write under way queues its
-// PDU for the next one and waits for it, and the caller that writes takes
-// everything queued meanwhile, until nothing is. Alone, a PDU is written
-// at once. A failed write fails every PDU it carried.
+// lanes), so they share the socket's writes (Coalescer).
 func (s *session) write(p smpp.PDU) error {
 	b, err := smpp.Encode(p)
 	if err != nil {
 		return err
 	}
-	s.wmu.Lock()
-	if s.wnext == nil {
-		s.wnext = &flush{done: make(chan struct{})}
-	}
-	mine := s.wnext
-	s.wbuf = append(s.wbuf, b...)
-	if s.writing {
-		s.wmu.Unlock()
-		<-mine.done
-		return mine.err
-	}
-	s.writing = true
-	for {
-		f, buf := s.wnext, s.wbuf
-		s.wnext, s.wbuf = nil, s.wspare[:0]
-		s.wmu.Unlock()
-		f.err = s.conn.SetWriteDeadline(s.srv.cfg.Now().Add(writeTimeout))
-		if f.err == nil {
-			_, f.err = s.conn.Write(buf)
+	return s.writes.Write(b, func(buf []byte) error {
+		if err := s.conn.SetWriteDeadline(s.srv.cfg.Now().Add(writeTimeout)); err != nil {
+			return err
 		}
-		close(f.done)
-		s.wmu.Lock()
-		s.wspare = buf
-		if s.wnext == nil {
-			s.writing = false
-			s.wmu.Unlock()
-			return mine.err
-		}
-	}
-}
-
-// flush is one write of the PDUs queued for it; done closes when it ended.
-type flush struct {
-	done chan struct{}
-	err  error
+		_, err := s.conn.Write(buf)
+		return err
+	})
 }
 
 // request writes a request and returns the wait for its response. At

@@ -55,11 +55,7 @@ type session struct {
 
 	// PDUs written by concurrent callers share one write to the socket
 	// (see writeRaw).
-	wmu     sync.Mutex
-	wbuf    []byte  // PDUs waiting for the next write
-	wspare  []byte  // the buffer of the last write, to reuse
-	wnext   *wflush // the write the waiting PDUs go out with
-	writing bool    // a caller is writing for everyone
+	writes pdu.Coalescer
 
 	mu      sync.Mutex
 	pending map[uint32]chan reply
@@ -254,52 +250,20 @@ func (s *session) write(p pdu.PDU) error {
 	return s.writeRaw(p.Command, b)
 }
 
-// wflush is one write of the PDUs queued for it; done closes when it ended.
-type wflush struct {
-	done chan struct{}
-	err  error
-}
-
 // writeRaw writes one encoded PDU; a failed write ends the session, since
 // the peer may have read part of it and the stream is then out of step.
-//
-// Under load many goroutines write at once (submit_sm from every hand-over,
-// deliver_sm_resp from every receipt), and a write to a socket is a system
-// call that costs far more than the copy of a PDU: a caller that finds a
-// write under way queues its PDU for the next one and waits, and the caller
-// that writes takes everything queued meanwhile, until nothing is. Alone, a
-// PDU is written at once, as before.
+// Under load many goroutines write at once (submit_sm from every
+// hand-over, deliver_sm_resp from every receipt), so they share the
+// socket's writes (pdu.Coalescer).
 func (s *session) writeRaw(cmd pdu.CommandID, b []byte) error {
-	s.wmu.Lock()
-	if s.wnext == nil {
-		s.wnext = &wflush{done: make(chan struct{})}
-	}
-	mine := s.wnext
-	s.wbuf = append(s.wbuf, b...)
-	if s.writing {
-		s.wmu.Unlock()
-		<-mine.done
-		return mine.err
-	}
-	s.writing = true
-	for {
-		f, buf := s.wnext, s.wbuf
-		s.wnext, s.wbuf = nil, s.wspare[:0]
-		s.wmu.Unlock()
+	return s.writes.Write(b, func(buf []byte) error {
 		_ = s.conn.SetWriteDeadline(time.Now().Add(s.cfg.RequestTimeout))
 		if _, err := s.conn.Write(buf); err != nil {
 			s.close(fmt.Errorf("write %s: %w", cmd, err))
-			f.err = fmt.Errorf("%w: %w", errConnLost, err)
+			return fmt.Errorf("%w: %w", errConnLost, err)
 		}
-		close(f.done)
-		s.wmu.Lock()
-		s.wspare = buf
-		if s.wnext == nil {
-			s.writing = false
-			s.wmu.Unlock()
-			return mine.err
-		}
-	}
+		return nil
+	})
 }
 
 // callOpts are the ways requests differ: submit_sm uses the window and the
