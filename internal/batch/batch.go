@@ -150,15 +150,7 @@ func (b *Batcher[T, R]) loop(worker int) {
 		// are waiting for an answer, and a half-known outcome helps nobody.
 		results, err := b.fn(ctx, items)
 		ran := b.now()
-		for i, c := range calls {
-			var o outcome[R]
-			if err != nil {
-				o.err = err
-			} else {
-				o.r = results[i]
-			}
-			c.done <- o
-		}
+		answer(calls, results, err)
 		b.stats.add(len(calls), queued, taken.Sub(waiting), started.Sub(taken), ran.Sub(started), b.now().Sub(ran))
 	}
 }
@@ -195,6 +187,19 @@ func (c *counters) add(items int, queued, idle, gather, run, answer time.Duratio
 	c.gather.Add(int64(gather))
 	c.run.Add(int64(run))
 	c.answer.Add(int64(answer))
+}
+
+// answer gives each call its result, or err to all of them.
+func answer[T, R any](calls []call[T, R], results []R, err error) {
+	for i, c := range calls {
+		var o outcome[R]
+		if err != nil {
+			o.err = err
+		} else {
+			o.r = results[i]
+		}
+		c.done <- o
+	}
 }
 
 // Close stops taking new items and waits for running batches to finish.

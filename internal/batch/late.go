@@ -130,14 +130,6 @@ func (b *Batcher[T, R]) runLate(ctx context.Context, fn LateFunc[T, R], g *lateG
 	if err == nil && len(results) != len(g.calls) {
 		err = errors.New("batch: a result count that does not match the group")
 	}
-	for i, c := range g.calls {
-		var o outcome[R]
-		if err != nil {
-			o.err = err
-		} else {
-			o.r = results[i]
-		}
-		c.done <- o
-	}
+	answer(g.calls, results, err)
 	b.stats.add(len(g.calls), g.queued, 0, g.takenAt.Sub(g.opened), ran.Sub(g.takenAt), b.now().Sub(ran))
 }
