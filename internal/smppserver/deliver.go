@@ -82,10 +82,14 @@ type lane struct {
 func newReceiptQueue(s *Server) *receiptQueue {
 	rq := &receiptQueue{srv: s, held: map[string]int{}, heldA: map[string]int{}, lanes: map[string]*lane{},
 		backlog: map[string]bool{}}
+	// One handler at a time: rows handed over in memory reach the lanes in
+	// the order they were handed, so a later chunk cannot be written to a
+	// bind before an earlier one is in its lane (oldest first). Handling
+	// only fills lanes and starts writes that do not wait for answers.
 	rq.q = lease.New(lease.Config[queued]{Name: "smpp receipts", Owner: s.cfg.Owner,
 		Lease: 2 * s.cfg.ResponseTimeout, Claim: rq.claim, Release: s.cfg.Items.ReleaseSMPPItems,
 		ID: func(it queued) string { return it.ID }, Until: func(it queued) time.Time { return it.NextAttemptAt },
-		Batch: 256, Workers: 4, Poll: s.cfg.Poll, Now: s.cfg.Now, Log: s.cfg.Log})
+		Batch: 256, Workers: 1, Poll: s.cfg.Poll, Now: s.cfg.Now, Log: s.cfg.Log})
 	return rq
 }
 
