@@ -298,6 +298,9 @@ func (tx *Tx) TrailingFraudCounts(ctx context.Context, cs []domain.FraudCount, w
 	if tx.s.fmem == nil {
 		return tx.trailingFraudRows(ctx, cs, window)
 	}
+	// A country's count adds the pending counts, which the lock keeps.
+	tx.s.fmem.mu.Lock()
+	defer tx.s.fmem.mu.Unlock()
 	out := make([]int64, len(cs))
 	var rows []domain.FraudCount
 	var rowAt []int

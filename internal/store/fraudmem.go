@@ -17,8 +17,12 @@ import (
 // an hour this process has not seen from its start (it started within
 // it, or another connection wrote to the file) has each counter seeded
 // once from the messages of the hour when first touched. Countries are
-// few, so their counts are also written as rows, once per transaction:
-// they seed a country's counter and are what its baseline is read from.
+// few, so their counts are also written as rows, at most once a second
+// (rowsEvery): they seed a country's counter and are what its baseline is
+// read from. The counts committed since the last write are kept as
+// pending and added to every read of the rows; a crash loses at most that
+// second of the countries' counts, which only the burst rule reads (the
+// caps of recipients and ranges are taken from the messages).
 //
 // Memory changes with the write transaction that made them: a transaction
 // stages its counts, and they join the memory when it commits, under the
@@ -29,6 +33,16 @@ import (
 // forgotten and its counters seeded again from the messages.
 const maxFraudKeys = 1_000_000
 
+// versionEvery is how often a transaction reads PRAGMA data_version: at
+// a node's rate, reading it in every transaction cost more than the rest
+// of the counting. Another process's writes to the file are seen within
+// that time, so two processes on one file may together pass a cap by
+// what the other sent meanwhile, before the counts are seeded again.
+const versionEvery = 100 * time.Millisecond
+
+// rowsEvery is how often the countries' counts are written as rows.
+const rowsEvery = time.Second
+
 // fraudMemory is the process's counts, by Unix hour.
 type fraudMemory struct {
 	mu sync.Mutex
@@ -36,7 +50,13 @@ type fraudMemory struct {
 	// connection: it moves only when another connection commits, which
 	// makes every hour incomplete again.
 	version int64
-	hours   map[int64]*fraudHourMem
+	// checkedAt is when version was last read (versionEvery).
+	checkedAt time.Time
+	hours     map[int64]*fraudHourMem
+	// pending are the countries' counts committed and not yet written as
+	// rows (rowsEvery); flushedAt is when they last were.
+	pending   map[fraudHourKey]domain.FraudCount
+	flushedAt time.Time
 }
 
 // fraudHourMem is one hour's counts. complete: no message of the hour
@@ -48,7 +68,9 @@ type fraudHourMem struct {
 	n        map[string]int64
 }
 
-func newFraudMemory() *fraudMemory { return &fraudMemory{hours: map[int64]*fraudHourMem{}} }
+func newFraudMemory() *fraudMemory {
+	return &fraudMemory{hours: map[int64]*fraudHourMem{}, pending: map[fraudHourKey]domain.FraudCount{}}
+}
 
 // fraudTx is one transaction's staged counts: the seeds it read (committed
 // counts, or counts including earlier writes of the same transaction),
@@ -60,8 +82,11 @@ type fraudTx struct {
 	seeds   map[fraudHourKey]int64
 	log     []fraudDelta
 	added   map[fraudHourKey]int64 // the sums of log
-	// rows are the country counts met, written as rows at commit.
-	rows map[fraudHourKey]domain.FraudCount
+	// rows are the country counts met: pending once committed, or
+	// written as rows with the pending ones when the transaction flushes
+	// them (flushed: how much of each pending count it wrote).
+	rows    map[fraudHourKey]domain.FraudCount
+	flushed map[fraudHourKey]int64
 }
 
 // fraudHourKey is a count's key and hour.
@@ -114,12 +139,18 @@ func (tx *Tx) fraudUndo(mark int) {
 	fx.log = fx.log[:mark]
 }
 
-// syncFraud checks once per transaction that no other connection wrote
-// since this process's last commit; if one did, the memory is dropped and
-// every hour seeded afresh. Called with the memory's lock held.
+// syncFraud checks, at most once per versionEvery, that no other
+// connection wrote since this process last looked; if one did, the memory
+// is dropped and every hour seeded afresh. Called with the memory's lock
+// held.
 func (tx *Tx) syncFraud(ctx context.Context, m *fraudMemory) error {
 	fx := tx.fraudState()
 	if fx.checked {
+		return nil
+	}
+	now := tx.s.now()
+	if since := now.Sub(m.checkedAt); m.version != 0 && since >= 0 && since < versionEvery {
+		fx.checked = true
 		return nil
 	}
 	var v int64
@@ -129,7 +160,7 @@ func (tx *Tx) syncFraud(ctx context.Context, m *fraudMemory) error {
 	if m.version != 0 && v != m.version {
 		m.hours = map[int64]*fraudHourMem{}
 	}
-	m.version, fx.checked = v, true
+	m.version, m.checkedAt, fx.checked = v, now, true
 	return nil
 }
 
@@ -200,13 +231,13 @@ func (tx *Tx) seedFraud(ctx context.Context, c domain.FraudCount, from, to int64
 	var err error
 	switch c.Scope {
 	case domain.ScopeCountry:
-		// Its rows are written with every transaction that counts it.
+		// Its rows, and the counts committed since they were written.
 		c.Hour = to
 		got, err := tx.trailingFraudRows(ctx, []domain.FraudCount{c}, to-from)
 		if err != nil {
 			return 0, err
 		}
-		return got[0], nil
+		return got[0] + tx.s.fmem.pendingSum(c, from, to), nil
 	case domain.ScopeRecipient:
 		err = tx.queryRow(ctx, `SELECT count(*) FROM messages WHERE account_id = $1 AND to_phone = $2
 			AND env = $3 AND id >= $4 AND id < $5 AND `+countsGoOut,
@@ -329,24 +360,111 @@ func (s *Store) forgetFraud() {
 	}
 }
 
-// flushFraudRows writes the countries' counts the transaction added, net
-// of those taken back, as rows: one statement for the transaction, just
-// before its commit. The rows are what a country's baseline is read from.
+// pendingSum is the country count's pending counts over the hours
+// [from, to). Called with the memory's lock held.
+func (m *fraudMemory) pendingSum(c domain.FraudCount, from, to int64) int64 {
+	if len(m.pending) == 0 {
+		return 0
+	}
+	key := memKey(c)
+	var n int64
+	for h := from; h < to; h++ {
+		n += m.pending[fraudHourKey{h, key}].N
+	}
+	return n
+}
+
+// flushFraudRows writes the countries' counts as rows, once rowsEvery
+// has passed since they last were: the pending ones and those the
+// transaction added, net of those taken back, in one statement just
+// before its commit. Otherwise the transaction's counts become pending
+// when it commits (settleFraudRows).
 func (tx *Tx) flushFraudRows(ctx context.Context) error {
-	fx := tx.fx
-	if fx == nil || len(fx.rows) == 0 {
+	m := tx.s.fmem
+	if m == nil {
 		return nil
 	}
-	cs := make([]domain.FraudCount, 0, len(fx.rows))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if since := tx.s.now().Sub(m.flushedAt); since >= 0 && since < rowsEvery {
+		return nil
+	}
+	fx := tx.fraudState()
+	sum := make(map[fraudHourKey]domain.FraudCount, len(m.pending)+len(fx.rows))
+	fx.flushed = make(map[fraudHourKey]int64, len(m.pending))
+	for hk, c := range m.pending {
+		sum[hk] = c
+		fx.flushed[hk] = c.N
+	}
 	for hk, c := range fx.rows {
 		if n := fx.added[hk]; n != 0 {
-			c.N = n
-			cs = append(cs, c)
+			if p, ok := sum[hk]; ok {
+				c.N = p.N
+			} else {
+				c.N = 0
+			}
+			c.N += n
+			sum[hk] = c
 		}
 	}
-	if len(cs) == 0 {
+	if len(sum) == 0 {
 		return nil
 	}
+	cs := make([]domain.FraudCount, 0, len(sum))
+	for _, c := range sum {
+		cs = append(cs, c)
+	}
 	_, err := tx.addFraudRows(ctx, cs)
+	return err
+}
+
+// settleFraudRows records, once the transaction has committed, what it
+// did to the countries' rows: the pending counts it wrote are no longer
+// pending; if it wrote none, its own counts now are. Called with the
+// memory's lock held.
+func (tx *Tx) settleFraudRows() {
+	m, fx := tx.s.fmem, tx.fx
+	if fx.flushed != nil {
+		for hk, n := range fx.flushed {
+			p := m.pending[hk]
+			if p.N -= n; p.N == 0 {
+				delete(m.pending, hk)
+			} else {
+				m.pending[hk] = p
+			}
+		}
+		m.flushedAt = tx.s.now()
+		return
+	}
+	for hk, c := range fx.rows {
+		n := fx.added[hk]
+		if n == 0 {
+			continue
+		}
+		if p, ok := m.pending[hk]; ok {
+			c.N = p.N
+		} else {
+			c.N = 0
+		}
+		c.N += n
+		m.pending[hk] = c
+	}
+}
+
+// flushPendingFraud writes the pending countries' counts as rows, when
+// the store closes.
+func (s *Store) flushPendingFraud(ctx context.Context) error {
+	m := s.fmem
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	idle := len(m.pending) == 0
+	m.flushedAt = time.Time{}
+	m.mu.Unlock()
+	if idle {
+		return nil
+	}
+	_, err := s.writeOnce(ctx, nil, false)
 	return err
 }

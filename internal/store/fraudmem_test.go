@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -166,26 +168,152 @@ func TestFraudCountsKeepAccountsApartAcrossARestart(t *testing.T) {
 	}
 }
 
+// testClock is a clock the test moves, shared by stores on one file.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
 // TestFraudCountsSeeAnotherWriter: a second process on the same SQLite
 // file (here a second store) writes messages the first never counted;
-// the first must see them, not its memory alone.
+// the first must see them, not its memory alone, once it looks again
+// (at most every 100 ms of its clock).
 func TestFraudCountsSeeAnotherWriter(t *testing.T) {
 	dsn := storetest.DSN(t, "sqlite")
-	one := storetest.Open(t, dsn)
-	two := storetest.Open(t, dsn)
+	clock := &testClock{t: time.Now()}
+	one := storetest.OpenWith(t, dsn, store.Options{Now: clock.Now})
+	two := storetest.OpenWith(t, dsn, store.Options{Now: clock.Now})
 	acc := guardedAccount(t, one, capRules(3, 50))
 	now := at(15 * time.Minute)
 	g1, g2 := fraud.New(fraud.Config{}), fraud.New(fraud.Config{})
 	if n := guardSend(t, one, g1, acc, now, "5511999990001", "5511999990001"); n != 0 {
 		t.Fatalf("stopped %d", n)
 	}
+	clock.Add(100 * time.Millisecond)
 	if n := guardSend(t, two, g2, acc, now, "5511999990001"); n != 0 {
 		t.Fatalf("the other writer's message, the third, was stopped")
 	}
+	clock.Add(100 * time.Millisecond)
 	if n := guardSend(t, one, g1, acc, now, "5511999990001"); n != 1 {
 		t.Fatalf("the fourth message went out: the first writer missed the other's")
 	}
+	clock.Add(100 * time.Millisecond)
 	if n := guardSend(t, two, g2, acc, now, "5511999990001"); n != 1 {
 		t.Fatalf("the fifth message went out: the second writer missed the first's")
+	}
+}
+
+// TestFraudCountryCountsPendingBetweenWrites: a country's counts are
+// written as rows at most once a second; meanwhile they are pending, and
+// the burst rule's reads (its count and its baseline) see them, a close
+// writes them, and the next process goes on from them.
+func TestFraudCountryCountsPendingBetweenWrites(t *testing.T) {
+	dsn := storetest.DSN(t, "sqlite")
+	ctx := context.Background()
+	clock := &testClock{t: time.Now()}
+	st, err := store.Open(ctx, dsn, store.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { st.Close() }()
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	acc := guardedAccount(t, st, capRules(1000, 1000))
+	hour := at(0).Unix() / 3600
+	country := func(h int64) domain.FraudCount {
+		return domain.FraudCount{AccountID: acc.ID, Env: domain.Live, Scope: domain.ScopeCountry, Key: "55", Hour: h}
+	}
+	add := func(st *store.Store, n int64) int64 {
+		t.Helper()
+		var got []int64
+		write(t, st, func(ctx context.Context, tx *store.Tx) error {
+			c := country(hour)
+			c.N = n
+			var err error
+			got, err = tx.AddFraudCounts(ctx, []domain.FraudCount{c})
+			return err
+		})
+		return got[0]
+	}
+	// rows reads the country's rows as stored, without the pending.
+	rows := func(h int64) int64 {
+		t.Helper()
+		got, err := st.QueryStrings(ctx, `SELECT CAST(coalesce(sum(n), 0) AS TEXT) FROM fraud_counts
+			WHERE account_id = ? AND scope = ? AND fkey = ? AND hour = ?`, acc.ID, domain.ScopeCountry, "55", h)
+		if err != nil || len(got) != 1 {
+			t.Fatal(got, err)
+		}
+		n, err := strconv.ParseInt(got[0], 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// A second after the last write (the account's), a write writes its
+	// counts as rows.
+	clock.Add(time.Second)
+	if got := add(st, 2); got != 2 {
+		t.Fatalf("count %d, want 2", got)
+	}
+	if got := rows(hour); got != 2 {
+		t.Fatalf("rows hold %d after a write a second after the last, want 2", got)
+	}
+	// Within the second the counts stay pending, and are counted.
+	clock.Add(300 * time.Millisecond)
+	if got := add(st, 3); got != 5 {
+		t.Fatalf("count %d, want 5", got)
+	}
+	if got := rows(hour); got != 2 {
+		t.Fatalf("rows hold %d within the second, want 2 (the rest pending)", got)
+	}
+	var trailing []int64
+	write(t, st, func(ctx context.Context, tx *store.Tx) error {
+		var err error
+		trailing, err = tx.TrailingFraudCounts(ctx, []domain.FraudCount{country(hour + 1)}, 24)
+		return err
+	})
+	if trailing[0] != 5 {
+		t.Fatalf("the next hour's baseline reads %d, want 5 with the pending", trailing[0])
+	}
+	// A second later the next transaction writes them all.
+	clock.Add(time.Second)
+	if got := add(st, 1); got != 6 {
+		t.Fatalf("count %d, want 6", got)
+	}
+	if got := rows(hour); got != 6 {
+		t.Fatalf("rows hold %d after a second, want 6", got)
+	}
+	// Pending at a close are written by it, and the next process reads them.
+	clock.Add(100 * time.Millisecond)
+	add(st, 4)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = store.Open(ctx, dsn, store.Options{Now: clock.Now}); err != nil {
+		t.Fatal(err)
+	}
+	if got := rows(hour); got != 10 {
+		t.Fatalf("rows hold %d after the close, want 10", got)
+	}
+	write(t, st, func(ctx context.Context, tx *store.Tx) error {
+		var err error
+		trailing, err = tx.TrailingFraudCounts(ctx, []domain.FraudCount{country(hour + 1)}, 24)
+		return err
+	})
+	if trailing[0] != 10 {
+		t.Fatalf("after the restart the next hour's baseline reads %d, want 10", trailing[0])
 	}
 }

@@ -376,7 +376,34 @@ func mutableValues(m *domain.Message) [len(mutableCols)]any {
 	return [...]any{string(m.Status), string(m.Channel), m.Provider, m.ProviderRef, m.ErrorCode, m.ErrorMessage,
 		ms(m.UpdatedAt), nullMS(m.SentAt), nullMS(m.DeliveredAt), nullMS(m.ReadAt), nullMS(m.FailedAt),
 		nullMS(m.CanceledAt), nullMS(m.NextAttemptAt), m.LeaseOwner, m.Charged, m.Credits, m.Segments,
-		m.Encoding, m.Attempts, m.Route, m.Cost, m.CostCurrency, encodeUpline(m.Upline), encodeDecision(m.Fraud)}
+		m.Encoding, m.Attempts, m.Route, m.Cost, m.CostCurrency, encodeUpline(m.Upline), decisionValueOf(m.Fraud)}
+}
+
+// decisionValue is a message's decision as compared between its states:
+// by value, and encoded only when written (storedValue), since a status
+// change rarely touches it and its JSON cost more than the rest of the
+// row's values together.
+type decisionValue struct {
+	set bool
+	d   domain.FraudDecision
+}
+
+func decisionValueOf(d *domain.FraudDecision) decisionValue {
+	if d == nil {
+		return decisionValue{}
+	}
+	return decisionValue{true, *d}
+}
+
+// storedValue is a value of mutableValues as it is written.
+func storedValue(v any) any {
+	if d, ok := v.(decisionValue); ok {
+		if !d.set {
+			return ""
+		}
+		return encodeDecision(&d.d)
+	}
+	return v
 }
 
 // UpdateMessages writes every mutable field of many messages.
@@ -433,7 +460,7 @@ func (tx *Tx) UpdateChangedMessages(ctx context.Context, before, after []domain.
 				args = append(args, after[i].ID)
 				for c := range mutableCols {
 					if g.mask&(1<<c) != 0 {
-						args = append(args, vals[i][c])
+						args = append(args, storedValue(vals[i][c]))
 					}
 				}
 			}

@@ -163,6 +163,10 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close waits for the writes under way and releases the connections.
 func (s *Store) Close() error {
 	s.writes.Close()
+	// The countries' counts not yet written as rows are written now
+	// (fraudmem.go); a store that cannot write loses them, as a crash
+	// would.
+	_ = s.flushPendingFraud(context.Background())
 	err := s.w.Close()
 	if s.r != s.w {
 		if e := s.r.Close(); err == nil {
@@ -350,7 +354,8 @@ func (s *Store) writeOnce(ctx context.Context, fns []func(tx *Tx) error, careful
 // commitSQLite commits a write transaction, and the fraud counts it
 // staged with it: they join the memory before the commit, under a lock
 // held until the commit has returned, so that the next transaction starts
-// from them; a failed commit drops the memory (it is seeded again).
+// from them; a failed commit drops the memory (it is seeded again) and
+// leaves the countries' pending counts as they were.
 func (s *Store) commitSQLite(sqlTx *sql.Tx, tx *Tx) error {
 	if s.fmem == nil || tx.fx == nil {
 		return sqlTx.Commit()
@@ -361,8 +366,10 @@ func (s *Store) commitSQLite(sqlTx *sql.Tx, tx *Tx) error {
 	err := sqlTx.Commit()
 	if err != nil {
 		s.forgetFraud()
+		return err
 	}
-	return err
+	tx.settleFraudRows()
+	return nil
 }
 
 // TxStats tell how the write transactions that committed spent their
