@@ -68,16 +68,174 @@ func (d decisionText) Scan(src any) error {
 	scanErr := scanNull(src, func(v sql.NullString) {
 		*d.p = nil
 		if v.String != "" {
-			var dec domain.FraudDecision
-			if err = json.Unmarshal([]byte(v.String), &dec); err == nil {
-				*d.p = &dec
-			}
+			*d.p, err = decodeDecision(v.String)
 		}
 	})
 	if scanErr != nil {
 		return scanErr
 	}
 	return err
+}
+
+// decodeDecision reads a stored decision. A status change reads the
+// decision of every message it touches, and encoding/json cost several
+// microseconds a message, so the text encodeDecision writes (an object
+// of known fields, strings without escapes, numbers) is read by hand;
+// anything else is left to encoding/json, which reads it the same way.
+func decodeDecision(text string) (*domain.FraudDecision, error) {
+	if d, ok := decodeDecisionFast(text); ok {
+		return d, nil
+	}
+	var d domain.FraudDecision
+	if err := json.Unmarshal([]byte(text), &d); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+func decodeDecisionFast(s string) (*domain.FraudDecision, bool) {
+	var d domain.FraudDecision
+	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
+		return nil, false
+	}
+	i := 1
+	if s[i] == '}' {
+		return &d, i == len(s)-1
+	}
+	for {
+		key, n, ok := plainString(s, i)
+		if !ok || n >= len(s) || s[n] != ':' {
+			return nil, false
+		}
+		i = n + 1
+		var val string
+		quoted := i < len(s) && s[i] == '"'
+		if quoted {
+			val, n, ok = plainString(s, i)
+		} else {
+			n = i
+			for n < len(s) && strings.IndexByte("-+.0123456789eE", s[n]) >= 0 {
+				n++
+			}
+			val = s[i:n]
+			ok = jsonNumber(val)
+		}
+		if !ok || !setDecisionField(&d, key, val, quoted) {
+			return nil, false
+		}
+		i = n
+		if i >= len(s) {
+			return nil, false
+		}
+		switch s[i] {
+		case ',':
+			i++
+		case '}':
+			return &d, i == len(s)-1
+		default:
+			return nil, false
+		}
+	}
+}
+
+// jsonNumber tells whether s is a number as JSON writes one (strconv
+// also takes "+1", "01" or ".5", which encoding/json refuses).
+func jsonNumber(s string) bool {
+	i := 0
+	digits := func() bool {
+		start := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i > start
+	}
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case !digits():
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if !digits() {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// plainString reads the JSON string at s[i] when it has no escape and
+// no control character, and returns it and where it ends.
+func plainString(s string, i int) (string, int, bool) {
+	if i >= len(s) || s[i] != '"' {
+		return "", 0, false
+	}
+	for j := i + 1; j < len(s); j++ {
+		switch c := s[j]; {
+		case c == '"':
+			return s[i+1 : j], j + 1, true
+		case c == '\\' || c < 0x20 || c >= 0x80:
+			return "", 0, false
+		}
+	}
+	return "", 0, false
+}
+
+// setDecisionField sets the decision's field named key, as encoding/json
+// would from the value; false for a key or value it does not know.
+func setDecisionField(d *domain.FraudDecision, key, val string, quoted bool) bool {
+	str := func(p *string) bool { *p = val; return quoted }
+	num := func(p *int64) bool {
+		n, err := strconv.ParseInt(val, 10, 64)
+		*p = n
+		return !quoted && err == nil
+	}
+	float := func(p *float64) bool {
+		f, err := strconv.ParseFloat(val, 64)
+		*p = f
+		return !quoted && err == nil
+	}
+	when := func(p *time.Time) bool { return quoted && p.UnmarshalText([]byte(val)) == nil }
+	switch key {
+	case "rule":
+		return str(&d.Rule)
+	case "scope":
+		return str(&d.Scope)
+	case "key":
+		return str(&d.Key)
+	case "count":
+		return num(&d.Count)
+	case "cap":
+		return num(&d.Cap)
+	case "baseline":
+		return float(&d.Baseline)
+	case "factor":
+		return float(&d.Factor)
+	case "action":
+		d.Action = domain.FraudAction(val)
+		return quoted
+	case "at":
+		return when(&d.At)
+	case "resolution":
+		return str(&d.Resolution)
+	case "resolvedBy":
+		return str(&d.ResolvedBy)
+	case "resolvedAt":
+		return when(&d.ResolvedAt)
+	}
+	return false
 }
 
 func encodeDecision(d *domain.FraudDecision) string {
@@ -178,6 +336,7 @@ func (s *Store) FraudHours(ctx context.Context, q domain.FraudQuery) ([]domain.F
 	if err != nil {
 		return nil, fmt.Errorf("fraud hours: %w", err)
 	}
+	s.addPendingMarks(out)
 	return out, nil
 }
 
@@ -371,22 +530,36 @@ func (tx *Tx) trailingFraudRows(ctx context.Context, cs []domain.FraudCount, win
 // MarkFraudHours adds each hour's decisions to its row and reports which
 // rows are new (whose alert goes out now), in the caller's transaction.
 // On PostgreSQL a concurrent insert of the same row waits for the first
-// transaction, so one of them alone finds it new.
+// transaction, so one of them alone finds it new. On SQLite the rows this
+// process knows exist are added to in memory and written later
+// (fraudmem.go).
 func (tx *Tx) MarkFraudHours(ctx context.Context, hs []domain.FraudHour) ([]bool, error) {
+	if tx.s.fmem != nil {
+		return tx.markMemHours(ctx, hs)
+	}
 	fresh := make([]bool, len(hs))
 	for i, h := range hs {
-		// One statement whether the row is new or not: a row the group
-		// opened holds its own messages alone (every group adds at least
-		// one), a row that was there holds more.
-		var after int64
-		err := tx.queryRow(ctx, `INSERT INTO fraud_hours (hour, account_id, rule, fkey, scope, action, messages)
-			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (hour, account_id, rule, fkey)
-			DO UPDATE SET messages = fraud_hours.messages + excluded.messages RETURNING messages`,
-			hourOf(h.Hour), h.AccountID, h.Rule, h.Key, h.Scope, string(h.Action), h.Messages).Scan(&after)
+		isNew, err := tx.upsertFraudHour(ctx, h)
 		if err != nil {
-			return nil, fmt.Errorf("mark fraud hour: %w", err)
+			return nil, err
 		}
-		fresh[i] = after == h.Messages
+		fresh[i] = isNew
 	}
 	return fresh, nil
+}
+
+// upsertFraudHour adds an hour's decisions to its row and tells whether
+// the row is new. One statement whether the row is new or not: a row the
+// statement opened holds its own messages alone (every mark adds at least
+// one), a row that was there holds more.
+func (tx *Tx) upsertFraudHour(ctx context.Context, h domain.FraudHour) (bool, error) {
+	var after int64
+	err := tx.queryRow(ctx, `INSERT INTO fraud_hours (hour, account_id, rule, fkey, scope, action, messages)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (hour, account_id, rule, fkey)
+		DO UPDATE SET messages = fraud_hours.messages + excluded.messages RETURNING messages`,
+		hourOf(h.Hour), h.AccountID, h.Rule, h.Key, h.Scope, string(h.Action), h.Messages).Scan(&after)
+	if err != nil {
+		return false, fmt.Errorf("mark fraud hour: %w", err)
+	}
+	return after == h.Messages, nil
 }

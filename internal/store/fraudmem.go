@@ -57,6 +57,24 @@ type fraudMemory struct {
 	// rows (rowsEvery); flushedAt is when they last were.
 	pending   map[fraudHourKey]domain.FraudCount
 	flushedAt time.Time
+	// marks are the decisions' hour rows known to exist (fraud_hours): a
+	// decision of a known row adds to markPending, written with the
+	// countries' rows, instead of an upsert in its transaction. Only a
+	// row's first decision needs the upsert: it tells whether the row is
+	// new, which sends the hour's alert.
+	marks       map[markKey]bool
+	marksHour   int64 // the latest hour of marks: older than the one before it are forgotten
+	markPending map[markKey]domain.FraudHour
+}
+
+// markKey is a row of fraud_hours.
+type markKey struct {
+	hour                int64
+	account, rule, fkey string
+}
+
+func markKeyOf(h domain.FraudHour) markKey {
+	return markKey{hourOf(h.Hour), h.AccountID, h.Rule, h.Key}
 }
 
 // fraudHourMem is one hour's counts. complete: no message of the hour
@@ -69,7 +87,8 @@ type fraudHourMem struct {
 }
 
 func newFraudMemory() *fraudMemory {
-	return &fraudMemory{hours: map[int64]*fraudHourMem{}, pending: map[fraudHourKey]domain.FraudCount{}}
+	return &fraudMemory{hours: map[int64]*fraudHourMem{}, pending: map[fraudHourKey]domain.FraudCount{},
+		marks: map[markKey]bool{}, markPending: map[markKey]domain.FraudHour{}}
 }
 
 // fraudTx is one transaction's staged counts: the seeds it read (committed
@@ -87,6 +106,15 @@ type fraudTx struct {
 	// them (flushed: how much of each pending count it wrote).
 	rows    map[fraudHourKey]domain.FraudCount
 	flushed map[fraudHourKey]int64
+	// markLog are the decisions' hour marks in order: a row this
+	// transaction upserted, or messages added to a known row.
+	markLog      []markEntry
+	marksFlushed map[markKey]int64
+}
+
+type markEntry struct {
+	h        domain.FraudHour
+	upserted bool
 }
 
 // fraudHourKey is a count's key and hour.
@@ -121,22 +149,29 @@ func (tx *Tx) fraudState() *fraudTx {
 
 // fraudMark is where a write of a careful group starts; fraudUndo takes
 // back what the write staged after it, when its savepoint is rolled back.
-func (tx *Tx) fraudMark() int {
+type fraudMarkAt struct{ log, marks int }
+
+func (tx *Tx) fraudMark() fraudMarkAt {
 	if tx.fx == nil {
-		return 0
+		return fraudMarkAt{}
 	}
-	return len(tx.fx.log)
+	return fraudMarkAt{len(tx.fx.log), len(tx.fx.markLog)}
 }
 
-func (tx *Tx) fraudUndo(mark int) {
+func (tx *Tx) fraudUndo(at fraudMarkAt) {
 	fx := tx.fx
-	if fx == nil || len(fx.log) <= mark {
+	if fx == nil {
 		return
 	}
-	for _, d := range fx.log[mark:] {
-		fx.added[d.fraudHourKey] -= d.n
+	if len(fx.log) > at.log {
+		for _, d := range fx.log[at.log:] {
+			fx.added[d.fraudHourKey] -= d.n
+		}
+		fx.log = fx.log[:at.log]
 	}
-	fx.log = fx.log[:mark]
+	if len(fx.markLog) > at.marks {
+		fx.markLog = fx.markLog[:at.marks]
+	}
 }
 
 // syncFraud checks, at most once per versionEvery, that no other
@@ -377,8 +412,9 @@ func (m *fraudMemory) pendingSum(c domain.FraudCount, from, to int64) int64 {
 // flushFraudRows writes the countries' counts as rows, once rowsEvery
 // has passed since they last were: the pending ones and those the
 // transaction added, net of those taken back, in one statement just
-// before its commit. Otherwise the transaction's counts become pending
-// when it commits (settleFraudRows).
+// before its commit; and the decisions pending on known hour rows.
+// Otherwise the transaction's counts become pending when it commits
+// (settleFraudRows).
 func (tx *Tx) flushFraudRows(ctx context.Context) error {
 	m := tx.s.fmem
 	if m == nil {
@@ -390,6 +426,13 @@ func (tx *Tx) flushFraudRows(ctx context.Context) error {
 		return nil
 	}
 	fx := tx.fraudState()
+	fx.marksFlushed = make(map[markKey]int64, len(m.markPending))
+	for k, h := range m.markPending {
+		if _, err := tx.upsertFraudHour(ctx, h); err != nil {
+			return err
+		}
+		fx.marksFlushed[k] = h.Messages
+	}
 	sum := make(map[fraudHourKey]domain.FraudCount, len(m.pending)+len(fx.rows))
 	fx.flushed = make(map[fraudHourKey]int64, len(m.pending))
 	for hk, c := range m.pending {
@@ -419,11 +462,42 @@ func (tx *Tx) flushFraudRows(ctx context.Context) error {
 }
 
 // settleFraudRows records, once the transaction has committed, what it
-// did to the countries' rows: the pending counts it wrote are no longer
-// pending; if it wrote none, its own counts now are. Called with the
-// memory's lock held.
+// did to the rows: the pending counts and decisions it wrote are no
+// longer pending; if it wrote no counts, its own now are pending, and its
+// decisions on known rows always are; the rows it upserted are known.
+// Called with the memory's lock held.
 func (tx *Tx) settleFraudRows() {
 	m, fx := tx.s.fmem, tx.fx
+	for _, e := range fx.markLog {
+		k := markKeyOf(e.h)
+		if e.upserted {
+			if k.hour > m.marksHour {
+				m.marksHour = k.hour
+				for old := range m.marks {
+					if old.hour < k.hour-1 {
+						delete(m.marks, old)
+					}
+				}
+			}
+			m.marks[k] = true
+			continue
+		}
+		p, ok := m.markPending[k]
+		if !ok {
+			p = e.h
+			p.Messages = 0
+		}
+		p.Messages += e.h.Messages
+		m.markPending[k] = p
+	}
+	for k, n := range fx.marksFlushed {
+		p := m.markPending[k]
+		if p.Messages -= n; p.Messages == 0 {
+			delete(m.markPending, k)
+		} else {
+			m.markPending[k] = p
+		}
+	}
 	if fx.flushed != nil {
 		for hk, n := range fx.flushed {
 			p := m.pending[hk]
@@ -451,6 +525,59 @@ func (tx *Tx) settleFraudRows() {
 	}
 }
 
+// markMemHours is MarkFraudHours on SQLite: a row not known to exist is
+// upserted now, which tells whether it is new; a known row's decisions
+// are staged, pending once committed. Called without the memory's lock.
+func (tx *Tx) markMemHours(ctx context.Context, hs []domain.FraudHour) ([]bool, error) {
+	m := tx.s.fmem
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	fx := tx.fraudState()
+	fresh := make([]bool, len(hs))
+	for i, h := range hs {
+		k := markKeyOf(h)
+		if m.marks[k] || fx.upserted(k) {
+			fx.markLog = append(fx.markLog, markEntry{h: h})
+			continue
+		}
+		isNew, err := tx.upsertFraudHour(ctx, h)
+		if err != nil {
+			return nil, err
+		}
+		fresh[i] = isNew
+		fx.markLog = append(fx.markLog, markEntry{h: h, upserted: true})
+	}
+	return fresh, nil
+}
+
+// upserted tells whether the transaction upserted the row (a savepoint
+// rolled back takes its entries out of the log).
+func (fx *fraudTx) upserted(k markKey) bool {
+	for _, e := range fx.markLog {
+		if e.upserted && markKeyOf(e.h) == k {
+			return true
+		}
+	}
+	return false
+}
+
+// addPendingMarks adds to rows read from fraud_hours the decisions
+// pending on them.
+func (s *Store) addPendingMarks(rows []domain.FraudHour) {
+	m := s.fmem
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.markPending) == 0 {
+		return
+	}
+	for i := range rows {
+		rows[i].Messages += m.markPending[markKeyOf(rows[i])].Messages
+	}
+}
+
 // flushPendingFraud writes the pending countries' counts as rows, when
 // the store closes.
 func (s *Store) flushPendingFraud(ctx context.Context) error {
@@ -459,7 +586,7 @@ func (s *Store) flushPendingFraud(ctx context.Context) error {
 		return nil
 	}
 	m.mu.Lock()
-	idle := len(m.pending) == 0
+	idle := len(m.pending) == 0 && len(m.markPending) == 0
 	m.flushedAt = time.Time{}
 	m.mu.Unlock()
 	if idle {

@@ -317,3 +317,82 @@ func TestFraudCountryCountsPendingBetweenWrites(t *testing.T) {
 		t.Fatalf("after the restart the next hour's baseline reads %d, want 10", trailing[0])
 	}
 }
+
+// TestFraudHourMarksPendingBetweenWrites: on SQLite a decision on an
+// hour row this process knows exists is added in memory and written with
+// the countries' rows; the row's first decision alone is new (its alert),
+// also after a restart, and the chart's reads count the pending ones.
+func TestFraudHourMarksPendingBetweenWrites(t *testing.T) {
+	for _, d := range storetest.Dialects() {
+		t.Run(d, func(t *testing.T) {
+			dsn := storetest.DSN(t, d)
+			ctx := context.Background()
+			clock := &testClock{t: time.Now()}
+			st, err := store.Open(ctx, dsn, store.Options{Now: clock.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { st.Close() }()
+			if err := st.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			a := storetest.NewAccount(t, st, time.Now())
+			b := storetest.NewAccount(t, st, time.Now())
+			hour := at(0).Truncate(time.Hour)
+			mark := func(st *store.Store, acct string, n int64) bool {
+				t.Helper()
+				var fresh []bool
+				write(t, st, func(ctx context.Context, tx *store.Tx) error {
+					var err error
+					fresh, err = tx.MarkFraudHours(ctx, []domain.FraudHour{{Hour: hour, AccountID: acct, Rule: domain.RulePerRange,
+						Scope: domain.ScopeRange, Key: "5511999990", Action: domain.FraudBlock, Messages: n}})
+					return err
+				})
+				return fresh[0]
+			}
+			messages := func(st *store.Store) map[string]int64 {
+				t.Helper()
+				hs, err := st.FraudHours(ctx, domain.FraudQuery{From: hour, To: hour.Add(time.Hour)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := map[string]int64{}
+				for _, h := range hs {
+					out[h.AccountID] += h.Messages
+				}
+				return out
+			}
+			clock.Add(time.Second)
+			if !mark(st, a, 2) {
+				t.Fatal("the row's first decisions were not new")
+			}
+			clock.Add(100 * time.Millisecond)
+			if mark(st, a, 3) {
+				t.Fatal("the row's later decisions were new again")
+			}
+			if !mark(st, b, 1) {
+				t.Fatal("another account's row was taken for the first's")
+			}
+			if got := messages(st); got[a] != 5 || got[b] != 1 {
+				t.Fatalf("the chart reads %v, want 5 and 1", got)
+			}
+			clock.Add(time.Second)
+			if mark(st, a, 1) {
+				t.Fatal("the row's later decisions were new again")
+			}
+			st.Close()
+			if st, err = store.Open(ctx, dsn, store.Options{Now: clock.Now}); err != nil {
+				t.Fatal(err)
+			}
+			if got := messages(st); got[a] != 6 || got[b] != 1 {
+				t.Fatalf("after a restart the chart reads %v, want 6 and 1", got)
+			}
+			if mark(st, a, 1) || mark(st, b, 1) {
+				t.Fatal("after a restart a row was new again")
+			}
+			if got := messages(st); got[a] != 7 || got[b] != 2 {
+				t.Fatalf("the chart reads %v, want 7 and 2", got)
+			}
+		})
+	}
+}
