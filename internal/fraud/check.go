@@ -17,7 +17,7 @@ type check struct {
 	hour   int64
 	rules  []domain.FraudRules // by send
 	counts []Count
-	index  map[string]int
+	index  map[counterKey]int
 	items  []item
 	// The range and country counters a burst rule looks at, their names
 	// for the guard's baselines and their baselines (by burst position).
@@ -26,6 +26,14 @@ type check struct {
 	burstFactor []float64
 	burstOf     map[int]int
 	baseline    []float64
+}
+
+// counterKey names a counter within a group.
+type counterKey struct {
+	acct       string
+	env        domain.Environment
+	scope, key string
+	hour       int64
 }
 
 // item is one message looked at: its send and place, and its counters
@@ -64,12 +72,9 @@ func (c *check) account(_ int, m *domain.Message) string { return m.AccountID }
 // counter is the index of a counter of this hour, added when new; each
 // message adds one to it.
 func (c *check) counter(acct string, env domain.Environment, scope, key string, hour int64) int {
-	name := acct + "\x00" + string(env) + "\x00" + scope + "\x00" + key
-	if hour != c.hour {
-		name += "\x00" + strconv.FormatInt(hour, 10)
-	}
+	name := counterKey{acct, env, scope, key, hour}
 	if c.index == nil {
-		c.index = map[string]int{}
+		c.index = map[counterKey]int{}
 	}
 	i, ok := c.index[name]
 	if !ok {

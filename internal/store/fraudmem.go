@@ -65,6 +65,7 @@ type fraudMemory struct {
 	marks       map[markKey]bool
 	marksHour   int64 // the latest hour of marks: older than the one before it are forgotten
 	markPending map[markKey]domain.FraudHour
+	spare       *fraudTx // fraudState
 }
 
 // markKey is a row of fraud_hours.
@@ -83,7 +84,7 @@ func markKeyOf(h domain.FraudHour) markKey {
 // missing key is seeded from the messages.
 type fraudHourMem struct {
 	complete bool
-	n        map[string]int64
+	n        map[memCountKey]int64
 }
 
 func newFraudMemory() *fraudMemory {
@@ -120,7 +121,7 @@ type markEntry struct {
 // fraudHourKey is a count's key and hour.
 type fraudHourKey struct {
 	hour int64
-	key  string
+	key  memCountKey
 }
 
 type fraudDelta struct {
@@ -134,17 +135,46 @@ func memScope(scope string) bool {
 	return scope == domain.ScopeRecipient || scope == domain.ScopeRange || scope == domain.ScopeCountry
 }
 
-// memKey is a count's key within its hour.
-func memKey(c domain.FraudCount) string {
-	return c.AccountID + "\t" + string(c.Env) + "\t" + c.Scope + "\t" + c.Key
+// memCountKey is a count's key within its hour: a struct rather than
+// one text, which would be built (allocated) for every count.
+type memCountKey struct {
+	account string
+	env     domain.Environment
+	scope   string
+	key     string
 }
 
+func memKey(c domain.FraudCount) memCountKey { return memCountKey{c.AccountID, c.Env, c.Scope, c.Key} }
+
+// fraudState is the transaction's staged counts, made on first use; it
+// is called with the memory's lock held, and takes the state a committed
+// transaction left (its maps emptied, their room kept): a node commits
+// hundreds of small transactions a second.
 func (tx *Tx) fraudState() *fraudTx {
 	if tx.fx == nil {
-		tx.fx = &fraudTx{hours: map[int64]bool{}, seeds: map[fraudHourKey]int64{}, added: map[fraudHourKey]int64{},
-			rows: map[fraudHourKey]domain.FraudCount{}}
+		if m := tx.s.fmem; m.spare != nil {
+			tx.fx, m.spare = m.spare, nil
+		} else {
+			tx.fx = &fraudTx{hours: map[int64]bool{}, seeds: map[fraudHourKey]int64{}, added: map[fraudHourKey]int64{},
+				rows: map[fraudHourKey]domain.FraudCount{}}
+		}
 	}
 	return tx.fx
+}
+
+// spareFraudState keeps a committed transaction's state for the next
+// one. Called with the memory's lock held.
+func (tx *Tx) spareFraudState() {
+	fx := tx.fx
+	tx.fx = nil
+	fx.checked = false
+	clear(fx.hours)
+	clear(fx.seeds)
+	clear(fx.added)
+	clear(fx.rows)
+	fx.log, fx.markLog = fx.log[:0], fx.markLog[:0]
+	fx.flushed, fx.marksFlushed = nil, nil
+	tx.s.fmem.spare = fx
 }
 
 // fraudMark is where a write of a careful group starts; fraudUndo takes
@@ -353,7 +383,7 @@ func (tx *Tx) commitFraud() {
 	}
 	for h, complete := range fx.hours {
 		if _, ok := m.hours[h]; !ok {
-			m.hours[h] = &fraudHourMem{complete: complete, n: map[string]int64{}}
+			m.hours[h] = &fraudHourMem{complete: complete, n: map[memCountKey]int64{}}
 		}
 	}
 	hourMem := func(h int64) *fraudHourMem {
@@ -361,7 +391,7 @@ func (tx *Tx) commitFraud() {
 		if hm == nil {
 			// Met without a probe (a key seeded in an hour whose state
 			// another transaction dropped): incomplete, so seeded.
-			hm = &fraudHourMem{n: map[string]int64{}}
+			hm = &fraudHourMem{n: map[memCountKey]int64{}}
 			m.hours[h] = hm
 		}
 		return hm

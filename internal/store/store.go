@@ -369,6 +369,7 @@ func (s *Store) commitSQLite(sqlTx *sql.Tx, tx *Tx) error {
 		return err
 	}
 	tx.settleFraudRows()
+	tx.spareFraudState()
 	return nil
 }
 
