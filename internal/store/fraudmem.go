@@ -130,7 +130,7 @@ type fraudDelta struct {
 }
 
 // memScope tells which counts SQLite keeps in memory: all of them, the
-// countries' also as rows, written once per transaction (flushFraudRows).
+// countries' also as rows, written at most once a second (flushFraudRows).
 func memScope(scope string) bool {
 	return scope == domain.ScopeRecipient || scope == domain.ScopeRange || scope == domain.ScopeCountry
 }
