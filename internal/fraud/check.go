@@ -22,7 +22,7 @@ type check struct {
 	// The range and country counters a burst rule looks at, their names
 	// for the guard's baselines and their baselines (by burst position).
 	burstKeys   []int
-	burstNames  []string
+	burstNames  []counterKey
 	burstFactor []float64
 	burstOf     map[int]int
 	baseline    []float64
@@ -99,8 +99,7 @@ func (c *check) burst(k int, f float64) int {
 	c.burstOf[k] = b
 	cn := c.counts[k]
 	c.burstKeys = append(c.burstKeys, k)
-	c.burstNames = append(c.burstNames, cn.AccountID+"\x00"+string(cn.Env)+"\x00"+cn.Scope+"\x00"+cn.Key+"\x00"+
-		strconv.FormatInt(cn.Hour, 10))
+	c.burstNames = append(c.burstNames, counterKey{cn.AccountID, cn.Env, cn.Scope, cn.Key, cn.Hour})
 	c.burstFactor = append(c.burstFactor, f)
 	c.baseline = append(c.baseline, 0)
 	return b

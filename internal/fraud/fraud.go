@@ -81,7 +81,7 @@ type Guard struct {
 
 	mu        sync.Mutex
 	hour      int64
-	baselines map[string]float64
+	baselines map[counterKey]float64
 }
 
 // New makes a Guard.
@@ -92,7 +92,7 @@ func New(cfg Config) *Guard {
 	if cfg.OnError == nil {
 		cfg.OnError = func(error) {}
 	}
-	return &Guard{counters: cfg.Counters, onError: cfg.OnError, minBaseline: cfg.MinBaseline, baselines: map[string]float64{}}
+	return &Guard{counters: cfg.Counters, onError: cfg.OnError, minBaseline: cfg.MinBaseline, baselines: map[counterKey]float64{}}
 }
 
 // ErrNoCounters: the guard has no shared counters and the transaction
@@ -186,7 +186,7 @@ func (g *Guard) readBaselines(ctx context.Context, counters Counters, c *check, 
 	}
 	g.mu.Lock()
 	if g.hour != c.hour || len(g.baselines) > maxBaselines {
-		g.hour, g.baselines = c.hour, map[string]float64{}
+		g.hour, g.baselines = c.hour, map[counterKey]float64{}
 	}
 	var missing []int
 	for i, k := range c.burstKeys {

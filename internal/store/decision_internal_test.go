@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -61,6 +62,46 @@ func TestDecisionsReadByHandAsEncodingJSONReadsThem(t *testing.T) {
 		`{"rule":"x",}`, `{"rule":"x"} `, ` {"rule":"x"}`, `{"rule":"x","rule":"y"}`, `{"cap":-3,"factor":1e3}`,
 		`{"rule":"\u0041"}`, `{"unknown":1}`, `{"at":"2026-11-28T21:00:00+01:00"}`, `{"at":"bad"}`, `{"count":01}`, `{"cap":+1}`, `{"factor":.5}`, `{"factor":1.}`, `{"cap":-}`, `{"factor":1e}`, `{"cap":-0}`} {
 		sameAsJSON(t, text)
+	}
+}
+
+// TestDecisionsWrittenByHandAsEncodingJSONWritesThem: the hand-written
+// text is encoding/json's, byte for byte, or declined.
+func TestDecisionsWrittenByHandAsEncodingJSONWritesThem(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	safe := []string{"", "perRecipientHourly", "burst", "5511999990", "55", "ops@example.com", "block"}
+	unsafe := []string{"a\"b", "tab\there", "é", `back\slash`, "<tag>", "a&b", "\u2028", "\xff"}
+	words := append(append(append([]string{}, safe...), safe...), safe...)
+	words = append(words, unsafe...)
+	floats := []float64{0, 0, 0, 1, 2.5, 1.0 / 3, 1e-7, 1e-6, 123456.789, 1e20, 1e21, -4.25, 5, 7.5, math.Inf(1), math.NaN()}
+	zones := []*time.Location{time.UTC, time.FixedZone("x", 3600), time.FixedZone("y", -5*3600-1800)}
+	declined := 0
+	for i := 0; i < 20000; i++ {
+		d := domain.FraudDecision{
+			Rule: words[r.IntN(len(words))], Scope: words[r.IntN(len(words))], Key: words[r.IntN(len(words))],
+			Count: r.Int64N(1<<40) - 1<<39, Cap: r.Int64N(1 << 20), Action: domain.FraudAction(words[r.IntN(len(words))]),
+			Baseline: floats[r.IntN(len(floats))], Factor: floats[r.IntN(len(floats))],
+			At: time.Unix(r.Int64N(4e11)-1e11, r.Int64N(1e9)).In(zones[r.IntN(len(zones))]),
+		}
+		if r.IntN(8) == 0 {
+			d.At = time.Time{}
+		}
+		if r.IntN(3) == 0 {
+			d.Resolution, d.ResolvedBy = words[r.IntN(len(words))], words[r.IntN(len(words))]
+			d.ResolvedAt = time.Unix(r.Int64N(4e9), r.Int64N(2)*r.Int64N(1e9)).In(zones[r.IntN(len(zones))])
+		}
+		want, err := json.Marshal(&d)
+		fast, ok := encodeDecisionFast(&d)
+		if !ok {
+			declined++
+			continue
+		}
+		if err != nil || fast != string(want) {
+			t.Fatalf("by hand       %s\nencoding/json %s (%v)", fast, want, err)
+		}
+	}
+	if declined > 18000 {
+		t.Fatalf("declined %d of 20000", declined)
 	}
 }
 

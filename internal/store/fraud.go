@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -242,7 +243,74 @@ func encodeDecision(d *domain.FraudDecision) string {
 	if d == nil {
 		return ""
 	}
+	if text, ok := encodeDecisionFast(d); ok {
+		return text
+	}
 	return jsonText(d)
+}
+
+// encodeDecisionFast writes the decision as encoding/json does, byte for
+// byte, when its texts need no escaping, its figures are plain decimals
+// and its times fall in years 0–9999; otherwise it declines.
+func encodeDecisionFast(d *domain.FraudDecision) (string, bool) {
+	b := make([]byte, 0, 192)
+	ok := true
+	str := func(name, v string) {
+		for i := 0; i < len(v); i++ {
+			if c := v[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				ok = false
+			}
+		}
+		b = append(b, name...)
+		b = append(b, '"')
+		b = append(b, v...)
+		b = append(b, '"')
+	}
+	num := func(name string, v int64) {
+		b = append(b, name...)
+		b = strconv.AppendInt(b, v, 10)
+	}
+	float := func(name string, v float64) {
+		if v == 0 {
+			return
+		}
+		if a := math.Abs(v); a < 1e-6 || a >= 1e21 || math.IsNaN(v) {
+			ok = false
+			return
+		}
+		b = append(b, name...)
+		b = strconv.AppendFloat(b, v, 'f', -1, 64)
+	}
+	when := func(name string, t time.Time) {
+		if y := t.Year(); y < 0 || y > 9999 {
+			ok = false
+			return
+		}
+		b = append(b, name...)
+		b = append(b, '"')
+		b = t.AppendFormat(b, time.RFC3339Nano)
+		b = append(b, '"')
+	}
+	str(`{"rule":`, d.Rule)
+	str(`,"scope":`, d.Scope)
+	str(`,"key":`, d.Key)
+	num(`,"count":`, d.Count)
+	num(`,"cap":`, d.Cap)
+	float(`,"baseline":`, d.Baseline)
+	float(`,"factor":`, d.Factor)
+	str(`,"action":`, string(d.Action))
+	when(`,"at":`, d.At)
+	if d.Resolution != "" {
+		str(`,"resolution":`, d.Resolution)
+	}
+	if d.ResolvedBy != "" {
+		str(`,"resolvedBy":`, d.ResolvedBy)
+	}
+	if !d.ResolvedAt.IsZero() {
+		when(`,"resolvedAt":`, d.ResolvedAt)
+	}
+	b = append(b, '}')
+	return string(b), ok
 }
 
 // FraudDefaults reads the operator's default fraud rules.
