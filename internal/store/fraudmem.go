@@ -84,7 +84,12 @@ func markKeyOf(h domain.FraudHour) markKey {
 // missing key is seeded from the messages.
 type fraudHourMem struct {
 	complete bool
-	n        map[memCountKey]int64
+	idx      map[memCountKey]int32 // into vals
+	vals     []int64
+}
+
+func newFraudHourMem(complete bool) *fraudHourMem {
+	return &fraudHourMem{complete: complete, idx: map[memCountKey]int32{}}
 }
 
 func newFraudMemory() *fraudMemory {
@@ -99,9 +104,11 @@ func newFraudMemory() *fraudMemory {
 type fraudTx struct {
 	checked bool // data_version read in this transaction
 	hours   map[int64]bool
-	seeds   map[fraudHourKey]int64
-	log     []fraudDelta
-	added   map[fraudHourKey]int64 // the sums of log
+	// cells are the counts met (indexes into cellv), each with where it
+	// stands in memory, so that the commit adds to it without a lookup.
+	cells map[fraudHourKey]int32
+	cellv []txCell
+	log   []fraudDelta
 	// rows are the country counts met: pending once committed, or
 	// written as rows with the pending ones when the transaction flushes
 	// them (flushed: how much of each pending count it wrote).
@@ -125,8 +132,26 @@ type fraudHourKey struct {
 }
 
 type fraudDelta struct {
-	fraudHourKey
-	n int64
+	cell int32
+	n    int64
+}
+
+// txCell is a count met by the transaction: its total before (the
+// memory's, or seeded from the messages) and what the transaction added;
+// hm and at are its place in the memory, hm nil when it had none.
+type txCell struct {
+	hk          fraudHourKey
+	base, added int64
+	hm          *fraudHourMem
+	at          int32
+}
+
+// addedOf is what the transaction added to a count.
+func (fx *fraudTx) addedOf(hk fraudHourKey) int64 {
+	if i, ok := fx.cells[hk]; ok {
+		return fx.cellv[i].added
+	}
+	return 0
 }
 
 // memScope tells which counts SQLite keeps in memory: all of them, the
@@ -155,7 +180,7 @@ func (tx *Tx) fraudState() *fraudTx {
 		if m := tx.s.fmem; m.spare != nil {
 			tx.fx, m.spare = m.spare, nil
 		} else {
-			tx.fx = &fraudTx{hours: map[int64]bool{}, seeds: map[fraudHourKey]int64{}, added: map[fraudHourKey]int64{},
+			tx.fx = &fraudTx{hours: map[int64]bool{}, cells: map[fraudHourKey]int32{},
 				rows: map[fraudHourKey]domain.FraudCount{}}
 		}
 	}
@@ -169,8 +194,8 @@ func (tx *Tx) spareFraudState() {
 	tx.fx = nil
 	fx.checked = false
 	clear(fx.hours)
-	clear(fx.seeds)
-	clear(fx.added)
+	clear(fx.cells)
+	fx.cellv = fx.cellv[:0]
 	clear(fx.rows)
 	fx.log, fx.markLog = fx.log[:0], fx.markLog[:0]
 	fx.flushed, fx.marksFlushed = nil, nil
@@ -195,7 +220,7 @@ func (tx *Tx) fraudUndo(at fraudMarkAt) {
 	}
 	if len(fx.log) > at.log {
 		for _, d := range fx.log[at.log:] {
-			fx.added[d.fraudHourKey] -= d.n
+			fx.cellv[d.cell].added -= d.n
 		}
 		fx.log = fx.log[:at.log]
 	}
@@ -341,34 +366,38 @@ func (tx *Tx) addMemCounts(ctx context.Context, cs []domain.FraudCount, idx []in
 		c := cs[i]
 		key := memKey(c)
 		hk := fraudHourKey{c.Hour, key}
-		base, ok := fx.seeds[hk]
+		ci, ok := fx.cells[hk]
 		if !ok {
+			cell := txCell{hk: hk, at: -1}
 			if h := m.hours[c.Hour]; h != nil {
-				base, ok = h.n[key]
+				if at, ok := h.idx[key]; ok {
+					cell.hm, cell.at, cell.base = h, at, h.vals[at]
+				}
 			}
-		}
-		if !ok {
-			complete, err := tx.hourComplete(ctx, m, c.Hour)
-			if err != nil {
-				return err
-			}
-			if !complete {
-				n, err := tx.seedFraud(ctx, c, c.Hour, c.Hour+1)
+			if cell.hm == nil {
+				complete, err := tx.hourComplete(ctx, m, c.Hour)
 				if err != nil {
 					return err
 				}
-				base = n
+				if !complete {
+					if cell.base, err = tx.seedFraud(ctx, c, c.Hour, c.Hour+1); err != nil {
+						return err
+					}
+				}
 			}
-			fx.seeds[hk] = base
+			ci = int32(len(fx.cellv))
+			fx.cellv = append(fx.cellv, cell)
+			fx.cells[hk] = ci
+			if c.Scope == domain.ScopeCountry {
+				row := c
+				row.N = 0
+				fx.rows[hk] = row
+			}
 		}
-		if c.Scope == domain.ScopeCountry {
-			row := c
-			row.N = 0
-			fx.rows[hk] = row
-		}
-		fx.log = append(fx.log, fraudDelta{hk, c.N})
-		fx.added[hk] += c.N
-		out[i] = base + fx.added[hk]
+		cell := &fx.cellv[ci]
+		fx.log = append(fx.log, fraudDelta{ci, c.N})
+		cell.added += c.N
+		out[i] = cell.base + cell.added
 	}
 	return nil
 }
@@ -383,34 +412,35 @@ func (tx *Tx) commitFraud() {
 	}
 	for h, complete := range fx.hours {
 		if _, ok := m.hours[h]; !ok {
-			m.hours[h] = &fraudHourMem{complete: complete, n: map[memCountKey]int64{}}
+			m.hours[h] = newFraudHourMem(complete)
 		}
 	}
-	hourMem := func(h int64) *fraudHourMem {
-		hm := m.hours[h]
+	for i := range fx.cellv {
+		c := &fx.cellv[i]
+		hm := m.hours[c.hk.hour]
+		if c.hm != nil && c.hm == hm {
+			hm.vals[c.at] += c.added
+			continue
+		}
 		if hm == nil {
 			// Met without a probe (a key seeded in an hour whose state
 			// another transaction dropped): incomplete, so seeded.
-			hm = &fraudHourMem{n: map[memCountKey]int64{}}
-			m.hours[h] = hm
+			hm = newFraudHourMem(false)
+			m.hours[c.hk.hour] = hm
 		}
-		return hm
-	}
-	for hk, n := range fx.seeds {
-		hm := hourMem(hk.hour)
-		if _, ok := hm.n[hk.key]; !ok {
-			hm.n[hk.key] = n
+		if at, ok := hm.idx[c.hk.key]; ok {
+			hm.vals[at] += c.added
+		} else {
+			hm.idx[c.hk.key] = int32(len(hm.vals))
+			hm.vals = append(hm.vals, c.base+c.added)
 		}
-	}
-	for _, d := range fx.log {
-		hourMem(d.hour).n[d.key] += d.n
 	}
 	var latest int64
 	for h := range m.hours {
 		latest = max(latest, h)
 	}
 	for h, hm := range m.hours {
-		if h < latest-1 || len(hm.n) > maxFraudKeys {
+		if h < latest-1 || len(hm.vals) > maxFraudKeys {
 			delete(m.hours, h)
 		}
 	}
@@ -470,7 +500,7 @@ func (tx *Tx) flushFraudRows(ctx context.Context) error {
 		fx.flushed[hk] = c.N
 	}
 	for hk, c := range fx.rows {
-		if n := fx.added[hk]; n != 0 {
+		if n := fx.addedOf(hk); n != 0 {
 			if p, ok := sum[hk]; ok {
 				c.N = p.N
 			} else {
@@ -541,7 +571,7 @@ func (tx *Tx) settleFraudRows() {
 		return
 	}
 	for hk, c := range fx.rows {
-		n := fx.added[hk]
+		n := fx.addedOf(hk)
 		if n == 0 {
 			continue
 		}
