@@ -90,7 +90,10 @@ func (c *check) counter(acct string, env domain.Environment, scope, key string, 
 // new.
 func (c *check) burst(k int, f float64) int {
 	if c.burstOf == nil {
-		c.burstOf = map[int]int{}
+		n := 2 * max(cap(c.items), 1) // a message's range and country
+		c.burstOf = make(map[int]int, n)
+		c.burstKeys, c.burstNames = make([]int, 0, n), make([]counterKey, 0, n)
+		c.burstFactor, c.baseline = make([]float64, 0, n), make([]float64, 0, n)
 	}
 	if b, ok := c.burstOf[k]; ok {
 		return b

@@ -121,6 +121,17 @@ func (g *Guard) Check(ctx context.Context, tx Tx, now time.Time, sends []Send) (
 	var c check
 	c.hour = now.Unix() / 3600
 	c.rules = make([]domain.FraudRules, len(sends))
+	// Room for a group's usual counting, which would otherwise grow its
+	// slices several times for each of the hundreds of groups a second:
+	// three counters a message (recipient, range, country), two of them
+	// looked at by a burst rule.
+	n := 0
+	for si := range sends {
+		n += len(sends[si].Messages)
+	}
+	c.items = make([]item, 0, n)
+	c.counts = make([]Count, 0, 3*n)
+	c.index = make(map[counterKey]int, 3*n)
 	for si := range sends {
 		s := &sends[si]
 		r := s.Account.FraudRulesOf()
