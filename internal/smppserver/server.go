@@ -366,6 +366,33 @@ func (s *Server) current(ctx context.Context, ss *session) bool {
 	return !ss.isClosed()
 }
 
+// refresh reads a bind's user and account again, after the counter, so
+// that its next submit_sm carries the counter as it stands: current
+// refreshes the binds it knew of when the counter moved, not one that
+// bound while it read. It closes the bind of a removed user, of a
+// suspended account or of an address no longer allowed, and reports
+// whether the bind still stands.
+func (s *Server) refresh(ctx context.Context, ss *session) bool {
+	u, _, _ := ss.callerAt()
+	v, err := s.cfg.Users.AuthVersion(ctx)
+	if err != nil {
+		s.cfg.Log.Warn("smpp: read the settings counter", "err", err)
+		return !ss.isClosed() // current read it just now: the send need not check it
+	}
+	got, acct, err := s.cfg.Users.SMPPUserBySystemID(ctx, u.SystemID)
+	switch {
+	case errors.Is(err, domain.ErrNotFound) || err == nil && got.ID != u.ID:
+		s.UserRemoved(u.ID)
+	case err != nil:
+		s.cfg.Log.Warn("smpp: read a bound user", "err", err)
+	case acct.Suspended() || !domain.AddrAllowed(acct.IPAllowlist, ss.addr):
+		ss.shutdown()
+	default:
+		ss.setAccount(acct, v)
+	}
+	return !ss.isClosed()
+}
+
 // renewBinds keeps this node's binds counted across nodes.
 func (s *Server) renewBinds(ctx context.Context, now time.Time) {
 	if s.cfg.Binds == nil {
@@ -427,7 +454,7 @@ func (s *Server) checkBinds(ctx context.Context, seen *int64) {
 					ss.shutdown()
 					continue
 				}
-				ss.setAccount(acct)
+				ss.setAccount(acct, v)
 			}
 		}
 	}
