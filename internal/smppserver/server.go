@@ -348,10 +348,10 @@ func (s *Server) watch(ctx context.Context) {
 }
 
 // current reports whether a session's bind still stands for a request
-// now: the counter is read before each submit_sm, as the API reads it
-// before each request, and when it moved (a user removed or an account
-// changed on any node) the binds are checked at once rather than at the
-// next poll.
+// now: the counter is read afresh, and when it moved (a user removed or an
+// account changed on any node) the binds are checked at once rather than
+// at the next poll. A submit_sm needs it only when its send found the
+// counter moved since its bind's account was read (see accept).
 func (s *Server) current(ctx context.Context, ss *session) bool {
 	v, err := s.auth.Get(ctx)
 	if err != nil {
@@ -385,7 +385,11 @@ func (s *Server) refresh(ctx context.Context, ss *session) bool {
 		s.UserRemoved(u.ID)
 	case err != nil:
 		s.cfg.Log.Warn("smpp: read a bound user", "err", err)
-	case acct.Suspended() || !domain.AddrAllowed(acct.IPAllowlist, ss.addr):
+	case acct.Suspended():
+		s.cfg.Log.Info("smpp: bind closed, the account is suspended", "systemId", u.SystemID, "account", acct.ID,
+			"suspendedBy", acct.SuspendedBy, "addr", ss.addr.String())
+		ss.shutdown()
+	case !domain.AddrAllowed(acct.IPAllowlist, ss.addr):
 		ss.shutdown()
 	default:
 		ss.setAccount(acct, v)
