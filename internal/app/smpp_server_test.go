@@ -729,3 +729,44 @@ func TestSMPPServerPeerNodeSMPPDefaults(t *testing.T) {
 	}
 	t.Log(lines[len(lines)-1])
 }
+
+// A submit_sm waits for no read of the settings counter: its send carries
+// the counter the bind's account was read at, and the send's transaction
+// checks it. With the poll out of the way, a change made elsewhere still
+// bites at the next submit: one that leaves the bind standing (an
+// allow-list that still admits it) lets the submit through, read afresh;
+// a suspension refuses it, and the bind is closed.
+func TestSMPPSubmitSeesChangesWithoutAPoll(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d string) {
+		e := newEnv(t, d, envOptions{poll: time.Hour, config: func(c *config.Config) { c.SMPPListen = "127.0.0.1:0" }})
+		ctx := context.Background()
+		sys, pw := e.smppUser(e.account.ID, "test", "acme")
+		c := e.dialBound(pdu.BindTransceiver, sys, pw)
+		if r := c.Submit("", "5511999990000", "before", 0); r.Status != pdu.StatusOK {
+			t.Fatalf("submit before the changes: %s", r.Status)
+		}
+		if err := e.st.UpdateAccountSettings(ctx, e.account.ID, []string{"127.0.0.1"}, false, 0); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 {
+			if r := c.Submit("", "5511999990000", "admitted", 0); r.Status != pdu.StatusOK {
+				t.Fatalf("submit %d after an allow-list that admits the bind: %s", i, r.Status)
+			}
+		}
+		if err := e.st.SuspendSubtree(ctx, e.account.ID, e.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		c.Send(pdu.SubmitSM, &pdu.SM{DestTON: pdu.TONInternational, DestNPI: pdu.NPIISDN, DestAddr: "5511999990000",
+			ShortMessage: []byte("after")})
+		// The bind may be closed before the refusal is written: either is
+		// the suspension biting.
+		if p, err := c.Read(); err == nil && (p.Command != pdu.SubmitSMResp || p.Status != pdu.StatusSubmitFail) {
+			t.Fatalf("submit after the suspension: %s %s", p.Command, p.Status)
+		}
+		for {
+			if _, err := c.Read(); err != nil {
+				break // closed by the server
+			}
+		}
+	})
+}

@@ -42,7 +42,21 @@ const (
 // which the panel's logins share. A user that has bound from the address
 // before is not held by those windows, so that an attacker elsewhere
 // cannot lock it out; its wrong passwords still count, after the hash.
-func (s *Server) authenticate(ctx context.Context, ss *session, kind smpp.CommandID, b *smpp.Bind) (domain.SMPPUser, domain.Account, string) {
+//
+// It also returns the settings counter as read before the user and its
+// account (0 when that read failed: the bind's first submit_sm then reads
+// it afresh).
+func (s *Server) authenticate(ctx context.Context, ss *session, kind smpp.CommandID, b *smpp.Bind) (domain.SMPPUser, domain.Account, int64, string) {
+	at, err := s.cfg.Users.AuthVersion(ctx)
+	if err != nil {
+		at = 0
+	}
+	u, acct, reason := s.authenticateUser(ctx, ss, kind, b)
+	return u, acct, at, reason
+}
+
+// authenticateUser is authenticate without the counter.
+func (s *Server) authenticateUser(ctx context.Context, ss *session, kind smpp.CommandID, b *smpp.Bind) (domain.SMPPUser, domain.Account, string) {
 	addrKey := "smpp:" + ss.addr.String()
 	userKey := "smpp-user:" + strings.ToLower(b.SystemID)
 	u, acct, err := s.cfg.Users.SMPPUserBySystemID(ctx, b.SystemID)

@@ -348,10 +348,10 @@ func (s *Server) watch(ctx context.Context) {
 }
 
 // current reports whether a session's bind still stands for a request
-// now: the counter is read before each submit_sm, as the API reads it
-// before each request, and when it moved (a user removed or an account
-// changed on any node) the binds are checked at once rather than at the
-// next poll.
+// now: the counter is read afresh, and when it moved (a user removed or an
+// account changed on any node) the binds are checked at once rather than
+// at the next poll. A submit_sm needs it only when its send found the
+// counter moved since its bind's account was read (see accept).
 func (s *Server) current(ctx context.Context, ss *session) bool {
 	v, err := s.auth.Get(ctx)
 	if err != nil {
@@ -363,6 +363,37 @@ func (s *Server) current(ctx context.Context, ss *session) bool {
 		s.checkBinds(ctx, &s.seen)
 	}
 	s.checking.Unlock()
+	return !ss.isClosed()
+}
+
+// refresh reads a bind's user and account again, after the counter, so
+// that its next submit_sm carries the counter as it stands: current
+// refreshes the binds it knew of when the counter moved, not one that
+// bound while it read. It closes the bind of a removed user, of a
+// suspended account or of an address no longer allowed, and reports
+// whether the bind still stands.
+func (s *Server) refresh(ctx context.Context, ss *session) bool {
+	u, _, _ := ss.callerAt()
+	v, err := s.cfg.Users.AuthVersion(ctx)
+	if err != nil {
+		s.cfg.Log.Warn("smpp: read the settings counter", "err", err)
+		return !ss.isClosed() // current read it just now: the send need not check it
+	}
+	got, acct, err := s.cfg.Users.SMPPUserBySystemID(ctx, u.SystemID)
+	switch {
+	case errors.Is(err, domain.ErrNotFound) || err == nil && got.ID != u.ID:
+		s.UserRemoved(u.ID)
+	case err != nil:
+		s.cfg.Log.Warn("smpp: read a bound user", "err", err)
+	case acct.Suspended():
+		s.cfg.Log.Info("smpp: bind closed, the account is suspended", "systemId", u.SystemID, "account", acct.ID,
+			"suspendedBy", acct.SuspendedBy, "addr", ss.addr.String())
+		ss.shutdown()
+	case !domain.AddrAllowed(acct.IPAllowlist, ss.addr):
+		ss.shutdown()
+	default:
+		ss.setAccount(acct, v)
+	}
 	return !ss.isClosed()
 }
 
@@ -427,7 +458,7 @@ func (s *Server) checkBinds(ctx context.Context, seen *int64) {
 					ss.shutdown()
 					continue
 				}
-				ss.setAccount(acct)
+				ss.setAccount(acct, v)
 			}
 		}
 	}

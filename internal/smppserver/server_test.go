@@ -27,6 +27,7 @@ type fakeUsers struct {
 	users   map[string]domain.SMPPUser
 	accts   map[string]domain.Account
 	version int64
+	reads   int // of the version
 }
 
 func (f *fakeUsers) SMPPUserBySystemID(_ context.Context, sys string) (domain.SMPPUser, domain.Account, error) {
@@ -54,6 +55,7 @@ func (f *fakeUsers) SMPPUsersPresent(_ context.Context, ids []string) (map[strin
 func (f *fakeUsers) AuthVersion(context.Context) (int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.reads++
 	return f.version, nil
 }
 
@@ -82,6 +84,11 @@ type fakeSender struct {
 	err    error
 	block  chan struct{}
 	n      atomic.Int64
+	// version is the settings counter a send checks, as intake's
+	// transaction does, when its principal carries one; nil checks nothing.
+	version func() int64
+	callers []domain.Principal // of the sends recorded
+	stale   int                // sends refused with ErrStaleAuth
 	overlap
 }
 
@@ -112,8 +119,15 @@ func (f *fakeSender) Send(_ context.Context, c domain.Principal, d domain.SendRe
 	if f.block != nil {
 		<-f.block
 	}
+	if c.AuthVersion != 0 && f.version != nil && c.AuthVersion != f.version() {
+		f.mu.Lock()
+		f.stale++
+		f.mu.Unlock()
+		return intake.Outcome{}, intake.ErrStaleAuth // nothing written
+	}
 	f.mu.Lock()
 	f.drafts = append(f.drafts, d)
+	f.callers = append(f.callers, c)
 	err := f.err
 	f.mu.Unlock()
 	if err != nil {
@@ -218,10 +232,16 @@ func start(t *testing.T, mod func(c *Config)) *fixture {
 	f := &fixture{users: &fakeUsers{users: map[string]domain.SMPPUser{
 		"acme":  {ID: "smu_a", AccountID: "acc_a", Env: domain.Test, SystemID: "acme", PasswordHash: hash, MaxBinds: 2},
 		"other": {ID: "smu_b", AccountID: "acc_b", Env: domain.Live, SystemID: "other", PasswordHash: hash, MaxBinds: 2},
-	}, accts: map[string]domain.Account{"acc_a": {ID: "acc_a"}, "acc_b": {ID: "acc_b", Limits: domain.Limits{SendRPM: 2}}}},
+	}, accts: map[string]domain.Account{"acc_a": {ID: "acc_a"}, "acc_b": {ID: "acc_b", Limits: domain.Limits{SendRPM: 2}}},
+		version: 1}, // as the store's counter starts: 0 is no counter
 		sender: &fakeSender{}, items: &fakeItems{}, pw: "secret1"}
 	// The limiter counts whole minutes of its clock: a fixed one keeps a
 	// test's burst in one window.
+	f.sender.version = func() int64 { // the transaction's read, not the server's
+		f.users.mu.Lock()
+		defer f.users.mu.Unlock()
+		return f.users.version
+	}
 	fixed := time.Date(2026, 3, 1, 12, 0, 1, 0, time.UTC)
 	mem := ratelimit.NewMemory(func() time.Time { return fixed })
 	c := Config{Users: f.users, Sender: f.sender, Items: f.items, Limiter: mem, Guard: mem, BindFailuresPerMinute: 3,

@@ -35,10 +35,15 @@ type session struct {
 	writes smpp.Coalescer // concurrent PDUs share a write (see write)
 	seq    atomic.Uint32
 
-	mu      sync.Mutex
-	bound   smpp.CommandID // the bind command; 0 while open
-	user    domain.SMPPUser
-	acct    domain.Account
+	mu    sync.Mutex
+	bound smpp.CommandID // the bind command; 0 while open
+	user  domain.SMPPUser
+	acct  domain.Account
+	// authAt is the settings counter that user and acct were read at or
+	// after (0: unknown): a submit_sm hands it to the send, whose
+	// transaction checks that the counter has not moved since, instead of
+	// waiting for a read of its own before it starts (see Server.accept).
+	authAt  int64
 	pending map[uint32]*waiter // our requests awaiting a response
 
 	inflight  chan struct{} // one per submit_sm being handled
@@ -221,10 +226,11 @@ func (s *session) bind(ctx context.Context, p smpp.PDU) {
 	reason := reasonMalformedBind
 	var u domain.SMPPUser
 	var acct domain.Account
+	var at int64
 	systemID := ""
 	if ok {
 		systemID = b.SystemID
-		u, acct, reason = s.srv.authenticate(ctx, s, p.Command, b)
+		u, acct, at, reason = s.srv.authenticate(ctx, s, p.Command, b)
 	}
 	if reason != "" {
 		if f := s.srv.cfg.Observer.BindFail; f != nil {
@@ -236,7 +242,7 @@ func (s *session) bind(ctx context.Context, p smpp.PDU) {
 	}
 	s.srv.bound(s)
 	s.mu.Lock()
-	s.bound, s.user, s.acct = p.Command, u, acct
+	s.bound, s.user, s.acct, s.authAt = p.Command, u, acct, at
 	s.mu.Unlock()
 	s.respond(p.Command.Resp(), smpp.StatusOK, p.Seq, &smpp.BindResp{SystemID: "msgsvc",
 		TLVs: smpp.TLVs{smpp.ByteTLV(smpp.TagSCInterfaceVersion, smpp.InterfaceVersion)}})
@@ -260,9 +266,18 @@ func (s *session) caller() (domain.SMPPUser, domain.Account) {
 	return s.user, s.acct
 }
 
-func (s *session) setAccount(a domain.Account) {
+// callerAt is caller with the counter its answer was read at.
+func (s *session) callerAt() (domain.SMPPUser, domain.Account, int64) {
 	s.mu.Lock()
-	s.acct = a
+	defer s.mu.Unlock()
+	return s.user, s.acct, s.authAt
+}
+
+// setAccount gives the session its account as read after the counter
+// stood at v.
+func (s *session) setAccount(a domain.Account, v int64) {
+	s.mu.Lock()
+	s.acct, s.authAt = a, v
 	s.mu.Unlock()
 }
 

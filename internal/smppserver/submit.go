@@ -31,15 +31,30 @@ func (s *Server) submit(ctx context.Context, ss *session, p smpp.PDU) (string, s
 }
 
 // accept is submit with the reason as an error: the id, or the status and why.
+//
+// A change to the user or its account (removed, suspended, an allow-list
+// or a limit changed, on any node) must bite at the next submit_sm. The
+// send carries the settings counter the bind's account was read at, and
+// its transaction checks that the counter has not moved since (as the
+// API's cached keys do): a submit then waits for no read of its own
+// before the send. When the counter moved, the binds are checked against
+// a fresh read (current), this bind's account is read again, and the send
+// is made again, as every submit_sm was before.
 func (s *Server) accept(ctx context.Context, ss *session, p smpp.PDU) (string, smpp.Status, error) {
 	sm, ok := p.Body.(*smpp.SM)
 	if !ok {
 		return "", smpp.StatusSubmitFail, errors.New("not a submit_sm body")
 	}
-	if !s.current(ctx, ss) {
-		return "", smpp.StatusSubmitFail, errors.New("the user was removed or its address is no longer allowed")
+	u, acct, at := ss.callerAt()
+	switch {
+	case ss.isClosed():
+		return "", smpp.StatusSubmitFail, errGone
+	case at == 0:
+		if !s.current(ctx, ss) {
+			return "", smpp.StatusSubmitFail, errGone
+		}
+		u, acct, _ = ss.callerAt()
 	}
-	u, acct := ss.caller()
 	now := s.cfg.Now()
 	req, st, err := request(sm, now)
 	if st != smpp.StatusOK {
@@ -56,8 +71,18 @@ func (s *Server) accept(ctx context.Context, ss *session, p smpp.PDU) (string, s
 			return "", smpp.StatusThrottled, errors.New("over the account's send rate limit")
 		}
 	}
-	who := domain.Principal{Account: acct, Kind: domain.CredentialSMPPUser, CredentialID: u.ID, Env: u.Env}
+	who := domain.Principal{Account: acct, Kind: domain.CredentialSMPPUser, CredentialID: u.ID, Env: u.Env, AuthVersion: at}
 	out, err := s.cfg.Sender.Send(ctx, who, req, intake.SendOptions{})
+	if at != 0 && errors.Is(err, intake.ErrStaleAuth) {
+		// Nothing was written: the send is made again on the bind as it
+		// stands after a fresh read, which the transaction need not check.
+		if !s.current(ctx, ss) || !s.refresh(ctx, ss) {
+			return "", smpp.StatusSubmitFail, errGone
+		}
+		u, acct, _ = ss.callerAt()
+		who = domain.Principal{Account: acct, Kind: domain.CredentialSMPPUser, CredentialID: u.ID, Env: u.Env}
+		out, err = s.cfg.Sender.Send(ctx, who, req, intake.SendOptions{})
+	}
 	if err != nil {
 		return "", refusal(err), inSMPPTerms(err)
 	}
@@ -66,6 +91,9 @@ func (s *Server) accept(ctx context.Context, ss *session, p smpp.PDU) (string, s
 	}
 	return out.Receipt.Messages[0].Message.ID, smpp.StatusOK, nil
 }
+
+// errGone refuses a submit_sm of a bind that a change closed.
+var errGone = errors.New("the user was removed or its address is no longer allowed")
 
 // refusal is the command_status of a refused send: a bad destination, an
 // unapproved sender, or a part with a user data header that does not fit
