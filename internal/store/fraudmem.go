@@ -500,15 +500,7 @@ func (tx *Tx) flushFraudRows(ctx context.Context) error {
 		fx.flushed[hk] = c.N
 	}
 	for hk, c := range fx.rows {
-		if n := fx.addedOf(hk); n != 0 {
-			if p, ok := sum[hk]; ok {
-				c.N = p.N
-			} else {
-				c.N = 0
-			}
-			c.N += n
-			sum[hk] = c
-		}
+		addPending(sum, hk, c, fx.addedOf(hk), countN)
 	}
 	if len(sum) == 0 {
 		return nil
@@ -542,48 +534,46 @@ func (tx *Tx) settleFraudRows() {
 			m.marks[k] = true
 			continue
 		}
-		p, ok := m.markPending[k]
-		if !ok {
-			p = e.h
-			p.Messages = 0
-		}
-		p.Messages += e.h.Messages
-		m.markPending[k] = p
+		addPending(m.markPending, k, e.h, e.h.Messages, hourMessages)
 	}
 	for k, n := range fx.marksFlushed {
-		p := m.markPending[k]
-		if p.Messages -= n; p.Messages == 0 {
-			delete(m.markPending, k)
-		} else {
-			m.markPending[k] = p
-		}
+		addPending(m.markPending, k, domain.FraudHour{}, -n, hourMessages)
 	}
 	if fx.flushed != nil {
 		for hk, n := range fx.flushed {
-			p := m.pending[hk]
-			if p.N -= n; p.N == 0 {
-				delete(m.pending, hk)
-			} else {
-				m.pending[hk] = p
-			}
+			addPending(m.pending, hk, domain.FraudCount{}, -n, countN)
 		}
 		m.flushedAt = tx.s.now()
 		return
 	}
 	for hk, c := range fx.rows {
-		n := fx.addedOf(hk)
-		if n == 0 {
-			continue
-		}
-		if p, ok := m.pending[hk]; ok {
-			c.N = p.N
-		} else {
-			c.N = 0
-		}
-		c.N += n
-		m.pending[hk] = c
+		addPending(m.pending, hk, c, fx.addedOf(hk), countN)
 	}
 }
+
+// addPending adds n to the count of pending's entry k, made from tmpl
+// (its count taken as 0) when missing; an entry whose count comes to 0
+// is dropped. count names the entry's count. It serves the countries'
+// counts and the decisions' hours, pending and about to be written.
+func addPending[K comparable, V any](pending map[K]V, k K, tmpl V, n int64, count func(*V) *int64) {
+	if n == 0 {
+		return
+	}
+	v, ok := pending[k]
+	if !ok {
+		v = tmpl
+		*count(&v) = 0
+	}
+	c := count(&v)
+	if *c += n; *c == 0 {
+		delete(pending, k)
+		return
+	}
+	pending[k] = v
+}
+
+func countN(c *domain.FraudCount) *int64      { return &c.N }
+func hourMessages(h *domain.FraudHour) *int64 { return &h.Messages }
 
 // markMemHours is MarkFraudHours on SQLite: a row not known to exist is
 // upserted now, which tells whether it is new; a known row's decisions
