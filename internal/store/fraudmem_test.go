@@ -62,14 +62,31 @@ func capRules(perRecipient, perRange int) domain.FraudRules {
 	return domain.FraudRules{PerRecipientHourly: &perRecipient, PerRangeHourly: &perRange, Action: domain.FraudBlock}
 }
 
+// openOwn opens and migrates a store that the test closes itself: it
+// closes and opens it again (reopen), as a restarted node does, which
+// storetest.Open's closing at cleanup would close twice.
+func openOwn(t *testing.T, dsn string, o store.Options) *store.Store {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, dsn, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Migrate(ctx); err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	return st
+}
+
 // reopen closes st and opens the same database again, as a restarted
 // node does (the caller closes the last one).
-func reopen(t *testing.T, st *store.Store, dsn string) *store.Store {
+func reopen(t *testing.T, st *store.Store, dsn string, o store.Options) *store.Store {
 	t.Helper()
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	again, err := store.Open(context.Background(), dsn, store.Options{})
+	again, err := store.Open(context.Background(), dsn, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,15 +97,8 @@ func TestFraudCapsHoldAcrossARestart(t *testing.T) {
 	for _, d := range storetest.Dialects() {
 		t.Run(d, func(t *testing.T) {
 			dsn := storetest.DSN(t, d)
-			ctx := context.Background()
-			st, err := store.Open(ctx, dsn, store.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := openOwn(t, dsn, store.Options{})
 			defer func() { st.Close() }()
-			if err := st.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
 			acc := guardedAccount(t, st, capRules(3, 5))
 			now := at(10 * time.Minute)
 			g := fraud.New(fraud.Config{})
@@ -101,7 +111,7 @@ func TestFraudCapsHoldAcrossARestart(t *testing.T) {
 				t.Fatalf("stopped %d of the range's next two", n)
 			}
 
-			st = reopen(t, st, dsn)
+			st = reopen(t, st, dsn, store.Options{})
 			g = fraud.New(fraud.Config{})
 			later := now.Add(20 * time.Minute)
 			// The range holds 4 of its 5: one more goes, the next is over.
@@ -113,7 +123,7 @@ func TestFraudCapsHoldAcrossARestart(t *testing.T) {
 			}
 			// The number has had 3, its cap: a fourth is stopped, even
 			// after another restart, and the blocked ones never counted.
-			st = reopen(t, st, dsn)
+			st = reopen(t, st, dsn, store.Options{})
 			g = fraud.New(fraud.Config{})
 			if n := guardSend(t, st, g, acc, later.Add(time.Minute), "5511999990001"); n != 1 {
 				t.Fatalf("the number's fourth message went out after the second restart")
@@ -130,15 +140,8 @@ func TestFraudCountsKeepAccountsApartAcrossARestart(t *testing.T) {
 	for _, d := range storetest.Dialects() {
 		t.Run(d, func(t *testing.T) {
 			dsn := storetest.DSN(t, d)
-			ctx := context.Background()
-			st, err := store.Open(ctx, dsn, store.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := openOwn(t, dsn, store.Options{})
 			defer func() { st.Close() }()
-			if err := st.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
 			a := guardedAccount(t, st, capRules(2, 50))
 			b := guardedAccount(t, st, capRules(2, 50))
 			now := at(5 * time.Minute)
@@ -149,7 +152,7 @@ func TestFraudCountsKeepAccountsApartAcrossARestart(t *testing.T) {
 			if n := guardSend(t, st, g, b, now, "5511999990001", "5511999990001"); n != 0 {
 				t.Fatalf("b was stopped by a's count (%d)", n)
 			}
-			st = reopen(t, st, dsn)
+			st = reopen(t, st, dsn, store.Options{})
 			g = fraud.New(fraud.Config{})
 			if n := guardSend(t, st, g, b, now.Add(time.Minute), "5511999990001"); n != 1 {
 				t.Fatalf("b's third message went out after the restart")
@@ -223,14 +226,8 @@ func TestFraudCountryCountsPendingBetweenWrites(t *testing.T) {
 	dsn := storetest.DSN(t, "sqlite")
 	ctx := context.Background()
 	clock := &testClock{t: time.Now()}
-	st, err := store.Open(ctx, dsn, store.Options{Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openOwn(t, dsn, store.Options{Now: clock.Now})
 	defer func() { st.Close() }()
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	acc := guardedAccount(t, st, capRules(1000, 1000))
 	hour := at(0).Unix() / 3600
 	country := func(h int64) domain.FraudCount {
@@ -299,12 +296,7 @@ func TestFraudCountryCountsPendingBetweenWrites(t *testing.T) {
 	// Pending at a close are written by it, and the next process reads them.
 	clock.Add(100 * time.Millisecond)
 	add(st, 4)
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if st, err = store.Open(ctx, dsn, store.Options{Now: clock.Now}); err != nil {
-		t.Fatal(err)
-	}
+	st = reopen(t, st, dsn, store.Options{Now: clock.Now})
 	if got := rows(hour); got != 10 {
 		t.Fatalf("rows hold %d after the close, want 10", got)
 	}
@@ -328,14 +320,8 @@ func TestFraudHourMarksPendingBetweenWrites(t *testing.T) {
 			dsn := storetest.DSN(t, d)
 			ctx := context.Background()
 			clock := &testClock{t: time.Now()}
-			st, err := store.Open(ctx, dsn, store.Options{Now: clock.Now})
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := openOwn(t, dsn, store.Options{Now: clock.Now})
 			defer func() { st.Close() }()
-			if err := st.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
 			a := storetest.NewAccount(t, st, time.Now())
 			b := storetest.NewAccount(t, st, time.Now())
 			hour := at(0).Truncate(time.Hour)
@@ -380,10 +366,7 @@ func TestFraudHourMarksPendingBetweenWrites(t *testing.T) {
 			if mark(st, a, 1) {
 				t.Fatal("the row's later decisions were new again")
 			}
-			st.Close()
-			if st, err = store.Open(ctx, dsn, store.Options{Now: clock.Now}); err != nil {
-				t.Fatal(err)
-			}
+			st = reopen(t, st, dsn, store.Options{Now: clock.Now})
 			if got := messages(st); got[a] != 6 || got[b] != 1 {
 				t.Fatalf("after a restart the chart reads %v, want 6 and 1", got)
 			}
