@@ -200,7 +200,7 @@ func RunFraud(ctx context.Context, o FraudOptions) (FraudResult, error) {
 		res.MedianCPU[m] = median(cpu)
 	}
 	if o.GuardAlone {
-		g, err := guardAlone(ctx, tr, history, o.Rules)
+		g, err := guardAlone(ctx, tr, history, o.Rules, o.Hour)
 		if err != nil {
 			return res, fmt.Errorf("the guard alone: %w", err)
 		}

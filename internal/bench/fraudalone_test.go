@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"testing"
+	"time"
 )
 
 // TestGuardAloneStopsTheAttackNotTheCustomers runs the hour through the
@@ -14,7 +15,7 @@ func TestGuardAloneStopsTheAttackNotTheCustomers(t *testing.T) {
 		t.Skip("draws a day of traffic")
 	}
 	tr := NewTraffic(1)
-	g, err := guardAlone(context.Background(), tr, historyCounts(tr, 24), DefaultFraudRules())
+	g, err := guardAlone(context.Background(), tr, historyCounts(tr, 24), DefaultFraudRules(), 20*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestGuardAloneDecidesTheSameAfterARestartMidHour(t *testing.T) {
 		t.Skip("draws a day of traffic")
 	}
 	tr := NewTraffic(1)
-	g, err := guardAloneRestarting(context.Background(), tr, historyCounts(tr, 24), DefaultFraudRules(), len(tr.Sends)/2)
+	g, err := guardAloneRestarting(context.Background(), tr, historyCounts(tr, 24), DefaultFraudRules(), 20*time.Second, len(tr.Sends)/2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,8 +37,9 @@ func PrintFraud(w io.Writer, r FraudResult) {
 		fmt.Fprintln(w, line)
 	}
 	if g := r.Guard; g != nil {
-		fmt.Fprintf(w, "the guard alone       %6.1f µs/message (CPU of the thread running Guard.Check on each group of %d, in its SQLite transaction; "+
-			"it stopped %d attack and %d ordinary messages)\n", g.CPUMicrosPerMsg, guardGroup, g.AttackStopped, g.NormalStopped)
+		fmt.Fprintf(w, "the guard alone       %6.1f µs/message (process CPU of a SQLite transaction of %d send with Guard.Check, commit included, "+
+			"less an empty transaction's; it stopped %d attack and %d ordinary messages)\n", g.CPUMicrosPerMsg, guardGroup, g.AttackStopped,
+			g.NormalStopped)
 	}
 	if last, ok := r.last(ModeBlock); ok {
 		f := last.Figures
