@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 )
@@ -43,5 +44,22 @@ func TestGuardAloneDecidesTheSameAfterARestartMidHour(t *testing.T) {
 	s := tr.Summary()
 	if g.Messages != len(tr.Sends) || g.NormalStopped != 0 || g.AttackStopped != s.Attack-25 {
 		t.Fatalf("%+v, attack %d", g, s.Attack)
+	}
+}
+
+// TestRoundsAlternateTheModesOrder: each mode runs first in one round
+// and last in the next, so that a run's place in a round falls on every
+// mode alike.
+func TestRoundsAlternateTheModesOrder(t *testing.T) {
+	modes := []string{ModeOff, ModeAlert, ModeBlock}
+	got := [][]string{roundOrder(modes, 1), roundOrder(modes, 2), roundOrder(modes, 3)}
+	want := [][]string{{ModeOff, ModeAlert, ModeBlock}, {ModeBlock, ModeAlert, ModeOff}, {ModeOff, ModeAlert, ModeBlock}}
+	for i := range want {
+		if strings.Join(got[i], ",") != strings.Join(want[i], ",") {
+			t.Fatalf("round %d: %v, want %v", i+1, got[i], want[i])
+		}
+	}
+	if strings.Join(modes, ",") != "off,alert,block" {
+		t.Fatalf("the modes given were reordered: %v", modes)
 	}
 }
