@@ -37,6 +37,11 @@ type Event struct {
 	LastError     string
 	CreatedAt     time.Time
 	DeliveredAt   time.Time
+	// NoEarlier, when an event is written, says that its message has no
+	// event in the table before this one's batch (the message had taken
+	// no status step: tracking.Change.FirstSteps), so InsertEvents need not
+	// look there for one it must wait behind. It is not stored.
+	NoEarlier bool
 }
 
 // Attempt is one try at delivering an event.

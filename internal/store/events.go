@@ -48,7 +48,9 @@ func (tx *Tx) InsertEvents(ctx context.Context, evs []domain.Event) error {
 
 // holdBehind takes the hand-over's lease off every leased event of evs
 // that must wait for an earlier event of its message: one before it in
-// evs, or one in the table that goes before it.
+// evs, or one in the table that goes before it. The table is read only for
+// messages whose first event in evs is not marked NoEarlier: a message's
+// first status change (most of them) has nothing there to wait for.
 func (tx *Tx) holdBehind(ctx context.Context, evs []domain.Event) error {
 	var ids []string
 	var latest time.Time
@@ -66,7 +68,7 @@ func (tx *Tx) holdBehind(ctx context.Context, evs []domain.Event) error {
 			continue
 		}
 		first[e.MessageID] = true
-		if e.LeaseOwner != "" {
+		if e.LeaseOwner != "" && !e.NoEarlier {
 			ids = append(ids, e.MessageID)
 			latest = later(latest, e.CreatedAt)
 		}

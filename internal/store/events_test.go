@@ -273,13 +273,19 @@ func TestEventsOfAMessageClaimedInOrder(t *testing.T) {
 		read := leased(newEvent(acc, "cmp_1", "msg_o", "message.read", now))
 		first := leased(newEvent(acc, "cmp_1", "msg_y", "message.sent", now))
 		second := leased(newEvent(acc, "cmp_1", "msg_y", "message.delivered", now))
-		batch := []domain.Event{read, first, second}
+		// A message's first steps (NoEarlier: nothing in the table to
+		// wait for) still go one at a time within the batch.
+		fresh1 := leased(newEvent(acc, "cmp_1", "msg_n", "message.sent", now))
+		fresh2 := leased(newEvent(acc, "cmp_1", "msg_n", "message.delivered", now))
+		fresh1.NoEarlier, fresh2.NoEarlier = true, true
+		batch := []domain.Event{read, first, second, fresh1, fresh2}
 		write(t, st, func(ctx context.Context, tx *store.Tx) error { return tx.InsertEvents(ctx, batch) })
-		if batch[0].LeaseOwner != "" || batch[1].LeaseOwner != "n1" || batch[2].LeaseOwner != "" {
-			t.Fatalf("leases after the insert: %q %q %q, want only the new message's first", batch[0].LeaseOwner,
-				batch[1].LeaseOwner, batch[2].LeaseOwner)
+		if batch[0].LeaseOwner != "" || batch[1].LeaseOwner != "n1" || batch[2].LeaseOwner != "" ||
+			batch[3].LeaseOwner != "n1" || batch[4].LeaseOwner != "" {
+			t.Fatalf("leases after the insert: %q %q %q %q %q, want only the new messages' first", batch[0].LeaseOwner,
+				batch[1].LeaseOwner, batch[2].LeaseOwner, batch[3].LeaseOwner, batch[4].LeaseOwner)
 		}
-		for _, e := range []domain.Event{batch[0], batch[2]} {
+		for _, e := range []domain.Event{batch[0], batch[2], batch[4]} {
 			stored, err := st.AccountEvent(ctx, acc.ID, e.ID)
 			if err != nil || stored.LeaseOwner != "" || !stored.NextAttemptAt.Equal(now) {
 				t.Fatalf("a held event as stored: %+v %v", stored, err)

@@ -122,3 +122,6 @@ func appendDefaulted[T any](out []DefaultedColumn, t table[T]) []DefaultedColumn
 	}
 	return out
 }
+
+// ParkedCheckEvery is parkedCheckEvery, for tests that move a clock past it.
+const ParkedCheckEvery = parkedCheckEvery

@@ -359,30 +359,72 @@ func (tx *Tx) MessageIDsByProviderRef(ctx context.Context, provider string, refs
 	return out, nil
 }
 
-// mutableCols are the columns of a message that its changes write, with
-// the types PostgreSQL needs told for a VALUES list (it types parameters
-// there as text).
-var mutableCols = [...]struct{ name, typ string }{
-	{"status", "TEXT"}, {"channel", "TEXT"}, {"provider", "TEXT"}, {"provider_ref", "TEXT"}, {"error_code", "TEXT"},
-	{"error_message", "TEXT"}, {"updated_at", "BIGINT"}, {"sent_at", "BIGINT"}, {"delivered_at", "BIGINT"},
-	{"read_at", "BIGINT"}, {"failed_at", "BIGINT"}, {"canceled_at", "BIGINT"}, {"next_attempt_at", "BIGINT"},
-	{"lease_owner", "TEXT"}, {"charged", "BIGINT"}, {"credits", "BIGINT"}, {"segments", "INTEGER"}, {"encoding", "TEXT"},
-	{"attempts", "INTEGER"}, {"route", "TEXT"}, {"cost", "BIGINT"}, {"cost_currency", "TEXT"},
-	{"upline", "TEXT"}, {"fraud", "TEXT"},
+// mutableCols are the columns of a message that its changes write: each
+// with the type PostgreSQL needs told for a VALUES list (it types
+// parameters there as text), its value as stored, and whether two states
+// of a message store the same there. A status change compares every
+// column of each message it touches and writes a few, so the comparison
+// reads the fields themselves rather than making each stored value twice.
+var mutableCols = [...]mutableCol{
+	mutText("status", func(m *domain.Message) string { return string(m.Status) }),
+	mutText("channel", func(m *domain.Message) string { return string(m.Channel) }),
+	mutText("provider", func(m *domain.Message) string { return m.Provider }),
+	mutText("provider_ref", func(m *domain.Message) string { return m.ProviderRef }),
+	mutText("error_code", func(m *domain.Message) string { return m.ErrorCode }),
+	mutText("error_message", func(m *domain.Message) string { return m.ErrorMessage }),
+	{"updated_at", "BIGINT", func(m *domain.Message) any { return ms(m.UpdatedAt) },
+		func(a, b *domain.Message) bool { return ms(a.UpdatedAt) == ms(b.UpdatedAt) }},
+	mutStamp("sent_at", func(m *domain.Message) time.Time { return m.SentAt }),
+	mutStamp("delivered_at", func(m *domain.Message) time.Time { return m.DeliveredAt }),
+	mutStamp("read_at", func(m *domain.Message) time.Time { return m.ReadAt }),
+	mutStamp("failed_at", func(m *domain.Message) time.Time { return m.FailedAt }),
+	mutStamp("canceled_at", func(m *domain.Message) time.Time { return m.CanceledAt }),
+	mutStamp("next_attempt_at", func(m *domain.Message) time.Time { return m.NextAttemptAt }),
+	mutText("lease_owner", func(m *domain.Message) string { return m.LeaseOwner }),
+	mutInt64("charged", func(m *domain.Message) int64 { return m.Charged }),
+	mutInt64("credits", func(m *domain.Message) int64 { return m.Credits }),
+	{"segments", "INTEGER", func(m *domain.Message) any { return m.Segments },
+		func(a, b *domain.Message) bool { return a.Segments == b.Segments }},
+	mutText("encoding", func(m *domain.Message) string { return m.Encoding }),
+	{"attempts", "INTEGER", func(m *domain.Message) any { return m.Attempts },
+		func(a, b *domain.Message) bool { return a.Attempts == b.Attempts }},
+	mutText("route", func(m *domain.Message) string { return m.Route }),
+	mutInt64("cost", func(m *domain.Message) int64 { return m.Cost }),
+	mutText("cost_currency", func(m *domain.Message) string { return m.CostCurrency }),
+	// Equal levels encode alike, so comparing them spares two encodings.
+	{"upline", "TEXT", func(m *domain.Message) any { return encodeUpline(m.Upline) },
+		func(a, b *domain.Message) bool { return slices.Equal(a.Upline, b.Upline) }},
+	// A decision is compared by value and encoded only when written: a
+	// status change rarely touches it, and its JSON costs more than the
+	// rest of the row's values together.
+	{"fraud", "TEXT", func(m *domain.Message) any { return encodeDecision(m.Fraud) },
+		func(a, b *domain.Message) bool { return decisionValueOf(a.Fraud) == decisionValueOf(b.Fraud) }},
 }
 
-// mutableValues are a message's values of mutableCols, as stored.
-func mutableValues(m *domain.Message) [len(mutableCols)]any {
-	return [...]any{string(m.Status), string(m.Channel), m.Provider, m.ProviderRef, m.ErrorCode, m.ErrorMessage,
-		ms(m.UpdatedAt), nullMS(m.SentAt), nullMS(m.DeliveredAt), nullMS(m.ReadAt), nullMS(m.FailedAt),
-		nullMS(m.CanceledAt), nullMS(m.NextAttemptAt), m.LeaseOwner, m.Charged, m.Credits, m.Segments,
-		m.Encoding, m.Attempts, m.Route, m.Cost, m.CostCurrency, encodeUpline(m.Upline), decisionValueOf(m.Fraud)}
+// mutableCol is one column of mutableCols.
+type mutableCol struct {
+	name, typ string
+	value     func(m *domain.Message) any // as written
+	same      func(a, b *domain.Message) bool
 }
 
-// decisionValue is a message's decision as compared between its states:
-// by value, and encoded only when written (storedValue), since a status
-// change rarely touches it and its JSON cost more than the rest of the
-// row's values together.
+func mutText(name string, f func(m *domain.Message) string) mutableCol {
+	return mutableCol{name, "TEXT", func(m *domain.Message) any { return f(m) },
+		func(a, b *domain.Message) bool { return f(a) == f(b) }}
+}
+
+func mutInt64(name string, f func(m *domain.Message) int64) mutableCol {
+	return mutableCol{name, "BIGINT", func(m *domain.Message) any { return f(m) },
+		func(a, b *domain.Message) bool { return f(a) == f(b) }}
+}
+
+// mutStamp is a time stored as Unix milliseconds, NULL for the zero time.
+func mutStamp(name string, f func(m *domain.Message) time.Time) mutableCol {
+	return mutableCol{name, "BIGINT", func(m *domain.Message) any { return nullMS(f(m)) },
+		func(a, b *domain.Message) bool { return nullMS(f(a)) == nullMS(f(b)) }}
+}
+
+// decisionValue is a message's decision as compared between its states.
 type decisionValue struct {
 	set bool
 	d   domain.FraudDecision
@@ -393,17 +435,6 @@ func decisionValueOf(d *domain.FraudDecision) decisionValue {
 		return decisionValue{}
 	}
 	return decisionValue{true, *d}
-}
-
-// storedValue is a value of mutableValues as it is written.
-func storedValue(v any) any {
-	if d, ok := v.(decisionValue); ok {
-		if !d.set {
-			return ""
-		}
-		return encodeDecision(&d.d)
-	}
-	return v
 }
 
 // UpdateMessages writes every mutable field of many messages.
@@ -426,15 +457,12 @@ func (tx *Tx) UpdateChangedMessages(ctx context.Context, before, after []domain.
 		rows []int
 	}
 	var groups []group
-	vals := make([][len(mutableCols)]any, len(after))
 	for i := range after {
-		vals[i] = mutableValues(&after[i])
 		mask := uint32(1)<<len(mutableCols) - 1
 		if before != nil {
-			was := mutableValues(&before[i])
 			mask = 0
-			for c := range vals[i] {
-				if vals[i][c] != was[c] {
+			for c := range mutableCols {
+				if !mutableCols[c].same(&before[i], &after[i]) {
 					mask |= 1 << c
 				}
 			}
@@ -460,7 +488,7 @@ func (tx *Tx) UpdateChangedMessages(ctx context.Context, before, after []domain.
 				args = append(args, after[i].ID)
 				for c := range mutableCols {
 					if g.mask&(1<<c) != 0 {
-						args = append(args, storedValue(vals[i][c]))
+						args = append(args, mutableCols[c].value(&after[i]))
 					}
 				}
 			}

@@ -70,3 +70,58 @@ func TestTakePendingReports(t *testing.T) {
 		}
 	})
 }
+
+// A SQLite writer that knows pending_reports empty takes reports without
+// looking, yet leaves none behind: what it parks itself is taken at once,
+// and what another process parks on the same file is found by
+// KnownParkedRefs (the sweeper's Unpark, every second) and taken then.
+func TestParkedReportsKnownEmpty(t *testing.T) {
+	ctx := context.Background()
+	dsn := storetest.DSN(t, "sqlite")
+	clock := &testClock{t: time.Now()}
+	one := storetest.OpenWith(t, dsn, store.Options{Now: clock.Now})
+	two := storetest.OpenWith(t, dsn, store.Options{Now: clock.Now})
+	acc := newAccount(t, one, 0)
+	c := newCampaign(acc, domain.Live, t0, 1)
+	m := newMessage(c, "34600000001", 0, at(0))
+	m.Provider, m.ProviderRef = "smsc", "r2"
+	insertMessages(t, one, c, m)
+	park := func(st *store.Store, ref string) {
+		t.Helper()
+		write(t, st, func(ctx context.Context, tx *store.Tx) error {
+			return tx.ParkReports(ctx, []domain.PendingReport{{Provider: "smsc", Ref: ref, Status: domain.Delivered,
+				ReportedAt: t0, ReceivedAt: t0}})
+		})
+	}
+	take := func(st *store.Store, ref string) int {
+		t.Helper()
+		var got []domain.PendingReport
+		write(t, st, func(ctx context.Context, tx *store.Tx) error {
+			var err error
+			got, err = tx.TakePendingReports(ctx, "smsc", []string{ref})
+			return err
+		})
+		return len(got)
+	}
+	if n := take(one, "r0"); n != 0 { // the first take looks, and finds the table empty
+		t.Fatalf("took %d from an empty table", n)
+	}
+	park(one, "r1")
+	if n := take(one, "r1"); n != 1 {
+		t.Fatalf("took %d of its own parked report, want it", n)
+	}
+	clock.Add(store.ParkedCheckEvery)
+	if n := take(one, "r0"); n != 0 { // empty again, as the next look finds
+		t.Fatalf("took %d from an empty table", n)
+	}
+	park(two, "r2")
+	if n := take(one, "r2"); n != 0 {
+		t.Fatalf("took %d: the writer that knew the table empty looked again at once", n)
+	}
+	if refs, err := one.KnownParkedRefs(ctx, 10); err != nil || !slices.Equal(refs["smsc"], []string{"r2"}) {
+		t.Fatalf("known parked refs %v (%v), want the other writer's r2", refs, err)
+	}
+	if n := take(one, "r2"); n != 1 {
+		t.Fatalf("took %d of the other writer's report once the sweeper saw it, want it", n)
+	}
+}

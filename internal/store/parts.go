@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
@@ -58,6 +59,9 @@ var pendingReports = newTable("pending_reports", func(p *domain.PendingReport, c
 // ParkReports keeps reports whose provider id is not known yet, in the
 // caller's transaction. The same report twice is kept once.
 func (tx *Tx) ParkReports(ctx context.Context, rs []domain.PendingReport) error {
+	if len(rs) > 0 {
+		tx.s.parked.mayHold() // before the insert: a check that starts now must not trust what it sees
+	}
 	return insertRows(ctx, tx, pendingReports, rs, 500, ` ON CONFLICT (provider, ref, status) DO NOTHING`, false, "pending reports")
 }
 
@@ -67,6 +71,16 @@ func (tx *Tx) ParkReports(ctx context.Context, rs []domain.PendingReport) error 
 // a report parked between the two by a transaction running beside this one
 // (PostgreSQL), and that report would be lost.
 func (tx *Tx) TakePendingReports(ctx context.Context, provider string, refs []string) ([]domain.PendingReport, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	if tx.pg == nil {
+		none, err := tx.noParkedReports(ctx)
+		if err != nil || none {
+			return nil, err
+		}
+		tx.tookReports = true
+	}
 	var out []domain.PendingReport
 	err := inChunks(refs, func(chunk []any) error {
 		rs, err := pendingReports.scanAll(tx.query(ctx, `DELETE FROM pending_reports WHERE provider = $1 AND ref IN (`+
@@ -101,7 +115,81 @@ func (s *Store) KnownParkedRefs(ctx context.Context, limit int) (map[string][]st
 	if err != nil {
 		return nil, fmt.Errorf("known parked refs: %w", err)
 	}
+	if len(out) > 0 {
+		// Reports parked by another process on the same file are news
+		// to this one's writer: its takes look in the table again.
+		s.parked.mayHold()
+	}
 	return out, nil
+}
+
+// parkedState is what a SQLite node's writer knows of pending_reports:
+// usually that it is empty, which spares the take of every hand-over's
+// record a statement (most providers' receipts come after the answer, or
+// ride with its record). PostgreSQL's nodes park reports for each other,
+// so there every take looks.
+//
+// The table is known empty when a check found it so and nothing may have
+// been parked since: every ParkReports, and every KnownParkedRefs that
+// found rows (another process's, on the same file), moves gen before
+// anything is written. A check runs at most every parkedCheckEvery, in a
+// write transaction that has taken no report yet, so what it sees empty
+// is the committed table (its own transaction parked nothing, or gen
+// moved) and stays empty whatever becomes of that transaction. A report
+// another process parks while this one believes the table empty waits
+// for the sweeper's Unpark (every second), which finds it through
+// KnownParkedRefs.
+type parkedState struct {
+	mu        sync.Mutex
+	gen       uint64
+	empty     bool   // the table was seen empty at emptyGen
+	emptyGen  uint64 //
+	checkedAt time.Time
+}
+
+// parkedCheckEvery bounds how often a writer that does not know the table
+// empty looks whether it is.
+const parkedCheckEvery = time.Second
+
+// mayHold records that reports may have been parked.
+func (p *parkedState) mayHold() {
+	p.mu.Lock()
+	p.gen++
+	p.mu.Unlock()
+}
+
+// noParkedReports tells whether pending_reports is known empty (SQLite),
+// checking it when the last check is old enough.
+func (tx *Tx) noParkedReports(ctx context.Context) (bool, error) {
+	p, now := &tx.s.parked, tx.s.now()
+	p.mu.Lock()
+	gen := p.gen
+	if p.empty && p.emptyGen == gen {
+		p.mu.Unlock()
+		return true, nil
+	}
+	check := !tx.tookReports && (p.checkedAt.IsZero() || now.Sub(p.checkedAt) >= parkedCheckEvery || now.Before(p.checkedAt))
+	if check {
+		p.checkedAt = now
+	}
+	p.mu.Unlock()
+	if !check {
+		return false, nil
+	}
+	var held bool
+	if err := tx.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pending_reports)`).Scan(&held); err != nil {
+		return false, fmt.Errorf("parked reports: %w", err)
+	}
+	if held {
+		return false, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.gen != gen {
+		return false, nil // parked meanwhile
+	}
+	p.empty, p.emptyGen = true, gen
+	return true, nil
 }
 
 // DeletePendingReportsBefore drops parked reports received before t: their

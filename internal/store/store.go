@@ -54,6 +54,8 @@ type Store struct {
 	fmem *fraudMemory
 	// txTimes: how the write transactions spent their time (WriteStats).
 	txTimes txCounters
+	// parked: whether SQLite's pending_reports is known empty (parts.go).
+	parked parkedState
 }
 
 // Options tune Open. The zero value is fine.
@@ -183,6 +185,9 @@ type Tx struct {
 	s      *Store
 	holder string   // PostgreSQL: the share of balances this transaction's writer debits
 	fx     *fraudTx // SQLite: the fraud counts staged by this transaction
+	// tookReports: this transaction deleted parked reports (SQLite), so
+	// what it reads of pending_reports is not the committed table.
+	tookReports bool
 }
 
 // Write runs fn in a write transaction and returns once it is committed

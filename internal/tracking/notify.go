@@ -24,6 +24,14 @@ type Change struct {
 	Recorded time.Time
 }
 
+// FirstSteps tells whether these are the first status steps of the
+// message: it was SENDING before the change and never held by the fraud
+// guard, and no transition leads such a message back to SENDING once it
+// took a step (TestNoStatusLeadsBackBeforeAStep). So nothing a front wrote
+// for an earlier step of the message can exist. (A held message may, in
+// principle, step to SENDING on a provider's word: it is left out.)
+func (c Change) FirstSteps() bool { return c.Was == domain.Sending && c.Message.HeldAt.IsZero() }
+
 // Reply is a recipient's message as recorded for an account (one that
 // belongs to no account notifies nobody).
 type Reply struct {

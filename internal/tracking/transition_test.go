@@ -105,3 +105,47 @@ func TestTakenBackMessageWaitingForItsSMS(t *testing.T) {
 		t.Fatalf("the SMS receipt: %v %+v", steps, m)
 	}
 }
+
+// TestNoStatusLeadsBackBeforeAStep holds what Change.FirstSteps relies
+// on: a message never held is SENDING only before its first status step.
+// Every report of every kind, applied to a message in every status (SMS
+// and RCS, with and without a fallback, waiting or not; held ones with
+// their HeldAt), leaves a message without a HeldAt SENDING only when it
+// was SENDING and took no step.
+func TestNoStatusLeadsBackBeforeAStep(t *testing.T) {
+	at := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	plan := domain.Content{Fallback: &domain.Fallback{Channel: domain.SMS, Message: "t", Segments: 1, Encoding: "GSM-7",
+		SMSCredits: 2, RCSCredits: 1}}
+	kinds := []Kind{Accepted, Progress, Retry, Rejected, Expire, Cancel, Fallback, Revoked, Unrevoked, Release, RejectHeld}
+	statuses := append([]domain.Status{domain.Held}, domain.Statuses...)
+	tried := 0
+	for _, from := range statuses {
+		for _, channel := range []domain.Channel{domain.SMS, domain.RCS} {
+			for _, content := range []domain.Content{{}, plan} {
+				for _, waiting := range []bool{false, true} {
+					for _, kind := range kinds {
+						for _, reported := range statuses {
+							m := domain.Message{ID: "m", Type: channel, Channel: channel, Status: from, Content: content,
+								Credits: 2, Charged: 2, LeaseOwner: "n1", ExpiresAt: at.Add(time.Hour)}
+							if from == domain.Held {
+								m.HeldAt = at.Add(-time.Minute)
+							}
+							if waiting {
+								m.NextAttemptAt = at.Add(time.Minute)
+							}
+							r := Report{Kind: kind, Status: reported, Provider: "p", Ref: "r", LeaseOwner: "n1",
+								FallbackAt: at.Add(time.Minute), RetryAt: at.Add(time.Minute)}
+							steps, _ := transition(&m, r, at)
+							tried++
+							if m.Status == domain.Sending && m.HeldAt.IsZero() && (from != domain.Sending || len(steps) > 0) {
+								t.Fatalf("%s (%s, waiting %v) with report %v/%s: now %s after steps %v", from, channel, waiting,
+									kind, reported, m.Status, steps)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d transitions", tried)
+}

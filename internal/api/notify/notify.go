@@ -74,7 +74,15 @@ func (w *Webhooks[T]) Changed(ctx context.Context, tx T, cs []tracking.Change) (
 	lease := w.lease(cs[0])
 	evs := make([]domain.Event, 0, len(cs)+len(cs)/2) // most changes are one step
 	for _, c := range cs {
+		first := len(evs)
 		evs = w.appendStatusEvents(evs, c.Message, c.Steps, c.At, lease)
+		if c.FirstSteps() {
+			// No earlier event of the message to wait behind: the
+			// events table need not be read for one.
+			for i := first; i < len(evs); i++ {
+				evs[i].NoEarlier = true
+			}
+		}
 	}
 	if err := tx.InsertEvents(ctx, evs); err != nil {
 		return nil, err

@@ -76,6 +76,23 @@ func TestStatusEvents(t *testing.T) {
 		if !leased && (ev.LeaseOwner != "" || !ev.NextAttemptAt.Equal(x.at)) {
 			t.Fatalf("event %d of a send without callback: leased %q", i, ev.LeaseOwner)
 		}
+		// The steps of a message that was SENDING are its first: its
+		// events need not look for earlier ones in the table.
+		if first := x.m.ID == withHook.ID; ev.NoEarlier != first {
+			t.Fatalf("event %d: NoEarlier %v, want %v", i, ev.NoEarlier, first)
+		}
+	}
+	// A message that the fraud guard held may have stepped before it
+	// was SENDING: its events look.
+	heldOnce := withHook
+	heldOnce.HeldAt = t0
+	err = st.Write(ctx, func(tx *trackingtest.Tx) error {
+		_, err := w.Changed(ctx, tx, []tracking.Change{{Message: heldOnce, Was: domain.Sending, Steps: []domain.Status{domain.Sent},
+			At: t0.Add(3 * time.Second), Recorded: recorded}})
+		return err
+	})
+	if evs := st.Rows().Events; err != nil || len(evs) != len(want)+1 || evs[len(want)].NoEarlier {
+		t.Fatalf("a once held message's event: %v, %+v", err, evs[len(want):])
 	}
 	if len(h.got) != 0 {
 		t.Fatal("events handed over before the commit")
