@@ -39,6 +39,12 @@ type Batcher[T, R any] struct {
 	ended chan struct{}
 	now   func() time.Time
 	stats counters
+	// soon holds the items of DoSoon, which join the next group a loop
+	// takes; kick starts a group for them once the first has waited its
+	// time, which armed says is scheduled (nil channels for NewLate).
+	soon  chan call[T, R]
+	kick  chan struct{}
+	armed atomic.Bool
 }
 
 // Option tunes New.
@@ -58,7 +64,7 @@ func New[T, R any](fn Func[T, R], max, workers int, opts ...Option) *Batcher[T, 
 		opt(&o)
 	}
 	b := &Batcher[T, R]{fn: fn, max: max, in: make(chan call[T, R], max*workers), quit: make(chan struct{}), ended: make(chan struct{}),
-		now: o.now}
+		now: o.now, soon: make(chan call[T, R], max*workers), kick: make(chan struct{}, 1)}
 	done := make(chan struct{}, workers)
 	for i := 0; i < workers; i++ {
 		go func() { b.loop(i); done <- struct{}{} }()
@@ -76,7 +82,28 @@ func New[T, R any](fn Func[T, R], max, workers int, opts ...Option) *Batcher[T, 
 // returns ctx's error, but the item may still be processed: callers must
 // treat that as "unknown", as with any timed-out write.
 func (b *Batcher[T, R]) Do(ctx context.Context, item T) (R, error) {
-	c := call[T, R]{item: item, at: b.now(), done: make(chan outcome[R], 1)}
+	return b.do(ctx, item, b.in, 0)
+}
+
+// DoSoon is Do for an item that need not start a group of its own: it
+// joins the next group a loop takes for other items, and only if none is
+// taken within wait does a group start for it (and for whatever else
+// waits by then). The wait runs from the first item that waits, so the
+// callers of one batcher give the same wait. An item that can wait a little, and rides with the
+// others, saves the group it would cost alone. A NewLate batcher runs it
+// as Do.
+func (b *Batcher[T, R]) DoSoon(ctx context.Context, item T, wait time.Duration) (R, error) {
+	if b.soon == nil {
+		return b.Do(ctx, item)
+	}
+	return b.do(ctx, item, b.soon, wait)
+}
+
+func (b *Batcher[T, R]) do(ctx context.Context, item T, in chan call[T, R], wait time.Duration) (R, error) {
+	c := call[T, R]{item: item, done: make(chan outcome[R], 1)}
+	if in == b.in {
+		c.at = b.now() // an item of DoSoon waits by choice: not counted as queued
+	}
 	var zero R
 	select {
 	case <-b.quit:
@@ -84,11 +111,14 @@ func (b *Batcher[T, R]) Do(ctx context.Context, item T) (R, error) {
 	default:
 	}
 	select {
-	case b.in <- c:
+	case in <- c:
 	case <-b.quit:
 		return zero, ErrClosed
 	case <-ctx.Done():
 		return zero, ctx.Err()
+	}
+	if in == b.soon && b.armed.CompareAndSwap(false, true) {
+		time.AfterFunc(wait, func() { signal(b.kick) })
 	}
 	select {
 	case o := <-c.done:
@@ -127,6 +157,7 @@ func (b *Batcher[T, R]) loop(worker int) {
 		select {
 		case c := <-b.in:
 			calls = append(calls, c)
+		case <-b.kick: // items of DoSoon waited their time
 		case <-b.quit:
 			return
 		}
@@ -140,10 +171,16 @@ func (b *Batcher[T, R]) loop(worker int) {
 				break drain
 			}
 		}
+		calls = b.takeSoon(calls)
+		if len(calls) == 0 {
+			continue // a kick for items another loop took
+		}
 		var queued time.Duration
 		for _, c := range calls {
 			items = append(items, c.item)
-			queued += taken.Sub(c.at)
+			if !c.at.IsZero() {
+				queued += taken.Sub(c.at)
+			}
 		}
 		started := b.now()
 		// The batch runs to completion even during shutdown: its callers
@@ -152,6 +189,34 @@ func (b *Batcher[T, R]) loop(worker int) {
 		ran := b.now()
 		answer(calls, results, err)
 		b.stats.add(len(calls), queued, taken.Sub(waiting), started.Sub(taken), ran.Sub(started), b.now().Sub(ran))
+	}
+}
+
+// takeSoon adds the items of DoSoon to a group, as many as it has room
+// for. The kick is disarmed first, so that an item queued after the
+// drain schedules its own; items left for want of room start the next
+// group at once.
+func (b *Batcher[T, R]) takeSoon(calls []call[T, R]) []call[T, R] {
+	b.armed.Store(false)
+drain:
+	for len(calls) < b.max {
+		select {
+		case c := <-b.soon:
+			calls = append(calls, c)
+		default:
+			break drain
+		}
+	}
+	if len(b.soon) > 0 && b.armed.CompareAndSwap(false, true) {
+		signal(b.kick)
+	}
+	return calls
+}
+
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
 	}
 }
 
@@ -210,6 +275,8 @@ func (b *Batcher[T, R]) Close() {
 	for {
 		select {
 		case c := <-b.in:
+			c.done <- outcome[R]{err: ErrClosed}
+		case c := <-b.soon: // nil for NewLate: never ready
 			c.done <- outcome[R]{err: ErrClosed}
 		default:
 			return

@@ -128,11 +128,13 @@ func (s *Store) ClaimSMPPItems(ctx context.Context, users, accounts map[string]i
 	if s.dialect == Postgres {
 		lock = " FOR UPDATE SKIP LOCKED"
 	}
+	// The quota differs from one claim to the next: bound at run time
+	// (runLimit), lest each claim compile the statement again.
 	const claim = `UPDATE smpp_items SET lease_owner = $1, next_attempt_at = $2
 		WHERE id IN (SELECT id FROM smpp_items WHERE next_attempt_at <= $3 AND expires_at > $3 AND %s
-		ORDER BY created_at, id LIMIT $4%s) RETURNING `
-	byUser := fmt.Sprintf(claim, `user_id = $5`, lock) + smppItems.list
-	byAccount := fmt.Sprintf(claim, `user_id = '' AND account_id = $5 AND env = $6`, lock) + smppItems.list
+		ORDER BY created_at, id LIMIT %s%s) RETURNING `
+	byUser := fmt.Sprintf(claim, `user_id = $5`, runLimit(4), lock) + smppItems.list
+	byAccount := fmt.Sprintf(claim, `user_id = '' AND account_id = $5 AND env = $6`, runLimit(4), lock) + smppItems.list
 	var out []domain.SMPPItem
 	err := s.Write(ctx, func(tx *Tx) error {
 		out = out[:0]

@@ -211,6 +211,20 @@ func (s *Store) Write(ctx context.Context, fn func(tx *Tx) error) error {
 	return res
 }
 
+// writeSoon is Write for a write that may wait up to wait for the next
+// transaction of other writes to ride with, rather than cost one of its
+// own (batch.Batcher.DoSoon); it still returns once it is committed.
+func (s *Store) writeSoon(ctx context.Context, wait time.Duration, fn func(tx *Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	res, err := s.writes.DoSoon(context.WithoutCancel(ctx), fn, wait)
+	if err != nil {
+		return err
+	}
+	return res
+}
+
 // writeGroup runs a group of write functions in one transaction.
 func (s *Store) writeGroup(ctx context.Context, fns []func(tx *Tx) error) ([]error, error) {
 	defer s.preparePending(ctx)
