@@ -62,19 +62,6 @@ func (c *guardClock) set(t time.Time) {
 	c.mu.Unlock()
 }
 
-// openGuardStore opens and migrates a SQLite store on the measure's clock.
-func openGuardStore(ctx context.Context, path string, clock *guardClock) (*store.Store, error) {
-	st, err := store.Open(ctx, path, store.Options{Now: clock.now})
-	if err != nil {
-		return nil, err
-	}
-	if err := st.Migrate(ctx); err != nil {
-		st.Close()
-		return nil, err
-	}
-	return st, nil
-}
-
 // guardAloneRestarting is guardAlone that, given restartAt > 0, also
 // writes each send's messages in its transaction (and so in the measure)
 // and, before the send at restartAt, closes the store and opens it again
@@ -93,12 +80,12 @@ func guardAloneRestarting(ctx context.Context, tr Traffic, history []HourCount, 
 	now := time.Now().UTC()
 	clock := &guardClock{t: now}
 	path := filepath.Join(dir, "guard.db")
-	st, err := openGuardStore(ctx, path, clock)
+	st, err := bootstrap.OpenStoreWith(ctx, path, store.Options{Now: clock.now})
 	if err != nil {
 		return GuardAlone{}, err
 	}
 	defer func() { st.Close() }()
-	bare, err := openGuardStore(ctx, filepath.Join(dir, "bare.db"), clock)
+	bare, err := bootstrap.OpenStoreWith(ctx, filepath.Join(dir, "bare.db"), store.Options{Now: clock.now})
 	if err != nil {
 		return GuardAlone{}, err
 	}
@@ -156,7 +143,7 @@ func guardAloneRestarting(ctx context.Context, tr Traffic, history []HourCount, 
 			if err := st.Close(); err != nil {
 				return out, err
 			}
-			if st, err = openGuardStore(ctx, path, clock); err != nil {
+			if st, err = bootstrap.OpenStoreWith(ctx, path, store.Options{Now: clock.now}); err != nil {
 				return out, err
 			}
 			g = fraud.New(fraud.Config{})

@@ -190,7 +190,13 @@ func AccountExists(ctx context.Context, st accountReader) func(id string) (bool,
 // OpenStore opens the database, creating it if it does not exist, and
 // migrates it: for the commands that make a database (migrate, bench).
 func OpenStore(ctx context.Context, dsn string) (*store.Store, error) {
-	st, err := store.Open(ctx, dsn, store.Options{})
+	return OpenStoreWith(ctx, dsn, store.Options{})
+}
+
+// OpenStoreWith is OpenStore with the store's options (a measure's own
+// clock, say).
+func OpenStoreWith(ctx context.Context, dsn string, o store.Options) (*store.Store, error) {
+	st, err := store.Open(ctx, dsn, o)
 	if err != nil {
 		return nil, err
 	}
