@@ -162,16 +162,7 @@ func (b *Batcher[T, R]) loop(worker int) {
 			return
 		}
 		taken := b.now()
-	drain:
-		for len(calls) < b.max {
-			select {
-			case c := <-b.in:
-				calls = append(calls, c)
-			default:
-				break drain
-			}
-		}
-		calls = b.takeSoon(calls)
+		calls = b.takeSoon(b.drain(b.in, calls))
 		if len(calls) == 0 {
 			continue // a kick for items another loop took
 		}
@@ -198,17 +189,23 @@ func (b *Batcher[T, R]) loop(worker int) {
 // group at once.
 func (b *Batcher[T, R]) takeSoon(calls []call[T, R]) []call[T, R] {
 	b.armed.Store(false)
-drain:
-	for len(calls) < b.max {
-		select {
-		case c := <-b.soon:
-			calls = append(calls, c)
-		default:
-			break drain
-		}
-	}
+	calls = b.drain(b.soon, calls)
 	if len(b.soon) > 0 && b.armed.CompareAndSwap(false, true) {
 		signal(b.kick)
+	}
+	return calls
+}
+
+// drain adds to a group what waits in ch, without waiting, as many as
+// the group has room for.
+func (b *Batcher[T, R]) drain(ch chan call[T, R], calls []call[T, R]) []call[T, R] {
+	for len(calls) < b.max {
+		select {
+		case c := <-ch:
+			calls = append(calls, c)
+		default:
+			return calls
+		}
 	}
 	return calls
 }

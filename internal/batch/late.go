@@ -98,16 +98,7 @@ func (b *Batcher[T, R]) lateLoop(fn LateFunc[T, R], depth int) {
 // to max, once.
 func (b *Batcher[T, R]) take(g *lateGroup[T, R]) []T {
 	g.once.Do(func() {
-		g.calls = append(make([]call[T, R], 0, b.max), g.first)
-	drain:
-		for len(g.calls) < b.max {
-			select {
-			case c := <-b.in:
-				g.calls = append(g.calls, c)
-			default:
-				break drain
-			}
-		}
+		g.calls = b.drain(b.in, append(make([]call[T, R], 0, b.max), g.first))
 		g.takenAt = b.now()
 		g.items = make([]T, len(g.calls))
 		for i, c := range g.calls {
