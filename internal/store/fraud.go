@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/jsontext"
 )
 
 // fraudSep parts an account's own fraud settings from the operator's
@@ -256,15 +257,9 @@ func encodeDecisionFast(d *domain.FraudDecision) (string, bool) {
 	b := make([]byte, 0, 192)
 	ok := true
 	str := func(name, v string) {
-		for i := 0; i < len(v); i++ {
-			if c := v[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-				ok = false
-			}
-		}
-		b = append(b, name...)
-		b = append(b, '"')
-		b = append(b, v...)
-		b = append(b, '"')
+		var plain bool
+		b, plain = jsontext.AppendString(append(b, name...), v)
+		ok = ok && plain
 	}
 	num := func(name string, v int64) {
 		b = append(b, name...)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/jsontext"
 )
 
 // Event names of the webhooks (docs/api.md, webhooks).
@@ -55,13 +56,9 @@ func statusBodyFast(p *statusPayload) (string, bool) {
 	b := make([]byte, 0, n)
 	ok := true
 	str := func(key, v string) {
-		if !plainJSON(v) {
-			ok = false
-		}
-		b = append(b, key...)
-		b = append(b, '"')
-		b = append(b, v...)
-		b = append(b, '"')
+		var plain bool
+		b, plain = jsontext.AppendString(append(b, key...), v)
+		ok = ok && plain
 	}
 	orNullStr := func(key string, v *string) {
 		if v == nil {
@@ -85,16 +82,6 @@ func statusBodyFast(p *statusPayload) (string, bool) {
 		return "", false
 	}
 	return string(b), true
-}
-
-// plainJSON tells whether encoding/json writes s as it is between quotes.
-func plainJSON(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return false
-		}
-	}
-	return true
 }
 
 // replyPayload is the message_received webhook.
