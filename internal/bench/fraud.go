@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -226,10 +227,8 @@ func roundOrder(modes []string, round int) []string {
 	if round%2 == 1 {
 		return modes
 	}
-	out := make([]string, len(modes))
-	for i, m := range modes {
-		out[len(modes)-1-i] = m
-	}
+	out := slices.Clone(modes)
+	slices.Reverse(out)
 	return out
 }
 
