@@ -142,8 +142,8 @@ func (s *Store) KnownParkedRefs(ctx context.Context, limit int) (map[string][]st
 type parkedState struct {
 	mu        sync.Mutex
 	gen       uint64
-	empty     bool   // the table was seen empty at emptyGen
-	emptyGen  uint64 //
+	empty     bool // the table was seen empty at emptyGen
+	emptyGen  uint64
 	checkedAt time.Time
 }
 
