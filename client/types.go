@@ -14,8 +14,10 @@ const (
 )
 
 // Message statuses. SENDING → SENT → DELIVERED → READ is the progress;
-// FAILED and CANCELED end a message early.
+// FAILED and CANCELED end a message early. HELD comes before SENDING, for
+// a message the fraud guard holds until an operator decides.
 const (
+	StatusHeld      = "HELD"
 	StatusSending   = "SENDING"
 	StatusSent      = "SENT"
 	StatusDelivered = "DELIVERED"

@@ -180,6 +180,93 @@ func TestFraudHoldReleaseRejectExpire(t *testing.T) {
 	})
 }
 
+// A held message is its integrator's to cancel, as any message not yet
+// handed over: it is refunded, its campaign counts it HELD and stays
+// SENDING until then, and the hold's decision says who ended it. Another
+// tenant can neither see nor cancel it, and an operator cannot release
+// it afterwards. Erasing a held message's recipient cancels it, so no
+// release can send to the hash.
+func TestFraudHeldCanceledByItsIntegrator(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d string) {
+		e := newEnv(t, d, envOptions{})
+		op := e.member("operator")
+		e.setFraud(op, e.account.ID, map[string]any{"perRecipientHourly": 1, "action": "hold"})
+		const to = "5511966660099"
+		e.sendOne(e.liveKey, to)
+		start := e.balance(e.account.ID)
+		r := e.do("POST", "/api/v1/integration/messages", e.liveKey, map[string]any{"to": to, "message": "hi", "type": "SMS"})
+		if r.status != 202 {
+			t.Fatalf("send: %d %s", r.status, r.body)
+		}
+		sent := r.json(t)
+		cid := sent["campaignId"].(string)
+		heldID := sent["messages"].([]any)[0].(map[string]any)["messageId"].(string)
+		campaign := func() map[string]any {
+			return e.do("GET", "/api/v1/integration/campaigns/"+cid, e.liveKey, nil).json(t)
+		}
+		if c := campaign(); c["status"] != "SENDING" || c["counts"].(map[string]any)["HELD"] != 1.0 ||
+			c["counts"].(map[string]any)["SENDING"] != 0.0 {
+			t.Fatalf("the campaign of a held message: %v", c)
+		}
+		charged := e.balance(e.account.ID)
+		if charged >= start {
+			t.Fatalf("the held message is not charged: %d → %d", start, charged)
+		}
+
+		other := e.addAccount(NewAccount{Name: "Other", Tier: "enterprise", Currency: "USD", Country: "55"})
+		otherKey, _ := e.addKey(other.ID, "live")
+		wantProblem(t, "another tenant's cancel", e.do("POST", "/api/v1/integration/messages/"+heldID+"/cancel", otherKey.Secret, nil), 404, "NOT_FOUND")
+		if got := e.do("POST", "/api/v1/integration/campaigns/"+cid+"/cancel", otherKey.Secret, nil); got.status != 404 {
+			t.Fatalf("another tenant's campaign cancel: %d %s", got.status, got.body)
+		}
+		if m := e.do("GET", "/api/v1/integration/messages/"+heldID, e.liveKey, nil).json(t); m["status"] != "HELD" {
+			t.Fatalf("after the other tenant's tries: %v", m)
+		}
+
+		c := e.do("POST", "/api/v1/integration/campaigns/"+cid+"/cancel", e.liveKey, nil)
+		if c.status != 200 || c.json(t)["canceled"] != 1.0 {
+			t.Fatalf("the campaign's cancel: %d %s", c.status, c.body)
+		}
+		if m := e.do("GET", "/api/v1/integration/messages/"+heldID, e.liveKey, nil).json(t); m["status"] != "CANCELED" {
+			t.Fatalf("the canceled held message: %v", m)
+		}
+		if b := e.balance(e.account.ID); b != start {
+			t.Fatalf("a canceled held message is not refunded: %d → %d (before it %d)", charged, b, start)
+		}
+		if c := campaign(); c["status"] != "CANCELED" || c["counts"].(map[string]any)["HELD"] != 0.0 ||
+			c["counts"].(map[string]any)["CANCELED"] != 1.0 {
+			t.Fatalf("the campaign after the cancel: %v", c)
+		}
+		detail := e.mg("GET", "/api/v1/manage/messages/"+heldID+"?account="+e.account.ID, op, nil).json(t)
+		if dec, _ := detail["fraud"].(map[string]any); dec["resolution"] != "canceled" || dec["resolvedBy"] != "integrator" {
+			t.Fatalf("the canceled hold's decision: %v", detail["fraud"])
+		}
+		wantProblem(t, "releasing a canceled hold", e.mg("POST", fraudBase+"/held/"+heldID+"/release", op, nil), 409, "MESSAGE_NOT_HELD")
+		if list := e.mg("GET", fraudBase+"/held", op, nil).json(t)["messages"].([]any); len(list) != 0 {
+			t.Fatalf("held list after the cancel: %v", list)
+		}
+
+		// The one-message cancel, and the erasure of a held message.
+		one := e.sendOne(e.liveKey, to)
+		if one["status"] != "HELD" {
+			t.Fatalf("third message: %v", one)
+		}
+		m := e.do("POST", "/api/v1/integration/messages/"+one["messageId"].(string)+"/cancel", e.liveKey, nil)
+		if m.status != 200 || m.json(t)["status"] != "CANCELED" {
+			t.Fatalf("a held message's cancel: %d %s", m.status, m.body)
+		}
+		erased := e.sendOne(e.liveKey, to)["messageId"].(string)
+		red := e.do("POST", "/api/v1/integration/messages/"+erased+"/redact", e.liveKey, nil)
+		if red.status != 200 || red.json(t)["status"] != "CANCELED" || red.json(t)["redacted"] != true {
+			t.Fatalf("a held message erased: %d %s", red.status, red.body)
+		}
+		wantProblem(t, "releasing an erased hold", e.mg("POST", fraudBase+"/held/"+erased+"/release", op, nil), 409, "MESSAGE_NOT_HELD")
+		if b := e.balance(e.account.ID); b != start {
+			t.Fatalf("after both cancels: %d, want %d", b, start)
+		}
+	})
+}
+
 // A destination outside the allowed countries is refused on every front,
 // charged nothing.
 func TestFraudGeoOnEveryFront(t *testing.T) {

@@ -176,9 +176,10 @@ type FraudDecision struct {
 	Factor   float64     `json:"factor,omitempty"`
 	Action   FraudAction `json:"action"`
 	At       time.Time   `json:"at"`
-	// Resolution is how a hold ended: "released", "rejected" or
-	// "expired" ("" while held, and for other actions); ResolvedBy who
-	// (an operator's email, or "sweeper").
+	// Resolution is how a hold ended: "released", "rejected",
+	// "expired" or "canceled" ("" while held, and for other actions);
+	// ResolvedBy who (an operator's email, "sweeper", or "integrator"
+	// for a cancel through the account's API).
 	Resolution string    `json:"resolution,omitempty"`
 	ResolvedBy string    `json:"resolvedBy,omitempty"`
 	ResolvedAt time.Time `json:"resolvedAt,omitzero"`
@@ -189,7 +190,12 @@ const (
 	HoldReleased = "released"
 	HoldRejected = "rejected"
 	HoldExpired  = "expired"
+	HoldCanceled = "canceled"
 )
+
+// CanceledBy names who ended a hold by canceling the message: the
+// account's own API, not an operator.
+const CanceledBy = "integrator"
 
 // EventFraudSuspected is the account alert of a rule that tripped.
 const EventFraudSuspected = "fraud.suspected"

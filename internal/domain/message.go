@@ -145,7 +145,9 @@ func (a StatusAt) before(b StatusAt) bool {
 
 // Cancelable reports whether the message still waits for dispatch and is
 // not held by a dispatcher right now (a lease that ran out belongs to
-// nobody).
+// nobody). A message the fraud guard holds is cancelable too: it has not
+// been handed over, and its integrator may give up on it rather than wait
+// for an operator.
 func (m Message) Cancelable(now time.Time) bool {
-	return m.Status == Sending && (m.LeaseOwner == "" || !m.NextAttemptAt.After(now))
+	return m.Status == Held || m.Status == Sending && (m.LeaseOwner == "" || !m.NextAttemptAt.After(now))
 }

@@ -9,7 +9,8 @@ type Status string
 // FAILED and CANCELED are side exits. HELD is a message the fraud guard
 // stopped at acceptance: it waits for an operator, who releases it
 // (HELD → SENDING, the one move no report makes) or rejects it
-// (HELD → FAILED); it is never handed over while held.
+// (HELD → FAILED), unless its integrator cancels it first (HELD →
+// CANCELED); it is never handed over while held.
 const (
 	Held      Status = "HELD"
 	Sending   Status = "SENDING"
@@ -83,7 +84,7 @@ func (s Status) Open() bool { return s == Sending || s == Sent }
 func (s Status) Path(target Status) []Status {
 	if s == Held {
 		switch target {
-		case Sending, Failed:
+		case Sending, Failed, Canceled:
 			return []Status{target}
 		}
 		return nil

@@ -26,7 +26,7 @@ func (s *Service) Get(ctx context.Context, sc Scope, messageID string) (domain.M
 // messages; Next is the cursor of the next page ("" on the last).
 type CampaignPage struct {
 	Campaign domain.Campaign
-	Status   string // SENDING while any message is open, CANCELED when all were canceled, else COMPLETED
+	Status   string // SENDING while any message is open or held, CANCELED when all were canceled, else COMPLETED
 	Counts   map[domain.Status]int
 	Messages []domain.Message
 	Next     string
@@ -51,6 +51,7 @@ func (s *Service) Campaign(ctx context.Context, sc Scope, campaignID, cursor str
 	for _, st := range domain.Statuses {
 		p.Counts[st] = counts[st]
 	}
+	p.Counts[domain.Held] = counts[domain.Held]
 	p.Status = campaignStatus(p.Counts, c.Total)
 	if len(msgs) > limit {
 		p.Messages = msgs[:limit]
@@ -59,9 +60,10 @@ func (s *Service) Campaign(ctx context.Context, sc Scope, campaignID, cursor str
 	return p, nil
 }
 
-// campaignStatus summarises a campaign.
+// campaignStatus summarises a campaign. A held message is not final: an
+// operator may still release it, so its campaign is still sending.
 func campaignStatus(counts map[domain.Status]int, total int) string {
-	if counts[domain.Sending]+counts[domain.Sent] > 0 {
+	if counts[domain.Held]+counts[domain.Sending]+counts[domain.Sent] > 0 {
 		return string(domain.Sending)
 	}
 	if counts[domain.Canceled] == total && total > 0 {

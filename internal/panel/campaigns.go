@@ -306,7 +306,13 @@ func (p *Panel) campaignPage(w http.ResponseWriter, r *http.Request, s *session)
 	d := campaignData{Page: pg, Cursor: cursor, Next: pg.Next}
 	total := pg.Campaign.Total
 	x := 0.0
-	for _, st := range domain.Statuses {
+	// Held messages show only where there are some: most campaigns
+	// never meet the fraud guard.
+	statuses := domain.Statuses
+	if pg.Counts[domain.Held] > 0 {
+		statuses = append([]domain.Status{domain.Held}, statuses...)
+	}
+	for _, st := range statuses {
 		n := pg.Counts[st]
 		pc := 0.0
 		if total > 0 {
@@ -314,7 +320,7 @@ func (p *Panel) campaignPage(w http.ResponseWriter, r *http.Request, s *session)
 		}
 		d.Counts = append(d.Counts, statusCount{Status: st, N: n, Percent: pc, X: x})
 		x += pc
-		if st != domain.Sending && st != domain.Sent {
+		if st.Final() {
 			d.Done += n
 		}
 	}

@@ -536,10 +536,10 @@ func updateChangedSQL(mask uint32, rows int) string {
 }
 
 // CancelableMessageIDs lists a campaign's messages that still wait for
-// dispatch.
+// dispatch, or for an operator's decision on a hold.
 func (s *Store) CancelableMessageIDs(ctx context.Context, campaignID string) ([]string, error) {
-	ids, err := s.ids(ctx, `SELECT id FROM messages WHERE campaign_id = $1 AND status = $2 ORDER BY id`, campaignID,
-		string(domain.Sending))
+	ids, err := s.ids(ctx, `SELECT id FROM messages WHERE campaign_id = $1 AND status IN ($2, $3) ORDER BY id`, campaignID,
+		string(domain.Sending), string(domain.Held))
 	if err != nil {
 		return nil, fmt.Errorf("cancelable messages: %w", err)
 	}

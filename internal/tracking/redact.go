@@ -64,8 +64,8 @@ func cancel(ctx context.Context, tx StatusTx, ids []string, now time.Time, emit 
 
 // Redact erases a message's text and replaces its recipient by the keyed
 // hash at once, with the notifications about it. Its status, price, counts
-// and ledger lines stay. A message still waiting for a provider is
-// canceled first (and refunded): it could not be sent to a hash. One being
+// and ledger lines stay. A message still waiting for a provider (or held
+// by the fraud guard) is canceled first (and refunded): it could not be sent to a hash. One being
 // handed over at this moment is ErrHandingOver; redacting twice changes
 // nothing. An unknown id is domain.ErrNotFound.
 func (t *Tracker) Redact(ctx context.Context, messageID string, r domain.Redaction) (domain.Message, error) {
@@ -95,7 +95,9 @@ func redact(ctx context.Context, tx RedactTx, messageID string, r domain.Redacti
 		return domain.Message{}, domain.ErrNotFound
 	case m.Status == domain.Sending && !m.Cancelable(now):
 		return domain.Message{}, ErrHandingOver
-	case m.Status == domain.Sending:
+	case m.Status == domain.Sending || m.Status == domain.Held:
+		// A held message is canceled too: released later, it would go
+		// out to the hash.
 		if err := applyReports(ctx, tx, []Report{{Kind: Cancel, MessageID: messageID, At: now}}, now, emit); err != nil {
 			return domain.Message{}, err
 		}

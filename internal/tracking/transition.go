@@ -96,7 +96,11 @@ func transition(m *domain.Message, r Report, at time.Time) ([]domain.Status, mon
 	case RejectHeld:
 		return rejectHeld(m, r, at)
 	case Cancel:
-		if m.Status != domain.Sending {
+		switch m.Status {
+		case domain.Held:
+			resolve(m, domain.HoldCanceled, domain.CanceledBy, at)
+		case domain.Sending:
+		default:
 			return nil, money{}
 		}
 		refund := refundAll(m, "canceled")

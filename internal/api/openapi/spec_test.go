@@ -456,7 +456,7 @@ func TestSchemaFields(t *testing.T) {
 		{"EventList", []string{"events", "nextCursor"}, nil},
 		{"FeedEvent", []string{"id", "type", "createdAt", "data"}, nil},
 		{"Campaign", []string{"campaignId", "status", "type", "createdAt", "total", "counts", "messages", "nextCursor"}, nil},
-		{"StatusCounts", []string{"SENDING", "SENT", "DELIVERED", "READ", "FAILED", "CANCELED"}, nil},
+		{"StatusCounts", []string{"HELD", "SENDING", "SENT", "DELIVERED", "READ", "FAILED", "CANCELED"}, nil},
 		{"CampaignCancelResult", []string{"campaignId", "canceled", "messages"}, nil},
 		{"Balance", []string{"balance", "currency", "last_updated"}, nil},
 		{"Media", []string{"mediaId", "mimeType", "size", "sha256"}, nil},
