@@ -54,16 +54,40 @@ func (w *sqliteWriter) acquire(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	if err := w.open(ctx); err != nil {
+		<-w.turn
+		return err
+	}
+	return nil
+}
+
+// open takes a connection from the pool unless one is held; the caller
+// holds the turn.
+func (w *sqliteWriter) open(ctx context.Context) error {
 	if w.conn != nil {
 		return nil
 	}
 	c, err := w.db.Conn(ctx)
 	if err != nil {
-		<-w.turn
 		return fmt.Errorf("writer connection: %w", err)
 	}
 	w.conn, w.stmts = c, map[string]*writeStmt{}
 	return nil
+}
+
+// again runs op, and runs it once more on a fresh connection if the held
+// one turned out to be gone: database/sql reports that before anything
+// was run (ErrConnDone, ErrBadConn), so nothing runs twice.
+func (w *sqliteWriter) again(ctx context.Context, op func() error) error {
+	err := op()
+	if !lost(err) {
+		return err
+	}
+	w.discard(err)
+	if err := w.open(ctx); err != nil {
+		return err
+	}
+	return op()
 }
 
 func (w *sqliteWriter) release() { <-w.turn }
@@ -71,14 +95,19 @@ func (w *sqliteWriter) release() { <-w.turn }
 // discard closes the connection, whatever state it is in, so that the
 // next holder opens a fresh one: SQLite rolls back a transaction left
 // open on a closed connection. It is what a failed COMMIT or ROLLBACK
-// and a lost connection come to, so that a transaction never outlives
-// its group.
-func (w *sqliteWriter) discard() {
+// and a lost connection come to (err, the failure), so that a
+// transaction never outlives its group.
+func (w *sqliteWriter) discard(err error) {
 	if w.conn == nil {
 		return
 	}
-	for _, ws := range w.stmts {
-		_ = ws.st.Close()
+	// database/sql does not close the statements of a Conn whose driver
+	// connection it closed, and finalizing them after the driver
+	// connection is gone crashes the driver: they go with it.
+	if !lost(err) {
+		for _, ws := range w.stmts {
+			_ = ws.st.Close()
+		}
 	}
 	// ErrBadConn from Raw has the pool close the driver connection
 	// rather than take it back.
@@ -166,7 +195,13 @@ func (w *sqliteWriter) queryRow(ctx context.Context, query string, args ...any) 
 // the DSN's _txlock=immediate did for database/sql's transactions): a
 // transaction that upgraded a read lock later could fail busy midway.
 func (w *sqliteWriter) begin(ctx context.Context) error {
-	_, err := w.exec(ctx, "BEGIN IMMEDIATE")
+	err := w.again(ctx, func() error {
+		_, err := w.exec(ctx, "BEGIN IMMEDIATE")
+		return err
+	})
+	if lost(err) {
+		w.discard(err)
+	}
 	return err
 }
 
@@ -174,7 +209,7 @@ func (w *sqliteWriter) commit(ctx context.Context) error {
 	if _, err := w.exec(ctx, "COMMIT"); err != nil {
 		// Whether SQLite kept the transaction open depends on the error;
 		// a fresh connection starts from none.
-		w.discard()
+		w.discard(err)
 		return err
 	}
 	return nil
@@ -182,7 +217,7 @@ func (w *sqliteWriter) commit(ctx context.Context) error {
 
 func (w *sqliteWriter) rollback(ctx context.Context) {
 	if _, err := w.exec(ctx, "ROLLBACK"); err != nil {
-		w.discard()
+		w.discard(err)
 	}
 }
 
@@ -192,9 +227,14 @@ func (w *sqliteWriter) run(ctx context.Context, query string, args ...any) (sql.
 		return nil, err
 	}
 	defer w.release()
-	res, err := w.exec(ctx, query, args...)
+	var res sql.Result
+	err := w.again(ctx, func() error {
+		var err error
+		res, err = w.exec(ctx, query, args...)
+		return err
+	})
 	if lost(err) {
-		w.discard()
+		w.discard(err)
 	}
 	return res, err
 }
@@ -206,7 +246,7 @@ func (w *sqliteWriter) ping(ctx context.Context) error {
 	defer w.release()
 	err := w.conn.PingContext(ctx)
 	if err != nil {
-		w.discard()
+		w.discard(err)
 	}
 	return err
 }

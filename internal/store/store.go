@@ -328,9 +328,6 @@ func (s *Store) writeOnce(ctx context.Context, fns []func(tx *Tx) error, careful
 	}
 	defer w.release()
 	if err := w.begin(ctx); err != nil {
-		if lost(err) {
-			w.discard()
-		}
 		return nil, fmt.Errorf("begin: %w", err)
 	}
 	tx := &Tx{lite: w, ctx: ctx, s: s}
