@@ -28,11 +28,11 @@ func TestClaimsAreNotCompiledPerLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	compiled := map[string]*atomic.Int64{"webhook_events": {}, "messages": {}, "smpp_items": {}}
-	conn, err := s.w.Conn(ctx)
-	if err != nil {
+	// The authorizer goes on the connection the writes run on.
+	if err := s.wr.acquire(ctx); err != nil {
 		t.Fatal(err)
 	}
-	err = conn.Raw(func(dc any) error {
+	err = s.wr.conn.Raw(func(dc any) error {
 		return dc.(sqlite.AuthorizerRegisterer).RegisterAuthorizer(func(action sqlite.AuthorizerActionCode, table, _, _, _ string) sqlite.AuthorizerReturnCode {
 			if n := compiled[table]; n != nil && action == sqlite.AuthUpdate {
 				n.Add(1)
@@ -40,7 +40,7 @@ func TestClaimsAreNotCompiledPerLimit(t *testing.T) {
 			return sqlite.AuthorizerOK
 		})
 	})
-	conn.Close()
+	s.wr.release()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,8 +60,7 @@ func TestClaimsAreNotCompiledPerLimit(t *testing.T) {
 		},
 	}
 	for table, claim := range claims {
-		// The first runs compile the statement and prepare it (a statement
-		// first met in a transaction is prepared after it).
+		// The first runs compile the statement and prepare it.
 		for _, limit := range []int{5, 5} {
 			if err := claim(limit); err != nil {
 				t.Fatal(err)

@@ -22,57 +22,22 @@ import (
 
 // stmt is a query ready for the store's dialect.
 type stmt struct {
-	sql    string
-	order  []int // SQLite: for each "?", the index of the argument it takes
-	w, r   *sql.Stmt
-	queued bool
+	sql   string
+	order []int     // SQLite: for each "?", the index of the argument it takes
+	r     *sql.Stmt // SQLite: prepared on the readers (the writer keeps its own, sqlitewriter.go)
 }
 
-// maxCachedStmts bounds the statement cache; the few query shapes built
+// maxCachedStmts bounds the statement caches; the few query shapes built
 // at run time (multi-row inserts, search filters) stay far below it.
 const maxCachedStmts = 4096
 
 type stmtCache struct {
-	mu      sync.Mutex
-	m       map[string]*stmt
-	pending []*stmt // write statements first seen inside a transaction
+	mu sync.Mutex
+	m  map[string]*stmt
 }
 
-// prep finds or makes the statement for query. SQLite's writer is a single
-// connection: a statement first met inside a transaction cannot be
-// prepared on it (the transaction holds it), so it runs unprepared this
-// time and is prepared after the transaction ends (preparePending).
-func (s *Store) prep(ctx context.Context, query string, write bool) stmt {
-	return s.prepare(ctx, query, write, false)
-}
-
-func (s *Store) prepTx(ctx context.Context, query string) stmt {
-	return s.prepare(ctx, query, true, true)
-}
-
-// preparePending prepares the statements queued by transactions.
-func (s *Store) preparePending(ctx context.Context) {
-	if s.dialect != SQLite {
-		return
-	}
-	s.stmts.mu.Lock()
-	todo := s.stmts.pending
-	s.stmts.pending = nil
-	s.stmts.mu.Unlock()
-	for _, st := range todo {
-		if p, err := s.w.PrepareContext(ctx, st.sql); err == nil {
-			s.stmts.mu.Lock()
-			if st.w == nil {
-				st.w = p
-			} else {
-				p.Close()
-			}
-			s.stmts.mu.Unlock()
-		}
-	}
-}
-
-func (s *Store) prepare(ctx context.Context, query string, write, inTx bool) stmt {
+// prep finds or makes the read statement for query.
+func (s *Store) prep(ctx context.Context, query string) stmt {
 	if s.dialect != SQLite {
 		return stmt{sql: query}
 	}
@@ -82,32 +47,12 @@ func (s *Store) prepare(ctx context.Context, query string, write, inTx bool) stm
 		st = rewrite(query)
 		if len(s.stmts.m) < maxCachedStmts {
 			s.stmts.m[query] = st
-			ok = true // cached: worth preparing
 		}
-	}
-	if inTx && st.w == nil && !st.queued && ok {
-		st.queued = true
-		s.stmts.pending = append(s.stmts.pending, st)
 	}
 	snap := *st // callers read this copy; the cached entry may change
 	s.stmts.mu.Unlock()
-	if inTx {
-		return snap
-	}
 	// Preparing outside the lock is fine: a race only prepares twice.
-	if write && snap.w == nil {
-		if p, err := s.w.PrepareContext(ctx, snap.sql); err == nil {
-			s.stmts.mu.Lock()
-			if st.w == nil {
-				st.w = p
-			} else {
-				p.Close()
-			}
-			snap.w = st.w
-			s.stmts.mu.Unlock()
-		}
-	}
-	if !write && snap.r == nil {
+	if snap.r == nil {
 		if p, err := s.r.PrepareContext(ctx, snap.sql); err == nil {
 			s.stmts.mu.Lock()
 			if st.r == nil {
@@ -204,11 +149,7 @@ func (tx *Tx) exec(ctx context.Context, query string, args ...any) (sql.Result, 
 	if tx.pg != nil {
 		return tx.pg.exec(ctx, query, plainArgs(args))
 	}
-	st := tx.s.prepTx(ctx, query)
-	if st.w != nil {
-		return tx.tx.StmtContext(ctx, st.w).ExecContext(ctx, st.args(args)...)
-	}
-	return tx.tx.ExecContext(ctx, st.sql, st.args(args)...)
+	return tx.lite.exec(tx.ctx, query, args...)
 }
 
 // execLater runs a write whose result nobody reads; on PostgreSQL it waits
@@ -225,22 +166,14 @@ func (tx *Tx) query(ctx context.Context, query string, args ...any) (rowsScanner
 	if tx.pg != nil {
 		return tx.pg.query(ctx, query, plainArgs(args))
 	}
-	st := tx.s.prepTx(ctx, query)
-	if st.w != nil {
-		return tx.tx.StmtContext(ctx, st.w).QueryContext(ctx, st.args(args)...)
-	}
-	return tx.tx.QueryContext(ctx, st.sql, st.args(args)...)
+	return tx.lite.query(tx.ctx, query, args...)
 }
 
 func (tx *Tx) queryRow(ctx context.Context, query string, args ...any) rowScanner {
 	if tx.pg != nil {
 		return tx.pg.queryRow(ctx, query, plainArgs(args))
 	}
-	st := tx.s.prepTx(ctx, query)
-	if st.w != nil {
-		return tx.tx.StmtContext(ctx, st.w).QueryRowContext(ctx, st.args(args)...)
-	}
-	return tx.tx.QueryRowContext(ctx, st.sql, st.args(args)...)
+	return tx.lite.queryRow(tx.ctx, query, args...)
 }
 
 // pieces cuts n rows into consecutive [start, end) pieces whose sizes are
@@ -272,13 +205,12 @@ func plainArgs(args []any) []any {
 
 // wexec runs a single write statement outside an explicit transaction.
 func (s *Store) wexec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	st := s.prep(ctx, query, true)
 	var res sql.Result
 	var err error
-	if st.w != nil {
-		res, err = st.w.ExecContext(ctx, st.args(args)...)
+	if s.wr != nil {
+		res, err = s.wr.run(ctx, query, args...)
 	} else {
-		res, err = s.w.ExecContext(ctx, st.sql, st.args(args)...)
+		res, err = s.w.ExecContext(ctx, query, plainArgs(args)...)
 	}
 	if err = classify(err); err == nil || errors.Is(err, domain.ErrStorageUnavailable) {
 		s.health.observe(err, s.now())
@@ -296,7 +228,7 @@ func (s *Store) run(ctx context.Context, what, query string, args ...any) error 
 }
 
 func (s *Store) rquery(ctx context.Context, query string, args ...any) (rowsScanner, error) {
-	st := s.prep(ctx, query, false)
+	st := s.prep(ctx, query)
 	if st.r != nil {
 		return st.r.QueryContext(ctx, st.args(args)...)
 	}
@@ -304,7 +236,7 @@ func (s *Store) rquery(ctx context.Context, query string, args ...any) (rowsScan
 }
 
 func (s *Store) rqueryRow(ctx context.Context, query string, args ...any) rowScanner {
-	st := s.prep(ctx, query, false)
+	st := s.prep(ctx, query)
 	if st.r != nil {
 		return st.r.QueryRowContext(ctx, st.args(args)...)
 	}

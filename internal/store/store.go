@@ -36,10 +36,13 @@ const (
 // Store is a handle on the database. It is safe for concurrent use.
 type Store struct {
 	dialect Dialect
-	// w takes every write. On SQLite it is a single connection: SQLite has
-	// one writer anyway, and queuing in database/sql is cheaper than
-	// SQLITE_BUSY retries. r serves reads (WAL readers never block the writer).
+	// w takes every write. On SQLite the store's writes run on wr, one
+	// connection of w held for good (sqlitewriter.go): SQLite has one
+	// writer anyway, and queuing for it is cheaper than SQLITE_BUSY
+	// retries; w's other connection serves migrations and tools. r serves
+	// reads (WAL readers never block the writer).
 	w, r   *sql.DB
+	wr     *sqliteWriter // SQLite only
 	now    func() time.Time
 	stmts  stmtCache
 	phs    sync.Map // [2]int{from, n} -> placeholder list
@@ -120,9 +123,11 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open sqlite: %w", err)
 		}
-		s.w.SetMaxOpenConns(1)
+		// One connection for wr, which holds it; one for the migrations.
+		s.w.SetMaxOpenConns(2)
 		s.w.SetMaxIdleConns(1)
 		s.w.SetConnMaxLifetime(0)
+		s.wr = newSQLiteWriter(s.w)
 		s.r, err = sql.Open(sqliteDriver, rdsn)
 		if err != nil {
 			return nil, fmt.Errorf("open sqlite reader: %w", err)
@@ -132,6 +137,9 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 		s.fmem = newFraudMemory()
 	}
 	if err := s.Ping(ctx); err != nil {
+		if s.wr != nil {
+			s.wr.close()
+		}
 		s.w.Close()
 		if s.r != s.w {
 			s.r.Close()
@@ -156,7 +164,11 @@ func (s *Store) Dialect() Dialect { return s.dialect }
 
 // Ping checks that the database answers; /readyz uses it.
 func (s *Store) Ping(ctx context.Context) error {
-	if err := s.w.PingContext(ctx); err != nil {
+	ping := s.w.PingContext
+	if s.wr != nil {
+		ping = s.wr.ping
+	}
+	if err := ping(ctx); err != nil {
 		return fmt.Errorf("ping %s: %w", s.dialect, err)
 	}
 	return nil
@@ -169,6 +181,9 @@ func (s *Store) Close() error {
 	// (fraudmem.go); a store that cannot write loses them, as a crash
 	// would.
 	_ = s.flushPendingFraud(context.Background())
+	if s.wr != nil {
+		s.wr.close()
+	}
 	err := s.w.Close()
 	if s.r != s.w {
 		if e := s.r.Close(); err == nil {
@@ -180,7 +195,10 @@ func (s *Store) Close() error {
 
 // Tx is a write transaction. Its methods are the store's write operations.
 type Tx struct {
-	tx     *sql.Tx   // SQLite
+	// lite runs the statements on SQLite, with ctx, the group's context,
+	// in place of the callers' (see sqlitewriter.go).
+	lite   *sqliteWriter
+	ctx    context.Context
 	pg     *pipeline // PostgreSQL
 	s      *Store
 	holder string   // PostgreSQL: the share of balances this transaction's writer debits
@@ -227,7 +245,6 @@ func (s *Store) writeSoon(ctx context.Context, wait time.Duration, fn func(tx *T
 
 // writeGroup runs a group of write functions in one transaction.
 func (s *Store) writeGroup(ctx context.Context, fns []func(tx *Tx) error) ([]error, error) {
-	defer s.preparePending(ctx)
 	results, err := s.writeGroupOnce(ctx, fns)
 	err = classify(err)
 	var failed error
@@ -305,18 +322,22 @@ var errUnguarded = errors.New("store: a write of an unguarded group failed")
 // database. Writes are run again after a rollback in any case, so they
 // hold no state across runs.
 func (s *Store) writeOnce(ctx context.Context, fns []func(tx *Tx) error, careful bool) ([]error, error) {
-	sqlTx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
+	w := s.wr
+	if err := w.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer w.release()
+	if err := w.begin(ctx); err != nil {
 		return nil, fmt.Errorf("begin: %w", err)
 	}
-	tx := &Tx{tx: sqlTx, s: s}
+	tx := &Tx{lite: w, ctx: ctx, s: s}
 	begun := s.now()
 	results := make([]error, len(fns))
 	switch {
 	case len(fns) == 1:
 		// Alone in the transaction: no savepoint needed.
 		if results[0] = fns[0](tx); results[0] != nil {
-			_ = sqlTx.Rollback()
+			w.rollback(ctx)
 			if retryable(results[0]) {
 				return nil, results[0]
 			}
@@ -325,7 +346,7 @@ func (s *Store) writeOnce(ctx context.Context, fns []func(tx *Tx) error, careful
 	case !careful:
 		for i, fn := range fns {
 			if results[i] = fn(tx); results[i] != nil {
-				_ = sqlTx.Rollback()
+				w.rollback(ctx)
 				if retryable(results[i]) {
 					return nil, results[i]
 				}
@@ -333,37 +354,37 @@ func (s *Store) writeOnce(ctx context.Context, fns []func(tx *Tx) error, careful
 			}
 		}
 	default:
-		// The savepoint statements go through the statement cache like
-		// any other: a group of n writes runs 2n of them.
+		// The savepoint statements are prepared like any other: a group
+		// of n writes runs 2n of them.
 		for i, fn := range fns {
-			if _, err := tx.exec(ctx, "SAVEPOINT w"); err != nil {
-				_ = sqlTx.Rollback()
+			if _, err := w.exec(ctx, "SAVEPOINT w"); err != nil {
+				w.rollback(ctx)
 				return nil, fmt.Errorf("savepoint: %w", err)
 			}
 			mark := tx.fraudMark()
 			if results[i] = fn(tx); results[i] != nil {
 				if retryable(results[i]) {
-					_ = sqlTx.Rollback()
+					w.rollback(ctx)
 					return nil, results[i]
 				}
-				if _, err := tx.exec(ctx, "ROLLBACK TO SAVEPOINT w"); err != nil {
-					_ = sqlTx.Rollback()
+				if _, err := w.exec(ctx, "ROLLBACK TO SAVEPOINT w"); err != nil {
+					w.rollback(ctx)
 					return nil, fmt.Errorf("rollback to savepoint: %w", err)
 				}
 				tx.fraudUndo(mark)
 			}
-			if _, err := tx.exec(ctx, "RELEASE SAVEPOINT w"); err != nil {
-				_ = sqlTx.Rollback()
+			if _, err := w.exec(ctx, "RELEASE SAVEPOINT w"); err != nil {
+				w.rollback(ctx)
 				return nil, fmt.Errorf("release savepoint: %w", err)
 			}
 		}
 	}
 	if err := tx.flushFraudRows(ctx); err != nil {
-		_ = sqlTx.Rollback()
+		w.rollback(ctx)
 		return nil, err
 	}
 	executed := s.now()
-	if err := s.commitSQLite(sqlTx, tx); err != nil {
+	if err := s.commitSQLite(ctx, tx); err != nil {
 		return nil, fmt.Errorf("commit: %w", err)
 	}
 	s.txTimes.add(executed.Sub(begun), s.now().Sub(executed))
@@ -375,14 +396,14 @@ func (s *Store) writeOnce(ctx context.Context, fns []func(tx *Tx) error, careful
 // held until the commit has returned, so that the next transaction starts
 // from them; a failed commit drops the memory (it is seeded again) and
 // leaves the countries' pending counts as they were.
-func (s *Store) commitSQLite(sqlTx *sql.Tx, tx *Tx) error {
+func (s *Store) commitSQLite(ctx context.Context, tx *Tx) error {
 	if s.fmem == nil || tx.fx == nil {
-		return sqlTx.Commit()
+		return tx.lite.commit(ctx)
 	}
 	s.fmem.mu.Lock()
 	defer s.fmem.mu.Unlock()
 	tx.commitFraud()
-	err := sqlTx.Commit()
+	err := tx.lite.commit(ctx)
 	if err != nil {
 		s.forgetFraud()
 		return err

@@ -1,0 +1,252 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+)
+
+// SQLite's writes run on one connection that the store takes from the
+// writer pool once and keeps, issuing BEGIN IMMEDIATE, COMMIT and ROLLBACK
+// itself, with its statements prepared on that connection.
+//
+// A database/sql transaction cost the writer more than its statements at
+// small groups: BeginTx starts a goroutine to watch the transaction's
+// context, every query run in a transaction starts another to watch it
+// again, and each prepared statement had to be re-bound to the
+// transaction (Tx.StmtContext: an allocation, a search of the statement's
+// connections and two locks) before every use. A held connection needs
+// none of that: the statements run straight on it, with the group's
+// context, which is never cancelled (a queued write runs to its end
+// whatever its caller does).
+//
+// Holding the connection also means a statement first met inside a
+// transaction is prepared at once, on the connection the transaction runs
+// on, rather than run unprepared and prepared after the commit.
+type sqliteWriter struct {
+	db *sql.DB
+	// turn has room for one token: whoever put one in holds the
+	// connection, until it takes the token back out.
+	turn  chan struct{}
+	conn  *sql.Conn             // nil until first used, and after a failure
+	stmts map[string]*writeStmt // by the query as written ($N placeholders)
+}
+
+// writeStmt is a statement prepared on the writer's connection, with the
+// order its "?" take the query's arguments in (see rewrite).
+type writeStmt struct {
+	st    *sql.Stmt
+	sql   string
+	order []int
+}
+
+func newSQLiteWriter(db *sql.DB) *sqliteWriter {
+	return &sqliteWriter{db: db, turn: make(chan struct{}, 1)}
+}
+
+// acquire waits for the connection (or for ctx to end) and opens it when
+// it is not open yet. The caller must release it.
+func (w *sqliteWriter) acquire(ctx context.Context) error {
+	select {
+	case w.turn <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err := w.open(ctx); err != nil {
+		<-w.turn
+		return err
+	}
+	return nil
+}
+
+// open takes a connection from the pool unless one is held; the caller
+// holds the turn.
+func (w *sqliteWriter) open(ctx context.Context) error {
+	if w.conn != nil {
+		return nil
+	}
+	c, err := w.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("writer connection: %w", err)
+	}
+	w.conn, w.stmts = c, map[string]*writeStmt{}
+	return nil
+}
+
+// again runs op, and runs it once more on a fresh connection if the held
+// one turned out to be gone: database/sql reports that before anything
+// was run (ErrConnDone, ErrBadConn), so nothing runs twice.
+func (w *sqliteWriter) again(ctx context.Context, op func() error) error {
+	err := op()
+	if !lost(err) {
+		return err
+	}
+	w.discard(err)
+	if err := w.open(ctx); err != nil {
+		return err
+	}
+	return op()
+}
+
+func (w *sqliteWriter) release() { <-w.turn }
+
+// discard closes the connection, whatever state it is in, so that the
+// next holder opens a fresh one: SQLite rolls back a transaction left
+// open on a closed connection. It is what a failed COMMIT or ROLLBACK
+// and a lost connection come to (err, the failure), so that a
+// transaction never outlives its group.
+func (w *sqliteWriter) discard(err error) {
+	if w.conn == nil {
+		return
+	}
+	// database/sql does not close the statements of a Conn whose driver
+	// connection it closed, and finalizing them after the driver
+	// connection is gone crashes the driver: they go with it.
+	if !lost(err) {
+		for _, ws := range w.stmts {
+			_ = ws.st.Close()
+		}
+	}
+	// ErrBadConn from Raw has the pool close the driver connection
+	// rather than take it back.
+	_ = w.conn.Raw(func(any) error { return driver.ErrBadConn })
+	_ = w.conn.Close()
+	w.conn, w.stmts = nil, nil
+}
+
+// close releases the connection for good (Store.Close).
+func (w *sqliteWriter) close() {
+	w.turn <- struct{}{}
+	if w.conn != nil {
+		for _, ws := range w.stmts {
+			_ = ws.st.Close()
+		}
+		_ = w.conn.Close()
+		w.conn, w.stmts = nil, nil
+	}
+	<-w.turn
+}
+
+// lost: the connection is gone; the next holder opens another.
+func lost(err error) bool {
+	return errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn)
+}
+
+// stmt finds or prepares query on the connection; the caller holds it.
+// Past maxCachedStmts a statement is not kept (nil st: run unprepared).
+func (w *sqliteWriter) stmt(ctx context.Context, query string) (*writeStmt, error) {
+	if ws, ok := w.stmts[query]; ok {
+		return ws, nil
+	}
+	r := rewrite(query)
+	ws := &writeStmt{sql: r.sql, order: r.order}
+	if len(w.stmts) >= maxCachedStmts {
+		return ws, nil
+	}
+	p, err := w.conn.PrepareContext(ctx, r.sql)
+	if err != nil {
+		return nil, err
+	}
+	ws.st = p
+	w.stmts[query] = ws
+	return ws, nil
+}
+
+func (ws *writeStmt) args(args []any) []any { return stmt{order: ws.order}.args(args) }
+
+// exec, query and queryRow run a statement on the connection; the caller
+// holds it.
+func (w *sqliteWriter) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	ws, err := w.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if ws.st == nil {
+		return w.conn.ExecContext(ctx, ws.sql, ws.args(args)...)
+	}
+	return ws.st.ExecContext(ctx, ws.args(args)...)
+}
+
+func (w *sqliteWriter) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	ws, err := w.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if ws.st == nil {
+		return w.conn.QueryContext(ctx, ws.sql, ws.args(args)...)
+	}
+	return ws.st.QueryContext(ctx, ws.args(args)...)
+}
+
+func (w *sqliteWriter) queryRow(ctx context.Context, query string, args ...any) rowScanner {
+	ws, err := w.stmt(ctx, query)
+	if err != nil {
+		return &firstRow{err: err}
+	}
+	if ws.st == nil {
+		return w.conn.QueryRowContext(ctx, ws.sql, ws.args(args)...)
+	}
+	return ws.st.QueryRowContext(ctx, ws.args(args)...)
+}
+
+// begin starts a write transaction, taking the write lock at once (as
+// the DSN's _txlock=immediate did for database/sql's transactions): a
+// transaction that upgraded a read lock later could fail busy midway.
+func (w *sqliteWriter) begin(ctx context.Context) error {
+	err := w.again(ctx, func() error {
+		_, err := w.exec(ctx, "BEGIN IMMEDIATE")
+		return err
+	})
+	if lost(err) {
+		w.discard(err)
+	}
+	return err
+}
+
+func (w *sqliteWriter) commit(ctx context.Context) error {
+	if _, err := w.exec(ctx, "COMMIT"); err != nil {
+		// Whether SQLite kept the transaction open depends on the error;
+		// a fresh connection starts from none.
+		w.discard(err)
+		return err
+	}
+	return nil
+}
+
+func (w *sqliteWriter) rollback(ctx context.Context) {
+	if _, err := w.exec(ctx, "ROLLBACK"); err != nil {
+		w.discard(err)
+	}
+}
+
+// run runs a single statement outside a transaction (Store.wexec).
+func (w *sqliteWriter) run(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if err := w.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer w.release()
+	var res sql.Result
+	err := w.again(ctx, func() error {
+		var err error
+		res, err = w.exec(ctx, query, args...)
+		return err
+	})
+	if lost(err) {
+		w.discard(err)
+	}
+	return res, err
+}
+
+func (w *sqliteWriter) ping(ctx context.Context) error {
+	if err := w.acquire(ctx); err != nil {
+		return err
+	}
+	defer w.release()
+	err := w.conn.PingContext(ctx)
+	if err != nil {
+		w.discard(err)
+	}
+	return err
+}
