@@ -131,7 +131,7 @@ func (g *Guard) Check(ctx context.Context, tx Tx, now time.Time, sends []Send) (
 	}
 	c.items = make([]item, 0, n)
 	c.counts = make([]Count, 0, 3*n)
-	c.index = make(map[counterKey]int, 3*n)
+	c.burstAt = make([]int, 0, 3*n)
 	for si := range sends {
 		s := &sends[si]
 		r := s.Account.FraudRulesOf()
