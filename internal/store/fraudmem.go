@@ -66,6 +66,10 @@ type fraudMemory struct {
 	marksHour   int64 // the latest hour of marks: older than the one before it are forgotten
 	markPending map[markKey]domain.FraudHour
 	spare       *fraudTx // fraudState
+	// gen counts the commits joined to the memory: a count missing from
+	// it when a transaction met it is still missing at that
+	// transaction's commit when no commit came between.
+	gen uint64
 }
 
 // markKey is a row of fraud_hours.
@@ -140,14 +144,16 @@ type fraudDelta struct {
 
 // txCell is a count met by the transaction: its total before (the
 // memory's, or seeded from the messages) and what the transaction added;
-// hm and at are its place in the memory, hm nil when it had none; row:
-// a country's count, also kept as rows.
+// hm and at are its place in the memory (hm its hour's, nil when the hour
+// had none; at -1 when the hour had no such count), as of the memory's
+// gen; row: a country's count, also kept as rows.
 type txCell struct {
 	hk          fraudHourKey
 	base, added int64
 	hm          *fraudHourMem
 	at          int32
 	row         bool
+	gen         uint64
 }
 
 // countOf is the cell's count as a row holds it (its N 0).
@@ -420,13 +426,14 @@ func (tx *Tx) addMemCounts(ctx context.Context, cs []domain.FraudCount, idx []in
 		hk := fraudHourKey{c.Hour, key}
 		ci, ok := fx.cellOf(hk)
 		if !ok {
-			cell := txCell{hk: hk, at: -1, row: c.Scope == domain.ScopeCountry}
+			cell := txCell{hk: hk, at: -1, row: c.Scope == domain.ScopeCountry, gen: m.gen}
 			if h := m.hours[c.Hour]; h != nil {
+				cell.hm = h
 				if at, ok := h.idx[key]; ok {
-					cell.hm, cell.at, cell.base = h, at, h.vals[at]
+					cell.at, cell.base = at, h.vals[at]
 				}
 			}
-			if cell.hm == nil {
+			if cell.at < 0 {
 				complete, err := tx.hourComplete(ctx, m, c.Hour)
 				if err != nil {
 					return err
@@ -468,8 +475,18 @@ func (tx *Tx) commitFraud() {
 		c := &fx.cellv[i]
 		hm := m.hours[c.hk.hour]
 		if c.hm != nil && c.hm == hm {
-			hm.vals[c.at] += c.added
-			continue
+			if c.at >= 0 {
+				hm.vals[c.at] += c.added
+				continue
+			}
+			if c.gen == m.gen {
+				// Missing when counted, and no commit since: added
+				// without looking it up again.
+				hm.idx[c.hk.key] = int32(len(hm.vals))
+				hm.vals = append(hm.vals, c.base+c.added)
+				prune = prune || len(hm.vals) > maxFraudKeys
+				continue
+			}
 		}
 		if hm == nil {
 			// Met without a probe (a key seeded in an hour whose state
@@ -486,6 +503,7 @@ func (tx *Tx) commitFraud() {
 			prune = prune || len(hm.vals) > maxFraudKeys
 		}
 	}
+	m.gen++
 	if !prune {
 		return
 	}
