@@ -122,7 +122,7 @@ func (c *check) burst(k int, f float64) int {
 	if b := c.burstAt[k]; b >= 0 {
 		return b
 	}
-	if c.burstKeys == nil {
+	if cap(c.burstKeys) == 0 {
 		n := 2 * max(cap(c.items), 1) // a message's range and country
 		c.burstKeys, c.burstNames = make([]int, 0, n), make([]counterKey, 0, n)
 		c.burstFactor, c.baseline = make([]float64, 0, n), make([]float64, 0, n)
