@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -17,16 +18,23 @@ type check struct {
 	hour   int64
 	rules  []domain.FraudRules // by send
 	counts []Count
-	index  map[counterKey]int
-	items  []item
+	// index finds a counter by name once the group has more than
+	// smallGroup; a node's groups hold one or two sends, whose few
+	// counters a scan finds for less than hashing their names.
+	index map[counterKey]int
+	items []item
 	// The range and country counters a burst rule looks at, their names
-	// for the guard's baselines and their baselines (by burst position).
+	// for the guard's baselines and their baselines (by burst position);
+	// burstAt is each counter's burst position, -1 for none.
 	burstKeys   []int
 	burstNames  []counterKey
 	burstFactor []float64
-	burstOf     map[int]int
+	burstAt     []int
 	baseline    []float64
 }
+
+// smallGroup is how many counters a group finds by a scan.
+const smallGroup = 16
 
 // counterKey names a counter within a group.
 type counterKey struct {
@@ -72,34 +80,55 @@ func (c *check) account(_ int, m *domain.Message) string { return m.AccountID }
 // counter is the index of a counter of this hour, added when new; each
 // message adds one to it.
 func (c *check) counter(acct string, env domain.Environment, scope, key string, hour int64) int {
-	name := counterKey{acct, env, scope, key, hour}
-	if c.index == nil {
-		c.index = map[counterKey]int{}
-	}
-	i, ok := c.index[name]
-	if !ok {
+	i := c.find(acct, env, scope, key, hour)
+	if i < 0 {
 		i = len(c.counts)
-		c.index[name] = i
 		c.counts = append(c.counts, Count{AccountID: acct, Env: env, Scope: scope, Key: key, Hour: hour})
+		c.burstAt = append(c.burstAt, -1)
+		switch {
+		case c.index != nil:
+			c.index[counterKey{acct, env, scope, key, hour}] = i
+		case len(c.counts) > smallGroup:
+			c.index = make(map[counterKey]int, 2*len(c.counts))
+			for j, cn := range c.counts {
+				c.index[counterKey{cn.AccountID, cn.Env, cn.Scope, cn.Key, cn.Hour}] = j
+			}
+		}
 	}
 	c.counts[i].N++
 	return i
 }
 
+// find is the index of a counter, -1 when the group has none yet.
+func (c *check) find(acct string, env domain.Environment, scope, key string, hour int64) int {
+	if c.index != nil {
+		if i, ok := c.index[counterKey{acct, env, scope, key, hour}]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range c.counts {
+		cn := &c.counts[i]
+		if cn.Key == key && cn.Scope == scope && cn.AccountID == acct && cn.Hour == hour && cn.Env == env {
+			return i
+		}
+	}
+	return -1
+}
+
 // burst is the burst position of counter k (under factor f), added when
 // new.
 func (c *check) burst(k int, f float64) int {
-	if c.burstOf == nil {
+	if b := c.burstAt[k]; b >= 0 {
+		return b
+	}
+	if cap(c.burstKeys) == 0 {
 		n := 2 * max(cap(c.items), 1) // a message's range and country
-		c.burstOf = make(map[int]int, n)
 		c.burstKeys, c.burstNames = make([]int, 0, n), make([]counterKey, 0, n)
 		c.burstFactor, c.baseline = make([]float64, 0, n), make([]float64, 0, n)
 	}
-	if b, ok := c.burstOf[k]; ok {
-		return b
-	}
 	b := len(c.burstKeys)
-	c.burstOf[k] = b
+	c.burstAt[k] = b
 	cn := c.counts[k]
 	c.burstKeys = append(c.burstKeys, k)
 	c.burstNames = append(c.burstNames, counterKey{cn.AccountID, cn.Env, cn.Scope, cn.Key, cn.Hour})
@@ -112,11 +141,11 @@ func (c *check) burst(k int, f float64) int {
 // (totals less the group's own), counting only those that go out.
 func (c *check) decide(ctx context.Context, tx Tx, counters Counters, totals []int64, now time.Time,
 	sends []Send) ([]Decision, error) {
-	running := make([]int64, len(c.counts))
+	both := make([]int64, 2*len(c.counts))
+	running, stopped := both[:len(c.counts)], both[len(c.counts):]
 	for k, cn := range c.counts {
 		running[k] = totals[k] - cn.N
 	}
-	stopped := make([]int64, len(c.counts))
 	var out []Decision
 	for _, it := range c.items {
 		r := &c.rules[it.send]
@@ -202,19 +231,38 @@ func (c *check) trip(r *domain.FraudRules, it item, running []int64, m *domain.M
 func (c *check) record(ctx context.Context, tx Tx, now time.Time, sends []Send, ds []Decision) error {
 	hour := time.Unix(c.hour*3600, 0).UTC()
 	var hs []domain.FraudHour
-	first := map[string]int{} // row → its index in hs
-	firstDecision := []int{}  // hs index → the decision that opened it
+	var firstDecision []int // hs index → the decision that opened it
+	// A group's decisions fall on few rows, most often one: a scan finds
+	// the row for less than hashing its name, until there are many.
+	type rowName struct{ account, rule, key string }
+	var rows map[rowName]int
 	for i, d := range ds {
 		m := &sends[d.Send].Messages[d.Message]
 		key := HourKey(d.FraudDecision)
-		row := m.AccountID + "\x00" + d.Rule + "\x00" + key
-		j, ok := first[row]
+		name := rowName{m.AccountID, d.Rule, key}
+		j, ok := -1, false
+		if rows != nil {
+			j, ok = rows[name]
+		} else {
+			j = slices.IndexFunc(hs, func(h domain.FraudHour) bool {
+				return h.Key == key && h.Rule == d.Rule && h.AccountID == m.AccountID
+			})
+			ok = j >= 0
+		}
 		if !ok {
 			j = len(hs)
-			first[row] = j
 			hs = append(hs, domain.FraudHour{Hour: hour, AccountID: m.AccountID, Rule: d.Rule, Scope: d.Scope, Key: key,
 				Action: d.Action})
 			firstDecision = append(firstDecision, i)
+			switch {
+			case rows != nil:
+				rows[name] = j
+			case len(hs) > smallGroup:
+				rows = make(map[rowName]int, 2*len(hs))
+				for r, h := range hs {
+					rows[rowName{h.AccountID, h.Rule, h.Key}] = r
+				}
+			}
 		}
 		hs[j].Messages++
 	}

@@ -82,6 +82,8 @@ type Guard struct {
 	mu        sync.Mutex
 	hour      int64
 	baselines map[counterKey]float64
+
+	checks sync.Pool // of *check, takeCheck
 }
 
 // New makes a Guard.
@@ -118,20 +120,13 @@ type Decision struct {
 // the alerts of new ones in tx. Check changes nothing of sends, so a
 // group that runs again after a conflict decides afresh.
 func (g *Guard) Check(ctx context.Context, tx Tx, now time.Time, sends []Send) ([]Decision, error) {
-	var c check
-	c.hour = now.Unix() / 3600
-	c.rules = make([]domain.FraudRules, len(sends))
-	// Room for a group's usual counting, which would otherwise grow its
-	// slices several times for each of the hundreds of groups a second:
-	// three counters a message (recipient, range, country), two of them
-	// looked at by a burst rule.
 	n := 0
 	for si := range sends {
 		n += len(sends[si].Messages)
 	}
-	c.items = make([]item, 0, n)
-	c.counts = make([]Count, 0, 3*n)
-	c.index = make(map[counterKey]int, 3*n)
+	c := g.takeCheck(len(sends), n)
+	defer g.putCheck(c)
+	c.hour = now.Unix() / 3600
 	for si := range sends {
 		s := &sends[si]
 		r := s.Account.FraudRulesOf()
@@ -164,11 +159,40 @@ func (g *Guard) Check(ctx context.Context, tx Tx, now time.Time, sends []Send) (
 	if err != nil {
 		return nil, err
 	}
-	if err := g.readBaselines(ctx, counters, &c, totals); err != nil {
+	if err := g.readBaselines(ctx, counters, c, totals); err != nil {
 		return nil, err
 	}
 	return c.decide(ctx, tx, counters, totals, now, sends)
 }
+
+// takeCheck is a group's check, reused: a node checks hundreds of small
+// groups a second, and each would otherwise make a dozen slices. Room is
+// made for n messages: three counters a message (recipient, range,
+// country), two of them looked at by a burst rule.
+func (g *Guard) takeCheck(sends, n int) *check {
+	c, _ := g.checks.Get().(*check)
+	if c == nil {
+		c = &check{}
+	}
+	c.rules = slices.Grow(c.rules[:0], sends)[:sends]
+	clear(c.rules)
+	c.items = slices.Grow(c.items[:0], n)
+	c.counts = slices.Grow(c.counts[:0], 3*n)
+	c.burstAt = slices.Grow(c.burstAt[:0], 3*n)
+	c.index = nil
+	c.burstKeys, c.burstNames, c.burstFactor, c.baseline = c.burstKeys[:0], c.burstNames[:0], c.burstFactor[:0], c.baseline[:0]
+	return c
+}
+
+// putCheck keeps a check for the next group, unless it served a group of
+// more than maxKeptCheck messages, whose room it would hold.
+func (g *Guard) putCheck(c *check) {
+	if cap(c.items) <= maxKeptCheck {
+		g.checks.Put(c)
+	}
+}
+
+const maxKeptCheck = 256
 
 // txOnly hides the guard's shared counters: the transaction's are used.
 type txOnly struct{ Tx }

@@ -305,3 +305,58 @@ func TestCeilingAndNarrowing(t *testing.T) {
 		t.Errorf("operator's list then narrowed: %v", got)
 	}
 }
+
+// TestALargeGroupDecidesAsOneMessageGroups: a group of many counters and
+// decision rows (past the few a scan finds, which then an index does)
+// stops the same messages and sends the same alerts as the same messages
+// sent one a group.
+func TestALargeGroupDecidesAsOneMessageGroups(t *testing.T) {
+	r := domain.FraudRules{PerRecipientHourly: intp(2), PerRangeHourly: intp(100), BurstFactor: floatp(50)}
+	var numbers []string
+	for rng := range 20 {
+		for n := range 2 {
+			numbers = append(numbers, fmt.Sprintf("55119%05d%03d", rng, n))
+		}
+	}
+	var all []string
+	for range 3 {
+		all = append(all, numbers...)
+	}
+	a := account("acc_a", r)
+	big := msgs("acc_a", domain.Live, "55", all...)
+	memBig, gOne := fraud.NewMemory(), fraud.New(fraud.Config{})
+	gotBig := check(t, fraud.New(fraud.Config{}), memBig, t0, fraud.Send{Account: a, Messages: big})
+	mem1 := fraud.NewMemory()
+	gotOne := map[string]fraud.Decision{}
+	for i := range big {
+		for id, d := range check(t, gOne, mem1, t0, fraud.Send{Account: a, Messages: []domain.Message{big[i]}}) {
+			gotOne[id] = d
+		}
+	}
+	if len(gotBig) != len(numbers) || len(gotOne) != len(numbers) {
+		t.Fatalf("stopped %d in one group, %d one a group; want each number's third, %d", len(gotBig), len(gotOne), len(numbers))
+	}
+	for id, d := range gotOne {
+		b, ok := gotBig[id]
+		if !ok || b.Rule != domain.RulePerRecipient || b.FraudDecision != d.FraudDecision {
+			t.Fatalf("%s: one group %+v (%v), one a group %+v", id, b, ok, d)
+		}
+	}
+	// One alert per range (the rule's row), in either way of sending.
+	for _, mem := range []*fraud.Memory{memBig, mem1} {
+		keys := map[string]bool{}
+		for _, ev := range mem.Events {
+			var p struct{ Key string }
+			if err := json.Unmarshal([]byte(ev.Body), &p); err != nil {
+				t.Fatal(err)
+			}
+			keys[p.Key] = true
+		}
+		if len(mem.Events) != 20 || len(keys) != 20 {
+			t.Fatalf("%d alerts over %d ranges, want one for each of 20", len(mem.Events), len(keys))
+		}
+	}
+	if n := memBig.Count(fraud.Count{AccountID: "acc_a", Env: domain.Live, Scope: domain.ScopeCountry, Key: "55", Hour: t0.Unix() / 3600}); n != int64(2*len(numbers)) {
+		t.Fatalf("the country counted %d, want the %d that went out", n, 2*len(numbers))
+	}
+}

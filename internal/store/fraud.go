@@ -446,14 +446,24 @@ func (tx *Tx) AddFraudCounts(ctx context.Context, cs []domain.FraudCount) ([]int
 	var mem []int
 	var rows []domain.FraudCount
 	var rowAt []int
+	all := len(cs) > 0 // every count in memory, as the guard's are: no index list
+	for _, c := range cs {
+		all = all && memScope(c.Scope)
+	}
 	for i, c := range cs {
-		if memScope(c.Scope) {
+		switch {
+		case all:
+		case memScope(c.Scope):
 			mem = append(mem, i)
-		} else {
+		default:
 			rows, rowAt = append(rows, c), append(rowAt, i)
 		}
 	}
-	if len(mem) > 0 {
+	if all {
+		if err := tx.addMemCounts(ctx, cs, nil, out); err != nil {
+			return nil, err
+		}
+	} else if len(mem) > 0 {
 		if err := tx.addMemCounts(ctx, cs, mem, out); err != nil {
 			return nil, err
 		}

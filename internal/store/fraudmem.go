@@ -66,6 +66,10 @@ type fraudMemory struct {
 	marksHour   int64 // the latest hour of marks: older than the one before it are forgotten
 	markPending map[markKey]domain.FraudHour
 	spare       *fraudTx // fraudState
+	// gen counts the commits joined to the memory: a count missing from
+	// it when a transaction met it is still missing at that
+	// transaction's commit when no commit came between.
+	gen uint64
 }
 
 // markKey is a row of fraud_hours.
@@ -104,15 +108,17 @@ func newFraudMemory() *fraudMemory {
 type fraudTx struct {
 	checked bool // data_version read in this transaction
 	hours   map[int64]bool
-	// cells are the counts met (indexes into cellv), each with where it
-	// stands in memory, so that the commit adds to it without a lookup.
+	// cellv are the counts met, each with where it stands in memory, so
+	// that the commit adds to it without a lookup. A transaction of a
+	// node meets a few (three a message, one or two sends): they are
+	// found by a scan, and cells indexes them only past smallCells.
 	cells map[fraudHourKey]int32
 	cellv []txCell
 	log   []fraudDelta
-	// rows are the country counts met: pending once committed, or
-	// written as rows with the pending ones when the transaction flushes
-	// them (flushed: how much of each pending count it wrote).
-	rows    map[fraudHourKey]domain.FraudCount
+	// The country counts met (txCell.row) become pending once
+	// committed, or are written as rows with the pending ones when the
+	// transaction flushes them (flushed: how much of each pending count
+	// it wrote).
 	flushed map[fraudHourKey]int64
 	// markLog are the decisions' hour marks in order: a row this
 	// transaction upserted, or messages added to a known row.
@@ -138,20 +144,56 @@ type fraudDelta struct {
 
 // txCell is a count met by the transaction: its total before (the
 // memory's, or seeded from the messages) and what the transaction added;
-// hm and at are its place in the memory, hm nil when it had none.
+// hm and at are its place in the memory (hm its hour's, nil when the hour
+// had none; at -1 when the hour had no such count), as of the memory's
+// gen; row: a country's count, also kept as rows.
 type txCell struct {
 	hk          fraudHourKey
 	base, added int64
 	hm          *fraudHourMem
 	at          int32
+	row         bool
+	gen         uint64
 }
 
-// addedOf is what the transaction added to a count.
-func (fx *fraudTx) addedOf(hk fraudHourKey) int64 {
-	if i, ok := fx.cells[hk]; ok {
-		return fx.cellv[i].added
+// countOf is the cell's count as a row holds it (its N 0).
+func (c *txCell) countOf() domain.FraudCount {
+	k := c.hk.key
+	return domain.FraudCount{AccountID: k.account, Env: k.env, Scope: k.scope, Key: k.key, Hour: c.hk.hour}
+}
+
+// smallCells is how many counts a transaction finds by a scan before it
+// indexes them: below it a scan costs less than hashing the key.
+const smallCells = 16
+
+// cellOf finds the count's cell.
+func (fx *fraudTx) cellOf(hk fraudHourKey) (int32, bool) {
+	if fx.cells != nil {
+		i, ok := fx.cells[hk]
+		return i, ok
 	}
-	return 0
+	for i := range fx.cellv {
+		if fx.cellv[i].hk == hk {
+			return int32(i), true
+		}
+	}
+	return 0, false
+}
+
+// addCell adds a cell met for the first time.
+func (fx *fraudTx) addCell(c txCell) int32 {
+	i := int32(len(fx.cellv))
+	fx.cellv = append(fx.cellv, c)
+	switch {
+	case fx.cells != nil:
+		fx.cells[c.hk] = i
+	case len(fx.cellv) > smallCells:
+		fx.cells = make(map[fraudHourKey]int32, 2*len(fx.cellv))
+		for j := range fx.cellv {
+			fx.cells[fx.cellv[j].hk] = int32(j)
+		}
+	}
+	return i
 }
 
 // memScope tells which counts SQLite keeps in memory: all of them, the
@@ -180,23 +222,30 @@ func (tx *Tx) fraudState() *fraudTx {
 		if m := tx.s.fmem; m.spare != nil {
 			tx.fx, m.spare = m.spare, nil
 		} else {
-			tx.fx = &fraudTx{hours: map[int64]bool{}, cells: map[fraudHourKey]int32{},
-				rows: map[fraudHourKey]domain.FraudCount{}}
+			tx.fx = &fraudTx{hours: map[int64]bool{}}
 		}
 	}
 	return tx.fx
 }
 
 // spareFraudState keeps a committed transaction's state for the next
-// one. Called with the memory's lock held.
+// one. Called with the memory's lock held. A large transaction's index
+// and slices are dropped rather than kept: clearing a map costs as much
+// as its largest size, which the next transactions would pay each.
 func (tx *Tx) spareFraudState() {
 	fx := tx.fx
 	tx.fx = nil
 	fx.checked = false
-	clear(fx.hours)
-	clear(fx.cells)
+	if len(fx.hours) > 4 {
+		fx.hours = map[int64]bool{}
+	} else {
+		clear(fx.hours)
+	}
+	fx.cells = nil
+	if cap(fx.cellv) > 4*smallCells {
+		fx.cellv, fx.log = nil, nil
+	}
 	fx.cellv = fx.cellv[:0]
-	clear(fx.rows)
 	fx.log, fx.markLog = fx.log[:0], fx.markLog[:0]
 	fx.flushed, fx.marksFlushed = nil, nil
 	tx.s.fmem.spare = fx
@@ -352,8 +401,9 @@ func (tx *Tx) seedFraud(ctx context.Context, c domain.FraudCount, from, to int64
 	return n, nil
 }
 
-// addMemCounts adds counts kept in memory and returns their totals after,
-// staging them in the transaction.
+// addMemCounts adds counts kept in memory (cs[idx], or all of cs when
+// idx is nil) and returns their totals after, staging them in the
+// transaction.
 func (tx *Tx) addMemCounts(ctx context.Context, cs []domain.FraudCount, idx []int, out []int64) error {
 	m := tx.s.fmem
 	m.mu.Lock()
@@ -362,37 +412,39 @@ func (tx *Tx) addMemCounts(ctx context.Context, cs []domain.FraudCount, idx []in
 		return err
 	}
 	fx := tx.fx
-	for _, i := range idx {
-		c := cs[i]
-		key := memKey(c)
+	n := len(idx)
+	if idx == nil {
+		n = len(cs)
+	}
+	for j := range n {
+		i := j
+		if idx != nil {
+			i = idx[j]
+		}
+		c := &cs[i]
+		key := memKey(*c)
 		hk := fraudHourKey{c.Hour, key}
-		ci, ok := fx.cells[hk]
+		ci, ok := fx.cellOf(hk)
 		if !ok {
-			cell := txCell{hk: hk, at: -1}
+			cell := txCell{hk: hk, at: -1, row: c.Scope == domain.ScopeCountry, gen: m.gen}
 			if h := m.hours[c.Hour]; h != nil {
+				cell.hm = h
 				if at, ok := h.idx[key]; ok {
-					cell.hm, cell.at, cell.base = h, at, h.vals[at]
+					cell.at, cell.base = at, h.vals[at]
 				}
 			}
-			if cell.hm == nil {
+			if cell.at < 0 {
 				complete, err := tx.hourComplete(ctx, m, c.Hour)
 				if err != nil {
 					return err
 				}
 				if !complete {
-					if cell.base, err = tx.seedFraud(ctx, c, c.Hour, c.Hour+1); err != nil {
+					if cell.base, err = tx.seedFraud(ctx, *c, c.Hour, c.Hour+1); err != nil {
 						return err
 					}
 				}
 			}
-			ci = int32(len(fx.cellv))
-			fx.cellv = append(fx.cellv, cell)
-			fx.cells[hk] = ci
-			if c.Scope == domain.ScopeCountry {
-				row := c
-				row.N = 0
-				fx.rows[hk] = row
-			}
+			ci = fx.addCell(cell)
 		}
 		cell := &fx.cellv[ci]
 		fx.log = append(fx.log, fraudDelta{ci, c.N})
@@ -410,30 +462,50 @@ func (tx *Tx) commitFraud() {
 	if m == nil || fx == nil {
 		return
 	}
+	// Whether an hour was added or grew past its bound: only then are
+	// the hours looked over (most commits add to known hours).
+	prune := false
 	for h, complete := range fx.hours {
 		if _, ok := m.hours[h]; !ok {
 			m.hours[h] = newFraudHourMem(complete)
+			prune = true
 		}
 	}
 	for i := range fx.cellv {
 		c := &fx.cellv[i]
 		hm := m.hours[c.hk.hour]
 		if c.hm != nil && c.hm == hm {
-			hm.vals[c.at] += c.added
-			continue
+			if c.at >= 0 {
+				hm.vals[c.at] += c.added
+				continue
+			}
+			if c.gen == m.gen {
+				// Missing when counted, and no commit since: added
+				// without looking it up again.
+				hm.idx[c.hk.key] = int32(len(hm.vals))
+				hm.vals = append(hm.vals, c.base+c.added)
+				prune = prune || len(hm.vals) > maxFraudKeys
+				continue
+			}
 		}
 		if hm == nil {
 			// Met without a probe (a key seeded in an hour whose state
 			// another transaction dropped): incomplete, so seeded.
 			hm = newFraudHourMem(false)
 			m.hours[c.hk.hour] = hm
+			prune = true
 		}
 		if at, ok := hm.idx[c.hk.key]; ok {
 			hm.vals[at] += c.added
 		} else {
 			hm.idx[c.hk.key] = int32(len(hm.vals))
 			hm.vals = append(hm.vals, c.base+c.added)
+			prune = prune || len(hm.vals) > maxFraudKeys
 		}
+	}
+	m.gen++
+	if !prune {
+		return
 	}
 	var latest int64
 	for h := range m.hours {
@@ -493,14 +565,16 @@ func (tx *Tx) flushFraudRows(ctx context.Context) error {
 		}
 		fx.marksFlushed[k] = h.Messages
 	}
-	sum := make(map[fraudHourKey]domain.FraudCount, len(m.pending)+len(fx.rows))
+	sum := make(map[fraudHourKey]domain.FraudCount, len(m.pending)+len(fx.cellv))
 	fx.flushed = make(map[fraudHourKey]int64, len(m.pending))
 	for hk, c := range m.pending {
 		sum[hk] = c
 		fx.flushed[hk] = c.N
 	}
-	for hk, c := range fx.rows {
-		addPending(sum, hk, c, fx.addedOf(hk), countN)
+	for i := range fx.cellv {
+		if c := &fx.cellv[i]; c.row {
+			addPending(sum, c.hk, c.countOf(), c.added, countN)
+		}
 	}
 	if len(sum) == 0 {
 		return nil
@@ -546,8 +620,10 @@ func (tx *Tx) settleFraudRows() {
 		m.flushedAt = tx.s.now()
 		return
 	}
-	for hk, c := range fx.rows {
-		addPending(m.pending, hk, c, fx.addedOf(hk), countN)
+	for i := range fx.cellv {
+		if c := &fx.cellv[i]; c.row {
+			addPending(m.pending, c.hk, c.countOf(), c.added, countN)
+		}
 	}
 }
 

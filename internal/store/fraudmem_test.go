@@ -379,3 +379,39 @@ func TestFraudHourMarksPendingBetweenWrites(t *testing.T) {
 		})
 	}
 }
+
+// TestFraudCountsOfALargeGroupJoinTheMemory: a transaction meeting more
+// counts than it finds by a scan indexes them, and what it staged joins
+// the hour's memory as a small transaction's does: the caps hold in the
+// next groups, large or of one message, new numbers and old.
+func TestFraudCountsOfALargeGroupJoinTheMemory(t *testing.T) {
+	for _, d := range storetest.Dialects() {
+		t.Run(d, func(t *testing.T) {
+			st := openOwn(t, storetest.DSN(t, d), store.Options{})
+			defer func() { st.Close() }()
+			acc := guardedAccount(t, st, capRules(2, 100))
+			now := at(10 * time.Minute)
+			g := fraud.New(fraud.Config{})
+			var numbers []string
+			for i := range 30 {
+				numbers = append(numbers, "55119"+strconv.Itoa(10000+i)+"001") // a range each
+			}
+			twice := append(append([]string{}, numbers...), numbers...)
+			if n := guardSend(t, st, g, acc, now, twice...); n != 0 {
+				t.Fatalf("stopped %d of each number's first two", n)
+			}
+			if n := guardSend(t, st, g, acc, now.Add(time.Minute), numbers[7]); n != 1 {
+				t.Fatalf("a number's third message, alone in its group, went out")
+			}
+			if n := guardSend(t, st, g, acc, now.Add(2*time.Minute), "5511987650001"); n != 0 {
+				t.Fatalf("a new number's first message was stopped")
+			}
+			if n := guardSend(t, st, g, acc, now.Add(3*time.Minute), "5511987650001", "5511987650001"); n != 1 {
+				t.Fatalf("the new number's second and third: stopped %d, want the third", n)
+			}
+			if n := guardSend(t, st, g, acc, now.Add(4*time.Minute), numbers...); n != len(numbers) {
+				t.Fatalf("stopped %d of the numbers' third messages, want all %d", n, len(numbers))
+			}
+		})
+	}
+}
