@@ -443,27 +443,24 @@ func (tx *Tx) AddFraudCounts(ctx context.Context, cs []domain.FraudCount) ([]int
 		return tx.addFraudRows(ctx, cs)
 	}
 	out := make([]int64, len(cs))
-	var mem []int
-	var rows []domain.FraudCount
-	var rowAt []int
-	all := len(cs) > 0 // every count in memory, as the guard's are: no index list
-	for _, c := range cs {
-		all = all && memScope(c.Scope)
-	}
-	for i, c := range cs {
-		switch {
-		case all:
-		case memScope(c.Scope):
-			mem = append(mem, i)
-		default:
-			rows, rowAt = append(rows, c), append(rowAt, i)
-		}
-	}
-	if all {
+	if len(cs) > 0 && !slices.ContainsFunc(cs, func(c domain.FraudCount) bool { return !memScope(c.Scope) }) {
+		// Every count in memory, as the guard's are: no index list.
 		if err := tx.addMemCounts(ctx, cs, nil, out); err != nil {
 			return nil, err
 		}
-	} else if len(mem) > 0 {
+		return out, nil
+	}
+	var mem []int
+	var rows []domain.FraudCount
+	var rowAt []int
+	for i, c := range cs {
+		if memScope(c.Scope) {
+			mem = append(mem, i)
+		} else {
+			rows, rowAt = append(rows, c), append(rowAt, i)
+		}
+	}
+	if len(mem) > 0 {
 		if err := tx.addMemCounts(ctx, cs, mem, out); err != nil {
 			return nil, err
 		}
