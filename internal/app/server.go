@@ -202,7 +202,7 @@ func (s *Server) wireServices() error {
 		tracking.Notify(func(tx *store.Tx) smppserver.ReceiptTx { return tx },
 			&smppserver.Receipts{Users: st, Wake: s.wakeSMPP, Handoff: smppHandoff{s}, OwnSender: ownSender}))
 	s.tracker = tracking.NewTracker(tracking.Config{Store: st, Writer: changes, Due: s.sendQueue.Wake,
-		Workers: commitWorkers(cfg), Late: !cfg.Postgres(), Now: s.now})
+		Workers: commitWorkers(cfg), Late: !cfg.Postgres(), Hold: reportHold, Now: s.now})
 	simCfg := simulator.Config{Sink: s.tracker, Stale: st, Delay: cfg.SimulatorDelay, Log: s.log, Now: s.now, Node: cfg.NodeID}
 	if cfg.SimJournal {
 		simCfg.Journal = st
@@ -382,6 +382,14 @@ func (s apiStore) KeyByHashCached(ctx context.Context, hash string) (domain.APIK
 // posts of a millisecond instead of the few that arrived during the last
 // read, which had cost 4 % of the node's CPU.
 const signerReadGap = time.Millisecond
+
+// reportHold is how long a group of reports waits for company while an
+// earlier group is under way (tracking.Config.Hold). Receipts arrive one
+// or a few at a time; on SQLite each group applied costs its statements
+// and a share of a transaction whatever it holds. Measured on the
+// simulator path at 8 concurrent senders: with the writer's linger, about
+// 12 % less CPU a message and a status p99 a few milliseconds longer.
+const reportHold = 2 * time.Millisecond
 
 func commitWorkers(cfg config.Config) int {
 	if cfg.CommitWorkers > 0 {

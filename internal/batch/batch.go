@@ -22,7 +22,10 @@ type Func[T, R any] func(ctx context.Context, items []T) ([]R, error)
 type call[T, R any] struct {
 	item T
 	at   time.Time // when Do queued it, for the queue wait
-	done chan outcome[R]
+	// patient: its caller can wait a little (Patient, DoSoon), and its
+	// group may linger for company.
+	patient bool
+	done    chan outcome[R]
 }
 
 type outcome[R any] struct {
@@ -45,26 +48,82 @@ type Batcher[T, R any] struct {
 	soon  chan call[T, R]
 	kick  chan struct{}
 	armed atomic.Bool
+	// after, linger and company: see Linger; hold and open: see Hold
+	// (open counts the groups of NewLate opened and not yet answered).
+	after   func(time.Duration) <-chan time.Time
+	linger  time.Duration
+	company int
+	hold    time.Duration
+	open    atomic.Int32
 }
 
-// Option tunes New.
+// Option tunes New and NewLate.
 type Option func(*options)
 
-type options struct{ now func() time.Time }
+type options struct {
+	now     func() time.Time
+	after   func(time.Duration) <-chan time.Time
+	linger  time.Duration
+	company int
+	hold    time.Duration
+}
+
+func newOptions(opts []Option) options {
+	o := options{now: time.Now, after: time.After}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
 
 // Clock sets the clock the batcher times its cycle with (default
 // time.Now).
 func Clock(now func() time.Time) Option { return func(o *options) { o.now = now } }
 
+// Timer sets how the batcher waits for Linger and Hold (default
+// time.After); tests fire the waits themselves.
+func Timer(after func(time.Duration) <-chan time.Time) Option {
+	return func(o *options) { o.after = after }
+}
+
+// Linger makes a loop of New whose group holds only patient items
+// (Patient, DoSoon) gather for up to d, until the group has company items,
+// before it runs it. Each group costs its function's fixed part (for a
+// writer: a transaction, its commit and its sync) whatever it holds, so a
+// short wait buys fewer, fuller groups. A group with an item whose caller
+// is waiting for it (a request) runs at once: a lone client's requests,
+// one after another, never wait for company that is not coming.
+func Linger(d time.Duration, company int) Option {
+	return func(o *options) { o.linger, o.company = d, company }
+}
+
+// patientKey marks a context whose writes can wait a little.
+type patientKey struct{}
+
+// Patient marks ctx: an item queued with it may wait for company
+// (Linger). The groups of a NewLate batcher with Hold run their function
+// with a patient context.
+func Patient(ctx context.Context) context.Context {
+	return context.WithValue(ctx, patientKey{}, true)
+}
+
+// Hold makes a group of NewLate that opens while an earlier group of the
+// same batcher is still under way wait d before it queues its function,
+// gathering what arrives meanwhile. Behind a writer that runs one
+// transaction at a time, a level whose items trickle in (one receipt, then
+// another) otherwise queues a small group at every transaction; under
+// load the wait trades a few milliseconds of latency for fewer groups and
+// fewer statements. A group that opens while none is under way queues at
+// once.
+func Hold(d time.Duration) Option { return func(o *options) { o.hold = d } }
+
 // New starts a batcher with `workers` loops, each taking up to max items per
 // call. One worker is right for SQLite; PostgreSQL gains from a few.
 func New[T, R any](fn Func[T, R], max, workers int, opts ...Option) *Batcher[T, R] {
-	o := options{now: time.Now}
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := newOptions(opts)
 	b := &Batcher[T, R]{fn: fn, max: max, in: make(chan call[T, R], max*workers), quit: make(chan struct{}), ended: make(chan struct{}),
-		now: o.now, soon: make(chan call[T, R], max*workers), kick: make(chan struct{}, 1)}
+		now: o.now, soon: make(chan call[T, R], max*workers), kick: make(chan struct{}, 1),
+		after: o.after, linger: o.linger, company: min(o.company, max)}
 	done := make(chan struct{}, workers)
 	for i := 0; i < workers; i++ {
 		go func() { b.loop(i); done <- struct{}{} }()
@@ -100,7 +159,7 @@ func (b *Batcher[T, R]) DoSoon(ctx context.Context, item T, wait time.Duration) 
 }
 
 func (b *Batcher[T, R]) do(ctx context.Context, item T, in chan call[T, R], wait time.Duration) (R, error) {
-	c := call[T, R]{item: item, done: make(chan outcome[R], 1)}
+	c := call[T, R]{item: item, done: make(chan outcome[R], 1), patient: in == b.soon || ctx.Value(patientKey{}) != nil}
 	if in == b.in {
 		c.at = b.now() // an item of DoSoon waits by choice: not counted as queued
 	}
@@ -163,6 +222,9 @@ func (b *Batcher[T, R]) loop(worker int) {
 		}
 		taken := b.now()
 		calls = b.takeSoon(b.drain(b.in, calls))
+		if len(calls) < b.company && patient(calls) {
+			calls = b.takeSoon(b.lingerFor(calls))
+		}
 		if len(calls) == 0 {
 			continue // a kick for items another loop took
 		}
@@ -181,6 +243,36 @@ func (b *Batcher[T, R]) loop(worker int) {
 		answer(calls, results, err)
 		b.stats.add(len(calls), queued, taken.Sub(waiting), started.Sub(taken), ran.Sub(started), b.now().Sub(ran))
 	}
+}
+
+// patient tells whether every item of a group can wait.
+func patient[T, R any](calls []call[T, R]) bool {
+	for _, c := range calls {
+		if !c.patient {
+			return false
+		}
+	}
+	return len(calls) > 0
+}
+
+// lingerFor adds to a group the items that arrive within the linger,
+// until it has company; it stops at once when an impatient item joins.
+func (b *Batcher[T, R]) lingerFor(calls []call[T, R]) []call[T, R] {
+	timeout := b.after(b.linger)
+	for len(calls) < b.company {
+		select {
+		case c := <-b.in:
+			calls = append(calls, c)
+			if !c.patient {
+				return b.drain(b.in, calls) // someone waits: run now
+			}
+		case <-timeout:
+			return b.drain(b.in, calls)
+		case <-b.quit:
+			return calls
+		}
+	}
+	return calls
 }
 
 // takeSoon adds the items of DoSoon to a group, as many as it has room

@@ -33,15 +33,12 @@ var errNotTaken = errors.New("batch: the group was never taken")
 // In front of writers that run in parallel (PostgreSQL) each open group
 // would be taken at once, small; New's loops suit them better.
 func NewLate[T, R any](fn LateFunc[T, R], max, depth int, opts ...Option) *Batcher[T, R] {
-	o := options{now: time.Now}
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := newOptions(opts)
 	if depth < 2 {
 		depth = 2 // one group running, one gathering
 	}
 	b := &Batcher[T, R]{max: max, in: make(chan call[T, R], max*depth), quit: make(chan struct{}), ended: make(chan struct{}),
-		now: o.now}
+		now: o.now, after: o.after, hold: o.hold}
 	go func() {
 		b.lateLoop(fn, depth)
 		close(b.ended)
@@ -64,6 +61,9 @@ type lateGroup[T, R any] struct {
 
 func (b *Batcher[T, R]) lateLoop(fn LateFunc[T, R], depth int) {
 	ctx := context.WithValue(context.Background(), workerKey{}, 0)
+	if b.hold > 0 {
+		ctx = Patient(ctx) // its groups wait for company already
+	}
 	slots := make(chan struct{}, depth)
 	var running sync.WaitGroup
 	defer running.Wait() // the groups under way run to completion
@@ -82,10 +82,19 @@ func (b *Batcher[T, R]) lateLoop(fn LateFunc[T, R], depth int) {
 		}
 		g := &lateGroup[T, R]{first: first, opened: b.now(), taken: make(chan struct{})}
 		b.stats.idle.Add(int64(g.opened.Sub(waiting)))
+		hold := b.hold > 0 && b.open.Load() > 0
+		b.open.Add(1)
 		running.Add(1)
 		go func() {
 			defer running.Done()
+			if hold {
+				select {
+				case <-b.after(b.hold):
+				case <-b.quit: // closing: the group runs now
+				}
+			}
 			b.runLate(ctx, fn, g)
+			b.open.Add(-1)
 			<-slots
 		}()
 		// The next group opens once this one has its items: opened

@@ -155,9 +155,23 @@ func Open(ctx context.Context, dsn string, o Options) (*Store, error) {
 			writers = 8
 		}
 	}
-	s.writes = batch.New(s.writeGroup, 64, writers, batch.Clock(s.now))
+	opts := []batch.Option{batch.Clock(s.now)}
+	if s.dialect == SQLite && writers == 1 {
+		// One writer runs every transaction of the node, each with its
+		// fixed cost (the lock, the log's header, the sync); behind it
+		// the sends, the reports and the webhook outcomes each queue
+		// their own function. When the writer finds work waiting, it
+		// waits up to half a millisecond for a third function to share
+		// the transaction: at low concurrency, where groups are small,
+		// that halves the transactions.
+		opts = append(opts, batch.Linger(writerLinger, 3))
+	}
+	s.writes = batch.New(s.writeGroup, 64, writers, opts...)
 	return s, nil
 }
+
+// writerLinger is how long SQLite's busy writer waits for company.
+const writerLinger = 500 * time.Microsecond
 
 // Dialect reports which engine this store runs on.
 func (s *Store) Dialect() Dialect { return s.dialect }

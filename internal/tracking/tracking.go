@@ -124,6 +124,10 @@ type Config struct {
 	// Late gathers each group of reports when its transaction starts
 	// (batch.NewLate), for a writer that runs one transaction at a time.
 	Late bool
+	// Hold is how long a group of reports that opens while an earlier
+	// one is under way waits for more before it queues (batch.Hold), for
+	// a Late tracker: zero queues each group at once.
+	Hold time.Duration
 	// ExpectHold bounds how long a receipt waits for the record of the
 	// hand-over its provider announced (default 5 s).
 	ExpectHold time.Duration
@@ -143,7 +147,7 @@ func NewTracker(c Config) *Tracker {
 	t := &Tracker{store: c.Store, w: c.Writer, now: c.Now, due: c.Due}
 	t.expect.hold = c.ExpectHold
 	if c.Late {
-		t.reports = batch.NewLate(t.applyTaken, 64, c.Workers+2, batch.Clock(c.Now))
+		t.reports = batch.NewLate(t.applyTaken, 64, c.Workers+2, batch.Clock(c.Now), batch.Hold(c.Hold))
 	} else {
 		t.reports = batch.New(t.apply, 64, c.Workers, batch.Clock(c.Now))
 	}
