@@ -183,8 +183,8 @@ func (f *fresh) loop(ctx context.Context) {
 			f.mu.Unlock()
 			return
 		}
-		began = time.Now()
 		rctx, cancel := context.WithTimeout(ctx, readTimeout)
+		began = time.Now() // as close to the read as it can be: the gap runs from here
 		r.v, r.err = f.read(rctx)
 		cancel()
 		close(r.done)
