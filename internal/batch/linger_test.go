@@ -59,13 +59,19 @@ func waitDone(t *testing.T, done chan error) {
 	}
 }
 
+// lingering starts a batcher of one loop that lingers for a company of
+// three, on timers the test fires, and closes it when the test ends.
+func lingering(t *testing.T) (*groupsOf, *fakeTimers, *Batcher[int, int]) {
+	g, timers := &groupsOf{}, newFakeTimers()
+	b := New(g.fn, 8, 1, Linger(time.Hour, 3), Timer(timers.after))
+	t.Cleanup(b.Close)
+	return g, timers, b
+}
+
 // TestLingerGathersPatientItemsUntilCompany: a group of patient items
 // waits for more until it has company, and runs as soon as it has.
 func TestLingerGathersPatientItemsUntilCompany(t *testing.T) {
-	var g groupsOf
-	timers := newFakeTimers()
-	b := New(g.fn, 8, 1, Linger(time.Hour, 3), Timer(timers.after))
-	defer b.Close()
+	g, timers, b := lingering(t)
 	ctx := Patient(context.Background())
 	first := doAsync(ctx, b, 1)
 	timers.next(t) // the loop lingers for the first item; never fired
@@ -82,10 +88,7 @@ func TestLingerGathersPatientItemsUntilCompany(t *testing.T) {
 // TestLingerEndsWhenItsTimeIsUp: alone, a patient item runs when the
 // linger ends.
 func TestLingerEndsWhenItsTimeIsUp(t *testing.T) {
-	var g groupsOf
-	timers := newFakeTimers()
-	b := New(g.fn, 8, 1, Linger(time.Hour, 3), Timer(timers.after))
-	defer b.Close()
+	g, timers, b := lingering(t)
 	done := doAsync(Patient(context.Background()), b, 1)
 	wait := timers.next(t)
 	select {
@@ -103,10 +106,7 @@ func TestLingerEndsWhenItsTimeIsUp(t *testing.T) {
 // TestLingerNeverDelaysAWaitingCaller: an item whose caller waits for
 // it (not patient) runs at once, without a wait, however small its group.
 func TestLingerNeverDelaysAWaitingCaller(t *testing.T) {
-	var g groupsOf
-	timers := newFakeTimers()
-	b := New(g.fn, 8, 1, Linger(time.Hour, 3), Timer(timers.after))
-	defer b.Close()
+	g, timers, b := lingering(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for i := range 5 {
@@ -125,10 +125,7 @@ func TestLingerNeverDelaysAWaitingCaller(t *testing.T) {
 // TestLingerEndsWhenAWaitingCallerJoins: a lingering group runs as soon
 // as an item whose caller waits joins it.
 func TestLingerEndsWhenAWaitingCallerJoins(t *testing.T) {
-	var g groupsOf
-	timers := newFakeTimers()
-	b := New(g.fn, 8, 1, Linger(time.Hour, 3), Timer(timers.after))
-	defer b.Close()
+	g, timers, b := lingering(t)
 	patient := doAsync(Patient(context.Background()), b, 1)
 	timers.next(t) // never fired
 	if _, err := b.Do(context.Background(), 2); err != nil {
