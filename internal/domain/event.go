@@ -42,6 +42,12 @@ type Event struct {
 	// no status step: tracking.Change.FirstSteps), so InsertEvents need not
 	// look there for one it must wait behind. It is not stored.
 	NoEarlier bool
+	// Then, on an event handed over in memory, holds the events of its
+	// message written after it in the same batch and leased to the same
+	// node: whoever posts this event posts them after it, in order, each
+	// once the one before it was delivered. A claim never fills it: in the
+	// table each event waits for its own turn. It is not stored.
+	Then []Event
 }
 
 // Attempt is one try at delivering an event.

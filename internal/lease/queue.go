@@ -48,6 +48,10 @@ type Config[T any] struct {
 	Release ReleaseFunc
 	// ID is a row's key, as Release takes it.
 	ID func(T) string
+	// With, when set, gives the keys of the rows an item carries along in
+	// memory (leased with it, handled after it): a release of the item
+	// releases them too.
+	With func(T) []string
 	// Until is when the lease of an item handed over in memory ends (its
 	// row's due time). An item still waiting in memory when it ends is
 	// dropped there rather than handled: its row is due in the table, and
@@ -201,9 +205,12 @@ func (q *Queue[T]) Run(ctx context.Context, h Handler[T]) {
 }
 
 func (q *Queue[T]) release(ctx context.Context, items []T) error {
-	ids := make([]string, len(items))
-	for i, it := range items {
-		ids[i] = q.c.ID(it)
+	ids := make([]string, 0, len(items))
+	for _, it := range items {
+		ids = append(ids, q.c.ID(it))
+		if q.c.With != nil {
+			ids = append(ids, q.c.With(it)...)
+		}
 	}
 	return q.c.Release(ctx, q.c.Owner, ids, q.c.Now())
 }

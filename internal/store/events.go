@@ -27,10 +27,15 @@ var eventCols = events.list
 // the event becomes due when the lease runs out. An event without a URL
 // is written for the events feed alone (EventNone), never due.
 //
-// An event whose message has an earlier event that goes before it (see
-// ClaimEvents) is not handed over: it is written due at once without a
-// lease, and its LeaseOwner in evs is cleared, so that the caller hands
-// over only what may be posted now. The claim takes it when its turn comes.
+// An event whose message has an earlier event in the table that goes
+// before it (see ClaimEvents) is not handed over: it is written due at
+// once without a lease, and its LeaseOwner in evs is cleared, so that the
+// caller hands over only what may be posted now. The claim takes it when
+// its turn comes. An event behind another of its message in evs keeps its
+// lease when that one keeps the same: the caller hands it over behind that
+// one (domain.Event.Then), to be posted once that one is delivered. Should
+// the node die first, both leases run out and the claim still takes them
+// in order.
 func (tx *Tx) InsertEvents(ctx context.Context, evs []domain.Event) error {
 	if err := tx.holdBehind(ctx, evs); err != nil {
 		return err
@@ -47,48 +52,63 @@ func (tx *Tx) InsertEvents(ctx context.Context, evs []domain.Event) error {
 }
 
 // holdBehind takes the hand-over's lease off every leased event of evs
-// that must wait for an earlier event of its message: one before it in
-// evs, or one in the table that goes before it. The table is read only for
-// messages whose first event in evs is not marked NoEarlier: a message's
-// first status change (most of them) has nothing there to wait for.
+// that must wait in the table: a message's first event in evs when the
+// table holds an earlier one that goes before it, and the events behind
+// it in evs with it. The table is read only for messages whose first
+// event in evs is not marked NoEarlier: a message's first status change
+// (most of them) has nothing there to wait for.
 func (tx *Tx) holdBehind(ctx context.Context, evs []domain.Event) error {
 	var ids []string
 	var latest time.Time
-	var first map[string]bool // messages with a webhook met in evs
+	var lead map[string]int // each message's first webhook in evs
+	behind := false         // some message has more than one
 	for i := range evs {
 		e := &evs[i]
 		if e.MessageID == "" || e.URL == "" {
 			continue
 		}
-		if first == nil {
-			first = make(map[string]bool, len(evs))
+		if lead == nil {
+			lead = make(map[string]int, len(evs))
 		}
-		if first[e.MessageID] {
-			hold(e)
+		if _, ok := lead[e.MessageID]; ok {
+			behind = true
 			continue
 		}
-		first[e.MessageID] = true
+		lead[e.MessageID] = i
 		if e.LeaseOwner != "" && !e.NoEarlier {
 			ids = append(ids, e.MessageID)
 			latest = later(latest, e.CreatedAt)
 		}
 	}
-	if len(ids) == 0 {
+	if len(ids) > 0 {
+		waiting := map[string]bool{}
+		err := inChunks(ids, func(chunk []any) error {
+			var mid string
+			return rowsOf(tx.query(ctx, `SELECT DISTINCT message_id FROM webhook_events WHERE message_id IN (`+
+				tx.s.placeholders(2, len(chunk))+`) AND state = 'pending' AND (lease_owner <> '' OR next_attempt_at <= $1)`,
+				append([]any{ms(latest)}, chunk...)...)).scan(
+				[]any{&mid}, func() { waiting[mid] = true })
+		})
+		if err != nil {
+			return fmt.Errorf("events waiting before new ones: %w", err)
+		}
+		for _, mid := range ids {
+			if waiting[mid] {
+				hold(&evs[lead[mid]])
+			}
+		}
+	}
+	if !behind {
 		return nil
 	}
-	waiting := map[string]bool{}
-	err := inChunks(ids, func(chunk []any) error {
-		var mid string
-		return rowsOf(tx.query(ctx, `SELECT DISTINCT message_id FROM webhook_events WHERE message_id IN (`+
-			tx.s.placeholders(2, len(chunk))+`) AND state = 'pending' AND (lease_owner <> '' OR next_attempt_at <= $1)`,
-			append([]any{ms(latest)}, chunk...)...)).scan(
-			[]any{&mid}, func() { waiting[mid] = true })
-	})
-	if err != nil {
-		return fmt.Errorf("events waiting before new ones: %w", err)
-	}
+	// An event behind another of its message goes with it: handed over
+	// behind it when both are leased to one node, else to the table.
 	for i := range evs {
-		if e := &evs[i]; e.LeaseOwner != "" && waiting[e.MessageID] {
+		e := &evs[i]
+		if e.MessageID == "" || e.URL == "" || e.LeaseOwner == "" {
+			continue
+		}
+		if l := lead[e.MessageID]; l != i && evs[l].LeaseOwner != e.LeaseOwner {
 			hold(e)
 		}
 	}

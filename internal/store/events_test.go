@@ -204,8 +204,9 @@ func sortEvents(evs []domain.Event) {
 // written, on any node: an event waits while an earlier one of its message
 // is leased or due no later than it; a retry set for later lets the next
 // go. A receiver answering again brings its waiting retries forward, still
-// in order. New events that must wait behind an earlier one are written
-// without the hand-over's lease.
+// in order. New events that must wait behind an earlier one in the table
+// are written without the hand-over's lease; one behind another of its
+// message in the same batch keeps the lease with it.
 func TestEventsOfAMessageClaimedInOrder(t *testing.T) {
 	eachAccount(t, 0, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
 		const lease = 30 * time.Second
@@ -263,36 +264,53 @@ func TestEventsOfAMessageClaimedInOrder(t *testing.T) {
 			t.Fatalf("another receiver's retry moved: %+v %v", evs, err)
 		}
 
-		// New events leased for a hand-over: one behind delivered (leased
-		// to b) and the second of a new message in the same batch wait in
-		// the table without the lease; the first of the new message keeps it.
+		// New events leased for a hand-over. One behind delivered (leased
+		// to b) waits in the table without the lease, and so does the
+		// event behind it in the batch. The second event of a new message
+		// keeps the lease behind the first: the node it is handed to posts
+		// it after the first (domain.Event.Then).
 		leased := func(e domain.Event) domain.Event {
 			e.LeaseOwner, e.NextAttemptAt = "n1", now.Add(lease)
 			return e
 		}
 		read := leased(newEvent(acc, "cmp_1", "msg_o", "message.read", now))
+		reread := leased(newEvent(acc, "cmp_1", "msg_o", "message.read", now))
 		first := leased(newEvent(acc, "cmp_1", "msg_y", "message.sent", now))
 		second := leased(newEvent(acc, "cmp_1", "msg_y", "message.delivered", now))
 		// A message's first steps (NoEarlier: nothing in the table to
-		// wait for) still go one at a time within the batch.
+		// wait for) go the same way.
 		fresh1 := leased(newEvent(acc, "cmp_1", "msg_n", "message.sent", now))
 		fresh2 := leased(newEvent(acc, "cmp_1", "msg_n", "message.delivered", now))
 		fresh1.NoEarlier, fresh2.NoEarlier = true, true
-		batch := []domain.Event{read, first, second, fresh1, fresh2}
+		batch := []domain.Event{read, first, reread, second, fresh1, fresh2}
 		write(t, st, func(ctx context.Context, tx *store.Tx) error { return tx.InsertEvents(ctx, batch) })
-		if batch[0].LeaseOwner != "" || batch[1].LeaseOwner != "n1" || batch[2].LeaseOwner != "" ||
-			batch[3].LeaseOwner != "n1" || batch[4].LeaseOwner != "" {
-			t.Fatalf("leases after the insert: %q %q %q %q %q, want only the new messages' first", batch[0].LeaseOwner,
-				batch[1].LeaseOwner, batch[2].LeaseOwner, batch[3].LeaseOwner, batch[4].LeaseOwner)
+		var leases []string
+		for _, e := range batch {
+			leases = append(leases, e.LeaseOwner)
 		}
-		for _, e := range []domain.Event{batch[0], batch[2], batch[4]} {
+		if want := []string{"", "n1", "", "n1", "n1", "n1"}; !reflect.DeepEqual(leases, want) {
+			t.Fatalf("leases after the insert: %q, want %q", leases, want)
+		}
+		for _, e := range []domain.Event{batch[0], batch[2]} {
 			stored, err := st.AccountEvent(ctx, acc.ID, e.ID)
 			if err != nil || stored.LeaseOwner != "" || !stored.NextAttemptAt.Equal(now) {
 				t.Fatalf("a held event as stored: %+v %v", stored, err)
 			}
 		}
-		claim("c", now) // read waits for delivered (b's), second for first (n1's)
+		claim("c", now) // read and reread wait for delivered (b's); n1 holds the rest
 		record("b", delivered, domain.EventDelivered, time.Time{})
 		claim("c", now, read.ID)
+		record("c", read, domain.EventDelivered, time.Time{})
+		claim("c", now, reread.ID)
+		record("c", reread, domain.EventDelivered, time.Time{})
+
+		// n1 dies with its events: when their leases run out, each
+		// message's first goes before the one behind it (and a's lapsed
+		// lease of other comes due with them).
+		lapsed := now.Add(lease + time.Second)
+		claim("c", lapsed, other.ID, first.ID, fresh1.ID)
+		record("c", first, domain.EventDelivered, time.Time{})
+		record("c", fresh1, domain.EventDelivered, time.Time{})
+		claim("c", lapsed, second.ID, fresh2.ID)
 	})
 }

@@ -66,6 +66,7 @@ func NewEventQueue(c EventQueueConfig) *lease.Queue[domain.Event] {
 	}
 	return lease.New(lease.Config[domain.Event]{Name: "webhook events", Owner: c.Owner, Lease: c.Lease,
 		Claim: c.Store.ClaimEvents, Release: c.Store.ReleaseEvents, ID: func(ev domain.Event) string { return ev.ID },
+		With:  func(ev domain.Event) []string { return eventIDs(ev.Then) },
 		Batch: 256, Chunk: 1, Workers: c.Concurrency, Poll: c.Poll, Now: c.Now, Log: c.Log})
 }
 
@@ -157,7 +158,7 @@ func (w *Worker) Queue() *lease.Queue[domain.Event] { return w.queue }
 // Run delivers until ctx ends, then waits for the attempts in flight and
 // records them; events still waiting in memory go back to the table.
 func (w *Worker) Run(ctx context.Context) {
-	results := make(chan domain.AttemptOutcome, w.cfg.Concurrency)
+	results := make(chan outcome, w.cfg.Concurrency)
 	recorded := make(chan struct{})
 	go func() {
 		defer close(recorded)
@@ -165,7 +166,7 @@ func (w *Worker) Run(ctx context.Context) {
 	}()
 	w.queue.Run(ctx, func(ctx context.Context, evs []domain.Event) error {
 		for _, ev := range evs {
-			results <- w.deliver(ctx, ev)
+			w.deliverLine(ctx, ev, results)
 		}
 		return nil
 	})
@@ -173,13 +174,53 @@ func (w *Worker) Run(ctx context.Context) {
 	<-recorded
 }
 
+// outcome is an attempt's outcome, and the events that were handed over
+// behind its event (domain.Event.Then) and not posted because it was not
+// delivered.
+type outcome struct {
+	domain.AttemptOutcome
+	behind []string
+}
+
+// deliverLine posts ev, then the events of its message handed over behind
+// it, one at a time, each once the one before it was delivered. An event
+// not delivered (a retry, a 410, the schedule used up) ends the line: the
+// events behind it go back to the table with its outcome, where the claim
+// takes them in their turn, as it would have had they waited there.
+func (w *Worker) deliverLine(ctx context.Context, ev domain.Event, results chan<- outcome) {
+	for {
+		next := ev.Then
+		o := w.deliver(ctx, ev)
+		if o.State != domain.EventDelivered || len(next) == 0 {
+			results <- outcome{AttemptOutcome: o, behind: eventIDs(next)}
+			return
+		}
+		results <- outcome{AttemptOutcome: o}
+		rest := next[1:]
+		ev = next[0]
+		ev.Then = rest
+	}
+}
+
+func eventIDs(evs []domain.Event) []string {
+	if len(evs) == 0 {
+		return nil
+	}
+	ids := make([]string, len(evs))
+	for i, e := range evs {
+		ids[i] = e.ID
+	}
+	return ids
+}
+
 // record writes outcomes in batches: whatever arrived while the previous
 // batch was being written.
-func (w *Worker) record(results <-chan domain.AttemptOutcome) {
+func (w *Worker) record(results <-chan outcome) {
 	buf := make([]domain.AttemptOutcome, 0, 512)
+	var behind []string
 	failing := map[receiver]bool{} // receivers whose last attempt here failed
 	for o := range results {
-		buf = append(buf[:0], o)
+		buf, behind = append(buf[:0], o.AttemptOutcome), append(behind[:0], o.behind...)
 	drain:
 		for len(buf) < cap(buf) {
 			select {
@@ -187,7 +228,7 @@ func (w *Worker) record(results <-chan domain.AttemptOutcome) {
 				if !ok {
 					break drain
 				}
-				buf = append(buf, o)
+				buf, behind = append(buf, o.AttemptOutcome), append(behind, o.behind...)
 			default:
 				break drain
 			}
@@ -203,6 +244,7 @@ func (w *Worker) record(results <-chan domain.AttemptOutcome) {
 			if err == nil {
 				w.stopGone(buf)
 				w.hurryBack(buf, failing)
+				w.release(behind)
 				// The events that waited for these are due now.
 				w.queue.Wake()
 				if !retryAt.IsZero() {
@@ -217,6 +259,19 @@ func (w *Worker) record(results <-chan domain.AttemptOutcome) {
 			}
 			time.Sleep(time.Duration(attempt+1) * 100 * time.Millisecond)
 		}
+	}
+}
+
+// release gives back to the table the events a line left behind, due at
+// once: after their first event's outcome, so that a 410 has stopped
+// them before any claim could take them.
+func (w *Worker) release(ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	if err := w.cfg.Store.ReleaseEvents(context.Background(), w.cfg.Owner, ids, w.cfg.Now()); err != nil {
+		w.cfg.Log.Error("release webhook events behind one not delivered; they come due when their lease ends",
+			"err", err, "events", len(ids))
 	}
 }
 

@@ -180,7 +180,8 @@ func (w *Webhooks[T]) appendStatusEvents(out []domain.Event, m domain.Message, s
 // leased to the local deliverer, else by waking it. An event written
 // without the lease waits in the table for an earlier event of its
 // message (InsertEvents took the lease off): the deliverer claims it when
-// its turn comes.
+// its turn comes. A leased event behind another of its message goes
+// behind it (lined).
 func (w *Webhooks[T]) deliver(ctx context.Context, evs []domain.Event, lease eventLease) {
 	evs = deliverable(evs)
 	if len(evs) == 0 {
@@ -196,7 +197,41 @@ func (w *Webhooks[T]) deliver(ctx context.Context, evs []domain.Event, lease eve
 		leased = slices.DeleteFunc(slices.Clone(evs), held)
 		w.wake()
 	}
-	w.Handoff.Hand(ctx, leased)
+	w.Handoff.Hand(ctx, lined(leased))
+}
+
+// lined hands each message's events over as one: those behind its first
+// event in evs ride in that event's Then, so that one poster takes them
+// in their order. A message's SENT and DELIVERED often come in one batch
+// (an SMSC's receipt right behind its answer); behind the first, the
+// second would otherwise wait in the table for a claim.
+func lined(evs []domain.Event) []domain.Event {
+	if len(evs) < 2 {
+		return evs
+	}
+	at := make(map[string]int, len(evs)) // a message's first event in out
+	var out []domain.Event               // nil while no event was lined up
+	for i, ev := range evs {
+		l, seen := at[ev.MessageID]
+		switch {
+		case ev.MessageID == "" || !seen:
+			if out == nil {
+				at[ev.MessageID] = i
+			} else {
+				at[ev.MessageID] = len(out)
+				out = append(out, ev)
+			}
+		default:
+			if out == nil {
+				out = append(make([]domain.Event, 0, len(evs)-1), evs[:i]...)
+			}
+			out[l].Then = append(out[l].Then, ev)
+		}
+	}
+	if out == nil {
+		return evs
+	}
+	return out
 }
 
 func (w *Webhooks[T]) wake() {

@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -98,8 +99,10 @@ func TestStatusEvents(t *testing.T) {
 		t.Fatal("events handed over before the commit")
 	}
 	after(ctx)
-	if len(h.got) != 2 || h.got[0].ID != evs[0].ID || h.got[1].ID != evs[1].ID || woken != 0 {
-		t.Fatalf("handed %d events, woke %d times; want the two webhooks handed, no wake", len(h.got), woken)
+	// The message's second webhook rides behind its first, for the one
+	// poster of both to post in order.
+	if len(h.got) != 1 || h.got[0].ID != evs[0].ID || len(h.got[0].Then) != 1 || h.got[0].Then[0].ID != evs[1].ID || woken != 0 {
+		t.Fatalf("handed %+v, woke %d times; want the two webhooks handed, the second behind the first, no wake", h.got, woken)
 	}
 }
 
@@ -169,5 +172,29 @@ func TestReplyEvents(t *testing.T) {
 	afters[0](ctx)
 	if woken != 1 {
 		t.Fatalf("woken %d times", woken)
+	}
+}
+
+// Each message's events are handed over as one item, in their order:
+// those behind its first ride in its Then. Events of no message (replies)
+// stay on their own.
+func TestLinedHandsAMessagesEventsAsOne(t *testing.T) {
+	ev := func(id, msg string) domain.Event { return domain.Event{ID: id, MessageID: msg} }
+	got := lined([]domain.Event{ev("a1", "m_a"), ev("b1", "m_b"), ev("a2", "m_a"), ev("r1", ""), ev("r2", ""),
+		ev("b2", "m_b"), ev("c1", "m_c"), ev("a3", "m_a")})
+	var shape []string
+	for _, e := range got {
+		s := e.ID
+		for _, n := range e.Then {
+			s += "<" + n.ID
+		}
+		shape = append(shape, s)
+	}
+	if want := []string{"a1<a2<a3", "b1<b2", "r1", "r2", "c1"}; !slices.Equal(shape, want) {
+		t.Fatalf("lined: %q, want %q", shape, want)
+	}
+	one := []domain.Event{ev("a1", "m_a"), ev("b1", "m_b")}
+	if got := lined(one); &got[0] != &one[0] {
+		t.Fatal("events of distinct messages were copied")
 	}
 }
