@@ -325,13 +325,10 @@ func (tx *Tx) LockMessages(ctx context.Context, ids []string) (map[string]domain
 		for i := range args {
 			args[i] = chunk[min(i, len(chunk)-1)]
 		}
-		msgs, err := messages.scanAll(tx.query(ctx, `SELECT `+messageCols+` FROM messages WHERE id IN (`+
-			tx.s.placeholders(1, size)+`)`+lock, args...))
-		if err != nil {
+		rows, err := tx.query(ctx, `SELECT `+messageCols+` FROM messages WHERE id IN (`+
+			tx.s.placeholders(1, size)+`)`+lock, args...)
+		if err := messages.scanEach(rows, err, func(m domain.Message) { out[m.ID] = m }); err != nil {
 			return nil, err
-		}
-		for _, m := range msgs {
-			out[m.ID] = m
 		}
 	}
 	return out, nil
