@@ -321,7 +321,7 @@ func applyReports(ctx context.Context, tx StatusTx, reports []Report, now time.T
 	}
 	// The changed messages as read, in the order they first changed: only
 	// what the reports change is written, compared against these.
-	var before []domain.Message
+	before := make([]domain.Message, 0, len(msgs))
 	changed := make(map[string]bool, len(msgs))
 	changes := make([]Change, 0, len(reports))
 	var usage []domain.UsageDelta
