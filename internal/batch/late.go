@@ -107,7 +107,9 @@ func (b *Batcher[T, R]) lateLoop(fn LateFunc[T, R], depth int) {
 // to max, once.
 func (b *Batcher[T, R]) take(g *lateGroup[T, R]) []T {
 	g.once.Do(func() {
-		g.calls = b.drain(b.in, append(make([]call[T, R], 0, b.max), g.first))
+		// Room for what is queued now, not for max: a group's calls are
+		// large (the items themselves), and most groups are far from full.
+		g.calls = b.drain(b.in, append(make([]call[T, R], 0, min(b.max, len(b.in)+1)), g.first))
 		g.takenAt = b.now()
 		g.items = make([]T, len(g.calls))
 		for i, c := range g.calls {
