@@ -61,7 +61,7 @@ func (tx *Tx) holdBehind(ctx context.Context, evs []domain.Event) error {
 	var ids []string
 	var latest time.Time
 	var lead map[string]int // each message's first webhook in evs
-	behind := false         // some message has more than one
+	var behind []int        // the webhooks after their message's first
 	for i := range evs {
 		e := &evs[i]
 		if e.MessageID == "" || e.URL == "" {
@@ -71,7 +71,7 @@ func (tx *Tx) holdBehind(ctx context.Context, evs []domain.Event) error {
 			lead = make(map[string]int, len(evs))
 		}
 		if _, ok := lead[e.MessageID]; ok {
-			behind = true
+			behind = append(behind, i)
 			continue
 		}
 		lead[e.MessageID] = i
@@ -98,17 +98,10 @@ func (tx *Tx) holdBehind(ctx context.Context, evs []domain.Event) error {
 			}
 		}
 	}
-	if !behind {
-		return nil
-	}
 	// An event behind another of its message goes with it: handed over
 	// behind it when both are leased to one node, else to the table.
-	for i := range evs {
-		e := &evs[i]
-		if e.MessageID == "" || e.URL == "" || e.LeaseOwner == "" {
-			continue
-		}
-		if l := lead[e.MessageID]; l != i && evs[l].LeaseOwner != e.LeaseOwner {
+	for _, i := range behind {
+		if e := &evs[i]; e.LeaseOwner != "" && evs[lead[e.MessageID]].LeaseOwner != e.LeaseOwner {
 			hold(e)
 		}
 	}
