@@ -15,6 +15,22 @@ import (
 // the slow way: parked in storage until its reference is known.
 const expectHold = 5 * time.Second
 
+// expectWait bounds how long the record of a hand-over waits for the
+// receipts of the references it announced (see await). A simulator or a
+// carrier's test SMSC answers within a millisecond; a real carrier's
+// receipts come seconds later, and for those the record does not wait.
+const expectWait = 2 * time.Millisecond
+
+// A provider's trust goes up by one for each wait a receipt came in, and
+// down by paceMiss for each that none did; the record waits while it is
+// above zero. At zero, one record in paceProbe waits anyway, so that a
+// provider whose receipts became fast is found out again.
+const (
+	paceTrust = 4
+	paceMiss  = 2
+	paceProbe = 64
+)
+
 // expectations are the provider references announced by providers (their
 // answer to a submission) whose hand-over the dispatcher has not yet
 // recorded. A fast SMSC answers most receipts before the record of its own
@@ -30,12 +46,20 @@ const expectHold = 5 * time.Second
 // announcement is lost to a restart, is parked as before.
 type expectations struct {
 	hold time.Duration // expectHold unless set (tests)
+	wait time.Duration // expectWait unless set; negative: never wait
 
 	mu      sync.Mutex
 	refs    map[expectKey]*expectation
 	queue   []expectKey // in announcement order, to drop the stale
 	waiting int         // receipts waiting now
 	carried int         // records that took riders, since the start
+	paces   map[string]*pace
+}
+
+// pace is what waiting for a provider's receipts has paid lately.
+type pace struct {
+	trust   int // 0..paceTrust; the record waits while above zero
+	skipped int // records that did not wait since trust fell to zero
 }
 
 func (e *expectations) holdFor() time.Duration {
@@ -62,6 +86,9 @@ type expectation struct {
 	riders []rider
 	taken  bool
 	err    error // when done and taken: the outcome of the record the riders went with
+	// rode, made by a record that waits for a rider (await), is closed
+	// by the first rider.
+	rode chan struct{}
 }
 
 // expect notes an announced reference.
@@ -102,6 +129,116 @@ func (e *expectations) dropStale(now time.Time) {
 	if len(e.queue) == 0 {
 		e.queue = nil // let the backing array go
 	}
+}
+
+// await lets the record of these reports wait, at most the wait, for the
+// receipts of the references its hand-overs announced, so that they ride
+// with it. Behind a provider that answers its receipts right after its
+// submissions, most receipts used to come while the record was under way:
+// too late to ride, they waited for it and were applied in a transaction
+// of their own, the message written twice and its SENT and DELIVERED
+// events handed over apart. Waiting a moment puts both in one
+// transaction. The wait ends as soon as every such reference has a
+// receipt, and a record waits only while its provider's recent receipts
+// did come within the wait (pace), so a real carrier, whose receipts come
+// seconds later, costs nothing.
+func (e *expectations) await(ctx context.Context, reports []Report) {
+	d := e.wait
+	if d == 0 {
+		d = expectWait
+	}
+	if d < 0 {
+		return
+	}
+	rode, waited := e.awaiting(reports)
+	if len(rode) == 0 {
+		return
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+wait:
+	for _, c := range rode {
+		select {
+		case <-c:
+		case <-timer.C:
+			break wait
+		case <-ctx.Done():
+			break wait
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for p, xs := range waited {
+		pc := e.paces[p]
+		if slices.ContainsFunc(xs, func(x *expectation) bool { return len(x.riders) > 0 }) {
+			pc.trust = min(pc.trust+1, paceTrust)
+		} else {
+			pc.trust = max(pc.trust-paceMiss, 0)
+		}
+		for _, x := range xs {
+			x.rode = nil
+		}
+	}
+}
+
+// awaiting finds, of the references these reports record, those announced
+// and still without a receipt, of providers whose receipts are worth
+// waiting for: the channels their first receipt closes, and them by
+// provider.
+func (e *expectations) awaiting(reports []Report) (rode []chan struct{}, waited map[string][]*expectation) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.refs) == 0 {
+		return nil, nil
+	}
+	for _, r := range reports {
+		if r.Kind != Accepted || r.Ref == "" || len(r.Parts) > 1 {
+			continue
+		}
+		x, ok := e.refs[expectKey{r.Provider, r.Ref}]
+		if !ok || x.taken || len(x.riders) > 0 {
+			continue
+		}
+		if waited == nil {
+			waited = map[string][]*expectation{}
+		}
+		waited[r.Provider] = append(waited[r.Provider], x)
+	}
+	for p, xs := range waited {
+		if !e.worthWaiting(p) {
+			delete(waited, p)
+			continue
+		}
+		for _, x := range xs {
+			if x.rode == nil {
+				x.rode = make(chan struct{})
+			}
+			rode = append(rode, x.rode)
+		}
+	}
+	return rode, waited
+}
+
+// worthWaiting tells whether a record waits for provider p's receipts,
+// counting the records that do not. The caller holds e.mu.
+func (e *expectations) worthWaiting(p string) bool {
+	if e.paces == nil {
+		e.paces = map[string]*pace{}
+	}
+	pc := e.paces[p]
+	if pc == nil {
+		pc = &pace{trust: 1} // a new provider is tried at once
+		e.paces[p] = pc
+	}
+	if pc.trust > 0 {
+		return true
+	}
+	pc.skipped++
+	if pc.skipped < paceProbe {
+		return false
+	}
+	pc.skipped = 0
+	return true
 }
 
 // take hands the receipts riding on these reports' hand-overs to the
@@ -184,6 +321,10 @@ func (e *expectations) ride(call *int, reports []Report) (rest []Report, riding,
 			rest = append(rest, r)
 			waitFor = append(waitFor, x)
 		default:
+			if x.rode != nil {
+				close(x.rode)
+				x.rode = nil
+			}
 			if !slices.Contains(riding, x) {
 				riding = append(riding, x) // once, however many of these reports ride on it
 			}

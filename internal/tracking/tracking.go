@@ -131,6 +131,10 @@ type Config struct {
 	// ExpectHold bounds how long a receipt waits for the record of the
 	// hand-over its provider announced (default 5 s).
 	ExpectHold time.Duration
+	// ExpectWait bounds how long the record of a hand-over waits for the
+	// receipts its provider announced, to take them along (default 2 ms;
+	// negative: never).
+	ExpectWait time.Duration
 }
 
 // NewTracker starts a Tracker; Close stops it.
@@ -146,6 +150,7 @@ func NewTracker(c Config) *Tracker {
 	}
 	t := &Tracker{store: c.Store, w: c.Writer, now: c.Now, due: c.Due}
 	t.expect.hold = c.ExpectHold
+	t.expect.wait = c.ExpectWait
 	if c.Late {
 		t.reports = batch.NewLate(t.applyTaken, 64, c.Workers+2, batch.Clock(c.Now), batch.Hold(c.Hold))
 	} else {
@@ -165,6 +170,7 @@ func (t *Tracker) Apply(ctx context.Context, reports []Report) error {
 	if len(reports) == 0 {
 		return nil
 	}
+	t.expect.await(ctx, reports)
 	all := reports
 	if riders := t.expect.take(reports); len(riders) > 0 {
 		all = append(slices.Clip(reports), riders...)
