@@ -257,7 +257,7 @@ func (s *Server) wireBackground(router *provider.Switch) {
 	deliverer := webhook.NewWorker(webhook.WorkerConfig{Queue: s.eventQueue, Store: st, Log: log, Now: now,
 		Sender: webhook.NewSender(webhook.SenderOptions{ClientOptions: webhook.ClientOptions{
 			AllowPrivate: cfg.WebhookAllowPrivate, UserAgent: "msgsvc/" + Version}}),
-		Schedule: cfg.WebhookRetrySchedule, Observe: s.metrics.webhook, Version: keycache.NewCounter(st.AuthVersion, signerReadGap).Get,
+		Schedule: cfg.WebhookRetrySchedule, Observe: s.metrics.webhook, Version: s.authCounter(signerReadGap).Get,
 		Twilio: st})
 	dispatcher := dispatch.NewDispatcher(dispatch.DispatcherConfig{Queue: s.sendQueue, Store: st, Routes: router, Holders: st,
 		Tracker: s.tracker, Log: log, Now: now})
@@ -310,7 +310,7 @@ func (s *Server) wireHTTP(router *provider.Switch) error {
 	if err != nil {
 		return err
 	}
-	apiSrv := api.New(api.Config{Store: apiStore{Store: st, keys: keycache.New(st)}, Messages: s.messages, Sends: s.sends, Replies: s.tracker,
+	apiSrv := api.New(api.Config{Store: apiStore{Store: st, keys: s.keyCache()}, Messages: s.messages, Sends: s.sends, Replies: s.tracker,
 		Limiter: limiter, Guard: backend, TrustedProxies: cfg.TrustedProxies, Manage: mg, Sending: sends, Panel: pages,
 		Media: s.media, Templates: s.templates, ProviderWebhooks: s.providerWebhooks(),
 		OptOuts: &compliance.OptOuts{Store: st, Now: now}, Twilio: s.twilioFront(limiter, backend),
@@ -374,6 +374,22 @@ func (s apiStore) KeyByHash(ctx context.Context, hash string) (domain.APIKey, do
 
 func (s apiStore) KeyByHashCached(ctx context.Context, hash string) (domain.APIKey, domain.Account, int64, error) {
 	return s.keys.KeyByHashCached(ctx, hash)
+}
+
+// authCounter reads the auth counter for a cache of what the counter
+// guards, taking the writer's own reads of it when they come first.
+func (s *Server) authCounter(gap time.Duration) *keycache.Counter {
+	c := keycache.NewCounter(s.store.AuthVersion, gap)
+	s.store.WatchAuthVersion(c.Saw)
+	return c
+}
+
+// keyCache caches API keys, taking the writer's reads of the auth counter
+// when they come first.
+func (s *Server) keyCache() *keycache.Cache {
+	c := keycache.New(s.store)
+	s.store.WatchAuthVersion(c.Saw)
+	return c
 }
 
 // signerReadGap spaces the webhook signer's reads of the auth counter:

@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/msgsvc/msgsvc/internal/api"
-	"github.com/msgsvc/msgsvc/internal/keycache"
 	"github.com/msgsvc/msgsvc/internal/ratelimit"
 	"github.com/msgsvc/msgsvc/internal/twilio"
 )
@@ -14,7 +13,7 @@ import (
 // credentials are cached while the auth counter stands, as API keys are.
 func (s *Server) twilioFront(limiter ratelimit.Limiter, guard twilio.AuthGuard) http.Handler {
 	cfg, st := s.cfg, s.store
-	return twilio.New(twilio.Config{Credentials: st, Version: keycache.NewCounter(st.AuthVersion, 0).Get,
+	return twilio.New(twilio.Config{Credentials: st, Version: s.authCounter(0).Get,
 		Accounts: st, Numbers: st, Sender: s.sends, Messages: s.messages, Eraser: s.tracker,
 		Redaction: s.redactor.Redaction(), Limiter: limiter, Guard: guard, ClientAddr: api.Proxies(cfg.TrustedProxies).ClientAddr,
 		AllowPrivate: cfg.WebhookAllowPrivate, Now: s.now, Log: s.log})

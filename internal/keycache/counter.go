@@ -21,3 +21,7 @@ func NewCounter(read func(ctx context.Context) (int64, error), gap time.Duration
 
 // Get returns the counter as of a read that began after the call.
 func (c *Counter) Get(ctx context.Context) (int64, error) { return c.f.get(ctx) }
+
+// Saw offers a value of the counter read elsewhere by a read that began
+// at began, taken with time.Now (see fresh.saw).
+func (c *Counter) Saw(v int64, began time.Time) { c.f.saw(v, began) }

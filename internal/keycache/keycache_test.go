@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
 // source is a database of one key whose version the test moves.
@@ -241,5 +242,53 @@ func TestCounterSpacesReads(t *testing.T) {
 		if d := src.starts[i].Sub(src.starts[i-1]); d < gap-skew {
 			t.Errorf("read %d began %v after the one before, want at least %v", i, d, gap)
 		}
+	}
+}
+
+// TestFreshTakesAReadFromElsewhere: a value read elsewhere serves the
+// waiting round when its read began after every caller of the round asked,
+// and then no read of the round's own is made; one that began earlier
+// serves no one.
+func TestFreshTakesAReadFromElsewhere(t *testing.T) {
+	src := &source{gate: make(chan struct{}), started: make(chan struct{}, 3)}
+	src.version.Store(1)
+	f := &fresh{read: src.AuthVersion}
+	ctx := context.Background()
+	var first int64
+	var wg sync.WaitGroup
+	wg.Go(func() { first, _ = f.get(ctx) })
+	<-src.started // the first read began, with version 1; it waits for the gate
+	before := time.Now()
+	second := make(chan int64, 1)
+	go func() {
+		v, _ := f.get(ctx)
+		second <- v
+	}()
+	polltest.Until(t, "the second caller to queue", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.next != nil
+	})
+	f.saw(7, before) // began before the second caller asked: too old
+	f.mu.Lock()
+	served := f.next == nil
+	f.mu.Unlock()
+	if served {
+		t.Fatal("a read that began before the caller asked served it")
+	}
+	f.saw(2, time.Now())
+	// Served while the first read still waits at the gate: no read of its own.
+	select {
+	case v := <-second:
+		if v != 2 {
+			t.Errorf("second caller got %d, want 2, the read from elsewhere", v)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second caller still waits after a read from elsewhere")
+	}
+	close(src.gate)
+	wg.Wait()
+	if first != 1 {
+		t.Errorf("first caller got %d, want 1, its own read", first)
 	}
 }

@@ -2,7 +2,11 @@ package store_test
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	"github.com/msgsvc/msgsvc/internal/id"
@@ -67,6 +71,78 @@ func TestAuthVersion(t *testing.T) {
 			if err != nil || v != after {
 				t.Errorf("%s: KeyByHashVersion version %d (%v), want %d", s.name, v, err, after)
 			}
+		}
+	})
+}
+
+// The writer's reads of the auth counter are offered to the watchers once
+// their transaction committed with every write of its group succeeded:
+// never before the commit (a watcher would read the old settings under the
+// new counter), and never from a group that undid a write (its read may
+// have seen a change that was undone).
+func TestWatchAuthVersion(t *testing.T) {
+	eachAccount(t, 10*credit, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
+		type offer struct {
+			v, committed int64
+			began        time.Time
+		}
+		var mu sync.Mutex
+		var offers []offer
+		st.WatchAuthVersion(func(v int64, began time.Time) {
+			committed, err := st.AuthVersion(ctx) // outside the transaction: what others see
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			offers = append(offers, offer{v, committed, began})
+			mu.Unlock()
+		})
+		got := func() []offer {
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Clone(offers)
+		}
+		asked := time.Now()
+		var read int64
+		if err := st.Write(ctx, func(tx *store.Tx) error {
+			// A change of the account's settings moves the counter.
+			if err := tx.Exec(ctx, `UPDATE accounts SET name = $1 WHERE id = $2`, "renamed", acc.ID); err != nil {
+				return err
+			}
+			var err error
+			read, err = tx.AuthVersion(ctx)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if o := got(); len(o) != 1 || o[0].v != read || o[0].committed != read || !o[0].began.After(asked) {
+			t.Fatalf("offers %+v, want one of %d, committed when offered, begun after %v", o, read, asked)
+		}
+
+		refused := errors.New("refused")
+		_, err := st.WriteGroup(ctx, []func(tx *store.Tx) error{
+			func(tx *store.Tx) error {
+				_, err := tx.AuthVersion(ctx)
+				return err
+			},
+			func(tx *store.Tx) error { return refused },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Write(ctx, func(tx *store.Tx) error {
+			if err := tx.Exec(ctx, `UPDATE accounts SET name = $1 WHERE id = $2`, "undone", acc.ID); err != nil {
+				return err
+			}
+			if _, err := tx.AuthVersion(ctx); err != nil {
+				return err
+			}
+			return refused
+		}); !errors.Is(err, refused) {
+			t.Fatalf("write: %v, want it refused", err)
+		}
+		if o := got(); len(o) != 1 {
+			t.Fatalf("offers %+v after groups that undid a write, want none more", o[1:])
 		}
 	})
 }

@@ -125,3 +125,10 @@ func appendDefaulted[T any](out []DefaultedColumn, t table[T]) []DefaultedColumn
 
 // ParkedCheckEvery is parkedCheckEvery, for tests that move a clock past it.
 const ParkedCheckEvery = parkedCheckEvery
+
+// Exec runs a statement in the transaction, for tests of what a write
+// the store has no method for does.
+func (tx *Tx) Exec(ctx context.Context, query string, args ...any) error {
+	_, err := tx.exec(ctx, query, args...)
+	return err
+}

@@ -60,11 +60,54 @@ func (s *Store) AuthVersion(ctx context.Context) (int64, error) {
 
 // AuthVersion reads the auth counter in the caller's transaction.
 func (tx *Tx) AuthVersion(ctx context.Context) (int64, error) {
+	began := time.Now()
 	var v int64
 	if err := tx.queryRow(ctx, `SELECT version FROM auth_version WHERE id = 1`).Scan(&v); err != nil {
 		return 0, fmt.Errorf("read auth version: %w", err)
 	}
+	tx.authSeen.v, tx.authSeen.began, tx.authSeen.ok = v, began, true
 	return v, nil
+}
+
+// WatchAuthVersion has fn offered the auth counter each time a write
+// transaction that read it commits, with when the read began (time.Now,
+// for its monotonic reading), so that a cache that must see a change made
+// before a caller asked (keycache) can take a read of the writer's that
+// began after the caller asked instead of making its own: under load the
+// writer reads the counter for every group of sends. A transaction's read
+// counts only once it committed with every write of its group: a read
+// that saw a change the transaction then undid, or one not yet committed,
+// would let a cache keep what it read of the old settings under the new
+// counter.
+func (s *Store) WatchAuthVersion(fn func(v int64, began time.Time)) {
+	for {
+		old := s.authWatchers.Load()
+		var fns []func(int64, time.Time)
+		if old != nil {
+			fns = append(fns, *old...)
+		}
+		fns = append(fns, fn)
+		if s.authWatchers.CompareAndSwap(old, &fns) {
+			return
+		}
+	}
+}
+
+// offerAuth offers the watchers what a committed transaction read of the
+// auth counter, when every write of its group succeeded.
+func (s *Store) offerAuth(tx *Tx, results []error) {
+	fns := s.authWatchers.Load()
+	if fns == nil || !tx.authSeen.ok {
+		return
+	}
+	for _, err := range results {
+		if err != nil {
+			return
+		}
+	}
+	for _, fn := range *fns {
+		fn(tx.authSeen.v, tx.authSeen.began)
+	}
 }
 
 // Keys lists an account's keys, newest first.

@@ -248,6 +248,7 @@ func (s *Store) pgGroup(ctx context.Context, p *pipeline, fns []func(tx *Tx) err
 		return nil, err
 	}
 	s.txTimes.add(executed.Sub(begun), s.now().Sub(executed))
+	s.offerAuth(tx, results)
 	return results, nil
 }
 

@@ -59,6 +59,9 @@ type Store struct {
 	txTimes txCounters
 	// parked: whether SQLite's pending_reports is known empty (parts.go).
 	parked parkedState
+	// authWatchers are offered the auth counter as the writer's
+	// transactions read it (WatchAuthVersion).
+	authWatchers atomic.Pointer[[]func(v int64, began time.Time)]
 }
 
 // Options tune Open. The zero value is fine.
@@ -220,6 +223,13 @@ type Tx struct {
 	// tookReports: this transaction deleted parked reports (SQLite), so
 	// what it reads of pending_reports is not the committed table.
 	tookReports bool
+	// authSeen: the auth counter as this transaction read it, offered to
+	// the watchers once it commits (WatchAuthVersion).
+	authSeen struct {
+		v     int64
+		began time.Time
+		ok    bool
+	}
 }
 
 // Write runs fn in a write transaction and returns once it is committed
@@ -402,6 +412,7 @@ func (s *Store) writeOnce(ctx context.Context, fns []func(tx *Tx) error, careful
 		return nil, fmt.Errorf("commit: %w", err)
 	}
 	s.txTimes.add(executed.Sub(begun), s.now().Sub(executed))
+	s.offerAuth(tx, results)
 	return results, nil
 }
 
