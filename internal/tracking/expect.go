@@ -69,6 +69,13 @@ func (e *expectations) holdFor() time.Duration {
 	return expectHold
 }
 
+func (e *expectations) waitFor() time.Duration {
+	if e.wait != 0 {
+		return e.wait
+	}
+	return expectWait
+}
+
 type expectKey struct{ provider, ref string }
 
 // rider is a receipt riding on a hand-over's record, and the call
@@ -143,10 +150,7 @@ func (e *expectations) dropStale(now time.Time) {
 // did come within the wait (pace), so a real carrier, whose receipts come
 // seconds later, costs nothing.
 func (e *expectations) await(ctx context.Context, reports []Report) {
-	d := e.wait
-	if d == 0 {
-		d = expectWait
-	}
+	d := e.waitFor()
 	if d < 0 {
 		return
 	}
@@ -192,11 +196,8 @@ func (e *expectations) awaiting(reports []Report) (rode []chan struct{}, waited 
 		return nil, nil
 	}
 	for _, r := range reports {
-		if r.Kind != Accepted || r.Ref == "" || len(r.Parts) > 1 {
-			continue
-		}
-		x, ok := e.refs[expectKey{r.Provider, r.Ref}]
-		if !ok || x.taken || len(x.riders) > 0 {
+		x := e.open(r)
+		if x == nil || len(x.riders) > 0 {
 			continue
 		}
 		if waited == nil {
@@ -241,6 +242,20 @@ func (e *expectations) worthWaiting(p string) bool {
 	return true
 }
 
+// open is the expectation whose riders the record of r takes: r records
+// the hand-over of one part under an announced reference whose riders
+// are not taken yet; nil otherwise. The caller holds e.mu.
+func (e *expectations) open(r Report) *expectation {
+	if r.Kind != Accepted || r.Ref == "" || len(r.Parts) > 1 {
+		return nil
+	}
+	x, ok := e.refs[expectKey{r.Provider, r.Ref}]
+	if !ok || x.taken {
+		return nil
+	}
+	return x
+}
+
 // take hands the receipts riding on these reports' hand-overs to the
 // caller that records them, each naming its message and the reference it
 // must find recorded (Report.Follows). Only a hand-over of one part takes
@@ -254,11 +269,8 @@ func (e *expectations) take(reports []Report) []Report {
 	}
 	var out []Report
 	for _, r := range reports {
-		if r.Kind != Accepted || r.Ref == "" || len(r.Parts) > 1 {
-			continue
-		}
-		x, ok := e.refs[expectKey{r.Provider, r.Ref}]
-		if !ok || x.taken {
+		x := e.open(r)
+		if x == nil {
 			continue
 		}
 		x.taken = true
