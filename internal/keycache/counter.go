@@ -22,6 +22,12 @@ func NewCounter(read func(ctx context.Context) (int64, error), gap time.Duration
 // Get returns the counter as of a read that began after the call.
 func (c *Counter) Get(ctx context.Context) (int64, error) { return c.f.get(ctx) }
 
+// Prompt has fn called when callers wait and offered reads (Saw) have
+// been coming: fn asks their source for one soon (store.WantAuthVersion),
+// and the callers are given the gap for it before a read of their own.
+// Call it before the first Get.
+func (c *Counter) Prompt(fn func()) { c.f.prompt = fn }
+
 // Saw offers a value of the counter read elsewhere by a read that began
 // at began, taken with time.Now (see fresh.saw).
 func (c *Counter) Saw(v int64, began time.Time) { c.f.saw(v, began) }

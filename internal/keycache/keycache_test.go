@@ -106,10 +106,7 @@ func TestFreshReadStartsAfterCaller(t *testing.T) {
 	// Wait until the second caller is queued for the next round.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		f.mu.Lock()
-		queued := f.next != nil
-		f.mu.Unlock()
-		if queued {
+		if f.waiters() != 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -141,12 +138,7 @@ func TestFreshSharesReads(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		f.mu.Lock()
-		n := 0
-		if f.next != nil {
-			n = f.next.callers
-		}
-		f.mu.Unlock()
+		n := f.waiters()
 		if n == callers {
 			break
 		}
@@ -264,16 +256,9 @@ func TestFreshTakesAReadFromElsewhere(t *testing.T) {
 		v, _ := f.get(ctx)
 		second <- v
 	}()
-	polltest.Until(t, "the second caller to queue", func() bool {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		return f.next != nil
-	})
+	polltest.Until(t, "the second caller to queue", func() bool { return f.waiters() != 0 })
 	f.saw(7, before) // began before the second caller asked: too old
-	f.mu.Lock()
-	served := f.next == nil
-	f.mu.Unlock()
-	if served {
+	if f.waiters() == 0 {
 		t.Fatal("a read that began before the caller asked served it")
 	}
 	f.saw(2, time.Now())
@@ -291,4 +276,107 @@ func TestFreshTakesAReadFromElsewhere(t *testing.T) {
 	if first != 1 {
 		t.Errorf("first caller got %d, want 1, its own read", first)
 	}
+}
+
+// waiters counts the callers waiting for a read.
+func (f *fresh) waiters() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.waiting)
+}
+
+// TestFreshWaitsForABusyWritersRead: while reads are being offered from
+// elsewhere (the store's writer is busy), a caller is given the gap for
+// one, and the offering side is prompted; the offer that comes serves the
+// caller, and no read of the loop's own is made.
+func TestFreshWaitsForABusyWritersRead(t *testing.T) {
+	src := &reads{}
+	src.v.Store(1)
+	f := &fresh{read: src.AuthVersion, gap: time.Minute}
+	prompted := make(chan struct{}, 1)
+	f.prompt = func() {
+		select {
+		case prompted <- struct{}{}:
+		default:
+		}
+	}
+	f.saw(1, time.Now()) // the writer offered a read a moment ago: it is busy
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	got := make(chan int64, 1)
+	go func() {
+		v, err := f.get(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- v
+	}()
+	select {
+	case <-prompted:
+	case <-ctx.Done():
+		t.Fatal("the writer was never prompted")
+	}
+	f.saw(2, time.Now())
+	select {
+	case v := <-got:
+		if v != 2 {
+			t.Errorf("caller got %d, want 2, the writer's read", v)
+		}
+	case <-ctx.Done():
+		t.Fatal("the caller still waits after the writer's read")
+	}
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	if n := len(src.starts); n != 0 {
+		t.Errorf("%d reads of the loop's own, want none: the writer's served", n)
+	}
+}
+
+// TestFreshReadsAtOnceWhenNoOneOffers: with no reads offered lately (an
+// idle writer), a caller is read for at once, however long the gap.
+func TestFreshReadsAtOnceWhenNoOneOffers(t *testing.T) {
+	src := &reads{}
+	src.v.Store(3)
+	f := &fresh{read: src.AuthVersion, gap: time.Hour, prompt: func() { t.Error("prompted an idle writer") }}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if v, err := f.get(ctx); err != nil || v != 3 {
+		t.Fatalf("get = %d, %v, want 3 at once", v, err)
+	}
+}
+
+// TestFreshOfferServesThoseWhoAskedBefore: an offered read serves the
+// callers who asked before it began, and leaves the later ones waiting.
+func TestFreshOfferServesThoseWhoAskedBefore(t *testing.T) {
+	src := &source{gate: make(chan struct{}), started: make(chan struct{}, 3)}
+	f := &fresh{read: src.AuthVersion}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	wg.Go(func() { _, _ = f.get(ctx) })
+	<-src.started // the loop's read holds at the gate; callers now queue
+	early := make(chan int64, 1)
+	go func() { v, _ := f.get(ctx); early <- v }()
+	polltest.Until(t, "the early caller to queue", func() bool { return f.waiters() == 1 })
+	between := time.Now()
+	late := make(chan int64, 1)
+	go func() { v, _ := f.get(ctx); late <- v }()
+	polltest.Until(t, "the late caller to queue", func() bool { return f.waiters() == 2 })
+	f.saw(5, between)
+	select {
+	case v := <-early:
+		if v != 5 {
+			t.Errorf("the early caller got %d, want 5, the offer", v)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the early caller was not served by an offer that began after it asked")
+	}
+	if n := f.waiters(); n != 1 {
+		t.Fatalf("%d callers wait, want the late one", n)
+	}
+	src.version.Store(6)
+	close(src.gate)
+	if v := <-late; v != 6 {
+		t.Errorf("the late caller got %d, want 6, a read that began after it asked", v)
+	}
+	wg.Wait()
 }

@@ -146,3 +146,62 @@ func TestWatchAuthVersion(t *testing.T) {
 		}
 	})
 }
+
+// TestWantAuthVersion: once a watcher asks (WantAuthVersion), SQLite's
+// writer reads the auth counter in its next transaction, whatever that
+// transaction is for, and offers the read once the transaction commits:
+// once per asking, and never unasked. PostgreSQL's writer ignores the
+// asking, since a read would cost its pipelined group a round trip.
+func TestWantAuthVersion(t *testing.T) {
+	eachAccount(t, 10*credit, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
+		type offer struct {
+			v     int64
+			began time.Time
+		}
+		var mu sync.Mutex
+		var offers []offer
+		st.WatchAuthVersion(func(v int64, began time.Time) {
+			mu.Lock()
+			offers = append(offers, offer{v, began})
+			mu.Unlock()
+		})
+		got := func() []offer {
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Clone(offers)
+		}
+		rename := func(name string) {
+			t.Helper()
+			if err := st.Write(ctx, func(tx *store.Tx) error {
+				return tx.Exec(ctx, `UPDATE accounts SET name = $1 WHERE id = $2`, name, acc.ID)
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rename("unasked")
+		if o := got(); len(o) != 0 {
+			t.Fatalf("offers %+v from a write that neither read the counter nor was asked to", o)
+		}
+		before, err := st.AuthVersion(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		asked := time.Now()
+		st.WantAuthVersion()
+		rename("asked") // moves the counter, after the read at the start
+		o := got()
+		if st.Dialect() == store.Postgres {
+			if len(o) != 0 {
+				t.Fatalf("PostgreSQL offered %+v when asked", o)
+			}
+			return
+		}
+		if len(o) != 1 || o[0].v != before || !o[0].began.After(asked) {
+			t.Fatalf("offers %+v, want one of %d, the counter when the transaction began, read after %v", o, before, asked)
+		}
+		rename("again")
+		if o := got(); len(o) != 1 {
+			t.Fatalf("offers %+v after a second write, want no more: the asking is taken once", o[1:])
+		}
+	})
+}

@@ -93,6 +93,30 @@ func (s *Store) WatchAuthVersion(fn func(v int64, began time.Time)) {
 	}
 }
 
+// WantAuthVersion asks SQLite's writer to read the auth counter in its
+// next transaction, whatever the transaction is for, and to offer it to
+// the watchers once it commits. On the writer's connection the read costs
+// a few microseconds, its pages being the ones it just wrote; a reader's
+// connection starts every read after a write from an empty page cache.
+// PostgreSQL's groups are pipelined, and a read would make one wait for a
+// round trip, so there the call does nothing.
+func (s *Store) WantAuthVersion() {
+	if s.dialect == SQLite && !s.authWanted.Load() {
+		s.authWanted.Store(true)
+	}
+}
+
+// readWantedAuth reads the auth counter in tx when a watcher asked for it
+// (WantAuthVersion), at the start of the transaction: a read that began
+// after the asking.
+func (s *Store) readWantedAuth(tx *Tx) error {
+	if !s.authWanted.Load() || !s.authWanted.Swap(false) {
+		return nil
+	}
+	_, err := tx.AuthVersion(tx.ctx)
+	return err
+}
+
 // offerAuth offers the watchers what a committed transaction read of the
 // auth counter, when every write of its group succeeded.
 func (s *Store) offerAuth(tx *Tx, results []error) {

@@ -62,6 +62,9 @@ type Store struct {
 	// authWatchers are offered the auth counter as the writer's
 	// transactions read it (WatchAuthVersion).
 	authWatchers atomic.Pointer[[]func(v int64, began time.Time)]
+	// authWanted: a watcher asked the writer to read the counter
+	// (WantAuthVersion).
+	authWanted atomic.Bool
 }
 
 // Options tune Open. The zero value is fine.
@@ -356,6 +359,10 @@ func (s *Store) writeOnce(ctx context.Context, fns []func(tx *Tx) error, careful
 	}
 	tx := &Tx{lite: w, ctx: ctx, s: s}
 	begun := s.now()
+	if err := s.readWantedAuth(tx); err != nil {
+		w.rollback(ctx)
+		return nil, err
+	}
 	results := make([]error, len(fns))
 	switch {
 	case len(fns) == 1:
