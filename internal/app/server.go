@@ -378,13 +378,10 @@ func (s apiStore) KeyByHashCached(ctx context.Context, hash string) (domain.APIK
 
 // authCounter reads the auth counter for a cache of what the counter
 // guards, taking the writer's own reads of it when they come first, and,
-// on SQLite with a gap between reads, asking the writer for them.
+// where the store can be asked for them (SQLite), asking for them.
 func (s *Server) authCounter(gap time.Duration) *keycache.Counter {
 	c := keycache.NewCounter(s.store.AuthVersion, gap)
-	if s.store.Dialect() == store.SQLite {
-		// PostgreSQL's reads cost no more than the writer's would.
-		c.Prompt(s.store.WantAuthVersion)
-	}
+	c.Prompt(s.store.AskAuthVersion())
 	s.store.WatchAuthVersion(c.Saw)
 	return c
 }

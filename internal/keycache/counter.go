@@ -23,9 +23,10 @@ func NewCounter(read func(ctx context.Context) (int64, error), gap time.Duration
 func (c *Counter) Get(ctx context.Context) (int64, error) { return c.f.get(ctx) }
 
 // Prompt has fn called when callers wait and offered reads (Saw) have
-// been coming: fn asks their source for one soon (store.WantAuthVersion),
+// been coming: fn asks their source for one soon (store.AskAuthVersion),
 // and the callers are given the gap for it before a read of their own.
-// Call it before the first Get.
+// With fn nil, callers never wait for offers. Call it before the first
+// Get.
 func (c *Counter) Prompt(fn func()) { c.f.prompt = fn }
 
 // Saw offers a value of the counter read elsewhere by a read that began

@@ -93,21 +93,27 @@ func (s *Store) WatchAuthVersion(fn func(v int64, began time.Time)) {
 	}
 }
 
-// WantAuthVersion asks SQLite's writer to read the auth counter in its
-// next transaction, whatever the transaction is for, and to offer it to
-// the watchers once it commits. On the writer's connection the read costs
-// a few microseconds, its pages being the ones it just wrote; a reader's
-// connection starts every read after a write from an empty page cache.
-// PostgreSQL's groups are pipelined, and a read would make one wait for a
-// round trip, so there the call does nothing.
-func (s *Store) WantAuthVersion() {
-	if s.dialect == SQLite && !s.authWanted.Load() {
-		s.authWanted.Store(true)
+// AskAuthVersion returns the call that asks SQLite's writer to read the
+// auth counter in its next transaction, whatever the transaction is for,
+// and to offer it to the watchers once it commits. On the writer's
+// connection the read costs a few microseconds, its pages being the ones
+// it just wrote; a reader's connection starts every read after a write
+// from an empty page cache. On PostgreSQL it returns nil: its groups are
+// pipelined, a read would make one wait for a round trip, and the
+// readers' reads cost no more than the writer's would.
+func (s *Store) AskAuthVersion() func() {
+	if s.dialect != SQLite {
+		return nil
+	}
+	return func() {
+		if !s.authWanted.Load() {
+			s.authWanted.Store(true)
+		}
 	}
 }
 
 // readWantedAuth reads the auth counter in tx when a watcher asked for it
-// (WantAuthVersion), at the start of the transaction: a read that began
+// (AskAuthVersion), at the start of the transaction: a read that began
 // after the asking.
 func (s *Store) readWantedAuth(tx *Tx) error {
 	if !s.authWanted.Load() || !s.authWanted.Swap(false) {

@@ -63,7 +63,7 @@ type Store struct {
 	// transactions read it (WatchAuthVersion).
 	authWatchers atomic.Pointer[[]func(v int64, began time.Time)]
 	// authWanted: a watcher asked the writer to read the counter
-	// (WantAuthVersion).
+	// (AskAuthVersion).
 	authWanted atomic.Bool
 }
 
