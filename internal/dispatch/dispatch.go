@@ -384,7 +384,30 @@ func (d *Dispatcher) submit(ctx context.Context, p provider.Provider, msgs []dom
 		}
 		reports[i] = r
 	}
+	d.logRetries(p, reports)
 	return reports, ok
+}
+
+// logRetries tells the operator when a provider failed a hand-over for
+// now (down, timed out, throttled): the messages are claimed again for
+// the retry, so without this line a slow provider shows only as late
+// messages.
+func (d *Dispatcher) logRetries(p provider.Provider, reports []tracking.Report) {
+	n, first := 0, -1
+	for i, r := range reports {
+		if r.Kind == tracking.Retry {
+			n++
+			if first < 0 {
+				first = i
+			}
+		}
+	}
+	if n == 0 {
+		return
+	}
+	r := reports[first]
+	d.log.Warn("hand-over failed for now; the messages are retried", "provider", p.Name(), "messages", n,
+		"code", r.ErrorCode, "err", r.ErrorMessage, "retryAt", r.RetryAt)
 }
 
 // handedOver reports whether a provider was reachable and willing: every

@@ -1,8 +1,12 @@
 package dispatch
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -101,11 +105,27 @@ func TestDispatchReportsEachOutcome(t *testing.T) {
 		msg("m5", "5511999990005", domain.WhatsApp, later),
 	}}
 	rec := &recorder{}
+	var logged bytes.Buffer
 	d := NewDispatcher(DispatcherConfig{Store: claimer, Routes: fakeRoutes{domain.SMS: sms}, Tracker: rec, Owner: "node-1",
-		Lease: 30 * time.Second, Now: func() time.Time { return now }, Log: quietLog()})
+		Lease: 30 * time.Second, Now: func() time.Time { return now }, Log: slog.New(slog.NewJSONHandler(&logged, nil))})
 	n, err := d.RunOnce(context.Background())
 	if err != nil || n != 5 {
 		t.Fatalf("claimed %d (%v), want 5", n, err)
+	}
+	// The retry is told to the operator, once for the batch.
+	var retried []map[string]any
+	for line := range strings.Lines(logged.String()) {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if strings.HasPrefix(rec["msg"].(string), "hand-over failed for now") {
+			retried = append(retried, rec)
+		}
+	}
+	if len(retried) != 1 || retried[0]["level"] != "WARN" || retried[0]["provider"] != "smsc" || retried[0]["messages"] != 1.0 ||
+		retried[0]["err"] != "throttled" {
+		t.Errorf("retry logged as %v, want one warning naming smsc, 1 message and its error", retried)
 	}
 	got := map[string]tracking.Report{}
 	for _, r := range rec.reports {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -144,7 +145,7 @@ func TestMultiNodeTakeover(t *testing.T) {
 	t.Logf("every message settled %v after the kill", time.Since(killedAt).Round(100*time.Millisecond))
 	checkOutcomes(t, rcv, all, final)
 	checkWebhookBodies(t, rcv)
-	checkHandOvers(ctx, t, db, all, unknown, held, killedAt)
+	checkHandOvers(ctx, t, db, all, unknown, held, killedAt, lapsedLeases(nodes))
 
 	for i, n := range nodes {
 		if i == multiVictim {
@@ -384,10 +385,42 @@ func readClaims(ctx context.Context, t *testing.T, db *sql.DB) map[string]claims
 	return out
 }
 
+// lapsedLeases counts the messages a live node had to leave for a second
+// claim, as the nodes logged it. An overloaded node (the race detector on
+// a busy machine) may keep a message in memory, or behind a slow chunk,
+// past its lease: it drops it and the table's claim takes it again. Or
+// the carrier answers a hand-over too late: it is retried. Either way the
+// message is claimed twice yet handed over once.
+func lapsedLeases(nodes []*server) int {
+	n := 0
+	for _, s := range nodes {
+		for _, line := range s.Logs() {
+			var rec struct {
+				Msg      string `json:"msg"`
+				Rows     int    `json:"rows"`
+				Messages int    `json:"messages"`
+			}
+			if json.Unmarshal([]byte(line), &rec) != nil {
+				continue
+			}
+			switch {
+			case strings.HasPrefix(rec.Msg, "messages waited in memory past their lease"):
+				n += rec.Rows
+			case strings.HasPrefix(rec.Msg, "messages no longer leased to this dispatch"),
+				strings.HasPrefix(rec.Msg, "hand-over failed for now"):
+				n += rec.Messages
+			}
+		}
+	}
+	return n
+}
+
 // checkHandOvers compares the carrier's journal and the claim counters
 // with what was sent: every message the carrier can take was taken once,
-// and only the dead node's unfinished work was done twice.
-func checkHandOvers(ctx context.Context, t *testing.T, db *sql.DB, all, unknown map[string]string, held heldLeases, killedAt time.Time) {
+// and only the dead node's unfinished work was done twice, apart from at
+// most lapsed messages claimed again after a live node logged that it had
+// to leave them (see lapsedLeases), and handed over once all the same.
+func checkHandOvers(ctx context.Context, t *testing.T, db *sql.DB, all, unknown map[string]string, held heldLeases, killedAt time.Time, lapsed int) {
 	t.Helper()
 	journal := readJournal(ctx, t, db)
 	claimed := readClaims(ctx, t, db)
@@ -395,7 +428,7 @@ func checkHandOvers(ctx context.Context, t *testing.T, db *sql.DB, all, unknown 
 
 	var problems []string
 	perNode := map[string]int{}
-	dedup, retaken := 0, 0
+	dedup, retaken, relapsed := 0, 0, 0
 	for id, r := range journal {
 		perNode[r.node]++
 		if _, ok := all[id]; !ok {
@@ -433,6 +466,8 @@ func checkHandOvers(ctx context.Context, t *testing.T, db *sql.DB, all, unknown 
 		case c.attempts == 1:
 		case c.attempts == 2 && (held.messages[id] || inJournal && r.resubmissions == 1):
 			retaken++ // claimed by the dead node, then by a live one
+		case c.attempts == 2 && r.resubmissions == 0 && relapsed < lapsed:
+			relapsed++ // a node logged that it had to leave it; handed over once
 		default:
 			problems = append(problems, fmt.Sprintf("%s to %s: claimed %d times (created %d ms after the kill; journal %+v; "+
 				"leased to %s at its death: %v)", id, to, c.attempts, c.createdAt-killedAt.UnixMilli(), r, victim, held.messages[id]))
@@ -457,8 +492,9 @@ func checkHandOvers(ctx context.Context, t *testing.T, db *sql.DB, all, unknown 
 		t.Errorf("%s had nothing in flight when it was killed: the takeover was not exercised", victim)
 	}
 	t.Logf("carrier took %d messages (by node %v); it deduplicated %d resubmissions of %s's hand-overs; "+
-		"%d messages were claimed again after the kill; %d hand-overs were recorded by a commit of %s that landed after its death",
-		len(journal), perNode, dedup, victim, retaken, recordedLate, victim)
+		"%d messages were claimed again after the kill; %d hand-overs were recorded by a commit of %s that landed after its death; "+
+		"%d messages were claimed again after a live node left them (%d such logged: lapsed leases, retried hand-overs)",
+		len(journal), perNode, dedup, victim, retaken, recordedLate, victim, relapsed, lapsed)
 }
 
 // checkWebhookBodies asserts that a webhook-id names one event: every
