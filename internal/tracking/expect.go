@@ -316,32 +316,42 @@ func (e *expectations) settle(k expectKey, err error) {
 // ride keeps, of reports, those naming only a provider's reference that
 // was announced and whose record has not taken its riders yet: they will
 // be applied with it. It returns the rest, the expectations ridden on and
-// those the rest must wait for.
+// those the rest must wait for. The rest is reports itself when none of
+// them rides, as most do not: a report is a few hundred bytes, and
+// copying every batch of them was an allocation per receipt.
 func (e *expectations) ride(call *int, reports []Report) (rest []Report, riding, waitFor []*expectation) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, r := range reports {
-		if r.MessageID != "" || r.Ref == "" {
-			rest = append(rest, r)
+	rode := false // rest holds a copy of what does not ride
+	for i, r := range reports {
+		x, ok := (*expectation)(nil), false
+		if r.MessageID == "" && r.Ref != "" {
+			x, ok = e.refs[expectKey{r.Provider, r.Ref}]
+		}
+		if !ok || x.taken {
+			if ok {
+				waitFor = append(waitFor, x)
+			}
+			if rode {
+				rest = append(rest, r)
+			}
 			continue
 		}
-		x, ok := e.refs[expectKey{r.Provider, r.Ref}]
-		switch {
-		case !ok:
-			rest = append(rest, r)
-		case x.taken:
-			rest = append(rest, r)
-			waitFor = append(waitFor, x)
-		default:
-			if x.rode != nil {
-				close(x.rode)
-				x.rode = nil
-			}
-			if !slices.Contains(riding, x) {
-				riding = append(riding, x) // once, however many of these reports ride on it
-			}
-			x.riders = append(x.riders, rider{call, r})
+		if !rode {
+			rode = true
+			rest = append(make([]Report, 0, len(reports)-1), reports[:i]...)
 		}
+		if x.rode != nil {
+			close(x.rode)
+			x.rode = nil
+		}
+		if !slices.Contains(riding, x) {
+			riding = append(riding, x) // once, however many of these reports ride on it
+		}
+		x.riders = append(x.riders, rider{call, r})
+	}
+	if !rode {
+		rest = reports
 	}
 	if len(riding)+len(waitFor) > 0 {
 		e.waiting++
