@@ -62,6 +62,8 @@ type Server struct {
 	// handed to it in memory.
 	sendQueue  *lease.Queue[domain.Message]
 	eventQueue *lease.Queue[domain.Event]
+	// eventsWaiting is nil when nodes share the events (PostgreSQL).
+	eventsWaiting *webhook.Waiting
 
 	redactor  *compliance.Redactor
 	tracker   *tracking.Tracker
@@ -175,8 +177,13 @@ func (s *Server) wire() error {
 func (s *Server) wireQueues() {
 	s.sendQueue = dispatch.NewDispatchQueue(dispatch.QueueConfig{Store: s.store, Owner: s.cfg.NodeID, Lease: s.cfg.DispatchLease,
 		Workers: s.cfg.DispatchWorkers, Poll: s.poll, Now: s.now, Log: s.log})
+	if !s.cfg.Postgres() {
+		// This node alone writes and claims the events: it knows which
+		// outcomes let events waiting in the table go.
+		s.eventsWaiting = webhook.NewWaiting()
+	}
 	s.eventQueue = webhook.NewEventQueue(webhook.EventQueueConfig{Store: s.store, Owner: s.cfg.NodeID, Lease: s.cfg.WebhookLease,
-		Poll: s.poll, Now: s.now, Log: s.log})
+		Poll: s.poll, Now: s.now, Log: s.log, Waiting: s.eventsWaiting})
 }
 
 // wireServices makes what the providers and the sends need: the tracker
@@ -197,7 +204,7 @@ func (s *Server) wireServices() error {
 	ownSender := func(p string) string { return s.routing.OwnSender(p) }
 	changes := tracking.Bind(st, func(tx *store.Tx) tracking.Tx { return tx },
 		tracking.Notify(func(tx *store.Tx) callback.Tx { return tx },
-			&notify.Webhooks[callback.Tx]{Handoff: s.eventQueue, Wake: s.eventQueue.Wake,
+			&notify.Webhooks[callback.Tx]{Handoff: s.eventQueue, Wake: s.eventQueue.Wake, Held: s.eventsWaiting.Note,
 				Posts: &callback.Callbacks{OwnSender: ownSender}}),
 		tracking.Notify(func(tx *store.Tx) smppserver.ReceiptTx { return tx },
 			&smppserver.Receipts{Users: st, Wake: s.wakeSMPP, Handoff: smppHandoff{s}, OwnSender: ownSender}))
@@ -254,7 +261,7 @@ func (s *Server) wireSending(router *provider.Switch) {
 // it.
 func (s *Server) wireBackground(router *provider.Switch) {
 	cfg, st, now, log := s.cfg, s.store, s.now, s.log
-	deliverer := webhook.NewWorker(webhook.WorkerConfig{Queue: s.eventQueue, Store: st, Log: log, Now: now,
+	deliverer := webhook.NewWorker(webhook.WorkerConfig{Queue: s.eventQueue, Waiting: s.eventsWaiting, Store: st, Log: log, Now: now,
 		Sender: webhook.NewSender(webhook.SenderOptions{ClientOptions: webhook.ClientOptions{
 			AllowPrivate: cfg.WebhookAllowPrivate, UserAgent: "msgsvc/" + Version}}),
 		Schedule: cfg.WebhookRetrySchedule, Observe: s.metrics.webhook, Version: s.authCounter(signerReadGap).Get,

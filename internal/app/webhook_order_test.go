@@ -60,6 +60,32 @@ func TestWebhooksOfAMessageArriveInOrder(t *testing.T) {
 	})
 }
 
+// A slow receiver: each message's DELIVERED is written while its SENT is
+// still being posted, so it waits in the table behind it. The idle poll is
+// an hour away: only the worker's looking in the table once SENT's outcome
+// is recorded brings DELIVERED, and it comes within seconds, in order.
+func TestWebhookWaitingBehindAnotherComesOnItsOutcome(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d string) {
+		e := newEnv(t, d, envOptions{poll: time.Hour})
+		e.hooks.set(func(r *receiver) { r.delay = func() time.Duration { return 150 * time.Millisecond } })
+		const n = 20
+		ids := sendToMany(t, e, n, 13000, "waiting")
+		polltest.For(t, "every message's DELIVERED webhook", 30*time.Second, func() bool {
+			for _, id := range ids {
+				if got := e.hooks.forMessage(id); len(got) < 2 {
+					return false
+				}
+			}
+			return true
+		})
+		for _, id := range ids {
+			if got := e.hooks.forMessage(id); !inStatusOrder(got) || got[len(got)-1] != "DELIVERED" {
+				t.Errorf("message %s: webhooks recorded as %v", id, got)
+			}
+		}
+	})
+}
+
 // A receiver down for a while: each event's first attempt and first retry
 // fail and the next retry is an hour away. Once the receiver is back, the
 // first event it answers brings its whole backlog forward: every waiting

@@ -50,6 +50,8 @@ type EventQueueConfig struct {
 	Poll        time.Duration // idle re-check, default 1 s
 	Now         func() time.Time
 	Log         *slog.Logger
+	// Waiting, when set, is told of the events claimed (see Waiting).
+	Waiting *Waiting
 }
 
 // NewEventQueue builds the lease queue of webhook events waiting for their
@@ -64,8 +66,16 @@ func NewEventQueue(c EventQueueConfig) *lease.Queue[domain.Event] {
 	if c.Lease <= 0 {
 		c.Lease = 60 * time.Second
 	}
+	claim := c.Store.ClaimEvents
+	if c.Waiting != nil {
+		claim = func(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]domain.Event, error) {
+			evs, err := c.Store.ClaimEvents(ctx, owner, now, lease, limit)
+			c.Waiting.Note(evs)
+			return evs, err
+		}
+	}
 	return lease.New(lease.Config[domain.Event]{Name: "webhook events", Owner: c.Owner, Lease: c.Lease,
-		Claim: c.Store.ClaimEvents, Release: c.Store.ReleaseEvents, ID: func(ev domain.Event) string { return ev.ID },
+		Claim: claim, Release: c.Store.ReleaseEvents, ID: func(ev domain.Event) string { return ev.ID },
 		With:  func(ev domain.Event) []string { return eventIDs(ev.Then) },
 		Batch: 256, Chunk: 1, Workers: c.Concurrency, Poll: c.Poll, Now: c.Now, Log: c.Log})
 }
@@ -84,10 +94,14 @@ type Worker struct {
 // WorkerConfig sets up a Worker.
 type WorkerConfig struct {
 	// Queue is the queue the worker serves; nil makes one with
-	// NewEventQueue from Store, Owner, Concurrency, Lease, Poll, Now and
-	// Log.
+	// NewEventQueue from Store, Owner, Concurrency, Lease, Poll, Now, Log
+	// and Waiting.
 	Queue *lease.Queue[domain.Event]
-	Store Store
+	// Waiting, when set, is the queue's (EventQueueConfig.Waiting): the
+	// worker looks in the table after recording outcomes only when they
+	// may have let an event waiting there go. Nil: after every batch.
+	Waiting *Waiting
+	Store   Store
 	// Sender posts the webhooks; nil makes one with the defaults (public
 	// receivers only).
 	Sender   *Sender
@@ -146,7 +160,7 @@ func NewWorker(c WorkerConfig) *Worker {
 	}
 	if c.Queue == nil {
 		c.Queue = NewEventQueue(EventQueueConfig{Store: c.Store, Owner: c.Owner, Concurrency: c.Concurrency,
-			Lease: c.Lease, Poll: c.Poll, Now: c.Now, Log: c.Log})
+			Lease: c.Lease, Poll: c.Poll, Now: c.Now, Log: c.Log, Waiting: c.Waiting})
 	}
 	c.Owner = c.Queue.Owner()
 	return &Worker{cfg: c, queue: c.Queue}
@@ -179,7 +193,8 @@ func (w *Worker) Run(ctx context.Context) {
 // delivered.
 type outcome struct {
 	domain.AttemptOutcome
-	behind []string
+	message string // the event's message ("" for a reply's)
+	behind  []string
 }
 
 // deliverLine posts ev, then the events of its message handed over behind
@@ -192,10 +207,10 @@ func (w *Worker) deliverLine(ctx context.Context, ev domain.Event, results chan<
 		next := ev.Then
 		o := w.deliver(ctx, ev)
 		if o.State != domain.EventDelivered || len(next) == 0 {
-			results <- outcome{AttemptOutcome: o, behind: eventIDs(next)}
+			results <- outcome{AttemptOutcome: o, message: ev.MessageID, behind: eventIDs(next)}
 			return
 		}
-		results <- outcome{AttemptOutcome: o}
+		results <- outcome{AttemptOutcome: o, message: ev.MessageID}
 		rest := next[1:]
 		ev = next[0]
 		ev.Then = rest
@@ -217,10 +232,10 @@ func eventIDs(evs []domain.Event) []string {
 // batch was being written.
 func (w *Worker) record(results <-chan outcome) {
 	buf := make([]domain.AttemptOutcome, 0, 512)
-	var behind []string
+	var behind, msgs []string
 	failing := map[receiver]bool{} // receivers whose last attempt here failed
 	for o := range results {
-		buf, behind = append(buf[:0], o.AttemptOutcome), append(behind[:0], o.behind...)
+		buf, behind, msgs = append(buf[:0], o.AttemptOutcome), append(behind[:0], o.behind...), append(msgs[:0], o.message)
 	drain:
 		for len(buf) < cap(buf) {
 			select {
@@ -228,7 +243,7 @@ func (w *Worker) record(results <-chan outcome) {
 				if !ok {
 					break drain
 				}
-				buf, behind = append(buf, o.AttemptOutcome), append(behind, o.behind...)
+				buf, behind, msgs = append(buf, o.AttemptOutcome), append(behind, o.behind...), append(msgs, o.message)
 			default:
 				break drain
 			}
@@ -243,10 +258,14 @@ func (w *Worker) record(results <-chan outcome) {
 			err := w.cfg.Store.RecordAttempts(context.Background(), w.cfg.Owner, buf)
 			if err == nil {
 				w.stopGone(buf)
-				w.hurryBack(buf, failing)
+				hurried := w.hurryBack(buf, failing)
 				w.release(behind)
-				// The events that waited for these are due now.
-				w.queue.Wake()
+				// The events that waited for these are due now: those
+				// behind them in the table, those brought forward, and
+				// those of a line given back.
+				if w.cfg.Waiting.settled(msgs) || hurried || len(behind) > 0 {
+					w.queue.Wake()
+				}
 				if !retryAt.IsZero() {
 					// Look at the database again when the first retry is due.
 					time.AfterFunc(max(0, retryAt.Sub(w.cfg.Now())), w.queue.Wake)
@@ -291,7 +310,9 @@ const maxFailing = 10_000
 // brought forward still costs a slot of its retry schedule if it fails
 // again, so a receiver that fails some events and answers others cannot
 // be posted to without end.
-func (w *Worker) hurryBack(outs []domain.AttemptOutcome, failing map[receiver]bool) {
+//
+// It reports whether it brought any forward.
+func (w *Worker) hurryBack(outs []domain.AttemptOutcome, failing map[receiver]bool) bool {
 	var back []receiver
 	for _, o := range outs {
 		r := receiver{o.AccountID, o.URL}
@@ -308,6 +329,7 @@ func (w *Worker) hurryBack(outs []domain.AttemptOutcome, failing map[receiver]bo
 			}
 		}
 	}
+	hurried := false
 	for _, r := range back {
 		n, err := w.cfg.Store.HurryEvents(context.Background(), r.account, r.url, w.cfg.Now())
 		if err != nil {
@@ -315,9 +337,11 @@ func (w *Worker) hurryBack(outs []domain.AttemptOutcome, failing map[receiver]bo
 			continue
 		}
 		if n > 0 {
+			hurried = true
 			w.cfg.Log.Info("webhook receiver answers again; its waiting events are due now", "host", hostOf(r.url), "events", n)
 		}
 	}
+	return hurried
 }
 
 // stopGone stops every event still queued for a receiver that answered

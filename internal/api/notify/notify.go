@@ -35,6 +35,11 @@ type Webhooks[T EventTx] struct {
 	// Wake, when set, wakes the webhook worker after events it must claim
 	// were written.
 	Wake func()
+	// Held, when set, is told of the status events written to wait in
+	// the table behind an earlier event of their message, in the
+	// transaction that writes them: before that event's outcome can be
+	// recorded, which is when the worker looks for them.
+	Held func(evs []domain.Event)
 	// Posts, when set, is a front's own callbacks: a step or a reply it
 	// has one for is posted as that callback by the event the feed keeps
 	// of it, rather than by an event of its own.
@@ -86,6 +91,9 @@ func (w *Webhooks[T]) Changed(ctx context.Context, tx T, cs []tracking.Change) (
 	}
 	if err := tx.InsertEvents(ctx, evs); err != nil {
 		return nil, err
+	}
+	if w.Held != nil && lease.owner != "" {
+		w.Held(held(evs))
 	}
 	return func(ctx context.Context) { w.deliver(ctx, evs, lease) }, nil
 }
@@ -191,13 +199,29 @@ func (w *Webhooks[T]) deliver(ctx context.Context, evs []domain.Event, lease eve
 		w.wake()
 		return
 	}
-	held := func(ev domain.Event) bool { return ev.LeaseOwner == "" }
 	leased := evs
-	if slices.ContainsFunc(evs, held) {
-		leased = slices.DeleteFunc(slices.Clone(evs), held)
+	if slices.ContainsFunc(evs, unleased) {
+		leased = slices.DeleteFunc(slices.Clone(evs), unleased)
 		w.wake()
 	}
 	w.Handoff.Hand(ctx, lined(leased))
+}
+
+// unleased tells a webhook written to wait in the table from one
+// written leased to the local deliverer.
+func unleased(ev domain.Event) bool { return ev.LeaseOwner == "" }
+
+// held returns the webhooks of evs, written leased to the local
+// deliverer, that InsertEvents left to wait in the table (nil when none,
+// as most are).
+func held(evs []domain.Event) []domain.Event {
+	var out []domain.Event
+	for _, ev := range evs {
+		if ev.URL != "" && unleased(ev) {
+			out = append(out, ev)
+		}
+	}
+	return out
 }
 
 // lined hands each message's events over as one: those behind its first
