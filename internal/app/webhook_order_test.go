@@ -37,26 +37,8 @@ func TestWebhooksOfAMessageArriveInOrder(t *testing.T) {
 		})
 		const n = 200
 		ids := sendToMany(t, e, n, 11000, "order")
-		polltest.For(t, "every message's DELIVERED webhook", 60*time.Second, func() bool {
-			for _, id := range ids {
-				got := e.hooks.forMessage(id)
-				if len(got) < 2 {
-					return false
-				}
-			}
-			return true
-		})
-		bad := 0
-		for _, id := range ids {
-			if got := e.hooks.forMessage(id); !inStatusOrder(got) || got[len(got)-1] != "DELIVERED" {
-				if bad++; bad <= 3 {
-					t.Errorf("message %s: webhooks recorded as %v", id, got)
-				}
-			}
-		}
-		if bad > 0 {
-			t.Fatalf("%d of %d messages' webhooks out of order", bad, n)
-		}
+		waitBothHooks(t, e, "every message's DELIVERED webhook", 60*time.Second, ids)
+		checkHooksInOrder(t, e, ids)
 	})
 }
 
@@ -70,19 +52,8 @@ func TestWebhookWaitingBehindAnotherComesOnItsOutcome(t *testing.T) {
 		e.hooks.set(func(r *receiver) { r.delay = func() time.Duration { return 150 * time.Millisecond } })
 		const n = 20
 		ids := sendToMany(t, e, n, 13000, "waiting")
-		polltest.For(t, "every message's DELIVERED webhook", 30*time.Second, func() bool {
-			for _, id := range ids {
-				if got := e.hooks.forMessage(id); len(got) < 2 {
-					return false
-				}
-			}
-			return true
-		})
-		for _, id := range ids {
-			if got := e.hooks.forMessage(id); !inStatusOrder(got) || got[len(got)-1] != "DELIVERED" {
-				t.Errorf("message %s: webhooks recorded as %v", id, got)
-			}
-		}
+		waitBothHooks(t, e, "every message's DELIVERED webhook", 30*time.Second, ids)
+		checkHooksInOrder(t, e, ids)
 	})
 }
 
@@ -121,20 +92,40 @@ func TestWebhookBacklogComesPromptlyInOrder(t *testing.T) {
 		e.hooks.set(func(r *receiver) { r.status = 0 })
 		trigger := msgID(t, send(t, e, e.testKey, map[string]any{"to": "5511999912999", "message": "back", "type": "SMS",
 			"callbackUrl": e.hooks.url()}), 0)
-		polltest.For(t, "the backlog delivered", 15*time.Second, func() bool {
-			for _, id := range append(ids, trigger) {
-				if got := e.hooks.forMessage(id); len(got) < 2 {
-					return false
-				}
-			}
-			return true
-		})
+		waitBothHooks(t, e, "the backlog delivered", 15*time.Second, append(ids, trigger))
+		checkHooksInOrder(t, e, ids)
+	})
+}
+
+// waitBothHooks waits until the receiver has recorded the SENT and the
+// DELIVERED webhook of every message of ids.
+func waitBothHooks(t *testing.T, e *env, what string, within time.Duration, ids []string) {
+	t.Helper()
+	polltest.For(t, what, within, func() bool {
 		for _, id := range ids {
-			if got := e.hooks.forMessage(id); !inStatusOrder(got) || got[len(got)-1] != "DELIVERED" {
-				t.Errorf("message %s: backlog recorded as %v", id, got)
+			if len(e.hooks.forMessage(id)) < 2 {
+				return false
 			}
 		}
+		return true
 	})
+}
+
+// checkHooksInOrder fails the test unless every message of ids had its
+// webhooks recorded in status order, DELIVERED last.
+func checkHooksInOrder(t *testing.T, e *env, ids []string) {
+	t.Helper()
+	bad := 0
+	for _, id := range ids {
+		if got := e.hooks.forMessage(id); !inStatusOrder(got) || got[len(got)-1] != "DELIVERED" {
+			if bad++; bad <= 3 {
+				t.Errorf("message %s: webhooks recorded as %v", id, got)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%d of %d messages' webhooks out of order", bad, len(ids))
+	}
 }
 
 // sendToMany sends one test campaign to n numbers, numbered from first,

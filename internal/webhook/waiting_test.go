@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -48,44 +47,6 @@ func TestWaitingRemembersUntilAnOutcome(t *testing.T) {
 	}
 }
 
-// orderStore is a table with one event due from the start, which a claim
-// returns; it records the order in which outcomes were recorded.
-type orderStore struct {
-	secretStore
-	mu       sync.Mutex
-	due      []domain.Event
-	claims   []int // how many outcomes were recorded at each claim
-	recorded []string
-}
-
-func (s *orderStore) ClaimEvents(context.Context, string, time.Time, time.Duration, int) ([]domain.Event, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.claims = append(s.claims, len(s.recorded))
-	out := s.due
-	s.due = nil
-	return out, nil
-}
-
-func (s *orderStore) RecordAttempts(_ context.Context, _ string, outs []domain.AttemptOutcome) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, o := range outs {
-		s.recorded = append(s.recorded, o.Attempt.EventID)
-	}
-	return nil
-}
-
-func (s *orderStore) ReleaseEvents(context.Context, string, []string, time.Time) error { return nil }
-
-func (s *orderStore) StopEventsForURL(context.Context, string, string) (int64, error) { return 0, nil }
-
-func (s *orderStore) state() (claims []int, recorded []string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.claims), slices.Clone(s.recorded)
-}
-
 // With a Waiting, the worker looks in the table after recording outcomes
 // only when one of them is of a message noted as having an event waiting
 // there: the event due in the table is claimed after the noted message's
@@ -94,7 +55,7 @@ func (s *orderStore) state() (claims []int, recorded []string) {
 func TestWorkerLooksInTheTableWhenAnOutcomeLetsAnEventGo(t *testing.T) {
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
 	defer rcv.Close()
-	st := &orderStore{}
+	st := &tableStore{recorded: map[string]bool{}}
 	waiting := NewWaiting()
 	w := NewWorker(WorkerConfig{Store: st, Waiting: waiting, Poll: time.Hour,
 		Sender: NewSender(SenderOptions{ClientOptions: ClientOptions{AllowPrivate: true}}),
@@ -107,9 +68,7 @@ func TestWorkerLooksInTheTableWhenAnOutcomeLetsAnEventGo(t *testing.T) {
 	st.mu.Lock()
 	st.due = []domain.Event{ev("evt_waiting", "msg_3")} // written behind msg_3's first event
 	st.mu.Unlock()
-	recorded := func(id string) func() bool {
-		return func() bool { _, r := st.state(); return slices.Contains(r, id) }
-	}
+	recorded := func(id string) func() bool { return func() bool { return st.done(id) } }
 	for _, e := range []domain.Event{ev("evt_1", "msg_1"), ev("evt_2", "msg_2")} {
 		w.Queue().Hand(context.Background(), []domain.Event{e})
 		waitFor(t, e.ID+" posted", recorded(e.ID))

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -17,17 +18,21 @@ import (
 )
 
 // tableStore has one event due in the table, which a claim returns once,
-// and remembers the events whose attempts were recorded.
+// and remembers the events whose attempts were recorded, in order, and
+// how many were recorded at each claim.
 type tableStore struct {
 	secretStore
 	mu       sync.Mutex
 	due      []domain.Event
 	recorded map[string]bool
+	order    []string
+	claims   []int
 }
 
 func (s *tableStore) ClaimEvents(context.Context, string, time.Time, time.Duration, int) ([]domain.Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.claims = append(s.claims, len(s.order))
 	out := s.due
 	s.due = nil
 	return out, nil
@@ -38,8 +43,17 @@ func (s *tableStore) RecordAttempts(_ context.Context, _ string, outs []domain.A
 	defer s.mu.Unlock()
 	for _, o := range outs {
 		s.recorded[o.Attempt.EventID] = true
+		s.order = append(s.order, o.Attempt.EventID)
 	}
 	return nil
+}
+
+// state is the claims made, as the number of outcomes recorded before
+// each, and the outcomes recorded, in order.
+func (s *tableStore) state() (claims []int, order []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.claims), slices.Clone(s.order)
 }
 
 func (s *tableStore) ReleaseEvents(context.Context, string, []string, time.Time) error { return nil }
