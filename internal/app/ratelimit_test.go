@@ -359,7 +359,7 @@ func benchLimiter(b *testing.B, method, path, body string, status int) {
 	}
 	for _, v := range variants {
 		b.Run(v.name, func(b *testing.B) {
-			c := api.Config{Store: srv.store, Messages: srv.messages, Replies: srv.tracker, Log: log}
+			c := api.Config{Store: srv.store, Messages: srv.messages, Sends: srv.sends, Replies: srv.tracker, Log: log}
 			if v.name != "off" {
 				if v.backend == "" {
 					b.Skipf("%s is not set", redisURLEnv)
@@ -386,10 +386,10 @@ func benchLimiter(b *testing.B, method, path, body string, status int) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				_, _ = io.Copy(io.Discard, resp.Body)
+				got, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
 				if resp.StatusCode != status {
-					b.Fatalf("%s %s: %d", method, path, resp.StatusCode)
+					b.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, got)
 				}
 			}
 			do() // warm the connection and the key caches
