@@ -92,6 +92,19 @@ type Queue[T any] struct {
 	mu      sync.Mutex
 	mem     fifo[T] // items leased to us at insert, waiting to be handled
 	stopped bool    // Run has ended: Hand takes nothing
+	// handed and taken count the items ever kept in and taken from mem;
+	// marks tells when each Hand still in mem came (its items end at
+	// upto), so the wait of the oldest is known without a time per item.
+	handed, taken int64
+	marks         fifo[handMark]
+	moved         chan struct{} // closed when items leave mem, then replaced
+}
+
+// handMark is one Hand's items in memory: those numbered below upto that
+// the previous mark does not cover, handed over at at.
+type handMark struct {
+	upto int64
+	at   time.Time
 }
 
 // New builds a Queue; Run starts it.
@@ -124,7 +137,38 @@ func New[T any](c Config[T]) *Queue[T] {
 		c.Log = slog.Default()
 	}
 	return &Queue[T]{c: c, minClaim: max(1, c.Workers/4), slots: make(chan struct{}, c.Workers),
-		wake: make(chan struct{}, 1), ready: make(chan struct{}, 1)}
+		wake: make(chan struct{}, 1), ready: make(chan struct{}, 1), moved: make(chan struct{})}
+}
+
+// Chunk is the most items one Handler call gets.
+func (q *Queue[T]) Chunk() int { return q.c.Chunk }
+
+// Backlog tells how many items wait in memory and how long the oldest of
+// them has waited since it was handed over, and gives a channel closed as
+// soon as items leave memory (taken by a worker, dropped as lapsed, or
+// released when Run ends), when both may have changed.
+func (q *Queue[T]) Backlog() (n int, oldest time.Duration, moved <-chan struct{}) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n = q.mem.len()
+	if n > 0 && q.marks.len() > 0 {
+		oldest = q.c.Now().Sub(q.marks.buf[q.marks.head].at)
+	}
+	return n, oldest, q.moved
+}
+
+// tookLocked counts n items taken from mem, forgets the marks they
+// emptied and wakes whoever waits on Backlog. q.mu is held.
+func (q *Queue[T]) tookLocked(n int) {
+	if n == 0 {
+		return
+	}
+	q.taken += int64(n)
+	for q.marks.len() > 0 && q.marks.buf[q.marks.head].upto <= q.taken {
+		q.marks.drop(1)
+	}
+	close(q.moved)
+	q.moved = make(chan struct{})
 }
 
 // Owner is the name rows are leased to.
@@ -151,6 +195,10 @@ func (q *Queue[T]) Hand(ctx context.Context, items []T) int {
 	if !q.stopped {
 		n = min(len(items), q.c.Room-q.mem.len())
 		q.mem.push(items[:n])
+		if n > 0 {
+			q.handed += int64(n)
+			q.marks.buf = append(q.marks.buf, handMark{upto: q.handed, at: q.c.Now()})
+		}
 	}
 	q.mu.Unlock()
 	signal(q.ready)
@@ -193,6 +241,9 @@ func (q *Queue[T]) Run(ctx context.Context, h Handler[T]) {
 	q.mu.Lock()
 	q.stopped = true
 	left := q.mem.take(q.mem.len())
+	q.tookLocked(len(left))
+	close(q.moved) // nothing waits on a stopped queue
+	q.moved = make(chan struct{})
 	q.mu.Unlock()
 	if len(left) == 0 {
 		return
@@ -303,6 +354,7 @@ func (r *run[T]) takeMemory(workers int) int {
 	q := r.q
 	q.mu.Lock()
 	items := q.mem.take(min(workers*q.c.Chunk, q.c.Batch))
+	q.tookLocked(len(items))
 	q.mu.Unlock()
 	taken := len(items)
 	if lapsed := r.dropLapsed(&items); lapsed > 0 {
@@ -406,6 +458,12 @@ func (f *fifo[T]) take(n int) []T {
 	}
 	out := make([]T, n)
 	copy(out, f.buf[f.head:f.head+n])
+	f.drop(n)
+	return out
+}
+
+// drop removes n items from the front (n at most len).
+func (f *fifo[T]) drop(n int) {
 	clear(f.buf[f.head : f.head+n]) // let what the items hold be collected once handled
 	f.head += n
 	switch {
@@ -416,7 +474,6 @@ func (f *fifo[T]) take(n int) []T {
 		clear(f.buf[m:])
 		f.buf, f.head = f.buf[:m], 0
 	}
-	return out
 }
 
 type timeTicker struct{ t *time.Ticker }
