@@ -135,6 +135,7 @@ type Service struct {
 	allowPrivate  bool
 	wake          func()
 	dispatch      Handoff
+	pace          *Pace
 }
 
 // Config sets up a Service.
@@ -170,6 +171,9 @@ type Config struct {
 	// Guard is the fraud guard, run in each group commit (nil: a guard
 	// counting in the transaction).
 	Guard *fraud.Guard
+	// Pace holds sends back while the dispatcher of Dispatch is behind;
+	// nil never does.
+	Pace *Pace
 }
 
 // NewService starts a Service; Close stops it.
@@ -191,7 +195,7 @@ func NewService(c Config) *Service {
 	}
 	s := &Service{phones: phone.NewValidator(10_000), store: c.Store, writer: c.Writer, picker: c.Picker, media: c.Media,
 		templates: c.Templates, capabilityTTL: c.CapabilityTTL, guard: c.Guard, now: c.Now, allowPrivate: c.AllowPrivateCallbacks,
-		wake: c.Wake, dispatch: c.Dispatch}
+		wake: c.Wake, dispatch: c.Dispatch, pace: c.Pace}
 	if c.Late {
 		s.commits = batch.NewLate(s.commitTaken, 128, c.CommitWorkers+2, batch.Clock(c.Now))
 	} else {

@@ -123,6 +123,17 @@ func (s *Service) leaseAtInsert(m *domain.Message, now time.Time) {
 	}
 }
 
+// handsOver reports whether a send's messages go to this node's
+// dispatcher in memory once written (leaseAtInsert).
+func handsOver(msgs []domain.Message) bool {
+	for _, m := range msgs {
+		if m.LeaseOwner != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // holdForQuietHours makes a message due when the account's quiet hours
 // allow it in the recipient's local time: the one quiet-hours check of a
 // send. The window is kept in the message's
@@ -285,6 +296,9 @@ func (s *Service) accept(ctx context.Context, who domain.Principal, p sendPlan, 
 		}
 		snd.idem = &domain.Idempotency{KeyID: who.CredentialID, Key: key.Key, RequestHash: key.RequestHash,
 			StatusCode: status, Response: body, CreatedAt: now}
+	}
+	if handsOver(p.messages) {
+		s.pace.wait(ctx)
 	}
 	res, err := s.commits.Do(ctx, snd)
 	if err != nil {
