@@ -240,6 +240,12 @@ func (s *Server) wireFraud() error {
 	return nil
 }
 
+// paceMax bounds how long a send waits for a dispatcher that is behind:
+// one that does not move at all (a provider hanging until its timeouts)
+// slows each send by this much at most, well within the timeouts of HTTP
+// clients and of an ESME waiting for its submit_sm_resp.
+const paceMax = time.Second
+
 // wireSending makes the send service, which writes messages due at once
 // leased to the local dispatcher and hands them to its queue.
 func (s *Server) wireSending(router *provider.Switch) {
@@ -250,7 +256,8 @@ func (s *Server) wireSending(router *provider.Switch) {
 	s.sends = intake.NewService(intake.Config{Store: s.store, Writer: txn.As(s.store, func(tx *store.Tx) intake.SendTx { return tx }),
 		Picker: router, AllowPrivateCallbacks: cfg.WebhookAllowPrivate, Media: sendMedia, Templates: sendTemplates{svc: s.templates},
 		Wake: s.sendQueue.Wake, CommitWorkers: commitWorkers(cfg), Late: !cfg.Postgres(), Now: s.now, Dispatch: s.sendQueue,
-		Guard: s.guard})
+		Guard: s.guard, Pace: &intake.Pace{Backlog: s.sendQueue, Behind: cfg.DispatchBacklog, Floor: s.sendQueue.Chunk(),
+			Max: paceMax, Now: s.now, Waited: newPaceWatch(s.reg, s.log, s.now, s.sendQueue)}})
 	s.messages = message.NewService(message.Config{Store: message.Storage{Store: s.store}, Redaction: &redaction,
 		Now: s.now, Changes: s.tracker})
 }

@@ -56,6 +56,10 @@ type Config struct {
 	RedactionKey    string
 	LogLevel        string
 	DispatchWorkers int
+	// DispatchBacklog is how long the oldest message waiting for this
+	// node's dispatcher may have waited before sends due now are held
+	// back until it catches up (0: never held back).
+	DispatchBacklog time.Duration
 	CommitWorkers   int
 	ShutdownTimeout time.Duration
 	// ReceiptOverdue is how long a message handed to a provider that can be
@@ -95,7 +99,7 @@ type flagText struct {
 	proxies, rlBackend, session, probe                             *string
 	schedule, private, wLease, dLease, dispatch, commits, receipts *string
 	cfgFile, simDelay, journal, smppAddr, smppID, smppPass         *string
-	smppListen, smppCert, smppKey                                  *string
+	smppListen, smppCert, smppKey, backlog                         *string
 }
 
 // nodeFlags are the node's own: where it keeps its data, its name, its
@@ -187,6 +191,7 @@ func (f *flagText) queueFlags(fs *flag.FlagSet, env func(name, def string) strin
 	f.wLease = fs.String("webhook-lease", env("WEBHOOK_LEASE", "60s"), "how long a node holds webhook events it claimed (more than the 5 s timeout) [MSGSVC_WEBHOOK_LEASE]")
 	f.dLease = fs.String("dispatch-lease", env("DISPATCH_LEASE", "30s"), "how long a node holds messages it claimed before another may take them [MSGSVC_DISPATCH_LEASE]")
 	f.dispatch = fs.String("dispatch-workers", env("DISPATCH_WORKERS", "2"), "parallel dispatch loops [MSGSVC_DISPATCH_WORKERS]")
+	f.backlog = fs.String("dispatch-backlog", env("DISPATCH_BACKLOG", "100ms"), "how long messages may wait for this node's dispatcher before new sends wait for it to catch up (0: never) [MSGSVC_DISPATCH_BACKLOG]")
 	f.commits = fs.String("commit-workers", env("COMMIT_WORKERS", "0"), "parallel group-commit loops (0: 1 on SQLite, 2 on PostgreSQL) [MSGSVC_COMMIT_WORKERS]")
 	f.receipts = fs.String("receipt-overdue", env("RECEIPT_OVERDUE", "10m"), "how long a message handed to an SMSC waits for its receipt before the SMSC is asked (query_sm) [MSGSVC_RECEIPT_OVERDUE]")
 }
@@ -215,6 +220,9 @@ func (f *flagText) queues(c *Config) []error {
 	}
 	if c.DispatchWorkers, err = strconv.Atoi(*f.dispatch); err != nil || c.DispatchWorkers < 1 {
 		errs = append(errs, fmt.Errorf("dispatch-workers: must be a positive number"))
+	}
+	if c.DispatchBacklog, err = time.ParseDuration(*f.backlog); err != nil || c.DispatchBacklog < 0 {
+		errs = append(errs, fmt.Errorf("dispatch-backlog: %q must be a duration, 0 or more", *f.backlog))
 	}
 	if c.CommitWorkers, err = strconv.Atoi(*f.commits); err != nil || c.CommitWorkers < 0 {
 		errs = append(errs, fmt.Errorf("commit-workers: must be 0 or more"))

@@ -4,7 +4,9 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // A node keeps its name across restarts (DATA/node-id), so that it takes
@@ -53,5 +55,32 @@ func TestRedactionKeyIsKept(t *testing.T) {
 	}
 	if _, err := PersistentRedactionKey(""); err == nil {
 		t.Error("no data directory and no key: accepted")
+	}
+}
+
+// --dispatch-backlog holds sends back after 100 ms by default; 0 turns
+// the holding off, and what is not a duration of 0 or more is refused.
+func TestDispatchBacklogFlag(t *testing.T) {
+	load := func(args ...string) (Config, error) {
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		finish := Flags(fs, false)
+		if err := fs.Parse(append([]string{"--data", t.TempDir()}, args...)); err != nil {
+			t.Fatal(err)
+		}
+		return finish()
+	}
+	for _, tc := range []struct {
+		args []string
+		want time.Duration
+	}{{nil, 100 * time.Millisecond}, {[]string{"--dispatch-backlog", "0"}, 0}, {[]string{"--dispatch-backlog", "2s"}, 2 * time.Second}} {
+		c, err := load(tc.args...)
+		if err != nil || c.DispatchBacklog != tc.want {
+			t.Errorf("%v: %v, %v; want %v", tc.args, c.DispatchBacklog, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"-1s", "soon"} {
+		if _, err := load("--dispatch-backlog", bad); err == nil || !strings.Contains(err.Error(), "dispatch-backlog") {
+			t.Errorf("--dispatch-backlog %s: %v, want a refusal naming the flag", bad, err)
+		}
 	}
 }
