@@ -70,7 +70,8 @@ func (h *handoff) count() int {
 // waiting, the oldest for longer than Behind), wakes when messages leave
 // the queue, and goes once the oldest is recent enough; it is written
 // only then. Scheduled sends and a backlog under the floor never wait,
-// and Max bounds the wait of a dispatcher that does not move.
+// Max bounds the wait of a dispatcher that does not move, and a Behind
+// of 0 turns the pacing off.
 func TestPaceHoldsSendsWhileTheDispatcherIsBehind(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
@@ -80,12 +81,16 @@ func TestPaceHoldsSendsWhileTheDispatcherIsBehind(t *testing.T) {
 		mu sync.Mutex
 		n  int
 	}
-	start := func(t *testing.T, b *fakeBacklog, max time.Duration) (*Service, *handoff, *waited) {
+	start := func(t *testing.T, b *fakeBacklog, max time.Duration, behind ...time.Duration) (*Service, *handoff, *waited) {
+		bound := 100 * time.Millisecond
+		if len(behind) > 0 {
+			bound = behind[0]
+		}
 		tx := newFakeTx()
 		tx.balances[acc.ID] = acc.Balance
 		h, w := &handoff{}, &waited{}
 		svc := NewService(Config{Store: fakeStore{acc}, Writer: &fakeWriter{tx: tx}, Now: func() time.Time { return now },
-			Dispatch: h, Pace: &Pace{Backlog: b, Behind: 100 * time.Millisecond, Floor: 256, Max: max,
+			Dispatch: h, Pace: &Pace{Backlog: b, Behind: bound, Floor: 256, Max: max,
 				Now: func() time.Time { return now }, Waited: func(time.Duration) { w.mu.Lock(); w.n++; w.mu.Unlock() }}})
 		t.Cleanup(svc.Close)
 		return svc, h, w
@@ -151,6 +156,14 @@ func TestPaceHoldsSendsWhileTheDispatcherIsBehind(t *testing.T) {
 		finished(t, send(svc, later))
 		if h.count() != 0 || w.n != 0 || b.reads != 0 {
 			t.Fatalf("a scheduled send: handed over %d, waits told %d, looks %d; want none", h.count(), w.n, b.reads)
+		}
+	})
+	t.Run("off", func(t *testing.T) {
+		b := newFakeBacklog(1000, time.Minute)
+		svc, h, w := start(t, b, time.Hour, 0)
+		finished(t, send(svc, sms))
+		if h.count() != 1 || w.n != 0 || b.reads != 0 {
+			t.Fatalf("pacing off: handed over %d, waits told %d, looks %d; want 1, 0, 0", h.count(), w.n, b.reads)
 		}
 	})
 	t.Run("a dispatcher that does not move", func(t *testing.T) {
