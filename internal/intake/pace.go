@@ -18,8 +18,9 @@ type Backlog interface {
 // providers (or its own CPU) pass them on keeps accepting, and what it
 // accepted waits in the queue longer and longer: at 128 clients on two
 // cores, 5 to 6 seconds before the hand-over by the end of a 30,000
-// message run. Held back, the sender waits for its answer instead, and a
-// message once accepted is on its way within about Behind.
+// message run. Held back, the sender waits for its answer instead, and
+// what the node accepted waits behind no more than about Behind or a
+// chunk of earlier messages, whichever is longer.
 type Pace struct {
 	// Backlog is the queue waited on; nil never waits.
 	Backlog Backlog
