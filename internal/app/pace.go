@@ -6,13 +6,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-)
 
-// backlogQueue is the dispatcher's queue as its metrics read it
-// (lease.Queue).
-type backlogQueue interface {
-	Backlog() (n int, oldest time.Duration, moved <-chan struct{})
-}
+	"github.com/msgsvc/msgsvc/internal/intake"
+)
 
 // heldLogEvery is how often at most a node logs that it holds sends back:
 // under a sustained overload every send waits, and one line a minute
@@ -23,7 +19,7 @@ const heldLogEvery = time.Minute
 // the sends held back for it, and returns what the send service calls for
 // each send that waited. The log line counts the sends held since the
 // previous one.
-func newPaceWatch(reg *prometheus.Registry, log *slog.Logger, now func() time.Time, q backlogQueue) func(time.Duration) {
+func newPaceWatch(reg *prometheus.Registry, log *slog.Logger, now func() time.Time, q intake.Backlog) func(time.Duration) {
 	backlog := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "msgsvc_dispatch_backlog",
 		Help: "Messages written for this node's dispatcher and waiting in its memory for a worker."}, func() float64 {
 		n, _, _ := q.Backlog()

@@ -241,9 +241,7 @@ func (q *Queue[T]) Run(ctx context.Context, h Handler[T]) {
 	q.mu.Lock()
 	q.stopped = true
 	left := q.mem.take(q.mem.len())
-	q.tookLocked(len(left))
-	close(q.moved) // nothing waits on a stopped queue
-	q.moved = make(chan struct{})
+	q.tookLocked(len(left)) // wakes whoever waits on what was left
 	q.mu.Unlock()
 	if len(left) == 0 {
 		return
