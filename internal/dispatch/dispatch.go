@@ -91,6 +91,14 @@ type Dispatcher struct {
 	caps    CapabilityCache
 	capTTL  time.Duration
 	holders SenderHolders
+	// places holds a place for each chunk handed to a provider, from
+	// before it goes until its outcome is recorded: two a worker, so a
+	// crash leaves no more acknowledged and unrecorded than that, now
+	// that a worker goes on to its next batch while its last one is
+	// recorded (Run). recording counts the batches left recording
+	// behind their worker, so that Run returns only when all are.
+	places    chan struct{}
+	recording sync.WaitGroup
 }
 
 // DispatcherConfig sets up a Dispatcher.
@@ -130,7 +138,8 @@ func NewDispatcher(c DispatcherConfig) *Dispatcher {
 			Workers: c.Workers, Poll: c.Poll, Now: c.Now, Log: c.Log})
 	}
 	d := &Dispatcher{queue: c.Queue, store: c.Store, routes: c.Routes, tracker: c.Tracker, owner: c.Queue.Owner(), lease: c.Queue.Lease(),
-		now: c.Now, log: c.Log, caps: c.Capabilities, capTTL: c.CapabilityTTL, holders: c.Holders}
+		now: c.Now, log: c.Log, caps: c.Capabilities, capTTL: c.CapabilityTTL, holders: c.Holders,
+		places: make(chan struct{}, 2*c.Queue.Workers())}
 	if d.caps == nil {
 		d.caps, _ = c.Store.(CapabilityCache)
 	}
@@ -152,20 +161,36 @@ func NewDispatcher(c DispatcherConfig) *Dispatcher {
 // Queue is the queue the dispatcher serves.
 func (d *Dispatcher) Queue() *lease.Queue[domain.Message] { return d.queue }
 
-// Run dispatches until ctx ends. A batch already taken is finished before
-// Run returns, so a graceful stop leaves nothing half-handed; messages
-// still waiting in memory go back to the table.
-func (d *Dispatcher) Run(ctx context.Context) { d.queue.Run(ctx, d.dispatch) }
+// Run dispatches until ctx ends. A worker goes on to its next batch as
+// soon as the provider has answered for the last one, while that
+// batch's outcome is still being recorded: a worker that waited for the
+// write as well would leave the provider idle, and the messages
+// arriving meanwhile waiting in memory, for a whole commit. The workers
+// still have no more than two chunks each handed over and not recorded,
+// as when a worker records a chunk while it hands over the next of the
+// same batch (handOver). A batch already taken is finished, and every
+// outcome recorded, before Run returns, so a graceful stop leaves
+// nothing half-handed; messages still waiting in memory go back to the
+// table.
+func (d *Dispatcher) Run(ctx context.Context) {
+	d.queue.Run(ctx, func(ctx context.Context, msgs []domain.Message) error {
+		return d.dispatch(ctx, msgs, true)
+	})
+	d.recording.Wait()
+}
 
 // RunOnce claims one batch, hands it over and records the outcome. It
 // returns the number of messages claimed.
 func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
-	return d.queue.ClaimOnce(ctx, d.dispatch)
+	return d.queue.ClaimOnce(ctx, func(ctx context.Context, msgs []domain.Message) error {
+		return d.dispatch(ctx, msgs, false)
+	})
 }
 
 // dispatch hands over messages leased to this dispatcher and records the
-// outcome.
-func (d *Dispatcher) dispatch(ctx context.Context, msgs []domain.Message) error {
+// outcome. With ahead, it returns once the providers have answered, and
+// the recording of what they answered last goes on behind it (see Run).
+func (d *Dispatcher) dispatch(ctx context.Context, msgs []domain.Message, ahead bool) error {
 	// The lease is ours: finish even if shutdown begins.
 	work := context.WithoutCancel(ctx)
 	now := d.now().UTC()
@@ -186,32 +211,51 @@ func (d *Dispatcher) dispatch(ctx context.Context, msgs []domain.Message) error 
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var firstErr error
+	var lasts []<-chan error
 	for p, ms := range groups {
 		wg.Add(1)
 		go func(p provider.Provider, ms []domain.Message) {
 			defer wg.Done()
-			if err := d.handOver(work, h, p, ms, map[provider.Provider]bool{p: true}); err != nil {
-				mu.Lock()
-				firstErr = cmp.Or(firstErr, err)
-				mu.Unlock()
+			last, err := d.handOver(work, h, p, ms, map[provider.Provider]bool{p: true})
+			mu.Lock()
+			defer mu.Unlock()
+			firstErr = cmp.Or(firstErr, err)
+			if last != nil {
+				lasts = append(lasts, last)
 			}
 		}(p, ms)
 	}
 	wg.Wait()
-	// What is left is recorded now, well inside the lease the heartbeat
-	// kept; renewing it meanwhile would only race the record.
-	stopHeartbeat()
-	if err := d.tracker.Apply(work, reports); err != nil {
-		return err
-	}
-	firstErr = cmp.Or(firstErr, b.err)
-	for _, r := range reports {
-		if r.Kind == tracking.Fallback || r.Kind == tracking.Revoked {
-			d.queue.Wake() // the fallback SMS are due now
-			break
+	finish := func() error {
+		// The heartbeat keeps the lease of what is still being recorded.
+		for _, last := range lasts {
+			firstErr = cmp.Or(firstErr, <-last)
 		}
+		// What is left is recorded now, well inside the lease the
+		// heartbeat kept; renewing it meanwhile would only race the record.
+		stopHeartbeat()
+		if err := d.tracker.Apply(work, reports); err != nil {
+			return err
+		}
+		for _, r := range reports {
+			if r.Kind == tracking.Fallback || r.Kind == tracking.Revoked {
+				d.queue.Wake() // the fallback SMS are due now
+				break
+			}
+		}
+		return cmp.Or(firstErr, b.err)
 	}
-	return firstErr
+	if !ahead || len(lasts) == 0 {
+		return finish()
+	}
+	d.recording.Add(1)
+	go func() {
+		defer d.recording.Done()
+		if err := finish(); err != nil {
+			d.log.Error("handle messages", "err", err)
+		}
+	}()
+	return nil
 }
 
 // sorted is a claimed batch sorted by what happens next to each message.
@@ -262,15 +306,19 @@ func (d *Dispatcher) route(ctx context.Context, msgs []domain.Message, now time.
 }
 
 // handOver submits messages to a provider, in chunks when it asks for
-// them. A chunk's outcome is recorded while the next one is handed over,
-// so at most two chunks are ever acknowledged by the provider and not yet
-// recorded here. A chunk goes only while the batch's lease on it runs (h
-// renews it). When a chunk finds the provider down, what is left goes
-// back through routing: once the provider's breaker is open the route's
-// next provider takes it, rather than the rest of the batch waiting on a
-// provider that is gone. tried are the providers this batch has gone to,
-// which a re-route does not go back to.
-func (d *Dispatcher) handOver(ctx context.Context, h *hold, p provider.Provider, msgs []domain.Message, tried map[provider.Provider]bool) error {
+// them. A chunk's outcome is recorded while the next one is handed over.
+// The last chunk's recording is returned still under way (last; nil when
+// nothing was handed over): the caller waits for it, or lets it finish
+// while the worker hands over its next batch (Run). A chunk waits for a
+// place (Dispatcher.places) before it goes, so that at most two chunks a
+// worker are acknowledged by the provider and not yet recorded here. A
+// chunk goes only while the batch's lease on it runs (h renews it). When a chunk finds the provider down, what is left
+// goes back through routing: once the provider's breaker is open the
+// route's next provider takes it, rather than the rest of the batch
+// waiting on a provider that is gone. tried are the providers this batch
+// has gone to, which a re-route does not go back to.
+func (d *Dispatcher) handOver(ctx context.Context, h *hold, p provider.Provider, msgs []domain.Message,
+	tried map[provider.Provider]bool) (last <-chan error, _ error) {
 	size := len(msgs)
 	if n := provider.CapabilitiesOf(p).ChunkSize(); n > 0 {
 		size = n
@@ -288,15 +336,18 @@ func (d *Dispatcher) handOver(ctx context.Context, h *hold, p provider.Provider,
 		if len(chunk) == 0 {
 			continue
 		}
+		d.places <- struct{}{}
 		out, ok := d.submit(ctx, p, chunk)
 		h.handed(chunk)
 		if err := wait(); err != nil {
-			return err
+			<-d.places
+			return nil, err
 		}
 		recording = make(chan error, 1)
 		go func() {
 			err := d.tracker.Apply(ctx, out)
 			h.done(chunk)
+			<-d.places
 			recording <- err
 		}()
 		if rest := msgs[min(start+size, len(msgs)):]; !ok && len(rest) > 0 {
@@ -305,12 +356,19 @@ func (d *Dispatcher) handOver(ctx context.Context, h *hold, p provider.Provider,
 			msgs = append(msgs[:start+size:start+size], stay...)
 		}
 	}
+	if len(moved) == 0 {
+		return recording, nil
+	}
 	err := wait()
 	for q, ms := range moved {
 		tried[q] = true
-		err = cmp.Or(err, d.handOver(ctx, h, q, ms, tried))
+		last, e := d.handOver(ctx, h, q, ms, tried)
+		err = cmp.Or(err, e)
+		if last != nil {
+			err = cmp.Or(err, <-last)
+		}
 	}
-	return err
+	return nil, err
 }
 
 // reroute sends what is left of a batch for p back through routing after

@@ -143,6 +143,9 @@ func New[T any](c Config[T]) *Queue[T] {
 // Chunk is the most items one Handler call gets.
 func (q *Queue[T]) Chunk() int { return q.c.Chunk }
 
+// Workers is the most Handler calls that run at once.
+func (q *Queue[T]) Workers() int { return q.c.Workers }
+
 // Backlog tells how many items wait in memory and how long the oldest of
 // them has waited since it was handed over, and gives a channel closed as
 // soon as items leave memory (taken by a worker, dropped as lapsed, or
