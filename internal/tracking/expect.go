@@ -21,6 +21,18 @@ const expectHold = 5 * time.Second
 // receipts come seconds later, and for those the record does not wait.
 const expectWait = 2 * time.Millisecond
 
+// maxRiding bounds the receipts that wait at once for the record of
+// their hand-over; past it a receipt is applied at once (and parked until
+// its reference is recorded). A waiting receipt holds its connection's
+// handler, and a record can come only once the provider has answered the
+// whole chunk, which it does on the same connection: an SMPP bind stops
+// reading its socket while all its 256 deliver_sm handlers are busy, so
+// with as many receipts waiting, the answers they wait for could not be
+// read until the hold ran out (with a window of 50, chunks of 200 stalled
+// for 5 s). Half of a bind's handlers keeps the other half for receipts
+// that do not wait.
+const maxRiding = 128
+
 // A provider's trust goes up by one for each wait a receipt came in, and
 // down by paceMiss for each that none did; the record waits while it is
 // above zero. At zero, one record in paceProbe waits anyway, so that a
@@ -47,6 +59,8 @@ const (
 type expectations struct {
 	hold time.Duration // expectHold unless set (tests)
 	wait time.Duration // expectWait unless set; negative: never wait
+	// maxRiding is the package's maxRiding unless set (tests).
+	maxRiding int
 
 	mu      sync.Mutex
 	refs    map[expectKey]*expectation
@@ -67,6 +81,13 @@ func (e *expectations) holdFor() time.Duration {
 		return e.hold
 	}
 	return expectHold
+}
+
+func (e *expectations) ridingMax() int {
+	if e.maxRiding > 0 {
+		return e.maxRiding
+	}
+	return maxRiding
 }
 
 func (e *expectations) waitFor() time.Duration {
@@ -314,8 +335,8 @@ func (e *expectations) settle(k expectKey, err error) {
 }
 
 // ride keeps, of reports, those naming only a provider's reference that
-// was announced and whose record has not taken its riders yet: they will
-// be applied with it. It returns the rest, the expectations ridden on and
+// was announced and whose record has not taken its riders yet, while
+// fewer than maxRiding calls wait: they will be applied with it. It returns the rest, the expectations ridden on and
 // those the rest must wait for. The rest is reports itself when none of
 // them rides, as most do not: a report is a few hundred bytes, and
 // copying every batch of them was an allocation per receipt.
@@ -323,10 +344,17 @@ func (e *expectations) ride(call *int, reports []Report) (rest []Report, riding,
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	rode := false // rest holds a copy of what does not ride
+	full := e.waiting >= e.ridingMax()
 	for i, r := range reports {
 		x, ok := (*expectation)(nil), false
 		if r.MessageID == "" && r.Ref != "" {
 			x, ok = e.refs[expectKey{r.Provider, r.Ref}]
+		}
+		if ok && !x.taken && full {
+			// Too many wait already: applied now. One whose record is
+			// under way still waits for it; that wait needs no answer
+			// from the provider.
+			x, ok = nil, false
 		}
 		if !ok || x.taken {
 			if ok {

@@ -131,3 +131,98 @@ func TestRecordDoesNotWaitForWhatCame(t *testing.T) {
 		t.Fatalf("riders %+v, want the receipt of m1", riders)
 	}
 }
+
+// Past maxRiding receipts waiting for their records, the next receipt does
+// not ride: it is applied at once, so that its connection goes on being
+// read (a record needs the provider's answers on that connection). One
+// whose record is already under way still waits for it.
+func TestRidersAreBounded(t *testing.T) {
+	var e expectations
+	e.hold = time.Minute // only a record, or the bound, ends a rider's wait
+	e.maxRiding = 2
+	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	for _, ref := range []string{"a", "b", "c"} {
+		e.expect("p", ref, t0)
+	}
+	receipt := func(ref string) []Report {
+		return []Report{{Kind: Progress, Provider: "p", Ref: ref, Status: domain.Delivered}}
+	}
+	applied := make(chan []Report, 8)
+	apply := func(_ context.Context, rs []Report) error {
+		applied <- rs
+		return nil
+	}
+	ctx := context.Background()
+	returned := make(chan string, 8)
+	deliver := func(ref string) {
+		go func() {
+			if err := e.deliver(ctx, receipt(ref), apply); err != nil {
+				t.Errorf("receipt %s: %v", ref, err)
+			}
+			returned <- ref
+		}()
+	}
+	waiting := func(n int) {
+		t.Helper()
+		polltest.Until(t, fmt.Sprint(n, " receipts waiting"), func() bool {
+			_, w := e.state()
+			return w == n
+		})
+	}
+	deliver("a")
+	deliver("b")
+	waiting(2)
+	deliver("c")
+	select {
+	case ref := <-returned:
+		if ref != "c" {
+			t.Fatalf("receipt %s returned before its record", ref)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a third receipt waits for its record while two wait already")
+	}
+	if rs := <-applied; len(rs) != 1 || rs[0].Ref != "c" {
+		t.Fatalf("applied %+v, want c's receipt", rs)
+	}
+
+	// a's record takes its rider: a second receipt for a waits for it,
+	// bound or not.
+	recA := []Report{{Kind: Accepted, MessageID: "m1", Provider: "p", Ref: "a"}}
+	if riders := e.take(recA); len(riders) != 1 || riders[0].MessageID != "m1" {
+		t.Fatalf("a's record took %+v, want a's receipt for m1", riders)
+	}
+	deliver("a")
+	waiting(3)
+	e.recorded(recA, nil)
+	for range 2 {
+		select {
+		case ref := <-returned:
+			if ref != "a" {
+				t.Fatalf("receipt %s returned before its record", ref)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a's receipts still wait after its record")
+		}
+	}
+	recB := []Report{{Kind: Accepted, MessageID: "m2", Provider: "p", Ref: "b"}}
+	e.take(recB)
+	e.recorded(recB, nil)
+	select {
+	case ref := <-returned:
+		if ref != "b" {
+			t.Fatalf("receipt %s returned, want b", ref)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("b's receipt still waits after its record")
+	}
+	select {
+	case rs := <-applied:
+		// The second receipt for a came after its record took the riders:
+		// applied by its own call, after the record.
+		if len(rs) != 1 || rs[0].Ref != "a" {
+			t.Fatalf("applied %+v, want only a's second receipt", rs)
+		}
+	default:
+		t.Fatal("a's second receipt was never applied")
+	}
+}
