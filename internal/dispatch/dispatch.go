@@ -312,11 +312,12 @@ func (d *Dispatcher) route(ctx context.Context, msgs []domain.Message, now time.
 // while the worker hands over its next batch (Run). A chunk waits for a
 // place (Dispatcher.places) before it goes, so that at most two chunks a
 // worker are acknowledged by the provider and not yet recorded here. A
-// chunk goes only while the batch's lease on it runs (h renews it). When a chunk finds the provider down, what is left
-// goes back through routing: once the provider's breaker is open the
-// route's next provider takes it, rather than the rest of the batch
-// waiting on a provider that is gone. tried are the providers this batch
-// has gone to, which a re-route does not go back to.
+// chunk goes only while the batch's lease on it runs (h renews it). When
+// a chunk finds the provider down, what is left goes back through
+// routing: once the provider's breaker is open the route's next provider
+// takes it, rather than the rest of the batch waiting on a provider that
+// is gone. tried are the providers this batch has gone to, which a
+// re-route does not go back to.
 func (d *Dispatcher) handOver(ctx context.Context, h *hold, p provider.Provider, msgs []domain.Message,
 	tried map[provider.Provider]bool) (last <-chan error, _ error) {
 	size := len(msgs)
