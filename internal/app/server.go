@@ -210,6 +210,7 @@ func (s *Server) wireServices() error {
 			&smppserver.Receipts{Users: st, Wake: s.wakeSMPP, Handoff: smppHandoff{s}, OwnSender: ownSender}))
 	s.tracker = tracking.NewTracker(tracking.Config{Store: st, Writer: changes, Due: s.sendQueue.Wake,
 		Workers: commitWorkers(cfg), Late: !cfg.Postgres(), Hold: reportHold, Now: s.now})
+	registerRiders(s.reg, s.tracker)
 	simCfg := simulator.Config{Sink: s.tracker, Stale: st, Delay: cfg.SimulatorDelay, Log: s.log, Now: s.now, Node: cfg.NodeID}
 	if cfg.SimJournal {
 		simCfg.Journal = st

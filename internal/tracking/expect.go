@@ -68,6 +68,11 @@ type expectations struct {
 	waiting int         // receipts waiting now
 	carried int         // records that took riders, since the start
 	paces   map[string]*pace
+	// Since the start: receipts that waited to ride and were applied on
+	// their own when no record took them (the hold ran out, or the
+	// record never came), and receipts that did not ride because
+	// maxRiding waited already.
+	leftBehind, overflowed int
 }
 
 // pace is what waiting for a provider's receipts has paid lately.
@@ -356,6 +361,7 @@ func (e *expectations) ride(call *int, reports []Report) (rest []Report, riding,
 			// under way still waits for it; that wait needs no answer
 			// from the provider.
 			x, ok = nil, false
+			e.overflowed++
 		}
 		if !ok || x.taken {
 			if ok {
@@ -406,7 +412,16 @@ func (e *expectations) alight(call *int, x *expectation) []Report {
 		}
 	}
 	x.riders = kept
+	e.leftBehind += len(out)
 	return out
+}
+
+// counts tells how many receipts were left behind and how many went past
+// the bound, since the start (Tracker.Riders).
+func (e *expectations) counts() (leftBehind, overflowed int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.leftBehind, e.overflowed
 }
 
 func (e *expectations) stopWaiting() {

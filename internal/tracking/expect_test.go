@@ -217,4 +217,27 @@ func TestRidersAreBounded(t *testing.T) {
 	default:
 		t.Fatal("a's second receipt was never applied")
 	}
+	if left, over := e.counts(); left != 0 || over != 1 {
+		t.Fatalf("left behind %d, past the bound %d; want 0 and c's 1", left, over)
+	}
+}
+
+// A receipt whose record does not come within the hold is applied on its
+// own, and counted as left behind.
+func TestRiderLeftBehindIsCounted(t *testing.T) {
+	var e expectations
+	e.hold = 10 * time.Millisecond
+	e.expect("p", "z", time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC))
+	var applied []Report
+	err := e.deliver(context.Background(), []Report{{Kind: Progress, Provider: "p", Ref: "z", Status: domain.Delivered}},
+		func(_ context.Context, rs []Report) error {
+			applied = append(applied, rs...)
+			return nil
+		})
+	if err != nil || len(applied) != 1 || applied[0].Ref != "z" {
+		t.Fatalf("applied %+v (%v), want z's receipt", applied, err)
+	}
+	if left, over := e.counts(); left != 1 || over != 0 {
+		t.Fatalf("left behind %d, past the bound %d; want 1 and 0", left, over)
+	}
 }

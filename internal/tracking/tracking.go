@@ -209,6 +209,14 @@ func (t *Tracker) Expecting() (expected, waiting, carried int) {
 	return expected, waiting, t.expect.carried
 }
 
+// Riders tells, since the start, how many receipts waited to ride with
+// the record of their hand-over and were applied on their own because no
+// record took them in time (leftBehind: a record slower than 5 s, or one
+// that never came), and how many were applied at once because too many
+// waited already (overflowed). Either costs the receipt a parked row; a
+// count of the first that keeps rising means records wait on something.
+func (t *Tracker) Riders() (leftBehind, overflowed int) { return t.expect.counts() }
+
 // Unpark applies the parked reports whose provider id a message now
 // carries (see store.KnownParkedRefs for how a report is left parked) and
 // returns how many it applied. The sweeper calls it every second.
