@@ -22,7 +22,7 @@ func registerRiders(reg *prometheus.Registry, r riders) {
 			return float64(n)
 		})
 	over := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "msgsvc_receipts_not_waiting_total",
-		Help: "Receipts applied at once, without waiting for the record of their hand-over, because 128 receipts waited already."},
+		Help: "Receipts applied at once, without waiting for the record of their hand-over, because as many as the tracker lets wait (tracking.maxRiding) waited already."},
 		func() float64 {
 			_, n := r.Riders()
 			return float64(n)

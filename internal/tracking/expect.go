@@ -343,9 +343,9 @@ func (e *expectations) settle(k expectKey, err error) {
 // was announced and whose record has not taken its riders yet, while
 // fewer than maxRiding calls wait: they will be applied with it. It
 // returns the rest, the expectations ridden on and those the rest must
-// wait for. The rest is reports itself when none of
-// them rides, as most do not: a report is a few hundred bytes, and
-// copying every batch of them was an allocation per receipt.
+// wait for. The rest is reports itself when none of them rides, as most
+// do not: a report is a few hundred bytes, and copying every batch of
+// them was an allocation per receipt.
 func (e *expectations) ride(call *int, reports []Report) (rest []Report, riding, waitFor []*expectation) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
