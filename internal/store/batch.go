@@ -48,7 +48,7 @@ func insertRows[T any](ctx context.Context, tx *Tx, t table[T], rows []T, max in
 				list, per = strings.Join(names, ", "), len(names)
 			}
 			var b strings.Builder
-			b.WriteString(`INSERT INTO ` + t.name + ` (` + list + `) VALUES `)
+			b.WriteString(tx.s.multiWrite("INSERT") + ` INTO ` + t.name + ` (` + list + `) VALUES `)
 			tx.s.writeValues(&b, len(chunk), per)
 			b.WriteString(suffix)
 			return b.String()

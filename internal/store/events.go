@@ -239,7 +239,7 @@ func updateAttempted(ctx context.Context, tx *Tx, owner string, chunk []domain.A
 	const per = 9
 	query := tx.s.shape("update events", len(chunk), func() string {
 		var b strings.Builder
-		b.WriteString(`UPDATE webhook_events SET state = v.column2, attempts = attempts + 1,
+		b.WriteString(tx.s.multiWrite("UPDATE") + ` webhook_events SET state = v.column2, attempts = attempts + 1,
 		next_attempt_at = v.column3, lease_owner = '', last_status = v.column4, last_error = v.column5,
 		delivered_at = COALESCE(v.column6, delivered_at),
 		delivered_attempt_id = COALESCE(v.column7, delivered_attempt_id),

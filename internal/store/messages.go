@@ -479,7 +479,7 @@ func (tx *Tx) UpdateChangedMessages(ctx context.Context, before, after []domain.
 		name := "update messages " + strconv.FormatUint(uint64(g.mask), 16)
 		for _, pc := range pieces(len(g.rows), 128) {
 			rows := g.rows[pc[0]:pc[1]]
-			query := tx.s.shape(name, len(rows), func() string { return updateChangedSQL(g.mask, len(rows)) })
+			query := tx.s.shape(name, len(rows), func() string { return updateChangedSQL(tx.s.multiWrite("UPDATE"), g.mask, len(rows)) })
 			args := make([]any, 0, len(rows)*n)
 			for _, i := range rows {
 				args = append(args, after[i].ID)
@@ -498,9 +498,9 @@ func (tx *Tx) UpdateChangedMessages(ctx context.Context, before, after []domain.
 }
 
 // updateChangedSQL is the UPDATE of rows messages' columns in mask.
-func updateChangedSQL(mask uint32, rows int) string {
+func updateChangedSQL(verb string, mask uint32, rows int) string {
 	var b strings.Builder
-	b.WriteString("UPDATE messages SET ")
+	b.WriteString(verb + " messages SET ")
 	k := 2
 	for c, col := range mutableCols {
 		if mask&(1<<c) == 0 {

@@ -500,6 +500,22 @@ func (s *Store) writeValues(b *strings.Builder, rows, cols int) {
 	}
 }
 
+// multiWrite is verb (INSERT or UPDATE) for a statement that writes
+// several rows in a write group's transaction. On SQLite it asks for FAIL
+// instead of the default ABORT on a constraint: to undo a failed statement
+// alone, an ABORT statement copies every page it changes for the first time
+// into a statement journal, and nothing here needs that. A failed write
+// fails its group's transaction (or the write's savepoint), which undoes
+// the statement's rows with the rest. Two kinds of statement journal all
+// the same: an upsert's update always aborts, and SQLite journals every
+// multi-row write that an immediate foreign key checks (the ledger's).
+func (s *Store) multiWrite(verb string) string {
+	if s.dialect == SQLite {
+		return verb + " OR FAIL"
+	}
+	return verb
+}
+
 // placeholders returns "($from, $from+1, …)" for n arguments. Multi-row
 // inserts call it for every row, so the strings are built once.
 func (s *Store) placeholders(from, n int) string {
