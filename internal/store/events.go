@@ -234,7 +234,7 @@ const attemptsWait = 2 * time.Millisecond
 // event is an UPDATE of its own (one prepared statement, bound again): an
 // UPDATE … FROM fills two temporary tables (the VALUES, then the join)
 // before it changes a row, which cost more than a statement per row at
-// the two to eight outcomes a transaction carries, 4.5 % of the writer's
+// the two to eight outcomes a transaction carries, 4.4 % of the writer's
 // instructions a message in groups of two.
 func updateAttempted(ctx context.Context, tx *Tx, owner string, chunk []domain.AttemptOutcome) (bool, error) {
 	if tx.pg == nil {
