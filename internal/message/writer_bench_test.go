@@ -70,8 +70,6 @@ func commitOneRecipientSends(ctx context.Context, st *store.Store, accountID str
 // spread over goroutines and other processes, repeatably enough to compare
 // small changes (go test -bench WriterPerMessage -count 10, then
 // benchstat; or its instructions under callgrind, see docs/benchmarks.md).
-var benchT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-
 func BenchmarkWriterPerMessage(b *testing.B) {
 	for _, d := range storetest.Dialects() {
 		for _, group := range []int{8, 2} {
@@ -82,6 +80,11 @@ func BenchmarkWriterPerMessage(b *testing.B) {
 	}
 }
 
+// benchT0 is when the benchmark's first message is made.
+var benchT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// benchWriter runs BenchmarkWriterPerMessage on dialect d, the sends
+// committed group at a time.
 func benchWriter(b *testing.B, d string, group int) {
 	storetest.Need(b, d)
 	st := storetest.Open(b, storetest.DSN(b, d))
