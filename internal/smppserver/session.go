@@ -13,6 +13,7 @@ import (
 
 	"github.com/msgsvc/msgsvc/internal/domain"
 	smpp "github.com/msgsvc/msgsvc/internal/pdu"
+	"github.com/msgsvc/msgsvc/internal/workers"
 )
 
 // maxMalformed is how many malformed or unknown PDUs a session answers
@@ -46,12 +47,12 @@ type session struct {
 	authAt  int64
 	pending map[uint32]*waiter // our requests awaiting a response
 
-	inflight  chan struct{} // one per submit_sm being handled
-	work      chan smpp.PDU // a submit_sm for an idle submit worker
-	outgoing  chan struct{} // one per deliver_sm awaiting its response
-	starved   atomic.Bool   // rows went back to the table for want of room in outgoing
-	unbound   atomic.Bool   // counted among its address's unbound connections
-	lastRead  atomic.Int64  // unix nanoseconds
+	inflight  chan struct{}           // one per submit_sm being handled
+	submits   *workers.Pool[smpp.PDU] // the workers that answer them
+	outgoing  chan struct{}           // one per deliver_sm awaiting its response
+	starved   atomic.Bool             // rows went back to the table for want of room in outgoing
+	unbound   atomic.Bool             // counted among its address's unbound connections
+	lastRead  atomic.Int64            // unix nanoseconds
 	malformed int
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -60,7 +61,7 @@ type session struct {
 
 func newSession(srv *Server, conn net.Conn) *session {
 	return &session{srv: srv, conn: conn, br: bufio.NewReaderSize(conn, 4096), addr: peerAddr(conn), id: fmt.Sprintf("%s/%d", srv.cfg.Owner, srv.bindSeq.Add(1)), pending: map[uint32]*waiter{},
-		inflight: make(chan struct{}, srv.cfg.Window), work: make(chan smpp.PDU), outgoing: make(chan struct{}, srv.cfg.Window),
+		inflight: make(chan struct{}, srv.cfg.Window), outgoing: make(chan struct{}, srv.cfg.Window),
 		closed: make(chan struct{})}
 }
 
@@ -72,6 +73,10 @@ func (s *session) serve(ctx context.Context) {
 		s.handlers.Wait()
 		s.unregister()
 	}()
+	s.submits = workers.New(submitLinger, s.closed, &s.handlers, func(p smpp.PDU) {
+		s.answerSubmit(ctx, p)
+		<-s.inflight
+	})
 	s.lastRead.Store(s.srv.cfg.Now().UnixNano())
 	go s.keepAlive()
 	for {
@@ -142,7 +147,7 @@ func (s *session) handle(ctx context.Context, p smpp.PDU) bool {
 			s.respond(smpp.SubmitSMResp, smpp.StatusInvBndSts, p.Seq, nil)
 			return true
 		}
-		s.startSubmit(ctx, p)
+		s.startSubmit(p)
 	case smpp.DeliverSM, smpp.QuerySM:
 		st := smpp.StatusInvCmdID // not taken from ESMEs
 		if kind == 0 {
@@ -157,47 +162,19 @@ func (s *session) handle(ctx context.Context, p smpp.PDU) bool {
 }
 
 // submitLinger is how long a submit worker waits for its next submit_sm
-// before it ends. Reusing it saves more than the goroutine: a new one
-// grows its stack again through the send's deep calls (the router, the
-// database driver), which cost about as much as the rest of the submit.
+// before it ends (see package workers).
 const submitLinger = time.Second
 
 // startSubmit handles a submit_sm on a worker goroutine of the session,
 // at most Window at once: a peer past its window waits for its earlier
-// answers. An idle worker takes it, else a new one starts.
-func (s *session) startSubmit(ctx context.Context, p smpp.PDU) {
+// answers.
+func (s *session) startSubmit(p smpp.PDU) {
 	select {
 	case s.inflight <- struct{}{}:
 	case <-s.closed:
 		return
 	}
-	select {
-	case s.work <- p:
-		return
-	default:
-	}
-	s.handlers.Add(1)
-	go s.submitWorker(ctx, p)
-}
-
-// submitWorker answers p, then the submit_sm handed to it until it has
-// waited submitLinger for one or the session closed.
-func (s *session) submitWorker(ctx context.Context, p smpp.PDU) {
-	defer s.handlers.Done()
-	idle := time.NewTimer(submitLinger)
-	defer idle.Stop()
-	for {
-		s.answerSubmit(ctx, p)
-		<-s.inflight
-		idle.Reset(submitLinger)
-		select {
-		case p = <-s.work:
-		case <-idle.C:
-			return
-		case <-s.closed:
-			return
-		}
-	}
+	s.submits.Go(p)
 }
 
 // answerSubmit stores a submit_sm's message, or refuses it, and answers.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/pdu"
+	"github.com/msgsvc/msgsvc/internal/workers"
 )
 
 // maxInboundPerBind bounds the deliver_sm one bind handles at once (each
@@ -22,6 +23,10 @@ import (
 // ESME_RX_T_APPN, which a carrier that does not resend would turn into a
 // lost receipt.
 const maxInboundPerBind = 256
+
+// inboundLinger is how long a deliver_sm handler waits for the next one
+// before it ends (see package workers).
+const inboundLinger = time.Second
 
 var (
 	errUnbound     = errors.New("smpp: the SMSC unbound")
@@ -38,14 +43,15 @@ type session struct {
 	conn  net.Conn
 	br    *bufio.Reader
 	log   *slog.Logger
-	onPDU func(s *session, p pdu.PDU) // handles deliver_sm, in its own goroutine
+	onPDU func(s *session, p pdu.PDU) // handles deliver_sm, on a worker (handlers)
 	// onTaken learns the SMSC's message_id of each accepted submit_sm in
 	// the read loop, before any later PDU of this connection (its receipt
 	// among them) is handled.
-	onTaken func(ref string)
-	window  chan struct{}
-	seq     atomic.Uint32
-	inbound chan struct{} // one per deliver_sm being handled
+	onTaken  func(ref string)
+	window   chan struct{}
+	seq      atomic.Uint32
+	inbound  chan struct{} // one per deliver_sm being handled
+	handlers *workers.Pool[pdu.PDU]
 	// paused counts the times the read loop waited for a free inbound
 	// handler (the client's counter; nil counts nothing).
 	paused *atomic.Uint64
@@ -78,6 +84,10 @@ func newSession(slot int, cfg *Config, conn net.Conn, log *slog.Logger, onPDU fu
 		pending: make(map[uint32]chan reply),
 		done:    make(chan struct{}),
 	}
+	s.handlers = workers.New(inboundLinger, s.done, &s.wg, func(p pdu.PDU) {
+		defer func() { <-s.inbound }()
+		s.onPDU(s, p)
+	})
 	s.lastRead.Store(time.Now().UnixNano())
 	return s
 }
@@ -177,12 +187,7 @@ func (s *session) dispatch(p pdu.PDU) {
 		if !s.takeInbound() {
 			return // the session closed while waiting
 		}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			defer func() { <-s.inbound }()
-			s.onPDU(s, p)
-		}()
+		s.handlers.Go(p)
 	case p.Command == pdu.Unbind:
 		_ = s.respond(pdu.UnbindResp, pdu.StatusOK, p.Seq, nil)
 		s.close(errUnbound)
