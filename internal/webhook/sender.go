@@ -445,32 +445,46 @@ func (s *Sender) roundTrip(ctx context.Context, c *senderConn, t target, r *Requ
 		return Answer{}, false, true, s.failed(ctx, "send", err)
 	}
 
-	resp, err := http.ReadResponse(c.br, nil)
-	// 1xx answers are interim; 101 would switch protocols, which a
-	// webhook never asked for.
-	for err == nil && resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
-		resp, err = http.ReadResponse(c.br, nil)
+	if a, keep, ok := plainAnswer(c.br); ok {
+		return a, keep, false, nil
 	}
+	a, keep, err = readAnswer(c.br)
 	if err != nil {
 		return Answer{}, false, false, s.failed(ctx, "read the answer", err)
 	}
+	return a, keep, false, nil
+}
+
+// readAnswer reads any answer with net/http's parser: the status, at most
+// responseSnippet bytes of its body, and whether the connection can carry
+// another request. err is for an answer that could not be read at all.
+func readAnswer(br *bufio.Reader) (a Answer, keep bool, err error) {
+	resp, err := http.ReadResponse(br, nil)
+	// 1xx answers are interim; 101 would switch protocols, which a
+	// webhook never asked for.
+	for err == nil && resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
+		resp, err = http.ReadResponse(br, nil)
+	}
+	if err != nil {
+		return Answer{}, false, err
+	}
 	a.Status = resp.StatusCode
 	if resp.StatusCode == http.StatusSwitchingProtocols {
-		return a, false, false, nil
+		return a, false, nil
 	}
 	// The status is the answer even if the body then breaks off; only a
 	// body read to its end leaves the connection fit for another request.
 	a.Head, err = io.ReadAll(io.LimitReader(resp.Body, responseSnippet))
 	if err != nil {
-		return a, false, false, nil
+		return a, false, nil
 	}
 	more, err := io.Copy(io.Discard, io.LimitReader(resp.Body, drainLimit+1))
 	if err != nil || more > drainLimit {
-		return a, false, false, nil
+		return a, false, nil
 	}
 	// A receiver that asked to close, or sent more than its answer, gets
 	// no further request on this connection.
-	return a, !resp.Close && c.br.Buffered() == 0, false, nil
+	return a, !resp.Close && br.Buffered() == 0, nil
 }
 
 // failed words a connection error for the attempt log: a cancelled ctx
