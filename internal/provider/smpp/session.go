@@ -50,8 +50,8 @@ type session struct {
 	onTaken  func(ref string)
 	window   chan struct{}
 	seq      atomic.Uint32
-	inbound  chan struct{} // one per deliver_sm being handled
-	handlers *workers.Pool[pdu.PDU]
+	inbound  chan struct{}          // one per deliver_sm being handled
+	handlers *workers.Pool[pdu.PDU] // the goroutines that run onPDU
 	// paused counts the times the read loop waited for a free inbound
 	// handler (the client's counter; nil counts nothing).
 	paused *atomic.Uint64
