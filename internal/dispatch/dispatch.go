@@ -209,23 +209,33 @@ func (d *Dispatcher) dispatch(ctx context.Context, msgs []domain.Message, ahead 
 		}
 	}
 	var mu sync.Mutex
-	var wg sync.WaitGroup
 	var firstErr error
 	var lasts []<-chan error
-	for p, ms := range groups {
-		wg.Add(1)
-		go func(p provider.Provider, ms []domain.Message) {
-			defer wg.Done()
-			last, err := d.handOver(work, h, p, ms, map[provider.Provider]bool{p: true})
-			mu.Lock()
-			defer mu.Unlock()
-			firstErr = cmp.Or(firstErr, err)
-			if last != nil {
-				lasts = append(lasts, last)
-			}
-		}(p, ms)
+	hand := func(p provider.Provider, ms []domain.Message) {
+		last, err := d.handOver(work, h, p, ms, map[provider.Provider]bool{p: true})
+		mu.Lock()
+		defer mu.Unlock()
+		firstErr = cmp.Or(firstErr, err)
+		if last != nil {
+			lasts = append(lasts, last)
+		}
 	}
-	wg.Wait()
+	// Each provider's hand-over runs on a goroutine of its own, so that a
+	// slow provider holds up no other. A batch for one provider, the usual
+	// one, is handed over on the worker's own goroutine: a new one grew
+	// its stack again through the hand-over's calls, about 1 % of a node's
+	// CPU at C=8.
+	if len(groups) == 1 {
+		for p, ms := range groups {
+			hand(p, ms)
+		}
+	} else {
+		var wg sync.WaitGroup
+		for p, ms := range groups {
+			wg.Go(func() { hand(p, ms) })
+		}
+		wg.Wait()
+	}
 	finish := func() error {
 		// The heartbeat keeps the lease of what is still being recorded.
 		for _, last := range lasts {
