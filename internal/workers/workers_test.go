@@ -5,17 +5,20 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+// offered returns a condition that holds once an idle worker of p took
+// item from where Go hands items over.
+func offered[T any](p *Pool[T], item T) func() bool {
+	return func() bool {
+		select {
+		case p.work <- item:
+			return true
+		default:
+			return false
 		}
-		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -41,27 +44,13 @@ func TestAnIdleWorkerTakesTheNextItem(t *testing.T) {
 	if i := <-got; i != 1 {
 		t.Fatalf("handled %d, want 1", i)
 	}
-	// The worker that handled 1 waits for the next item: the first send
-	// that finds it waiting proves it is kept, and Go must use it.
-	waitFor(t, "the worker to wait for an item", func() bool {
-		select {
-		case p.work <- 2:
-			return true
-		default:
-			return false
-		}
-	})
+	// The worker that handled 1 waits for the next item: the first offer
+	// that finds it waiting, where Go hands items over, proves it is kept.
+	polltest.Until(t, "the worker to wait for an item", offered(p, 2))
 	if i := <-got; i != 2 {
 		t.Fatalf("handled %d, want 2", i)
 	}
-	waitFor(t, "the worker to wait again", func() bool {
-		select {
-		case p.work <- 3:
-			return true
-		default:
-			return false
-		}
-	})
+	polltest.Until(t, "the worker to wait again", offered(p, 3))
 	<-got
 	if n := p.started.Load(); n != 1 {
 		t.Fatalf("%d workers started for three items one after another, want 1", n)
@@ -77,7 +66,7 @@ func TestBusyWorkersMakeRoomForMore(t *testing.T) {
 	for i := range 5 {
 		p.Go(i)
 	}
-	waitFor(t, "five items handled at once", func() bool { return inside.Load() == 5 })
+	polltest.Until(t, "five items handled at once", func() bool { return inside.Load() == 5 })
 	if n := p.started.Load(); n != 5 {
 		t.Fatalf("%d workers for five blocked items, want 5", n)
 	}
