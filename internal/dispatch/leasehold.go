@@ -130,13 +130,23 @@ func (h *hold) ready(ctx context.Context, chunk []domain.Message) []domain.Messa
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := chunk[:0:0]
-	for _, m := range chunk {
+	// Usually every message still qualifies, and the chunk goes as it is:
+	// a message is some 800 bytes, and copying each was 4 % of what a node
+	// allocated a message at C=8. Only a chunk that loses some is
+	// copied, into a slice of its own, leaving the batch as it was.
+	for i, m := range chunk {
 		if h.until[m.ID].After(need) {
-			out = append(out, m)
+			continue
 		}
+		out := append(make([]domain.Message, 0, len(chunk)-1), chunk[:i]...)
+		for _, m := range chunk[i+1:] {
+			if h.until[m.ID].After(need) {
+				out = append(out, m)
+			}
+		}
+		return out
 	}
-	return out
+	return chunk
 }
 
 // lasts reports whether the lease on every message of chunk outlasts a
