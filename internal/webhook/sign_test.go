@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
@@ -101,4 +102,56 @@ func TestStandardWebhooksVerifies(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestKeyedMACSignsAsSign: a secret's kept HMAC states sign exactly as a
+// fresh one does, however often they are reused, from many goroutines at
+// once, and whatever was signed with them before.
+func TestKeyedMACSignsAsSign(t *testing.T) {
+	key, err := DecodeSecret(vectorSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := newKeyedMAC(key)
+	if got := k.sign(vectorID, vectorTS, []byte(vectorBody)); got != vectorSig {
+		t.Fatalf("sign = %q, want %q", got, vectorSig)
+	}
+	other := newKeyedMAC([]byte(strings.Repeat("k", 32)))
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				id := "msg_" + strconv.Itoa(g) + "_" + strconv.Itoa(i)
+				body := []byte(strings.Repeat("x", i*7))
+				if got, want := k.sign(id, int64(i), body), Sign(key, id, int64(i), body); got != want {
+					t.Errorf("sign(%s) = %q, want %q", id, got, want)
+					return
+				}
+				if got, want := signatureHeader([]*keyedMAC{k, other}, id, 9, body),
+					SignatureHeader([][]byte{key, []byte(strings.Repeat("k", 32))}, id, 9, body); got != want {
+					t.Errorf("signatureHeader(%s) = %q, want %q", id, got, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func BenchmarkSign(b *testing.B) {
+	key := []byte(strings.Repeat("a", 32))
+	body := []byte(`{"event":"delivery_status","campaignId":"cmp_01","messageId":"msg_01","phone":"+46720000001","status":"DELIVERED","timestamp":"2026-11-30T10:00:00.123Z","provider":"smpp","errorCode":null,"errorMessage":null}`)
+	b.Run("new", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			Sign(key, "evt_01KB0000000000000000000000", 1764496800, body)
+		}
+	})
+	b.Run("kept", func(b *testing.B) {
+		k := newKeyedMAC(key)
+		b.ReportAllocs()
+		for b.Loop() {
+			k.sign("evt_01KB0000000000000000000000", 1764496800, body)
+		}
+	})
 }

@@ -129,7 +129,7 @@ type WorkerConfig struct {
 }
 
 type cachedKeys struct {
-	keys    [][]byte
+	keys    []*keyedMAC
 	fetched time.Time
 	version int64
 	until   time.Time // when the previous secret stops signing
@@ -382,7 +382,7 @@ func (w *Worker) current(fetched time.Time, was, version int64, now time.Time) b
 	return now.Sub(fetched) < 5*time.Second
 }
 
-func (w *Worker) keys(ctx context.Context, accountID string) ([][]byte, error) {
+func (w *Worker) keys(ctx context.Context, accountID string) ([]*keyedMAC, error) {
 	now := w.cfg.Now()
 	version, err := w.version(ctx)
 	if err != nil {
@@ -402,10 +402,10 @@ func (w *Worker) keys(ctx context.Context, accountID string) ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys, until := [][]byte{k}, now.Add(time.Hour)
+	keys, until := []*keyedMAC{newKeyedMAC(k)}, now.Add(time.Hour)
 	if a.WebhookSecretPrev != "" && now.Sub(a.SecretRotatedAt) < RotationGrace {
 		if p, err := DecodeSecret(a.WebhookSecretPrev); err == nil {
-			keys, until = append(keys, p), a.SecretRotatedAt.Add(RotationGrace)
+			keys, until = append(keys, newKeyedMAC(p)), a.SecretRotatedAt.Add(RotationGrace)
 		}
 	}
 	w.secrets.Store(accountID, cachedKeys{keys: keys, fetched: now, version: version, until: until})
@@ -482,7 +482,7 @@ func (w *Worker) post(ctx context.Context, ev domain.Event, now time.Time) (int,
 	}
 	body := []byte(ev.Body)
 	ts := strconv.FormatInt(now.Unix(), 10)
-	sig := SignatureHeader(keys, ev.ID, now.Unix(), body)
+	sig := signatureHeader(keys, ev.ID, now.Unix(), body)
 	a, err := w.cfg.Sender.Post(ctx, ev.URL, []Header{{"webhook-id", ev.ID}, {"webhook-timestamp", ts},
 		{"webhook-signature", sig}, {"X-Service-Signature", sig}}, body)
 	if err != nil {
