@@ -2,10 +2,16 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/msgsvc/msgsvc/internal/domain"
 )
 
 // numbersStore opens a SQLite store with a table of numbers, closed when
@@ -112,5 +118,107 @@ func TestFailedWriteEndsItsTransaction(t *testing.T) {
 	}
 	if n := countNumbers(t, s); n != 1 {
 		t.Fatalf("%d numbers stored, want 1", n)
+	}
+}
+
+// TestWriterArgumentsAsDatabaseSQLPasses: the writer's statements, run on
+// the driver's connection with their arguments converted by the writer,
+// store what the same statement run through database/sql stores, for
+// every kind of argument the store passes (and a few it might), in the
+// order the query's $N name them.
+func TestWriterArgumentsAsDatabaseSQLPasses(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "msgsvc.db")
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const cols = 17
+	if _, err := s.wexec(ctx, `CREATE TABLE kinds (k TEXT PRIMARY KEY, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17)`); err != nil {
+		t.Fatal(err)
+	}
+	type word string
+	str := "pointed"
+	args := []any{"text", 42, int64(-7), 3.5, true, []byte{0, 1, 2}, nil, sql.NullString{}, sql.NullString{String: "x", Valid: true},
+		sql.NullInt64{Int64: 5, Valid: true}, domain.Sent, word("w"), &str, (*string)(nil), uint8(9),
+		time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), int32(-3)}
+	// The query names its arguments out of order, and one twice.
+	query := `INSERT INTO kinds VALUES ($18, $2, $1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $2)`
+	if err := s.Write(ctx, func(tx *Tx) error {
+		_, err := tx.exec(ctx, query, append(append([]any{}, args...), "writer")...)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := sql.Open(sqliteDriver, "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	refArgs := append(append([]any{}, args...), "database/sql")
+	for i, a := range refArgs {
+		refArgs[i] = plain(a)
+	}
+	if _, err := ref.ExecContext(ctx, `INSERT INTO kinds VALUES ($18, $2, $1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $2)`,
+		refArgs...); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string][]string{}
+	sel := "SELECT k"
+	for c := 1; c <= cols; c++ {
+		sel += fmt.Sprintf(", typeof(c%d) || ':' || quote(c%d)", c, c)
+	}
+	rs, err := ref.QueryContext(ctx, sel+" FROM kinds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	for rs.Next() {
+		vals := make([]string, cols+1)
+		dest := make([]any, cols+1)
+		for i := range vals {
+			dest[i] = &vals[i]
+		}
+		if err := rs.Scan(dest...); err != nil {
+			t.Fatal(err)
+		}
+		rows[vals[0]] = vals[1:]
+	}
+	if err := rs.Err(); err != nil {
+		t.Fatal(err)
+	}
+	w, d := rows["writer"], rows["database/sql"]
+	if len(w) != cols || len(d) != cols {
+		t.Fatalf("rows: %v", rows)
+	}
+	for c := range cols {
+		if w[c] != d[c] {
+			t.Errorf("column c%d: the writer stored %s, database/sql %s", c+1, w[c], d[c])
+		}
+	}
+	if w[0] != "integer:42" || w[1] != "text:'text'" || w[16] != "integer:42" || w[6] != "null:NULL" {
+		t.Errorf("the arguments went to the wrong places: %v", w)
+	}
+}
+
+// TestWriterRefusesAnArgumentItCannotConvert: an argument the driver
+// cannot take fails its statement, and the transaction's other writes
+// with it.
+func TestWriterRefusesAnArgumentItCannotConvert(t *testing.T) {
+	s := numbersStore(t)
+	ctx := context.Background()
+	err := s.Write(ctx, func(tx *Tx) error {
+		if _, err := tx.exec(ctx, `INSERT INTO numbers (n) VALUES ($1)`, 1); err != nil {
+			return err
+		}
+		_, err := tx.exec(ctx, `INSERT INTO numbers (n) VALUES ($1)`, struct{ n int }{2})
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "converting argument $1") {
+		t.Fatalf("err = %v, want the argument refused", err)
+	}
+	if n := countNumbers(t, s); n != 0 {
+		t.Fatalf("%d rows, want none", n)
 	}
 }
