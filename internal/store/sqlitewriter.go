@@ -27,12 +27,13 @@ import (
 // transaction is prepared at once, on the connection the transaction runs
 // on, rather than run unprepared and prepared after the commit.
 //
-// Statements that write run on the driver's connection itself (Conn.Raw),
+// The statements run on the driver's connection itself (Conn.Raw),
 // prepared there, with their arguments converted into a slice the writer
-// keeps: database/sql converted each statement's arguments into a slice
-// of its own, 7 % of the bytes a node allocated a message, and locked and
-// checked its way to the driver around every statement. Queries still go
-// through database/sql, whose rows and scanning they use.
+// keeps, and a query's rows read into one slice and scanned here
+// (liteRows): database/sql converted each statement's arguments into a
+// slice of its own, 7 % of the bytes a node allocated a message, and
+// locked, checked and watched its way to the driver around every
+// statement and every row.
 type sqliteWriter struct {
 	db *sql.DB
 	// turn has room for one token: whoever put one in holds the
@@ -44,13 +45,15 @@ type sqliteWriter struct {
 	// the driver; reused by every statement (the holder of the turn runs
 	// one at a time).
 	args []driver.NamedValue
+	// rows is where a query's rows are read before they are copied out
+	// (liteRows.read), reused the same way.
+	rows []driver.Value
 }
 
-// writeStmt is a statement prepared on the writer's connection, with the
-// order its "?" take the query's arguments in (see rewrite): st when it
-// was first met as a query, ds (the driver's) when as a write.
+// writeStmt is a statement prepared on the writer's connection (by the
+// driver), with the order its "?" take the query's arguments in (see
+// rewrite).
 type writeStmt struct {
-	st    *sql.Stmt
 	ds    driver.Stmt
 	sql   string
 	order []int
@@ -144,9 +147,6 @@ func (w *sqliteWriter) close() {
 // still there.
 func (w *sqliteWriter) closeStmts() {
 	for _, ws := range w.stmts {
-		if ws.st != nil {
-			_ = ws.st.Close()
-		}
 		if ws.ds != nil {
 			_ = w.conn.Raw(func(any) error { return ws.ds.Close() })
 		}
@@ -174,40 +174,12 @@ func (w *sqliteWriter) stmt(query string) *writeStmt {
 	return ws
 }
 
-// queryStmt is the statement prepared for database/sql's queries (nil
-// when not kept: run unprepared).
-func (w *sqliteWriter) queryStmt(ctx context.Context, query string) (*writeStmt, error) {
-	ws := w.stmt(query)
-	if ws.st == nil && ws.kept {
-		p, err := w.conn.PrepareContext(ctx, ws.sql)
-		if err != nil {
-			return nil, err
-		}
-		ws.st = p
-	}
-	return ws, nil
-}
-
-func (ws *writeStmt) args(args []any) []any { return stmt{order: ws.order}.args(args) }
-
 // exec runs a statement on the driver's connection; the caller holds it.
 func (w *sqliteWriter) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	ws := w.stmt(query)
 	var res driver.Result
 	err := w.conn.Raw(func(dc any) error {
-		if ws.ds == nil && ws.kept {
-			p, ok := dc.(driver.ConnPrepareContext)
-			if !ok {
-				return errors.New("the SQLite driver cannot prepare with a context")
-			}
-			ds, err := p.PrepareContext(ctx, ws.sql)
-			if err != nil {
-				return err
-			}
-			ws.ds = ds
-		}
-		nv, err := namedValues(w.args[:0], ws.order, args)
-		w.args = nv
+		nv, err := w.bind(ctx, dc, ws, args)
 		if err != nil {
 			return err
 		}
@@ -231,6 +203,72 @@ func (w *sqliteWriter) exec(ctx context.Context, query string, args ...any) (sql
 		return nil, err
 	}
 	return res, nil
+}
+
+// query runs a query on the driver's connection and reads all its rows
+// before it returns (the driver's rows may be read only while the
+// connection is lent, inside Raw); the caller holds the connection. The
+// writer's queries read a group's rows, a few hundred at most.
+func (w *sqliteWriter) query(ctx context.Context, query string, args ...any) (rowsScanner, error) {
+	ws := w.stmt(query)
+	out := &liteRows{}
+	err := w.conn.Raw(func(dc any) error {
+		nv, err := w.bind(ctx, dc, ws, args)
+		if err != nil {
+			return err
+		}
+		defer clear(nv)
+		var rows driver.Rows
+		if ws.ds == nil {
+			q, ok := dc.(driver.QueryerContext)
+			if !ok {
+				return errors.New("the SQLite driver cannot run a query unprepared")
+			}
+			rows, err = q.QueryContext(ctx, ws.sql, nv)
+		} else {
+			q, ok := ws.ds.(driver.StmtQueryContext)
+			if !ok {
+				return errors.New("the SQLite driver's statement cannot query with a context")
+			}
+			rows, err = q.QueryContext(ctx, nv)
+		}
+		if err != nil {
+			return err
+		}
+		return out.read(rows, &w.rows)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (w *sqliteWriter) queryRow(ctx context.Context, query string, args ...any) rowScanner {
+	rows, err := w.query(ctx, query, args...)
+	return &firstRow{rows: rows, err: err}
+}
+
+// bind prepares ws on the driver's connection dc when it is kept and not
+// prepared yet, and converts args for it into the writer's slice.
+func (w *sqliteWriter) bind(ctx context.Context, dc any, ws *writeStmt, args []any) ([]driver.NamedValue, error) {
+	if ws.ds == nil && ws.kept {
+		p, ok := dc.(driver.ConnPrepareContext)
+		if !ok {
+			return nil, errors.New("the SQLite driver cannot prepare with a context")
+		}
+		ds, err := p.PrepareContext(ctx, ws.sql)
+		if err != nil {
+			return nil, err
+		}
+		ws.ds = ds
+	}
+	nv, err := namedValues(w.args[:0], ws.order, args)
+	w.args = nv
+	if err != nil {
+		clear(nv)
+		return nil, err
+	}
+	return nv, nil
 }
 
 // namedValues appends to buf, for each "?" of a statement in order, the
@@ -261,30 +299,6 @@ func namedValues(buf []driver.NamedValue, order []int, args []any) ([]driver.Nam
 		buf = append(buf, driver.NamedValue{Ordinal: i + 1, Value: v})
 	}
 	return buf, nil
-}
-
-// query and queryRow run a query on the connection through database/sql;
-// the caller holds it.
-func (w *sqliteWriter) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	ws, err := w.queryStmt(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	if ws.st == nil {
-		return w.conn.QueryContext(ctx, ws.sql, ws.args(args)...)
-	}
-	return ws.st.QueryContext(ctx, ws.args(args)...)
-}
-
-func (w *sqliteWriter) queryRow(ctx context.Context, query string, args ...any) rowScanner {
-	ws, err := w.queryStmt(ctx, query)
-	if err != nil {
-		return &firstRow{err: err}
-	}
-	if ws.st == nil {
-		return w.conn.QueryRowContext(ctx, ws.sql, ws.args(args)...)
-	}
-	return ws.st.QueryRowContext(ctx, ws.args(args)...)
 }
 
 // begin starts a write transaction, taking the write lock at once (as

@@ -156,12 +156,10 @@ func TestWriterArgumentsAsDatabaseSQLPasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ref.Close()
-	refArgs := append(append([]any{}, args...), "database/sql")
-	for i, a := range refArgs {
-		refArgs[i] = plain(a)
-	}
-	if _, err := ref.ExecContext(ctx, `INSERT INTO kinds VALUES ($18, $2, $1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $2)`,
-		refArgs...); err != nil {
+	// The same statement as the store rewrites it for SQLite ("?" in
+	// order, the arguments put in that order), through database/sql.
+	r := rewrite(query)
+	if _, err := ref.ExecContext(ctx, r.sql, r.args(append(append([]any{}, args...), "database/sql"))...); err != nil {
 		t.Fatal(err)
 	}
 	rows := map[string][]string{}
