@@ -117,14 +117,30 @@ func UsageChange(before, after Message) []UsageDelta {
 // MergeUsage sums deltas by key, dropping those that cancel out, in the
 // order each key first appears.
 func MergeUsage(ds []UsageDelta) []UsageDelta {
-	at := make(map[UsageKey]int, len(ds))
 	out := make([]UsageDelta, 0, len(ds))
+	// A group's few deltas are merged by a scan; a map pays off only
+	// past a handful of keys.
+	const scanUpTo = 16
+	var at map[UsageKey]int
+	if len(ds) > scanUpTo {
+		at = make(map[UsageKey]int, len(ds))
+	}
 	for _, d := range ds {
-		if i, ok := at[d.UsageKey]; ok {
+		i := -1
+		if at != nil {
+			if j, ok := at[d.UsageKey]; ok {
+				i = j
+			}
+		} else {
+			i = slices.IndexFunc(out, func(o UsageDelta) bool { return o.UsageKey == d.UsageKey })
+		}
+		if i >= 0 {
 			out[i].Add(d.UsageCount)
 			continue
 		}
-		at[d.UsageKey] = len(out)
+		if at != nil {
+			at[d.UsageKey] = len(out)
+		}
 		out = append(out, d)
 	}
 	kept := out[:0]
