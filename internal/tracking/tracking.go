@@ -260,8 +260,19 @@ func (t *Tracker) applyTaken(ctx context.Context, take func() [][]Report) ([]str
 	err := t.write(ctx, func(w Work, emit emitter) error {
 		if groups == nil {
 			groups = take()
-			for _, g := range groups {
-				all = append(all, g...)
+			// One group, the usual case at low concurrency, is applied
+			// as it came (applyReports changes no report in place).
+			if len(groups) == 1 {
+				all = groups[0]
+			} else {
+				n := 0
+				for _, g := range groups {
+					n += len(g)
+				}
+				all = make([]Report, 0, n)
+				for _, g := range groups {
+					all = append(all, g...)
+				}
 			}
 			now = t.now().UTC()
 		}
