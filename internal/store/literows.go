@@ -94,22 +94,11 @@ func assign(dest, src any) error {
 	case sql.Scanner:
 		return d.Scan(src)
 	case *string:
-		switch s := src.(type) {
-		case string:
-			*d = s
-		case []byte:
-			*d = string(s)
-		case int64:
-			*d = strconv.FormatInt(s, 10)
-		case float64:
-			*d = strconv.FormatFloat(s, 'g', -1, 64)
-		case bool:
-			*d = strconv.FormatBool(s)
-		case time.Time:
-			*d = s.Format(time.RFC3339Nano)
-		default:
+		t, ok := asText(src)
+		if !ok {
 			return unsupported(src, dest)
 		}
+		*d = t
 		return nil
 	case *int64:
 		n, err := asInt(src, 64)
@@ -151,18 +140,12 @@ func assign(dest, src any) error {
 			*d = nil
 		case []byte:
 			*d = bytes.Clone(s)
-		case string:
-			*d = []byte(s)
-		case int64:
-			*d = strconv.AppendInt(nil, s, 10)
-		case float64:
-			*d = strconv.AppendFloat(nil, s, 'g', -1, 64)
-		case bool:
-			*d = strconv.AppendBool(nil, s)
-		case time.Time:
-			*d = s.AppendFormat(nil, time.RFC3339Nano)
 		default:
-			return unsupported(src, dest)
+			t, ok := asText(src)
+			if !ok {
+				return unsupported(src, dest)
+			}
+			*d = []byte(t)
 		}
 		return nil
 	case *any:
@@ -248,6 +231,27 @@ func assignKind(dest, src any) error {
 		return nil
 	}
 	return unsupported(src, dest)
+}
+
+// asText is a value as text, as database/sql gives it to a string or
+// bytes destination: text as it is, numbers and booleans formatted, a
+// time in RFC 3339 with nanoseconds. NULL and anything else have none.
+func asText(src any) (string, bool) {
+	switch s := src.(type) {
+	case string:
+		return s, true
+	case []byte:
+		return string(s), true
+	case int64:
+		return strconv.FormatInt(s, 10), true
+	case float64:
+		return strconv.FormatFloat(s, 'g', -1, 64), true
+	case bool:
+		return strconv.FormatBool(s), true
+	case time.Time:
+		return s.Format(time.RFC3339Nano), true
+	}
+	return "", false
 }
 
 // asInt reads an integer as database/sql reads one into an integer
