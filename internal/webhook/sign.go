@@ -56,7 +56,8 @@ func (k *keyedMAC) sign(id string, ts int64, body []byte) string {
 	return sig
 }
 
-// signatureHeader is SignatureHeader with the keys' kept states.
+// signatureHeader is SignatureHeader with the keys' kept states (the
+// worker's, which keeps them per account).
 func signatureHeader(keys []*keyedMAC, id string, ts int64, body []byte) string {
 	if len(keys) == 1 {
 		return keys[0].sign(id, ts, body)
@@ -72,9 +73,9 @@ func signatureHeader(keys []*keyedMAC, id string, ts int64, body []byte) string 
 // signature per key, space-separated, so receivers holding either the old
 // or the new secret verify during a rotation. No keys gives "".
 func SignatureHeader(keys [][]byte, id string, ts int64, body []byte) string {
-	sigs := make([]string, 0, len(keys))
-	for _, k := range keys {
-		sigs = append(sigs, Sign(k, id, ts, body))
+	macs := make([]*keyedMAC, len(keys))
+	for i, k := range keys {
+		macs[i] = newKeyedMAC(k)
 	}
-	return strings.Join(sigs, " ")
+	return signatureHeader(macs, id, ts, body)
 }
