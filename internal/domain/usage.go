@@ -127,12 +127,10 @@ func MergeUsage(ds []UsageDelta) []UsageDelta {
 	}
 	for _, d := range ds {
 		i := -1
-		if at != nil {
-			if j, ok := at[d.UsageKey]; ok {
-				i = j
-			}
-		} else {
+		if at == nil {
 			i = slices.IndexFunc(out, func(o UsageDelta) bool { return o.UsageKey == d.UsageKey })
+		} else if j, ok := at[d.UsageKey]; ok {
+			i = j
 		}
 		if i >= 0 {
 			out[i].Add(d.UsageCount)
