@@ -99,6 +99,8 @@ func registerWALVFS() error {
 func (v *walVFS) register() error {
 	tls := libc.NewTLS()
 	defer tls.Close()
+	// Before anything initializes SQLite (finding a VFS does).
+	configureSQLite(tls)
 	v.base = sqlite3.Xsqlite3_vfs_find(tls, 0)
 	if v.base == 0 {
 		return fmt.Errorf("sqlite: no default VFS")
