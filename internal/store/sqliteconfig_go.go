@@ -61,13 +61,15 @@ var connMutexes struct {
 // yet. If it has (something else in the process opened a database first),
 // it changes nothing: the defaults are correct, only slower.
 func configureSQLite(tls *libc.TLS) {
+	// C memory, which the translated code may read; SQLite copies the
+	// methods it is given.
 	methods := libc.Xcalloc(tls, 1, libc.Tsize_t(unsafe.Sizeof(sqlite3.Tsqlite3_mutex_methods{})))
 	va := libc.Xmalloc(tls, 2*libc.Tsize_t(unsafe.Sizeof(uintptr(0))))
-	placeholder := libc.Xmalloc(tls, 8)
-	if methods == 0 || va == 0 || placeholder == 0 {
+	defer libc.Xfree(tls, methods)
+	defer libc.Xfree(tls, va)
+	if methods == 0 || va == 0 {
 		return
 	}
-	defer libc.Xfree(tls, va)
 	getMutex := func() bool {
 		return sqlite3.Xsqlite3_config(tls, sqlite3.SQLITE_CONFIG_GETMUTEX, libc.VaList(va, methods)) == sqlite3.SQLITE_OK
 	}
@@ -81,6 +83,13 @@ func configureSQLite(tls *libc.TLS) {
 	}
 	if sqlite3.Xsqlite3_initialize(tls) != sqlite3.SQLITE_OK || sqlite3.Xsqlite3_shutdown(tls) != sqlite3.SQLITE_OK ||
 		!getMutex() || m.FxMutexAlloc == 0 {
+		sqlite3.Xsqlite3_initialize(tls)
+		return
+	}
+	// The placeholder's address stands for every connection's mutex for
+	// as long as the process runs; it is never read or written.
+	placeholder := libc.Xmalloc(tls, 8)
+	if placeholder == 0 {
 		sqlite3.Xsqlite3_initialize(tls)
 		return
 	}
