@@ -151,12 +151,15 @@ func TestHoldWaitsOnlyBehindAGroupUnderWay(t *testing.T) {
 	started := make(chan struct{}, 4)
 	b := NewLate(func(ctx context.Context, take func() []int) ([]int, error) {
 		items := take()
-		started <- struct{}{}
+		// Recorded before the test hears the group started: the test
+		// then starts the next group, which must find this one recorded
+		// (or it would count itself first, and wait for the release).
 		mu.Lock()
 		groups = append(groups, slices.Clone(items))
 		patient = append(patient, ctx.Value(patientKey{}) != nil)
 		first := len(groups) == 1
 		mu.Unlock()
+		started <- struct{}{}
 		if first {
 			<-release // the first group is still under way
 		}
