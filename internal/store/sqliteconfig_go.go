@@ -115,17 +115,18 @@ func connMutexAlloc(tls *libc.TLS, id int32) uintptr {
 	return callable[xMutexAllocFn](connMutexes.base.FxMutexAlloc)(tls, id)
 }
 
-func connMutexFree(tls *libc.TLS, p uintptr) {
+// passOn runs the default method f on any mutex but the placeholder.
+func passOn(f uintptr, tls *libc.TLS, p uintptr) {
 	if p != connMutexes.placeholder {
-		callable[xMutexFn](connMutexes.base.FxMutexFree)(tls, p)
+		callable[xMutexFn](f)(tls, p)
 	}
 }
 
-func connMutexEnter(tls *libc.TLS, p uintptr) {
-	if p != connMutexes.placeholder {
-		callable[xMutexFn](connMutexes.base.FxMutexEnter)(tls, p)
-	}
-}
+func connMutexFree(tls *libc.TLS, p uintptr) { passOn(connMutexes.base.FxMutexFree, tls, p) }
+
+func connMutexEnter(tls *libc.TLS, p uintptr) { passOn(connMutexes.base.FxMutexEnter, tls, p) }
+
+func connMutexLeave(tls *libc.TLS, p uintptr) { passOn(connMutexes.base.FxMutexLeave, tls, p) }
 
 func connMutexTry(tls *libc.TLS, p uintptr) int32 {
 	if p == connMutexes.placeholder {
@@ -134,25 +135,21 @@ func connMutexTry(tls *libc.TLS, p uintptr) int32 {
 	return callable[xMutexTestFn](connMutexes.base.FxMutexTry)(tls, p)
 }
 
-func connMutexLeave(tls *libc.TLS, p uintptr) {
-	if p != connMutexes.placeholder {
-		callable[xMutexFn](connMutexes.base.FxMutexLeave)(tls, p)
-	}
-}
-
 // connMutexHeld and connMutexNotheld serve SQLite's assertions only (not
-// compiled into this build). The placeholder answers yes to both, as
-// SQLite's own no-op mutexes do.
+// compiled into this build, whose default methods leave them out). The
+// placeholder, and a method left out, answer yes, as SQLite's own no-op
+// mutexes do.
 func connMutexHeld(tls *libc.TLS, p uintptr) int32 {
-	if p == connMutexes.placeholder || connMutexes.base.FxMutexHeld == 0 {
-		return 1
-	}
-	return callable[xMutexTestFn](connMutexes.base.FxMutexHeld)(tls, p)
+	return askHeld(connMutexes.base.FxMutexHeld, tls, p)
 }
 
 func connMutexNotheld(tls *libc.TLS, p uintptr) int32 {
-	if p == connMutexes.placeholder || connMutexes.base.FxMutexNotheld == 0 {
+	return askHeld(connMutexes.base.FxMutexNotheld, tls, p)
+}
+
+func askHeld(f uintptr, tls *libc.TLS, p uintptr) int32 {
+	if p == connMutexes.placeholder || f == 0 {
 		return 1
 	}
-	return callable[xMutexTestFn](connMutexes.base.FxMutexNotheld)(tls, p)
+	return callable[xMutexTestFn](f)(tls, p)
 }
