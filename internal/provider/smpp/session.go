@@ -64,7 +64,7 @@ type session struct {
 	writes pdu.Coalescer
 
 	mu      sync.Mutex
-	pending map[uint32]chan reply
+	pending map[uint32]*request // removed once: by settle, forget or close, which frees its slot
 	closed  bool
 	err     error
 	done    chan struct{}
@@ -81,7 +81,7 @@ func newSession(slot int, cfg *Config, conn net.Conn, log *slog.Logger, onPDU fu
 		log: log.With("bind", slot), onPDU: onPDU,
 		window:  make(chan struct{}, cfg.Window),
 		inbound: make(chan struct{}, maxInboundPerBind),
-		pending: make(map[uint32]chan reply),
+		pending: make(map[uint32]*request),
 		done:    make(chan struct{}),
 	}
 	s.handlers = workers.New(inboundLinger, s.done, &s.wg, func(p pdu.PDU) {
@@ -219,14 +219,15 @@ func (s *session) takeInbound() bool {
 // settle hands a response to the request waiting for it.
 func (s *session) settle(p pdu.PDU, err error) {
 	s.mu.Lock()
-	ch, ok := s.pending[p.Seq]
+	r, ok := s.pending[p.Seq]
 	delete(s.pending, p.Seq)
 	s.mu.Unlock()
 	if !ok {
 		s.log.Warn("smpp: response to no pending request (late, after its timeout?)", "command", p.Command, "seq", p.Seq)
 		return
 	}
-	ch <- reply{pdu: p, err: err}
+	r.ch <- reply{pdu: p, err: err}
+	r.free(s)
 }
 
 // forget drops a pending request; false means its response was settled
@@ -234,8 +235,11 @@ func (s *session) settle(p pdu.PDU, err error) {
 func (s *session) forget(seq uint32) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, ok := s.pending[seq]
+	r, ok := s.pending[seq]
 	delete(s.pending, seq)
+	if ok {
+		r.free(s)
+	}
 	return ok
 }
 
@@ -285,46 +289,102 @@ type callOpts struct {
 // the end of the connection or o.abort do), so that a cancelled Submit does
 // not leave a message in an unknown state that a retry would duplicate.
 func (s *session) call(ctx context.Context, cmd pdu.CommandID, body pdu.Body, o callOpts) (pdu.PDU, error) {
-	if o.window {
-		select {
-		case s.window <- struct{}{}:
-			defer func() { <-s.window }()
-		case <-ctx.Done():
-			return pdu.PDU{}, ctx.Err()
-		case <-s.done:
-			return pdu.PDU{}, errNotSent
-		}
-	}
-	if err := o.bucket.take(ctx, s.done); err != nil {
-		return pdu.PDU{}, err
-	}
-	seq := s.nextSeq()
-	b, err := pdu.Encode(pdu.PDU{Command: cmd, Seq: seq, Body: body})
+	r, err := s.begin(ctx, cmd, body, o, nil)
 	if err != nil {
 		return pdu.PDU{}, err
 	}
-	ch := make(chan reply, 1)
+	_ = s.writeRaw(cmd, r.encoded) // on failure the session closes and the request gets errConnLost
+	t := time.NewTimer(s.cfg.RequestTimeout)
+	defer t.Stop()
+	return s.await(r, t.C, o.abort)
+}
+
+// request is a request registered with its session and encoded, whose
+// response settles it: call writes it at once, Submit writes the
+// requests of a batch together. Its window slot is freed when it leaves
+// pending: when its response comes (before anyone reads it, so that a
+// caller still writing a batch is not kept waiting for its own slots),
+// when it is forgotten, or when the connection ends.
+type request struct {
+	seq     uint32
+	ch      chan reply
+	window  bool // it holds a window slot
+	encoded []byte
+}
+
+// begin takes a window slot (o.window) and a token of o.bucket, then
+// registers the request under a new sequence number and encodes it,
+// without writing it. Before it would wait (for a slot or a token), it
+// calls unblock when set: a caller that holds requests of its own not yet
+// written must write them first, since their responses are what frees
+// the window.
+func (s *session) begin(ctx context.Context, cmd pdu.CommandID, body pdu.Body, o callOpts, unblock func()) (*request, error) {
+	if o.window {
+		select {
+		case s.window <- struct{}{}:
+		default:
+			if unblock != nil {
+				unblock()
+			}
+			select {
+			case s.window <- struct{}{}:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-s.done:
+				return nil, errNotSent
+			}
+		}
+	}
+	r := &request{window: o.window}
+	fail := func(err error) (*request, error) {
+		r.free(s)
+		return nil, err
+	}
+	if o.bucket != nil && unblock != nil {
+		unblock()
+	}
+	if err := o.bucket.take(ctx, s.done); err != nil {
+		return fail(err)
+	}
+	r.seq = s.nextSeq()
+	b, err := pdu.Encode(pdu.PDU{Command: cmd, Seq: r.seq, Body: body})
+	if err != nil {
+		return fail(err)
+	}
+	r.encoded = b
+	r.ch = make(chan reply, 1)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return pdu.PDU{}, errNotSent
+		return fail(errNotSent)
 	}
-	s.pending[seq] = ch
+	s.pending[r.seq] = r
 	s.mu.Unlock()
-	_ = s.writeRaw(cmd, b) // on failure the session closes and ch gets errConnLost
-	t := time.NewTimer(s.cfg.RequestTimeout)
-	defer t.Stop()
+	return r, nil
+}
+
+// await waits for the response to a request begun and written, until
+// expired or abort closes or fires.
+func (s *session) await(r *request, expired <-chan time.Time, abort <-chan struct{}) (pdu.PDU, error) {
 	select {
-	case r := <-ch:
-		return r.pdu, r.err
-	case <-t.C:
-	case <-o.abort:
+	case rep := <-r.ch:
+		return rep.pdu, rep.err
+	case <-expired:
+	case <-abort:
 	}
-	if s.forget(seq) {
+	if s.forget(r.seq) {
 		return pdu.PDU{}, errTimeout
 	}
-	r := <-ch
-	return r.pdu, r.err
+	rep := <-r.ch
+	return rep.pdu, rep.err
+}
+
+// free gives back the request's window slot; whoever takes it out of
+// pending (or never put it there) calls it, once.
+func (r *request) free(s *session) {
+	if r.window {
+		<-s.window
+	}
 }
 
 // keepAlive sends enquire_link when nothing was received for the interval,
@@ -376,8 +436,9 @@ func (s *session) close(err error) {
 	s.mu.Unlock()
 	close(s.done)
 	_ = s.conn.Close()
-	for _, ch := range pend {
-		ch <- reply{err: errConnLost}
+	for _, r := range pend {
+		r.ch <- reply{err: errConnLost}
+		r.free(s)
 	}
 }
 

@@ -18,10 +18,11 @@ import (
 const maxRelativeValidity = 30 * 24 * time.Hour
 
 // Submit sends every message, all its parts, and returns one result per
-// message in order. Messages go out concurrently, pipelined through the
-// binds' windows; the parts of one message go one after another, so that a
-// refused part stops the rest instead of leaving more stray parts on the
-// handset.
+// message in order. Messages go out together, pipelined through the binds'
+// windows: the first submit_sm of each is written with the batch's others
+// (submitTogether); the parts of one message go one after another, so
+// that a refused part stops the rest instead of leaving more stray parts
+// on the handset.
 //
 // Transient failures (see statusError, plus timeouts and lost connections)
 // are retried with backoff while ctx lasts (Config.SubmitTimeout when it has
@@ -38,15 +39,119 @@ func (c *Client) Submit(ctx context.Context, msgs []provider.Outbound) []provide
 		defer cancel()
 	}
 	var wg sync.WaitGroup
-	for i := range msgs {
+	// alone runs what the batch's pipelined first attempts cannot finish
+	// (a message of several parts, a part to try again) on a goroutine of
+	// its own, as every message once did.
+	alone := func(i int, run func() provider.Result) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i] = c.submitMessage(ctx, &msgs[i])
+			out[i] = run()
 		}()
 	}
+	if c.bucket != nil {
+		// Under a TPS cap the submits are spaced anyway: nothing to
+		// write together.
+		for i := range msgs {
+			alone(i, func() provider.Result { return c.submitMessage(ctx, &msgs[i]) })
+		}
+		wg.Wait()
+		return out
+	}
+	c.submitTogether(ctx, msgs, out, alone)
 	wg.Wait()
 	return out
+}
+
+// firstAttempt is the first submit_sm of a one-part message, begun on a
+// bind and written with the rest of its batch.
+type firstAttempt struct {
+	i  int
+	sm *pdu.SM
+	s  *session
+	r  *request
+}
+
+// submitTogether makes the first attempt of every one-part message of a
+// batch from the caller's goroutine: it begins them all, writes each
+// bind's share in one write, and then reads their responses. A batch of
+// sends so costs the node one write to the socket, and the SMSC one
+// read, rather than one each; and no goroutine a message. Messages of
+// several parts, and parts to try again, go to alone.
+func (c *Client) submitTogether(ctx context.Context, msgs []provider.Outbound, out []provider.Result, alone func(int, func() provider.Result)) {
+	begun := make([]firstAttempt, 0, len(msgs))
+	// What each bind has begun and not yet written (one bind, mostly).
+	type share struct {
+		s *session
+		b []byte
+	}
+	var unwritten []share
+	write := func() {
+		for _, u := range unwritten {
+			_ = u.s.writeRaw(pdu.SubmitSM, u.b) // on failure the session closes and its requests get errConnLost
+		}
+		unwritten = unwritten[:0]
+	}
+	for i := range msgs {
+		parts, perr := c.prepare(&msgs[i])
+		switch {
+		case perr != nil:
+			out[i] = provider.Result{Err: perr}
+			continue
+		case len(parts) > 1:
+			alone(i, func() provider.Result { return c.submitMessage(ctx, &msgs[i]) })
+			continue
+		}
+		s, err := c.pick(ctx)
+		if err != nil {
+			out[i] = provider.Result{Err: transient(err)}
+			continue
+		}
+		r, err := s.begin(ctx, pdu.SubmitSM, parts[0], callOpts{window: true}, write)
+		if err != nil {
+			c.then(ctx, i, parts[0], pdu.PDU{}, err, out, alone)
+			continue
+		}
+		k := 0
+		for k < len(unwritten) && unwritten[k].s != s {
+			k++
+		}
+		if k == len(unwritten) {
+			unwritten = append(unwritten, share{s: s})
+		}
+		unwritten[k].b = append(unwritten[k].b, r.encoded...)
+		begun = append(begun, firstAttempt{i: i, sm: parts[0], s: s, r: r})
+	}
+	write()
+	// One deadline for the requests written together, from their write.
+	expired := make(chan time.Time)
+	t := time.AfterFunc(c.cfg.RequestTimeout, func() { close(expired) })
+	defer t.Stop()
+	for _, a := range begun {
+		resp, err := a.s.await(a.r, expired, nil)
+		c.then(ctx, a.i, a.sm, resp, err, out, alone)
+	}
+}
+
+// then settles message i of a batch on the outcome of its first attempt,
+// or hands the attempts after it to alone.
+func (c *Client) then(ctx context.Context, i int, sm *pdu.SM, resp pdu.PDU, err error, out []provider.Result, alone func(int, func() provider.Result)) {
+	var a attempts
+	id, perr, done := c.outcome(&a, resp, err)
+	if !done {
+		a.n = 1
+		alone(i, func() provider.Result { return partResult(c.submitPartFrom(ctx, sm, a)) })
+		return
+	}
+	out[i] = partResult(id, perr)
+}
+
+// partResult is the result of a message of one part.
+func partResult(id string, perr *provider.Error) provider.Result {
+	if perr != nil {
+		return provider.Result{Err: perr}
+	}
+	return provider.Result{Ref: id, Parts: []string{id}}
 }
 
 func (c *Client) submitMessage(ctx context.Context, m *provider.Outbound) provider.Result {
@@ -128,35 +233,55 @@ func (c *Client) encode(m *provider.Outbound) ([]pdu.EncodedPart, error) {
 
 // submitPart sends one submit_sm until it is answered for good or ctx ends.
 func (c *Client) submitPart(ctx context.Context, sm *pdu.SM) (string, *provider.Error) {
-	var last *provider.Error
-	var lastErr error
-	for attempt := 0; ; attempt++ {
-		if attempt > 0 && !c.waitRetry(ctx, attempt, lastErr) {
-			return "", last
+	return c.submitPartFrom(ctx, sm, attempts{})
+}
+
+// attempts is where a part's attempts stand: the next one's number, and
+// the outcome of the one before.
+type attempts struct {
+	n       int
+	last    *provider.Error
+	lastErr error
+}
+
+// submitPartFrom makes a part's attempts from a.n on.
+func (c *Client) submitPartFrom(ctx context.Context, sm *pdu.SM, a attempts) (string, *provider.Error) {
+	for ; ; a.n++ {
+		if a.n > 0 && !c.waitRetry(ctx, a.n, a.lastErr) {
+			return "", a.last
 		}
 		s, err := c.pick(ctx)
 		if err != nil {
-			if last == nil {
-				last = transient(err)
+			if a.last == nil {
+				a.last = transient(err)
 			}
-			return "", last
+			return "", a.last
 		}
 		resp, err := s.call(ctx, pdu.SubmitSM, sm, callOpts{window: true, bucket: c.bucket})
-		id, perr, retry := c.judge(resp, err)
-		if !retry {
-			if perr != nil && perr.Temporary && last != nil {
-				perr = last // ctx ended: the error that kept us retrying says more
-			}
+		if id, perr, done := c.outcome(&a, resp, err); done {
 			return id, perr
 		}
-		if errors.Is(err, errConnLost) || errors.Is(err, errTimeout) {
-			c.resubmitted.Add(1)
-		}
-		last, lastErr = perr, err
-		if err != nil {
-			c.noteErr(err)
-		}
 	}
+}
+
+// outcome judges the response to attempt a.n: done with the part's id or
+// its error, or not done, with a noted for the attempt after it.
+func (c *Client) outcome(a *attempts, resp pdu.PDU, err error) (string, *provider.Error, bool) {
+	id, perr, retry := c.judge(resp, err)
+	if !retry {
+		if perr != nil && perr.Temporary && a.last != nil {
+			perr = a.last // ctx ended: the error that kept us retrying says more
+		}
+		return id, perr, true
+	}
+	if errors.Is(err, errConnLost) || errors.Is(err, errTimeout) {
+		c.resubmitted.Add(1)
+	}
+	a.last, a.lastErr = perr, err
+	if err != nil {
+		c.noteErr(err)
+	}
+	return "", nil, false
 }
 
 // waitRetry waits before attempt n. A request lost with its connection goes
