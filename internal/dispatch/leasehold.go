@@ -45,25 +45,42 @@ func (d *Dispatcher) holdBatch(b sorted) *hold {
 }
 
 // heartbeat renews the lease every quarter of it until stop is called, so
-// that what waits behind a slow chunk stays leased to us.
+// that what waits behind a slow chunk stays leased to us. It is a timer,
+// not a goroutine: most batches end long before the first renewal, and a
+// goroutine a batch cost its start and two wake-ups (stop's and its end's)
+// for nothing.
 func (h *hold) heartbeat(ctx context.Context) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(max(h.d.lease/4, time.Millisecond))
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				h.renew(ctx)
-			}
+	every := max(h.d.lease/4, time.Millisecond)
+	var mu sync.Mutex // orders the timer's runs after stop
+	stopped := false
+	var renewing sync.WaitGroup
+	var t *time.Timer
+	beat := func() {
+		mu.Lock()
+		if stopped {
+			mu.Unlock()
+			return
 		}
-	}()
-	return func() { close(done); wg.Wait() }
+		renewing.Add(1)
+		mu.Unlock()
+		defer renewing.Done()
+		h.renew(ctx)
+		mu.Lock()
+		if !stopped {
+			t.Reset(every)
+		}
+		mu.Unlock()
+	}
+	mu.Lock()
+	t = time.AfterFunc(every, beat)
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		stopped = true
+		t.Stop()
+		mu.Unlock()
+		renewing.Wait() // a renewal under way ends before the record that follows
+	}
 }
 
 // renew extends the lease on every message still held; those the store

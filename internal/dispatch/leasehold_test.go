@@ -4,10 +4,14 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/msgsvc/msgsvc/internal/domain"
+	"github.com/msgsvc/msgsvc/internal/polltest"
 )
 
 // renewOnly renews the lease of the messages it names and of no other.
@@ -65,4 +69,64 @@ func ids(ms []domain.Message) []string {
 		out = append(out, m.ID)
 	}
 	return out
+}
+
+// countRenewals counts the renewals made, and those that ended after it
+// was told the heartbeat stopped; started hears of each renewal as it
+// begins.
+type countRenewals struct {
+	memClaimer
+	started chan struct{}
+	mu      sync.Mutex
+	n       int
+	after   int
+	done    bool
+}
+
+func (c *countRenewals) RenewMessages(_ context.Context, _ string, held map[string]time.Time, _ time.Time, _ time.Duration) ([]string, error) {
+	select {
+	case c.started <- struct{}{}:
+	default:
+	}
+	time.Sleep(5 * time.Millisecond) // a renewal takes a while: stop must wait for it
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	if c.done {
+		c.after++
+	}
+	return slices.Collect(maps.Keys(held)), nil
+}
+
+func (c *countRenewals) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// The heartbeat renews the lease again and again while a batch is under
+// way; stop waits for a renewal under way, and once it returns none
+// comes.
+func TestHeartbeatRenewsUntilStopped(t *testing.T) {
+	for range 10 {
+		store := &countRenewals{started: make(chan struct{}, 1)}
+		d := &Dispatcher{store: store, owner: "n1", lease: 4 * time.Millisecond, now: time.Now,
+			log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		h := &hold{d: d, until: map[string]time.Time{"a": time.Now().Add(time.Minute)}, recording: map[string]bool{}}
+		stop := h.heartbeat(context.Background())
+		polltest.Until(t, "two renewals", func() bool { return store.count() >= 2 })
+		<-store.started // drop a start heard before
+		<-store.started // one under way now
+		stop()
+		store.mu.Lock()
+		store.done = true
+		store.mu.Unlock()
+		time.Sleep(10 * time.Millisecond) // ten beats' time: none may come
+		store.mu.Lock()
+		after := store.after
+		store.mu.Unlock()
+		if after != 0 {
+			t.Fatalf("%d renewals ended after stop returned", after)
+		}
+	}
 }
