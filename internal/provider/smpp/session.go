@@ -226,8 +226,8 @@ func (s *session) settle(p pdu.PDU, err error) {
 		s.log.Warn("smpp: response to no pending request (late, after its timeout?)", "command", p.Command, "seq", p.Seq)
 		return
 	}
+	r.free(s) // first: whoever the reply wakes finds the slot free
 	r.ch <- reply{pdu: p, err: err}
-	r.free(s)
 }
 
 // forget drops a pending request; false means its response was settled
@@ -437,8 +437,8 @@ func (s *session) close(err error) {
 	close(s.done)
 	_ = s.conn.Close()
 	for _, r := range pend {
-		r.ch <- reply{err: errConnLost}
 		r.free(s)
+		r.ch <- reply{err: errConnLost}
 	}
 }
 
