@@ -314,10 +314,9 @@ type request struct {
 
 // begin takes a window slot (o.window) and a token of o.bucket, then
 // registers the request under a new sequence number and encodes it,
-// without writing it. Before it would wait (for a slot or a token), it
-// calls unblock when set: a caller that holds requests of its own not yet
-// written must write them first, since their responses are what frees
-// the window.
+// without writing it. Before it would wait for a slot, it calls unblock
+// when set: a caller that holds requests of its own not yet written must
+// write them first, since their responses are what frees the window.
 func (s *session) begin(ctx context.Context, cmd pdu.CommandID, body pdu.Body, o callOpts, unblock func()) (*request, error) {
 	if o.window {
 		select {
@@ -339,9 +338,6 @@ func (s *session) begin(ctx context.Context, cmd pdu.CommandID, body pdu.Body, o
 	fail := func(err error) (*request, error) {
 		r.free(s)
 		return nil, err
-	}
-	if o.bucket != nil && unblock != nil {
-		unblock()
 	}
 	if err := o.bucket.take(ctx, s.done); err != nil {
 		return fail(err)
