@@ -51,35 +51,28 @@ func (d *Dispatcher) holdBatch(b sorted) *hold {
 // for nothing.
 func (h *hold) heartbeat(ctx context.Context) (stop func()) {
 	every := max(h.d.lease/4, time.Millisecond)
-	var mu sync.Mutex // orders the timer's runs after stop
+	// mu is held through each beat, so stop, which takes it, waits for a
+	// renewal under way and leaves none to come.
+	var mu sync.Mutex
 	stopped := false
-	var renewing sync.WaitGroup
 	var t *time.Timer
 	beat := func() {
 		mu.Lock()
+		defer mu.Unlock()
 		if stopped {
-			mu.Unlock()
 			return
 		}
-		renewing.Add(1)
-		mu.Unlock()
-		defer renewing.Done()
 		h.renew(ctx)
-		mu.Lock()
-		if !stopped {
-			t.Reset(every)
-		}
-		mu.Unlock()
+		t.Reset(every)
 	}
 	mu.Lock()
 	t = time.AfterFunc(every, beat)
 	mu.Unlock()
 	return func() {
 		mu.Lock()
+		defer mu.Unlock()
 		stopped = true
 		t.Stop()
-		mu.Unlock()
-		renewing.Wait() // a renewal under way ends before the record that follows
 	}
 }
 
