@@ -148,9 +148,9 @@ func TestWatchAuthVersion(t *testing.T) {
 }
 
 // TestWantAuthVersion: once a watcher asks (AskAuthVersion), SQLite's
-// writer reads the auth counter in its next transaction, whatever that
-// transaction is for, and offers the read once the transaction commits:
-// once per asking, and never unasked. PostgreSQL's writer cannot be
+// writer reads the auth counter at the start of its next transaction,
+// whatever that transaction is for, and offers the read at once, before
+// the transaction's own writes run: once per asking, and never unasked. PostgreSQL's writer cannot be
 // asked, since a read would cost its pipelined group a round trip.
 func TestWantAuthVersion(t *testing.T) {
 	eachAccount(t, 10*credit, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
@@ -195,7 +195,17 @@ func TestWantAuthVersion(t *testing.T) {
 		}
 		asked := time.Now()
 		ask()
-		rename("asked") // moves the counter, after the read at the start
+		var during []offer
+		if err := st.Write(ctx, func(tx *store.Tx) error {
+			during = got() // what was offered before this write ran
+			// Moves the counter, after the read at the start.
+			return tx.Exec(ctx, `UPDATE accounts SET name = $1 WHERE id = $2`, "asked", acc.ID)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(during) != 1 {
+			t.Fatalf("offers %+v while the transaction ran, want the read at its start offered already", during)
+		}
 		o := got()
 		if len(o) != 1 || o[0].v != before || !o[0].began.After(asked) {
 			t.Fatalf("offers %+v, want one of %d, the counter when the transaction began, read after %v", o, before, asked)

@@ -74,11 +74,12 @@ func (tx *Tx) AuthVersion(ctx context.Context) (int64, error) {
 // for its monotonic reading), so that a cache that must see a change made
 // before a caller asked (keycache) can take a read of the writer's that
 // began after the caller asked instead of making its own: under load the
-// writer reads the counter for every group of sends. A transaction's read
-// counts only once it committed with every write of its group: a read
-// that saw a change the transaction then undid, or one not yet committed,
-// would let a cache keep what it read of the old settings under the new
-// counter.
+// writer reads the counter for every group of sends. A read made after a
+// transaction's writes began counts only once it committed with every
+// write of its group: a read that saw a change the transaction then
+// undid, or one not yet committed, would let a cache keep what it read of
+// the old settings under the new counter. The read a watcher asked for
+// (AskAuthVersion) comes before any write, and is offered at once.
 func (s *Store) WatchAuthVersion(fn func(v int64, began time.Time)) {
 	for {
 		old := s.authWatchers.Load()
@@ -94,8 +95,8 @@ func (s *Store) WatchAuthVersion(fn func(v int64, began time.Time)) {
 }
 
 // AskAuthVersion returns the call that asks SQLite's writer to read the
-// auth counter in its next transaction, whatever the transaction is for,
-// and to offer it to the watchers once it commits. On the writer's
+// auth counter at the start of its next transaction, whatever the
+// transaction is for, and to offer it to the watchers at once. On the writer's
 // connection the read costs a few microseconds, its pages being the ones
 // it just wrote; a reader's connection starts every read after a write
 // from an empty page cache. On PostgreSQL it returns nil: its groups are
@@ -114,20 +115,29 @@ func (s *Store) AskAuthVersion() func() {
 
 // readWantedAuth reads the auth counter in tx when a watcher asked for it
 // (AskAuthVersion), at the start of the transaction: a read that began
-// after the asking.
+// after the asking. Nothing of the transaction has run yet, so the read
+// saw only what other transactions committed, and it is offered at once:
+// the watchers' callers (a webhook about to be signed) need not wait for
+// the group's statements and its commit, which at low concurrency had
+// often taken longer than the signer waits for an offer before it reads
+// for itself.
 func (s *Store) readWantedAuth(tx *Tx) error {
 	if !s.authWanted.Load() || !s.authWanted.Swap(false) {
 		return nil
 	}
-	_, err := tx.AuthVersion(tx.ctx)
-	return err
+	v, err := tx.AuthVersion(tx.ctx)
+	if err != nil {
+		return err
+	}
+	s.offerRead(v, tx.authSeen.began)
+	tx.authSeen.ok = false // offered; a later read in tx is offered at its commit
+	return nil
 }
 
 // offerAuth offers the watchers what a committed transaction read of the
 // auth counter, when every write of its group succeeded.
 func (s *Store) offerAuth(tx *Tx, results []error) {
-	fns := s.authWatchers.Load()
-	if fns == nil || !tx.authSeen.ok {
+	if !tx.authSeen.ok {
 		return
 	}
 	for _, err := range results {
@@ -135,8 +145,18 @@ func (s *Store) offerAuth(tx *Tx, results []error) {
 			return
 		}
 	}
+	s.offerRead(tx.authSeen.v, tx.authSeen.began)
+}
+
+// offerRead offers the watchers a read of the auth counter that began at
+// began and saw only committed writes.
+func (s *Store) offerRead(v int64, began time.Time) {
+	fns := s.authWatchers.Load()
+	if fns == nil {
+		return
+	}
 	for _, fn := range *fns {
-		fn(tx.authSeen.v, tx.authSeen.began)
+		fn(v, began)
 	}
 }
 
