@@ -92,6 +92,10 @@ type Queue[T any] struct {
 	mu      sync.Mutex
 	mem     fifo[T] // items leased to us at insert, waiting to be handled
 	stopped bool    // Run has ended: Hand takes nothing
+	// starved: the loop sleeps with work that waits for a worker to come
+	// free (items in memory, or a claim), so a worker that ends its call
+	// must wake it; otherwise ending a call wakes no one.
+	starved bool
 	// handed and taken count the items ever kept in and taken from mem;
 	// marks tells when each Hand still in mem came (its items end at
 	// upto), so the wait of the oldest is known without a time per item.
@@ -317,7 +321,7 @@ func (r *run[T]) loop() {
 			busy = true
 		}
 		tableTurn = true
-		if busy {
+		if busy || !r.sleep(claimDB) {
 			continue
 		}
 		select {
@@ -332,6 +336,39 @@ func (r *run[T]) loop() {
 }
 
 func (r *run[T]) free() int { return cap(r.q.slots) - len(r.q.slots) }
+
+// sleep decides, before the loop sleeps, whether a worker ending its call
+// must wake it: only when work waits for a free worker, in memory or in
+// the table (claim). Otherwise every call's end, one per webhook, would
+// wake the loop for nothing. It reports false when a worker came free
+// since the loop looked, so the loop looks again instead of sleeping. A
+// worker frees its slot before it reads starved, and the loop sets
+// starved before it counts the free slots, both under mu: either the
+// worker sees starved, or the loop sees the slot.
+func (r *run[T]) sleep(claimDB bool) bool {
+	q := r.q
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.starved = q.mem.len() > 0 || claimDB
+	free, keep := r.free(), 0
+	if claimDB {
+		keep = q.minClaim // as loop holds workers for the claim
+	}
+	claim := claimDB && free >= q.minClaim
+	take := q.mem.len() > 0 && free > keep
+	return !claim && !take
+}
+
+// woke tells the loop a worker came free, if it waits for one.
+func (r *run[T]) woke() {
+	q := r.q
+	q.mu.Lock()
+	starved := q.starved
+	q.mu.Unlock()
+	if starved {
+		signal(q.ready)
+	}
+}
 
 // claim claims what the free workers can take and starts them on it. It
 // returns how many rows came and how many it asked for.
@@ -356,6 +393,7 @@ func (r *run[T]) takeMemory(workers int) int {
 	q.mu.Lock()
 	items := q.mem.take(min(workers*q.c.Chunk, q.c.Batch))
 	q.tookLocked(len(items))
+	q.starved = false // the loop is awake, and says so again before it sleeps
 	q.mu.Unlock()
 	taken := len(items)
 	if lapsed := r.dropLapsed(&items); lapsed > 0 {
@@ -419,7 +457,7 @@ func (r *run[T]) work(ctx context.Context, chunk []T) {
 		}
 		<-q.slots
 		r.running.Done()
-		signal(q.ready)
+		r.woke()
 		linger.Reset(workerLinger)
 		var ok bool
 		select {

@@ -483,3 +483,62 @@ func TestLapsedItemsInMemoryAreLeftToTheClaim(t *testing.T) {
 		t.Errorf("%d claims: the lapsed rows were not claimed from the table", n)
 	}
 }
+
+// A worker that ends its call wakes the loop only when work waits for a
+// worker: with nothing waiting, every webhook's end would wake the loop
+// for nothing. When the loop sleeps with items waiting in memory, the end
+// must wake it; and when a worker came free just before the loop would
+// sleep, the loop must look again instead of sleeping.
+func TestWorkerEndWakesTheLoopOnlyWhenWorkWaits(t *testing.T) {
+	f := newFixture(Config[item]{Workers: 1, Chunk: 1})
+	f.h.gate = make(chan struct{}, 3)
+	r := &run[item]{q: f.q, ctx: context.Background(), h: f.h.handle, idle: make(chan []item)}
+	t.Cleanup(func() { close(r.idle) }) // ends the lingering worker
+	pending := func() bool {
+		select {
+		case <-f.q.ready:
+			return true
+		default:
+			return false
+		}
+	}
+	first := f.leased("first", 1)
+	r.start(first) // as the loop does: a slot, a worker
+	f.h.gate <- struct{}{}
+	r.running.Wait()
+	if pending() {
+		t.Fatal("a call's end with nothing waiting woke the loop")
+	}
+
+	// The worker is busy; an item is handed over and waits for it.
+	r.start(f.leased("busy", 1))
+	f.q.Hand(context.Background(), f.leased("waiting", 1))
+	pending() // Hand's own wake, which the loop would have taken
+	if !r.sleep(false) {
+		t.Fatal("the loop would not sleep, with its only worker busy")
+	}
+	f.h.gate <- struct{}{}
+	r.running.Wait()
+	if !pending() {
+		t.Fatal("the busy worker's end did not wake the loop, with an item waiting for it")
+	}
+	// Now the worker is free and the item still waits: the loop must not
+	// sleep on it.
+	if r.sleep(false) {
+		t.Fatal("the loop would sleep with a free worker and an item waiting")
+	}
+	if r.takeMemory(r.free()) != 1 {
+		t.Fatal("the waiting item was not taken")
+	}
+	f.h.gate <- struct{}{}
+	r.running.Wait()
+	if !r.sleep(false) {
+		t.Fatal("the loop would not sleep with nothing left")
+	}
+	if pending() {
+		t.Fatal("a call's end woke the loop after it was told nothing waits")
+	}
+	if n, calls := f.h.total(); n != 3 || calls != 3 {
+		t.Fatalf("%d items in %d calls, want 3 in 3", n, calls)
+	}
+}
