@@ -308,14 +308,14 @@ func (r *run[T]) loop() {
 		default:
 		}
 		busy := false
-		if claimDB && tableTurn && r.free() >= q.minClaim {
+		if tableTurn && r.canClaim(claimDB) {
 			n, limit := r.claim()
 			claimDB = n > 0 && n == limit // a full batch: more may be due
 			tableTurn, busy = false, true
 		}
 		keep := 0
-		if claimDB && tableTurn {
-			keep = q.minClaim // workers held for the claim whose turn it is
+		if tableTurn {
+			keep = r.held(claimDB)
 		}
 		if r.takeMemory(r.free()-keep) > 0 {
 			busy = true
@@ -337,6 +337,19 @@ func (r *run[T]) loop() {
 
 func (r *run[T]) free() int { return cap(r.q.slots) - len(r.q.slots) }
 
+// canClaim tells whether a claim that is due (claimDB) has the free
+// workers it waits for.
+func (r *run[T]) canClaim(claimDB bool) bool { return claimDB && r.free() >= r.q.minClaim }
+
+// held is how many free workers memory leaves to a claim that is due and
+// whose turn it is.
+func (r *run[T]) held(claimDB bool) int {
+	if claimDB {
+		return r.q.minClaim
+	}
+	return 0
+}
+
 // sleep decides, before the loop sleeps, whether a worker ending its call
 // must wake it: only when work waits for a free worker, in memory or in
 // the table (claim). Otherwise every call's end, one per webhook, would
@@ -350,13 +363,10 @@ func (r *run[T]) sleep(claimDB bool) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.starved = q.mem.len() > 0 || claimDB
-	free, keep := r.free(), 0
-	if claimDB {
-		keep = q.minClaim // as loop holds workers for the claim
-	}
-	claim := claimDB && free >= q.minClaim
-	take := q.mem.len() > 0 && free > keep
-	return !claim && !take
+	// What loop would start now, by its own rules (the table's turn
+	// comes first after a sleep).
+	take := q.mem.len() > 0 && r.free() > r.held(claimDB)
+	return !r.canClaim(claimDB) && !take
 }
 
 // woke tells the loop a worker came free, if it waits for one.

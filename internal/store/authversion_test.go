@@ -150,8 +150,9 @@ func TestWatchAuthVersion(t *testing.T) {
 // TestWantAuthVersion: once a watcher asks (AskAuthVersion), SQLite's
 // writer reads the auth counter at the start of its next transaction,
 // whatever that transaction is for, and offers the read at once, before
-// the transaction's own writes run: once per asking, and never unasked. PostgreSQL's writer cannot be
-// asked, since a read would cost its pipelined group a round trip.
+// the transaction's own writes run: once per asking, and never unasked.
+// PostgreSQL's writer cannot be asked, since a read would cost its
+// pipelined group a round trip.
 func TestWantAuthVersion(t *testing.T) {
 	eachAccount(t, 10*credit, func(t *testing.T, ctx context.Context, st *store.Store, acc domain.Account) {
 		type offer struct {
