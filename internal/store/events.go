@@ -290,16 +290,19 @@ func updateAttempted(ctx context.Context, tx *Tx, owner string, chunk []domain.A
 // attemptedArgs appends what an outcome sets on its event's row: its id,
 // state, next attempt, status and error, then what a delivery adds (NULL
 // for any other outcome, which keeps the row's).
+//
+// The NULLs are untyped nils and the values plain, not sql.Null* (which
+// would be boxed, then unwrapped again on their way to the driver): two
+// outcomes a message pass through here.
 func attemptedArgs(args []any, o domain.AttemptOutcome) []any {
-	var delivered, duration sql.NullInt64
-	var attemptID, response sql.NullString
+	var delivered, attemptID, duration, response any
 	if o.State == domain.EventDelivered {
-		delivered = nullMS(o.Attempt.AttemptedAt)
-		attemptID = sql.NullString{String: o.Attempt.ID, Valid: true}
-		duration = sql.NullInt64{Int64: o.Attempt.Duration.Milliseconds(), Valid: true}
-		response = sql.NullString{String: o.Attempt.Response, Valid: true}
+		delivered = msOrNil(o.Attempt.AttemptedAt)
+		attemptID = o.Attempt.ID
+		duration = o.Attempt.Duration.Milliseconds()
+		response = o.Attempt.Response
 	}
-	return append(args, o.Attempt.EventID, o.State, nullMS(o.NextAttemptAt), o.Attempt.StatusCode, o.Attempt.Error,
+	return append(args, o.Attempt.EventID, o.State, msOrNil(o.NextAttemptAt), o.Attempt.StatusCode, o.Attempt.Error,
 		delivered, attemptID, duration, response)
 }
 

@@ -290,6 +290,16 @@ func namedValues(buf []driver.NamedValue, order []int, args []any) ([]driver.Nam
 			v = a
 		case int:
 			v = int64(a)
+		case sql.NullInt64:
+			// As its Value would give, without the trip through the
+			// converter's reflection.
+			if a.Valid {
+				v = a.Int64
+			}
+		case sql.NullString:
+			if a.Valid {
+				v = a.String
+			}
 		default:
 			var err error
 			if v, err = driver.DefaultParameterConverter.ConvertValue(a); err != nil {

@@ -482,6 +482,15 @@ func fromMS(v sql.NullInt64) time.Time {
 	return time.UnixMilli(v.Int64).UTC()
 }
 
+// msOrNil is nullMS as a statement's argument: NULL, or the
+// milliseconds.
+func msOrNil(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMilli()
+}
+
 func nullMS(t time.Time) sql.NullInt64 {
 	if t.IsZero() {
 		return sql.NullInt64{}

@@ -210,11 +210,17 @@ func (p *nullText) arg() any {
 func (p *nullText) dest() any { return p }
 
 func (p *nullText) Scan(src any) error {
-	return scanNull(src, func(v sql.NullString) { *p = nullText(v.String) })
+	v, err := nullStringOf(src)
+	if err != nil {
+		return err
+	}
+	*p = nullText(v.String)
+	return nil
 }
 
 // scanNull scans src as the nullable N (sql.NullString, sql.NullInt64)
-// and hands it to set: the scanners below are conversions of it.
+// and hands it to set, for the scanners of columns read off the hot path;
+// the column kinds below use nullInt64Of and nullStringOf.
 func scanNull[N any, PN interface {
 	*N
 	sql.Scanner
@@ -225,6 +231,36 @@ func scanNull[N any, PN interface {
 	}
 	set(v)
 	return nil
+}
+
+// nullInt64Of and nullStringOf scan src as database/sql scans it into a
+// sql.NullInt64 or sql.NullString. What SQLite's driver and pgx hand over
+// for these columns (nothing, an integer, a text) is taken as it is:
+// through the types' own Scan the value is kept on the heap, an
+// allocation for every nullable column of every row read, and a message
+// row has a dozen of them.
+func nullInt64Of(src any) (sql.NullInt64, error) {
+	switch x := src.(type) {
+	case nil:
+		return sql.NullInt64{}, nil
+	case int64:
+		return sql.NullInt64{Int64: x, Valid: true}, nil
+	}
+	var v sql.NullInt64
+	err := v.Scan(src)
+	return v, err
+}
+
+func nullStringOf(src any) (sql.NullString, error) {
+	switch x := src.(type) {
+	case nil:
+		return sql.NullString{}, nil
+	case string:
+		return sql.NullString{String: x, Valid: true}, nil
+	}
+	var v sql.NullString
+	err := v.Scan(src)
+	return v, err
 }
 
 // nullInt64Col stores a nil pointer as NULL (a setting that is off).
@@ -242,13 +278,16 @@ func (n nullInt64) arg() any {
 func (n nullInt64) dest() any { return n }
 
 func (n nullInt64) Scan(src any) error {
-	return scanNull(src, func(v sql.NullInt64) {
-		*n.p = nil
-		if v.Valid {
-			x := v.Int64
-			*n.p = &x
-		}
-	})
+	v, err := nullInt64Of(src)
+	if err != nil {
+		return err
+	}
+	*n.p = nil
+	if v.Valid {
+		x := v.Int64
+		*n.p = &x
+	}
+	return nil
 }
 
 // boolCol stores a bool as 0 or 1 (SQLite has no boolean type).
@@ -264,7 +303,12 @@ func (p *intBool) arg() any  { return boolInt(bool(*p)) }
 func (p *intBool) dest() any { return p }
 
 func (p *intBool) Scan(src any) error {
-	return scanNull(src, func(v sql.NullInt64) { *p = v.Int64 != 0 })
+	v, err := nullInt64Of(src)
+	if err != nil {
+		return err
+	}
+	*p = v.Int64 != 0
+	return nil
 }
 
 // timeCol stores a time as Unix milliseconds; the zero time is NULL.
@@ -294,7 +338,12 @@ func (p *msDuration) arg() any  { return time.Duration(*p).Milliseconds() }
 func (p *msDuration) dest() any { return p }
 
 func (p *msDuration) Scan(src any) error {
-	return scanNull(src, func(v sql.NullInt64) { *p = msDuration(time.Duration(v.Int64) * time.Millisecond) })
+	v, err := nullInt64Of(src)
+	if err != nil {
+		return err
+	}
+	*p = msDuration(time.Duration(v.Int64) * time.Millisecond)
+	return nil
 }
 
 // enumCol stores a typed string (status, channel, environment) as text;
@@ -315,7 +364,12 @@ func (p *commaList) arg() any  { return strings.Join(*p, ",") }
 func (p *commaList) dest() any { return p }
 
 func (p *commaList) Scan(src any) error {
-	return scanNull(src, func(v sql.NullString) { *p = splitComma(v.String) })
+	v, err := nullStringOf(src)
+	if err != nil {
+		return err
+	}
+	*p = splitComma(v.String)
+	return nil
 }
 
 // jsonCol stores a value as JSON text.
@@ -337,8 +391,8 @@ func (s jsonScanner[V]) arg() any  { return jsonText(s.p) }
 func (s jsonScanner[V]) dest() any { return s }
 
 func (s jsonScanner[V]) Scan(src any) error {
-	var v sql.NullString
-	if err := v.Scan(src); err != nil {
+	v, err := nullStringOf(src)
+	if err != nil {
 		return err
 	}
 	if !v.Valid || v.String == "" {
@@ -349,11 +403,19 @@ func (s jsonScanner[V]) Scan(src any) error {
 
 type msTime time.Time
 
-func (p *msTime) arg() any  { return nullMS(time.Time(*p)) }
+// arg is NULL or the milliseconds themselves: a sql.NullInt64 would be
+// boxed, then converted through its Value on its way to the driver.
+func (p *msTime) arg() any { return msOrNil(time.Time(*p)) }
+
 func (p *msTime) dest() any { return p }
 
 func (p *msTime) Scan(src any) error {
-	return scanNull(src, func(v sql.NullInt64) { *p = msTime(fromMS(v)) })
+	v, err := nullInt64Of(src)
+	if err != nil {
+		return err
+	}
+	*p = msTime(fromMS(v))
+	return nil
 }
 
 // lit quotes a typed constant (a status, a channel) for the few statements

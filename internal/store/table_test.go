@@ -1,9 +1,11 @@
 package store
 
 import (
+	"database/sql"
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 )
 
 // A bind function lists pointers into the row it is handed; one that
@@ -74,5 +76,54 @@ func checkBind[T any](t *testing.T, tb table[T], derived ...string) {
 			t.Errorf("%s: %s and %s are bound to the same field", tb.name, other, name)
 		}
 		bound[target{p, v.Type()}] = name
+	}
+}
+
+// The nullable columns' scanners take what the drivers hand over (nothing,
+// an integer, a text) without going through sql.NullInt64's or
+// sql.NullString's own Scan, and must read every value as those do,
+// errors included.
+func TestNullScannersReadAsDatabaseSQL(t *testing.T) {
+	for _, src := range []any{nil, int64(0), int64(-7), int64(1796093399904), int32(12), float64(3), "42", "x", []byte("17"), true} {
+		var want sql.NullInt64
+		wantErr := want.Scan(src)
+		got, err := nullInt64Of(src)
+		if (err != nil) != (wantErr != nil) || got != want {
+			t.Errorf("nullInt64Of(%#v) = %v, %v; sql.NullInt64 scans %v, %v", src, got, err, want, wantErr)
+		}
+	}
+	for _, src := range []any{nil, "", "text", []byte("bytes"), int64(5), float64(1.5), true} {
+		var want sql.NullString
+		wantErr := want.Scan(src)
+		got, err := nullStringOf(src)
+		if (err != nil) != (wantErr != nil) || got != want {
+			t.Errorf("nullStringOf(%#v) = %v, %v; sql.NullString scans %v, %v", src, got, err, want, wantErr)
+		}
+	}
+}
+
+// A message row has a dozen nullable columns and is read on the hot path:
+// reading one (a time, NULL or set) allocates nothing.
+func TestNullColumnsScanWithoutAllocating(t *testing.T) {
+	var at time.Time
+	var d time.Duration
+	var ref string
+	var b bool
+	scanners := []sql.Scanner{(*msTime)(&at), (*msDuration)(&d), (*nullText)(&ref), (*intBool)(&b)}
+	srcs := []any{nil, int64(1796093399904), nil, "ref"}
+	n := testing.AllocsPerRun(100, func() {
+		for i, s := range scanners[:2] {
+			_ = s.Scan(srcs[i%2])
+			_ = s.Scan(srcs[1])
+		}
+		_ = scanners[2].Scan(srcs[2])
+		_ = scanners[2].Scan(srcs[3])
+		_ = scanners[3].Scan(srcs[1])
+	})
+	if n != 0 {
+		t.Errorf("scanning nullable columns allocated %v times a run", n)
+	}
+	if want := time.UnixMilli(1796093399904).UTC(); !at.Equal(want) || ref != "ref" || !b {
+		t.Errorf("scanned %v, %q, %v", at, ref, b)
 	}
 }
