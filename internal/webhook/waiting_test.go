@@ -54,7 +54,9 @@ func TestWaitingRemembersUntilAnOutcome(t *testing.T) {
 // hour away, so only that wake can bring it.
 func TestWorkerLooksInTheTableWhenAnOutcomeLetsAnEventGo(t *testing.T) {
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
-	defer rcv.Close()
+	// Closed after the worker stops (cleanups run last first): a post
+	// still under way must not meet a receiver that went away.
+	t.Cleanup(rcv.Close)
 	st := &tableStore{recorded: map[string]bool{}}
 	waiting := NewWaiting()
 	w := NewWorker(WorkerConfig{Store: st, Waiting: waiting, Poll: time.Hour,

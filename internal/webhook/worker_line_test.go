@@ -84,7 +84,9 @@ func TestWorkerPostsALineInOrder(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	}))
-	defer rcv.Close()
+	// Closed after the worker stops (cleanups run last first): a post
+	// still under way must not meet a receiver that went away.
+	t.Cleanup(rcv.Close)
 	st := &lineStore{}
 	w := NewWorker(WorkerConfig{Store: st, Sender: NewSender(SenderOptions{ClientOptions: ClientOptions{AllowPrivate: true}}),
 		Schedule: Schedule{time.Hour}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})

@@ -60,6 +60,10 @@ func (s *tableStore) ReleaseEvents(context.Context, string, []string, time.Time)
 
 func (s *tableStore) StopEventsForURL(context.Context, string, string) (int64, error) { return 0, nil }
 
+func (s *tableStore) HurryEvents(context.Context, string, string, time.Time) (int64, error) {
+	return 0, nil
+}
+
 func (s *tableStore) done(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -71,7 +75,9 @@ func (s *tableStore) done(id string) bool {
 // lapsed leases wait.
 func TestWorkerPollsTableWhileBusy(t *testing.T) {
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
-	defer rcv.Close()
+	// Closed after the worker stops (cleanups run last first): a post
+	// still under way must not meet a receiver that went away.
+	t.Cleanup(rcv.Close)
 	st := &tableStore{recorded: map[string]bool{}}
 	w := NewWorker(WorkerConfig{Store: st, Sender: NewSender(SenderOptions{ClientOptions: ClientOptions{AllowPrivate: true}}), Poll: 50 * time.Millisecond,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
