@@ -210,23 +210,21 @@ func (p *nullText) arg() any {
 func (p *nullText) dest() any { return p }
 
 func (p *nullText) Scan(src any) error {
-	v, err := nullStringOf(src)
-	if err != nil {
-		return err
-	}
-	*p = nullText(v.String)
-	return nil
+	return scanNull(src, func(v sql.NullString) { *p = nullText(v.String) })
 }
 
 // scanNull scans src as the nullable N (sql.NullString, sql.NullInt64)
-// and hands it to set, for the scanners of columns read off the hot path;
-// the column kinds below use nullInt64Of and nullStringOf.
-func scanNull[N any, PN interface {
-	*N
-	sql.Scanner
-}](src any, set func(N)) error {
+// and hands it to set: the scanners below are conversions of it.
+func scanNull[N sql.NullInt64 | sql.NullString](src any, set func(N)) error {
 	var v N
-	if err := PN(&v).Scan(src); err != nil {
+	var err error
+	switch p := any(&v).(type) {
+	case *sql.NullInt64:
+		*p, err = nullInt64Of(src)
+	case *sql.NullString:
+		*p, err = nullStringOf(src)
+	}
+	if err != nil {
 		return err
 	}
 	set(v)
@@ -278,16 +276,13 @@ func (n nullInt64) arg() any {
 func (n nullInt64) dest() any { return n }
 
 func (n nullInt64) Scan(src any) error {
-	v, err := nullInt64Of(src)
-	if err != nil {
-		return err
-	}
-	*n.p = nil
-	if v.Valid {
-		x := v.Int64
-		*n.p = &x
-	}
-	return nil
+	return scanNull(src, func(v sql.NullInt64) {
+		*n.p = nil
+		if v.Valid {
+			x := v.Int64
+			*n.p = &x
+		}
+	})
 }
 
 // boolCol stores a bool as 0 or 1 (SQLite has no boolean type).
@@ -303,12 +298,7 @@ func (p *intBool) arg() any  { return boolInt(bool(*p)) }
 func (p *intBool) dest() any { return p }
 
 func (p *intBool) Scan(src any) error {
-	v, err := nullInt64Of(src)
-	if err != nil {
-		return err
-	}
-	*p = v.Int64 != 0
-	return nil
+	return scanNull(src, func(v sql.NullInt64) { *p = v.Int64 != 0 })
 }
 
 // timeCol stores a time as Unix milliseconds; the zero time is NULL.
@@ -338,12 +328,7 @@ func (p *msDuration) arg() any  { return time.Duration(*p).Milliseconds() }
 func (p *msDuration) dest() any { return p }
 
 func (p *msDuration) Scan(src any) error {
-	v, err := nullInt64Of(src)
-	if err != nil {
-		return err
-	}
-	*p = msDuration(time.Duration(v.Int64) * time.Millisecond)
-	return nil
+	return scanNull(src, func(v sql.NullInt64) { *p = msDuration(time.Duration(v.Int64) * time.Millisecond) })
 }
 
 // enumCol stores a typed string (status, channel, environment) as text;
@@ -364,12 +349,7 @@ func (p *commaList) arg() any  { return strings.Join(*p, ",") }
 func (p *commaList) dest() any { return p }
 
 func (p *commaList) Scan(src any) error {
-	v, err := nullStringOf(src)
-	if err != nil {
-		return err
-	}
-	*p = splitComma(v.String)
-	return nil
+	return scanNull(src, func(v sql.NullString) { *p = splitComma(v.String) })
 }
 
 // jsonCol stores a value as JSON text.
@@ -410,12 +390,7 @@ func (p *msTime) arg() any { return msOrNil(time.Time(*p)) }
 func (p *msTime) dest() any { return p }
 
 func (p *msTime) Scan(src any) error {
-	v, err := nullInt64Of(src)
-	if err != nil {
-		return err
-	}
-	*p = msTime(fromMS(v))
-	return nil
+	return scanNull(src, func(v sql.NullInt64) { *p = msTime(fromMS(v)) })
 }
 
 // lit quotes a typed constant (a status, a channel) for the few statements
