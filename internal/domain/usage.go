@@ -88,7 +88,7 @@ func DayTime(day int64) time.Time {
 
 // UsageOf is what a message counts for in usage: one message of its
 // segments, charged what it was charged and not refunded.
-func UsageOf(m Message) UsageDelta {
+func UsageOf(m *Message) UsageDelta {
 	d := UsageDelta{UsageKey: UsageKey{AccountID: m.AccountID, Env: m.Env, Day: DayNumber(m.CreatedAt), Channel: m.Channel,
 		Country: m.CountryCode}, UsageCount: UsageCount{Messages: 1, Segments: int64(m.Segments), Credits: m.Charged}}
 	if i := statusIndex(m.Status); i >= 0 {
@@ -101,7 +101,7 @@ func UsageOf(m Message) UsageDelta {
 // makes (a new status, a refund that lowers the credits, an RCS message
 // that fell back to SMS and moves to the SMS row): nothing when neither
 // counts differently.
-func UsageChange(before, after Message) []UsageDelta {
+func UsageChange(before, after *Message) []UsageDelta {
 	b, a := UsageOf(before), UsageOf(after)
 	if b == a {
 		return nil

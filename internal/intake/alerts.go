@@ -34,8 +34,8 @@ func InsertCounted(ctx context.Context, tx interface {
 		return err
 	}
 	deltas := make([]domain.UsageDelta, len(msgs))
-	for i, m := range msgs {
-		deltas[i] = domain.UsageOf(m)
+	for i := range msgs {
+		deltas[i] = domain.UsageOf(&msgs[i])
 	}
 	return tx.AddUsage(ctx, deltas)
 }

@@ -55,10 +55,10 @@ var _ tracking.Notifier[ReceiptTx] = (*Receipts)(nil)
 func (r *Receipts) Changed(ctx context.Context, tx ReceiptTx, cs []tracking.Change) (tracking.After, error) {
 	var items []domain.SMPPItem
 	for _, c := range cs {
-		if !dlr.Wanted(c.Message, c.Was) {
+		if !dlr.Wanted(*c.Message, c.Was) {
 			continue
 		}
-		it := dlr.Item(c.Message, c.At)
+		it := dlr.Item(*c.Message, c.At)
 		if it.Dest == "" {
 			// Sent from the route's own sender: the receipt comes from
 			// the handset to it, as digits like every number we write.

@@ -42,11 +42,11 @@ func TestReceiptsOfChanges(t *testing.T) {
 	own.ErrorCode = domain.CodeUndelivered
 	at := t0.Add(time.Minute)
 	cs := []tracking.Change{
-		{Message: delivered, Was: domain.Sent, Steps: []domain.Status{domain.Delivered}, At: at},
-		{Message: smpp("m3", "4915", domain.Sent, true), Was: domain.Sending, Steps: []domain.Status{domain.Sent}, At: at},
-		{Message: smpp("m4", "4915", domain.Delivered, false), Was: domain.Sent, Steps: []domain.Status{domain.Delivered}, At: at},
-		{Message: smpp("m5", "4915", domain.Read, true), Was: domain.Delivered, Steps: []domain.Status{domain.Read}, At: at},
-		{Message: own, Was: domain.Sent, Steps: []domain.Status{domain.Failed}, At: at},
+		{Message: &delivered, Was: domain.Sent, Steps: []domain.Status{domain.Delivered}, At: at},
+		{Message: new(smpp("m3", "4915", domain.Sent, true)), Was: domain.Sending, Steps: []domain.Status{domain.Sent}, At: at},
+		{Message: new(smpp("m4", "4915", domain.Delivered, false)), Was: domain.Sent, Steps: []domain.Status{domain.Delivered}, At: at},
+		{Message: new(smpp("m5", "4915", domain.Read, true)), Was: domain.Delivered, Steps: []domain.Status{domain.Read}, At: at},
+		{Message: &own, Was: domain.Sent, Steps: []domain.Status{domain.Failed}, At: at},
 	}
 	woken := 0
 	r := &Receipts{OwnSender: func(p string) string { return map[string]string{"smsc": "+4930123"}[p] }, Wake: func() { woken++ }}

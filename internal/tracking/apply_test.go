@@ -170,6 +170,49 @@ func TestApplyBatch(t *testing.T) {
 	}
 }
 
+// Each change carries the message as its own report left it, also when
+// later reports of the same batch move the message on: the notifiers write
+// what each step looked like (its status, its times), not the batch's end.
+func TestEachChangeCarriesItsOwnMessage(t *testing.T) {
+	ctx := context.Background()
+	st, rec, tr := chargedTracker(t, "m1", "m2")
+	at := t0.Add(30 * time.Second)
+	err := tr.Apply(ctx, []Report{
+		{Kind: Accepted, MessageID: "m1", Provider: "smsc", Ref: "r1", LeaseOwner: "n1", At: at},
+		{Kind: Accepted, MessageID: "m2", Provider: "smsc", Ref: "r2", LeaseOwner: "n1", At: at},
+		{Kind: Progress, MessageID: "m1", Provider: "smsc", Ref: "r1", Status: domain.Delivered, At: at.Add(time.Second)},
+		{Kind: Progress, MessageID: "m1", Provider: "smsc", Ref: "r1", Status: domain.Read, At: at.Add(2 * time.Second)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.changes) != 1 || len(rec.changes[0]) != 4 {
+		t.Fatalf("notified %v, want four changes in one call", rec.steps())
+	}
+	cs := rec.changes[0]
+	type seen struct {
+		id                string
+		status            domain.Status
+		delivered, readAt bool
+	}
+	var got []seen
+	for _, c := range cs {
+		got = append(got, seen{c.Message.ID, c.Message.Status, !c.Message.DeliveredAt.IsZero(), !c.Message.ReadAt.IsZero()})
+	}
+	want := []seen{{"m1", domain.Sent, false, false}, {"m2", domain.Sent, false, false},
+		{"m1", domain.Delivered, true, false}, {"m1", domain.Read, true, true}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("the changes carry %+v, want %+v", got, want)
+	}
+	rows := st.Rows()
+	if m1 := rows.Messages["m1"]; !reflect.DeepEqual(m1, *cs[3].Message) {
+		t.Fatalf("m1 written as %+v, the last change carries %+v", m1, *cs[3].Message)
+	}
+	if m2 := rows.Messages["m2"]; !reflect.DeepEqual(m2, *cs[1].Message) {
+		t.Fatalf("m2 written as %+v, its change carries %+v", m2, *cs[1].Message)
+	}
+}
+
 // Statuses only move forward: a late SENT after DELIVERED, anything after
 // FAILED or CANCELED, and a cancel of a message a provider has are
 // dropped, notifying nothing; READ before DELIVERED passes through it.

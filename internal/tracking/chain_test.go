@@ -115,7 +115,7 @@ func TestBillDeliveryUsageCountsNothing(t *testing.T) {
 	ctx := context.Background()
 	m := sentChild("m", true)
 	st, tr := chainStore(t, m)
-	st.Seed(func(r *trackingtest.Rows) { r.Usage = []domain.UsageDelta{domain.UsageOf(m)} })
+	st.Seed(func(r *trackingtest.Rows) { r.Usage = []domain.UsageDelta{domain.UsageOf(&m)} })
 	if err := tr.Apply(ctx, []Report{{Kind: Progress, MessageID: "m", Status: domain.Failed, ErrorCode: domain.CodeUndelivered}}); err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,9 @@ import (
 // Change is one report's effect on a message's status, as the tracker
 // recorded it: what a front tells its clients about.
 type Change struct {
-	// Message is the message as the report left it.
-	Message domain.Message
+	// Message is the message as the report left it. Notifiers read it and
+	// must not change it: it is also what the tracker writes.
+	Message *domain.Message
 	// Was is its status before the report.
 	Was domain.Status
 	// Steps are the statuses it passed through, in order (never empty).

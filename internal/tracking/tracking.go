@@ -344,18 +344,35 @@ func applyReports(ctx context.Context, tx StatusTx, reports []Report, now time.T
 	if err != nil {
 		return err
 	}
-	// The changed messages as read, in the order they first changed: only
-	// what the reports change is written, compared against these.
+	// The changed messages as read (before) and as the reports leave them
+	// (after), in the order they first changed, and where each is in both:
+	// only what the reports change is written, compared against before.
+	// after never grows past its capacity (a message is added once), so
+	// the changes can point into it rather than carry a copy each.
 	before := make([]domain.Message, 0, len(msgs))
-	changed := make(map[string]bool, len(msgs))
+	after := make([]domain.Message, 0, len(msgs))
+	changed := make(map[string]int, len(msgs))
+	// latest[i] is the change that last pointed at after[i], -1 for none.
+	latest := make([]int, 0, len(msgs))
+	// kept holds a message as an earlier change left it, once a later
+	// report of the batch moves the message on: one allocation for the
+	// batch (each report past a message's first may add one). Its entries
+	// never change, so a change may point at one even after it grows.
+	var kept []domain.Message
 	changes := make([]Change, 0, len(reports))
 	var usage []domain.UsageDelta
 	var astray []domain.PendingReport
 	for _, r := range reports {
-		m, ok := msgs[r.MessageID]
-		if !ok {
+		i, seen := changed[r.MessageID]
+		var prev domain.Message // the message before this report
+		if seen {
+			prev = after[i]
+		} else if read, ok := msgs[r.MessageID]; ok {
+			prev = read
+		} else {
 			continue // unknown message: a late report for a purged one
 		}
+		m := prev
 		if r.Follows != "" && (m.ProviderRef != r.Follows || m.Provider != r.Provider) {
 			// It rode with a hand-over whose report did not record its id.
 			astray = append(astray, domain.PendingReport{Provider: r.Provider, Ref: r.Follows, Status: r.Status,
@@ -363,12 +380,11 @@ func applyReports(ctx context.Context, tx StatusTx, reports []Report, now time.T
 			continue
 		}
 		at := orNow(r.At, now)
-		was := m
 		steps, refund := transition(&m, r, at)
 		if len(steps) == 0 && !refund.changed {
 			continue
 		}
-		usage = append(usage, domain.UsageChange(was, m)...)
+		usage = append(usage, domain.UsageChange(&prev, &m)...)
 		if err := ledger.Return(ctx, tx, m.AccountID, m.CampaignID, m.ID, refund.amount, refund.note, now); err != nil {
 			return err
 		}
@@ -379,20 +395,31 @@ func applyReports(ctx context.Context, tx StatusTx, reports []Report, now time.T
 				return err
 			}
 		}
-		if !changed[m.ID] {
-			changed[m.ID] = true
-			before = append(before, msgs[m.ID])
+		if !seen {
+			i = len(after)
+			changed[m.ID] = i
+			before = append(before, prev)
+			after = append(after, m)
+			latest = append(latest, -1)
+		} else {
+			if c := latest[i]; c >= 0 {
+				// An earlier change of this message keeps the message as
+				// its own report left it.
+				if kept == nil {
+					kept = make([]domain.Message, 0, len(reports)-len(msgs))
+				}
+				kept = append(kept, after[i])
+				changes[c].Message = &kept[len(kept)-1]
+				latest[i] = -1
+			}
+			after[i] = m
 		}
-		msgs[m.ID] = m
 		if len(steps) > 0 {
-			changes = append(changes, Change{Message: m, Was: was.Status, Steps: steps, Report: r, At: at, Recorded: now})
+			changes = append(changes, Change{Message: &after[i], Was: prev.Status, Steps: steps, Report: r, At: at, Recorded: now})
+			latest[i] = len(changes) - 1
 		}
 	}
-	updates := make([]domain.Message, len(before))
-	for i, b := range before {
-		updates[i] = msgs[b.ID]
-	}
-	if err := tx.UpdateChangedMessages(ctx, before, updates); err != nil {
+	if err := tx.UpdateChangedMessages(ctx, before, after); err != nil {
 		return err
 	}
 	if err := tx.AddUsage(ctx, usage); err != nil {
@@ -504,11 +531,11 @@ func partReport(ctx context.Context, tx StatusTx, r Report, part domain.Part) (R
 // recordRefs records the parts of messages that providers took in several
 // pieces, and takes the reports parked for the ids the accepted reports
 // name.
-func recordRefs(ctx context.Context, tx StatusTx, reports []Report, changed map[string]bool) ([]Report, error) {
+func recordRefs(ctx context.Context, tx StatusTx, reports []Report, changed map[string]int) ([]Report, error) {
 	var ps []domain.Part
 	byProvider := map[string][]string{}
 	for _, r := range reports {
-		if r.Kind != Accepted || !changed[r.MessageID] {
+		if _, ok := changed[r.MessageID]; r.Kind != Accepted || !ok {
 			continue
 		}
 		// A provider whose reference is our own id reports by our id, so

@@ -162,14 +162,14 @@ func (w *Webhooks[T]) lease(c tracking.Change) eventLease {
 // message took to out. Every one is written, for the events feed; only
 // those of a send with a callbackUrl, or that carry their front's post,
 // are webhooks to deliver.
-func (w *Webhooks[T]) appendStatusEvents(out []domain.Event, m domain.Message, steps []domain.Status, at time.Time, lease eventLease) []domain.Event {
+func (w *Webhooks[T]) appendStatusEvents(out []domain.Event, m *domain.Message, steps []domain.Status, at time.Time, lease eventLease) []domain.Event {
 	first := len(out)
 	for _, st := range steps {
 		out = append(out, domain.Event{ID: id.New(id.Event, at), AccountID: m.AccountID, Env: m.Env, CampaignID: m.CampaignID,
-			MessageID: m.ID, Event: webhook.DeliveryStatus, URL: m.CallbackURL, Body: webhook.StatusBody(m, st, at),
+			MessageID: m.ID, Event: webhook.DeliveryStatus, URL: m.CallbackURL, Body: webhook.StatusBody(*m, st, at),
 			NextAttemptAt: at, CreatedAt: at})
 		if w.Posts != nil {
-			if p, ok := w.Posts.Status(m, st, at); ok {
+			if p, ok := w.Posts.Status(*m, st, at); ok {
 				out = withPost(out, p, at)
 			}
 		}

@@ -42,8 +42,8 @@ func TestStatusEvents(t *testing.T) {
 	recorded := t0.Add(time.Minute)
 	withHook, feedOnly := msg("m1", "https://hooks.example.com/cb"), msg("m2", "")
 	cs := []tracking.Change{
-		{Message: withHook, Was: domain.Sending, Steps: []domain.Status{domain.Sent, domain.Delivered}, At: t0.Add(time.Second), Recorded: recorded},
-		{Message: feedOnly, Was: domain.Sent, Steps: []domain.Status{domain.Delivered}, At: t0.Add(2 * time.Second), Recorded: recorded},
+		{Message: &withHook, Was: domain.Sending, Steps: []domain.Status{domain.Sent, domain.Delivered}, At: t0.Add(time.Second), Recorded: recorded},
+		{Message: &feedOnly, Was: domain.Sent, Steps: []domain.Status{domain.Delivered}, At: t0.Add(2 * time.Second), Recorded: recorded},
 	}
 	var after tracking.After
 	err := st.Write(ctx, func(tx *trackingtest.Tx) error {
@@ -88,7 +88,7 @@ func TestStatusEvents(t *testing.T) {
 	heldOnce := withHook
 	heldOnce.HeldAt = t0
 	err = st.Write(ctx, func(tx *trackingtest.Tx) error {
-		_, err := w.Changed(ctx, tx, []tracking.Change{{Message: heldOnce, Was: domain.Sending, Steps: []domain.Status{domain.Sent},
+		_, err := w.Changed(ctx, tx, []tracking.Change{{Message: &heldOnce, Was: domain.Sending, Steps: []domain.Status{domain.Sent},
 			At: t0.Add(3 * time.Second), Recorded: recorded}})
 		return err
 	})
@@ -117,7 +117,7 @@ func TestStatusEventsWithoutHandoff(t *testing.T) {
 	var after tracking.After
 	if err := st.Write(ctx, func(tx *trackingtest.Tx) error {
 		var err error
-		after, err = w.Changed(ctx, tx, []tracking.Change{{Message: m, Was: domain.Sent, Steps: []domain.Status{domain.Failed}, At: t0,
+		after, err = w.Changed(ctx, tx, []tracking.Change{{Message: &m, Was: domain.Sent, Steps: []domain.Status{domain.Failed}, At: t0,
 			Recorded: t0}})
 		return err
 	}); err != nil {

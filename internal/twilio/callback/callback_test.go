@@ -129,10 +129,10 @@ func TestStatusCallbacks(t *testing.T) {
 		Status: domain.Delivered, CallbackURL: "https://hooks.example.com/native"}
 	at := t0.Add(time.Minute)
 	cs := []tracking.Change{
-		{Message: delivered, Was: domain.Sending, Steps: []domain.Status{domain.Sent, domain.Delivered}, At: at, Recorded: at},
-		{Message: noCallback, Was: domain.Sent, Steps: []domain.Status{domain.Delivered}, At: at, Recorded: at},
-		{Message: native, Was: domain.Sent, Steps: []domain.Status{domain.Delivered}, At: at, Recorded: at},
-		{Message: failed, Was: domain.Sent, Steps: []domain.Status{domain.Failed}, At: at, Recorded: at},
+		{Message: &delivered, Was: domain.Sending, Steps: []domain.Status{domain.Sent, domain.Delivered}, At: at, Recorded: at},
+		{Message: &noCallback, Was: domain.Sent, Steps: []domain.Status{domain.Delivered}, At: at, Recorded: at},
+		{Message: &native, Was: domain.Sent, Steps: []domain.Status{domain.Delivered}, At: at, Recorded: at},
+		{Message: &failed, Was: domain.Sent, Steps: []domain.Status{domain.Failed}, At: at, Recorded: at},
 	}
 	run(t, st, tx{}, func(tx Tx) (tracking.After, error) { return w.Changed(context.Background(), tx, cs) })
 	evs := st.Rows().Events
@@ -190,7 +190,7 @@ func TestStatusCallbackBesideAWebhook(t *testing.T) {
 	st := &trackingtest.Store{}
 	m := twilioMsg("acc_1", "https://hooks.example.com/status", domain.Delivered)
 	m.CallbackURL = "https://hooks.example.com/native"
-	cs := []tracking.Change{{Message: m, Was: domain.Sent, Steps: []domain.Status{domain.Delivered}, At: t0, Recorded: t0}}
+	cs := []tracking.Change{{Message: &m, Was: domain.Sent, Steps: []domain.Status{domain.Delivered}, At: t0, Recorded: t0}}
 	h := &handoff{}
 	run(t, st, tx{}, func(tx Tx) (tracking.After, error) {
 		return feed(h, nil, &Callbacks{}).Changed(context.Background(), tx, cs)
@@ -216,7 +216,7 @@ func TestStatusCallbacksWithoutHandoff(t *testing.T) {
 	st := &trackingtest.Store{}
 	m := twilioMsg("acc_1", "https://hooks.example.com/status", domain.Sent)
 	m.From = ""
-	cs := []tracking.Change{{Message: m, Was: domain.Sending, Steps: []domain.Status{domain.Sent}, At: t0, Recorded: t0}}
+	cs := []tracking.Change{{Message: &m, Was: domain.Sending, Steps: []domain.Status{domain.Sent}, At: t0, Recorded: t0}}
 	run(t, st, tx{}, func(tx Tx) (tracking.After, error) {
 		return feed(nil, func() { woken++ }, c).Changed(context.Background(), tx, cs)
 	})
