@@ -191,9 +191,9 @@ func TestEachChangeCarriesItsOwnMessage(t *testing.T) {
 	}
 	cs := rec.changes[0]
 	type seen struct {
-		id                string
-		status            domain.Status
-		delivered, readAt bool
+		id              string
+		status          domain.Status
+		delivered, read bool
 	}
 	var got []seen
 	for _, c := range cs {
