@@ -103,7 +103,8 @@ func (s *SMSC) Sources() []string {
 	return append([]string(nil), s.sources...)
 }
 
-// Answered counts the submit_sm answered (each then reported delivered).
+// Answered counts the submit_sm answered (each then reported delivered),
+// counting each once its answer has been written.
 func (s *SMSC) Answered() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -210,7 +211,6 @@ func (s *SMSC) submit(c *conn, p pdu.PDU) {
 		return
 	}
 	if !silent {
-		s.answered++
 		s.nextID++
 	}
 	id := fmt.Sprintf("T%d", s.nextID)
@@ -219,6 +219,12 @@ func (s *SMSC) submit(c *conn, p pdu.PDU) {
 		return
 	}
 	c.send(pdu.PDU{Command: pdu.SubmitSMResp, Seq: p.Seq, Body: &pdu.SMResp{MessageID: id}})
+	// Counted only once the answer is on the wire: a test that kills the
+	// SMSC after Answered reached n must not cut off the n-th answer, or
+	// the client rightly sends that message again elsewhere.
+	s.mu.Lock()
+	s.answered++
+	s.mu.Unlock()
 	if s.dropReceipts.Load() {
 		return
 	}
