@@ -22,8 +22,9 @@ import (
 // so connections are refused, not merely answered badly). The traffic
 // sent after the kill reaches carrier-b within a few seconds, although the
 // lease (the default 30 s) would let a hand-over wait for a bind for 15 s;
-// no message reaches both carriers, and each records the carrier that
-// took it.
+// no message reaches both carriers (the kill comes once carrier-a has
+// answered all it took: one it took unanswered would rightly be sent
+// again), and each records the carrier that took it.
 func TestFailoverWhenPrimarySMSCDies(t *testing.T) {
 	const before, after = 20, 300
 	for _, dialect := range storetest.Dialects() {
