@@ -12,9 +12,7 @@ import (
 // 26th message on (the attacked country's burst, its floor of 5 an hour
 // times 5) and no ordinary message.
 func TestGuardAloneStopsTheAttackNotTheCustomers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("draws a day of traffic")
-	}
+	needHour(t)
 	tr := NewTraffic(1)
 	g, err := guardAlone(context.Background(), tr, historyCounts(tr, 24), DefaultFraudRules(), 20*time.Second)
 	if err != nil {
@@ -32,9 +30,7 @@ func TestGuardAloneStopsTheAttackNotTheCustomers(t *testing.T) {
 // counts are taken again from the messages written so far, so the guard
 // stops exactly what it stops without the restart.
 func TestGuardAloneDecidesTheSameAfterARestartMidHour(t *testing.T) {
-	if testing.Short() {
-		t.Skip("draws a day of traffic")
-	}
+	needHour(t)
 	tr := NewTraffic(1)
 	g, err := guardAloneRestarting(context.Background(), tr, historyCounts(tr, 24), DefaultFraudRules(), 20*time.Second, len(tr.Sends)/2)
 	if err != nil {

@@ -40,6 +40,7 @@ func TestTrafficIsTheSeeds(t *testing.T) {
 // promises (docs/benchmarks.md, "Fraud guard"): volumes, home shares,
 // repeat recipients, the rare country, and the attack's ramp and ranges.
 func TestTrafficLooksLikeTheAfternoonItModels(t *testing.T) {
+	needHour(t)
 	tr := NewTraffic(1)
 	s := tr.Summary()
 	t.Logf("%+v", s)
