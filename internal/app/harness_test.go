@@ -90,7 +90,7 @@ type envOptions struct {
 
 func newEnv(t *testing.T, dialect string, o envOptions) *env {
 	t.Helper()
-	dsn := storetest.DSN(t, dialect)
+	dsn := storetest.Migrated(t, dialect)
 	allow := true
 	if o.allowPrivate != nil {
 		allow = *o.allowPrivate

@@ -363,7 +363,7 @@ func TestTemplatesListAndCLI(t *testing.T) {
 }
 
 func TestDevDemoTemplates(t *testing.T) {
-	cfg := config.Config{Dev: true, DB: storetest.DSN(t, "sqlite"), Addr: "127.0.0.1:0", RateLimitBackend: "memory",
+	cfg := config.Config{Dev: true, DB: storetest.Migrated(t, "sqlite"), Addr: "127.0.0.1:0", RateLimitBackend: "memory",
 		NodeID: "dev-test", DispatchWorkers: 1, ShutdownTimeout: 5 * time.Second, LogLevel: "error"}
 	srv, err := NewServer(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), Options{})
 	if err != nil {

@@ -193,7 +193,7 @@ func forgetAccount(t *testing.T, url string, accountIDs ...string) {
 
 func TestRateLimitTwoNodesShareRedis(t *testing.T) {
 	url := testRedisURL(t)
-	dsn := storetest.DSN(t, "sqlite")
+	dsn := storetest.Migrated(t, "sqlite")
 	clk := &clock{}
 	n1 := startNode(t, dsn, url, clk)
 	n2 := startNode(t, dsn, url, clk)
@@ -261,7 +261,7 @@ func metricValue(t *testing.T, e *env, name string) float64 {
 
 func TestRateLimitFailsOpen(t *testing.T) {
 	clk := &clock{}
-	e := startNode(t, storetest.DSN(t, "sqlite"), "redis://127.0.0.1:1/0", clk)
+	e := startNode(t, storetest.Migrated(t, "sqlite"), "redis://127.0.0.1:1/0", clk)
 	acct, key := e.newAccount("free", nil)
 	if acct.Limits != (domain.Limits{TierRPM: 10, SendRPM: 60, StatusRPM: 2000, MediaRPM: 60}) {
 		t.Fatalf("free defaults %+v", acct.Limits)
@@ -322,7 +322,7 @@ func BenchmarkBalanceLimiter(b *testing.B) {
 }
 
 func benchLimiter(b *testing.B, method, path, body string, status int) {
-	dsn := storetest.DSN(b, "sqlite")
+	dsn := storetest.Migrated(b, "sqlite")
 	cfg := config.Config{Dev: true, DB: dsn, Addr: "127.0.0.1:0", WebhookAllowPrivate: true, SimulatorDelay: time.Hour,
 		RateLimitBackend: "memory", NodeID: "bench", DispatchWorkers: 1, ShutdownTimeout: 5 * time.Second, LogLevel: "error"}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))

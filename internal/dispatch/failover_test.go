@@ -29,7 +29,7 @@ func TestFailoverWhenPrimarySMSCDies(t *testing.T) {
 	const before, after = 20, 300
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) {
-			st := storetest.Open(t, storetest.DSN(t, dialect))
+			st := storetest.Open(t, storetest.Migrated(t, dialect))
 			quiet := quietLog()
 			ctx := context.Background()
 			smscA, smscB := smpptest.Start(t), smpptest.Start(t)

@@ -123,7 +123,7 @@ func (f *fixture) clock() time.Time { return time.UnixMilli(f.now.Load()).UTC() 
 
 func newFixture(t *testing.T, routes fakeRoutes, prices string, accountFallback bool) *fixture {
 	t.Helper()
-	return newFixtureOn(t, storetest.Open(t, storetest.DSN(t, "sqlite")), routes, prices, accountFallback)
+	return newFixtureOn(t, storetest.Open(t, storetest.Migrated(t, "sqlite")), routes, prices, accountFallback)
 }
 
 // routesPicker routes both a send (Picker) and its dispatch (Routes).

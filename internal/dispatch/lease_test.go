@@ -119,7 +119,7 @@ func TestBacklogBeyondLeaseSentOnce(t *testing.T) {
 		t.Run(dialect, func(t *testing.T) {
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
-					st := storetest.Open(t, storetest.DSN(t, dialect))
+					st := storetest.Open(t, storetest.Migrated(t, dialect))
 					primary := newCountingCarrier("carrier-a", 40, c.per)
 					carriers := []*countingCarrier{primary}
 					var routes routesPicker = fakeRoutes{domain.SMS: primary}

@@ -36,7 +36,7 @@ func (f *fixture) clock() time.Time { return time.UnixMilli(f.now.Load()).UTC() 
 func newFixture(t *testing.T, routes fakeRoutes) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	f := &fixture{now: &atomic.Int64{}, st: storetest.Open(t, storetest.DSN(t, "sqlite"))}
+	f := &fixture{now: &atomic.Int64{}, st: storetest.Open(t, storetest.Migrated(t, "sqlite"))}
 	f.now.Store(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC).UnixMilli())
 	acc := domain.Account{ID: "acc_1", Name: "A", Tier: "pro", Currency: "USD", CountryCode: "55", WebhookSecret: "whsec_x",
 		WAQualityTier: 1, CreatedAt: f.clock()}

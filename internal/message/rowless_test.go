@@ -43,7 +43,7 @@ func TestOneRecipientCampaignHasNoRow(t *testing.T) {
 	for _, d := range storetest.Dialects() {
 		t.Run(d, func(t *testing.T) {
 			ctx := context.Background()
-			st := storetest.Open(t, storetest.DSN(t, d))
+			st := storetest.Open(t, storetest.Migrated(t, d))
 			now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 			clock := func() time.Time { return now }
 			for _, accID := range []string{"acc_1", "acc_2"} {

@@ -87,7 +87,7 @@ var benchT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // committed group at a time.
 func benchWriter(b *testing.B, d string, group int) {
 	storetest.Need(b, d)
-	st := storetest.Open(b, storetest.DSN(b, d))
+	st := storetest.Open(b, storetest.Migrated(b, d))
 	ctx := context.Background()
 	acc := domain.Account{ID: id.New(id.Account, benchT0), Name: "Acme", Tier: "pro", Currency: "EUR", CountryCode: "34", CreatedAt: benchT0}
 	if err := st.CreateAccount(ctx, acc); err != nil {

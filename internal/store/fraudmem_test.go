@@ -96,7 +96,7 @@ func reopen(t *testing.T, st *store.Store, dsn string, o store.Options) *store.S
 func TestFraudCapsHoldAcrossARestart(t *testing.T) {
 	for _, d := range storetest.Dialects() {
 		t.Run(d, func(t *testing.T) {
-			dsn := storetest.DSN(t, d)
+			dsn := storetest.Migrated(t, d)
 			st := openOwn(t, dsn, store.Options{})
 			defer func() { st.Close() }()
 			acc := guardedAccount(t, st, capRules(3, 5))
@@ -139,7 +139,7 @@ func TestFraudCapsHoldAcrossARestart(t *testing.T) {
 func TestFraudCountsKeepAccountsApartAcrossARestart(t *testing.T) {
 	for _, d := range storetest.Dialects() {
 		t.Run(d, func(t *testing.T) {
-			dsn := storetest.DSN(t, d)
+			dsn := storetest.Migrated(t, d)
 			st := openOwn(t, dsn, store.Options{})
 			defer func() { st.Close() }()
 			a := guardedAccount(t, st, capRules(2, 50))
@@ -194,7 +194,7 @@ func (c *testClock) Add(d time.Duration) {
 // the first must see them, not its memory alone, once it looks again
 // (at most every 100 ms of its clock).
 func TestFraudCountsSeeAnotherWriter(t *testing.T) {
-	dsn := storetest.DSN(t, "sqlite")
+	dsn := storetest.Migrated(t, "sqlite")
 	clock := &testClock{t: time.Now()}
 	one := storetest.OpenWith(t, dsn, store.Options{Now: clock.Now})
 	two := storetest.OpenWith(t, dsn, store.Options{Now: clock.Now})
@@ -223,7 +223,7 @@ func TestFraudCountsSeeAnotherWriter(t *testing.T) {
 // the burst rule's reads (its count and its baseline) see them, a close
 // writes them, and the next process goes on from them.
 func TestFraudCountryCountsPendingBetweenWrites(t *testing.T) {
-	dsn := storetest.DSN(t, "sqlite")
+	dsn := storetest.Migrated(t, "sqlite")
 	ctx := context.Background()
 	clock := &testClock{t: time.Now()}
 	st := openOwn(t, dsn, store.Options{Now: clock.Now})
@@ -317,7 +317,7 @@ func TestFraudCountryCountsPendingBetweenWrites(t *testing.T) {
 func TestFraudHourMarksPendingBetweenWrites(t *testing.T) {
 	for _, d := range storetest.Dialects() {
 		t.Run(d, func(t *testing.T) {
-			dsn := storetest.DSN(t, d)
+			dsn := storetest.Migrated(t, d)
 			ctx := context.Background()
 			clock := &testClock{t: time.Now()}
 			st := openOwn(t, dsn, store.Options{Now: clock.Now})
@@ -387,7 +387,7 @@ func TestFraudHourMarksPendingBetweenWrites(t *testing.T) {
 func TestFraudCountsOfALargeGroupJoinTheMemory(t *testing.T) {
 	for _, d := range storetest.Dialects() {
 		t.Run(d, func(t *testing.T) {
-			st := openOwn(t, storetest.DSN(t, d), store.Options{})
+			st := openOwn(t, storetest.Migrated(t, d), store.Options{})
 			defer func() { st.Close() }()
 			acc := guardedAccount(t, st, capRules(2, 100))
 			now := at(10 * time.Minute)

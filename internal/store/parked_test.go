@@ -77,7 +77,7 @@ func TestTakePendingReports(t *testing.T) {
 // KnownParkedRefs (the sweeper's Unpark, every second) and taken then.
 func TestParkedReportsKnownEmpty(t *testing.T) {
 	ctx := context.Background()
-	dsn := storetest.DSN(t, "sqlite")
+	dsn := storetest.Migrated(t, "sqlite")
 	clock := &testClock{t: time.Now()}
 	one := storetest.OpenWith(t, dsn, store.Options{Now: clock.Now})
 	two := storetest.OpenWith(t, dsn, store.Options{Now: clock.Now})
