@@ -3,7 +3,7 @@ package cli
 import (
 	"encoding/csv"
 	"encoding/json"
-	"path/filepath"
+	"github.com/msgsvc/msgsvc/internal/store/storetest"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +14,7 @@ import (
 // ledger exports as CSV with its header; messages need an account or
 // --all.
 func TestStatementAndExportCommands(t *testing.T) {
-	db := migrated(t, filepath.Join(t.TempDir(), "msgsvc.db"))
+	db := storetest.Migrated(t, "sqlite")
 	out, _, _ := runMain(t, "account", "create", "--db", db, "--name", "Acme", "--credits", "25", "--json")
 	var acc struct{ ID string }
 	if err := json.Unmarshal([]byte(out), &acc); err != nil {

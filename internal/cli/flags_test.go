@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/msgsvc/msgsvc/internal/config"
+	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 // everyCommand lists each command as its words, for -h.
@@ -144,7 +145,7 @@ func TestCommandsNeverCreateADatabase(t *testing.T) {
 // A switch followed by a separate value is refused rather than read as
 // "on" with the value dropped: "--rcs-fallback false" must not turn it on.
 func TestSwitchWithASeparateValueIsRefused(t *testing.T) {
-	db := migrated(t, filepath.Join(t.TempDir(), "msgsvc.db"))
+	db := storetest.Migrated(t, "sqlite")
 	_, errs, code := runMain(t, "account", "settings", "--db", db, "--account", "acc_x", "--rcs-fallback", "false")
 	if code == 0 || !strings.Contains(errs, `unexpected argument "false" after --rcs-fallback`) || !strings.Contains(errs, "--rcs-fallback=false") {
 		t.Fatalf("--rcs-fallback false: %d %s", code, errs)
@@ -180,7 +181,7 @@ func TestConfigCheckSecretsRoutesAndAccounts(t *testing.T) {
 	if _, errs, code := runMain(t, "config", "check", file); code != 1 || !strings.Contains(errs, "the file has no routes") {
 		t.Fatalf("empty file: %d %q", code, errs)
 	}
-	db := migrated(t, filepath.Join(dir, "msgsvc.db"))
+	db := storetest.Migrated(t, "sqlite")
 	acc, errs, code := runMain(t, "account", "create", "--db", db, "--name", "Acme")
 	if code != 0 {
 		t.Fatalf("account create: %s", errs)

@@ -3,18 +3,18 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/msgsvc/msgsvc/internal/nodetest"
+	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 // msgsvc plan list|create|set and account plan: a default plan is where a
 // new account starts, a changed plan reprices its accounts, and an
 // account's own prices stay overrides over it.
 func TestPlanCommands(t *testing.T) {
-	db := migrated(t, filepath.Join(t.TempDir(), "msgsvc.db"))
+	db := storetest.Migrated(t, "sqlite")
 	run := func(args ...string) map[string]any {
 		t.Helper()
 		out, errs, code := runMain(t, append(append([]string{}, args...), "--db", db, "--json")...)

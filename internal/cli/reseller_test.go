@@ -3,17 +3,17 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/msgsvc/msgsvc/internal/nodetest"
+	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 // msgsvc account create --reseller, and --parent for its children: a
 // child's opening credits come out of its parent's balance.
 func TestAccountCreateReseller(t *testing.T) {
-	db := migrated(t, filepath.Join(t.TempDir(), "msgsvc.db"))
+	db := storetest.Migrated(t, "sqlite")
 	create := func(args ...string) (map[string]any, string, int) {
 		t.Helper()
 		out, errs, code := runMain(t, append([]string{"account", "create", "--db", db, "--json"}, args...)...)

@@ -2,7 +2,7 @@ package cli
 
 import (
 	"encoding/json"
-	"path/filepath"
+	"github.com/msgsvc/msgsvc/internal/store/storetest"
 	"strings"
 	"testing"
 )
@@ -10,7 +10,7 @@ import (
 // msgsvc account suspend|resume ID: the account's suspension printed, an
 // unknown id refused, and the suspension read back by the next command.
 func TestAccountSuspendCommands(t *testing.T) {
-	db := migrated(t, filepath.Join(t.TempDir(), "msgsvc.db"))
+	db := storetest.Migrated(t, "sqlite")
 	out, _, _ := runMain(t, "account", "create", "--db", db, "--name", "Acme", "--json")
 	var acc struct{ ID string }
 	if err := json.Unmarshal([]byte(out), &acc); err != nil {
