@@ -3,10 +3,11 @@ package cli
 import (
 	"encoding/csv"
 	"encoding/json"
-	"github.com/msgsvc/msgsvc/internal/store/storetest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 // msgsvc account statement and msgsvc export: a new account's credits are

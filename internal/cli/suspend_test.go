@@ -2,9 +2,10 @@ package cli
 
 import (
 	"encoding/json"
-	"github.com/msgsvc/msgsvc/internal/store/storetest"
 	"strings"
 	"testing"
+
+	"github.com/msgsvc/msgsvc/internal/store/storetest"
 )
 
 // msgsvc account suspend|resume ID: the account's suspension printed, an

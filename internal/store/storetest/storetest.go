@@ -104,7 +104,7 @@ func Migrated(t testing.TB, dialect string) string {
 	if dialect != "sqlite" {
 		return DSN(t, dialect)
 	}
-	files, err := sqliteTemplate.files()
+	files, err := sqliteTemplate()
 	if err != nil {
 		t.Fatalf("migrated SQLite template: %v", err)
 	}
@@ -123,18 +123,7 @@ const sqliteName = "msgsvc.db"
 // sqliteTemplate is the migrated database Migrated copies, made by the
 // first test that asks and kept in memory for the life of the test binary,
 // so that it leaves nothing behind on disk.
-var sqliteTemplate templateDB
-
-type templateDB struct {
-	once  sync.Once
-	bytes map[string][]byte
-	err   error
-}
-
-func (tp *templateDB) files() (map[string][]byte, error) {
-	tp.once.Do(func() { tp.bytes, tp.err = migrateTemplate() })
-	return tp.bytes, tp.err
-}
+var sqliteTemplate = sync.OnceValues(migrateTemplate)
 
 // migrateTemplate migrates a database in a directory of its own, closes it
 // and reads back its files: the database and, should closing have left one,
